@@ -1,0 +1,56 @@
+import type { ResultPartitionId } from './ids.js';
+import type { ShuffleEvent } from './shuffle-event.js';
+
+/** One channel of a gate: one subpartition of one input partition. */
+export interface InputChannelInfo {
+  readonly channelIndex: number;
+  readonly partitionId: ResultPartitionId;
+  readonly subpartition: number;
+}
+
+/**
+ * Records from one channel, in the order they were emitted. The arrays are views into shuffle buffers:
+ * valid until the next `readBatch()` / iteration step or `close()` of the gate; copy what you keep.
+ */
+export interface RecordsBatch {
+  readonly kind: 'records';
+  readonly channel: number;
+  readonly records: readonly Uint8Array[];
+}
+
+/** An event from one channel, in order with that channel's records. */
+export interface EventBatch {
+  readonly kind: 'event';
+  readonly channel: number;
+  readonly event: ShuffleEvent;
+}
+
+export type GateBatch = RecordsBatch | EventBatch;
+
+/** One record or one event, as the async iterator yields them. */
+export type GateItem =
+  | { readonly kind: 'record'; readonly channel: number; readonly record: Uint8Array }
+  | { readonly kind: 'event'; readonly channel: number; readonly event: ShuffleEvent };
+
+/**
+ * The consumer side of one input (Flink's InputGate): the channels of a set of partitions, a range of
+ * subpartitions of each. Channel `i * rangeLength + (s - range.start)` is subpartition `s` of input `i`.
+ *
+ * Every channel ends with an `end-of-partition` event; after all have, `readBatch()` resolves `null` and
+ * iteration stops. Failures reject the read with a ShuffleError whose context names the partition:
+ * SHF_ERR_PARTITION_NOT_FOUND (unknown, released, consumed, or lost), SHF_ERR_PRODUCER_FAILED (with the
+ * producer's cause), SHF_ERR_DATA_CORRUPTED, SHF_ERR_CLOSED.
+ *
+ * Ownership: created by `ShuffleEnvironment.createInputGate`, owned by the consuming task; `close()`
+ * (idempotent) returns its buffers and tells pipelined producers the consumer is gone.
+ *
+ * Not in the contract: the interleaving of different channels (only each channel's own order is kept).
+ */
+export interface InputGate extends AsyncIterable<GateItem>, AsyncDisposable {
+  readonly channels: readonly InputChannelInfo[];
+
+  /** The next batch from any channel that has data, or `null` when every channel has ended. */
+  readBatch(): Promise<GateBatch | null>;
+
+  close(): Promise<void>;
+}

@@ -1,0 +1,76 @@
+import type { ResultPartitionId } from './ids.js';
+import type { ShuffleEvent } from './shuffle-event.js';
+
+/** Cheap counters a writer keeps; read them any time. */
+export interface ResultPartitionWriterMetrics {
+  /** Records emitted (a broadcast record counts once per subpartition). */
+  readonly records: number;
+  /** Framed bytes written, headers included. */
+  readonly bytes: number;
+  /** Bytes this writer holds right now that its consumers have not yet taken (its share of memory). */
+  readonly bufferedBytes: number;
+  /** The most `bufferedBytes` may reach while the producer honours backpressure (Infinity when unbounded). */
+  readonly memoryLimitBytes: number;
+}
+
+/**
+ * The producer side of one result partition (Flink's ResultPartitionWriter).
+ *
+ * Lifecycle: created by `ShuffleEnvironment.createResultPartitionWriter`, owned by the producing task
+ * from then on. Emit records and events, then `finish()` — which commits: only then does the partition
+ * become complete for its consumers (blocking types become readable; pipelined consumers see
+ * end-of-partition). `fail(cause)` aborts: consumers see SHF_ERR_PRODUCER_FAILED with that cause.
+ * `close()` releases the writer's resources; `close()` before `finish()` aborts like `fail()`.
+ *
+ * Backpressure without a promise per record: `emitRecord` returns false once the writer holds as much
+ * as its memory budget allows; the producer then awaits `ready()` before emitting more. A record is always
+ * accepted (it is copied before the call returns), so a single emit may exceed the budget by up to one record.
+ *
+ * Not in the contract: which thread or process consumes, how bytes travel, and when (before `finish()`)
+ * buffers become visible — implementations may hand buffers over as they fill (pipelined) or only on
+ * commit (blocking).
+ */
+export interface ResultPartitionWriter extends AsyncDisposable {
+  readonly partitionId: ResultPartitionId;
+  readonly numberOfSubpartitions: number;
+  readonly metrics: ResultPartitionWriterMetrics;
+
+  /**
+   * Appends `record` to `subpartition`. Returns true while more emits are welcome, false when the
+   * producer should await `ready()`. Throws SHF_ERR_INVALID_ARGUMENT for a bad subpartition or
+   * an oversized record, SHF_ERR_CLOSED after finish/fail/close, SHF_ERR_PRODUCER_FAILED never.
+   */
+  emitRecord(record: Uint8Array, subpartition: number): boolean;
+
+  /** Appends `record` to every subpartition. Same return value and errors as `emitRecord`. */
+  broadcastRecord(record: Uint8Array): boolean;
+
+  /**
+   * Appends `event` to every subpartition, in order with the records before and after it. The event
+   * also flushes: it is delivered without waiting for buffers to fill. `end-of-partition` is refused
+   * (finish sends it).
+   */
+  broadcastEvent(event: ShuffleEvent): boolean;
+
+  /**
+   * Resolves when emits are welcome again (at once if they are). Rejects with SHF_ERR_CLOSED if the
+   * writer is failed or closed while waiting, or with the error that made consumption impossible.
+   */
+  ready(): Promise<void>;
+
+  /** Hands partially filled buffers to consumers now (pipelined types); a no-op where meaningless. */
+  flush(): void;
+
+  /**
+   * Completes and commits the partition: appends end-of-partition to every subpartition and, for
+   * persisted types, makes the data visible atomically. Rejects (and leaves nothing visible) when the
+   * commit fails, e.g. SHF_ERR_COMMIT_CONFLICT when another attempt committed first.
+   */
+  finish(): Promise<void>;
+
+  /** Aborts: nothing this writer produced becomes visible; consumers see SHF_ERR_PRODUCER_FAILED. */
+  fail(cause: unknown): void;
+
+  /** Releases buffers and handles. Idempotent. Before `finish()` it aborts (as `fail`). */
+  close(): Promise<void>;
+}

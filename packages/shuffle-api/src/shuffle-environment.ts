@@ -1,0 +1,44 @@
+import type { JobId, ResultPartitionId } from './ids.js';
+import type { InputGate } from './input-gate.js';
+import type { Logger } from './logger.js';
+import type { ResultPartitionWriter } from './result-partition-writer.js';
+import type { ShuffleDescriptor } from './shuffle-descriptor.js';
+import type { SubpartitionRange } from './subpartition-range.js';
+
+export interface CreateWriterRequest {
+  readonly descriptor: ShuffleDescriptor;
+  /** Child logger for this writer; defaults to the environment's. */
+  readonly logger?: Logger;
+}
+
+export interface CreateInputGateRequest {
+  readonly jobId: JobId;
+  /** The partitions this input reads, one descriptor each (all of one intermediate result, normally). */
+  readonly inputs: readonly ShuffleDescriptor[];
+  /** The subpartitions read from every input partition. */
+  readonly subpartitions: SubpartitionRange;
+  /** A name for logs and errors, e.g. the consuming execution attempt. */
+  readonly consumerId?: string;
+  readonly logger?: Logger;
+}
+
+/**
+ * The worker side of a shuffle service (Flink's ShuffleEnvironment), one per task executor.
+ *
+ * Creates writers and gates from descriptors a ShuffleMaster produced (possibly in another process).
+ * The task that asked for a writer or gate owns it and must close it; the environment's `close()`
+ * aborts whatever is still open. Creation validates its arguments (SHF_ERR_INVALID_ARGUMENT naming the
+ * field) but does not wait for data: an unknown or released partition surfaces on the first read.
+ */
+export interface ShuffleEnvironment extends AsyncDisposable {
+  readonly shuffleServiceId: string;
+
+  createResultPartitionWriter(request: CreateWriterRequest): Promise<ResultPartitionWriter>;
+
+  createInputGate(request: CreateInputGateRequest): Promise<InputGate>;
+
+  /** Drops whatever this environment holds locally of these partitions (Flink's releasePartitionsLocally). */
+  releasePartitionsLocally(partitionIds: readonly ResultPartitionId[]): Promise<void>;
+
+  close(): Promise<void>;
+}

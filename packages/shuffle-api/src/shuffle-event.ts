@@ -1,0 +1,111 @@
+import type { JsonValue } from './json.js';
+import { ShuffleError, invalidArgument } from './shuffle-error.js';
+
+/**
+ * In-band events, delivered to each consumer channel in order with the records around them.
+ *
+ * - `end-of-partition`: the producer finished; the last item of every channel. Sent by `finish()` only.
+ * - `end-of-data`: the producer will emit no more records (Flink's EndOfData), sent by the user.
+ * - `checkpoint-barrier`: an aligned checkpoint marker with its id and timestamp.
+ * - `user`: an application event with a name and a JSON payload.
+ */
+export type ShuffleEvent =
+  | { readonly type: 'end-of-partition' }
+  | { readonly type: 'end-of-data' }
+  | { readonly type: 'checkpoint-barrier'; readonly id: number; readonly timestampMs: number }
+  | { readonly type: 'user'; readonly name: string; readonly payload: JsonValue };
+
+export const END_OF_PARTITION: ShuffleEvent = Object.freeze({ type: 'end-of-partition' });
+export const END_OF_DATA: ShuffleEvent = Object.freeze({ type: 'end-of-data' });
+
+const KIND_END_OF_PARTITION = 1;
+const KIND_END_OF_DATA = 2;
+const KIND_CHECKPOINT_BARRIER = 3;
+const KIND_USER = 4;
+
+/** Checks an event a user asked to broadcast; throws SHF_ERR_INVALID_ARGUMENT naming the field. */
+export function validateUserEvent(event: unknown): ShuffleEvent {
+  if (typeof event !== 'object' || event === null) throw invalidArgument('event', 'expected an object');
+  const e = event as Record<string, unknown>;
+  switch (e['type']) {
+    case 'end-of-partition':
+      throw invalidArgument('event.type', 'end-of-partition is sent by finish(), not broadcast by hand');
+    case 'end-of-data':
+      return event as ShuffleEvent;
+    case 'checkpoint-barrier':
+      if (!Number.isSafeInteger(e['id']) || (e['id'] as number) < 0) {
+        throw invalidArgument('event.id', 'expected a non-negative integer');
+      }
+      if (typeof e['timestampMs'] !== 'number' || !Number.isFinite(e['timestampMs'])) {
+        throw invalidArgument('event.timestampMs', 'expected a finite number');
+      }
+      return event as ShuffleEvent;
+    case 'user':
+      if (typeof e['name'] !== 'string' || e['name'].length === 0) {
+        throw invalidArgument('event.name', 'expected a non-empty string');
+      }
+      if (!('payload' in e)) throw invalidArgument('event.payload', 'missing');
+      return event as ShuffleEvent;
+    default:
+      throw invalidArgument('event.type', `unknown event type ${JSON.stringify(e['type'])}`);
+  }
+}
+
+/**
+ * Encodes an event as the payload of an EVENT buffer (FRAMING.md, "Event buffers"):
+ * byte 0 is the kind; a barrier adds its id and timestamp as float64 LE; a user event adds UTF-8 JSON
+ * `{"name":..., "payload":...}`.
+ */
+export function encodeEvent(event: ShuffleEvent): Uint8Array {
+  switch (event.type) {
+    case 'end-of-partition':
+      return Uint8Array.of(KIND_END_OF_PARTITION);
+    case 'end-of-data':
+      return Uint8Array.of(KIND_END_OF_DATA);
+    case 'checkpoint-barrier': {
+      const out = new Uint8Array(17);
+      const view = new DataView(out.buffer);
+      out[0] = KIND_CHECKPOINT_BARRIER;
+      view.setFloat64(1, event.id, true);
+      view.setFloat64(9, event.timestampMs, true);
+      return out;
+    }
+    case 'user': {
+      const json = new TextEncoder().encode(JSON.stringify({ name: event.name, payload: event.payload }));
+      const out = new Uint8Array(1 + json.length);
+      out[0] = KIND_USER;
+      out.set(json, 1);
+      return out;
+    }
+  }
+}
+
+/** Decodes `encodeEvent`'s bytes; throws SHF_ERR_DATA_CORRUPTED on anything else. */
+export function decodeEvent(bytes: Uint8Array): ShuffleEvent {
+  const corrupt = (why: string): ShuffleError =>
+    new ShuffleError('SHF_ERR_DATA_CORRUPTED', `malformed event buffer: ${why}`);
+  switch (bytes[0]) {
+    case KIND_END_OF_PARTITION:
+      return END_OF_PARTITION;
+    case KIND_END_OF_DATA:
+      return END_OF_DATA;
+    case KIND_CHECKPOINT_BARRIER: {
+      if (bytes.length !== 17) throw corrupt(`checkpoint barrier of ${bytes.length} bytes`);
+      const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      return { type: 'checkpoint-barrier', id: view.getFloat64(1, true), timestampMs: view.getFloat64(9, true) };
+    }
+    case KIND_USER: {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(1)));
+      } catch (cause) {
+        throw new ShuffleError('SHF_ERR_DATA_CORRUPTED', 'malformed user event payload', { cause });
+      }
+      const p = parsed as { name?: unknown; payload?: JsonValue };
+      if (typeof p.name !== 'string') throw corrupt('user event without a name');
+      return { type: 'user', name: p.name, payload: p.payload ?? null };
+    }
+    default:
+      throw corrupt(`unknown event kind ${String(bytes[0])}`);
+  }
+}

@@ -1,0 +1,56 @@
+import type { JobId } from './ids.js';
+import type { PartitionDescriptor } from './partition-descriptor.js';
+import type { ProducerDescriptor } from './producer-descriptor.js';
+import type { ShuffleDescriptor } from './shuffle-descriptor.js';
+
+/** What the engine tells the ShuffleMaster about a job when registering it. */
+export interface JobShuffleContext {
+  readonly jobId: JobId;
+}
+
+export interface RegisterPartitionRequest {
+  readonly jobId: JobId;
+  readonly partition: PartitionDescriptor;
+  readonly producer: ProducerDescriptor;
+}
+
+/** A partition that exists and can be read, with its committed size per subpartition. */
+export interface StoredPartition {
+  readonly descriptor: ShuffleDescriptor;
+  /** Bytes stored for each subpartition (framed record bytes, before compression). */
+  readonly subpartitionBytes: readonly number[];
+  readonly totalBytes: number;
+}
+
+/**
+ * The control side of a shuffle service (Flink's ShuffleMaster), run by the job master.
+ *
+ * Lifecycle: `start()` once (fails fast on bad configuration or unreachable backends), then any number
+ * of jobs: `registerJob`, `registerPartitionWithProducer` for each partition the scheduler deploys,
+ * `releasePartitionExternally` when the scheduler no longer needs one, `unregisterJob` at the end.
+ * `close()` releases what the master itself holds (connections, timers); it does not release partitions.
+ *
+ * `listPartitions` answers which finished partitions of a job still exist, with their sizes — a new
+ * master on the same backends (JobMaster failover) sees exactly what an old one committed.
+ *
+ * Not in the contract: where data lives, or how descriptors encode it (`details`).
+ */
+export interface ShuffleMaster extends AsyncDisposable {
+  readonly shuffleServiceId: string;
+
+  start(): Promise<void>;
+  close(): Promise<void>;
+
+  registerJob(context: JobShuffleContext): Promise<void>;
+  /** Releases every partition of the job except BLOCKING_PERSISTENT ones, and forgets the job. */
+  unregisterJob(jobId: JobId): Promise<void>;
+
+  /** Registers a partition about to be produced; the descriptor is handed to producer and consumers. */
+  registerPartitionWithProducer(request: RegisterPartitionRequest): Promise<ShuffleDescriptor>;
+
+  /** Releases the partition's data wherever it lives. Idempotent: releasing a released partition is a no-op. */
+  releasePartitionExternally(descriptor: ShuffleDescriptor): Promise<void>;
+
+  /** The finished (committed) partitions of `jobId` that can still be read. */
+  listPartitions(jobId: JobId): Promise<readonly StoredPartition[]>;
+}

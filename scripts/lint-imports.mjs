@@ -1,0 +1,148 @@
+#!/usr/bin/env node
+// Fails on what breaks the architecture (DESIGN.md, STYLE.md):
+//  - a runtime import cycle between source files (type-only imports are erased and do not count);
+//  - a package importing another package's internals (a relative path out of the package, `/src/`, or a
+//    subpath the target's `exports` map does not open);
+//  - @weft/engine importing a shuffle implementation; @weft/shuffle-api importing any package at all;
+//  - the shuffle server importing the shuffle client.
+import { readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const problems = [];
+
+const packages = new Map(); // name -> { dir, exports:Set }
+for (const dir of readdirSync(join(root, 'packages'))) {
+  const pj = join(root, 'packages', dir, 'package.json');
+  if (!existsSync(pj)) continue;
+  const json = JSON.parse(readFileSync(pj, 'utf8'));
+  packages.set(json.name, { dir: join(root, 'packages', dir), exports: new Set(Object.keys(json.exports ?? { '.': 1 })) });
+}
+
+function sourceFiles(dir, out = []) {
+  if (!existsSync(dir)) return out;
+  for (const name of readdirSync(dir)) {
+    if (name === 'node_modules' || name === 'dist' || name.startsWith('.')) continue;
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) sourceFiles(path, out);
+    else if (/\.(ts|mts|js|mjs)$/.test(name) && !name.endsWith('.d.ts')) out.push(path);
+  }
+  return out;
+}
+
+const importPattern = /(?:^|[;\s])(import|export)\s+(type\s+)?(?:[^'";]*?\sfrom\s+)?['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/gm;
+
+function importsOf(file) {
+  const text = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+  const out = [];
+  for (const m of text.matchAll(importPattern)) {
+    const specifier = m[3] ?? m[4];
+    const typeOnly = Boolean(m[2]) || /^import\s+type\s|^export\s+type\s/.test(m[0].trim());
+    out.push({ specifier, typeOnly });
+  }
+  return out;
+}
+
+function packageOf(file) {
+  for (const [name, info] of packages) if (file.startsWith(info.dir + sep)) return name;
+  return undefined;
+}
+
+function resolveRelative(from, specifier) {
+  const base = resolve(dirname(from), specifier);
+  const candidates = [base, base.replace(/\.js$/, '.ts'), base.replace(/\.mjs$/, '.mts'), `${base}.ts`, join(base, 'index.ts')];
+  return candidates.find((c) => existsSync(c) && statSync(c).isFile());
+}
+
+const graph = new Map();
+const files = [...sourceFiles(join(root, 'packages')), ...sourceFiles(join(root, 'examples')), ...sourceFiles(join(root, 'bench'))];
+for (const file of files) {
+  const rel = relative(root, file);
+  const fromPackage = packageOf(file);
+  const edges = [];
+  for (const { specifier, typeOnly } of importsOf(file)) {
+    if (specifier.startsWith('.')) {
+      const target = resolveRelative(file, specifier);
+      if (!target) continue;
+      const toPackage = packageOf(target);
+      if (fromPackage !== toPackage && fromPackage !== undefined) {
+        problems.push(`${rel}: imports ${specifier}, inside ${toPackage ?? 'another folder'}; import the package by name`);
+      }
+      if (!typeOnly) edges.push(target);
+      continue;
+    }
+    if (specifier.includes('/src/') || /^@weft\/[^/]+\/src/.test(specifier)) {
+      problems.push(`${rel}: deep import ${specifier}`);
+    }
+    const m = /^(@weft\/[^/]+)(\/.*)?$/.exec(specifier);
+    if (m) {
+      const target = packages.get(m[1]);
+      const subpath = m[2] ? `.${m[2]}` : '.';
+      if (target && !target.exports.has(subpath)) problems.push(`${rel}: imports ${specifier}, which ${m[1]} does not export`);
+      if (fromPackage === '@weft/engine' && /^@weft\/shuffle-(memory|remote)/.test(specifier) && rel.includes(`${sep}src${sep}`)) {
+        problems.push(`${rel}: the engine imports a shuffle implementation (${specifier}); it must be handed one`);
+      }
+    }
+    if (fromPackage === '@weft/shuffle-api' && rel.includes(`${sep}src${sep}`) && !specifier.startsWith('node:')) {
+      problems.push(`${rel}: @weft/shuffle-api has no dependencies, but imports ${specifier}`);
+    }
+  }
+  graph.set(file, edges);
+}
+
+for (const [file, edges] of graph) {
+  const rel = relative(root, file);
+  if (rel.includes(`shuffle-remote${sep}src${sep}server${sep}`)) {
+    for (const target of edges) {
+      if (relative(root, target).includes(`shuffle-remote${sep}src${sep}client${sep}`)) {
+        problems.push(`${rel}: the shuffle server imports the client (${relative(root, target)})`);
+      }
+    }
+  }
+}
+
+// Tarjan's strongly connected components, iterative.
+let index = 0;
+const indexOf = new Map();
+const low = new Map();
+const onStack = new Set();
+const stack = [];
+for (const start of graph.keys()) {
+  if (indexOf.has(start)) continue;
+  const work = [[start, 0]];
+  indexOf.set(start, index); low.set(start, index); index++; stack.push(start); onStack.add(start);
+  while (work.length > 0) {
+    const frame = work[work.length - 1];
+    const [node, i] = frame;
+    const edges = graph.get(node) ?? [];
+    if (i < edges.length) {
+      frame[1]++;
+      const next = edges[i];
+      if (!indexOf.has(next)) {
+        indexOf.set(next, index); low.set(next, index); index++; stack.push(next); onStack.add(next);
+        work.push([next, 0]);
+      } else if (onStack.has(next)) {
+        low.set(node, Math.min(low.get(node), indexOf.get(next)));
+      }
+      continue;
+    }
+    work.pop();
+    if (work.length > 0) {
+      const parent = work[work.length - 1][0];
+      low.set(parent, Math.min(low.get(parent), low.get(node)));
+    }
+    if (low.get(node) === indexOf.get(node)) {
+      const component = [];
+      let member;
+      do { member = stack.pop(); onStack.delete(member); component.push(member); } while (member !== node);
+      if (component.length > 1) problems.push(`import cycle: ${component.map((f) => relative(root, f)).join(' -> ')}`);
+    }
+  }
+}
+
+if (problems.length > 0) {
+  for (const p of problems) console.error(`lint: ${p}`);
+  process.exit(1);
+}
+console.log(`lint: ${graph.size} files, no cycles, package boundaries kept`);

@@ -1,0 +1,79 @@
+#!/usr/bin/env node
+// The whole test suite: import lint, typecheck, then every *.test.ts under packages/, examples/ and
+// scripts/ with the node test runner. Integration tests start their own real redis-server and s3rver
+// (see @weft/testkit); this script installs redis-server with apt-get when it is missing and it may.
+//
+//   npm test                      everything
+//   npm test -- packages/engine   only test files whose path contains one of the arguments
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { availableParallelism } from 'node:os';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const filters = process.argv.slice(2);
+
+function run(command, args, options = {}) {
+  const result = spawnSync(command, args, { stdio: 'inherit', cwd: root, ...options });
+  return result.status ?? 1;
+}
+
+function hasCommand(name) {
+  return spawnSync('sh', ['-c', `command -v ${name}`], { stdio: 'ignore' }).status === 0;
+}
+
+function ensureRedis() {
+  if (hasCommand('redis-server')) return;
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (!isRoot || !hasCommand('apt-get')) {
+    console.error('redis-server is missing and cannot be installed here: install it (apt-get install redis-server) and rerun');
+    process.exit(1);
+  }
+  console.log('# installing redis-server with apt-get');
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  if (run('apt-get', ['install', '-y', '-q', 'redis-server'], { env }) !== 0) {
+    run('apt-get', ['update', '-q'], { env });
+    if (run('apt-get', ['install', '-y', '-q', 'redis-server'], { env }) !== 0) process.exit(1);
+  }
+}
+
+function findTests(dir, out = []) {
+  for (const name of readdirSync(dir)) {
+    if (name === 'node_modules' || name === 'dist' || name.startsWith('.')) continue;
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) findTests(path, out);
+    else if (name.endsWith('.test.ts')) out.push(relative(root, path));
+  }
+  return out;
+}
+
+const files = ['packages', 'examples', 'scripts']
+  .flatMap((dir) => findTests(join(root, dir)))
+  .filter((file) => filters.length === 0 || filters.some((f) => file.includes(f)))
+  .sort();
+
+if (files.length === 0) {
+  console.error(`no test files match ${filters.join(' ')}`);
+  process.exit(1);
+}
+
+if (filters.length === 0) {
+  console.log('# lint: package boundaries and import cycles');
+  if (run(process.execPath, ['scripts/lint-imports.mjs']) !== 0) process.exit(1);
+  console.log('# typecheck');
+  if (run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--noEmit']) !== 0) process.exit(1);
+}
+ensureRedis();
+
+const concurrency = Math.max(2, availableParallelism());
+console.log(`# ${files.length} test files, concurrency ${concurrency}`);
+const status = run(process.execPath, [
+  '--conditions=source',
+  '--import',
+  'tsx',
+  '--test',
+  `--test-concurrency=${concurrency}`,
+  ...files,
+]);
+process.exit(status);
