@@ -23,12 +23,19 @@ function checkCounts(producers: number, consumers: number): void {
   if (!Number.isInteger(consumers) || consumers < 1) throw invalidArgument('consumers', `expected an integer >= 1, got ${consumers}`);
 }
 
+function checkIndex(field: string, index: number, count: number): void {
+  if (!Number.isInteger(index) || index < 0 || index >= count) {
+    throw invalidArgument(field, `expected an integer in [0, ${count}), got ${index}`);
+  }
+}
+
 /**
  * POINTWISE: the consumers producer `i` of `producers` feeds, among `consumers`
  * (S == T: i→i; S > T: one consumer; S < T: `[(i*T+S-1)/S, ((i+1)*T+S-1)/S)`, integer division).
  */
 export function pointwiseConsumersOf(producer: number, producers: number, consumers: number): IndexRange {
   checkCounts(producers, consumers);
+  checkIndex('producer', producer, producers);
   if (producers === consumers) return { start: producer, end: producer + 1 };
   if (producers > consumers) {
     // consumer j reads [j*S/T, (j+1)*S/T): find the j whose range holds `producer`
@@ -48,6 +55,7 @@ export function pointwiseConsumersOf(producer: number, producers: number, consum
 /** POINTWISE: the producers consumer `j` of `consumers` reads, among `producers`. */
 export function pointwiseProducersOf(consumer: number, producers: number, consumers: number): IndexRange {
   checkCounts(producers, consumers);
+  checkIndex('consumer', consumer, consumers);
   if (producers === consumers) return { start: consumer, end: consumer + 1 };
   if (producers > consumers) {
     return {
