@@ -37,8 +37,8 @@ export interface ResultPartitionWriter extends AsyncDisposable {
 
   /**
    * Appends `record` to `subpartition`. Returns true while more emits are welcome, false when the
-   * producer should await `ready()`. Throws SHF_ERR_INVALID_ARGUMENT for a bad subpartition or
-   * an oversized record, SHF_ERR_CLOSED after finish/fail/close, SHF_ERR_PRODUCER_FAILED never.
+   * producer should await `ready()`. Throws SHF_ERR_INVALID_ARGUMENT naming the field: `subpartition`
+   * out of range, `record` not a Uint8Array or oversized, `state` after finish/fail/close.
    */
   emitRecord(record: Uint8Array, subpartition: number): boolean;
 
@@ -64,7 +64,8 @@ export interface ResultPartitionWriter extends AsyncDisposable {
   /**
    * Completes and commits the partition: appends end-of-partition to every subpartition and, for
    * persisted types, makes the data visible atomically. Rejects (and leaves nothing visible) when the
-   * commit fails, e.g. SHF_ERR_COMMIT_CONFLICT when another attempt committed first.
+   * commit fails, e.g. SHF_ERR_COMMIT_CONFLICT when another attempt committed first; rejects with
+   * SHF_ERR_INVALID_ARGUMENT (field `state`) when called twice or after fail/close.
    */
   finish(): Promise<void>;
 
