@@ -1,0 +1,34 @@
+/**
+ * The stable error codes of the engine and the `weft` command line. Callers branch on `error.code`, never
+ * on `instanceof` (two copies of this package may be loaded in one process).
+ *
+ * Each code is documented in `ERRORS.md` at the package root; a test fails when one used anywhere in
+ * `packages/engine/src` or `packages/cli/src` is not. Codes are never renamed or reused for another meaning.
+ */
+export const EngineErrorCode = {
+  /** An argument of an engine function is malformed or out of range. The message names the argument. */
+  INVALID_ARGUMENT: 'WEFT_ERR_INVALID_ARGUMENT',
+  /** A job topology was refused: the message names the offending field, e.g. `edges[3].partitionType`. */
+  INVALID_TOPOLOGY: 'WEFT_ERR_INVALID_TOPOLOGY',
+  /** An execution vertex id does not name a subtask of the topology. Carries `executionVertexId`. */
+  UNKNOWN_EXECUTION_VERTEX: 'WEFT_ERR_UNKNOWN_EXECUTION_VERTEX',
+  /** A result partition id does not name a partition of the topology. Carries `partitionId`. */
+  UNKNOWN_PARTITION: 'WEFT_ERR_UNKNOWN_PARTITION',
+  /** The chosen failover strategy cannot handle this job (e.g. `individual` on tasks that exchange data). */
+  FAILOVER_STRATEGY_NOT_APPLICABLE: 'WEFT_ERR_FAILOVER_STRATEGY_NOT_APPLICABLE',
+  /** A method was called in a state that does not allow it (e.g. a backoff time before any failure). */
+  ILLEGAL_STATE: 'WEFT_ERR_ILLEGAL_STATE',
+  /** The command line was malformed: unknown command, unknown flag, missing or bad value. Exit code 2. */
+  USAGE: 'WEFT_ERR_USAGE',
+  /** An input file could not be read or is not valid JSON. Carries `path`. Exit code 2. */
+  INPUT_UNREADABLE: 'WEFT_ERR_INPUT_UNREADABLE',
+} as const;
+
+export type EngineErrorCode = (typeof EngineErrorCode)[keyof typeof EngineErrorCode];
+
+const ALL_CODES: ReadonlySet<string> = new Set(Object.values(EngineErrorCode));
+
+/** True when `value` is one of the documented engine error codes. */
+export function isEngineErrorCode(value: unknown): value is EngineErrorCode {
+  return typeof value === 'string' && ALL_CODES.has(value);
+}
