@@ -24,7 +24,7 @@ export function inputCases(ctx: SuiteContext, type: ResultPartitionType): void {
         assertInvalidArgument(await rejectionOf(h.producerEnvironment.createResultPartitionWriter({ descriptor: descriptor as ShuffleDescriptor })), field);
         assertInvalidArgument(
           await rejectionOf(h.consumerEnvironment.createInputGate({ jobId: good.jobId, inputs: [descriptor as ShuffleDescriptor], subpartitions: { start: 0, end: 0 } })),
-          field,
+          field === 'descriptor' ? 'inputs[0]' : field,
         );
       }
       for (const [field, subpartitions] of [['numberOfSubpartitions', 0], ['numberOfSubpartitions', 2 ** 40], ['numberOfSubpartitions', 1.5]] as const) {

@@ -1,0 +1,53 @@
+/**
+ * A partition's local buffer pool (Flink's LocalBufferPool): hands out fixed-size segments and takes them
+ * back. `allocate` never refuses — a record larger than the pool must still be framed — but `exhausted`
+ * tells the writer to stop emitting until segments come back, and `whenAvailable` waits for that.
+ */
+export class BufferPool {
+  private readonly free: Uint8Array[] = [];
+  private inUse = 0;
+  private waiters: (() => void)[] = [];
+
+  constructor(
+    readonly bufferSizeBytes: number,
+    readonly capacity: number,
+  ) {}
+
+  get buffersInUse(): number {
+    return this.inUse;
+  }
+
+  get exhausted(): boolean {
+    return this.inUse >= this.capacity;
+  }
+
+  allocate(): Uint8Array {
+    this.inUse++;
+    return this.free.pop() ?? new Uint8Array(this.bufferSizeBytes);
+  }
+
+  recycle(segment: Uint8Array): void {
+    this.inUse--;
+    if (this.free.length < this.capacity) this.free.push(segment);
+    if (this.inUse < this.capacity && this.waiters.length > 0) this.wakeAll();
+  }
+
+  /** Resolves once fewer than `capacity` segments are in use. */
+  whenAvailable(): Promise<void> {
+    if (!this.exhausted) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Wakes every waiter (they re-check whatever they wait for); used on failure and close too. */
+  wakeAll(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const wake of waiters) wake();
+  }
+
+  /** Drops the free segments; segments in use are recycled into nothing. */
+  destroy(): void {
+    this.free.length = 0;
+    this.wakeAll();
+  }
+}

@@ -1,0 +1,43 @@
+import type { ShuffleError, ShuffleEvent } from '@weft/shuffle-api';
+
+/** What travels through a subpartition to its reader: a filled buffer, an event, or a terminal error. */
+export type ChannelEntry =
+  | { readonly kind: 'data'; readonly segment: Uint8Array; readonly length: number }
+  | { readonly kind: 'event'; readonly event: ShuffleEvent }
+  | { readonly kind: 'error'; readonly error: ShuffleError };
+
+/** The consumer end of one subpartition, as a gate's channel sees it. */
+export interface SubpartitionReader {
+  /** The next entry, or undefined when none is ready now (the listener is called when one is). */
+  poll(): ChannelEntry | undefined;
+  /** True when `poll` would return an entry. */
+  readonly hasNext: boolean;
+  /** The consumer is done with a data entry it polled (its segment may be reused). */
+  recycle(entry: ChannelEntry): void;
+  /** The consumer is gone (finished or closed); drop what is queued. Idempotent. */
+  release(): void;
+}
+
+/** Called by a reader whenever it gains an entry to poll. */
+export type AvailabilityListener = () => void;
+
+/** Where a writer sends what it frames. One per partition attempt. */
+export interface PartitionSink {
+  readonly numberOfSubpartitions: number;
+  /** Allocates a segment for the writer's framers. */
+  allocate(): Uint8Array;
+  /** Gives back a segment the writer will not send (discarded on failure). */
+  recycle(segment: Uint8Array): void;
+  /** False while the writer should wait before emitting more. */
+  readonly writable: boolean;
+  /** Resolves when `writable` may have become true (or the sink failed). */
+  whenWritable(): Promise<void>;
+  readonly bufferedBytes: number;
+  readonly memoryLimitBytes: number;
+  addData(subpartition: number, segment: Uint8Array, length: number): void;
+  addEvent(subpartition: number, event: ShuffleEvent): void;
+  /** All data and end-of-partition are added: the partition is complete. */
+  finish(): void;
+  /** The producer failed; readers get `error` after what they already received. */
+  fail(error: ShuffleError): void;
+}

@@ -1,0 +1,141 @@
+import {
+  type CreateInputGateRequest,
+  type CreateWriterRequest,
+  type InputChannelInfo,
+  type InputGate,
+  type Logger,
+  type ResultPartitionId,
+  type ResultPartitionWriter,
+  type ShuffleEnvironment,
+  type ShuffleError,
+  closedError,
+  invalidArgument,
+  noopLogger,
+  partitionNotFound,
+  validateShuffleDescriptor,
+  validateSubpartitionRange,
+} from '@weft/shuffle-api';
+import { BlockingPartition } from './blocking-partition.js';
+import type { ChannelEntry, SubpartitionReader } from './channel-entry.js';
+import { FloatingCredits } from './floating-credits.js';
+import { MemoryInputGate } from './memory-input-gate.js';
+import { MemoryResultPartitionWriter } from './memory-result-partition-writer.js';
+import { MEMORY_SHUFFLE_SERVICE_ID } from './memory-shuffle-master.js';
+import type { MemoryShuffleRegistry } from './memory-shuffle-registry.js';
+
+/** A reader that yields one error: how an unknown or consumed partition shows up on a channel. */
+function failedReader(error: ChannelEntry & { kind: 'error' }): SubpartitionReader {
+  let delivered = false;
+  return {
+    get hasNext() {
+      return !delivered;
+    },
+    poll: () => {
+      if (delivered) return undefined;
+      delivered = true;
+      return error;
+    },
+    recycle() {},
+    release() {
+      delivered = true;
+    },
+  };
+}
+
+/** The worker side of the in-memory shuffle: writers and gates over the process's registry. */
+export class MemoryShuffleEnvironment implements ShuffleEnvironment {
+  readonly shuffleServiceId = MEMORY_SHUFFLE_SERVICE_ID;
+  private readonly open = new Set<{ close(): Promise<void> }>();
+  private closed = false;
+
+  constructor(
+    private readonly registry: MemoryShuffleRegistry,
+    private readonly logger: Logger = noopLogger,
+  ) {}
+
+  async createResultPartitionWriter(request: CreateWriterRequest): Promise<ResultPartitionWriter> {
+    this.checkOpen();
+    const descriptor = validateShuffleDescriptor(request?.descriptor, MEMORY_SHUFFLE_SERVICE_ID);
+    const sink = this.registry.claimForWriter(descriptor);
+    const { bufferSizeBytes, maxRecordBytes } = this.registry.options;
+    const writer: MemoryResultPartitionWriter = new MemoryResultPartitionWriter({
+      partitionId: descriptor.partition.partitionId,
+      sink,
+      bufferSizeBytes,
+      maxRecordBytes,
+      logger: request.logger ?? this.logger,
+      onDone: () => this.open.delete(writer),
+    });
+    this.open.add(writer);
+    return writer;
+  }
+
+  async createInputGate(request: CreateInputGateRequest): Promise<InputGate> {
+    this.checkOpen();
+    if (!Array.isArray(request?.inputs) || request.inputs.length === 0) {
+      throw invalidArgument('inputs', 'expected at least one partition descriptor');
+    }
+    const descriptors = request.inputs.map((d, i) => validateShuffleDescriptor(d, MEMORY_SHUFFLE_SERVICE_ID, `inputs[${i}]`));
+    const infos: InputChannelInfo[] = [];
+    for (const descriptor of descriptors) {
+      const range = validateSubpartitionRange(request.subpartitions, descriptor.partition.numberOfSubpartitions);
+      for (let s = range.start; s <= range.end; s++) {
+        infos.push({ channelIndex: infos.length, partitionId: descriptor.partition.partitionId, subpartition: s });
+      }
+    }
+    const { buffersPerChannel, floatingBuffersPerGate, maxRecordBytes } = this.registry.options;
+    const floating = new FloatingCredits(floatingBuffersPerGate);
+    const jobId = descriptors[0]!.jobId;
+    const gate = new MemoryInputGate(infos, maxRecordBytes, (info, listener) => this.bind(jobId, info, { buffersPerChannel, floating, listener }));
+    this.open.add(gate);
+    const close = gate.close.bind(gate);
+    gate.close = async () => {
+      this.open.delete(gate);
+      await close();
+    };
+    return gate;
+  }
+
+  async releasePartitionsLocally(partitionIds: readonly ResultPartitionId[]): Promise<void> {
+    // Partitions live in the shared registry, released through the master; nothing is held per environment.
+    void partitionIds;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const pending = [...this.open];
+    this.open.clear();
+    const results = await Promise.allSettled(pending.map((resource) => resource.close()));
+    const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failure !== undefined) throw failure.reason;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  private bind(
+    jobId: CreateInputGateRequest['jobId'],
+    info: InputChannelInfo,
+    credit: { buffersPerChannel: number; floating: FloatingCredits; listener: () => void },
+  ): SubpartitionReader {
+    let partition;
+    try {
+      partition = this.registry.find(jobId, info.partitionId);
+    } catch (error) {
+      return failedReader({ kind: 'error', error: error as ShuffleError });
+    }
+    if (partition instanceof BlockingPartition) return partition.openReader(info.subpartition, credit.listener);
+    const reader = partition.openReader(info.subpartition, credit.buffersPerChannel, credit.floating, credit.listener);
+    if (reader !== undefined) return reader;
+    return failedReader({
+      kind: 'error',
+      error: partitionNotFound(info.partitionId, `subpartition ${info.subpartition} of this pipelined partition was already consumed`),
+    });
+  }
+
+  private checkOpen(): void {
+    if (this.closed) throw closedError('memory shuffle environment');
+  }
+}

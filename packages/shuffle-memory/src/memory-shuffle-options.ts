@@ -1,0 +1,53 @@
+import {
+  DEFAULT_BUFFER_SIZE_BYTES,
+  DEFAULT_MAX_RECORD_BYTES,
+  invalidConfig,
+  isShuffleError,
+  validateBufferSize,
+  validateInteger,
+  validateMaxRecordBytes,
+} from '@weft/shuffle-api';
+
+/** Options of the in-memory shuffle; every field is optional. */
+export interface MemoryShuffleOptions {
+  /** Size of one network buffer. @defaultValue 32768 */
+  readonly bufferSizeBytes?: number;
+  /**
+   * Buffers one pipelined partition may hold (its local pool): full buffers not yet consumed, buffers being
+   * filled, and buffers the consumer is reading. Raised to `numberOfSubpartitions + 1` when smaller.
+   * This bounds producer memory: `buffersPerPartition * bufferSizeBytes`. @defaultValue 64
+   */
+  readonly buffersPerPartition?: number;
+  /** Exclusive credits of each input channel: buffers it accepts ahead of reading. @defaultValue 2 */
+  readonly buffersPerChannel?: number;
+  /** Floating credits of each input gate, lent to channels with a backlog. @defaultValue 8 */
+  readonly floatingBuffersPerGate?: number;
+  /** Largest record accepted. @defaultValue 268435456 (256 MiB) */
+  readonly maxRecordBytes?: number;
+}
+
+export const DEFAULT_MEMORY_SHUFFLE_OPTIONS: Required<MemoryShuffleOptions> = Object.freeze({
+  bufferSizeBytes: DEFAULT_BUFFER_SIZE_BYTES,
+  buffersPerPartition: 64,
+  buffersPerChannel: 2,
+  floatingBuffersPerGate: 8,
+  maxRecordBytes: DEFAULT_MAX_RECORD_BYTES,
+});
+
+/** Fills in defaults and checks every field once; throws SHF_ERR_INVALID_CONFIG naming the option. */
+export function resolveMemoryShuffleOptions(options: MemoryShuffleOptions = {}): Required<MemoryShuffleOptions> {
+  const resolved = { ...DEFAULT_MEMORY_SHUFFLE_OPTIONS, ...options };
+  const check = (name: keyof MemoryShuffleOptions, validate: () => unknown): void => {
+    try {
+      validate();
+    } catch (error) {
+      throw isShuffleError(error) ? invalidConfig(name, error.message.replace(/^invalid [^:]+: /, ''), error) : error;
+    }
+  };
+  check('bufferSizeBytes', () => validateBufferSize('bufferSizeBytes', resolved.bufferSizeBytes));
+  check('buffersPerPartition', () => validateInteger('buffersPerPartition', resolved.buffersPerPartition, 2, 1_000_000));
+  check('buffersPerChannel', () => validateInteger('buffersPerChannel', resolved.buffersPerChannel, 1, 1_000_000));
+  check('floatingBuffersPerGate', () => validateInteger('floatingBuffersPerGate', resolved.floatingBuffersPerGate, 0, 1_000_000));
+  check('maxRecordBytes', () => validateMaxRecordBytes('maxRecordBytes', resolved.maxRecordBytes));
+  return resolved;
+}

@@ -1,0 +1,130 @@
+import {
+  type JobId,
+  type ResultPartitionId,
+  type ShuffleDescriptor,
+  invalidArgument,
+  partitionNotFound,
+  resultPartitionTypeProperties,
+} from '@weft/shuffle-api';
+import { BlockingPartition } from './blocking-partition.js';
+import type { MemoryShuffleOptions } from './memory-shuffle-options.js';
+import { PipelinedPartition } from './pipelined-partition.js';
+
+export type MemoryPartition = PipelinedPartition | BlockingPartition;
+
+interface Entry {
+  readonly descriptor: ShuffleDescriptor;
+  readonly partition: MemoryPartition;
+  writerCreated: boolean;
+}
+
+/**
+ * The state one MemoryShuffleMaster and its environments share in a process: registered jobs and the
+ * partitions of each, keyed by job and partition id. A partition that is not here was never registered,
+ * was released, or (pipelined) was consumed.
+ */
+export class MemoryShuffleRegistry {
+  private readonly jobs = new Map<JobId, Map<ResultPartitionId, Entry>>();
+
+  constructor(readonly options: Required<MemoryShuffleOptions>) {}
+
+  registerJob(jobId: JobId): void {
+    if (!this.jobs.has(jobId)) this.jobs.set(jobId, new Map());
+  }
+
+  hasJob(jobId: JobId): boolean {
+    return this.jobs.has(jobId);
+  }
+
+  /** Creates the partition's state; a new attempt of a known partition replaces (and releases) the old one. */
+  register(descriptor: ShuffleDescriptor): void {
+    const partitions = this.jobs.get(descriptor.jobId);
+    if (partitions === undefined) {
+      throw invalidArgument('jobId', `job ${descriptor.jobId} is not registered; call registerJob first`);
+    }
+    const id = descriptor.partition.partitionId;
+    const previous = partitions.get(id);
+    if (previous !== undefined) this.releaseEntry(previous, 'replaced by a new attempt');
+    const { numberOfSubpartitions } = descriptor.partition;
+    const { bufferSizeBytes, buffersPerPartition } = this.options;
+    const partition = resultPartitionTypeProperties(descriptor.partition.partitionType).mustBePipelined
+      ? new PipelinedPartition({
+          numberOfSubpartitions,
+          bufferSizeBytes,
+          buffersPerPartition,
+          onFullyConsumed: () => this.forget(descriptor.jobId, id, partition),
+        })
+      : new BlockingPartition(numberOfSubpartitions, bufferSizeBytes);
+    partitions.set(id, { descriptor, partition, writerCreated: false });
+  }
+
+  /** The partition's state for its one writer; NOT_FOUND if unknown, INVALID_ARGUMENT if it has a writer. */
+  claimForWriter(descriptor: ShuffleDescriptor): MemoryPartition {
+    const entry = this.lookup(descriptor.jobId, descriptor.partition.partitionId);
+    if (entry.writerCreated) {
+      throw invalidArgument('descriptor', `partition ${descriptor.partition.partitionId} already has a writer; register a new attempt to write it again`);
+    }
+    entry.writerCreated = true;
+    return entry.partition;
+  }
+
+  /** The partition's state for a reader; throws SHF_ERR_PARTITION_NOT_FOUND. */
+  find(jobId: JobId, partitionId: ResultPartitionId): MemoryPartition {
+    return this.lookup(jobId, partitionId).partition;
+  }
+
+  release(jobId: JobId, partitionId: ResultPartitionId, reason: string): void {
+    const entry = this.jobs.get(jobId)?.get(partitionId);
+    if (entry === undefined) return;
+    this.jobs.get(jobId)?.delete(partitionId);
+    this.releaseEntry(entry, reason);
+  }
+
+  /** Releases every partition of the job except persistent ones, and forgets the job. */
+  unregisterJob(jobId: JobId): void {
+    const partitions = this.jobs.get(jobId);
+    if (partitions === undefined) return;
+    for (const [id, entry] of partitions) {
+      if (resultPartitionTypeProperties(entry.descriptor.partition.partitionType).persistent) continue;
+      partitions.delete(id);
+      this.releaseEntry(entry, 'its job was unregistered');
+    }
+    if (partitions.size === 0) this.jobs.delete(jobId);
+  }
+
+  /** Finished blocking partitions of the job, with bytes per subpartition. */
+  finished(jobId: JobId): { descriptor: ShuffleDescriptor; subpartitionBytes: readonly number[] }[] {
+    const out: { descriptor: ShuffleDescriptor; subpartitionBytes: readonly number[] }[] = [];
+    for (const entry of this.jobs.get(jobId)?.values() ?? []) {
+      if (entry.partition instanceof BlockingPartition && entry.partition.isFinished) {
+        out.push({ descriptor: entry.descriptor, subpartitionBytes: [...entry.partition.subpartitionBytes] });
+      }
+    }
+    return out;
+  }
+
+  /** Releases everything (the master closed). */
+  clear(): void {
+    for (const jobId of [...this.jobs.keys()]) {
+      for (const [id, entry] of this.jobs.get(jobId)!) this.releaseEntry(entry, `the shuffle service closed (${id})`);
+    }
+    this.jobs.clear();
+  }
+
+  private lookup(jobId: JobId, partitionId: ResultPartitionId): Entry {
+    const entry = this.jobs.get(jobId)?.get(partitionId);
+    if (entry === undefined) {
+      throw partitionNotFound(partitionId, `job ${jobId} has no such partition (never registered, released, or already consumed)`);
+    }
+    return entry;
+  }
+
+  private forget(jobId: JobId, partitionId: ResultPartitionId, partition: MemoryPartition): void {
+    const partitions = this.jobs.get(jobId);
+    if (partitions?.get(partitionId)?.partition === partition) partitions.delete(partitionId);
+  }
+
+  private releaseEntry(entry: Entry, reason: string): void {
+    entry.partition.release(partitionNotFound(entry.descriptor.partition.partitionId, `released: ${reason}`));
+  }
+}
