@@ -1,0 +1,37 @@
+#!/usr/bin/env node
+// The `weft` command. Runs dist/main.js when the package is built; otherwise re-runs itself on the
+// TypeScript sources through tsx (resolved from this package, so it works from any directory), with
+// stdio inherited and the child's exit code or signal passed on. So `npx weft …` works right after
+// `npm ci`, with no build step.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const dist = new URL('../dist/main.js', import.meta.url);
+
+if (existsSync(fileURLToPath(dist))) {
+  await import(dist.href);
+} else {
+  const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+  const tsx = import.meta.resolve('tsx');
+  const child = spawn(process.execPath, ['--conditions=source', '--import', tsx, main, ...process.argv.slice(2)], {
+    stdio: 'inherit',
+  });
+  const forwarded = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+  const forward = (signal) => {
+    child.kill(signal);
+  };
+  for (const signal of forwarded) process.on(signal, forward);
+  child.on('error', (error) => {
+    process.stderr.write(`weft: cannot start ${process.execPath}: ${error.message}\n`);
+    process.exitCode = 1;
+  });
+  child.on('exit', (code, signal) => {
+    for (const s of forwarded) process.off(s, forward);
+    if (signal !== null) {
+      process.kill(process.pid, signal);
+      return;
+    }
+    process.exitCode = code ?? 1;
+  });
+}

@@ -1,0 +1,9 @@
+// The `weft` process entry point (bin/weft.js runs this file, or dist/main.js once built).
+import { runCli } from './cli.js';
+
+process.exitCode = await runCli(process.argv.slice(2), {
+  stdout: process.stdout,
+  stderr: process.stderr,
+  cwd: process.cwd(),
+  env: process.env,
+});

@@ -1,0 +1,11 @@
+import { defineConfig } from 'tsup';
+
+export default defineConfig({
+  entry: { index: 'src/index.ts', main: 'src/main.ts' },
+  format: ['esm'],
+  dts: { entry: { index: 'src/index.ts' } },
+  sourcemap: true,
+  clean: true,
+  target: 'node20',
+  external: [/^node:/, /^@weft\//],
+});
