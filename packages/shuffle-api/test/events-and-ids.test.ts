@@ -1,0 +1,114 @@
+import { strict as assert } from 'node:assert';
+import { describe, it } from 'node:test';
+import {
+  type ShuffleEvent,
+  ShuffleError,
+  decodeEvent,
+  deserializeError,
+  encodeEvent,
+  findShuffleError,
+  isShuffleError,
+  pointwiseConsumersOf,
+  pointwiseProducersOf,
+  resultPartitionTypeProperties,
+  serializeError,
+  validateId,
+  validateShuffleDescriptor,
+} from '@weft/shuffle-api';
+
+describe('events', () => {
+  it('round-trips every event kind through its encoding', () => {
+    const events: ShuffleEvent[] = [
+      { type: 'end-of-partition' },
+      { type: 'end-of-data' },
+      { type: 'checkpoint-barrier', id: 12345678901, timestampMs: 1_700_000_000_001 },
+      { type: 'user', name: 'watermark', payload: { at: [1, 'two', null] } },
+    ];
+    for (const event of events) assert.deepEqual(decodeEvent(encodeEvent(event)), event);
+  });
+
+  it('reports unknown kinds, short barriers and bad JSON as corruption', () => {
+    for (const bytes of [Uint8Array.of(99), Uint8Array.of(3, 1, 2), Uint8Array.of(4, 0x7b)]) {
+      assert.throws(() => decodeEvent(bytes), (e: unknown) => isShuffleError(e, 'SHF_ERR_DATA_CORRUPTED'));
+    }
+  });
+});
+
+describe('ids', () => {
+  it('refuses path separators, "..", control characters, empty and overlong ids, naming the field', () => {
+    for (const bad of ['a/b', 'a\\b', '..', 'x..y', 'nul\u0000', 'tab\t', '', 'x'.repeat(513), 42]) {
+      assert.throws(
+        () => validateId('jobId', bad),
+        (e: unknown) => isShuffleError(e, 'SHF_ERR_INVALID_ARGUMENT') && e.context['field'] === 'jobId',
+        `should refuse ${JSON.stringify(bad)}`,
+      );
+    }
+    assert.equal(validateId('jobId', 'word-count_2026.11#3@1'), 'word-count_2026.11#3@1');
+  });
+
+  it('validates descriptors field by field', () => {
+    const good = {
+      shuffleServiceId: 'memory',
+      jobId: 'j',
+      partition: { resultId: 'a->b', partitionId: 'a->b#0', partitionIndex: 0, partitionType: 'BLOCKING', numberOfSubpartitions: 2 },
+      producer: { producerId: 'a#0@0', attempt: 0, taskExecutorId: 'te' },
+      details: null,
+    };
+    assert.equal(validateShuffleDescriptor(good), good);
+    const field = (value: unknown, expected: string): void => {
+      assert.throws(() => validateShuffleDescriptor(value, 'memory'), (e: unknown) => isShuffleError(e) && e.context['field'] === expected);
+    };
+    field({ ...good, shuffleServiceId: 'remote' }, 'descriptor.shuffleServiceId');
+    field({ ...good, partition: { ...good.partition, partitionIndex: -1 } }, 'descriptor.partition.partitionIndex');
+    field({ ...good, producer: { ...good.producer, attempt: 'x' } }, 'descriptor.producer.attempt');
+  });
+});
+
+describe('partition types', () => {
+  it('has Flink\'s properties: pipelined types join regions, blocking types are re-readable', () => {
+    assert.equal(resultPartitionTypeProperties('PIPELINED').mustBePipelined, true);
+    assert.equal(resultPartitionTypeProperties('PIPELINED_BOUNDED').bounded, true);
+    assert.equal(resultPartitionTypeProperties('PIPELINED_APPROXIMATE').mustBePipelined, false);
+    assert.equal(resultPartitionTypeProperties('BLOCKING').reconsumable, true);
+    assert.equal(resultPartitionTypeProperties('BLOCKING_PERSISTENT').persistent, true);
+    assert.equal(resultPartitionTypeProperties('HYBRID_FULL').reconsumable, true);
+    assert.equal(resultPartitionTypeProperties('HYBRID_SELECTIVE').reconsumable, false);
+    assert.throws(() => resultPartitionTypeProperties('NOPE' as never), (e: unknown) => isShuffleError(e, 'SHF_ERR_INVALID_ARGUMENT'));
+  });
+});
+
+describe('pointwise distribution', () => {
+  it('follows DESIGN.md and is consistent in both directions for every S, T up to 12', () => {
+    for (let S = 1; S <= 12; S++) {
+      for (let T = 1; T <= 12; T++) {
+        const fed: number[][] = Array.from({ length: T }, () => []);
+        for (let i = 0; i < S; i++) {
+          const r = pointwiseConsumersOf(i, S, T);
+          if (S === T) assert.deepEqual(r, { start: i, end: i + 1 });
+          if (S < T) assert.deepEqual(r, { start: Math.floor((i * T + S - 1) / S), end: Math.floor(((i + 1) * T + S - 1) / S) });
+          for (let j = r.start; j < r.end; j++) fed[j]!.push(i);
+        }
+        for (let j = 0; j < T; j++) {
+          const r = pointwiseProducersOf(j, S, T);
+          if (S > T) assert.deepEqual(r, { start: Math.floor((j * S) / T), end: Math.floor(((j + 1) * S) / T) });
+          assert.deepEqual(fed[j], Array.from({ length: r.end - r.start }, (_, k) => r.start + k), `S=${S} T=${T} consumer ${j}`);
+        }
+      }
+    }
+  });
+});
+
+describe('errors across processes', () => {
+  it('serializes and rebuilds a shuffle error with its code, context and cause chain', () => {
+    const original = new ShuffleError('SHF_ERR_PRODUCER_FAILED', 'producer of p#0 failed', {
+      cause: new TypeError('x is not a function'),
+      context: { partitionId: 'p#0' },
+    });
+    const rebuilt = deserializeError(JSON.parse(JSON.stringify(serializeError(original))));
+    assert.ok(isShuffleError(rebuilt, 'SHF_ERR_PRODUCER_FAILED'));
+    assert.equal(rebuilt.context['partitionId'], 'p#0');
+    assert.equal((rebuilt.cause as Error).message, 'x is not a function');
+    assert.equal((rebuilt.cause as Error).name, 'TypeError');
+    assert.equal(findShuffleError(new Error('wrapper', { cause: rebuilt }), 'SHF_ERR_PRODUCER_FAILED'), rebuilt);
+  });
+});
