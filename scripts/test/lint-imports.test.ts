@@ -1,0 +1,69 @@
+import { strict as assert } from 'node:assert';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { describe, it } from 'node:test';
+
+/** Builds a throwaway repository layout from `files` and runs the lint on it. */
+function lint(files: Record<string, string>): { status: number | null; stderr: string } {
+  const root = mkdtempSync(join(tmpdir(), 'weft-lint-'));
+  try {
+    const packages: Record<string, string> = {
+      'packages/shuffle-api/package.json': JSON.stringify({ name: '@weft/shuffle-api', exports: { '.': {}, './testing': {} } }),
+      'packages/engine/package.json': JSON.stringify({ name: '@weft/engine', exports: { '.': {} } }),
+      'packages/shuffle-memory/package.json': JSON.stringify({ name: '@weft/shuffle-memory', exports: { '.': {} } }),
+    };
+    for (const [path, text] of Object.entries({ ...packages, ...files })) {
+      mkdirSync(dirname(join(root, path)), { recursive: true });
+      writeFileSync(join(root, path), text);
+    }
+    const result = spawnSync(process.execPath, ['scripts/lint-imports.mjs', '--root', root], { encoding: 'utf8' });
+    return { status: result.status, stderr: result.stderr };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+}
+
+describe('import lint', () => {
+  it('passes a clean layout', () => {
+    const r = lint({
+      'packages/engine/src/a.ts': "import { x } from './b.js';\nimport type { Y } from '@weft/shuffle-api';\n",
+      'packages/engine/src/b.ts': 'export const x = 1;\n',
+    });
+    assert.equal(r.status, 0, r.stderr);
+  });
+
+  it('fails on a runtime import cycle, but not on a type-only one', () => {
+    const cycle = lint({
+      'packages/engine/src/a.ts': "import { b } from './b.js';\nexport const a = b;\n",
+      'packages/engine/src/b.ts': "import { a } from './a.js';\nexport const b = 1;\n",
+    });
+    assert.equal(cycle.status, 1);
+    assert.match(cycle.stderr, /import cycle: .*a\.ts.*b\.ts|import cycle: .*b\.ts.*a\.ts/);
+    const typeOnly = lint({
+      'packages/engine/src/a.ts': "import type { B } from './b.js';\nexport const a = 1;\n",
+      'packages/engine/src/b.ts': "import { a } from './a.js';\nexport type B = typeof a;\n",
+    });
+    assert.equal(typeOnly.status, 0, typeOnly.stderr);
+  });
+
+  it('fails when the engine imports a shuffle implementation', () => {
+    const r = lint({ 'packages/engine/src/a.ts': "import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';\n" });
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /the engine imports a shuffle implementation/);
+  });
+
+  it("fails on deep imports into another package's internals", () => {
+    for (const specifier of ['@weft/shuffle-api/src/ids.js', '../../shuffle-api/src/ids.js', '@weft/shuffle-memory/buffer-pool']) {
+      const r = lint({ 'packages/engine/src/a.ts': `import { x } from '${specifier}';\n`, 'packages/shuffle-api/src/ids.ts': 'export const x = 1;\n' });
+      assert.equal(r.status, 1, `should refuse ${specifier}`);
+    }
+  });
+
+  it('fails when shuffle-api imports any package', () => {
+    const r = lint({ 'packages/shuffle-api/src/a.ts': "import pino from 'pino';\n" });
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /has no dependencies/);
+  });
+});
