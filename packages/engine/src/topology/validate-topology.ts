@@ -1,4 +1,4 @@
-import { isDistributionPattern, isResultPartitionType, RESULT_PARTITION_TYPES, validateId } from '@weft/shuffle-api';
+import { isDistributionPattern, isResultPartitionType, MAX_ID_LENGTH, RESULT_PARTITION_TYPES, validateId } from '@weft/shuffle-api';
 import { invalidTopology } from '../errors/engine-error.js';
 import { type JobEdge, type JobTopology, type JobVertexJson, defaultEdgeId, MAX_PARALLELISM } from './job-topology.js';
 
@@ -28,8 +28,13 @@ function describe(value: unknown): string {
   return String(value);
 }
 
+// eslint-disable-next-line no-control-regex
+const PLAIN_ID = /^[^/\\#\u0000-\u001f\u007f]+$/;
+
 /** A job or edge id: `validateId`'s rules (it may become part of a storage key) and no `#`. */
-function checkId(field: string, value: unknown): string {
+function checkId(path: string, name: string, value: unknown): string {
+  if (typeof value === 'string' && value.length <= MAX_ID_LENGTH && PLAIN_ID.test(value) && !value.includes('..')) return value;
+  const field = `${path}.${name}`;
   if (value === undefined) throw invalidTopology(field, 'missing');
   if (typeof value !== 'string') throw invalidTopology(field, `expected a string, got ${describe(value)}`);
   try {
@@ -37,10 +42,7 @@ function checkId(field: string, value: unknown): string {
   } catch (error) {
     throw invalidTopology(field, (error as Error).message.replace(`invalid ${field}: `, ''), error);
   }
-  if (value.includes('#')) {
-    throw invalidTopology(field, `must not contain "#" (it separates the subtask index): ${JSON.stringify(value)}`);
-  }
-  return value;
+  throw invalidTopology(field, `must not contain "#" (it separates the subtask index): ${JSON.stringify(value)}`);
 }
 
 function requireField(record: Record<string, unknown>, path: string, name: string): unknown {
@@ -74,7 +76,7 @@ export function validateTopology(value: unknown, options: ValidateTopologyOption
     const path = `vertices[${i}]`;
     const raw: unknown = rawVertices[i];
     if (!isRecord(raw)) throw invalidTopology(path, `expected an object, got ${describe(raw)}`);
-    const id = checkId(`${path}.id`, raw['id']);
+    const id = checkId(path, 'id', raw['id']);
     const previous = vertexIndex.get(id);
     if (previous !== undefined) throw invalidTopology(`${path}.id`, `duplicate vertex id ${JSON.stringify(id)} (also vertices[${previous}])`);
     const parallelism = requireField(raw, path, 'parallelism');
@@ -94,15 +96,21 @@ export function validateTopology(value: unknown, options: ValidateTopologyOption
 
   const edges: JobEdge[] = [];
   const edgeIndex = new Map<string, number>();
+  const edgeSource = new Int32Array(rawEdges.length);
+  const edgeTarget = new Int32Array(rawEdges.length);
   for (let i = 0; i < rawEdges.length; i++) {
     const path = `edges[${i}]`;
     const raw: unknown = rawEdges[i];
     if (!isRecord(raw)) throw invalidTopology(path, `expected an object, got ${describe(raw)}`);
-    const source = checkId(`${path}.source`, raw['source']);
-    if (!vertexIndex.has(source)) throw invalidTopology(`${path}.source`, `unknown vertex ${JSON.stringify(source)}`);
-    const target = checkId(`${path}.target`, raw['target']);
-    if (!vertexIndex.has(target)) throw invalidTopology(`${path}.target`, `unknown vertex ${JSON.stringify(target)}`);
-    const id = raw['id'] === undefined ? defaultEdgeId(source, target) : checkId(`${path}.id`, raw['id']);
+    const source = checkId(path, 'source', raw['source']);
+    const sourceIndex = vertexIndex.get(source);
+    if (sourceIndex === undefined) throw invalidTopology(`${path}.source`, `unknown vertex ${JSON.stringify(source)}`);
+    const target = checkId(path, 'target', raw['target']);
+    const targetIndex = vertexIndex.get(target);
+    if (targetIndex === undefined) throw invalidTopology(`${path}.target`, `unknown vertex ${JSON.stringify(target)}`);
+    edgeSource[i] = sourceIndex;
+    edgeTarget[i] = targetIndex;
+    const id = raw['id'] === undefined ? defaultEdgeId(source, target) : checkId(path, 'id', raw['id']);
     const previous = edgeIndex.get(id);
     if (previous !== undefined) {
       const hint = raw['id'] === undefined ? ' (the default id "<source>-><target>"; give one of the edges an explicit "id")' : '';
@@ -120,50 +128,58 @@ export function validateTopology(value: unknown, options: ValidateTopologyOption
     edges.push({ id, source, target, distribution, partitionType });
   }
 
-  const order = topologicalOrder(vertices, edges, vertexIndex);
+  const order = topologicalOrder(vertices.length, edgeSource, edgeTarget, edges);
   return { vertices: order.map((v) => vertices[v] as JobVertexJson), edges };
 }
 
-/** Kahn's algorithm, ties in file order; throws naming an edge that closes a cycle. */
-function topologicalOrder(vertices: readonly JobVertexJson[], edges: readonly JobEdge[], vertexIndex: ReadonlyMap<string, number>): number[] {
-  const n = vertices.length;
+/** Kahn's algorithm over edge endpoint indexes, ties in file order; throws naming an edge that closes a cycle. */
+function topologicalOrder(n: number, edgeSource: Int32Array, edgeTarget: Int32Array, edges: readonly JobEdge[]): number[] {
   const inDegree = new Int32Array(n);
-  const outgoing: number[][] = vertices.map(() => []);
-  edges.forEach((edge, e) => {
-    const s = vertexIndex.get(edge.source) as number;
-    const t = vertexIndex.get(edge.target) as number;
-    (outgoing[s] as number[]).push(e);
+  const outOffsets = new Int32Array(n + 1);
+  for (let e = 0; e < edgeSource.length; e++) {
+    const t = edgeTarget[e] as number;
     inDegree[t] = (inDegree[t] as number) + 1;
-  });
-  // A min-heap would keep file order strictly; a FIFO queue seeded in file order is stable enough and O(V+E).
+    const slot = (edgeSource[e] as number) + 1;
+    outOffsets[slot] = (outOffsets[slot] as number) + 1;
+  }
+  for (let v = 0; v < n; v++) outOffsets[v + 1] = (outOffsets[v + 1] as number) + (outOffsets[v] as number);
+  const fill = outOffsets.slice(0, n);
+  const outTargets = new Int32Array(edgeSource.length);
+  for (let e = 0; e < edgeSource.length; e++) {
+    const s = edgeSource[e] as number;
+    const at = fill[s] as number;
+    outTargets[at] = edgeTarget[e] as number;
+    fill[s] = at + 1;
+  }
+  // A FIFO queue seeded in file order: producers first, otherwise file order as far as it goes. O(V+E).
   const order: number[] = [];
   for (let v = 0; v < n; v++) if (inDegree[v] === 0) order.push(v);
   for (let head = 0; head < order.length; head++) {
-    for (const e of outgoing[order[head] as number] as number[]) {
-      const t = vertexIndex.get((edges[e] as JobEdge).target) as number;
+    const v = order[head] as number;
+    for (let k = outOffsets[v] as number; k < (outOffsets[v + 1] as number); k++) {
+      const t = outTargets[k] as number;
       const left = (inDegree[t] as number) - 1;
       inDegree[t] = left;
       if (left === 0) order.push(t);
     }
   }
   if (order.length === n) return order;
-  throw cycleError(edges, vertexIndex, inDegree);
+  throw cycleError(edges, edgeSource, edgeTarget, inDegree);
 }
 
-function cycleError(edges: readonly JobEdge[], vertexIndex: ReadonlyMap<string, number>, inDegree: Int32Array): Error {
+function cycleError(edges: readonly JobEdge[], edgeSource: Int32Array, edgeTarget: Int32Array, inDegree: Int32Array): Error {
   // Kahn's algorithm left exactly the vertices on or behind a cycle with inDegree > 0, and each of them has
   // a predecessor among them: walk backwards until a vertex repeats, then read the cycle forwards.
   const incoming: number[][] = Array.from(inDegree, () => []);
-  edges.forEach((edge, e) => (incoming[vertexIndex.get(edge.target) as number] as number[]).push(e));
-  const sourceOf = (e: number): number => vertexIndex.get((edges[e] as JobEdge).source) as number;
+  for (let e = 0; e < edgeTarget.length; e++) (incoming[edgeTarget[e] as number] as number[]).push(e);
   const seenAt = new Map<number, number>();
   const path: number[] = []; // edge indexes, walking backwards
   let v = inDegree.findIndex((d) => d > 0);
   while (!seenAt.has(v)) {
     seenAt.set(v, path.length);
-    const previous = (incoming[v] as number[]).find((e) => (inDegree[sourceOf(e)] as number) > 0) as number;
+    const previous = (incoming[v] as number[]).find((e) => (inDegree[edgeSource[e] as number] as number) > 0) as number;
     path.push(previous);
-    v = sourceOf(previous);
+    v = edgeSource[previous] as number;
   }
   const cycle = path.slice(seenAt.get(v)).reverse();
   const first = edges[cycle[0] as number] as JobEdge;
