@@ -14,14 +14,17 @@ if (existsSync(fileURLToPath(dist))) {
 } else {
   const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
   const tsx = import.meta.resolve('tsx');
-  const child = spawn(process.execPath, ['--conditions=source', '--import', tsx, main, ...process.argv.slice(2)], {
-    stdio: 'inherit',
-  });
+  // Handlers go in before the child exists, so no signal can find the shim without them; a handler runs
+  // on the event loop, after spawn() returned, so `child` is always set by then.
   const forwarded = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+  let child;
   const forward = (signal) => {
-    child.kill(signal);
+    child?.kill(signal);
   };
   for (const signal of forwarded) process.on(signal, forward);
+  child = spawn(process.execPath, ['--conditions=source', '--import', tsx, main, ...process.argv.slice(2)], {
+    stdio: 'inherit',
+  });
   child.on('error', (error) => {
     process.stderr.write(`weft: cannot start ${process.execPath}: ${error.message}\n`);
     process.exitCode = 1;

@@ -1,6 +1,7 @@
 // Spawns the real `weft` command through its bin shim (no build), as `npx weft` would run it.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -136,4 +137,29 @@ describe('weft plan (spawned through bin/weft.js)', () => {
     assert.equal(plan.code, 0);
     assert.match(plan.stdout, /Usage: weft plan <topology\.json> \[--json\]/);
   });
+
+  it('passes a signal on to the command it runs, and dies of it too', { skip: spawnSync('sh', ['-c', 'command -v mkfifo']).status !== 0 }, async () => {
+    // A FIFO nobody writes to keeps `weft plan` waiting in readFile, so the child is alive when signalled.
+    const fifo = join(dir, 'waiting.json');
+    assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
+    const shim = spawn(process.execPath, [bin, 'plan', fifo, '--json'], { stdio: 'ignore' });
+    let child = 0;
+    try {
+      const childrenFile = `/proc/${shim.pid}/task/${shim.pid}/children`;
+      for (let i = 0; i < 500 && child === 0; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        child = existsSync(childrenFile) ? Number(readFileSync(childrenFile, 'utf8').trim().split(/\s+/)[0] || 0) : 0;
+      }
+      assert.ok(child > 0, 'the shim started a child process');
+      const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) => shim.once('exit', (code, signal) => resolve([code, signal])));
+      shim.kill('SIGTERM');
+      assert.deepEqual(await exited, [null, 'SIGTERM']);
+      const status = existsSync(`/proc/${child}/status`) ? readFileSync(`/proc/${child}/status`, 'utf8') : 'gone';
+      assert.ok(status === 'gone' || /State:\s+Z/.test(status), `the child is gone: ${status.slice(0, 200)} ${existsSync(`/proc/${child}/cmdline`) ? readFileSync(`/proc/${child}/cmdline`, 'utf8') : ''}`);
+    } finally {
+      if (shim.exitCode === null && shim.signalCode === null) shim.kill('SIGKILL');
+      if (child > 0 && existsSync(`/proc/${child}`)) process.kill(child, 'SIGKILL');
+    }
+  });
 });
+
