@@ -158,7 +158,13 @@ describe('weft plan (spawned through bin/weft.js)', () => {
       assert.ok(status === 'gone' || /State:\s+Z/.test(status), `the child is gone: ${status.slice(0, 200)} ${existsSync(`/proc/${child}/cmdline`) ? readFileSync(`/proc/${child}/cmdline`, 'utf8') : ''}`);
     } finally {
       if (shim.exitCode === null && shim.signalCode === null) shim.kill('SIGKILL');
-      if (child > 0 && existsSync(`/proc/${child}`)) process.kill(child, 'SIGKILL');
+      if (child > 0 && existsSync(`/proc/${child}`)) {
+        try {
+          process.kill(child, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
     }
   });
 });
