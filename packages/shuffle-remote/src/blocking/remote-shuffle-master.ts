@@ -1,0 +1,188 @@
+import {
+  type JobId,
+  type JobShuffleContext,
+  type Logger,
+  type RegisterPartitionRequest,
+  type ShuffleDescriptor,
+  type ShuffleMaster,
+  type ShuffleMasterContext,
+  type StoredPartition,
+  closedError,
+  invalidArgument,
+  noopLogger,
+  validateId,
+  validatePartitionDescriptor,
+  validateProducerDescriptor,
+} from '@weft/shuffle-api';
+import type { ResolvedRemoteShuffleOptions } from '../config/remote-shuffle-options.js';
+import { type AttemptRecord, isCollectible } from '../metadata/metadata-store.js';
+import { REMOTE_DESCRIPTOR_DETAILS, REMOTE_SHUFFLE_SERVICE_ID, checkRemoteDescriptor } from './descriptor-checks.js';
+import { StorePair } from './store-pair.js';
+
+/** What one sweep did. */
+export interface SweepResult {
+  /** Objects deleted (uncommitted, conflicting, failed, abandoned or released attempts). */
+  readonly deletedObjects: number;
+  /** Objects whose deletion failed; a later sweep tries again. */
+  readonly failedDeletions: number;
+}
+
+const SWEEP_BATCH = 500;
+
+/**
+ * The control side of the remote shuffle. Registrations, commits and releases live in the metadata
+ * store, so a new master on the same stores (JobMaster failover) lists exactly the partitions an old
+ * one saw committed, with their sizes.
+ *
+ * `sweep()` (run at `start()`, then every `sweepIntervalMs`) deletes the objects of attempts that will
+ * never be visible: failed, conflicting, released, and abandoned ones — writers whose lease ran out
+ * (a crashed producer). A live writer renews its lease, so its object is never taken from under it.
+ */
+export class RemoteShuffleMaster implements ShuffleMaster {
+  readonly shuffleServiceId = REMOTE_SHUFFLE_SERVICE_ID;
+  private readonly stores: StorePair;
+  private readonly logger: Logger;
+  private started = false;
+  private closed = false;
+  private timer: NodeJS.Timeout | undefined;
+  private sweeping: Promise<SweepResult> | undefined;
+
+  constructor(
+    private readonly options: ResolvedRemoteShuffleOptions,
+    context: ShuffleMasterContext = {},
+  ) {
+    this.logger = context.logger ?? noopLogger;
+    this.stores = new StorePair(options, this.logger, context.clock);
+  }
+
+  async start(): Promise<void> {
+    if (this.closed) throw closedError('remote shuffle master');
+    if (this.started) return;
+    await this.stores.start();
+    this.started = true;
+    await this.sweep();
+    if (this.options.sweepIntervalMs > 0 && !this.closed) {
+      this.timer = setInterval(() => {
+        this.sweep().catch((error: unknown) => this.logger.warn({ error: (error as Error).message }, 'sweep failed'));
+      }, this.options.sweepIntervalMs);
+      this.timer.unref();
+    }
+    this.logger.info({ store: this.stores.blob.description, meta: this.stores.meta.description }, 'remote shuffle master started');
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.timer !== undefined) clearInterval(this.timer);
+    await this.sweeping?.catch(() => undefined);
+    await this.stores.close();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  async registerJob(context: JobShuffleContext): Promise<void> {
+    const jobId = validateId('jobId', context?.jobId);
+    this.checkStarted();
+    await this.stores.meta.registerJob(jobId);
+  }
+
+  async unregisterJob(jobId: JobId): Promise<void> {
+    validateId('jobId', jobId);
+    this.checkStarted();
+    const released = await this.stores.meta.releaseJob(jobId, true);
+    await this.collect(released);
+  }
+
+  async registerPartitionWithProducer(request: RegisterPartitionRequest): Promise<ShuffleDescriptor> {
+    if (typeof request !== 'object' || request === null) throw invalidArgument('request', 'expected {jobId, partition, producer}');
+    const jobId = validateId('jobId', request.jobId) as JobId;
+    const partition = validatePartitionDescriptor(request.partition, 'partition');
+    const producer = validateProducerDescriptor(request.producer, 'producer');
+    const descriptor = checkRemoteDescriptor({
+      shuffleServiceId: REMOTE_SHUFFLE_SERVICE_ID,
+      jobId,
+      partition: { ...partition },
+      producer: { ...producer },
+      details: { ...REMOTE_DESCRIPTOR_DETAILS },
+    });
+    this.checkStarted();
+    await this.stores.meta.registerPartition({
+      jobId,
+      partitionId: partition.partitionId,
+      persistent: partition.partitionType === 'BLOCKING_PERSISTENT',
+      descriptor,
+    });
+    return descriptor;
+  }
+
+  async releasePartitionExternally(descriptor: ShuffleDescriptor): Promise<void> {
+    const checked = checkRemoteDescriptor(descriptor);
+    this.checkStarted();
+    const released = await this.stores.meta.releasePartition(checked.jobId, checked.partition.partitionId);
+    await this.collect(released);
+  }
+
+  async listPartitions(jobId: JobId): Promise<readonly StoredPartition[]> {
+    validateId('jobId', jobId);
+    this.checkStarted();
+    const commits = await this.stores.meta.listCommitted(jobId);
+    return commits
+      .map((commit) => ({ descriptor: commit.descriptor, subpartitionBytes: [...commit.subpartitionBytes], totalBytes: commit.totalBytes }))
+      .sort((a, b) => a.descriptor.partition.partitionIndex - b.descriptor.partition.partitionIndex);
+  }
+
+  /** Deletes the objects of every attempt that will never be visible and whose writer is gone. */
+  sweep(): Promise<SweepResult> {
+    this.checkStarted();
+    this.sweeping ??= this.sweepOnce().finally(() => {
+      this.sweeping = undefined;
+    });
+    return this.sweeping;
+  }
+
+  private async sweepOnce(): Promise<SweepResult> {
+    let deletedObjects = 0;
+    let failedDeletions = 0;
+    const seen = new Set<string>();
+    for (;;) {
+      const batch = (await this.stores.meta.collectGarbage(this.options.attemptLeaseMs, SWEEP_BATCH)).filter((a) => !seen.has(a.writeId));
+      if (batch.length === 0) break;
+      for (const attempt of batch) seen.add(attempt.writeId);
+      const result = await this.deleteObjects(batch);
+      deletedObjects += result.deletedObjects;
+      failedDeletions += result.failedDeletions;
+      if (this.closed) break;
+    }
+    if (deletedObjects + failedDeletions > 0) this.logger.info({ deletedObjects, failedDeletions }, 'swept garbage');
+    return { deletedObjects, failedDeletions };
+  }
+
+  /** Deletes at once the released attempts whose writers let go; the others wait for a sweep. */
+  private async collect(released: readonly AttemptRecord[]): Promise<void> {
+    const now = Date.now();
+    await this.deleteObjects(released.filter((attempt) => isCollectible(attempt, now, this.options.attemptLeaseMs)));
+  }
+
+  private async deleteObjects(attempts: readonly AttemptRecord[]): Promise<SweepResult> {
+    let deletedObjects = 0;
+    let failedDeletions = 0;
+    for (const attempt of attempts) {
+      try {
+        await this.stores.blob.delete(attempt.objectKey, attempt.uploadId === undefined ? {} : { uploadId: attempt.uploadId });
+        await this.stores.meta.forgetAttempt(attempt.writeId);
+        deletedObjects++;
+      } catch (error) {
+        failedDeletions++;
+        this.logger.warn({ objectKey: attempt.objectKey, error: (error as Error).message }, 'could not delete a garbage object');
+      }
+    }
+    return { deletedObjects, failedDeletions };
+  }
+
+  private checkStarted(): void {
+    if (this.closed) throw closedError('remote shuffle master');
+    if (!this.started) throw invalidArgument('state', 'the remote shuffle master is not started: call start() first');
+  }
+}

@@ -1,0 +1,164 @@
+import { resolve } from 'node:path';
+import {
+  DEFAULT_BUFFER_SIZE_BYTES,
+  DEFAULT_MAX_RECORD_BYTES,
+  type JsonValue,
+  invalidConfig,
+  validateBufferSize,
+  validateMaxRecordBytes,
+} from '@weft/shuffle-api';
+import {
+  type BlobStoreOptions,
+  DEFAULT_S3_MIN_PART_BYTES,
+  type MetadataStoreOptions,
+  validateBlobStoreOptions,
+  validateMetadataStoreOptions,
+} from './store-options.js';
+import { parseMetaUrl, parseStoreUrl } from './store-url.js';
+
+/**
+ * Options of the remote (persisted, blocking) shuffle. Plain JSON, so a worker process rebuilds the same
+ * factory from `factory.reference`. Validated once, when the factory is created; each error is
+ * SHF_ERR_INVALID_CONFIG naming the option.
+ */
+export interface RemoteShuffleOptions {
+  /**
+   * Where data objects live: `file:///abs/dir`, `s3://bucket/prefix`, or an options object.
+   * @defaultValue `file://<cwd>/.weft/shuffle` (resolved when the factory is created)
+   */
+  readonly store?: string | BlobStoreOptions;
+  /**
+   * Where partition metadata lives: `sqlite:///abs/file.db`, `redis://host:port/db`, or an options object.
+   * @defaultValue `sqlite://<cwd>/.weft/shuffle-meta.db` (resolved when the factory is created)
+   */
+  readonly meta?: string | MetadataStoreOptions;
+  /**
+   * The most memory one writer holds, whatever its partition's size: its sort buffer, the region being
+   * encoded and sent, the S3 part tail, and the index. `metrics.memoryLimitBytes` reports it. With S3 it
+   * must be at least 2 × minPartBytes + 1 MiB. A writer with very many subpartitions needs at least
+   * 4 × numberOfSubpartitions × 512 bytes and reports that as its limit when larger.
+   * @defaultValue 67108864 (64 MiB)
+   */
+  readonly producerMemoryBytes?: number;
+  /** Largest block (one framed buffer, FRAMING.md). @defaultValue 32768 */
+  readonly bufferSizeBytes?: number;
+  /** Largest record a writer accepts and a reader expects. @defaultValue 268435456 (256 MiB) */
+  readonly maxRecordBytes?: number;
+  /** LZ4 per block (kept raw where it does not shrink), or none. @defaultValue 'lz4' */
+  readonly compression?: 'lz4' | 'none';
+  /** Size of one ranged read by a consumer; a gate holds about two. @defaultValue 4194304 (4 MiB) */
+  readonly readBufferBytes?: number;
+  /**
+   * A writer that has not renewed its lease for this long is presumed dead: a sweep may collect its data.
+   * Writers renew every quarter of it. @defaultValue 60000
+   */
+  readonly attemptLeaseMs?: number;
+  /** How often a started master sweeps garbage (it always sweeps at start); 0 turns it off. @defaultValue 300000 */
+  readonly sweepIntervalMs?: number;
+  /** Longest pause between a gate's checks for a commit it waits for. @defaultValue 1000 */
+  readonly commitPollMaxMs?: number;
+  /** Tries of a metadata operation that failed because the store was unreachable. @defaultValue 8 */
+  readonly metaRetryAttempts?: number;
+  /** First pause between those tries; doubles up to metaRetryMaxDelayMs. @defaultValue 50 */
+  readonly metaRetryInitialDelayMs?: number;
+  /** @defaultValue 2000 */
+  readonly metaRetryMaxDelayMs?: number;
+}
+
+export interface ResolvedRemoteShuffleOptions {
+  readonly store: BlobStoreOptions;
+  readonly meta: MetadataStoreOptions;
+  readonly producerMemoryBytes: number;
+  readonly bufferSizeBytes: number;
+  readonly maxRecordBytes: number;
+  readonly compression: 'lz4' | 'none';
+  readonly readBufferBytes: number;
+  readonly attemptLeaseMs: number;
+  readonly sweepIntervalMs: number;
+  readonly commitPollMaxMs: number;
+  readonly metaRetryAttempts: number;
+  readonly metaRetryInitialDelayMs: number;
+  readonly metaRetryMaxDelayMs: number;
+}
+
+export const DEFAULT_REMOTE_SHUFFLE_OPTIONS = Object.freeze({
+  producerMemoryBytes: 64 * 1024 * 1024,
+  bufferSizeBytes: DEFAULT_BUFFER_SIZE_BYTES,
+  maxRecordBytes: DEFAULT_MAX_RECORD_BYTES,
+  compression: 'lz4',
+  readBufferBytes: 4 * 1024 * 1024,
+  attemptLeaseMs: 60_000,
+  sweepIntervalMs: 300_000,
+  commitPollMaxMs: 1_000,
+  metaRetryAttempts: 8,
+  metaRetryInitialDelayMs: 50,
+  metaRetryMaxDelayMs: 2_000,
+} as const);
+
+function integer(name: string, value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw invalidConfig(name, `expected an integer in [${min}, ${max}], got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+function asConfig<T>(name: string, check: () => T): T {
+  try {
+    return check();
+  } catch (error) {
+    const e = error as { code?: string; message?: string };
+    if (e.code === 'SHF_ERR_INVALID_ARGUMENT') throw invalidConfig(name, e.message ?? String(error), error);
+    throw error;
+  }
+}
+
+/** Validates options and fills in defaults; SHF_ERR_INVALID_CONFIG naming the first bad option. */
+export function resolveRemoteShuffleOptions(input: unknown, cwd: string = process.cwd()): ResolvedRemoteShuffleOptions {
+  if (input !== undefined && (typeof input !== 'object' || input === null || Array.isArray(input))) {
+    throw invalidConfig('options', 'expected an object');
+  }
+  const o = (input ?? {}) as RemoteShuffleOptions;
+  const store =
+    o.store === undefined
+      ? ({ type: 'file', dir: resolve(cwd, '.weft', 'shuffle') } as const)
+      : typeof o.store === 'string'
+        ? parseStoreUrl(o.store)
+        : validateBlobStoreOptions(o.store);
+  const meta =
+    o.meta === undefined
+      ? ({ type: 'sqlite', path: resolve(cwd, '.weft', 'shuffle-meta.db') } as const)
+      : typeof o.meta === 'string'
+        ? parseMetaUrl(o.meta)
+        : validateMetadataStoreOptions(o.meta);
+  const d = DEFAULT_REMOTE_SHUFFLE_OPTIONS;
+  const producerMemoryBytes = integer('producerMemoryBytes', o.producerMemoryBytes ?? d.producerMemoryBytes, 64 * 1024);
+  if (store.type === 's3') {
+    const minPart = store.minPartBytes ?? DEFAULT_S3_MIN_PART_BYTES;
+    if (producerMemoryBytes < 2 * minPart + 1024 * 1024) {
+      throw invalidConfig('producerMemoryBytes', `${producerMemoryBytes} is too small for S3 parts of ${minPart} bytes; use at least ${2 * minPart + 1024 * 1024}`);
+    }
+  }
+  const compression = o.compression ?? d.compression;
+  if (compression !== 'lz4' && compression !== 'none') throw invalidConfig('compression', `expected "lz4" or "none", got ${JSON.stringify(compression)}`);
+  const metaRetryInitialDelayMs = integer('metaRetryInitialDelayMs', o.metaRetryInitialDelayMs ?? d.metaRetryInitialDelayMs, 0);
+  return {
+    store,
+    meta,
+    producerMemoryBytes,
+    bufferSizeBytes: asConfig('bufferSizeBytes', () => validateBufferSize('bufferSizeBytes', o.bufferSizeBytes ?? d.bufferSizeBytes)),
+    maxRecordBytes: asConfig('maxRecordBytes', () => validateMaxRecordBytes('maxRecordBytes', o.maxRecordBytes ?? d.maxRecordBytes)),
+    compression,
+    readBufferBytes: integer('readBufferBytes', o.readBufferBytes ?? d.readBufferBytes, 4096, 1024 ** 3),
+    attemptLeaseMs: integer('attemptLeaseMs', o.attemptLeaseMs ?? d.attemptLeaseMs, 100),
+    sweepIntervalMs: integer('sweepIntervalMs', o.sweepIntervalMs ?? d.sweepIntervalMs, 0),
+    commitPollMaxMs: integer('commitPollMaxMs', o.commitPollMaxMs ?? d.commitPollMaxMs, 1),
+    metaRetryAttempts: integer('metaRetryAttempts', o.metaRetryAttempts ?? d.metaRetryAttempts, 1, 100),
+    metaRetryInitialDelayMs,
+    metaRetryMaxDelayMs: integer('metaRetryMaxDelayMs', o.metaRetryMaxDelayMs ?? d.metaRetryMaxDelayMs, metaRetryInitialDelayMs),
+  };
+}
+
+/** The resolved options as JSON, for `factory.reference`. */
+export function optionsAsJson(options: ResolvedRemoteShuffleOptions): JsonValue {
+  return JSON.parse(JSON.stringify(options)) as JsonValue;
+}

@@ -1,0 +1,137 @@
+import { compress as lz4CompressAsync, compressSync as lz4Compress, uncompressSync as lz4Uncompress } from 'lz4-napi';
+import { crc32c } from './checksum.js';
+
+/**
+ * One block of a partition data object: a 16-byte header, then the payload.
+ *
+ * | offset | size | field |
+ * |---|---|---|
+ * | 0 | 4 | CRC32C (LE) of bytes [4, 16 + storedLength): the rest of the header and the payload |
+ * | 4 | 1 | kind: 1 data (framed records, FRAMING.md), 2 event (`encodeEvent`) |
+ * | 5 | 1 | codec: 0 raw, 1 LZ4 (an LZ4 block prefixed with its uncompressed size, u32 LE) |
+ * | 6 | 2 | flags, 0 |
+ * | 8 | 4 | rawLength: payload bytes once decoded |
+ * | 12 | 4 | storedLength: payload bytes as stored |
+ *
+ * A block is compressed only when that makes it smaller; otherwise it is stored raw.
+ */
+export const BLOCK_HEADER_BYTES = 16;
+export const BLOCK_KIND_DATA = 1;
+export const BLOCK_KIND_EVENT = 2;
+export const CODEC_RAW = 0;
+export const CODEC_LZ4 = 1;
+
+export type BlockKind = typeof BLOCK_KIND_DATA | typeof BLOCK_KIND_EVENT;
+export type Compression = 'lz4' | 'none';
+
+/** Bytes a block may take at most once encoded: raw payload plus header (compression never grows it). */
+export function maxEncodedBlockBytes(rawLength: number): number {
+  return BLOCK_HEADER_BYTES + rawLength;
+}
+
+/** A decoded block header. */
+export interface BlockHeader {
+  readonly checksum: number;
+  readonly kind: number;
+  readonly codec: number;
+  readonly rawLength: number;
+  readonly storedLength: number;
+}
+
+export function readBlockHeader(bytes: Uint8Array, offset: number): BlockHeader {
+  return {
+    checksum: readU32(bytes, offset),
+    kind: bytes[offset + 4]!,
+    codec: bytes[offset + 5]!,
+    rawLength: readU32(bytes, offset + 8),
+    storedLength: readU32(bytes, offset + 12),
+  };
+}
+
+/**
+ * Writes one block into `out` at `offset` and returns its encoded length. `compressed`, when given, is
+ * `payload` compressed with LZ4 (size-prepended); it is used when shorter than the payload.
+ */
+export function writeBlock(out: Uint8Array, offset: number, kind: BlockKind, payload: Uint8Array, compressed?: Uint8Array): number {
+  const useLz4 = compressed !== undefined && compressed.length < payload.length;
+  const stored = useLz4 ? compressed : payload;
+  out[offset + 4] = kind;
+  out[offset + 5] = useLz4 ? CODEC_LZ4 : CODEC_RAW;
+  out[offset + 6] = 0;
+  out[offset + 7] = 0;
+  writeU32(out, offset + 8, payload.length);
+  writeU32(out, offset + 12, stored.length);
+  out.set(stored, offset + BLOCK_HEADER_BYTES);
+  const end = offset + BLOCK_HEADER_BYTES + stored.length;
+  writeU32(out, offset, crc32c(out.subarray(offset + 4, end)));
+  return end - offset;
+}
+
+/** LZ4-compresses a block payload (size-prepended LZ4 block), on the calling thread. */
+export function compressBlock(payload: Uint8Array): Uint8Array {
+  return lz4Compress(payload as Buffer);
+}
+
+/** LZ4-compresses a block payload on the libuv thread pool, so compression overlaps the producer. */
+export function compressBlockAsync(payload: Uint8Array): Promise<Uint8Array> {
+  return lz4CompressAsync(payload);
+}
+
+/** Why a block could not be decoded; the caller names the partition and block. */
+export class BlockDecodeError extends Error {
+  override readonly name = 'BlockDecodeError';
+}
+
+/**
+ * Checks the block at `offset` (whose header and payload are wholly inside `bytes`) and returns its
+ * decoded payload: a view into `bytes` for raw blocks, a new array for compressed ones.
+ * Throws BlockDecodeError on a checksum mismatch or an undecodable payload.
+ */
+export function decodeBlock(bytes: Uint8Array, offset: number, header: BlockHeader): Uint8Array {
+  const end = offset + BLOCK_HEADER_BYTES + header.storedLength;
+  const actual = crc32c(bytes.subarray(offset + 4, end));
+  if (actual !== header.checksum) {
+    throw new BlockDecodeError(`checksum mismatch: stored ${hex(header.checksum)}, computed ${hex(actual)}`);
+  }
+  const stored = bytes.subarray(offset + BLOCK_HEADER_BYTES, end);
+  if (header.codec === CODEC_RAW) {
+    if (header.rawLength !== header.storedLength) throw new BlockDecodeError('raw block whose lengths differ');
+    return stored;
+  }
+  if (header.codec !== CODEC_LZ4) throw new BlockDecodeError(`unknown codec ${header.codec}`);
+  let decoded: Uint8Array;
+  try {
+    decoded = lz4Uncompress(stored);
+  } catch (cause) {
+    throw new BlockDecodeError(`LZ4 payload does not decode: ${(cause as Error).message}`);
+  }
+  if (decoded.length !== header.rawLength) {
+    throw new BlockDecodeError(`LZ4 payload decodes to ${decoded.length} bytes, header says ${header.rawLength}`);
+  }
+  return decoded;
+}
+
+function hex(value: number): string {
+  return `0x${value.toString(16).padStart(8, '0')}`;
+}
+
+export function readU32(bytes: Uint8Array, offset: number): number {
+  return (bytes[offset]! | (bytes[offset + 1]! << 8) | (bytes[offset + 2]! << 16) | (bytes[offset + 3]! << 24)) >>> 0;
+}
+
+export function writeU32(bytes: Uint8Array, offset: number, value: number): void {
+  bytes[offset] = value & 0xff;
+  bytes[offset + 1] = (value >>> 8) & 0xff;
+  bytes[offset + 2] = (value >>> 16) & 0xff;
+  bytes[offset + 3] = (value >>> 24) & 0xff;
+}
+
+/** Reads a non-negative integer below 2^53 stored as u64 LE. */
+export function readU64(bytes: Uint8Array, offset: number): number {
+  return readU32(bytes, offset) + readU32(bytes, offset + 4) * 2 ** 32;
+}
+
+export function writeU64(bytes: Uint8Array, offset: number, value: number): void {
+  writeU32(bytes, offset, value % 2 ** 32);
+  writeU32(bytes, offset + 4, Math.floor(value / 2 ** 32));
+}

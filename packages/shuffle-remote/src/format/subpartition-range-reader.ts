@@ -1,0 +1,262 @@
+import { ShuffleError } from '@weft/shuffle-api';
+import type { BlobReader } from '../storage/blob-store.js';
+import { BLOCK_HEADER_BYTES, BLOCK_KIND_DATA, BLOCK_KIND_EVENT, BlockDecodeError, decodeBlock, readBlockHeader } from './block-codec.js';
+import { type IndexEntry, type IndexLocation, decodeIndexEntries, entryChecksum, indexEntriesRange } from './partition-index.js';
+
+/** One decoded block of the range. `payload` stays valid as long as it is referenced. */
+export interface RangeBlock {
+  readonly subpartition: number;
+  readonly kind: typeof BLOCK_KIND_DATA | typeof BLOCK_KIND_EVENT;
+  readonly payload: Uint8Array;
+}
+
+export interface SubpartitionRangeReaderOptions {
+  readonly reader: BlobReader;
+  readonly location: IndexLocation;
+  /** Subpartitions [start, end], inclusive. */
+  readonly start: number;
+  readonly end: number;
+  /** Size of one ranged read; one more is read ahead. */
+  readonly readBufferBytes: number;
+  /** Names the partition in errors. */
+  readonly partitionId: string;
+}
+
+/** The blocks of one subpartition in one region. */
+interface Segment {
+  readonly subpartition: number;
+  readonly region: number;
+  readonly entry: IndexEntry;
+}
+
+/** A contiguous byte range of the object, covering whole segments. */
+interface Extent {
+  readonly offset: number;
+  readonly length: number;
+}
+
+/**
+ * Reads subpartitions [start, end] of one partition data object: one ranged read of their index
+ * entries, then the regions' bytes for those subpartitions (contiguous in each region, so one extent per
+ * region, merged when regions touch), in reads of `readBufferBytes` with one read ahead. Every block's
+ * CRC32C and every index entry's checksum is verified; a mismatch is SHF_ERR_DATA_CORRUPTED naming
+ * the partition, the block's offset, region and subpartition.
+ */
+export class SubpartitionRangeReader {
+  private readonly segments: Segment[];
+  private readonly extents: Extent[];
+  private segmentIndex = 0;
+  private segmentRemaining = 0;
+  private readonly blockChecksums: number[] = [];
+  private extentIndex = 0;
+  private extentDone = 0;
+  private prefetch: Promise<Uint8Array> | undefined;
+  /** What is left of a read after a straddling block took its head. */
+  private rest: Uint8Array | undefined;
+  private window: Uint8Array = new Uint8Array(0);
+  /** File offset of window[0]. */
+  private windowOffset = 0;
+  private position = 0;
+
+  private constructor(
+    private readonly options: SubpartitionRangeReaderOptions,
+    entries: IndexEntry[][],
+  ) {
+    const regions = options.location.numberOfRegions;
+    this.segments = [];
+    this.extents = [];
+    for (let region = 0; region < regions; region++) {
+      let first: IndexEntry | undefined;
+      let last: IndexEntry | undefined;
+      for (let s = options.start; s <= options.end; s++) {
+        const entry = entries[s - options.start]![region]!;
+        if (entry.length === 0) continue;
+        this.segments.push({ subpartition: s, region, entry });
+        first ??= entry;
+        last = entry;
+      }
+      if (first === undefined || last === undefined) continue;
+      const extent = { offset: first.offset, length: last.offset + last.length - first.offset };
+      const previous = this.extents[this.extents.length - 1];
+      if (previous !== undefined && previous.offset + previous.length === extent.offset) {
+        this.extents[this.extents.length - 1] = { offset: previous.offset, length: previous.length + extent.length };
+      } else {
+        this.extents.push(extent);
+      }
+    }
+    this.segmentRemaining = this.segments[0]?.entry.length ?? 0;
+    this.windowOffset = this.extents[0]?.offset ?? 0;
+  }
+
+  /** Reads the index entries of the range and plans the reads. */
+  static async open(options: SubpartitionRangeReaderOptions): Promise<SubpartitionRangeReader> {
+    const { location, start, end } = options;
+    if (location.numberOfRegions === 0) return new SubpartitionRangeReader(options, []);
+    const range = indexEntriesRange(location, start, end);
+    const bytes = await options.reader.read(range.offset, range.length);
+    const entries = decodeIndexEntries(bytes, location, start, end);
+    const reader = new SubpartitionRangeReader(options, entries);
+    reader.checkEntries();
+    return reader;
+  }
+
+  /** The next decoded blocks (at least one), in file order; null once the range is exhausted. */
+  async next(): Promise<RangeBlock[] | null> {
+    const out: RangeBlock[] = [];
+    while (out.length === 0) {
+      if (this.segmentIndex >= this.segments.length) return null;
+      if (!(await this.fill(BLOCK_HEADER_BYTES))) throw this.corrupted('the object ends inside a block header');
+      // decode every whole block the window holds
+      for (;;) {
+        if (this.segmentIndex >= this.segments.length) break;
+        const available = this.window.length - this.position;
+        if (available < BLOCK_HEADER_BYTES) break;
+        if (this.segmentRemaining < BLOCK_HEADER_BYTES) throw this.corrupted('index entry shorter than a block header');
+        const header = readBlockHeader(this.window, this.position);
+        const blockBytes = BLOCK_HEADER_BYTES + header.storedLength;
+        if (blockBytes > this.segmentRemaining) throw this.corrupted(`block of ${blockBytes} bytes overruns its index entry`);
+        if (available < blockBytes) {
+          if (out.length > 0) break;
+          if (!(await this.fill(blockBytes))) throw this.corrupted('the object ends inside a block');
+          continue;
+        }
+        out.push(this.decode(header));
+      }
+    }
+    return out;
+  }
+
+  private decode(header: ReturnType<typeof readBlockHeader>): RangeBlock {
+    const segment = this.segments[this.segmentIndex]!;
+    let payload: Uint8Array;
+    try {
+      if (header.kind !== BLOCK_KIND_DATA && header.kind !== BLOCK_KIND_EVENT) throw new BlockDecodeError(`unknown block kind ${header.kind}`);
+      payload = decodeBlock(this.window, this.position, header);
+    } catch (error) {
+      if (error instanceof BlockDecodeError) throw this.corrupted(error.message);
+      throw error;
+    }
+    const blockBytes = BLOCK_HEADER_BYTES + header.storedLength;
+    this.blockChecksums.push(header.checksum);
+    this.position += blockBytes;
+    this.segmentRemaining -= blockBytes;
+    if (this.segmentRemaining === 0) this.endSegment();
+    return { subpartition: segment.subpartition, kind: header.kind as RangeBlock['kind'], payload };
+  }
+
+  private endSegment(): void {
+    const { entry, region, subpartition } = this.segments[this.segmentIndex]!;
+    const actual = entryChecksum(entry.offset, entry.length, this.blockChecksums);
+    this.blockChecksums.length = 0;
+    if (actual !== entry.checksum) {
+      throw new ShuffleError(
+        'SHF_ERR_DATA_CORRUPTED',
+        `partition ${this.options.partitionId}: index entry of subpartition ${subpartition} in region ${region} does not match its blocks`,
+        { context: { partitionId: this.options.partitionId, region, subpartition, block: entry.offset } },
+      );
+    }
+    this.segmentIndex++;
+    const next = this.segments[this.segmentIndex];
+    this.segmentRemaining = next?.entry.length ?? 0;
+    if (next !== undefined) {
+      const nextPosition = next.entry.offset - this.windowOffset;
+      if (nextPosition !== this.position) {
+        // the next segment starts a new extent, whose first read comes next
+        if (this.position !== this.window.length || this.rest !== undefined) throw this.corrupted('index entries overlap');
+        this.window = new Uint8Array(0);
+        this.windowOffset = next.entry.offset;
+        this.position = 0;
+      }
+    }
+  }
+
+  /**
+   * Makes at least `bytes` bytes available from `position`; false when the range has no more. A block
+   * straddling two reads is joined by copying just that block; the rest of the new read is used in place.
+   */
+  private async fill(bytes: number): Promise<boolean> {
+    while (this.window.length - this.position < bytes) {
+      const chunk = this.rest ?? (await this.readChunk());
+      this.rest = undefined;
+      if (chunk === undefined) return false;
+      const left = this.window.length - this.position;
+      this.windowOffset += this.position;
+      if (left === 0) {
+        this.window = chunk;
+        this.position = 0;
+        continue;
+      }
+      const take = Math.min(chunk.length, bytes - left);
+      const joined = new Uint8Array(left + take);
+      joined.set(this.window.subarray(this.position), 0);
+      joined.set(chunk.subarray(0, take), left);
+      this.window = joined;
+      this.position = 0;
+      if (take < chunk.length) this.rest = chunk.subarray(take);
+    }
+    return true;
+  }
+
+  /** The next read of the range (and starts the one after it), or undefined when all are done. */
+  private async readChunk(): Promise<Uint8Array | undefined> {
+    const pending = this.prefetch ?? (this.hasMorePieces() ? this.readPiece() : undefined);
+    this.prefetch = undefined;
+    if (pending === undefined) return undefined;
+    const chunk = await pending;
+    if (this.hasMorePieces()) {
+      this.prefetch = this.readPiece();
+      this.prefetch.catch(() => undefined);
+    }
+    return chunk;
+  }
+
+  private hasMorePieces(): boolean {
+    const extent = this.extents[this.extentIndex];
+    return extent !== undefined && (this.extentDone < extent.length || this.extentIndex + 1 < this.extents.length);
+  }
+
+  /** Starts the next read: pieces of at most readBufferBytes, extent after extent. */
+  private readPiece(): Promise<Uint8Array> {
+    let extent = this.extents[this.extentIndex]!;
+    if (this.extentDone >= extent.length) {
+      this.extentIndex++;
+      this.extentDone = 0;
+      extent = this.extents[this.extentIndex]!;
+    }
+    const length = Math.min(this.options.readBufferBytes, extent.length - this.extentDone);
+    const offset = extent.offset + this.extentDone;
+    this.extentDone += length;
+    return this.options.reader.read(offset, length);
+  }
+
+  private checkEntries(): void {
+    const limit = this.options.location.indexOffset;
+    for (const { entry, region, subpartition } of this.segments) {
+      if (entry.offset + entry.length > limit) {
+        throw new ShuffleError(
+          'SHF_ERR_DATA_CORRUPTED',
+          `partition ${this.options.partitionId}: index entry of subpartition ${subpartition} in region ${region} points past the data`,
+          { context: { partitionId: this.options.partitionId, region, subpartition } },
+        );
+      }
+    }
+  }
+
+  private corrupted(problem: string): ShuffleError {
+    const segment = this.segments[this.segmentIndex];
+    const block = this.windowOffset + this.position;
+    return new ShuffleError(
+      'SHF_ERR_DATA_CORRUPTED',
+      `partition ${this.options.partitionId}: block at byte ${block}` +
+        (segment === undefined ? '' : ` (region ${segment.region}, subpartition ${segment.subpartition})`) +
+        ` is corrupt: ${problem}`,
+      {
+        context: {
+          partitionId: this.options.partitionId,
+          block,
+          ...(segment === undefined ? {} : { region: segment.region, subpartition: segment.subpartition }),
+        },
+      },
+    );
+  }
+}

@@ -1,0 +1,140 @@
+import type { SerializedShuffleError, ShuffleDescriptor } from '@weft/shuffle-api';
+
+/**
+ * Where an attempt stands. `writing` holds a lease the writer renews; `committed` is the one visible
+ * attempt of its partition; every other state is garbage whose object a sweep deletes once the writer
+ * is closed or its lease has run out (so a live writer's object is never deleted under it).
+ */
+export type AttemptState = 'writing' | 'committed' | 'failed' | 'conflicted' | 'abandoned' | 'released';
+
+/** One writer of one partition attempt (a producer may create several writers over time). */
+export interface AttemptRecord {
+  /** Unique per writer; also part of the object key. */
+  readonly writeId: string;
+  readonly jobId: string;
+  readonly partitionId: string;
+  /** The producer execution attempt, `"<vertex>#<subtask>@<attempt>"`. */
+  readonly producerId: string;
+  readonly objectKey: string;
+  readonly state: AttemptState;
+  readonly startedAtMs: number;
+  /** Last lease renewal, by the metadata store's clock. */
+  readonly heartbeatAtMs: number;
+  /** Open S3 multipart upload, so a sweep can abort it. */
+  readonly uploadId?: string;
+  /** Why the producer failed (`failed` attempts), for consumers' SHF_ERR_PRODUCER_FAILED. */
+  readonly failure?: SerializedShuffleError;
+  /** The writer let go of its object (finished, failed and cleaned, or closed). */
+  readonly closed: boolean;
+  /** The object was deleted; only `failed` attempts are kept after that, for their failure. */
+  readonly collected: boolean;
+}
+
+/** What a committed partition's readers need, and what listPartitions reports. Plain JSON. */
+export interface CommitRecord {
+  readonly jobId: string;
+  readonly partitionId: string;
+  readonly writeId: string;
+  /** The descriptor the committing writer was created with. */
+  readonly descriptor: ShuffleDescriptor;
+  readonly objectKey: string;
+  readonly objectBytes: number;
+  readonly numberOfRegions: number;
+  readonly indexOffset: number;
+  readonly indexLength: number;
+  /** Framed record bytes per subpartition, before compression. */
+  readonly subpartitionBytes: readonly number[];
+  readonly totalBytes: number;
+  /** Bytes of the data blocks as stored (after compression). */
+  readonly storedBytes: number;
+  readonly committedAtMs: number;
+}
+
+export type CommitOutcome =
+  | { readonly status: 'committed' }
+  /** Another writer committed first. This attempt is now `conflicted`. */
+  | { readonly status: 'conflict'; readonly winner: string }
+  /** The partition is not registered (never, or released). This attempt is now `released`. */
+  | { readonly status: 'not-registered' }
+  /** This attempt is no longer `writing` (its lease ran out and a sweep took it, or it failed). */
+  | { readonly status: 'fenced'; readonly state: AttemptState | 'missing' };
+
+export interface PartitionRegistration {
+  readonly jobId: string;
+  readonly partitionId: string;
+  /** BLOCKING_PERSISTENT: survives unregisterJob. */
+  readonly persistent: boolean;
+  readonly descriptor: ShuffleDescriptor;
+}
+
+/** All a reader needs to resolve a partition. */
+export interface PartitionLookup {
+  readonly registered: boolean;
+  readonly commit: CommitRecord | undefined;
+  /** The partition's attempts not yet forgotten. */
+  readonly attempts: readonly AttemptRecord[];
+  /** The store's clock now, to judge leases. */
+  readonly nowMs: number;
+}
+
+export interface BeginAttemptRequest {
+  readonly writeId: string;
+  readonly jobId: string;
+  readonly partitionId: string;
+  readonly producerId: string;
+  readonly objectKey: string;
+}
+
+/**
+ * Partition metadata shared by masters, producers and consumers, possibly in several processes
+ * (Redis: several machines). Every visibility decision is one atomic operation here: an attempt's data is
+ * visible once `commit` says `committed`, and the first writer to commit a partition wins.
+ *
+ * Errors: SHF_ERR_INVALID_CONFIG from `start()` for a store that cannot be reached or opened;
+ * SHF_ERR_STORAGE_UNAVAILABLE (retryable) for a store that stops answering later. Every operation is
+ * idempotent (`commit` by the same writer included), so callers may retry it.
+ *
+ * Not in the contract: the layout of keys or tables; clock source (Redis uses its server's clock, SQLite the
+ * local one).
+ */
+export interface MetadataStore {
+  /** The store, for logs and errors, without secrets. */
+  readonly description: string;
+  start(): Promise<void>;
+  close(): Promise<void>;
+
+  registerJob(jobId: string): Promise<void>;
+  /** Registers (or re-registers) a partition; an existing commit stays. */
+  registerPartition(registration: PartitionRegistration): Promise<void>;
+  /** Records a new `writing` attempt with a fresh lease; `not-registered` if the partition is not registered. */
+  beginAttempt(request: BeginAttemptRequest): Promise<'ok' | 'not-registered'>;
+  /** Renews the lease (and records the upload id); returns the attempt's state, `missing` once forgotten. */
+  heartbeat(writeId: string, uploadId?: string): Promise<AttemptState | 'missing'>;
+  /** `writing` → `failed`, keeping `failure` for consumers. */
+  failAttempt(writeId: string, failure: SerializedShuffleError): Promise<void>;
+  /** The writer will not touch its object again; a garbage attempt's object may be deleted at once. */
+  closeAttempt(writeId: string): Promise<void>;
+  /** Makes `commit.writeId`'s data the partition's, if it is first. */
+  commit(commit: CommitRecord): Promise<CommitOutcome>;
+
+  lookupPartition(jobId: string, partitionId: string): Promise<PartitionLookup>;
+  /** Committed partitions of a job (any order). */
+  listCommitted(jobId: string): Promise<CommitRecord[]>;
+  /** Unregisters the partition: its commit disappears, every attempt becomes `released`. Returns them. */
+  releasePartition(jobId: string, partitionId: string): Promise<AttemptRecord[]>;
+  /** Releases every partition of the job (but persistent ones when `keepPersistent`) and forgets the job. */
+  releaseJob(jobId: string, keepPersistent: boolean): Promise<AttemptRecord[]>;
+  /**
+   * Marks `writing` attempts whose lease is older than `leaseMs` `abandoned`, then returns up to `limit`
+   * garbage attempts whose object may be deleted now (closed, or lease older than `leaseMs`).
+   */
+  collectGarbage(leaseMs: number, limit: number): Promise<AttemptRecord[]>;
+  /** The object of a garbage attempt is deleted: forget it (a `failed` one is kept, marked collected). */
+  forgetAttempt(writeId: string): Promise<void>;
+}
+
+/** True when a garbage attempt's object may be deleted: its writer let go, or its lease ran out. */
+export function isCollectible(attempt: AttemptRecord, nowMs: number, leaseMs: number): boolean {
+  if (attempt.collected || attempt.state === 'writing' || attempt.state === 'committed') return false;
+  return attempt.closed || nowMs - attempt.heartbeatAtMs > leaseMs;
+}

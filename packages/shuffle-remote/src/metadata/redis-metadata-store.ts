@@ -1,0 +1,331 @@
+import { Redis } from 'ioredis';
+import { type Logger, type SerializedShuffleError, invalidConfig, noopLogger } from '@weft/shuffle-api';
+import type { RedisMetaOptions } from '../config/store-options.js';
+import { encodeKeySegment } from '../storage/object-key.js';
+import { storageUnavailable } from '../storage/storage-errors.js';
+import {
+  type AttemptRecord,
+  type AttemptState,
+  type BeginAttemptRequest,
+  type CommitOutcome,
+  type CommitRecord,
+  type MetadataStore,
+  type PartitionLookup,
+  type PartitionRegistration,
+  isCollectible,
+} from './metadata-store.js';
+import {
+  ALL_SCRIPTS,
+  BEGIN_ATTEMPT,
+  COMMIT,
+  EXPIRE_ATTEMPT,
+  FAIL_ATTEMPT,
+  FORGET_ATTEMPT,
+  HEARTBEAT,
+  RELEASE_PARTITION,
+  type RedisScript,
+} from './redis-scripts.js';
+
+/** Server replies that mean "not now" rather than "never". */
+const TRANSIENT_REPLY = /^(LOADING|BUSY|TRYAGAIN|MASTERDOWN|READONLY|CLUSTERDOWN|NOREPLICAS)/;
+
+function isTransient(error: unknown): boolean {
+  const e = error as { name?: string; message?: string };
+  if (e?.name === 'ReplyError') return TRANSIENT_REPLY.test(e.message ?? '');
+  return true; // connection closed, not writeable, timed out, refused: all transport problems
+}
+
+/** The URL without its password, for messages. */
+function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== '') parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'redis://(unparseable)';
+  }
+}
+
+type Hash = Record<string, string>;
+
+function toAttempt(hash: Hash): AttemptRecord | undefined {
+  if (hash['state'] === undefined || hash['writeId'] === undefined) return undefined;
+  return {
+    writeId: hash['writeId'],
+    jobId: hash['jobId'] ?? '',
+    partitionId: hash['partitionId'] ?? '',
+    producerId: hash['producerId'] ?? '',
+    objectKey: hash['objectKey'] ?? '',
+    state: hash['state'] as AttemptState,
+    startedAtMs: Number(hash['startedAt']),
+    heartbeatAtMs: Number(hash['heartbeatAt']),
+    ...(hash['uploadId'] === undefined ? {} : { uploadId: hash['uploadId'] }),
+    ...(hash['failure'] === undefined ? {} : { failure: JSON.parse(hash['failure']) as SerializedShuffleError }),
+    closed: hash['closed'] === '1',
+    collected: hash['collected'] === '1',
+  };
+}
+
+function toCommit(json: string | null | undefined, committedAt: string | null | undefined): CommitRecord | undefined {
+  if (json === null || json === undefined) return undefined;
+  const record = JSON.parse(json) as CommitRecord;
+  return { ...record, committedAtMs: Number(committedAt ?? record.committedAtMs) };
+}
+
+/**
+ * Metadata in Redis (ioredis). Every decision is one Lua script, atomic on the server; the commit script
+ * lets the first writer of a partition in and turns every later one away. Keys (prefix `weft:` by
+ * default; ids percent-encoded, so they cannot forge a key): `jobs`, `job:<job>:partitions`,
+ * `partition:<job>:<partition>` (registration and commit), `partition:<job>:<partition>:attempts`,
+ * `attempt:<writeId>`, `leases` (writing attempts by renewal time), `garbage`.
+ *
+ * Fails fast at `start()` when Redis cannot be reached; afterwards commands fail at once while it is away
+ * (no offline queue) with SHF_ERR_STORAGE_UNAVAILABLE, and the connection comes back by itself.
+ */
+export class RedisMetadataStore implements MetadataStore {
+  readonly description: string;
+  private redis: Redis | undefined;
+  private readonly prefix: string;
+
+  constructor(
+    private readonly options: RedisMetaOptions,
+    private readonly logger: Logger = noopLogger,
+  ) {
+    this.description = redactUrl(options.url);
+    this.prefix = options.keyPrefix ?? 'weft:';
+  }
+
+  async start(): Promise<void> {
+    if (this.redis !== undefined) return;
+    const redis = new Redis(this.options.url, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      connectTimeout: this.options.connectTimeoutMs ?? 3_000,
+      commandTimeout: this.options.commandTimeoutMs ?? 10_000,
+      retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 5), 1_000),
+    });
+    redis.on('error', (error: Error) => this.logger.debug({ store: this.description, error: error.message }, 'redis connection error'));
+    try {
+      await redis.connect();
+      await redis.ping();
+    } catch (cause) {
+      redis.disconnect();
+      throw invalidConfig('meta', `cannot reach Redis at ${this.description}: ${(cause as Error).message}`, cause);
+    }
+    for (const script of ALL_SCRIPTS) redis.defineCommand(script.name, { numberOfKeys: script.keys, lua: script.lua });
+    this.redis = redis;
+  }
+
+  async close(): Promise<void> {
+    const redis = this.redis;
+    this.redis = undefined;
+    if (redis === undefined) return;
+    try {
+      await redis.quit();
+    } catch {
+      redis.disconnect();
+    }
+  }
+
+  async registerJob(jobId: string): Promise<void> {
+    await this.call('registerJob', (r) => r.sadd(this.key('jobs'), jobId));
+  }
+
+  async registerPartition(reg: PartitionRegistration): Promise<void> {
+    const partition = this.partitionKey(reg.jobId, reg.partitionId);
+    await this.call('registerPartition', (r) =>
+      r
+        .multi()
+        .sadd(this.key('jobs'), reg.jobId)
+        .sadd(this.jobPartitionsKey(reg.jobId), reg.partitionId)
+        .hset(partition, 'descriptor', JSON.stringify(reg.descriptor), 'persistent', reg.persistent ? '1' : '0')
+        .hsetnx(partition, 'registeredAt', String(Date.now()))
+        .exec(),
+    );
+  }
+
+  async beginAttempt(a: BeginAttemptRequest): Promise<'ok' | 'not-registered'> {
+    const partition = this.partitionKey(a.jobId, a.partitionId);
+    return (await this.script('beginAttempt', BEGIN_ATTEMPT, [partition, `${partition}:attempts`, this.attemptKey(a.writeId), this.key('leases')], [
+      a.writeId,
+      a.jobId,
+      a.partitionId,
+      a.producerId,
+      a.objectKey,
+    ])) as 'ok' | 'not-registered';
+  }
+
+  async heartbeat(writeId: string, uploadId?: string): Promise<AttemptState | 'missing'> {
+    return (await this.script('heartbeat', HEARTBEAT, [this.attemptKey(writeId), this.key('leases')], [writeId, uploadId ?? ''])) as AttemptState | 'missing';
+  }
+
+  async failAttempt(writeId: string, failure: SerializedShuffleError): Promise<void> {
+    await this.script('failAttempt', FAIL_ATTEMPT, [this.attemptKey(writeId), this.key('leases'), this.key('garbage')], [writeId, JSON.stringify(failure)]);
+  }
+
+  async closeAttempt(writeId: string): Promise<void> {
+    const key = this.attemptKey(writeId);
+    await this.call('closeAttempt', async (r) => {
+      if ((await r.exists(key)) === 1) await r.hset(key, 'closed', '1');
+    });
+  }
+
+  async commit(c: CommitRecord): Promise<CommitOutcome> {
+    const reply = (await this.script(
+      'commit',
+      COMMIT,
+      [this.partitionKey(c.jobId, c.partitionId), this.attemptKey(c.writeId), this.key('leases'), this.key('garbage')],
+      [c.writeId, JSON.stringify(c)],
+    )) as string[];
+    switch (reply[0]) {
+      case 'committed':
+        return { status: 'committed' };
+      case 'conflict':
+        return { status: 'conflict', winner: reply[1] ?? '' };
+      case 'not-registered':
+        return { status: 'not-registered' };
+      default:
+        return { status: 'fenced', state: (reply[1] ?? 'missing') as AttemptState | 'missing' };
+    }
+  }
+
+  async lookupPartition(jobId: string, partitionId: string): Promise<PartitionLookup> {
+    const partition = this.partitionKey(jobId, partitionId);
+    return this.call('lookupPartition', async (r) => {
+      const [hash, ids, time] = (await r.multi().hgetall(partition).smembers(`${partition}:attempts`).time().exec())!.map(([error, value]) => {
+        if (error) throw error;
+        return value;
+      }) as [Hash, string[], [string, string]];
+      const attempts = await this.attempts(r, ids);
+      return {
+        registered: Object.keys(hash).length > 0,
+        commit: toCommit(hash['commit'], hash['committedAt']),
+        attempts,
+        nowMs: Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000),
+      };
+    });
+  }
+
+  async listCommitted(jobId: string): Promise<CommitRecord[]> {
+    return this.call('listCommitted', async (r) => {
+      const ids = await r.smembers(this.jobPartitionsKey(jobId));
+      if (ids.length === 0) return [];
+      const pipeline = r.pipeline();
+      for (const id of ids) pipeline.hmget(this.partitionKey(jobId, id), 'commit', 'committedAt');
+      const out: CommitRecord[] = [];
+      for (const [error, value] of (await pipeline.exec())!) {
+        if (error) throw error;
+        const [json, at] = value as [string | null, string | null];
+        const commit = toCommit(json, at);
+        if (commit !== undefined) out.push(commit);
+      }
+      return out;
+    });
+  }
+
+  async releasePartition(jobId: string, partitionId: string): Promise<AttemptRecord[]> {
+    const partition = this.partitionKey(jobId, partitionId);
+    const ids = (await this.script(
+      'releasePartition',
+      RELEASE_PARTITION,
+      [partition, `${partition}:attempts`, this.jobPartitionsKey(jobId), this.key('leases'), this.key('garbage')],
+      [partitionId, this.key('attempt:')],
+    )) as string[];
+    return this.call('releasePartition', (r) => this.attempts(r, ids));
+  }
+
+  async releaseJob(jobId: string, keepPersistent: boolean): Promise<AttemptRecord[]> {
+    const ids = await this.call('releaseJob', (r) => r.smembers(this.jobPartitionsKey(jobId)));
+    const released: AttemptRecord[] = [];
+    for (const partitionId of ids) {
+      if (keepPersistent) {
+        const persistent = await this.call('releaseJob', (r) => r.hget(this.partitionKey(jobId, partitionId), 'persistent'));
+        if (persistent === '1') continue;
+      }
+      released.push(...(await this.releasePartition(jobId, partitionId)));
+    }
+    await this.call('releaseJob', async (r) => {
+      if ((await r.scard(this.jobPartitionsKey(jobId))) === 0) await r.srem(this.key('jobs'), jobId);
+    });
+    return released;
+  }
+
+  async collectGarbage(leaseMs: number, limit: number): Promise<AttemptRecord[]> {
+    return this.call('collectGarbage', async (r) => {
+      const [seconds, micros] = await r.time();
+      const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+      const cutoff = now - leaseMs;
+      const expired = await r.zrangebyscore(this.key('leases'), '-inf', `(${cutoff}`, 'LIMIT', 0, limit);
+      for (const id of expired) {
+        await this.invoke(r, EXPIRE_ATTEMPT, [this.attemptKey(id), this.key('leases'), this.key('garbage')], [id, String(cutoff)]);
+      }
+      const out: AttemptRecord[] = [];
+      let cursor = '0';
+      do {
+        const [next, ids] = await r.sscan(this.key('garbage'), cursor, 'COUNT', 500);
+        cursor = next;
+        for (const attempt of await this.attempts(r, ids)) {
+          if (out.length < limit && isCollectible(attempt, now, leaseMs)) out.push(attempt);
+        }
+      } while (cursor !== '0' && out.length < limit);
+      return out;
+    });
+  }
+
+  async forgetAttempt(writeId: string): Promise<void> {
+    await this.script('forgetAttempt', FORGET_ATTEMPT, [this.attemptKey(writeId), this.key('garbage')], [writeId]);
+  }
+
+  private async attempts(r: Redis, ids: readonly string[]): Promise<AttemptRecord[]> {
+    if (ids.length === 0) return [];
+    const pipeline = r.pipeline();
+    for (const id of ids) pipeline.hgetall(this.attemptKey(id));
+    const out: AttemptRecord[] = [];
+    for (const [error, value] of (await pipeline.exec())!) {
+      if (error) throw error;
+      const attempt = toAttempt(value as Hash);
+      if (attempt !== undefined) out.push(attempt);
+    }
+    return out;
+  }
+
+  private key(name: string): string {
+    return this.prefix + name;
+  }
+
+  private jobPartitionsKey(jobId: string): string {
+    return this.key(`job:${encodeKeySegment('jobId', jobId)}:partitions`);
+  }
+
+  private partitionKey(jobId: string, partitionId: string): string {
+    return this.key(`partition:${encodeKeySegment('jobId', jobId)}:${encodeKeySegment('partitionId', partitionId)}`);
+  }
+
+  private attemptKey(writeId: string): string {
+    return this.key(`attempt:${encodeKeySegment('writeId', writeId)}`);
+  }
+
+  private client(): Redis {
+    if (this.redis === undefined) throw storageUnavailable(this.description, 'use', new Error('the metadata store is not started or is closed'), false);
+    return this.redis;
+  }
+
+  private async call<T>(operation: string, body: (redis: Redis) => Promise<T>): Promise<T> {
+    const redis = this.client();
+    try {
+      return await body(redis);
+    } catch (cause) {
+      throw storageUnavailable(this.description, operation, cause, isTransient(cause));
+    }
+  }
+
+  private invoke(redis: Redis, script: RedisScript, keys: readonly string[], args: readonly string[]): Promise<unknown> {
+    const command = (redis as unknown as Record<string, (...a: string[]) => Promise<unknown>>)[script.name]!;
+    return command.call(redis, ...keys, ...args);
+  }
+
+  private script(operation: string, script: RedisScript, keys: readonly string[], args: readonly string[]): Promise<unknown> {
+    return this.call(operation, (r) => this.invoke(r, script, keys, args));
+  }
+}

@@ -1,0 +1,160 @@
+/**
+ * The Lua scripts behind RedisMetadataStore: each decision (begin, heartbeat, commit, release, expiry,
+ * forget) is one script, so it is atomic on the server. Times come from the server's clock (TIME).
+ */
+const NOW = `local t = redis.call('TIME'); local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+
+export interface RedisScript {
+  readonly name: string;
+  readonly keys: number;
+  readonly lua: string;
+}
+
+/** KEYS: partition, partitionAttempts, attempt, leases. ARGV: writeId, jobId, partitionId, producerId, objectKey. */
+export const BEGIN_ATTEMPT: RedisScript = {
+  name: 'weftBeginAttempt',
+  keys: 4,
+  lua: `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'not-registered' end
+if redis.call('EXISTS', KEYS[3]) == 1 then return 'ok' end
+${NOW}
+redis.call('HSET', KEYS[3], 'writeId', ARGV[1], 'jobId', ARGV[2], 'partitionId', ARGV[3], 'producerId', ARGV[4],
+  'objectKey', ARGV[5], 'state', 'writing', 'startedAt', now, 'heartbeatAt', now, 'closed', 0, 'collected', 0,
+  'partitionAttemptsKey', KEYS[2])
+redis.call('SADD', KEYS[2], ARGV[1])
+redis.call('ZADD', KEYS[4], now, ARGV[1])
+return 'ok'`,
+};
+
+/** KEYS: attempt, leases. ARGV: writeId, uploadId ('' for none). */
+export const HEARTBEAT: RedisScript = {
+  name: 'weftHeartbeat',
+  keys: 2,
+  lua: `
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then return 'missing' end
+if state ~= 'committed' then
+  ${NOW}
+  redis.call('HSET', KEYS[1], 'heartbeatAt', now)
+  if ARGV[2] ~= '' then redis.call('HSET', KEYS[1], 'uploadId', ARGV[2]) end
+  if state == 'writing' then redis.call('ZADD', KEYS[2], now, ARGV[1]) end
+end
+return state`,
+};
+
+/** KEYS: attempt, leases, garbage. ARGV: writeId, failure JSON. */
+export const FAIL_ATTEMPT: RedisScript = {
+  name: 'weftFailAttempt',
+  keys: 3,
+  lua: `
+if redis.call('HGET', KEYS[1], 'state') == 'writing' then
+  redis.call('HSET', KEYS[1], 'state', 'failed', 'failure', ARGV[2])
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  redis.call('SADD', KEYS[3], ARGV[1])
+end
+return 1`,
+};
+
+/** KEYS: partition, attempt, leases, garbage. ARGV: writeId, commit JSON. */
+export const COMMIT: RedisScript = {
+  name: 'weftCommit',
+  keys: 4,
+  lua: `
+local state = redis.call('HGET', KEYS[2], 'state')
+local existing = redis.call('HGET', KEYS[1], 'commitWriteId')
+local function discard(as)
+  if state == 'writing' then
+    redis.call('HSET', KEYS[2], 'state', as)
+    redis.call('ZREM', KEYS[3], ARGV[1])
+    redis.call('SADD', KEYS[4], ARGV[1])
+  end
+end
+if existing then
+  if existing == ARGV[1] then return {'committed'} end
+  discard('conflicted')
+  return {'conflict', existing}
+end
+if not state then return {'fenced', 'missing'} end
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  discard('released')
+  return {'not-registered'}
+end
+if state ~= 'writing' then return {'fenced', state} end
+${NOW}
+redis.call('HSET', KEYS[1], 'commitWriteId', ARGV[1], 'commit', ARGV[2], 'committedAt', now)
+redis.call('HSET', KEYS[2], 'state', 'committed', 'heartbeatAt', now)
+redis.call('ZREM', KEYS[3], ARGV[1])
+return {'committed'}`,
+};
+
+/**
+ * KEYS: partition, partitionAttempts, jobPartitions, leases, garbage. ARGV: partitionId, attempt key prefix.
+ * Returns the write ids now `released` (attempts already collected are dropped).
+ */
+export const RELEASE_PARTITION: RedisScript = {
+  name: 'weftReleasePartition',
+  keys: 5,
+  lua: `
+local out = {}
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[2])) do
+  local key = ARGV[2] .. id
+  local state = redis.call('HGET', key, 'state')
+  if state then
+    if redis.call('HGET', key, 'collected') == '1' then
+      redis.call('DEL', key)
+      redis.call('SREM', KEYS[5], id)
+    else
+      redis.call('HSET', key, 'state', 'released')
+      redis.call('ZREM', KEYS[4], id)
+      redis.call('SADD', KEYS[5], id)
+      table.insert(out, id)
+    end
+  end
+end
+redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('SREM', KEYS[3], ARGV[1])
+return out`,
+};
+
+/** KEYS: attempt, leases, garbage. ARGV: writeId, cutoff (ms). Marks a `writing` attempt with an old lease `abandoned`. */
+export const EXPIRE_ATTEMPT: RedisScript = {
+  name: 'weftExpireAttempt',
+  keys: 3,
+  lua: `
+local state = redis.call('HGET', KEYS[1], 'state')
+if state ~= 'writing' then
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  return 0
+end
+if tonumber(redis.call('HGET', KEYS[1], 'heartbeatAt')) < tonumber(ARGV[2]) then
+  redis.call('HSET', KEYS[1], 'state', 'abandoned')
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  redis.call('SADD', KEYS[3], ARGV[1])
+  return 1
+end
+return 0`,
+};
+
+/** KEYS: attempt, garbage. ARGV: writeId. */
+export const FORGET_ATTEMPT: RedisScript = {
+  name: 'weftForgetAttempt',
+  keys: 2,
+  lua: `
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then
+  redis.call('SREM', KEYS[2], ARGV[1])
+  return 1
+end
+if state == 'writing' or state == 'committed' then return 0 end
+redis.call('SREM', KEYS[2], ARGV[1])
+if state == 'failed' then
+  redis.call('HSET', KEYS[1], 'collected', 1)
+  return 1
+end
+local attempts = redis.call('HGET', KEYS[1], 'partitionAttemptsKey')
+if attempts then redis.call('SREM', attempts, ARGV[1]) end
+redis.call('DEL', KEYS[1])
+return 1`,
+};
+
+export const ALL_SCRIPTS: readonly RedisScript[] = [BEGIN_ATTEMPT, HEARTBEAT, FAIL_ATTEMPT, COMMIT, RELEASE_PARTITION, EXPIRE_ATTEMPT, FORGET_ATTEMPT];

@@ -1,0 +1,319 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { type Clock, type SerializedShuffleError, invalidConfig, systemClock } from '@weft/shuffle-api';
+import type { SqliteMetaOptions } from '../config/store-options.js';
+import { storageUnavailable } from '../storage/storage-errors.js';
+import type {
+  AttemptRecord,
+  AttemptState,
+  BeginAttemptRequest,
+  CommitOutcome,
+  CommitRecord,
+  MetadataStore,
+  PartitionLookup,
+  PartitionRegistration,
+} from './metadata-store.js';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS weft_jobs (
+  job_id TEXT PRIMARY KEY,
+  registered_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS weft_partitions (
+  job_id TEXT NOT NULL,
+  partition_id TEXT NOT NULL,
+  persistent INTEGER NOT NULL,
+  descriptor TEXT NOT NULL,
+  registered_at INTEGER NOT NULL,
+  PRIMARY KEY (job_id, partition_id)
+);
+CREATE TABLE IF NOT EXISTS weft_attempts (
+  write_id TEXT PRIMARY KEY,
+  job_id TEXT NOT NULL,
+  partition_id TEXT NOT NULL,
+  producer_id TEXT NOT NULL,
+  object_key TEXT NOT NULL,
+  state TEXT NOT NULL,
+  started_at INTEGER NOT NULL,
+  heartbeat_at INTEGER NOT NULL,
+  upload_id TEXT,
+  failure TEXT,
+  closed INTEGER NOT NULL DEFAULT 0,
+  collected INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS weft_attempts_by_partition ON weft_attempts (job_id, partition_id);
+CREATE INDEX IF NOT EXISTS weft_attempts_by_state ON weft_attempts (state, collected);
+CREATE TABLE IF NOT EXISTS weft_commits (
+  job_id TEXT NOT NULL,
+  partition_id TEXT NOT NULL,
+  write_id TEXT NOT NULL UNIQUE,
+  record TEXT NOT NULL,
+  committed_at INTEGER NOT NULL,
+  PRIMARY KEY (job_id, partition_id)
+);
+`;
+
+/** SQLite result codes worth retrying: another process holds the lock, or the disk hiccupped. */
+const TRANSIENT_SQLITE = /^SQLITE_(BUSY|LOCKED|IOERR|FULL|CANTOPEN|PROTOCOL)/;
+
+interface AttemptRow {
+  write_id: string;
+  job_id: string;
+  partition_id: string;
+  producer_id: string;
+  object_key: string;
+  state: string;
+  started_at: number;
+  heartbeat_at: number;
+  upload_id: string | null;
+  failure: string | null;
+  closed: number;
+  collected: number;
+}
+
+function toAttempt(row: AttemptRow): AttemptRecord {
+  return {
+    writeId: row.write_id,
+    jobId: row.job_id,
+    partitionId: row.partition_id,
+    producerId: row.producer_id,
+    objectKey: row.object_key,
+    state: row.state as AttemptState,
+    startedAtMs: row.started_at,
+    heartbeatAtMs: row.heartbeat_at,
+    ...(row.upload_id === null ? {} : { uploadId: row.upload_id }),
+    ...(row.failure === null ? {} : { failure: JSON.parse(row.failure) as SerializedShuffleError }),
+    closed: row.closed === 1,
+    collected: row.collected === 1,
+  };
+}
+
+/**
+ * Metadata in an SQLite file (better-sqlite3): survives restarts, and is safe for several processes on
+ * one machine — WAL journal, a busy timeout so writers queue for the lock, every decision in one
+ * `BEGIN IMMEDIATE` transaction, and a primary key on (job, partition) in the commit table so a second
+ * commit can never land.
+ */
+export class SqliteMetadataStore implements MetadataStore {
+  readonly description: string;
+  private db: Database.Database | undefined;
+
+  constructor(
+    private readonly options: SqliteMetaOptions,
+    private readonly clock: Clock = systemClock,
+  ) {
+    this.description = `sqlite://${options.path}`;
+  }
+
+  async start(): Promise<void> {
+    if (this.db !== undefined) return;
+    try {
+      mkdirSync(dirname(this.options.path), { recursive: true });
+      const db = new Database(this.options.path, { timeout: this.options.busyTimeoutMs ?? 10_000 });
+      try {
+        db.pragma('journal_mode = WAL');
+        db.pragma('synchronous = FULL');
+        db.pragma('foreign_keys = OFF');
+        db.exec(SCHEMA);
+      } catch (error) {
+        db.close();
+        throw error;
+      }
+      this.db = db;
+    } catch (cause) {
+      throw invalidConfig('meta', `cannot open the SQLite database ${this.options.path}: ${(cause as Error).message}`, cause);
+    }
+  }
+
+  async close(): Promise<void> {
+    const db = this.db;
+    this.db = undefined;
+    db?.close();
+  }
+
+  async registerJob(jobId: string): Promise<void> {
+    this.run('registerJob', (db) => {
+      db.prepare('INSERT OR IGNORE INTO weft_jobs (job_id, registered_at) VALUES (?, ?)').run(jobId, this.clock.now());
+    });
+  }
+
+  async registerPartition(r: PartitionRegistration): Promise<void> {
+    this.transaction('registerPartition', (db) => {
+      const now = this.clock.now();
+      db.prepare('INSERT OR IGNORE INTO weft_jobs (job_id, registered_at) VALUES (?, ?)').run(r.jobId, now);
+      db.prepare(
+        `INSERT INTO weft_partitions (job_id, partition_id, persistent, descriptor, registered_at) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (job_id, partition_id) DO UPDATE SET persistent = excluded.persistent, descriptor = excluded.descriptor`,
+      ).run(r.jobId, r.partitionId, r.persistent ? 1 : 0, JSON.stringify(r.descriptor), now);
+    });
+  }
+
+  async beginAttempt(a: BeginAttemptRequest): Promise<'ok' | 'not-registered'> {
+    return this.transaction('beginAttempt', (db) => {
+      const registered = db.prepare('SELECT 1 FROM weft_partitions WHERE job_id = ? AND partition_id = ?').get(a.jobId, a.partitionId);
+      if (registered === undefined) return 'not-registered';
+      const now = this.clock.now();
+      db.prepare(
+        `INSERT OR IGNORE INTO weft_attempts (write_id, job_id, partition_id, producer_id, object_key, state, started_at, heartbeat_at)
+         VALUES (?, ?, ?, ?, ?, 'writing', ?, ?)`,
+      ).run(a.writeId, a.jobId, a.partitionId, a.producerId, a.objectKey, now, now);
+      return 'ok';
+    });
+  }
+
+  async heartbeat(writeId: string, uploadId?: string): Promise<AttemptState | 'missing'> {
+    return this.transaction('heartbeat', (db) => {
+      const row = db.prepare('SELECT state FROM weft_attempts WHERE write_id = ?').get(writeId) as { state: AttemptState } | undefined;
+      if (row === undefined) return 'missing';
+      if (row.state !== 'committed') {
+        db.prepare('UPDATE weft_attempts SET heartbeat_at = ?, upload_id = COALESCE(?, upload_id) WHERE write_id = ?').run(
+          this.clock.now(),
+          uploadId ?? null,
+          writeId,
+        );
+      }
+      return row.state;
+    });
+  }
+
+  async failAttempt(writeId: string, failure: SerializedShuffleError): Promise<void> {
+    this.run('failAttempt', (db) => {
+      db.prepare("UPDATE weft_attempts SET state = 'failed', failure = ? WHERE write_id = ? AND state = 'writing'").run(JSON.stringify(failure), writeId);
+    });
+  }
+
+  async closeAttempt(writeId: string): Promise<void> {
+    this.run('closeAttempt', (db) => {
+      db.prepare('UPDATE weft_attempts SET closed = 1 WHERE write_id = ?').run(writeId);
+    });
+  }
+
+  async commit(c: CommitRecord): Promise<CommitOutcome> {
+    return this.transaction('commit', (db): CommitOutcome => {
+      const attempt = db.prepare('SELECT state FROM weft_attempts WHERE write_id = ?').get(c.writeId) as { state: AttemptState } | undefined;
+      const existing = db.prepare('SELECT write_id FROM weft_commits WHERE job_id = ? AND partition_id = ?').get(c.jobId, c.partitionId) as
+        | { write_id: string }
+        | undefined;
+      if (existing !== undefined) {
+        if (existing.write_id === c.writeId) return { status: 'committed' };
+        db.prepare("UPDATE weft_attempts SET state = 'conflicted' WHERE write_id = ? AND state = 'writing'").run(c.writeId);
+        return { status: 'conflict', winner: existing.write_id };
+      }
+      if (attempt === undefined) return { status: 'fenced', state: 'missing' };
+      const registered = db.prepare('SELECT 1 FROM weft_partitions WHERE job_id = ? AND partition_id = ?').get(c.jobId, c.partitionId);
+      if (registered === undefined) {
+        db.prepare("UPDATE weft_attempts SET state = 'released' WHERE write_id = ? AND state = 'writing'").run(c.writeId);
+        return { status: 'not-registered' };
+      }
+      if (attempt.state !== 'writing') return { status: 'fenced', state: attempt.state };
+      const now = this.clock.now();
+      db.prepare('INSERT INTO weft_commits (job_id, partition_id, write_id, record, committed_at) VALUES (?, ?, ?, ?, ?)').run(
+        c.jobId,
+        c.partitionId,
+        c.writeId,
+        JSON.stringify({ ...c, committedAtMs: now }),
+        now,
+      );
+      db.prepare("UPDATE weft_attempts SET state = 'committed', heartbeat_at = ? WHERE write_id = ?").run(now, c.writeId);
+      return { status: 'committed' };
+    });
+  }
+
+  async lookupPartition(jobId: string, partitionId: string): Promise<PartitionLookup> {
+    return this.transaction('lookupPartition', (db) => {
+      const registered = db.prepare('SELECT 1 FROM weft_partitions WHERE job_id = ? AND partition_id = ?').get(jobId, partitionId) !== undefined;
+      const commit = db.prepare('SELECT record FROM weft_commits WHERE job_id = ? AND partition_id = ?').get(jobId, partitionId) as
+        | { record: string }
+        | undefined;
+      const attempts = (db.prepare('SELECT * FROM weft_attempts WHERE job_id = ? AND partition_id = ?').all(jobId, partitionId) as AttemptRow[]).map(toAttempt);
+      return {
+        registered,
+        commit: commit === undefined ? undefined : (JSON.parse(commit.record) as CommitRecord),
+        attempts,
+        nowMs: this.clock.now(),
+      };
+    }, false);
+  }
+
+  async listCommitted(jobId: string): Promise<CommitRecord[]> {
+    return this.run('listCommitted', (db) =>
+      (db.prepare('SELECT record FROM weft_commits WHERE job_id = ?').all(jobId) as { record: string }[]).map((row) => JSON.parse(row.record) as CommitRecord),
+    );
+  }
+
+  async releasePartition(jobId: string, partitionId: string): Promise<AttemptRecord[]> {
+    return this.transaction('releasePartition', (db) => this.releaseIn(db, jobId, partitionId));
+  }
+
+  async releaseJob(jobId: string, keepPersistent: boolean): Promise<AttemptRecord[]> {
+    return this.transaction('releaseJob', (db) => {
+      const partitions = db
+        .prepare(`SELECT partition_id FROM weft_partitions WHERE job_id = ?${keepPersistent ? ' AND persistent = 0' : ''}`)
+        .all(jobId) as { partition_id: string }[];
+      // attempts of partitions that were never registered here (or were released before) go too
+      const orphans = keepPersistent
+        ? []
+        : (db.prepare('SELECT DISTINCT partition_id FROM weft_attempts WHERE job_id = ?').all(jobId) as { partition_id: string }[]);
+      const ids = new Set([...partitions, ...orphans].map((row) => row.partition_id));
+      const released = [...ids].flatMap((partitionId) => this.releaseIn(db, jobId, partitionId));
+      const remaining = db.prepare('SELECT 1 FROM weft_partitions WHERE job_id = ? LIMIT 1').get(jobId);
+      if (remaining === undefined) db.prepare('DELETE FROM weft_jobs WHERE job_id = ?').run(jobId);
+      return released;
+    });
+  }
+
+  async collectGarbage(leaseMs: number, limit: number): Promise<AttemptRecord[]> {
+    return this.transaction('collectGarbage', (db) => {
+      const cutoff = this.clock.now() - leaseMs;
+      db.prepare("UPDATE weft_attempts SET state = 'abandoned' WHERE state = 'writing' AND heartbeat_at < ?").run(cutoff);
+      const rows = db
+        .prepare(
+          `SELECT * FROM weft_attempts WHERE state NOT IN ('writing', 'committed') AND collected = 0
+           AND (closed = 1 OR heartbeat_at < ?) LIMIT ?`,
+        )
+        .all(cutoff, limit) as AttemptRow[];
+      return rows.map(toAttempt);
+    });
+  }
+
+  async forgetAttempt(writeId: string): Promise<void> {
+    this.transaction('forgetAttempt', (db) => {
+      db.prepare("UPDATE weft_attempts SET collected = 1 WHERE write_id = ? AND state = 'failed'").run(writeId);
+      db.prepare("DELETE FROM weft_attempts WHERE write_id = ? AND state NOT IN ('failed', 'writing', 'committed')").run(writeId);
+    });
+  }
+
+  /** Unregisters one partition inside a transaction; returns its attempts, now `released`. */
+  private releaseIn(db: Database.Database, jobId: string, partitionId: string): AttemptRecord[] {
+    db.prepare('DELETE FROM weft_partitions WHERE job_id = ? AND partition_id = ?').run(jobId, partitionId);
+    db.prepare('DELETE FROM weft_commits WHERE job_id = ? AND partition_id = ?').run(jobId, partitionId);
+    // attempts whose object is already gone have nothing left to collect
+    db.prepare('DELETE FROM weft_attempts WHERE job_id = ? AND partition_id = ? AND collected = 1').run(jobId, partitionId);
+    db.prepare("UPDATE weft_attempts SET state = 'released' WHERE job_id = ? AND partition_id = ?").run(jobId, partitionId);
+    return (db.prepare('SELECT * FROM weft_attempts WHERE job_id = ? AND partition_id = ?').all(jobId, partitionId) as AttemptRow[]).map(toAttempt);
+  }
+
+  private database(): Database.Database {
+    if (this.db === undefined) throw storageUnavailable(this.description, 'use', new Error('the metadata store is not started or is closed'));
+    return this.db;
+  }
+
+  private run<T>(operation: string, body: (db: Database.Database) => T): T {
+    const db = this.database();
+    try {
+      return body(db);
+    } catch (cause) {
+      const code = String((cause as { code?: unknown }).code ?? '');
+      throw storageUnavailable(this.description, operation, cause, TRANSIENT_SQLITE.test(code));
+    }
+  }
+
+  private transaction<T>(operation: string, body: (db: Database.Database) => T, write = true): T {
+    return this.run(operation, (db) => {
+      const tx = db.transaction(() => body(db));
+      return write ? tx.immediate() : tx.deferred();
+    });
+  }
+}
+

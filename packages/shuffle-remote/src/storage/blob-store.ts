@@ -1,0 +1,55 @@
+/**
+ * Where partition data objects live: a flat namespace of keys (`a/b/c.wsm`), each written once by one
+ * BlobWriter and then read with ranged reads. Implementations: LocalBlobStore (a directory, the
+ * embedded default) and S3BlobStore (AWS S3 or any S3-compatible server).
+ *
+ * Keys are produced by `objectKey()` from validated, encoded ids; stores check them again and refuse
+ * anything that could escape their root. Errors are ShuffleErrors: SHF_ERR_PARTITION_NOT_FOUND (with
+ * `context.blobKey`) for a missing object, SHF_ERR_STORAGE_UNAVAILABLE for a backend that does not
+ * answer, SHF_ERR_DATA_CORRUPTED for an object shorter than a read needs.
+ *
+ * Not in the contract: atomic creation or conditional writes (visibility comes from the metadata store's
+ * commit, never from the blob store), listing consistency, object metadata.
+ */
+export interface BlobStore {
+  /** The store, for logs and errors, without secrets: `file:///dir`, `s3://bucket/prefix`. */
+  readonly description: string;
+  /** Checks the store is usable (directory writable, bucket reachable); SHF_ERR_INVALID_CONFIG naming the setting otherwise. */
+  start(): Promise<void>;
+  /** Starts a new object at `key` (which must not exist). */
+  createWriter(key: string): Promise<BlobWriter>;
+  /** Opens an object for ranged reads. SHF_ERR_PARTITION_NOT_FOUND if it does not exist. */
+  openReader(key: string): Promise<BlobReader>;
+  /** Deletes the object and, when given, aborts its unfinished multipart upload. Deleting nothing is fine. */
+  delete(key: string, options?: { readonly uploadId?: string }): Promise<void>;
+  /** Keys of the objects under `prefix` (a key prefix such as `job/`), for maintenance and tests. */
+  listKeys(prefix?: string): Promise<string[]>;
+  /** Releases connections and handles. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Writes one object, appending. One `append` at a time. */
+export interface BlobWriter {
+  readonly key: string;
+  /** Bytes appended so far: the offset the next append starts at. */
+  readonly bytesWritten: number;
+  /** Bytes the writer holds itself until it can send them (S3: a tail smaller than the minimum part). */
+  readonly retainedBytes: number;
+  /** The most `retainedBytes` reaches between appends. */
+  readonly maxRetainedBytes: number;
+  /** The S3 multipart upload id once one is open, so a sweep can abort it if the writer dies. */
+  readonly uploadId: string | undefined;
+  /** Appends `bytes`; the caller may reuse them once the promise resolves. */
+  append(bytes: Uint8Array): Promise<void>;
+  /** Makes the object whole and readable; resolves with its size. */
+  complete(): Promise<number>;
+  /** Drops whatever was written. Idempotent; never throws for an object that is already gone. */
+  abort(): Promise<void>;
+}
+
+/** Ranged reads of one object. */
+export interface BlobReader {
+  /** Exactly `length` bytes from `offset`, or SHF_ERR_DATA_CORRUPTED when the object is shorter. */
+  read(offset: number, length: number): Promise<Uint8Array>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,190 @@
+import { constants } from 'node:fs';
+import { type FileHandle, access, mkdir, open, readdir, rm, rmdir, stat } from 'node:fs/promises';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { ShuffleError, invalidConfig } from '@weft/shuffle-api';
+import type { BlobReader, BlobStore, BlobWriter } from './blob-store.js';
+import { checkKey } from './object-key.js';
+import { blobNotFound, blobTruncated, storageUnavailable } from './storage-errors.js';
+
+export interface LocalBlobStoreOptions {
+  /** Absolute directory holding the objects; created when missing. */
+  readonly dir: string;
+  /**
+   * fsync each object when it is completed, so it survives a machine crash (not only a process crash).
+   * @defaultValue false
+   */
+  readonly syncOnComplete?: boolean;
+}
+
+function isErrno(error: unknown, code: string): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === code;
+}
+
+/** Objects as files under one directory: key `a/b/c.wsm` is `<dir>/a/b/c.wsm`. Appends, positional reads. */
+export class LocalBlobStore implements BlobStore {
+  readonly description: string;
+  private readonly root: string;
+
+  constructor(private readonly options: LocalBlobStoreOptions) {
+    if (typeof options.dir !== 'string' || !isAbsolute(options.dir)) {
+      throw invalidConfig('store.dir', `expected an absolute directory, got ${JSON.stringify(options.dir)}`);
+    }
+    this.root = resolve(options.dir);
+    this.description = `file://${this.root}`;
+  }
+
+  async start(): Promise<void> {
+    try {
+      await mkdir(this.root, { recursive: true });
+      await access(this.root, constants.W_OK | constants.R_OK);
+      if (!(await stat(this.root)).isDirectory()) throw new Error('not a directory');
+    } catch (cause) {
+      throw invalidConfig('store.dir', `${this.root} is not a writable directory: ${(cause as Error).message}`, cause);
+    }
+  }
+
+  async createWriter(key: string): Promise<BlobWriter> {
+    const path = this.pathOf(key);
+    let handle: FileHandle | undefined;
+    for (let tries = 0; handle === undefined; tries++) {
+      try {
+        await mkdir(join(path, '..'), { recursive: true });
+        handle = await open(path, 'wx');
+      } catch (cause) {
+        // a concurrent delete may prune the fresh directory between mkdir and open: try again
+        if (isErrno(cause, 'ENOENT') && tries < 3) continue;
+        throw storageUnavailable(this.description, `create ${key}`, cause);
+      }
+    }
+    return new LocalBlobWriter(key, path, handle, this.description, this.options.syncOnComplete ?? false);
+  }
+
+  async openReader(key: string): Promise<BlobReader> {
+    const path = this.pathOf(key);
+    let handle: FileHandle;
+    try {
+      handle = await open(path, 'r');
+    } catch (cause) {
+      if (isErrno(cause, 'ENOENT')) throw blobNotFound(this.description, key, cause);
+      throw storageUnavailable(this.description, `open ${key}`, cause);
+    }
+    const store = this.description;
+    return {
+      async read(offset: number, length: number): Promise<Uint8Array> {
+        const out = Buffer.allocUnsafe(length);
+        let filled = 0;
+        try {
+          while (filled < length) {
+            const { bytesRead } = await handle.read(out, filled, length - filled, offset + filled);
+            if (bytesRead === 0) break;
+            filled += bytesRead;
+          }
+        } catch (cause) {
+          throw storageUnavailable(store, `read ${key}`, cause);
+        }
+        if (filled < length) throw blobTruncated(store, key, offset, length, filled);
+        return out;
+      },
+      close: () => handle.close().catch(() => undefined),
+    };
+  }
+
+  async delete(key: string): Promise<void> {
+    const path = this.pathOf(key);
+    try {
+      await rm(path, { force: true });
+    } catch (cause) {
+      throw storageUnavailable(this.description, `delete ${key}`, cause);
+    }
+    await this.pruneEmptyParents(path);
+  }
+
+  async listKeys(prefix = ''): Promise<string[]> {
+    const out: string[] = [];
+    const walk = async (dir: string): Promise<void> => {
+      let entries;
+      try {
+        entries = await readdir(dir, { withFileTypes: true });
+      } catch (cause) {
+        if (isErrno(cause, 'ENOENT')) return;
+        throw storageUnavailable(this.description, 'list', cause);
+      }
+      for (const entry of entries) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) await walk(path);
+        else out.push(relative(this.root, path).split(sep).join('/'));
+      }
+    };
+    await walk(this.root);
+    return out.filter((key) => key.startsWith(prefix)).sort();
+  }
+
+  async close(): Promise<void> {}
+
+  private pathOf(key: string): string {
+    const path = resolve(this.root, ...checkKey(key).split('/'));
+    if (!path.startsWith(this.root + sep)) throw new ShuffleError('SHF_ERR_INVALID_ARGUMENT', `key ${key} escapes ${this.root}`);
+    return path;
+  }
+
+  /** Removes the partition and job directories a delete left empty (never the root). */
+  private async pruneEmptyParents(path: string): Promise<void> {
+    let dir = resolve(path, '..');
+    while (dir.startsWith(this.root + sep)) {
+      try {
+        await rmdir(dir);
+      } catch {
+        return;
+      }
+      dir = resolve(dir, '..');
+    }
+  }
+}
+
+class LocalBlobWriter implements BlobWriter {
+  readonly retainedBytes = 0;
+  readonly maxRetainedBytes = 0;
+  readonly uploadId = undefined;
+  bytesWritten = 0;
+  private done = false;
+
+  constructor(
+    readonly key: string,
+    private readonly path: string,
+    private readonly handle: FileHandle,
+    private readonly store: string,
+    private readonly sync: boolean,
+  ) {}
+
+  async append(bytes: Uint8Array): Promise<void> {
+    let offset = 0;
+    try {
+      while (offset < bytes.length) {
+        const { bytesWritten } = await this.handle.write(bytes, offset, bytes.length - offset, this.bytesWritten + offset);
+        offset += bytesWritten;
+      }
+    } catch (cause) {
+      throw storageUnavailable(this.store, `write ${this.key}`, cause);
+    }
+    this.bytesWritten += bytes.length;
+  }
+
+  async complete(): Promise<number> {
+    try {
+      if (this.sync) await this.handle.sync();
+      this.done = true;
+      await this.handle.close();
+    } catch (cause) {
+      throw storageUnavailable(this.store, `complete ${this.key}`, cause);
+    }
+    return this.bytesWritten;
+  }
+
+  async abort(): Promise<void> {
+    if (!this.done) {
+      this.done = true;
+      await this.handle.close().catch(() => undefined);
+    }
+    await rm(this.path, { force: true }).catch(() => undefined);
+  }
+}
