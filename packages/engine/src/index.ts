@@ -31,3 +31,32 @@ export * from './restart/fixed-delay-restart-backoff-time-strategy.js';
 export * from './restart/failure-rate-restart-backoff-time-strategy.js';
 export * from './restart/exponential-delay-restart-backoff-time-strategy.js';
 export * from './restart/no-restart-backoff-time-strategy.js';
+
+// ---- runtime: job API, planning of jobs, serialization, task executors, job master ----
+export * from './api/define-job.js';
+export * from './api/exchange-mode.js';
+export type * from './api/functions.js';
+export * from './api/job-args.js';
+export * from './api/job-context.js';
+export * from './api/data-set.js';
+export * from './api/keyed-data-set.js';
+export type { Partitioning, OperatorKind } from './api/logical-graph.js';
+
+export type * from './graph/job-plan.js';
+export * from './graph/build-job-plan.js';
+export * from './graph/load-job.js';
+
+export type * from './serialization/record-serializer.js';
+export * from './serialization/default-record-serializer.js';
+export * from './serialization/json-record-serializer.js';
+export * from './serialization/serializers.js';
+
+export { keyHashCode } from './runtime/key-hash.js';
+export { compareKeys } from './runtime/key-compare.js';
+export type * from './runtime/task-deployment.js';
+export type * from './runtime/task-events.js';
+
+export type * from './executor/task-executor.js';
+
+export type * from './job-master/job-progress.js';
+export * from './job-master/run-job.js';

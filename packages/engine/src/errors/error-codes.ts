@@ -22,6 +22,20 @@ export const EngineErrorCode = {
   USAGE: 'WEFT_ERR_USAGE',
   /** An input file could not be read or is not valid JSON. Carries `path`. Exit code 2. */
   INPUT_UNREADABLE: 'WEFT_ERR_INPUT_UNREADABLE',
+  /** A job (module or job graph) was refused: the message names the operator and the field. Exit code 2. */
+  INVALID_JOB: 'WEFT_ERR_INVALID_JOB',
+  /** A user function (map, filter, key selector, …) threw. Carries `operator`, `subtask`, `attempt`; `cause` is the error. */
+  USER_FUNCTION_FAILED: 'WEFT_ERR_USER_FUNCTION_FAILED',
+  /** A job failed: a task failed and no restart was possible. `cause` is the task's error. Exit code 1. */
+  JOB_FAILED: 'WEFT_ERR_JOB_FAILED',
+  /** A record could not be serialized or deserialized by the record serializer. */
+  SERIALIZATION: 'WEFT_ERR_SERIALIZATION',
+  /** A task executor (worker process) died, stopped answering heartbeats, or could not start. Carries `taskExecutorId`. */
+  TASK_EXECUTOR_LOST: 'WEFT_ERR_TASK_EXECUTOR_LOST',
+  /** A task was cancelled (its job failed or was aborted, or its region restarts). */
+  TASK_CANCELLED: 'WEFT_ERR_TASK_CANCELLED',
+  /** A sink could not write or publish its output. Carries `path`. */
+  SINK_FAILED: 'WEFT_ERR_SINK_FAILED',
 } as const;
 
 export type EngineErrorCode = (typeof EngineErrorCode)[keyof typeof EngineErrorCode];

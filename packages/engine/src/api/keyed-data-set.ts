@@ -1,0 +1,174 @@
+import type { DataSet, OperatorOptions } from './data-set.js';
+import type { AggregateFunction, JoinFunction, KeySelector, KeyValue, ReduceFunction } from './functions.js';
+import { type Aggregator, invalidJob, type LogicalInput, type Partitioning } from './logical-graph.js';
+
+export interface KeyByOptions {
+  /**
+   * Key groups (Flink's max parallelism): a key's group is `murmurHash(hashCode(key)) % maxParallelism`.
+   * @defaultValue `computeDefaultMaxParallelism(consumer parallelism)`
+   */
+  readonly maxParallelism?: number;
+}
+
+export interface AggregateOptions extends OperatorOptions {
+  /** Pre-aggregate per key before the shuffle (map-side combining). @defaultValue true */
+  readonly combine?: boolean;
+  /** Distinct keys a combiner holds before it emits what it has and starts afresh. @defaultValue 1_000_000 */
+  readonly combineMaxKeys?: number;
+}
+
+export interface JoinOptions extends OperatorOptions {
+  /** The side read fully into a hash table first; the other streams past it. @defaultValue 'right' */
+  readonly build?: 'left' | 'right';
+}
+
+const EMPTY: unique symbol = Symbol('weft.empty-accumulator');
+
+/**
+ * A data set grouped by a key: reduce, aggregate, count or join per key. Keyed operators route by key
+ * group (`assignToKeyGroup` + `computeOperatorIndexForKeyGroup`), so every value of a key meets in one
+ * subtask, and combine map-side first so the shuffle carries one accumulator per key and subtask.
+ */
+export class KeyedDataSet<T, K extends KeyValue> {
+  readonly #parent: DataSet<T>;
+  readonly #key: KeySelector<unknown, KeyValue>;
+  readonly #maxParallelism: number | undefined;
+
+  /** @internal — made by `DataSet.keyBy`. */
+  constructor(parent: DataSet<T>, key: KeySelector<T, K>, options: KeyByOptions) {
+    const max = options.maxParallelism;
+    if (max !== undefined && (!Number.isInteger(max) || max < 1 || max > 32768)) {
+      throw invalidJob('keyBy: maxParallelism', `expected an integer in [1, 32768], got ${String(max)}`);
+    }
+    this.#parent = parent;
+    this.#key = key as KeySelector<unknown, KeyValue>;
+    this.#maxParallelism = max;
+  }
+
+  /** Folds the values of each key with `fn` (associative); emits one value per key. */
+  reduce(fn: ReduceFunction<T>, options: AggregateOptions = {}): DataSet<T> {
+    checkFunction('reduce', options, fn);
+    const reduce = fn as ReduceFunction<unknown>;
+    return this.#aggregate<T>(
+      {
+        create: () => EMPTY,
+        add: (acc, value) => (acc === EMPTY ? value : reduce(acc, value)),
+        merge: (a, b) => (a === EMPTY ? b : b === EMPTY ? a : reduce(a, b)),
+        result: (_key, acc) => acc,
+      },
+      'reduce',
+      options,
+    );
+  }
+
+  /** Flink's AggregateFunction per key; emits `[key, result]` per key. */
+  aggregate<A, R>(fn: AggregateFunction<T, A, R>, options: AggregateOptions = {}): DataSet<[K, R]> {
+    const name = options.name ?? 'aggregate';
+    for (const method of ['createAccumulator', 'add', 'merge', 'getResult'] as const) {
+      if (typeof fn?.[method] !== 'function') throw invalidJob(`operator ${JSON.stringify(name)} (aggregate): ${method}`, 'expected a function');
+    }
+    const f = fn as unknown as AggregateFunction<unknown, unknown, unknown>;
+    return this.#aggregate<[K, R]>(
+      {
+        create: () => f.createAccumulator(),
+        add: (acc, value) => f.add(acc, value),
+        merge: (a, b) => f.merge(a, b),
+        result: (key, acc) => [key, f.getResult(acc)],
+      },
+      'aggregate',
+      options,
+    );
+  }
+
+  /** Values per key: `[key, count]`. */
+  count(options: AggregateOptions = {}): DataSet<[K, number]> {
+    return this.#aggregate<[K, number]>(
+      {
+        create: () => 0,
+        add: (acc) => (acc as number) + 1,
+        merge: (a, b) => (a as number) + (b as number),
+        result: (key, acc) => [key, acc],
+      },
+      'count',
+      options,
+    );
+  }
+
+  /**
+   * Inner hash join with `other` on equal keys: `fn(left, right)` for every matching pair (default
+   * `[left, right]`). The build side is read whole into a hash table per subtask, then the other side
+   * streams past it.
+   */
+  join<U, O = [T, U]>(other: KeyedDataSet<U, K>, fn?: JoinFunction<T, U, O>, options: JoinOptions = {}): DataSet<O> {
+    const name = options.name ?? 'join';
+    if (!(other instanceof KeyedDataSet)) throw invalidJob(`operator ${JSON.stringify(name)} (join): other`, 'expected a keyed data set (call keyBy first)');
+    if (other.#parent.graph !== this.#parent.graph) throw invalidJob(`operator ${JSON.stringify(name)} (join): other`, 'expected a data set of the same job');
+    if (fn !== undefined) checkFunction('join', options, fn);
+    const build = options.build ?? 'right';
+    if (build !== 'left' && build !== 'right') throw invalidJob(`operator ${JSON.stringify(name)} (join): build`, `expected 'left' or 'right', got ${JSON.stringify(build)}`);
+    const max = this.#maxParallelism ?? other.#maxParallelism;
+    if (this.#maxParallelism !== undefined && other.#maxParallelism !== undefined && this.#maxParallelism !== other.#maxParallelism) {
+      throw invalidJob(`operator ${JSON.stringify(name)} (join): maxParallelism`, `the two sides use different key groups (${this.#maxParallelism} and ${other.#maxParallelism})`);
+    }
+    const joinFn = (fn ?? ((l: T, r: U) => [l, r])) as (left: unknown, right: unknown) => unknown;
+    const index = this.#parent.graph.add({
+      name: options.name,
+      defaultName: 'join',
+      spec: { kind: 'join', leftKey: this.#key, rightKey: other.#key, fn: joinFn, build: build === 'left' ? 0 : 1 },
+      inputs: [...this.#parent.inputs(0, hash(this.#key, max, true)), ...other.#parent.inputs(1, hash(other.#key, max, true))],
+      parallelism: options.parallelism,
+      chaining: options.chaining,
+    });
+    return this.#parent.derive<O>(index);
+  }
+
+  #aggregate<R>(aggregator: Aggregator, defaultName: string, options: AggregateOptions): DataSet<R> {
+    const name = options.name ?? defaultName;
+    const graph = this.#parent.graph;
+    const combine = options.combine ?? true;
+    const maxKeys = options.combineMaxKeys ?? 1_000_000;
+    if (typeof combine !== 'boolean') throw invalidJob(`operator ${JSON.stringify(name)} (aggregate): combine`, `expected a boolean, got ${JSON.stringify(combine)}`);
+    if (!Number.isInteger(maxKeys) || maxKeys < 1) throw invalidJob(`operator ${JSON.stringify(name)} (aggregate): combineMaxKeys`, `expected an integer >= 1, got ${String(maxKeys)}`);
+    let inputs: LogicalInput[];
+    if (combine) {
+      inputs = this.#parent.sources.map((source) => {
+        const combiner = graph.add({
+          name: `${name}-combine`,
+          defaultName: 'combine',
+          spec: { kind: 'combine', key: this.#key, aggregator, maxKeys },
+          inputs: [{ producer: source.producer, inputIndex: 0, partitioning: { type: 'forward' } }],
+          parallelism: graph.node(source.producer).parallelism,
+        });
+        return {
+          producer: combiner,
+          inputIndex: 0,
+          partitioning: hash(pairKey, this.#maxParallelism, false),
+          ...(source.exchange === undefined ? {} : { exchange: source.exchange }),
+        };
+      });
+    } else {
+      inputs = this.#parent.inputs(0, hash(this.#key, this.#maxParallelism, true));
+    }
+    const index = graph.add({
+      name: options.name,
+      defaultName,
+      spec: { kind: 'aggregate', aggregator, ...(combine ? {} : { key: this.#key }) },
+      inputs,
+      parallelism: options.parallelism,
+      chaining: options.chaining,
+    });
+    return this.#parent.derive<R>(index);
+  }
+}
+
+const pairKey = (record: unknown): KeyValue => (record as [KeyValue, unknown])[0];
+
+function hash(key: KeySelector<unknown, KeyValue>, maxParallelism: number | undefined, userKey: boolean): Partitioning {
+  return { type: 'hash', key, userKey, ...(maxParallelism === undefined ? {} : { maxParallelism }) };
+}
+
+function checkFunction(operator: string, options: { readonly name?: string }, fn: unknown): void {
+  if (typeof fn !== 'function') {
+    throw invalidJob(`operator ${JSON.stringify(options.name ?? operator)} (${operator}): function`, `expected a function, got ${fn === null ? 'null' : typeof fn}`);
+  }
+}

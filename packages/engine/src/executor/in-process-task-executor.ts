@@ -1,0 +1,113 @@
+import { type JobId, type Logger, type ShuffleServiceFactory, type TaskExecutorId, noopLogger } from '@weft/shuffle-api';
+import type { JobPlan } from '../graph/job-plan.js';
+import type { RecordSerializerFactory } from '../serialization/record-serializer.js';
+import type { RegionDeployment } from '../runtime/task-deployment.js';
+import type { TaskProgress } from '../runtime/task-events.js';
+import { type ExecutorShuffle, RegionRunner } from './region-runner.js';
+import type { TaskExecutor, TaskExecutorListener } from './task-executor.js';
+
+export interface InProcessTaskExecutorOptions {
+  readonly id: TaskExecutorId;
+  readonly slots: number;
+  readonly jobId: JobId;
+  readonly plan: JobPlan;
+  readonly pipelined: ShuffleServiceFactory;
+  readonly blocking: ShuffleServiceFactory;
+  readonly listener: TaskExecutorListener;
+  readonly cwd: string;
+  readonly serializer: RecordSerializerFactory;
+  readonly logger?: Logger;
+}
+
+/**
+ * A task executor inside the job master's process: regions run as concurrent async tasks on the one event
+ * loop. For tests, small jobs, and jobs whose blocking shuffle lives in this process's memory.
+ */
+export class InProcessTaskExecutor implements TaskExecutor {
+  readonly kind = 'inprocess';
+  readonly id: TaskExecutorId;
+  readonly slots: number;
+  readonly #options: InProcessTaskExecutorOptions;
+  readonly #shuffle: ExecutorShuffle;
+  readonly #runners = new Set<RegionRunner>();
+  readonly #running = new Set<Promise<void>>();
+  #closed: Promise<void> | undefined;
+
+  private constructor(options: InProcessTaskExecutorOptions, shuffle: ExecutorShuffle) {
+    this.#options = options;
+    this.id = options.id;
+    this.slots = options.slots;
+    this.#shuffle = shuffle;
+  }
+
+  static async start(options: InProcessTaskExecutorOptions): Promise<InProcessTaskExecutor> {
+    const logger = (options.logger ?? noopLogger).child({ taskExecutorId: options.id });
+    const pipelinedMaster = options.pipelined.createShuffleMaster({ logger });
+    await pipelinedMaster.start();
+    await pipelinedMaster.registerJob({ jobId: options.jobId });
+    const shuffle: ExecutorShuffle = {
+      pipelinedMaster,
+      pipelinedEnvironment: options.pipelined.createShuffleEnvironment({ taskExecutorId: options.id, logger }),
+      blockingEnvironment: options.blocking.createShuffleEnvironment({ taskExecutorId: options.id, logger }),
+    };
+    return new InProcessTaskExecutor(options, shuffle);
+  }
+
+  deploy(deployment: RegionDeployment): void {
+    const { listener } = this.#options;
+    const runner = new RegionRunner({
+      plan: this.#options.plan,
+      deployment,
+      shuffle: this.#shuffle,
+      cwd: this.#options.cwd,
+      serializer: this.#options.serializer,
+      onEvent: (event) => listener.onTaskEvent(this.id, event),
+      ...(this.#options.logger === undefined ? {} : { logger: this.#options.logger }),
+    });
+    this.#runners.add(runner);
+    const run = runner.run().finally(() => {
+      this.#runners.delete(runner);
+      this.#running.delete(run);
+    });
+    this.#running.add(run);
+  }
+
+  cancel(attemptIds: readonly string[], reason: string): void {
+    for (const runner of this.#runners) {
+      const mine = attemptIds.filter((id) => runner.attemptIds.includes(id));
+      if (mine.length > 0) runner.cancel(mine, reason);
+    }
+  }
+
+  progress(): readonly TaskProgress[] {
+    return [...this.#runners].flatMap((r) => r.progress());
+  }
+
+  close(): Promise<void> {
+    this.#closed ??= this.#close();
+    return this.#closed;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  async #close(): Promise<void> {
+    for (const runner of this.#runners) runner.cancel(undefined, 'the task executor is closing');
+    await Promise.all(this.#running);
+    const { pipelinedMaster, pipelinedEnvironment, blockingEnvironment } = this.#shuffle;
+    const steps = [
+      () => pipelinedEnvironment.close(),
+      () => blockingEnvironment.close(),
+      () => pipelinedMaster.unregisterJob(this.#options.jobId),
+      () => pipelinedMaster.close(),
+    ];
+    for (const step of steps) {
+      try {
+        await step();
+      } catch (error) {
+        (this.#options.logger ?? noopLogger).warn({ taskExecutorId: this.id, error: (error as Error).message }, 'closing the in-process executor');
+      }
+    }
+  }
+}

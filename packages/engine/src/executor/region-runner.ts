@@ -1,0 +1,200 @@
+import {
+  type JobId,
+  type Logger,
+  type ShuffleDescriptor,
+  type ShuffleEnvironment,
+  type ShuffleMaster,
+  findShuffleError,
+  noopLogger,
+} from '@weft/shuffle-api';
+import { EngineError, isEngineError } from '../errors/engine-error.js';
+import type { JobPlan } from '../graph/job-plan.js';
+import type { RecordSerializerFactory } from '../serialization/record-serializer.js';
+import { StreamTask } from '../runtime/stream-task.js';
+import { serializeTaskError } from '../runtime/task-error-serialization.js';
+import type { RegionDeployment, TaskDeployment } from '../runtime/task-deployment.js';
+import type { TaskEvent, TaskProgress } from '../runtime/task-events.js';
+
+/** The shuffle side of one task executor. */
+export interface ExecutorShuffle {
+  /** The executor's own master of the pipelined shuffle: registers the pipelined partitions of its regions. */
+  readonly pipelinedMaster: ShuffleMaster;
+  readonly pipelinedEnvironment: ShuffleEnvironment;
+  readonly blockingEnvironment: ShuffleEnvironment;
+}
+
+export interface RegionRunnerOptions {
+  readonly plan: JobPlan;
+  readonly deployment: RegionDeployment;
+  readonly shuffle: ExecutorShuffle;
+  readonly cwd: string;
+  readonly serializer: RecordSerializerFactory;
+  readonly onEvent: (event: TaskEvent) => void;
+  readonly logger?: Logger;
+}
+
+interface Deferred {
+  readonly promise: Promise<void>;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+function deferred(): Deferred {
+  let resolve!: () => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  promise.catch(() => {});
+  return { promise, resolve, reject };
+}
+
+/** `WEFT_ERR_TASK_CANCELLED`. */
+export function taskCancelled(reason: string): EngineError {
+  return new EngineError('WEFT_ERR_TASK_CANCELLED', `task cancelled: ${reason}`);
+}
+
+/** True for failures that only echo another task's failure (its pipelined producer failed, or we cancelled it). */
+function isEcho(error: unknown): boolean {
+  return findShuffleError(error, 'SHF_ERR_PRODUCER_FAILED') !== undefined || isEngineError(error, 'WEFT_ERR_TASK_CANCELLED') || findShuffleError(error, 'SHF_ERR_CLOSED') !== undefined;
+}
+
+/**
+ * Runs one pipelined region in a task executor: registers its pipelined partitions with the executor's
+ * pipelined ShuffleMaster, then runs every task concurrently. A task reading a BLOCKING partition produced
+ * inside the region waits until that producer finished.
+ *
+ * When a task fails, the rest of the region is cancelled (a region fails and restarts as a whole); once all
+ * have stopped, one `failed` event is reported — the root cause, not the consumers that merely saw their
+ * producer fail — and `cancelled` for the others.
+ */
+export class RegionRunner {
+  readonly #options: RegionRunnerOptions;
+  readonly #tasks = new Map<string, { readonly task: StreamTask; readonly controller: AbortController; readonly deployment: TaskDeployment }>();
+  readonly #finished = new Map<string, Deferred>();
+  readonly #descriptors = new Map<string, ShuffleDescriptor>();
+  #failed = false;
+  readonly #cancelledFromOutside = new Set<string>();
+
+  constructor(options: RegionRunnerOptions) {
+    this.#options = options;
+  }
+
+  get attemptIds(): string[] {
+    return this.#options.deployment.tasks.map((t) => t.attemptId);
+  }
+
+  /** Runs the region; resolves once every task has reported its end. Never rejects. */
+  async run(): Promise<void> {
+    const { deployment, shuffle, onEvent } = this.#options;
+    const logger = this.#options.logger ?? noopLogger;
+    const jobId = deployment.jobId as JobId;
+    for (const task of deployment.tasks) this.#finished.set(task.attemptId, deferred());
+    try {
+      for (const task of deployment.tasks) {
+        for (const output of task.outputs) {
+          if (!output.pipelined) continue;
+          const descriptor = await shuffle.pipelinedMaster.registerPartitionWithProducer({ jobId, partition: output.partition, producer: output.producer });
+          this.#descriptors.set(output.partition.partitionId, descriptor);
+        }
+      }
+    } catch (error) {
+      const [first, ...rest] = deployment.tasks;
+      if (first !== undefined) onEvent({ type: 'failed', attemptId: first.attemptId, error: serializeTaskError(error) });
+      for (const task of rest) onEvent({ type: 'cancelled', attemptId: task.attemptId });
+      return;
+    }
+
+    const failures: { attemptId: string; error: unknown }[] = [];
+    const cancelled: string[] = [];
+    const runs = deployment.tasks.map(async (task) => {
+      const controller = new AbortController();
+      const streamTask = new StreamTask({
+        plan: this.#options.plan,
+        deployment: task,
+        jobId: deployment.jobId,
+        signal: controller.signal,
+        cwd: this.#options.cwd,
+        serializer: this.#options.serializer,
+        logger: logger.child({ attemptId: task.attemptId }),
+        io: {
+          createWriter: (output) => {
+            const environment = output.pipelined ? shuffle.pipelinedEnvironment : shuffle.blockingEnvironment;
+            return environment.createResultPartitionWriter({ descriptor: this.#descriptorOf(output.partition.partitionId, output.descriptor) });
+          },
+          createGate: async (input) => {
+            if (!input.pipelined) {
+              for (const partition of input.partitions) {
+                if (partition.sameRegion) await this.#finished.get(partition.producerAttemptId)?.promise;
+              }
+            }
+            const environment = input.pipelined ? shuffle.pipelinedEnvironment : shuffle.blockingEnvironment;
+            return environment.createInputGate({
+              jobId,
+              inputs: input.partitions.map((p) => this.#descriptorOf(p.partitionId, p.descriptor)),
+              subpartitions: input.subpartitions,
+              consumerId: task.attemptId,
+            });
+          },
+        },
+      });
+      this.#tasks.set(task.attemptId, { task: streamTask, controller, deployment: task });
+      if (this.#cancelledFromOutside.has(task.attemptId) || this.#failed) controller.abort(taskCancelled('cancelled before it started'));
+      onEvent({ type: 'running', attemptId: task.attemptId });
+      try {
+        const result = await streamTask.run();
+        this.#finished.get(task.attemptId)?.resolve();
+        onEvent({ type: 'finished', attemptId: task.attemptId, result });
+      } catch (error) {
+        this.#finished.get(task.attemptId)?.reject(error);
+        if (this.#cancelledFromOutside.has(task.attemptId)) {
+          cancelled.push(task.attemptId);
+        } else {
+          failures.push({ attemptId: task.attemptId, error });
+          if (!this.#failed) {
+            this.#failed = true;
+            this.#abort(undefined, `task ${task.attemptId} of the same region failed`);
+          }
+        }
+      } finally {
+        this.#tasks.delete(task.attemptId);
+      }
+    });
+    await Promise.all(runs);
+    if (failures.length === 0) {
+      for (const attemptId of cancelled) onEvent({ type: 'cancelled', attemptId });
+      return;
+    }
+    const root = failures.find((f) => !isEcho(f.error)) ?? (failures[0] as { attemptId: string; error: unknown });
+    onEvent({ type: 'failed', attemptId: root.attemptId, error: serializeTaskError(root.error) });
+    for (const f of failures) if (f !== root) onEvent({ type: 'cancelled', attemptId: f.attemptId });
+    for (const attemptId of cancelled) onEvent({ type: 'cancelled', attemptId });
+  }
+
+  /** Cancels the named attempts of this region (all when `attemptIds` is undefined); each reports `cancelled`. */
+  cancel(attemptIds: readonly string[] | undefined, reason: string): void {
+    for (const task of this.#options.deployment.tasks) {
+      if (attemptIds === undefined || attemptIds.includes(task.attemptId)) this.#cancelledFromOutside.add(task.attemptId);
+    }
+    this.#abort(attemptIds, reason);
+  }
+
+  #abort(attemptIds: readonly string[] | undefined, reason: string): void {
+    const error = taskCancelled(reason);
+    for (const [attemptId, entry] of this.#tasks) {
+      if (attemptIds !== undefined && !attemptIds.includes(attemptId)) continue;
+      if (!entry.controller.signal.aborted) entry.controller.abort(error);
+    }
+  }
+
+  progress(): TaskProgress[] {
+    return [...this.#tasks.entries()].map(([attemptId, entry]) => ({ attemptId, metrics: entry.task.metrics() }));
+  }
+
+  #descriptorOf(partitionId: string, given: ShuffleDescriptor | undefined): ShuffleDescriptor {
+    const descriptor = given ?? this.#descriptors.get(partitionId);
+    if (descriptor === undefined) throw new Error(`unreachable: no descriptor for partition ${partitionId} in region ${this.#options.deployment.region}`);
+    return descriptor;
+  }
+}

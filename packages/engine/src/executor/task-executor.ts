@@ -1,0 +1,31 @@
+import type { TaskExecutorId } from '@weft/shuffle-api';
+import type { RegionDeployment } from '../runtime/task-deployment.js';
+import type { TaskEvent, TaskProgress } from '../runtime/task-events.js';
+
+/** What a task executor reports to the job master. Calls arrive on the job master's event loop. */
+export interface TaskExecutorListener {
+  onTaskEvent(executor: TaskExecutorId, event: TaskEvent): void;
+  /** The executor is gone (process exit, missed heartbeats, failed start): its running tasks are lost. */
+  onExecutorLost(executor: TaskExecutorId, error: Error): void;
+}
+
+/**
+ * Where regions run (Flink's TaskExecutor): the in-process executor, or one worker process of a pool.
+ * Each offers `slots`; one pipelined region takes one slot, and all of its tasks run in this executor,
+ * exchanging pipelined data through the executor's own in-memory shuffle.
+ *
+ * `deploy` returns at once; the tasks report through the listener: `running`, then `finished`, `failed`
+ * or `cancelled`. `cancel` asks running attempts to stop (each still reports). `close()` cancels what
+ * runs, waits for it, and releases the executor's shuffle environments (and its process).
+ */
+export interface TaskExecutor {
+  readonly id: TaskExecutorId;
+  readonly slots: number;
+  /** `inprocess` or `worker`. */
+  readonly kind: string;
+  deploy(deployment: RegionDeployment): void;
+  cancel(attemptIds: readonly string[], reason: string): void;
+  /** Counters of the tasks running now (a worker's are as of its last progress message). */
+  progress(): readonly TaskProgress[];
+  close(): Promise<void>;
+}

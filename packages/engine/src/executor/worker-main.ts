@@ -1,0 +1,114 @@
+// The entry point of a worker process (forked by WorkerPool). It loads the job module, rebuilds the
+// shuffle factories from their references, and runs the regions it is sent in an in-process executor,
+// reporting task events, progress and heartbeats over the IPC channel. Not part of the public API.
+import type { JsonValue, LogFields, Logger, ShuffleServiceFactory, ShuffleServiceReference } from '@weft/shuffle-api';
+import { jobId as toJobId, taskExecutorId } from '@weft/shuffle-api';
+import { EngineError } from '../errors/engine-error.js';
+import { loadJob } from '../graph/load-job.js';
+import { resolveSerializer } from '../serialization/serializers.js';
+import { serializeTaskError } from '../runtime/task-error-serialization.js';
+import { InProcessTaskExecutor } from './in-process-task-executor.js';
+import type { FromWorkerMessage, ToWorkerMessage, WorkerInitMessage } from './worker-protocol.js';
+
+function send(message: FromWorkerMessage): void {
+  if (process.connected) process.send?.(message);
+}
+
+function ipcLogger(bindings: LogFields = {}): Logger {
+  const forward = (level: 'info' | 'warn' | 'error') => (fieldsOrMessage: LogFields | string, message?: string) => {
+    const fields = typeof fieldsOrMessage === 'string' ? {} : fieldsOrMessage;
+    const text = typeof fieldsOrMessage === 'string' ? fieldsOrMessage : (message ?? '');
+    send({ type: 'log', level, fields: { ...bindings, ...fields }, message: text });
+  };
+  return { debug: () => {}, info: forward('info'), warn: forward('warn'), error: forward('error'), child: (more) => ipcLogger({ ...bindings, ...more }) };
+}
+
+async function rebuildFactory(reference: ShuffleServiceReference, field: string): Promise<ShuffleServiceFactory> {
+  let module: Record<string, unknown>;
+  try {
+    module = (await import(reference.module)) as Record<string, unknown>;
+  } catch (error) {
+    throw new EngineError('WEFT_ERR_TASK_EXECUTOR_LOST', `worker cannot import the ${field} shuffle module ${reference.module}: ${(error as Error).message}`, { cause: error });
+  }
+  const provider = module[reference.exportName];
+  if (typeof provider !== 'function') throw new EngineError('WEFT_ERR_TASK_EXECUTOR_LOST', `${reference.module} has no function export ${reference.exportName}`);
+  return (provider as (options: JsonValue) => ShuffleServiceFactory)(reference.options);
+}
+
+let executor: InProcessTaskExecutor | undefined;
+const timers: ReturnType<typeof setInterval>[] = [];
+let shuttingDown = false;
+
+async function init(message: WorkerInitMessage): Promise<void> {
+  const logger = ipcLogger({ taskExecutorId: message.executorId });
+  const loaded = await loadJob({ job: message.jobModuleUrl, args: message.args, parallelism: message.parallelism, exchangeMode: message.exchangeMode, cwd: message.cwd });
+  if (loaded.plan.fingerprint !== message.fingerprint) {
+    throw new EngineError('WEFT_ERR_INVALID_JOB', `the job's build function made a different graph in worker ${message.executorId} than in the job master; it must be deterministic (no randomness, clock or environment)`, {
+      context: { field: 'build' },
+    });
+  }
+  const [pipelined, blocking] = await Promise.all([rebuildFactory(message.pipelined, 'pipelined'), rebuildFactory(message.blocking, 'blocking')]);
+  const id = taskExecutorId(message.executorId);
+  executor = await InProcessTaskExecutor.start({
+    id,
+    slots: message.slots,
+    jobId: toJobId(message.jobId),
+    plan: loaded.plan,
+    pipelined,
+    blocking,
+    cwd: message.cwd,
+    serializer: resolveSerializer(message.serializer),
+    logger,
+    listener: {
+      onTaskEvent: (_executor, event) => send({ type: 'task-event', event }),
+      onExecutorLost: () => {},
+    },
+  });
+  timers.push(setInterval(() => send({ type: 'heartbeat' }), message.heartbeatIntervalMs));
+  timers.push(
+    setInterval(() => {
+      const tasks = executor?.progress() ?? [];
+      if (tasks.length > 0) send({ type: 'progress', tasks });
+    }, message.progressIntervalMs),
+  );
+  send({ type: 'ready' });
+}
+
+async function shutdown(code: number): Promise<void> {
+  if (shuttingDown) return;
+  shuttingDown = true;
+  for (const timer of timers) clearInterval(timer);
+  try {
+    await executor?.close();
+  } finally {
+    send({ type: 'closed' });
+    if (process.connected) process.disconnect();
+    process.exitCode = code;
+  }
+}
+
+process.on('message', (raw: unknown) => {
+  const message = raw as ToWorkerMessage;
+  switch (message.type) {
+    case 'init':
+      init(message).catch((error: unknown) => {
+        send({ type: 'init-failed', error: serializeTaskError(error) });
+        void shutdown(1);
+      });
+      return;
+    case 'deploy':
+      executor?.deploy(message.deployment);
+      return;
+    case 'cancel':
+      executor?.cancel(message.attemptIds, message.reason);
+      return;
+    case 'shutdown':
+      void shutdown(0);
+      return;
+  }
+});
+
+// The job master went away: stop everything and exit.
+process.on('disconnect', () => {
+  void shutdown(shuttingDown ? 0 : 1);
+});

@@ -1,0 +1,245 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { type Logger, type ShuffleServiceFactory, type ShuffleServiceReference, type TaskExecutorId, noopLogger, taskExecutorId } from '@weft/shuffle-api';
+import type { ExchangeMode } from '../api/exchange-mode.js';
+import { EngineError, isEngineError } from '../errors/engine-error.js';
+import type { LoadedJob } from '../graph/load-job.js';
+import type { SerializerName } from '../serialization/serializers.js';
+import { deserializeTaskError } from '../runtime/task-error-serialization.js';
+import type { RegionDeployment } from '../runtime/task-deployment.js';
+import type { TaskProgress } from '../runtime/task-events.js';
+import type { TaskExecutor, TaskExecutorListener } from './task-executor.js';
+import type { FromWorkerMessage, ToWorkerMessage, WorkerInitMessage } from './worker-protocol.js';
+
+export interface WorkerPoolOptions {
+  readonly workers: number;
+  readonly slotsPerWorker: number;
+  readonly jobId: string;
+  readonly loaded: LoadedJob & { readonly moduleUrl: string };
+  readonly args: readonly string[];
+  readonly parallelism: number;
+  readonly exchangeMode: ExchangeMode;
+  readonly pipelined: ShuffleServiceFactory;
+  readonly blocking: ShuffleServiceFactory;
+  readonly listener: TaskExecutorListener;
+  readonly cwd: string;
+  readonly serializer: SerializerName;
+  readonly logger?: Logger;
+  /** @defaultValue process.execArgv without test-runner and inspector flags */
+  readonly execArgv?: readonly string[];
+  /** @defaultValue 1000 */
+  readonly heartbeatIntervalMs?: number;
+  /** @defaultValue 30000 */
+  readonly heartbeatTimeoutMs?: number;
+  /** @defaultValue 250 */
+  readonly progressIntervalMs?: number;
+  /** How long a worker may take to load the job and report ready. @defaultValue 60000 */
+  readonly startTimeoutMs?: number;
+}
+
+/** The worker's entry file: the TypeScript source when running from source, the built file otherwise. */
+function workerEntry(): string {
+  const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+  return fileURLToPath(new URL(`./worker-main${ext}`, import.meta.url));
+}
+
+function defaultExecArgv(): string[] {
+  return process.execArgv.filter((a) => !a.startsWith('--test') && !a.startsWith('--inspect') && !a.startsWith('--experimental-test'));
+}
+
+function requireReference(factory: ShuffleServiceFactory, field: string): ShuffleServiceReference {
+  if (factory.reference === undefined) {
+    throw new EngineError('WEFT_ERR_INVALID_ARGUMENT', `the ${field} shuffle service ${JSON.stringify(factory.shuffleServiceId)} has no reference, so worker processes cannot rebuild it; use the in-process executor`, {
+      context: { field: `shuffle.${field}` },
+    });
+  }
+  return factory.reference;
+}
+
+/**
+ * A pool of worker processes (child_process.fork), each a task executor with `slotsPerWorker` slots, so a
+ * job uses every core. Workers load the job module themselves and rebuild both shuffle factories from
+ * their references; records never cross the IPC channel — only deployments, task events, progress and
+ * heartbeats do. A worker that exits, or misses heartbeats for `heartbeatTimeoutMs`, is reported lost.
+ */
+export class WorkerPool {
+  /** Starts `workers` processes and resolves once every one loaded the job; on any failure, stops them all. */
+  static async start(options: WorkerPoolOptions): Promise<WorkerProcessTaskExecutor[]> {
+    const pipelined = requireReference(options.pipelined, 'pipelined');
+    const blocking = requireReference(options.blocking, 'blocking');
+    const executors = Array.from({ length: options.workers }, (_, i) => new WorkerProcessTaskExecutor(options, taskExecutorId(`worker-${i}`)));
+    const results = await Promise.allSettled(
+      executors.map((e) =>
+        e.start({
+          type: 'init',
+          executorId: e.id,
+          slots: options.slotsPerWorker,
+          jobId: options.jobId,
+          jobModuleUrl: options.loaded.moduleUrl,
+          args: [...options.args],
+          parallelism: options.parallelism,
+          exchangeMode: options.exchangeMode,
+          fingerprint: options.loaded.plan.fingerprint,
+          pipelined,
+          blocking,
+          cwd: options.cwd,
+          serializer: options.serializer,
+          heartbeatIntervalMs: options.heartbeatIntervalMs ?? 1000,
+          progressIntervalMs: options.progressIntervalMs ?? 250,
+        }),
+      ),
+    );
+    const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failure !== undefined) {
+      await Promise.all(executors.map((e) => e.close()));
+      throw failure.reason;
+    }
+    return executors;
+  }
+}
+
+/** One worker process, seen from the job master. */
+export class WorkerProcessTaskExecutor implements TaskExecutor {
+  readonly kind = 'worker';
+  readonly id: TaskExecutorId;
+  readonly slots: number;
+  readonly #options: WorkerPoolOptions;
+  readonly #logger: Logger;
+  #child: ChildProcess | undefined;
+  #progress: readonly TaskProgress[] = [];
+  #lastHeartbeat = Date.now();
+  #watchdog: ReturnType<typeof setInterval> | undefined;
+  #state: 'starting' | 'ready' | 'closing' | 'gone' = 'starting';
+  #exited: Promise<void> = Promise.resolve();
+  #closed: Promise<void> | undefined;
+
+  constructor(options: WorkerPoolOptions, id: TaskExecutorId) {
+    this.#options = options;
+    this.id = id;
+    this.slots = options.slotsPerWorker;
+    this.#logger = (options.logger ?? noopLogger).child({ taskExecutorId: id });
+  }
+
+  start(init: WorkerInitMessage): Promise<void> {
+    const child = fork(workerEntry(), [], {
+      execArgv: [...(this.#options.execArgv ?? defaultExecArgv())],
+      cwd: this.#options.cwd,
+      serialization: 'advanced',
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    this.#child = child;
+    this.#exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    return new Promise<void>((resolve, reject) => {
+      const timeoutMs = this.#options.startTimeoutMs ?? 60_000;
+      const timer = setTimeout(() => fail(new Error(`did not load the job within ${timeoutMs} ms`)), timeoutMs);
+      const fail = (error: Error): void => {
+        clearTimeout(timer);
+        if (this.#state !== 'starting') return;
+        this.#state = 'gone';
+        child.kill('SIGKILL');
+        reject(isEngineError(error) ? error : new EngineError('WEFT_ERR_TASK_EXECUTOR_LOST', `worker ${this.id} failed to start: ${error.message}`, { cause: error, context: { taskExecutorId: this.id } }));
+      };
+      child.on('message', (raw: unknown) => {
+        const message = raw as FromWorkerMessage;
+        if (message.type === 'ready' && this.#state === 'starting') {
+          clearTimeout(timer);
+          this.#state = 'ready';
+          this.#lastHeartbeat = Date.now();
+          this.#startWatchdog();
+          resolve();
+          return;
+        }
+        if (message.type === 'init-failed') {
+          fail(deserializeTaskError(message.error));
+          return;
+        }
+        this.#onMessage(message);
+      });
+      child.on('error', (error) => (this.#state === 'starting' ? fail(error) : this.#lost(error)));
+      child.on('exit', (code, signal) => {
+        const error = new Error(`worker process ${child.pid} exited with ${signal ?? `code ${code}`}`);
+        if (this.#state === 'starting') fail(error);
+        else if (this.#state === 'ready') this.#lost(error);
+      });
+      child.send(init);
+    });
+  }
+
+  deploy(deployment: RegionDeployment): void {
+    this.#send({ type: 'deploy', deployment });
+  }
+
+  cancel(attemptIds: readonly string[], reason: string): void {
+    this.#send({ type: 'cancel', attemptIds, reason });
+  }
+
+  progress(): readonly TaskProgress[] {
+    return this.#progress;
+  }
+
+  close(): Promise<void> {
+    this.#closed ??= this.#close();
+    return this.#closed;
+  }
+
+  async #close(): Promise<void> {
+    const wasReady = this.#state === 'ready' || this.#state === 'starting';
+    this.#state = 'closing';
+    if (this.#watchdog !== undefined) clearInterval(this.#watchdog);
+    const child = this.#child;
+    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
+    if (wasReady) this.#send({ type: 'shutdown' });
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await this.#exited;
+    clearTimeout(timer);
+  }
+
+  #send(message: ToWorkerMessage): void {
+    const child = this.#child;
+    if (child === undefined || !child.connected) return;
+    child.send(message, (error) => {
+      if (error !== null && error !== undefined && this.#state === 'ready') this.#lost(error);
+    });
+  }
+
+  #onMessage(message: FromWorkerMessage): void {
+    switch (message.type) {
+      case 'task-event':
+        if (message.event.type === 'finished' || message.event.type === 'failed' || message.event.type === 'cancelled') {
+          this.#progress = this.#progress.filter((p) => p.attemptId !== message.event.attemptId);
+        }
+        this.#options.listener.onTaskEvent(this.id, message.event);
+        return;
+      case 'heartbeat':
+        this.#lastHeartbeat = Date.now();
+        return;
+      case 'progress':
+        this.#lastHeartbeat = Date.now();
+        this.#progress = message.tasks;
+        return;
+      case 'log':
+        this.#logger[message.level](message.fields, message.message);
+        return;
+      default:
+        return;
+    }
+  }
+
+  #startWatchdog(): void {
+    const timeoutMs = this.#options.heartbeatTimeoutMs ?? 30_000;
+    this.#watchdog = setInterval(() => {
+      if (Date.now() - this.#lastHeartbeat <= timeoutMs) return;
+      this.#child?.kill('SIGKILL');
+      this.#lost(new Error(`no heartbeat for ${timeoutMs} ms`));
+    }, Math.min(1000, timeoutMs));
+    this.#watchdog.unref();
+  }
+
+  #lost(error: Error): void {
+    if (this.#state !== 'ready') return;
+    this.#state = 'gone';
+    if (this.#watchdog !== undefined) clearInterval(this.#watchdog);
+    this.#progress = [];
+    this.#options.listener.onExecutorLost(this.id, error);
+  }
+}

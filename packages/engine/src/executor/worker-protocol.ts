@@ -1,0 +1,43 @@
+import type { ShuffleServiceReference } from '@weft/shuffle-api';
+import type { ExchangeMode } from '../api/exchange-mode.js';
+import type { SerializerName } from '../serialization/serializers.js';
+import type { SerializedTaskError } from '../runtime/task-error-serialization.js';
+import type { RegionDeployment } from '../runtime/task-deployment.js';
+import type { TaskEvent, TaskProgress } from '../runtime/task-events.js';
+
+/** The first message a worker gets: what job to load and which shuffle factories to rebuild. */
+export interface WorkerInitMessage {
+  readonly type: 'init';
+  readonly executorId: string;
+  readonly slots: number;
+  readonly jobId: string;
+  readonly jobModuleUrl: string;
+  readonly args: readonly string[];
+  readonly parallelism: number;
+  readonly exchangeMode: ExchangeMode;
+  /** The plan the job master built; the worker refuses to run a different one. */
+  readonly fingerprint: string;
+  readonly pipelined: ShuffleServiceReference;
+  readonly blocking: ShuffleServiceReference;
+  readonly cwd: string;
+  readonly serializer: SerializerName;
+  readonly heartbeatIntervalMs: number;
+  readonly progressIntervalMs: number;
+}
+
+/** Job master → worker, over the IPC channel (structured clone). */
+export type ToWorkerMessage =
+  | WorkerInitMessage
+  | { readonly type: 'deploy'; readonly deployment: RegionDeployment }
+  | { readonly type: 'cancel'; readonly attemptIds: readonly string[]; readonly reason: string }
+  | { readonly type: 'shutdown' };
+
+/** Worker → job master. */
+export type FromWorkerMessage =
+  | { readonly type: 'ready' }
+  | { readonly type: 'init-failed'; readonly error: SerializedTaskError }
+  | { readonly type: 'task-event'; readonly event: TaskEvent }
+  | { readonly type: 'heartbeat' }
+  | { readonly type: 'progress'; readonly tasks: readonly TaskProgress[] }
+  | { readonly type: 'log'; readonly level: 'info' | 'warn' | 'error'; readonly fields: Record<string, unknown>; readonly message: string }
+  | { readonly type: 'closed' };

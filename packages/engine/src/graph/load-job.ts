@@ -1,0 +1,88 @@
+import { basename, extname, isAbsolute, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { type JobDefinition, isJobDefinition } from '../api/define-job.js';
+import { DEFAULT_EXCHANGE_MODE, type ExchangeMode, EXCHANGE_MODES, isExchangeMode } from '../api/exchange-mode.js';
+import { JobArgs } from '../api/job-args.js';
+import { JobContext } from '../api/job-context.js';
+import { invalidJob, LogicalGraph } from '../api/logical-graph.js';
+import { EngineError, isEngineError } from '../errors/engine-error.js';
+import { buildJobPlan } from './build-job-plan.js';
+import type { JobPlan } from './job-plan.js';
+
+export interface LoadJobRequest {
+  /** A job module (path or file URL; its default export is a `defineJob` result), or a definition. */
+  readonly job: string | URL | JobDefinition;
+  readonly args?: readonly string[];
+  readonly parallelism: number;
+  /** Overrides the job's own exchange mode. */
+  readonly exchangeMode?: ExchangeMode;
+  /** Relative module paths resolve against this. @defaultValue process.cwd() */
+  readonly cwd?: string;
+}
+
+export interface LoadedJob {
+  readonly definition: JobDefinition;
+  /** The module's file URL, when the job came from a module (workers load it by this). */
+  readonly moduleUrl: string | undefined;
+  readonly plan: JobPlan;
+}
+
+/** The file URL of a job module given as a path (relative to `cwd`) or URL. */
+export function jobModuleUrl(job: string | URL, cwd: string): string {
+  if (job instanceof URL) return job.href;
+  if (/^file:\/\//.test(job)) return job;
+  return pathToFileURL(isAbsolute(job) ? job : resolve(cwd, job)).href;
+}
+
+/**
+ * Loads a job — imports its module when given a path — runs its build function with the arguments and
+ * default parallelism, and plans it. Throws `WEFT_ERR_INVALID_JOB` (module without a `defineJob` default
+ * export, build function that throws, invalid graph).
+ */
+export async function loadJob(request: LoadJobRequest): Promise<LoadedJob> {
+  const cwd = request.cwd ?? process.cwd();
+  let definition: JobDefinition;
+  let moduleUrl: string | undefined;
+  let name: string;
+  if (typeof request.job === 'string' || request.job instanceof URL) {
+    moduleUrl = jobModuleUrl(request.job, cwd);
+    let module: Record<string, unknown>;
+    try {
+      module = (await import(moduleUrl)) as Record<string, unknown>;
+    } catch (error) {
+      throw new EngineError('WEFT_ERR_INVALID_JOB', `cannot load job module ${String(request.job)}: ${(error as Error).message}`, {
+        cause: error,
+        context: { field: 'job', path: moduleUrl },
+      });
+    }
+    const exported = module['default'];
+    if (!isJobDefinition(exported)) {
+      throw invalidJob('job', `${String(request.job)} has no default export made by defineJob (export default defineJob((ctx) => …))`);
+    }
+    definition = exported;
+    const file = new URL(moduleUrl).pathname;
+    name = definition.options.name ?? basename(file, extname(file));
+  } else if (isJobDefinition(request.job)) {
+    definition = request.job;
+    name = definition.options.name ?? 'job';
+  } else {
+    throw invalidJob('job', 'expected a job module path or a defineJob(...) result');
+  }
+  const exchangeMode = request.exchangeMode ?? definition.options.exchangeMode ?? DEFAULT_EXCHANGE_MODE;
+  if (!isExchangeMode(exchangeMode)) throw invalidJob('exchangeMode', `unknown exchange mode ${JSON.stringify(exchangeMode)}; expected one of ${EXCHANGE_MODES.join(', ')}`);
+  const parallelism = request.parallelism;
+  if (!Number.isInteger(parallelism) || parallelism < 1) throw invalidJob('parallelism', `expected an integer >= 1, got ${String(parallelism)}`);
+  const graph = new LogicalGraph();
+  const context = new JobContext(graph, new JobArgs(request.args ?? []), parallelism);
+  try {
+    await definition.build(context);
+  } catch (error) {
+    if (isEngineError(error, 'WEFT_ERR_INVALID_JOB')) throw error;
+    throw new EngineError('WEFT_ERR_INVALID_JOB', `the build function of job ${JSON.stringify(name)} threw: ${(error as Error)?.message ?? String(error)}`, {
+      cause: error,
+      context: { field: 'build' },
+    });
+  }
+  const plan = buildJobPlan({ graph, name, exchangeMode, defaultParallelism: parallelism });
+  return { definition, moduleUrl, plan };
+}

@@ -1,0 +1,36 @@
+/** A snapshot of a running job, for progress displays. */
+export interface JobProgress {
+  readonly elapsedMs: number;
+  readonly tasksFinished: number;
+  readonly tasksTotal: number;
+  readonly tasksRunning: number;
+  readonly regionsFinished: number;
+  readonly regionsTotal: number;
+  /** Records read by sources so far. */
+  readonly recordsRead: number;
+  /** Records and framed bytes written to exchanges (all edges) so far. */
+  readonly recordsShuffled: number;
+  readonly bytesShuffled: number;
+  /** Task attempts that failed so far (restarts follow when a restart strategy allows). */
+  readonly failures: number;
+}
+
+/** Per-edge totals of a job (finished attempts only, once the job ends). */
+export interface EdgeSummary {
+  readonly id: string;
+  readonly source: string;
+  readonly target: string;
+  readonly distribution: string;
+  readonly partitionType: string;
+  readonly records: number;
+  readonly bytes: number;
+}
+
+export interface VertexSummary {
+  readonly id: string;
+  /** The chained operators' names. */
+  readonly name: string;
+  readonly parallelism: number;
+  /** Records the vertex read (from its sources or its input edges). */
+  readonly recordsIn: number;
+}

@@ -1,0 +1,273 @@
+import { availableParallelism } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { type Logger, type ShuffleServiceFactory, jobId as toJobId, noopLogger, taskExecutorId } from '@weft/shuffle-api';
+import type { JobDefinition } from '../api/define-job.js';
+import type { ExchangeMode } from '../api/exchange-mode.js';
+import { EngineError, invalidEngineArgument } from '../errors/engine-error.js';
+import { ExecutionTopology } from '../execution/execution-topology.js';
+import { InProcessTaskExecutor } from '../executor/in-process-task-executor.js';
+import type { TaskExecutor, TaskExecutorListener } from '../executor/task-executor.js';
+import { WorkerPool } from '../executor/worker-pool.js';
+import { createFailoverStrategy } from '../failover/create-failover-strategy.js';
+import { type LoadedJob, loadJob } from '../graph/load-job.js';
+import { buildPipelinedRegions } from '../regions/pipelined-regions.js';
+import { createRestartBackoffTimeStrategy } from '../restart/create-restart-backoff-time-strategy.js';
+import type { RestartStrategyOptions } from '../restart/restart-backoff-time-strategy.js';
+import { resolveSerializer, type SerializerName } from '../serialization/serializers.js';
+import { JobMaster } from './job-master.js';
+import type { EdgeSummary, JobProgress, VertexSummary } from './job-progress.js';
+import { discardTempDirs, publishSinks, textSinkTempDirs } from './sink-publisher.js';
+
+/** The two shuffle services a job uses; the engine never picks one itself (DESIGN.md). */
+export interface JobShuffleServices {
+  /** For must-be-pipelined edges inside a region (all in one executor): e.g. the in-memory shuffle. */
+  readonly pipelined: ShuffleServiceFactory;
+  /** For BLOCKING edges between regions: must be readable from every executor (for workers: another process). */
+  readonly blocking: ShuffleServiceFactory;
+}
+
+export interface RunJobOptions {
+  /** A job module path (relative to `cwd`) or file URL, or — in-process only — a `defineJob` result. */
+  readonly job: string | URL | JobDefinition;
+  /** The job's arguments (`ctx.args`). @defaultValue [] */
+  readonly args?: readonly string[];
+  /** Default operator parallelism. @defaultValue os.availableParallelism() */
+  readonly parallelism?: number;
+  /** @defaultValue the job's own, else 'ALL_EDGES_BLOCKING' */
+  readonly exchangeMode?: ExchangeMode;
+  /** `inprocess`: regions run in this process; `workers`: in a pool of worker processes. @defaultValue 'inprocess' */
+  readonly executor?: 'inprocess' | 'workers';
+  /** Worker processes of the pool. @defaultValue os.availableParallelism() */
+  readonly workers?: number;
+  /** Regions one executor runs at once. @defaultValue 1 per worker; os.availableParallelism() in process */
+  readonly slotsPerExecutor?: number;
+  readonly shuffle: JobShuffleServices;
+  /** @defaultValue { type: 'none' } — the first failure fails the job */
+  readonly restartStrategy?: RestartStrategyOptions;
+  /** @defaultValue 'region' */
+  readonly failoverStrategy?: 'region' | 'all';
+  /** @defaultValue 'default' */
+  readonly serializer?: SerializerName;
+  /** @defaultValue a fresh unique id */
+  readonly jobId?: string;
+  /** Relative paths (job module, inputs, outputs) resolve against this. @defaultValue process.cwd() */
+  readonly cwd?: string;
+  readonly logger?: Logger;
+  /** Called every `progressIntervalMs` while the job runs. */
+  readonly onProgress?: (progress: JobProgress) => void;
+  /** @defaultValue 250 */
+  readonly progressIntervalMs?: number;
+  /** Aborting fails the job (running tasks are cancelled, nothing is published). */
+  readonly signal?: AbortSignal;
+  /** Node options of worker processes. @defaultValue process.execArgv (so `--import tsx` carries over) */
+  readonly workerExecArgv?: readonly string[];
+  /** @defaultValue 1000 */
+  readonly heartbeatIntervalMs?: number;
+  /** A worker silent for this long is declared lost. @defaultValue 30000 */
+  readonly heartbeatTimeoutMs?: number;
+}
+
+/** How a job ended, with what it produced and moved. */
+export interface JobResult {
+  readonly jobId: string;
+  readonly name: string;
+  readonly status: 'succeeded' | 'failed';
+  /** `WEFT_ERR_JOB_FAILED` (cause: the failing task's error) when the job failed. */
+  readonly error?: EngineError;
+  readonly durationMs: number;
+  readonly parallelism: number;
+  readonly exchangeMode: ExchangeMode;
+  readonly executor: { readonly kind: 'inprocess' | 'workers'; readonly executors: number; readonly slots: number };
+  readonly regions: number;
+  readonly tasks: number;
+  readonly vertices: readonly VertexSummary[];
+  readonly edges: readonly EdgeSummary[];
+  readonly recordsRead: number;
+  readonly recordsShuffled: number;
+  readonly bytesShuffled: number;
+  readonly attempts: number;
+  readonly failures: number;
+  readonly restarts: number;
+  /** Files the text sinks published (none when the job failed). */
+  readonly outputs: readonly { readonly sink: string; readonly path: string; readonly parts: number }[];
+  /** Values of `collect(name)` sinks, subtask by subtask (empty when the job failed). */
+  readonly collected: Readonly<Record<string, unknown[]>>;
+}
+
+function newJobId(): string {
+  return `job-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
+}
+
+function checkCount(field: string, value: number | undefined, fallback: number): number {
+  const n = value ?? fallback;
+  if (!Number.isInteger(n) || n < 1) throw invalidEngineArgument(field, `expected an integer >= 1, got ${String(value)}`);
+  return n;
+}
+
+/**
+ * Runs a batch job to its end: loads and plans it, computes its pipelined regions (the same
+ * `computePipelinedRegions` logic `weft plan` shows), starts the task executors, schedules regions as
+ * their blocking inputs finish, and publishes its sinks when every task finished.
+ *
+ * Throws for bad input — `WEFT_ERR_INVALID_JOB` (module, graph, arguments), `WEFT_ERR_INVALID_ARGUMENT`
+ * (options) — and resolves with `status: 'failed'` when the job ran and failed.
+ */
+export async function runJob(options: RunJobOptions): Promise<JobResult> {
+  const started = performance.now();
+  const cwd = options.cwd ?? process.cwd();
+  const logger = options.logger ?? noopLogger;
+  const kind = options.executor ?? 'inprocess';
+  if (kind !== 'inprocess' && kind !== 'workers') throw invalidEngineArgument('executor', `expected 'inprocess' or 'workers', got ${JSON.stringify(kind)}`);
+  const parallelism = checkCount('parallelism', options.parallelism, availableParallelism());
+  const workers = checkCount('workers', options.workers, availableParallelism());
+  const slots = checkCount('slotsPerExecutor', options.slotsPerExecutor, kind === 'workers' ? 1 : availableParallelism());
+  const serializerName = options.serializer ?? 'default';
+  const serializer = resolveSerializer(serializerName);
+  if (options.shuffle?.pipelined === undefined || options.shuffle.blocking === undefined) {
+    throw invalidEngineArgument('shuffle', 'expected { pipelined, blocking } shuffle service factories (the engine never picks one)');
+  }
+  const id = toJobId(options.jobId ?? newJobId());
+  const loaded = await loadJob({ job: options.job, args: options.args ?? [], parallelism, cwd, ...(options.exchangeMode === undefined ? {} : { exchangeMode: options.exchangeMode }) });
+  if (kind === 'workers' && loaded.moduleUrl === undefined) throw new EngineError('WEFT_ERR_INVALID_JOB', 'a job run on worker processes must be given as a module path, so workers can load it', { context: { field: 'job' } });
+  const topology = ExecutionTopology.from(loaded.plan.topology);
+  const regions = buildPipelinedRegions(topology);
+  const restart = createRestartBackoffTimeStrategy(options.restartStrategy ?? { type: 'none' });
+  const failover = createFailoverStrategy(topology, options.failoverStrategy ?? 'region');
+  const tempDirs = textSinkTempDirs(loaded.plan, cwd, id);
+
+  const blockingMaster = options.shuffle.blocking.createShuffleMaster({ logger });
+  const executors: TaskExecutor[] = [];
+  let progressTimer: ReturnType<typeof setInterval> | undefined;
+  let onAbort: (() => void) | undefined;
+  try {
+    await blockingMaster.start();
+    await blockingMaster.registerJob({ jobId: id });
+    const master = new JobMaster({ jobId: id, plan: loaded.plan, topology, regions, blockingMaster, failover, restart, logger });
+    const listener: TaskExecutorListener = master;
+    if (kind === 'inprocess') {
+      executors.push(
+        await InProcessTaskExecutor.start({
+          id: taskExecutorId('inprocess-0'),
+          slots,
+          jobId: id,
+          plan: loaded.plan,
+          pipelined: options.shuffle.pipelined,
+          blocking: options.shuffle.blocking,
+          listener,
+          cwd,
+          serializer,
+          logger,
+        }),
+      );
+    } else {
+      executors.push(
+        ...(await WorkerPool.start({
+          workers,
+          slotsPerWorker: slots,
+          jobId: id,
+          loaded: loaded as LoadedJob & { moduleUrl: string },
+          args: options.args ?? [],
+          parallelism,
+          exchangeMode: loaded.plan.exchangeMode,
+          pipelined: options.shuffle.pipelined,
+          blocking: options.shuffle.blocking,
+          listener,
+          cwd,
+          serializer: serializerName,
+          logger,
+          ...(options.workerExecArgv === undefined ? {} : { execArgv: options.workerExecArgv }),
+          ...(options.heartbeatIntervalMs === undefined ? {} : { heartbeatIntervalMs: options.heartbeatIntervalMs }),
+          ...(options.heartbeatTimeoutMs === undefined ? {} : { heartbeatTimeoutMs: options.heartbeatTimeoutMs }),
+        })),
+      );
+    }
+    if (options.onProgress !== undefined) {
+      const onProgress = options.onProgress;
+      progressTimer = setInterval(() => onProgress({ elapsedMs: performance.now() - started, ...master.progress() }), options.progressIntervalMs ?? 250);
+    }
+    if (options.signal !== undefined) {
+      const signal = options.signal;
+      onAbort = () => master.abort(signal.reason);
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+    }
+    const outcome = await master.run(executors);
+    const progress = master.progress();
+    let status = outcome.status;
+    let error = outcome.error;
+    let published: Awaited<ReturnType<typeof publishSinks>> = { collected: {}, files: [] };
+    if (status === 'succeeded') {
+      try {
+        published = await publishSinks(outcome.results.flatMap((r) => r.sinks), tempDirs);
+      } catch (publishError) {
+        status = 'failed';
+        error = new EngineError('WEFT_ERR_JOB_FAILED', `job ${JSON.stringify(loaded.plan.name)} failed: ${(publishError as Error).message}`, { cause: publishError });
+      }
+    } else {
+      await discardTempDirs(tempDirs);
+    }
+    if (options.onProgress !== undefined) options.onProgress({ elapsedMs: performance.now() - started, ...progress });
+    return {
+      jobId: id,
+      name: loaded.plan.name,
+      status,
+      ...(error === undefined ? {} : { error }),
+      durationMs: performance.now() - started,
+      parallelism,
+      exchangeMode: loaded.plan.exchangeMode,
+      executor: { kind, executors: executors.length, slots },
+      regions: regions.regionCount,
+      tasks: topology.executionVertexCount,
+      vertices: summarizeVertices(loaded, outcome.results),
+      edges: summarizeEdges(loaded, outcome.results),
+      recordsRead: progress.recordsRead,
+      recordsShuffled: progress.recordsShuffled,
+      bytesShuffled: progress.bytesShuffled,
+      attempts: outcome.attemptsDeployed,
+      failures: outcome.failures,
+      restarts: outcome.restarts,
+      outputs: published.files,
+      collected: published.collected,
+    };
+  } finally {
+    if (progressTimer !== undefined) clearInterval(progressTimer);
+    if (onAbort !== undefined) options.signal?.removeEventListener('abort', onAbort);
+    for (const executor of executors) {
+      await executor.close().catch((error: unknown) => logger.warn({ taskExecutorId: executor.id, error: (error as Error).message }, 'closing a task executor failed'));
+    }
+    await blockingMaster.unregisterJob(id).catch((error: unknown) => logger.warn({ jobId: id, error: (error as Error).message }, 'unregistering the job failed'));
+    await blockingMaster.close().catch(() => {});
+  }
+}
+
+function summarizeEdges(loaded: LoadedJob, results: readonly { metrics: { outputs: readonly { edgeIndex: number; records: number; bytes: number }[] } }[]): EdgeSummary[] {
+  const plan = loaded.plan;
+  const totals = plan.edges.map(() => ({ records: 0, bytes: 0 }));
+  for (const result of results) {
+    for (const o of result.metrics.outputs) {
+      const t = totals[o.edgeIndex];
+      if (t === undefined) continue;
+      t.records += o.records;
+      t.bytes += o.bytes;
+    }
+  }
+  return plan.edges.map((e, i) => ({
+    id: e.id,
+    source: plan.vertices[e.source]?.id ?? '',
+    target: plan.vertices[e.target]?.id ?? '',
+    distribution: e.distribution,
+    partitionType: e.partitionType,
+    records: totals[i]?.records ?? 0,
+    bytes: totals[i]?.bytes ?? 0,
+  }));
+}
+
+function summarizeVertices(loaded: LoadedJob, results: readonly { attemptId: string; metrics: { recordsIn: number } }[]): VertexSummary[] {
+  const recordsIn = new Map<string, number>();
+  for (const r of results) {
+    const vertex = r.attemptId.slice(0, r.attemptId.lastIndexOf('#'));
+    recordsIn.set(vertex, (recordsIn.get(vertex) ?? 0) + r.metrics.recordsIn);
+  }
+  return loaded.plan.vertices.map((v) => ({ id: v.id, name: v.name, parallelism: v.parallelism, recordsIn: recordsIn.get(v.id) ?? 0 }));
+}
+

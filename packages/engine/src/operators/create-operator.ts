@@ -1,0 +1,56 @@
+import type { LogicalNode } from '../api/logical-graph.js';
+import { AggregateOperator } from './aggregate-operator.js';
+import { ArraySource } from './array-source.js';
+import { CollectSinkOperator } from './collect-sink-operator.js';
+import { CombineOperator } from './combine-operator.js';
+import { FilterOperator } from './filter-operator.js';
+import { FlatMapOperator } from './flat-map-operator.js';
+import { JoinOperator } from './join-operator.js';
+import { LocalSortOperator } from './local-sort-operator.js';
+import { MapOperator } from './map-operator.js';
+import { RangeAssignOperator } from './range-assign-operator.js';
+import { RangeSource } from './range-source.js';
+import { SortBoundariesOperator } from './sort-boundaries-operator.js';
+import { SortSampleOperator } from './sort-sample-operator.js';
+import type { OperatorContext, Output, SourceOperator, StreamOperator } from './stream-operator.js';
+import { TextFileSource } from './text-file-source.js';
+import { TextSinkOperator } from './text-sink-operator.js';
+
+export type RuntimeOperator = { readonly source: true; readonly operator: SourceOperator } | { readonly source: false; readonly operator: StreamOperator };
+
+/** Instantiates the runtime operator of a logical node, emitting to `output`. */
+export function createOperator(node: LogicalNode, output: Output, context: OperatorContext): RuntimeOperator {
+  const spec = node.spec;
+  switch (spec.kind) {
+    case 'text-source':
+      return { source: true, operator: new TextFileSource(spec.path, output, context) };
+    case 'range-source':
+      return { source: true, operator: new RangeSource(spec.start, spec.end, output, context) };
+    case 'array-source':
+      return { source: true, operator: new ArraySource(spec.values, output, context) };
+    case 'map':
+      return { source: false, operator: new MapOperator(spec.fn, output, context) };
+    case 'flat-map':
+      return { source: false, operator: new FlatMapOperator(spec.fn, output, context) };
+    case 'filter':
+      return { source: false, operator: new FilterOperator(spec.fn, output, context) };
+    case 'combine':
+      return { source: false, operator: new CombineOperator(spec.key, spec.aggregator, spec.maxKeys, output, context) };
+    case 'aggregate':
+      return { source: false, operator: new AggregateOperator(spec.aggregator, spec.key, output, context) };
+    case 'join':
+      return { source: false, operator: new JoinOperator(spec, output, context) };
+    case 'sort-sample':
+      return { source: false, operator: new SortSampleOperator(spec.key, spec.samples, output, context) };
+    case 'sort-boundaries':
+      return { source: false, operator: new SortBoundariesOperator(spec.descending, output) };
+    case 'range-assign':
+      return { source: false, operator: new RangeAssignOperator(spec.key, spec.descending, output, context) };
+    case 'local-sort':
+      return { source: false, operator: new LocalSortOperator(spec.key, spec.descending, output, context) };
+    case 'text-sink':
+      return { source: false, operator: new TextSinkOperator(spec.path, spec.format, context) };
+    case 'collect-sink':
+      return { source: false, operator: new CollectSinkOperator(spec.name, context) };
+  }
+}

@@ -1,0 +1,47 @@
+import type { KeyValue } from '../api/functions.js';
+import { canonicalKey, describeKey, isPrimitiveKey } from '../runtime/key-hash.js';
+
+/**
+ * A hash table from keys to values: primitive keys (strings, numbers, booleans, null) straight in a Map,
+ * composite (array) keys under a canonical string. `undefined` values mean "absent".
+ */
+export class KeyedTable<V> {
+  readonly primitive = new Map<string | number | boolean | null, V>();
+  readonly composite = new Map<string, { readonly key: KeyValue; value: V }>();
+
+  get size(): number {
+    return this.primitive.size + this.composite.size;
+  }
+
+  /** Throws a TypeError for a value that is not a key. */
+  get(key: unknown): V | undefined {
+    if (isPrimitiveKey(key)) return this.primitive.get(key);
+    return this.composite.get(compositeKey(key))?.value;
+  }
+
+  set(key: unknown, value: V): void {
+    if (isPrimitiveKey(key)) {
+      this.primitive.set(key, value);
+      return;
+    }
+    const canonical = compositeKey(key);
+    const entry = this.composite.get(canonical);
+    if (entry === undefined) this.composite.set(canonical, { key: key as KeyValue, value });
+    else entry.value = value;
+  }
+
+  clear(): void {
+    this.primitive.clear();
+    this.composite.clear();
+  }
+
+  *entries(): IterableIterator<[KeyValue, V]> {
+    yield* this.primitive;
+    for (const entry of this.composite.values()) yield [entry.key, entry.value];
+  }
+}
+
+function compositeKey(key: unknown): string {
+  if (!Array.isArray(key)) throw new TypeError(`a key must be a string, a number, a boolean, null or an array of those, got ${describeKey(key)}`);
+  return canonicalKey(key);
+}

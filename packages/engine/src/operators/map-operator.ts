@@ -1,0 +1,21 @@
+import type { MapFunction } from '../api/functions.js';
+import { userFunctionError } from '../runtime/user-function-error.js';
+import type { OperatorContext, Output, StreamOperator } from './stream-operator.js';
+
+export class MapOperator implements StreamOperator {
+  constructor(
+    private readonly fn: MapFunction<unknown, unknown>,
+    private readonly output: Output,
+    private readonly context: OperatorContext,
+  ) {}
+
+  collect(value: unknown): void {
+    let result: unknown;
+    try {
+      result = this.fn(value);
+    } catch (error) {
+      throw userFunctionError(this.context, error);
+    }
+    this.output.collect(result);
+  }
+}

@@ -1,0 +1,66 @@
+import type { TaskBackpressure } from '../runtime/backpressure.js';
+import type { TaskIdentity } from '../runtime/user-function-error.js';
+
+/** Where an operator emits: the next operator of its chain, a network output, or several. Synchronous. */
+export interface Output {
+  collect(value: unknown): void;
+}
+
+/** What an operator knows of where it runs. */
+export interface OperatorContext extends TaskIdentity {
+  readonly jobId: string;
+  readonly backpressure: TaskBackpressure;
+  readonly signal: AbortSignal;
+  /** Directory relative paths resolve against (the job master's working directory). */
+  readonly cwd: string;
+  /** Consumer subtasks of this operator's first network output (0 when it has none). */
+  readonly outputConsumers: number;
+}
+
+/** What a sink reports when its task finishes; the job master publishes it when the job succeeds. */
+export type SinkOutput =
+  | { readonly kind: 'text-file'; readonly sink: string; readonly path: string; readonly tempDir: string; readonly file: string; readonly subtask: number; readonly parallelism: number }
+  | { readonly kind: 'collect'; readonly sink: string; readonly subtask: number; readonly parallelism: number; readonly values: unknown[] };
+
+/**
+ * A runtime operator (Flink's StreamOperator). `collect` receives the records of input 0 (the only input
+ * of a chained operator); two-input heads also get `processInput` for input 1. Calls are synchronous;
+ * slow work (writes) registers with the task's backpressure instead of blocking.
+ *
+ * Lifecycle, driven by the task: `open()` (successors first), records, `endInput(i)` per input,
+ * `finish()` once every input ended (emit buffered state here, awaiting backpressure between records),
+ * `close()` always — after success or failure.
+ */
+export interface StreamOperator extends Output {
+  /** Inputs read one group after the other (a join's build side first); default: all at once. */
+  readonly inputPhases?: readonly (readonly number[])[];
+  open?(): Promise<void> | void;
+  processInput?(value: unknown, input: number): void;
+  endInput?(input: number): Promise<void> | void;
+  finish?(): Promise<void> | void;
+  close?(): Promise<void> | void;
+  /** After `finish()`: what a sink produced. */
+  sinkOutput?(): SinkOutput | undefined;
+}
+
+/** A source: the head of a chain with no inputs; `run()` emits everything, honouring backpressure. */
+export interface SourceOperator {
+  run(): Promise<void>;
+  /** Records emitted so far. */
+  readonly recordsEmitted: number;
+  close?(): Promise<void> | void;
+}
+
+/** Emits the values of a Map-like iteration with backpressure and cancellation checks between records. */
+export async function emitAll<T>(items: Iterable<T>, output: Output, context: OperatorContext, map: (item: T) => unknown): Promise<void> {
+  const backpressure = context.backpressure;
+  let n = 0;
+  for (const item of items) {
+    output.collect(map(item));
+    if (backpressure.blocked) await backpressure.wait();
+    if ((++n & 0x3fff) === 0) {
+      if (context.signal.aborted) throw context.signal.reason;
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+  }
+}

@@ -1,0 +1,215 @@
+import type { InputGate, Logger, ResultPartitionWriter } from '@weft/shuffle-api';
+import { noopLogger } from '@weft/shuffle-api';
+import type { JobPlan, PlannedVertex } from '../graph/job-plan.js';
+import { createOperator, type RuntimeOperator } from '../operators/create-operator.js';
+import type { OperatorContext, Output, SinkOutput, StreamOperator } from '../operators/stream-operator.js';
+import type { RecordSerializerFactory } from '../serialization/record-serializer.js';
+import { TaskBackpressure } from './backpressure.js';
+import { createChannelSelector } from './channel-selector.js';
+import { DISCARD_OUTPUT, FanOutOutput, NetworkOutput } from './network-output.js';
+import type { InputDeployment, OutputDeployment, TaskDeployment, TaskMetrics } from './task-deployment.js';
+import type { TaskResult } from './task-events.js';
+
+/** How a task obtains its writers and gates: the region runner resolves descriptors and waits. */
+export interface TaskIo {
+  createWriter(output: OutputDeployment): Promise<ResultPartitionWriter>;
+  createGate(input: InputDeployment): Promise<InputGate>;
+}
+
+export interface StreamTaskOptions {
+  readonly plan: JobPlan;
+  readonly deployment: TaskDeployment;
+  readonly jobId: string;
+  readonly io: TaskIo;
+  /** Aborting cancels the task: its reads and waits reject with the signal's reason. */
+  readonly signal: AbortSignal;
+  readonly cwd: string;
+  readonly serializer: RecordSerializerFactory;
+  readonly logger?: Logger;
+}
+
+/**
+ * One execution attempt of a subtask: the operator chain of its job vertex between the gates of its
+ * inputs and the writers of its outputs (Flink's StreamTask).
+ *
+ * `run()`: create writers, build the chain (each operator emitting into the next, or into network outputs
+ * that serialize and route records), open it, run the source or read the inputs (each gate in its own
+ * loop, input phases one after another), finish the operators in chain order, then `finish()` the writers
+ * — the commit. On any error the writers are failed (consumers see SHF_ERR_PRODUCER_FAILED) and the
+ * error is rethrown; on cancellation the signal's reason is thrown instead. Everything opened is closed.
+ */
+export class StreamTask {
+  readonly #options: StreamTaskOptions;
+  readonly #vertex: PlannedVertex;
+  readonly #backpressure = new TaskBackpressure();
+  readonly #writers: { readonly edgeIndex: number; readonly writer: ResultPartitionWriter }[] = [];
+  readonly #gates: InputGate[] = [];
+  #operators: RuntimeOperator[] = [];
+  #recordsIn = 0;
+
+  constructor(options: StreamTaskOptions) {
+    this.#options = options;
+    const vertex = options.plan.vertices[options.deployment.vertexIndex];
+    if (vertex === undefined || vertex.id !== options.deployment.vertexId) {
+      throw new Error(`task ${options.deployment.attemptId} names vertex ${options.deployment.vertexId}, which the plan does not have at index ${options.deployment.vertexIndex}`);
+    }
+    this.#vertex = vertex;
+  }
+
+  /** Live counters (read any time). */
+  metrics(): TaskMetrics {
+    const source = this.#operators[0];
+    const recordsIn = source?.source === true ? source.operator.recordsEmitted : this.#recordsIn;
+    return {
+      recordsIn,
+      outputs: this.#writers.map(({ edgeIndex, writer }) => ({ edgeIndex, records: writer.metrics.records, bytes: writer.metrics.bytes })),
+    };
+  }
+
+  async run(): Promise<TaskResult> {
+    const started = performance.now();
+    const { signal, deployment } = this.#options;
+    const onAbort = (): void => this.#abortIo(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      if (signal.aborted) throw signal.reason;
+      for (const output of deployment.outputs) {
+        this.#writers.push({ edgeIndex: output.edgeIndex, writer: await this.#options.io.createWriter(output) });
+      }
+      this.#operators = this.#buildChain();
+      for (let i = this.#operators.length - 1; i >= 0; i--) {
+        const op = this.#operators[i] as RuntimeOperator;
+        if (!op.source) await op.operator.open?.();
+      }
+      const head = this.#operators[0] as RuntimeOperator;
+      if (head.source) await head.operator.run();
+      else await this.#consumeInputs(head.operator);
+      for (const op of this.#operators) {
+        if (!op.source) await op.operator.finish?.();
+        if (signal.aborted) throw signal.reason;
+      }
+      for (const { writer } of this.#writers) await writer.finish();
+      const sinks: SinkOutput[] = [];
+      for (const op of this.#operators) {
+        const output = op.source ? undefined : op.operator.sinkOutput?.();
+        if (output !== undefined) sinks.push(output);
+      }
+      return { attemptId: deployment.attemptId, durationMs: performance.now() - started, metrics: this.metrics(), sinks };
+    } catch (error) {
+      const reason = signal.aborted ? signal.reason : error;
+      for (const { writer } of this.#writers) writer.fail(reason);
+      throw reason;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      await this.#closeAll();
+    }
+  }
+
+  #buildChain(): RuntimeOperator[] {
+    const { deployment, jobId, signal, cwd, serializer } = this.#options;
+    const vertex = this.#vertex;
+    const plan = this.#options.plan;
+    const outputsByEdge = new Map(deployment.outputs.map((o) => [o.edgeIndex, o]));
+    const writersByEdge = new Map(this.#writers.map((w) => [w.edgeIndex, w.writer]));
+    const built = new Array<RuntimeOperator>(vertex.operators.length);
+    for (let position = vertex.operators.length - 1; position >= 0; position--) {
+      const chained = vertex.operators[position];
+      if (chained === undefined) continue;
+      const node = chained.node;
+      const identity = {
+        operatorName: node.name,
+        operatorKind: node.spec.kind,
+        vertexId: vertex.id,
+        subtask: deployment.subtask,
+        parallelism: deployment.parallelism,
+        attempt: deployment.attempt,
+        attemptId: deployment.attemptId,
+      };
+      const targets: Output[] = chained.chained.map((c) => {
+        const next = built[c];
+        if (next === undefined || next.source) throw new Error(`unreachable: chained operator ${c} of ${vertex.id} is missing or a source`);
+        return next.operator;
+      });
+      let outputConsumers = 0;
+      for (const edgeIndex of chained.edges) {
+        const edge = plan.edges[edgeIndex];
+        const output = outputsByEdge.get(edgeIndex);
+        const writer = writersByEdge.get(edgeIndex);
+        if (edge === undefined || output === undefined || writer === undefined) throw new Error(`unreachable: task ${deployment.attemptId} has no output for edge ${edgeIndex}`);
+        const subpartitions = output.partition.numberOfSubpartitions;
+        if (outputConsumers === 0) outputConsumers = subpartitions;
+        targets.push(new NetworkOutput(writer, createChannelSelector(edge, subpartitions, identity), serializer(), this.#backpressure));
+      }
+      const output = targets.length === 0 ? DISCARD_OUTPUT : targets.length === 1 ? (targets[0] as Output) : new FanOutOutput(targets);
+      const context: OperatorContext = { ...identity, jobId, backpressure: this.#backpressure, signal, cwd, outputConsumers };
+      built[position] = createOperator(node, output, context);
+    }
+    return built;
+  }
+
+  async #consumeInputs(head: StreamOperator): Promise<void> {
+    const inputs = this.#options.deployment.inputs;
+    const byInput = new Map<number, InputDeployment[]>();
+    for (const input of inputs) {
+      const list = byInput.get(input.inputIndex);
+      if (list === undefined) byInput.set(input.inputIndex, [input]);
+      else list.push(input);
+    }
+    const phases = head.inputPhases ?? [[...byInput.keys()]];
+    for (const phase of phases) {
+      await Promise.all(
+        phase.map(async (inputIndex) => {
+          await Promise.all((byInput.get(inputIndex) ?? []).map((input) => this.#consumeGate(input, head)));
+          await head.endInput?.(inputIndex);
+        }),
+      );
+    }
+  }
+
+  async #consumeGate(input: InputDeployment, head: StreamOperator): Promise<void> {
+    const { signal } = this.#options;
+    const gate = await this.#options.io.createGate(input);
+    this.#gates.push(gate);
+    if (signal.aborted) throw signal.reason;
+    const deserializer = this.#options.serializer();
+    const backpressure = this.#backpressure;
+    const inputIndex = input.inputIndex;
+    for (;;) {
+      const batch = await gate.readBatch();
+      if (batch === null) break;
+      if (batch.kind !== 'records') continue;
+      const records = batch.records;
+      if (inputIndex === 0) {
+        for (let i = 0; i < records.length; i++) head.collect(deserializer.deserialize(records[i] as Uint8Array));
+      } else {
+        const process = head.processInput;
+        if (process === undefined) throw new Error(`unreachable: operator of ${this.#vertex.id} has no input ${inputIndex}`);
+        for (let i = 0; i < records.length; i++) process.call(head, deserializer.deserialize(records[i] as Uint8Array), inputIndex);
+      }
+      this.#recordsIn += records.length;
+      if (backpressure.blocked) await backpressure.wait();
+      if (signal.aborted) throw signal.reason;
+    }
+  }
+
+  #abortIo(reason: unknown): void {
+    for (const { writer } of this.#writers) writer.fail(reason);
+    for (const gate of this.#gates) void gate.close().catch(() => {});
+  }
+
+  async #closeAll(): Promise<void> {
+    const logger = this.#options.logger ?? noopLogger;
+    const steps: (() => Promise<unknown> | unknown)[] = [
+      ...this.#gates.map((gate) => () => gate.close()),
+      ...this.#writers.map(({ writer }) => () => writer.close()),
+      ...this.#operators.map((op) => () => op.operator.close?.()),
+    ];
+    for (const step of steps) {
+      try {
+        await step();
+      } catch (error) {
+        logger.warn({ attemptId: this.#options.deployment.attemptId, error: (error as Error).message }, 'cleanup step failed');
+      }
+    }
+  }
+}

@@ -1,0 +1,73 @@
+import type { PartitionDescriptor, ProducerDescriptor, ShuffleDescriptor, SubpartitionRange } from '@weft/shuffle-api';
+
+/**
+ * One output of a task: the result partition its subtask writes for one job edge. Plain JSON.
+ * BLOCKING partitions are registered by the job master (`descriptor` set); pipelined ones by the task
+ * executor that runs the region, with its own pipelined ShuffleMaster (`descriptor` absent).
+ */
+export interface OutputDeployment {
+  readonly edgeIndex: number;
+  readonly edgeId: string;
+  readonly pipelined: boolean;
+  readonly partition: PartitionDescriptor;
+  readonly producer: ProducerDescriptor;
+  readonly descriptor?: ShuffleDescriptor;
+}
+
+/** One partition an input reads, and who produces it. */
+export interface InputPartition {
+  readonly partitionId: string;
+  /** The producing attempt `"<vertex>#<i>@<attempt>"`. */
+  readonly producerAttemptId: string;
+  /** The producer runs in the same region (so in the same executor). */
+  readonly sameRegion: boolean;
+  /** Set for blocking partitions (registered by the job master); pipelined ones are resolved in the executor. */
+  readonly descriptor?: ShuffleDescriptor;
+}
+
+/** One input of a task: the partitions of one job edge it reads, and which subpartition of each. */
+export interface InputDeployment {
+  readonly edgeIndex: number;
+  readonly edgeId: string;
+  /** The head operator's logical input. */
+  readonly inputIndex: number;
+  readonly pipelined: boolean;
+  readonly partitions: readonly InputPartition[];
+  readonly subpartitions: SubpartitionRange;
+}
+
+/** Everything a task executor needs to run one execution attempt. Plain JSON. */
+export interface TaskDeployment {
+  /** `"<vertexId>#<subtask>@<attempt>"` (ExecutionAttemptId). */
+  readonly attemptId: string;
+  /** `"<vertexId>#<subtask>"`. */
+  readonly executionVertexId: string;
+  readonly vertexId: string;
+  /** Index of the vertex in the job plan. */
+  readonly vertexIndex: number;
+  readonly subtask: number;
+  readonly parallelism: number;
+  readonly attempt: number;
+  readonly outputs: readonly OutputDeployment[];
+  readonly inputs: readonly InputDeployment[];
+}
+
+/** A pipelined region's tasks, deployed together to one task executor. Plain JSON. */
+export interface RegionDeployment {
+  readonly jobId: string;
+  readonly region: number;
+  readonly tasks: readonly TaskDeployment[];
+}
+
+/** Per-edge output counters of a task. */
+export interface OutputMetrics {
+  readonly edgeIndex: number;
+  readonly records: number;
+  readonly bytes: number;
+}
+
+/** A task's counters, while it runs (progress) and when it ends. */
+export interface TaskMetrics {
+  readonly recordsIn: number;
+  readonly outputs: readonly OutputMetrics[];
+}

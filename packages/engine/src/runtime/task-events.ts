@@ -1,0 +1,28 @@
+import type { SinkOutput } from '../operators/stream-operator.js';
+import type { SerializedTaskError } from './task-error-serialization.js';
+import type { TaskMetrics } from './task-deployment.js';
+
+/** What a finished task reports. */
+export interface TaskResult {
+  readonly attemptId: string;
+  readonly durationMs: number;
+  readonly metrics: TaskMetrics;
+  readonly sinks: readonly SinkOutput[];
+}
+
+/**
+ * Task state changes, from a task executor to the job master (over IPC for workers). The scheduler is
+ * driven by these: `finished` may make consumer regions schedulable; `failed` goes to the failover path;
+ * `cancelled` confirms a cancellation the job master asked for.
+ */
+export type TaskEvent =
+  | { readonly type: 'running'; readonly attemptId: string }
+  | { readonly type: 'finished'; readonly attemptId: string; readonly result: TaskResult }
+  | { readonly type: 'failed'; readonly attemptId: string; readonly error: SerializedTaskError }
+  | { readonly type: 'cancelled'; readonly attemptId: string };
+
+/** Live counters of the running tasks of an executor. */
+export interface TaskProgress {
+  readonly attemptId: string;
+  readonly metrics: TaskMetrics;
+}
