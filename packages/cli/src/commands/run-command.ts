@@ -1,0 +1,158 @@
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { EngineError, EXCHANGE_MODES, type ExchangeMode, isExchangeMode, type JobResult, runJob } from '@weft/engine';
+import type { ShuffleServiceFactory } from '@weft/shuffle-api';
+import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';
+import { createRemoteShuffleServiceFactory } from '@weft/shuffle-remote';
+import { type Command, ExitCode } from '../command.js';
+import { parseCommandArgs, usageError } from '../parse-command-args.js';
+import { describeError, formatFailure, formatProgressLine, formatRunSummary, runSummaryJson } from './run-report.js';
+
+const USAGE = `Usage: weft run <job module> [--parallelism N] [--store URL] [--meta URL] [--executor inprocess|workers] [--json] [-- job args...]
+
+Runs a batch job: a .ts or .js module whose default export is defineJob((ctx) => ...). Its pipelined
+regions are scheduled as their blocking inputs finish; pipelined exchanges go through the in-memory
+shuffle, blocking ones through the persisted shuffle named by --store and --meta.
+
+Options:
+  --parallelism N           default parallelism of the job's operators (default: the number of cores)
+  --store URL               where blocking partitions are stored: file:///abs/dir or s3://bucket/prefix
+                            (default: $WEFT_STORE, else ./.weft/shuffle)
+  --meta URL                partition metadata: sqlite:///abs/file.db or redis://host:port/db
+                            (default: $WEFT_META, else ./.weft/shuffle-meta.db)
+  --executor KIND           workers (default): a pool of worker processes; inprocess: this process only
+  --workers N               worker processes (default: the number of cores)
+  --slots N                 regions one executor runs at once (default: 1 per worker)
+  --exchange-mode MODE      ${EXCHANGE_MODES.join(' | ')}
+                            (default: the job's own, else ALL_EDGES_BLOCKING)
+  --restart-attempts N      restart failed regions up to N times (fixed delay; default 0: fail at once)
+  --json                    print a machine-readable summary on stdout
+  -h, --help                show this help
+
+Arguments after -- go to the job (ctx.args); the examples take --input <path> and --output <path>.
+S3 endpoint and credentials come from AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, AWS_REGION,
+AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
+
+Exit codes: 0 the job succeeded; 1 the job failed; 2 bad usage, missing module or invalid job.
+`;
+
+function positiveInteger(flag: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1) throw usageError('run', `${flag} must be an integer >= 1, got ${JSON.stringify(value)}`);
+  return n;
+}
+
+function isShuffleConfigError(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  return code === 'SHF_ERR_INVALID_CONFIG' || code === 'SHF_ERR_INVALID_ARGUMENT';
+}
+
+/** The blocking shuffle from --store / --meta (or WEFT_STORE / WEFT_META); defaults under ./.weft/. */
+function blockingShuffle(store: string, meta: string): ShuffleServiceFactory {
+  try {
+    return createRemoteShuffleServiceFactory({ store, meta });
+  } catch (error) {
+    if (!isShuffleConfigError(error)) throw error;
+    const setting = String((error as { context?: { setting?: unknown } }).context?.setting ?? '');
+    const flag = setting.startsWith('meta') ? '--meta' : setting.startsWith('store') ? '--store' : `the shuffle setting ${setting}`;
+    throw usageError('run', `${flag}: ${(error as Error).message}`, error);
+  }
+}
+
+/** Node options for workers: those of this process, plus tsx when the job is TypeScript and tsx is missing. */
+function workerExecArgv(jobPath: string): string[] {
+  const argv = process.execArgv.filter((a) => !a.startsWith('--test') && !a.startsWith('--inspect'));
+  const hasTsx = argv.some((a) => a.includes('tsx'));
+  if (/\.(c|m)?tsx?$/.test(jobPath) && !hasTsx) argv.push('--import', import.meta.resolve('tsx'));
+  return argv;
+}
+
+export const runCommand: Command = {
+  name: 'run',
+  summary: 'run a batch job module on worker processes, with live progress and a summary',
+  usage: USAGE,
+  async run(args, io) {
+    const { values, positionals, rest } = parseCommandArgs('run', args, {
+      parallelism: { type: 'string' },
+      store: { type: 'string' },
+      meta: { type: 'string' },
+      executor: { type: 'string' },
+      workers: { type: 'string' },
+      slots: { type: 'string' },
+      'exchange-mode': { type: 'string' },
+      'restart-attempts': { type: 'string' },
+      json: { type: 'boolean' },
+    });
+    if (positionals.length === 0) throw usageError('run', 'missing <job module>');
+    if (positionals.length > 1) throw usageError('run', `expected one job module, got ${positionals.length}: ${positionals.join(' ')} (job arguments go after --)`);
+    const parallelism = positiveInteger('--parallelism', values.parallelism);
+    const workers = positiveInteger('--workers', values.workers);
+    const slots = positiveInteger('--slots', values.slots);
+    const restartAttempts = values['restart-attempts'] === undefined ? 0 : Number(values['restart-attempts']);
+    if (!Number.isSafeInteger(restartAttempts) || restartAttempts < 0) throw usageError('run', `--restart-attempts must be an integer >= 0, got ${JSON.stringify(values['restart-attempts'])}`);
+    const executor = values.executor ?? 'workers';
+    if (executor !== 'workers' && executor !== 'inprocess') throw usageError('run', `--executor must be inprocess or workers, got ${JSON.stringify(executor)}`);
+    const exchangeMode = values['exchange-mode'];
+    if (exchangeMode !== undefined && !isExchangeMode(exchangeMode)) throw usageError('run', `--exchange-mode must be one of ${EXCHANGE_MODES.join(', ')}, got ${JSON.stringify(exchangeMode)}`);
+
+    const jobPath = resolve(io.cwd, positionals[0] as string);
+    try {
+      const info = await stat(jobPath);
+      if (!info.isFile()) throw new Error('it is not a file');
+    } catch (error) {
+      const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
+      throw new EngineError('WEFT_ERR_INPUT_UNREADABLE', `cannot read job module ${positionals[0]}: ${reason}`, { context: { path: jobPath }, cause: error });
+    }
+    const store = values.store ?? io.env['WEFT_STORE'] ?? pathToFileURL(resolve(io.cwd, '.weft', 'shuffle')).href;
+    const meta = values.meta ?? io.env['WEFT_META'] ?? `sqlite://${resolve(io.cwd, '.weft', 'shuffle-meta.db')}`;
+    const blocking = blockingShuffle(store, meta);
+    const pipelined = createMemoryShuffleServiceFactory();
+
+    const tty = (io.stderr as { isTTY?: boolean }).isTTY === true;
+    let shown = false;
+    let result: JobResult;
+    try {
+      result = await runJob({
+        job: jobPath,
+        args: rest,
+        ...(parallelism === undefined ? {} : { parallelism }),
+        executor,
+        ...(workers === undefined ? {} : { workers }),
+        ...(slots === undefined ? {} : { slotsPerExecutor: slots }),
+        ...(exchangeMode === undefined ? {} : { exchangeMode: exchangeMode as ExchangeMode }),
+        ...(restartAttempts > 0 ? { restartStrategy: { type: 'fixed-delay', attempts: restartAttempts, delayMs: 100 } } : {}),
+        shuffle: { pipelined, blocking },
+        cwd: io.cwd,
+        workerExecArgv: workerExecArgv(jobPath),
+        ...(tty
+          ? {
+              onProgress: (progress) => {
+                io.stderr.write(`\r\x1b[K${formatProgressLine(progress)}`);
+                shown = true;
+              },
+            }
+          : {}),
+      });
+    } catch (error) {
+      if (isShuffleConfigError(error)) throw usageError('run', (error as Error).message, error);
+      throw error;
+    } finally {
+      if (shown) io.stderr.write('\r\x1b[K');
+    }
+
+    if (values.json === true) {
+      io.stdout.write(`${JSON.stringify(runSummaryJson(result))}\n`);
+      io.stderr.write(formatRunSummary(result));
+    } else {
+      io.stdout.write(formatRunSummary(result));
+    }
+    if (result.status === 'failed') {
+      io.stderr.write(`weft run: ${formatFailure(result.error)}`);
+      if (values.json !== true && result.error !== undefined && (io.env['WEFT_DEBUG'] ?? '') !== '') io.stderr.write(`${JSON.stringify(describeError(result.error))}\n`);
+      return ExitCode.FAILED;
+    }
+    return ExitCode.OK;
+  },
+};

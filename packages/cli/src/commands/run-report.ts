@@ -1,0 +1,109 @@
+import type { JobProgress, JobResult } from '@weft/engine';
+
+const MAX_COLLECTED_SHOWN = 20;
+
+/** `1234567` → `1,234,567`. */
+export function formatCount(n: number): string {
+  return Math.round(n).toLocaleString('en-US');
+}
+
+/** Bytes as B / KiB / MiB / GiB with three significant digits. */
+export function formatBytes(n: number): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = n;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return unit === 0 ? `${value} B` : `${value.toPrecision(3)} ${units[unit]}`;
+}
+
+export function formatDuration(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(2)} s`;
+}
+
+/** The live progress line (stderr, TTY only): tasks done / total, records and bytes shuffled. */
+export function formatProgressLine(p: JobProgress): string {
+  const failures = p.failures > 0 ? ` · ${p.failures} failed` : '';
+  return `[${formatDuration(p.elapsedMs)}] tasks ${p.tasksFinished}/${p.tasksTotal} (${p.tasksRunning} running) · regions ${p.regionsFinished}/${p.regionsTotal} · read ${formatCount(p.recordsRead)} records · shuffled ${formatCount(p.recordsShuffled)} records, ${formatBytes(p.bytesShuffled)}${failures}`;
+}
+
+function formatValue(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
+}
+
+/** The plain final summary: collected values, then time, records, bytes per edge, regions, outputs. */
+export function formatRunSummary(result: JobResult): string {
+  const lines: string[] = [];
+  for (const [name, values] of Object.entries(result.collected)) {
+    lines.push(`${name}:`);
+    for (const value of values.slice(0, MAX_COLLECTED_SHOWN)) lines.push(`  ${formatValue(value)}`);
+    if (values.length > MAX_COLLECTED_SHOWN) lines.push(`  … ${values.length - MAX_COLLECTED_SHOWN} more`);
+  }
+  const executor = result.executor.kind === 'workers' ? `${result.executor.executors} workers × ${result.executor.slots} slot${result.executor.slots === 1 ? '' : 's'}` : `in process, ${result.executor.slots} slots`;
+  lines.push(
+    `Job ${result.name} ${result.status} in ${formatDuration(result.durationMs)} (parallelism ${result.parallelism}, ${executor}, ${result.exchangeMode})`,
+    `  ${result.tasks} tasks in ${result.regions} pipelined regions; ${result.attempts} attempts deployed${result.restarts > 0 ? `, ${result.restarts} restarts` : ''}`,
+    `  read ${formatCount(result.recordsRead)} records; shuffled ${formatCount(result.recordsShuffled)} records, ${formatBytes(result.bytesShuffled)}`,
+  );
+  if (result.edges.length > 0) {
+    const width = Math.max(...result.edges.map((e) => e.id.length));
+    lines.push('  edges:');
+    for (const e of result.edges) {
+      lines.push(`    ${e.id.padEnd(width)}  ${e.distribution.padEnd(10)} ${e.partitionType.padEnd(17)} ${formatCount(e.records).padStart(13)} records  ${formatBytes(e.bytes).padStart(10)}`);
+    }
+  }
+  for (const output of result.outputs) lines.push(`  wrote ${output.path} (${output.parts} part${output.parts === 1 ? '' : 's'}, sink ${output.sink})`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** The machine-readable summary `weft run --json` prints. */
+export function runSummaryJson(result: JobResult): Record<string, unknown> {
+  const error = result.error;
+  return {
+    status: result.status,
+    jobId: result.jobId,
+    job: result.name,
+    durationMs: Math.round(result.durationMs),
+    parallelism: result.parallelism,
+    executor: result.executor,
+    exchangeMode: result.exchangeMode,
+    regions: result.regions,
+    tasks: result.tasks,
+    attempts: result.attempts,
+    failures: result.failures,
+    restarts: result.restarts,
+    recordsRead: result.recordsRead,
+    recordsShuffled: result.recordsShuffled,
+    bytesShuffled: result.bytesShuffled,
+    vertices: result.vertices,
+    edges: result.edges,
+    outputs: result.outputs,
+    collected: result.collected,
+    ...(error === undefined ? {} : { error: describeError(error) }),
+  };
+}
+
+/** An error and its cause chain as JSON (code, message, context). */
+export function describeError(error: unknown): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const e = error as { name?: unknown; code?: unknown; message?: unknown; context?: unknown; cause?: unknown };
+  if (typeof e?.code === 'string') out['code'] = e.code;
+  out['message'] = typeof e?.message === 'string' ? e.message : String(error);
+  if (typeof e?.context === 'object' && e.context !== null && Object.keys(e.context).length > 0) out['context'] = e.context;
+  if (e?.cause !== undefined) out['cause'] = describeError(e.cause);
+  return out;
+}
+
+/** The failure for a person: the message, then the deepest cause's stack (the user's own error). */
+export function formatFailure(error: unknown): string {
+  const lines = [`job failed: ${(error as Error)?.message ?? String(error)}`];
+  let root: unknown = error;
+  for (let depth = 0; depth < 16 && (root as { cause?: unknown })?.cause !== undefined; depth++) root = (root as { cause?: unknown }).cause;
+  if (root !== error) {
+    const stack = (root as Error)?.stack;
+    lines.push(`caused by: ${typeof stack === 'string' ? stack : String(root)}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
