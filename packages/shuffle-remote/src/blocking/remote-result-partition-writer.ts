@@ -43,8 +43,8 @@ export interface WriterBudget {
 
 /**
  * Budget = memoryLimitBytes. At most four region-sized shares are alive at once — the region being
- * filled, the one being spilled (raw blocks until encoded), its pending LZ4 output, and the encode
- * buffer — plus the blob writer's retained tail (an S3 part below the minimum) and the index.
+ * filled, the one being spilled (its raw blocks until appended), its LZ4 output, and (S3) the part body
+ * being uploaded — plus the blob writer's retained tail (an S3 part below the minimum) and the index.
  */
 export function writerBudget(producerMemoryBytes: number, numberOfSubpartitions: number, bufferSizeBytes: number, retainedBytes: number): WriterBudget {
   const floor = 4 * numberOfSubpartitions * MIN_BLOCK_BYTES * 4 + retainedBytes;

@@ -49,22 +49,28 @@ export function readBlockHeader(bytes: Uint8Array, offset: number): BlockHeader 
 }
 
 /**
- * Writes one block into `out` at `offset` and returns its encoded length. `compressed`, when given, is
- * `payload` compressed with LZ4 (size-prepended); it is used when shorter than the payload.
+ * Fills the 16-byte header of one block at `header[at]` and returns the payload to store after it:
+ * `compressed` (`payload` LZ4-compressed, size-prepended) when it is shorter, else `payload` itself.
+ * The checksum covers the rest of the header and the stored payload, so the two may live apart (writev).
  */
-export function writeBlock(out: Uint8Array, offset: number, kind: BlockKind, payload: Uint8Array, compressed?: Uint8Array): number {
+export function writeBlockHeader(header: Uint8Array, at: number, kind: BlockKind, payload: Uint8Array, compressed?: Uint8Array): Uint8Array {
   const useLz4 = compressed !== undefined && compressed.length < payload.length;
   const stored = useLz4 ? compressed : payload;
-  out[offset + 4] = kind;
-  out[offset + 5] = useLz4 ? CODEC_LZ4 : CODEC_RAW;
-  out[offset + 6] = 0;
-  out[offset + 7] = 0;
-  writeU32(out, offset + 8, payload.length);
-  writeU32(out, offset + 12, stored.length);
+  header[at + 4] = kind;
+  header[at + 5] = useLz4 ? CODEC_LZ4 : CODEC_RAW;
+  header[at + 6] = 0;
+  header[at + 7] = 0;
+  writeU32(header, at + 8, payload.length);
+  writeU32(header, at + 12, stored.length);
+  writeU32(header, at, crc32c(stored, crc32c(header.subarray(at + 4, at + BLOCK_HEADER_BYTES))));
+  return stored;
+}
+
+/** Writes one whole block (header and payload) into `out` at `offset`; returns its encoded length. */
+export function writeBlock(out: Uint8Array, offset: number, kind: BlockKind, payload: Uint8Array, compressed?: Uint8Array): number {
+  const stored = writeBlockHeader(out, offset, kind, payload, compressed);
   out.set(stored, offset + BLOCK_HEADER_BYTES);
-  const end = offset + BLOCK_HEADER_BYTES + stored.length;
-  writeU32(out, offset, crc32c(out.subarray(offset + 4, end)));
-  return end - offset;
+  return BLOCK_HEADER_BYTES + stored.length;
 }
 
 /** LZ4-compresses a block payload (size-prepended LZ4 block), on the calling thread. */

@@ -6,7 +6,7 @@ import {
   type Compression,
   compressBlockAsync,
   readU32,
-  writeBlock,
+  writeBlockHeader,
 } from './block-codec.js';
 import { type IndexEntry, type IndexLocation, PartitionIndexBuilder, entryChecksum } from './partition-index.js';
 
@@ -61,7 +61,8 @@ const PROBE_BLOCKS = 4;
  */
 export class PartitionFileWriter {
   private readonly index: PartitionIndexBuilder;
-  private output = new Uint8Array(0);
+  /** Compressed payloads and headers of the region being appended. */
+  private inFlightBytes = 0;
   private queue: Promise<void> = Promise.resolve();
   private storedBytes = 0;
   private pendingCompressionBytes = 0;
@@ -74,7 +75,7 @@ export class PartitionFileWriter {
 
   /** Memory this writer holds: its encode buffer, pending compression output, the blob's tail and the index. */
   get bufferedBytes(): number {
-    return this.output.length + this.pendingCompressionBytes + this.options.blob.retainedBytes + this.index.bufferedBytes;
+    return this.inFlightBytes + this.pendingCompressionBytes + this.options.blob.bufferedBytes + this.index.bufferedBytes;
   }
 
   get numberOfRegions(): number {
@@ -94,9 +95,8 @@ export class PartitionFileWriter {
     await this.queue;
     const indexOffset = this.options.blob.bytesWritten;
     const { index, location } = this.index.encode(indexOffset);
-    await this.options.blob.append(index);
+    await this.options.blob.append([index]);
     const objectBytes = await this.options.blob.complete();
-    this.output = new Uint8Array(0);
     return { location, objectBytes, storedBytes: this.storedBytes };
   }
 
@@ -104,7 +104,6 @@ export class PartitionFileWriter {
   async abort(): Promise<void> {
     this.aborted = true;
     await this.queue;
-    this.output = new Uint8Array(0);
     await this.options.blob.abort();
   }
 
@@ -131,41 +130,56 @@ export class PartitionFileWriter {
   }
 
   private async encode(region: Region, compressed: (Promise<Uint8Array> | undefined)[] | undefined): Promise<void> {
-    const capacity = region.rawBytes + region.blocks * BLOCK_HEADER_BYTES;
-    if (this.output.length < capacity) this.output = new Uint8Array(capacity);
-    const out = this.output;
+    const headers = new Uint8Array(region.blocks * BLOCK_HEADER_BYTES);
+    const chunks: Uint8Array[] = [];
+    const pooled: Uint8Array[] = [];
     const regionOffset = this.options.blob.bytesWritten;
     const entries: IndexEntry[] = [];
     const checksums: number[] = [];
     let position = 0;
     let index = 0;
+    let block = 0;
     let compressibleRaw = 0;
     let compressibleStored = 0;
-    for (const list of region.subpartitions) {
-      const start = position;
-      checksums.length = 0;
-      for (const entry of list ?? []) {
-        const pending = compressed?.[index++];
-        let lz4: Uint8Array | undefined;
-        if (pending !== undefined) {
-          lz4 = await pending;
-          this.pendingCompressionBytes -= entry.bytes.length;
-          compressibleRaw += entry.bytes.length;
-          compressibleStored += Math.min(lz4.length, entry.bytes.length);
+    let held = headers.length;
+    this.inFlightBytes += held;
+    try {
+      for (const list of region.subpartitions) {
+        const start = position;
+        checksums.length = 0;
+        for (const entry of list ?? []) {
+          const pending = compressed?.[index++];
+          let lz4: Uint8Array | undefined;
+          if (pending !== undefined) {
+            lz4 = await pending;
+            this.pendingCompressionBytes -= entry.bytes.length;
+            compressibleRaw += entry.bytes.length;
+            compressibleStored += Math.min(lz4.length, entry.bytes.length);
+          }
+          if (this.aborted) throw new Error('partition file writer aborted');
+          const at = block++ * BLOCK_HEADER_BYTES;
+          const stored = writeBlockHeader(headers, at, entry.kind, entry.bytes, lz4);
+          if (stored !== entry.bytes) {
+            this.inFlightBytes += stored.length;
+            held += stored.length;
+          }
+          checksums.push(readU32(headers, at));
+          chunks.push(headers.subarray(at, at + BLOCK_HEADER_BYTES), stored);
+          position += BLOCK_HEADER_BYTES + stored.length;
+          if (entry.buffer !== undefined) pooled.push(entry.buffer);
         }
-        if (this.aborted) throw new Error('partition file writer aborted');
-        const written = writeBlock(out, position, entry.kind, entry.bytes, lz4);
-        checksums.push(readU32(out, position));
-        position += written;
-        if (entry.buffer !== undefined) this.options.recycle?.(entry.buffer);
+        const length = position - start;
+        const offset = regionOffset + start;
+        entries.push({ offset, length, checksum: entryChecksum(offset, length, checksums) });
       }
-      const length = position - start;
-      const offset = regionOffset + start;
-      entries.push({ offset, length, checksum: entryChecksum(offset, length, checksums) });
+      if (compressibleRaw > 0) this.lastRatio = compressibleStored / compressibleRaw;
+      if (position > 0xffff_ffff) throw new Error(`region of ${position} bytes is larger than the format's 4 GiB`);
+      await this.options.blob.append(chunks);
+    } finally {
+      this.inFlightBytes -= held;
+      // the raw blocks were referenced by the append until now
+      for (const buffer of pooled) this.options.recycle?.(buffer);
     }
-    if (compressibleRaw > 0) this.lastRatio = compressibleStored / compressibleRaw;
-    if (position > 0xffff_ffff) throw new Error(`region of ${position} bytes is larger than the format's 4 GiB`);
-    await this.options.blob.append(out.subarray(0, position));
     this.storedBytes += position;
     this.index.addRegion(entries);
   }

@@ -33,14 +33,14 @@ export interface BlobWriter {
   readonly key: string;
   /** Bytes appended so far: the offset the next append starts at. */
   readonly bytesWritten: number;
-  /** Bytes the writer holds itself until it can send them (S3: a tail smaller than the minimum part). */
-  readonly retainedBytes: number;
-  /** The most `retainedBytes` reaches between appends. */
+  /** Bytes the writer holds itself: a tail smaller than the minimum S3 part, and the part being sent. */
+  readonly bufferedBytes: number;
+  /** The most the writer holds between appends (the S3 tail); a part being sent adds at most one append's bytes. */
   readonly maxRetainedBytes: number;
   /** The S3 multipart upload id once one is open, so a sweep can abort it if the writer dies. */
   readonly uploadId: string | undefined;
-  /** Appends `bytes`; the caller may reuse them once the promise resolves. */
-  append(bytes: Uint8Array): Promise<void>;
+  /** Appends `chunks` in order; the caller may reuse them once the promise resolves. */
+  append(chunks: readonly Uint8Array[]): Promise<void>;
   /** Makes the object whole and readable; resolves with its size. */
   complete(): Promise<number>;
   /** Drops whatever was written. Idempotent; never throws for an object that is already gone. */

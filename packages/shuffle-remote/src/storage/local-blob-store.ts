@@ -142,7 +142,7 @@ export class LocalBlobStore implements BlobStore {
 }
 
 class LocalBlobWriter implements BlobWriter {
-  readonly retainedBytes = 0;
+  readonly bufferedBytes = 0;
   readonly maxRetainedBytes = 0;
   readonly uploadId = undefined;
   bytesWritten = 0;
@@ -156,17 +156,22 @@ class LocalBlobWriter implements BlobWriter {
     private readonly sync: boolean,
   ) {}
 
-  async append(bytes: Uint8Array): Promise<void> {
-    let offset = 0;
+  async append(chunks: readonly Uint8Array[]): Promise<void> {
+    let pending = chunks.filter((chunk) => chunk.length > 0);
+    const total = pending.reduce((sum, chunk) => sum + chunk.length, 0);
+    let written = 0;
     try {
-      while (offset < bytes.length) {
-        const { bytesWritten } = await this.handle.write(bytes, offset, bytes.length - offset, this.bytesWritten + offset);
-        offset += bytesWritten;
+      // writev takes at most IOV_MAX buffers per call; a short write continues where it stopped
+      while (pending.length > 0) {
+        const batch = pending.slice(0, 1024);
+        const { bytesWritten } = await this.handle.writev(batch, this.bytesWritten + written);
+        written += bytesWritten;
+        pending = skip(pending, bytesWritten);
       }
     } catch (cause) {
       throw storageUnavailable(this.store, `write ${this.key}`, cause);
     }
-    this.bytesWritten += bytes.length;
+    this.bytesWritten += total;
   }
 
   async complete(): Promise<number> {
@@ -187,4 +192,14 @@ class LocalBlobWriter implements BlobWriter {
     }
     await rm(this.path, { force: true }).catch(() => undefined);
   }
+}
+
+/** What remains of `chunks` after the first `bytes` bytes. */
+function skip(chunks: readonly Uint8Array[], bytes: number): Uint8Array[] {
+  let i = 0;
+  let left = bytes;
+  while (i < chunks.length && left >= chunks[i]!.length) left -= chunks[i++]!.length;
+  const rest = chunks.slice(i);
+  if (left > 0 && rest.length > 0) rest[0] = rest[0]!.subarray(left);
+  return rest;
 }

@@ -213,6 +213,7 @@ class S3BlobWriter implements BlobWriter {
   bytesWritten = 0;
   uploadId: string | undefined;
   private tail: Uint8Array | null = null;
+  private sending = 0;
   private readonly etags: string[] = [];
   private readonly fullKey: string;
   private finished = false;
@@ -225,24 +226,27 @@ class S3BlobWriter implements BlobWriter {
     this.fullKey = store.fullKey(key);
   }
 
-  get retainedBytes(): number {
-    return this.tail?.length ?? 0;
+  get bufferedBytes(): number {
+    return (this.tail?.length ?? 0) + this.sending;
   }
 
-  async append(bytes: Uint8Array): Promise<void> {
-    if (bytes.length === 0) return;
-    this.bytesWritten += bytes.length;
-    if (this.tail === null && bytes.length >= this.maxRetainedBytes) {
-      await this.sendPart(bytes);
-      return;
-    }
-    const joined = this.tail === null ? Uint8Array.from(bytes) : concat(this.tail, bytes);
+  async append(chunks: readonly Uint8Array[]): Promise<void> {
+    const length = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
+    if (length === 0) return;
+    this.bytesWritten += length;
+    // one contiguous body: the tail, then the chunks (S3 needs each part's length up front)
+    const joined = concat(this.tail === null ? chunks : [this.tail, ...chunks]);
+    this.tail = null;
     if (joined.length < this.maxRetainedBytes) {
       this.tail = joined;
       return;
     }
-    this.tail = null;
-    await this.sendPart(joined);
+    this.sending = joined.length;
+    try {
+      await this.sendPart(joined);
+    } finally {
+      this.sending = 0;
+    }
   }
 
   async complete(): Promise<number> {
@@ -279,9 +283,13 @@ class S3BlobWriter implements BlobWriter {
   }
 }
 
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a, 0);
-  out.set(b, a.length);
+function concat(chunks: readonly Uint8Array[]): Uint8Array {
+  if (chunks.length === 1) return chunks[0]!.slice();
+  const out = Buffer.allocUnsafe(chunks.reduce((sum, chunk) => sum + chunk.length, 0));
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.length;
+  }
   return out;
 }

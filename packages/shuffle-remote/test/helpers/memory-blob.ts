@@ -1,0 +1,50 @@
+import type { BlobReader, BlobWriter } from '@weft/shuffle-remote';
+
+/** A BlobWriter/BlobReader pair over one in-memory byte array, for format tests. */
+export class MemoryBlob implements BlobWriter {
+  readonly key = 'memory/object.wsm';
+  readonly bufferedBytes = 0;
+  readonly maxRetainedBytes = 0;
+  readonly uploadId = undefined;
+  bytes = new Uint8Array(0);
+  completed = false;
+  aborted = false;
+  reads: { offset: number; length: number }[] = [];
+
+  get bytesWritten(): number {
+    return this.bytes.length;
+  }
+
+  async append(chunks: readonly Uint8Array[]): Promise<void> {
+    const total = chunks.reduce((sum, c) => sum + c.length, 0);
+    const next = new Uint8Array(this.bytes.length + total);
+    next.set(this.bytes, 0);
+    let at = this.bytes.length;
+    for (const chunk of chunks) {
+      next.set(chunk, at);
+      at += chunk.length;
+    }
+    this.bytes = next;
+  }
+
+  async complete(): Promise<number> {
+    this.completed = true;
+    return this.bytes.length;
+  }
+
+  async abort(): Promise<void> {
+    this.aborted = true;
+    this.bytes = new Uint8Array(0);
+  }
+
+  reader(): BlobReader {
+    return {
+      read: async (offset, length) => {
+        this.reads.push({ offset, length });
+        if (offset + length > this.bytes.length) throw new Error(`read past the end: ${offset}+${length} > ${this.bytes.length}`);
+        return this.bytes.slice(offset, offset + length);
+      },
+      close: async () => undefined,
+    };
+  }
+}

@@ -1,0 +1,176 @@
+import { strict as assert } from 'node:assert';
+import { randomFillSync } from 'node:crypto';
+import { describe, it } from 'node:test';
+import { RecordDeframer, RecordFramer, ShuffleError, decodeEvent, encodeEvent, isShuffleError } from '@weft/shuffle-api';
+import {
+  BLOCK_KIND_DATA,
+  BLOCK_KIND_EVENT,
+  FOOTER_BYTES,
+  PartitionFileWriter,
+  type Region,
+  type RegionEntry,
+  SubpartitionRangeReader,
+  decodeFooter,
+} from '@weft/shuffle-remote';
+import { MemoryBlob } from './helpers/memory-blob.js';
+
+const BUFFER = 4096;
+
+/** Frames `records[s]` of each subpartition into regions of `perRegion` records per subpartition. */
+function regionsOf(records: Uint8Array[][], perRegion: number, events: Map<string, Uint8Array> = new Map()): Region[] {
+  const regions: Region[] = [];
+  const longest = Math.max(...records.map((r) => r.length));
+  for (let from = 0; from < Math.max(longest, 1); from += perRegion) {
+    const subpartitions: RegionEntry[][] = records.map((list, s) => {
+      const entries: RegionEntry[] = [];
+      const framer = new RecordFramer(BUFFER, () => new Uint8Array(BUFFER), (segment, length) => entries.push({ kind: BLOCK_KIND_DATA, bytes: segment.subarray(0, length) }));
+      for (const record of list.slice(from, from + perRegion)) framer.write(record);
+      framer.flush();
+      const event = events.get(`${from}:${s}`);
+      if (event !== undefined) entries.push({ kind: BLOCK_KIND_EVENT, bytes: event });
+      return entries;
+    });
+    const all = subpartitions.flat();
+    regions.push({ subpartitions, rawBytes: all.reduce((n, e) => n + e.bytes.length, 0), blocks: all.length });
+  }
+  return regions;
+}
+
+async function write(records: Uint8Array[][], options: { perRegion: number; compression: 'lz4' | 'none'; events?: Map<string, Uint8Array> }) {
+  const blob = new MemoryBlob();
+  const writer = new PartitionFileWriter({ blob, numberOfSubpartitions: records.length, compression: options.compression });
+  for (const region of regionsOf(records, options.perRegion, options.events)) await writer.writeRegion(region);
+  const summary = await writer.finish();
+  return { blob, summary };
+}
+
+async function readRange(blob: MemoryBlob, summary: Awaited<ReturnType<typeof write>>['summary'], start: number, end: number, readBufferBytes = 1500) {
+  const reader = await SubpartitionRangeReader.open({ reader: blob.reader(), location: summary.location, start, end, readBufferBytes, partitionId: 'edge#3' });
+  const out = new Map<number, { records: Uint8Array[]; events: unknown[] }>();
+  const deframers = new Map<number, RecordDeframer>();
+  for (let blocks = await reader.next(); blocks !== null; blocks = await reader.next()) {
+    for (const block of blocks) {
+      const slot = out.get(block.subpartition) ?? { records: [], events: [] };
+      out.set(block.subpartition, slot);
+      if (block.kind === BLOCK_KIND_DATA) {
+        const deframer = deframers.get(block.subpartition) ?? new RecordDeframer(1 << 30);
+        deframers.set(block.subpartition, deframer);
+        deframer.push(block.payload, slot.records);
+      } else {
+        slot.events.push(decodeEvent(block.payload));
+      }
+    }
+  }
+  for (const d of deframers.values()) d.checkComplete();
+  return out;
+}
+
+function textRecord(s: number, i: number, size: number): Uint8Array {
+  return new TextEncoder().encode(`s${s}-r${i}-`.padEnd(size, 'abcabc'));
+}
+
+function corruptionOf(promise: Promise<unknown>): Promise<ShuffleError> {
+  return promise.then(
+    () => assert.fail('expected SHF_ERR_DATA_CORRUPTED'),
+    (error: unknown) => {
+      assert.ok(isShuffleError(error, 'SHF_ERR_DATA_CORRUPTED'), `expected SHF_ERR_DATA_CORRUPTED, got ${String(error)}`);
+      return error;
+    },
+  );
+}
+
+describe('sort-merge partition data object', () => {
+  it('reads back every subpartition and every range of several regions, with LZ4 and without', async () => {
+    const records = [0, 1, 2, 3].map((s) => Array.from({ length: 40 + 25 * s }, (_, i) => textRecord(s, i, (i * 37 + s * 11) % 900)));
+    records[2] = []; // an empty subpartition
+    for (const compression of ['lz4', 'none'] as const) {
+      const { blob, summary } = await write(records, { perRegion: 17, compression });
+      assert.equal(summary.location.numberOfRegions, 7);
+      for (const [start, end] of [[0, 0], [1, 1], [2, 2], [3, 3], [0, 3], [1, 2]] as const) {
+        const got = await readRange(blob, summary, start, end);
+        for (let s = start; s <= end; s++) {
+          const expected = records[s]!;
+          const actual = got.get(s)?.records ?? [];
+          assert.equal(actual.length, expected.length, `${compression} range [${start},${end}] subpartition ${s}`);
+          actual.forEach((record, i) => assert.ok(Buffer.from(record).equals(Buffer.from(expected[i]!)), `record ${i} of subpartition ${s} differs`));
+        }
+        for (const s of got.keys()) assert.ok(s >= start && s <= end, `subpartition ${s} is outside the range read`);
+      }
+    }
+  });
+
+  it('compresses text blocks with LZ4 and keeps random blocks raw, smaller than the framed bytes either way', async () => {
+    const text = [Array.from({ length: 400 }, (_, i) => textRecord(0, i, 1000))];
+    const random = [Array.from({ length: 400 }, () => randomFillSync(new Uint8Array(1000)))];
+    const framed = 400 * 1004;
+    const t = await write(text, { perRegion: 400, compression: 'lz4' });
+    const r = await write(random, { perRegion: 400, compression: 'lz4' });
+    assert.ok(t.summary.storedBytes < framed / 2, `text stored in ${t.summary.storedBytes} bytes, framed ${framed}`);
+    // raw blocks cost a 16-byte header each, never more
+    assert.ok(r.summary.storedBytes <= framed + 16 * Math.ceil(framed / BUFFER) + 16, `random stored in ${r.summary.storedBytes}`);
+    assert.deepEqual((await readRange(r.blob, r.summary, 0, 0)).get(0)!.records.map((x) => Buffer.from(x).toString('hex')), random[0]!.map((x) => Buffer.from(x).toString('hex')));
+  });
+
+  it('reads only the bytes of the requested subpartitions (index entries, then one extent per region)', async () => {
+    const records = [0, 1, 2, 3, 4, 5, 6, 7].map((s) => Array.from({ length: 100 }, (_, i) => textRecord(s, i, 500)));
+    const { blob, summary } = await write(records, { perRegion: 50, compression: 'none' });
+    blob.reads = [];
+    await readRange(blob, summary, 5, 5, 1 << 20);
+    const read = blob.reads.reduce((n, r) => n + r.length, 0);
+    const dataBytes = summary.location.indexOffset;
+    assert.ok(read < dataBytes / 6, `read ${read} of ${dataBytes} data bytes for one subpartition of eight`);
+    assert.equal(blob.reads.length, 1 + summary.location.numberOfRegions, 'one read of index entries, one per region');
+  });
+
+  it('keeps events in order with the records around them', async () => {
+    const records = [[textRecord(0, 0, 10)], [textRecord(1, 0, 10), textRecord(1, 1, 10)]];
+    const barrier = encodeEvent({ type: 'checkpoint-barrier', id: 3, timestampMs: 99 });
+    const { blob, summary } = await write(records, { perRegion: 1, compression: 'lz4', events: new Map([['1:1', barrier]]) });
+    const got = await readRange(blob, summary, 0, 1);
+    assert.equal(got.get(1)!.records.length, 2);
+    assert.deepEqual(got.get(1)!.events, [{ type: 'checkpoint-barrier', id: 3, timestampMs: 99 }]);
+    assert.deepEqual(got.get(0)!.events, []);
+  });
+
+  it('ends the object with a footer that locates the index', async () => {
+    const { blob, summary } = await write([[textRecord(0, 1, 100)], []], { perRegion: 10, compression: 'lz4' });
+    assert.ok(blob.completed);
+    assert.equal(summary.objectBytes, blob.bytes.length);
+    assert.deepEqual(decodeFooter(blob.bytes.subarray(blob.bytes.length - FOOTER_BYTES)), summary.location);
+    assert.equal(decodeFooter(new Uint8Array(FOOTER_BYTES)), undefined);
+  });
+
+  it('reports one flipped payload byte as SHF_ERR_DATA_CORRUPTED naming the partition and the block', async () => {
+    const records = [Array.from({ length: 200 }, (_, i) => textRecord(0, i, 300))];
+    for (const compression of ['lz4', 'none'] as const) {
+      const { blob, summary } = await write(records, { perRegion: 100, compression });
+      const target = Math.floor(summary.location.indexOffset * 0.7);
+      blob.bytes[target]! ^= 0x20;
+      const error = await corruptionOf(readRange(blob, summary, 0, 0));
+      assert.equal(error.context['partitionId'], 'edge#3');
+      const block = error.context['block'] as number;
+      assert.ok(block <= target && target < block + BUFFER + 16, `block ${block} should hold the flipped byte ${target}`);
+      assert.match(error.message, /partition edge#3: block at byte \d+ \(region \d+, subpartition 0\) is corrupt: checksum mismatch/);
+    }
+  });
+
+  it('reports a corrupted block header and a wrong index entry as SHF_ERR_DATA_CORRUPTED', async () => {
+    const records = [Array.from({ length: 50 }, (_, i) => textRecord(0, i, 300)), Array.from({ length: 50 }, (_, i) => textRecord(1, i, 300))];
+    const header = await write(records, { perRegion: 50, compression: 'none' });
+    header.blob.bytes[12]! ^= 0x01; // storedLength of the first block
+    await corruptionOf(readRange(header.blob, header.summary, 0, 1));
+
+    const entry = await write(records, { perRegion: 50, compression: 'none' });
+    const indexStart = entry.summary.location.indexOffset + 32;
+    entry.blob.bytes[indexStart + 12]! ^= 0xff; // checksum of subpartition 0's entry
+    const error = await corruptionOf(readRange(entry.blob, entry.summary, 0, 0));
+    assert.match(error.message, /index entry of subpartition 0 in region 0 does not match its blocks/);
+
+  });
+
+  it('reads an empty partition as no blocks', async () => {
+    const { blob, summary } = await write([[], [], []], { perRegion: 10, compression: 'lz4' });
+    const got = await readRange(blob, summary, 0, 2);
+    for (const slot of got.values()) assert.deepEqual(slot.records, []);
+  });
+});
