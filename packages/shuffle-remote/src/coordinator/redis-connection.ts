@@ -1,0 +1,107 @@
+import { Redis } from 'ioredis';
+import { type Logger, invalidConfig, noopLogger } from '@weft/shuffle-api';
+import { storageUnavailable } from '../storage/storage-errors.js';
+
+export interface RedisConnectionOptions {
+  /** `redis://[user:password@]host:port/db` (`rediss://` for TLS). */
+  readonly url: string;
+  /** Prefix of every key. @defaultValue 'weft:shuffle-server:' */
+  readonly keyPrefix?: string;
+  /** @defaultValue 3000 */
+  readonly connectTimeoutMs?: number;
+  /** A command without an answer within this time fails. @defaultValue 5000 */
+  readonly commandTimeoutMs?: number;
+  /** Names the setting in start-up errors. @defaultValue 'redis' */
+  readonly setting?: string;
+}
+
+export const DEFAULT_REGISTRY_KEY_PREFIX = 'weft:shuffle-server:';
+
+/** The URL without its password, for messages and logs. */
+export function redactRedisUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== '') parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'redis://(unparseable)';
+  }
+}
+
+/**
+ * One ioredis connection for the registry and the commit index. Connects at `open()` (SHF_ERR_INVALID_CONFIG
+ * naming the setting when Redis cannot be reached), then fails commands at once while Redis is away
+ * (no offline queue) with SHF_ERR_STORAGE_UNAVAILABLE, reconnecting by itself.
+ */
+export class RedisConnection {
+  readonly description: string;
+  readonly prefix: string;
+  private redis: Redis | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly options: RedisConnectionOptions,
+    private readonly logger: Logger = noopLogger,
+  ) {
+    const setting = options.setting ?? 'redis';
+    let parsed: URL;
+    try {
+      parsed = new URL(options.url);
+    } catch (cause) {
+      throw invalidConfig(setting, `${JSON.stringify(options.url)} is not a redis:// URL`, cause);
+    }
+    if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
+      throw invalidConfig(setting, `${redactRedisUrl(options.url)} must start with redis:// or rediss://`);
+    }
+    this.description = redactRedisUrl(options.url);
+    this.prefix = options.keyPrefix ?? DEFAULT_REGISTRY_KEY_PREFIX;
+  }
+
+  async open(): Promise<void> {
+    if (this.redis !== undefined) return;
+    const redis = new Redis(this.options.url, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      connectTimeout: this.options.connectTimeoutMs ?? 3_000,
+      commandTimeout: this.options.commandTimeoutMs ?? 5_000,
+      retryStrategy: (times) => (this.closed ? null : Math.min(50 * 2 ** Math.min(times, 5), 1_000)),
+    });
+    redis.on('error', (error: Error) => this.logger.debug({ redis: this.description, error: error.message }, 'redis connection error'));
+    try {
+      await redis.connect();
+      await redis.ping();
+    } catch (cause) {
+      redis.disconnect();
+      throw invalidConfig(this.options.setting ?? 'redis', `cannot reach Redis at ${this.description}: ${(cause as Error).message}`, cause);
+    }
+    this.redis = redis;
+  }
+
+  /** Runs `operation` on the connection; transport and server errors become SHF_ERR_STORAGE_UNAVAILABLE. */
+  async call<T>(operation: string, body: (redis: Redis) => Promise<T>): Promise<T> {
+    const redis = this.redis;
+    if (redis === undefined) throw storageUnavailable(this.description, operation, new Error('the Redis connection is not open'));
+    try {
+      return await body(redis);
+    } catch (cause) {
+      throw storageUnavailable(this.description, operation, cause);
+    }
+  }
+
+  key(...parts: string[]): string {
+    return this.prefix + parts.join(':');
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const redis = this.redis;
+    this.redis = undefined;
+    if (redis === undefined) return;
+    try {
+      await redis.quit();
+    } catch {
+      redis.disconnect();
+    }
+  }
+}

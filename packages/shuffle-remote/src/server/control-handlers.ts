@@ -1,0 +1,156 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ShuffleError, type ShuffleDescriptor, invalidArgument, partitionNotFound } from '@weft/shuffle-api';
+import { FOOTER_BYTES, decodeFooter } from '../format/partition-index.js';
+import { type CommittedPartition, validateCommitRequestBody } from '../protocol/committed-partition.js';
+import { WireError, wireError } from '../protocol/wire-errors.js';
+import { readJsonBody, sendJson } from './http-io.js';
+import type { ServerContext } from './server-context.js';
+
+interface AttemptRoute {
+  readonly jobId: string;
+  readonly partitionId: string;
+  readonly attempt: number;
+}
+
+/** The descriptor as stored: `details.token` removed (tokens are never kept). */
+function withoutToken(descriptor: ShuffleDescriptor): ShuffleDescriptor {
+  const details = descriptor.details;
+  if (typeof details !== 'object' || details === null || Array.isArray(details) || !('token' in details)) return descriptor;
+  const { token: _token, ...rest } = details as Record<string, unknown>;
+  return { ...descriptor, details: rest as ShuffleDescriptor['details'] };
+}
+
+/**
+ * `POST …/attempts/<a>/commit`, body `{descriptor, subpartitionBytes}`: makes the attempt's complete push
+ * the partition's data. First committer wins — on this server (an exclusive commit record) and, with
+ * Redis, across the cluster (the commit index). A later attempt is answered 409 and its data deleted.
+ * With a tier, the S3 copy is complete before the commit is. Idempotent for the winning attempt.
+ */
+export async function handleCommit(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, route: AttemptRoute): Promise<void> {
+  const body = validateCommitRequestBody(await readJsonBody(req, ctx.options.maxJsonBodyBytes));
+  const d = body.descriptor;
+  if (d.jobId !== route.jobId) throw invalidArgument('descriptor.jobId', 'does not match the job in the path');
+  if (d.partition.partitionId !== route.partitionId) throw invalidArgument('descriptor.partition.partitionId', 'does not match the partition in the path');
+  if (d.producer.attempt !== route.attempt) throw invalidArgument('descriptor.producer.attempt', 'does not match the attempt in the path');
+  if (body.subpartitionBytes.length !== d.partition.numberOfSubpartitions) {
+    throw invalidArgument('subpartitionBytes', `expected ${d.partition.numberOfSubpartitions} sizes, got ${body.subpartitionBytes.length}`);
+  }
+  const record = await ctx.store.withLock(route.jobId, route.partitionId, () => commitLocked(ctx, route, d, body.subpartitionBytes));
+  sendJson(res, 200, record);
+}
+
+async function commitLocked(ctx: ServerContext, route: AttemptRoute, descriptor: ShuffleDescriptor, sizes: readonly number[]): Promise<CommittedPartition> {
+  const { store, tier, commitIndex } = ctx;
+  const existing = await store.committed(route.jobId, route.partitionId);
+  if (existing !== undefined) {
+    if (existing.attempt === route.attempt) {
+      await commitIndex?.publish(existing);
+      return existing;
+    }
+    for (const upload of store.uploadsOf(route.jobId, route.partitionId)) if (upload.attempt === route.attempt) await store.dropUpload(upload);
+    throw conflict(route, `attempt ${existing.attempt}`);
+  }
+  const upload = store.completeUploadOf(route.jobId, route.partitionId, route.attempt);
+  if (upload === undefined) throw partitionNotFound(route.partitionId, `attempt ${route.attempt} has no complete push on this server to commit`);
+  const reader = await store.openObject(upload.key);
+  let record: CommittedPartition;
+  try {
+    const location = decodeFooter(await reader.read(upload.bytes - FOOTER_BYTES, FOOTER_BYTES));
+    if (location === undefined) throw wireError(WireError.MALFORMED_BODY, `the pushed object of ${route.partitionId} has no valid footer`);
+    if (location.numberOfSubpartitions !== descriptor.partition.numberOfSubpartitions) {
+      throw invalidArgument('descriptor.partition.numberOfSubpartitions', `the pushed object has ${location.numberOfSubpartitions} subpartitions`);
+    }
+    if (tier?.mode === 'on-commit') await tier.copy(reader, upload.bytes, upload.key);
+    record = {
+      jobId: route.jobId,
+      partitionId: route.partitionId,
+      attempt: route.attempt,
+      serverId: store.serverId,
+      descriptor: withoutToken(descriptor),
+      persistent: descriptor.partition.partitionType === 'BLOCKING_PERSISTENT',
+      numberOfSubpartitions: location.numberOfSubpartitions,
+      numberOfRegions: location.numberOfRegions,
+      indexOffset: location.indexOffset,
+      indexLength: location.indexLength,
+      objectBytes: upload.bytes,
+      subpartitionBytes: sizes,
+      totalBytes: sizes.reduce((a, b) => a + b, 0),
+      committedAtMs: ctx.clock.now(),
+      objectKey: upload.key,
+      tiered: tier !== undefined,
+    };
+  } finally {
+    await reader.close();
+  }
+  if (commitIndex !== undefined) {
+    const outcome = await commitIndex.publish(record);
+    if (outcome.status === 'conflict') {
+      await store.dropUpload(upload);
+      if (record.tiered) await tier?.delete(record.objectKey).catch(() => undefined);
+      throw conflict(route, `attempt ${outcome.winner.attempt} on server ${outcome.winner.serverId}`);
+    }
+  }
+  try {
+    await store.writeCommit(record, upload);
+  } catch (error) {
+    await commitIndex?.remove(route.jobId, route.partitionId).catch(() => undefined);
+    throw error;
+  }
+  ctx.logger.debug({ jobId: route.jobId, partitionId: route.partitionId, attempt: route.attempt, bytes: record.objectBytes }, 'complete -> committed');
+  return record;
+}
+
+function conflict(route: AttemptRoute, winner: string): ShuffleError {
+  return wireError(WireError.COMMIT_CONFLICT, `partition ${route.partitionId} was committed first by ${winner}; attempt ${route.attempt} is refused and its data deleted`, {
+    partitionId: route.partitionId,
+  });
+}
+
+/** `DELETE …/attempts/<a>`: deletes an attempt's uncommitted data (a failed writer). 204; idempotent. */
+export async function handleAbort(ctx: ServerContext, res: ServerResponse, route: AttemptRoute): Promise<void> {
+  await ctx.store.withLock(route.jobId, route.partitionId, async () => {
+    for (const upload of [...ctx.store.uploadsOf(route.jobId, route.partitionId)]) {
+      if (upload.attempt === route.attempt) await ctx.store.dropUpload(upload);
+    }
+  });
+  res.writeHead(204).end();
+}
+
+/** Releases one partition here: record, object, uploads, tier copy, commit index entry. */
+async function releaseOne(ctx: ServerContext, jobId: string, partitionId: string): Promise<void> {
+  await ctx.store.withLock(jobId, partitionId, async () => {
+    const record = await ctx.store.release(jobId, partitionId);
+    if (record?.tiered === true) await ctx.tier?.delete(record.objectKey);
+    if (record !== undefined) await ctx.commitIndex?.remove(jobId, partitionId);
+  });
+}
+
+/** `DELETE /v1/jobs/<job>/partitions/<p>`: 204; idempotent. */
+export async function handleRelease(ctx: ServerContext, res: ServerResponse, route: { readonly jobId: string; readonly partitionId: string }): Promise<void> {
+  await releaseOne(ctx, route.jobId, route.partitionId);
+  res.writeHead(204).end();
+}
+
+/** `DELETE /v1/jobs/<job>?keepPersistent=`: releases the job's partitions here. 200 `{released}`. */
+export async function handleReleaseJob(ctx: ServerContext, res: ServerResponse, route: { readonly jobId: string; readonly keepPersistent: boolean }): Promise<void> {
+  const ids = new Set(ctx.store.uploadedPartitionsOf(route.jobId));
+  let released = 0;
+  for (const record of await ctx.store.listJob(route.jobId)) {
+    if (route.keepPersistent && record.persistent) {
+      ids.delete(record.partitionId);
+      continue;
+    }
+    ids.add(record.partitionId);
+  }
+  for (const partitionId of ids) {
+    await releaseOne(ctx, route.jobId, partitionId);
+    released++;
+  }
+  await ctx.store.pruneJob(route.jobId);
+  sendJson(res, 200, { released });
+}
+
+/** `GET /v1/jobs/<job>/partitions`: 200 `{partitions: CommittedPartition[]}`. */
+export async function handleList(ctx: ServerContext, res: ServerResponse, route: { readonly jobId: string }): Promise<void> {
+  sendJson(res, 200, { partitions: await ctx.store.listJob(route.jobId) });
+}

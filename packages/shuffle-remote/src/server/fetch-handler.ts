@@ -1,0 +1,123 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ShuffleError, invalidArgument, isShuffleError, partitionNotFound } from '@weft/shuffle-api';
+import { type IndexLocation, decodeIndexEntries, indexEntriesRange } from '../format/partition-index.js';
+import { type Extent, FetchHeader, planExtents } from '../protocol/fetch-layout.js';
+import type { BlobReader } from '../storage/blob-store.js';
+import type { ServerContext } from './server-context.js';
+
+export interface FetchRoute {
+  readonly jobId: string;
+  readonly partitionId: string;
+  readonly start: number;
+  readonly end: number;
+}
+
+/** Largest index slice one fetch reads (subpartitions × regions × 16 bytes); ask for fewer subpartitions beyond it. */
+const MAX_FETCH_INDEX_BYTES = 64 * 1024 * 1024;
+
+/**
+ * `GET /v1/jobs/<job>/partitions/<p>/data?start=&end=`: streams the index entries of subpartitions
+ * [start, end] and then the extents holding their blocks (protocol/fetch-layout.ts), with one disk read
+ * ahead and socket backpressure: a slow reader slows the disk reads, a vanished one stops them.
+ */
+export async function handleFetch(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, route: FetchRoute): Promise<void> {
+  const record = await ctx.store.committed(route.jobId, route.partitionId);
+  if (record === undefined) throw partitionNotFound(route.partitionId, 'no attempt of it is committed on this server');
+  const n = record.numberOfSubpartitions;
+  if (route.end >= n) throw invalidArgument('end', `${route.end} is not a subpartition of ${route.partitionId}, which has ${n}`);
+  if (route.start > route.end) throw invalidArgument('start', `${route.start} is after end ${route.end}`);
+  const location: IndexLocation = {
+    numberOfSubpartitions: n,
+    numberOfRegions: record.numberOfRegions,
+    indexOffset: record.indexOffset,
+    indexLength: record.indexLength,
+  };
+  let reader: BlobReader;
+  try {
+    reader = await ctx.store.openObject(record.objectKey);
+  } catch (error) {
+    if (isShuffleError(error, 'SHF_ERR_PARTITION_NOT_FOUND')) throw partitionNotFound(route.partitionId, 'its data object is gone from the server disk', error);
+    throw error;
+  }
+  try {
+    let entries: Uint8Array = new Uint8Array(0);
+    let extents: Extent[] = [];
+    if (location.numberOfRegions > 0) {
+      const range = indexEntriesRange(location, route.start, route.end);
+      if (range.length > MAX_FETCH_INDEX_BYTES) {
+        throw invalidArgument('end', `subpartitions [${route.start}, ${route.end}] have ${range.length} bytes of index; fetch fewer at a time`);
+      }
+      entries = await reader.read(range.offset, range.length);
+      extents = planExtents(decodeIndexEntries(entries, location, route.start, route.end), location, route.partitionId);
+    }
+    let total = entries.length;
+    for (const extent of extents) total += extent.length;
+    res.writeHead(200, {
+      'content-type': 'application/octet-stream',
+      'content-length': total,
+      [FetchHeader.ATTEMPT]: String(record.attempt),
+      [FetchHeader.SUBPARTITIONS]: String(n),
+      [FetchHeader.REGIONS]: String(location.numberOfRegions),
+      [FetchHeader.INDEX_OFFSET]: String(location.indexOffset),
+      [FetchHeader.INDEX_LENGTH]: String(location.indexLength),
+    });
+    const out = new ResponseWriter(res, (bytes) => ctx.metrics.bytesOut.inc(bytes));
+    await out.write(entries);
+    const chunk = ctx.options.readChunkBytes;
+    const pieces = function* (): Generator<Extent> {
+      for (const extent of extents) {
+        for (let done = 0; done < extent.length; done += chunk) yield { offset: extent.offset + done, length: Math.min(chunk, extent.length - done) };
+      }
+    };
+    let next: Promise<Uint8Array> | undefined;
+    const iterator = pieces();
+    const startRead = (): Promise<Uint8Array> | undefined => {
+      const piece = iterator.next();
+      if (piece.done === true) return undefined;
+      const read = reader.read(piece.value.offset, piece.value.length);
+      read.catch(() => undefined);
+      return read;
+    };
+    next = startRead();
+    while (next !== undefined) {
+      const bytes = await next;
+      next = startRead();
+      await out.write(bytes);
+    }
+    res.end();
+  } finally {
+    await reader.close();
+  }
+}
+
+/** Writes to a response honouring backpressure; rejects once the client is gone. */
+class ResponseWriter {
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly count: (bytes: number) => void,
+  ) {}
+
+  async write(bytes: Uint8Array): Promise<void> {
+    if (bytes.length === 0) return;
+    const res = this.res;
+    if (res.destroyed) throw gone();
+    this.count(bytes.length);
+    if (res.write(bytes)) return;
+    await new Promise<void>((resolve, reject) => {
+      const onDrain = (): void => {
+        res.off('close', onClose);
+        resolve();
+      };
+      const onClose = (): void => {
+        res.off('drain', onDrain);
+        reject(gone());
+      };
+      res.once('drain', onDrain);
+      res.once('close', onClose);
+    });
+  }
+}
+
+function gone(): ShuffleError {
+  return new ShuffleError('SHF_ERR_STORAGE_UNAVAILABLE', 'the client went away during the fetch');
+}

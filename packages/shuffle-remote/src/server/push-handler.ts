@@ -1,0 +1,102 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isShuffleError, partitionNotFound } from '@weft/shuffle-api';
+import { WireError, wireError } from '../protocol/wire-errors.js';
+import type { BlobWriter } from '../storage/blob-store.js';
+import { ObjectValidator } from './object-validator.js';
+import type { Upload } from './partition-store.js';
+import { receiveBody } from './receive-body.js';
+import { sendJson } from './http-io.js';
+import type { ServerContext } from './server-context.js';
+
+export interface PushRoute {
+  readonly jobId: string;
+  readonly partitionId: string;
+  readonly attempt: number;
+}
+
+/** What a successful push answers (201). */
+export interface PushResponseBody {
+  readonly objectBytes: number;
+  readonly numberOfSubpartitions: number;
+  readonly numberOfRegions: number;
+}
+
+/**
+ * `PUT /v1/jobs/<job>/partitions/<p>/attempts/<a>/data`: streams the body to disk (and, write-through,
+ * to the S3 tier) while the validator checks it, with backpressure. A body that is malformed, too large,
+ * or cut off (the client vanished, or stalled past the idle timeout) is deleted — disk file and S3
+ * upload — and answered 4xx where the connection still lets it. A push for an already committed
+ * partition is refused before anything is written.
+ */
+export async function handlePush(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, route: PushRoute): Promise<void> {
+  const { store, options, tier } = ctx;
+  const declared = req.headers['content-length'];
+  if (declared !== undefined && Number(declared) > options.maxBodyBytes) {
+    throw wireError(WireError.BODY_TOO_LARGE, `the body of ${declared} bytes is larger than the server's maximum of ${options.maxBodyBytes}`, {
+      setting: 'maxBodyBytes',
+    });
+  }
+  const committed = await store.committed(route.jobId, route.partitionId);
+  if (committed !== undefined) {
+    throw wireError(WireError.ALREADY_COMMITTED, `partition ${route.partitionId} is already committed (attempt ${committed.attempt})`, {
+      partitionId: route.partitionId,
+    });
+  }
+  const upload = await store.createUpload(route.jobId, route.partitionId, route.attempt);
+  let tierWriter: BlobWriter | undefined;
+  try {
+    if (tier?.mode === 'write-through') tierWriter = await tier.createWriter(upload.key);
+    const validator = new ObjectValidator();
+    await receiveBody(req, {
+      maxBytes: options.maxBodyBytes,
+      bufferBytes: options.streamBufferBytes,
+      onChunk: (chunk) => {
+        validator.update(chunk);
+        ctx.metrics.bytesIn.inc(chunk.length);
+      },
+      write: async (batch, bytes) => {
+        await store.append(upload, batch, bytes);
+        await tierWriter?.append(batch);
+      },
+    });
+    const location = validator.finish();
+    if (!(await store.completeUpload(upload, ctx.clock.now()))) throw released(route);
+    await tierWriter?.complete();
+    const winner = await store.committed(route.jobId, route.partitionId);
+    if (winner !== undefined) {
+      throw wireError(WireError.ALREADY_COMMITTED, `partition ${route.partitionId} was committed (attempt ${winner.attempt}) while this push ran`, {
+        partitionId: route.partitionId,
+      });
+    }
+    const body: PushResponseBody = {
+      objectBytes: upload.bytes,
+      numberOfSubpartitions: location.numberOfSubpartitions,
+      numberOfRegions: location.numberOfRegions,
+    };
+    sendJson(res, 201, body);
+  } catch (error) {
+    const gone = upload.state === 'gone';
+    await discard(ctx, upload, tierWriter, reasonOf(error, req));
+    if (gone && !(isShuffleError(error) && error.context['wire'] !== undefined)) throw released(route);
+    throw error;
+  }
+}
+
+function released(route: PushRoute): Error {
+  return partitionNotFound(route.partitionId, 'it was released while this push ran');
+}
+
+function reasonOf(error: unknown, req: IncomingMessage): string {
+  if (!req.complete && req.destroyed) return 'client-gone';
+  if (isShuffleError(error)) {
+    if (error.context['wire'] === WireError.MALFORMED_BODY.wire) return 'malformed';
+    if (error.context['wire'] === WireError.BODY_TOO_LARGE.wire) return 'too-large';
+  }
+  return 'failed';
+}
+
+async function discard(ctx: ServerContext, upload: Upload, tierWriter: BlobWriter | undefined, reason: string): Promise<void> {
+  ctx.metrics.uploadsDiscarded.inc({ reason });
+  ctx.logger.debug({ jobId: upload.jobId, partitionId: upload.partitionId, attempt: upload.attempt, reason, bytes: upload.bytes }, 'uploading -> discarded');
+  await Promise.allSettled([ctx.store.dropUpload(upload), tierWriter?.abort()]);
+}

@@ -1,0 +1,195 @@
+import { isAbsolute, resolve } from 'node:path';
+import { type Logger, invalidConfig, noopLogger } from '@weft/shuffle-api';
+import type { S3StoreOptions } from '../config/store-options.js';
+import { checkSecret } from '../protocol/job-token.js';
+
+/** How partitions reach the S3 tier. */
+export type TierMode = 'write-through' | 'on-commit';
+
+export interface ShuffleServerTierOptions {
+  /** `s3://bucket/prefix` (endpoint and credentials from the AWS variables) or S3 options. */
+  readonly store: string | S3StoreOptions;
+  /**
+   * `write-through`: pushed bytes go to S3 as they arrive (a multipart upload next to the disk file);
+   * `on-commit`: the committed object is copied to S3 before the commit is acknowledged.
+   * Either way a partition is committed only once its S3 copy is complete.
+   * @defaultValue 'on-commit'
+   */
+  readonly mode?: TierMode;
+}
+
+/**
+ * Options of a shuffle server. Validated once, by `startShuffleServer`; each error is
+ * SHF_ERR_INVALID_CONFIG naming the option.
+ */
+export interface ShuffleServerOptions {
+  /** Directory holding the partitions (created when missing). */
+  readonly dir: string;
+  /** The shared secret job tokens are made with: at least 16 bytes. */
+  readonly secret: string | Uint8Array;
+  /** @defaultValue 0 (any free port) */
+  readonly port?: number;
+  /** Interface to listen on. @defaultValue '127.0.0.1' */
+  readonly host?: string;
+  /** The URL clients use, published in the registry. @defaultValue `http(s)://<host>:<port>` (the machine's hostname for 0.0.0.0 / ::) */
+  readonly advertiseUrl?: string;
+  /** Serve HTTPS with this certificate and key (PEM files). */
+  readonly tls?: { readonly certFile: string; readonly keyFile: string };
+  /** Register in this Redis (`redis://host:port/db`) and publish commits there. @defaultValue none (standalone) */
+  readonly redis?: string;
+  /** Prefix of the registry's Redis keys. @defaultValue 'weft:shuffle-server:' */
+  readonly redisKeyPrefix?: string;
+  /** Copy partitions to S3, so they outlive this server. */
+  readonly tier?: ShuffleServerTierOptions;
+  /** @defaultValue 2000 */
+  readonly heartbeatIntervalMs?: number;
+  /** A server whose heartbeat is older than this is gone. At least 2 × heartbeatIntervalMs. @defaultValue 10000 */
+  readonly heartbeatTtlMs?: number;
+  /** Largest push body. @defaultValue 17179869184 (16 GiB) */
+  readonly maxBodyBytes?: number;
+  /** Largest JSON body of a control request. @defaultValue 4194304 (4 MiB) */
+  readonly maxJsonBodyBytes?: number;
+  /** Pushes and fetches served at once; more are refused with 503 and Retry-After. @defaultValue 512 */
+  readonly maxConcurrentStreams?: number;
+  /** A connection with no traffic for this long is closed (a stalled client). @defaultValue 30000 */
+  readonly idleTimeoutMs?: number;
+  /** Time allowed for a request's headers. @defaultValue 10000 */
+  readonly headersTimeoutMs?: number;
+  /** Time allowed for a whole request, body included; 0 turns it off. @defaultValue 1800000 */
+  readonly requestTimeoutMs?: number;
+  /** How long an idle keep-alive connection stays open. @defaultValue 60000 */
+  readonly keepAliveTimeoutMs?: number;
+  /** Bytes one push may hold before it stops reading from its socket (disk backpressure). @defaultValue 1048576 */
+  readonly streamBufferBytes?: number;
+  /** Size of one disk read of a fetch; one more is read ahead. @defaultValue 1048576 */
+  readonly readChunkBytes?: number;
+  /** Graceful shutdown waits this long for requests in flight before closing their connections. @defaultValue 30000 */
+  readonly shutdownTimeoutMs?: number;
+  /** A pushed attempt not committed within this time is deleted. @defaultValue 600000 */
+  readonly uncommittedTtlMs?: number;
+  /** fsync each pushed object before it can be committed. @defaultValue false */
+  readonly syncOnPush?: boolean;
+  readonly logger?: Logger;
+}
+
+export interface ResolvedShuffleServerOptions {
+  readonly dir: string;
+  readonly secret: Buffer;
+  readonly port: number;
+  readonly host: string;
+  readonly advertiseUrl: string | undefined;
+  readonly tls: { readonly certFile: string; readonly keyFile: string } | undefined;
+  readonly redis: string | undefined;
+  readonly redisKeyPrefix: string | undefined;
+  readonly tier: { readonly store: string | S3StoreOptions; readonly mode: TierMode } | undefined;
+  readonly heartbeatIntervalMs: number;
+  readonly heartbeatTtlMs: number;
+  readonly maxBodyBytes: number;
+  readonly maxJsonBodyBytes: number;
+  readonly maxConcurrentStreams: number;
+  readonly idleTimeoutMs: number;
+  readonly headersTimeoutMs: number;
+  readonly requestTimeoutMs: number;
+  readonly keepAliveTimeoutMs: number;
+  readonly streamBufferBytes: number;
+  readonly readChunkBytes: number;
+  readonly shutdownTimeoutMs: number;
+  readonly uncommittedTtlMs: number;
+  readonly syncOnPush: boolean;
+  readonly logger: Logger;
+}
+
+export const DEFAULT_SHUFFLE_SERVER_OPTIONS = Object.freeze({
+  port: 0,
+  host: '127.0.0.1',
+  heartbeatIntervalMs: 2_000,
+  heartbeatTtlMs: 10_000,
+  maxBodyBytes: 16 * 1024 ** 3,
+  maxJsonBodyBytes: 4 * 1024 * 1024,
+  maxConcurrentStreams: 512,
+  idleTimeoutMs: 30_000,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 1_800_000,
+  keepAliveTimeoutMs: 60_000,
+  streamBufferBytes: 1024 * 1024,
+  readChunkBytes: 1024 * 1024,
+  shutdownTimeoutMs: 30_000,
+  uncommittedTtlMs: 600_000,
+  syncOnPush: false,
+});
+
+function integer(setting: string, value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw invalidConfig(setting, `expected an integer in [${min}, ${max}], got ${JSON.stringify(value)}`);
+  }
+  return value;
+}
+
+/** Fills in defaults and checks every option; SHF_ERR_INVALID_CONFIG naming the first bad one. */
+export function resolveShuffleServerOptions(options: ShuffleServerOptions): ResolvedShuffleServerOptions {
+  if (typeof options !== 'object' || options === null) throw invalidConfig('options', 'expected an object');
+  const d = DEFAULT_SHUFFLE_SERVER_OPTIONS;
+  if (typeof options.dir !== 'string' || options.dir === '') throw invalidConfig('dir', 'expected a directory');
+  const dir = resolve(options.dir);
+  const secret = checkSecret(options.secret, 'secret');
+  const host = options.host ?? d.host;
+  if (typeof host !== 'string' || host === '') throw invalidConfig('host', 'expected a host name or address');
+  let advertiseUrl: string | undefined;
+  if (options.advertiseUrl !== undefined) {
+    let url: URL;
+    try {
+      url = new URL(options.advertiseUrl);
+    } catch (cause) {
+      throw invalidConfig('advertiseUrl', `${JSON.stringify(options.advertiseUrl)} is not a URL`, cause);
+    }
+    if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.pathname !== '/' || url.search !== '') {
+      throw invalidConfig('advertiseUrl', `${JSON.stringify(options.advertiseUrl)} must be http(s)://host:port`);
+    }
+    advertiseUrl = url.origin;
+  }
+  let tls: ResolvedShuffleServerOptions['tls'];
+  if (options.tls !== undefined) {
+    const { certFile, keyFile } = options.tls;
+    if (typeof certFile !== 'string' || !isAbsolute(resolve(certFile))) throw invalidConfig('tls.certFile', 'expected a PEM file path');
+    if (typeof keyFile !== 'string' || keyFile === '') throw invalidConfig('tls.keyFile', 'expected a PEM file path');
+    tls = { certFile: resolve(certFile), keyFile: resolve(keyFile) };
+  }
+  if (options.redis !== undefined && (typeof options.redis !== 'string' || !/^rediss?:\/\//.test(options.redis))) {
+    throw invalidConfig('redis', `expected redis://host:port/db, got ${JSON.stringify(options.redis)}`);
+  }
+  let tier: ResolvedShuffleServerOptions['tier'];
+  if (options.tier !== undefined) {
+    const mode = options.tier.mode ?? 'on-commit';
+    if (mode !== 'write-through' && mode !== 'on-commit') throw invalidConfig('tier.mode', `expected "write-through" or "on-commit", got ${JSON.stringify(mode)}`);
+    if (options.tier.store === undefined) throw invalidConfig('tier.store', 'expected s3://bucket/prefix');
+    tier = { store: options.tier.store, mode };
+  }
+  const heartbeatIntervalMs = integer('heartbeatIntervalMs', options.heartbeatIntervalMs ?? d.heartbeatIntervalMs, 10);
+  const heartbeatTtlMs = integer('heartbeatTtlMs', options.heartbeatTtlMs ?? Math.max(d.heartbeatTtlMs, 2 * heartbeatIntervalMs), 2 * heartbeatIntervalMs);
+  return {
+    dir,
+    secret,
+    port: integer('port', options.port ?? d.port, 0, 65_535),
+    host,
+    advertiseUrl,
+    tls,
+    redis: options.redis,
+    redisKeyPrefix: options.redisKeyPrefix,
+    tier,
+    heartbeatIntervalMs,
+    heartbeatTtlMs,
+    maxBodyBytes: integer('maxBodyBytes', options.maxBodyBytes ?? d.maxBodyBytes, 1024),
+    maxJsonBodyBytes: integer('maxJsonBodyBytes', options.maxJsonBodyBytes ?? d.maxJsonBodyBytes, 1024),
+    maxConcurrentStreams: integer('maxConcurrentStreams', options.maxConcurrentStreams ?? d.maxConcurrentStreams, 1, 1_000_000),
+    idleTimeoutMs: integer('idleTimeoutMs', options.idleTimeoutMs ?? d.idleTimeoutMs, 1),
+    headersTimeoutMs: integer('headersTimeoutMs', options.headersTimeoutMs ?? d.headersTimeoutMs, 1),
+    requestTimeoutMs: integer('requestTimeoutMs', options.requestTimeoutMs ?? d.requestTimeoutMs, 0),
+    keepAliveTimeoutMs: integer('keepAliveTimeoutMs', options.keepAliveTimeoutMs ?? d.keepAliveTimeoutMs, 1),
+    streamBufferBytes: integer('streamBufferBytes', options.streamBufferBytes ?? d.streamBufferBytes, 16 * 1024, 1024 ** 3),
+    readChunkBytes: integer('readChunkBytes', options.readChunkBytes ?? d.readChunkBytes, 4 * 1024, 1024 ** 3),
+    shutdownTimeoutMs: integer('shutdownTimeoutMs', options.shutdownTimeoutMs ?? d.shutdownTimeoutMs, 0),
+    uncommittedTtlMs: integer('uncommittedTtlMs', options.uncommittedTtlMs ?? d.uncommittedTtlMs, 1),
+    syncOnPush: options.syncOnPush ?? d.syncOnPush,
+    logger: options.logger ?? noopLogger,
+  };
+}
