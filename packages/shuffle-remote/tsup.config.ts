@@ -1,11 +1,11 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: { index: 'src/index.ts' },
+  entry: { index: 'src/index.ts', 'server/index': 'src/server/index.ts', 'client/index': 'src/client/index.ts' },
   format: ['esm'],
   dts: true,
   sourcemap: true,
   clean: true,
   target: 'node20',
-  external: [/^node:/, /^@weft\//, '@aws-sdk/client-s3', 'ioredis', 'better-sqlite3', '@node-rs/crc32', 'lz4-napi'],
+  external: [/^node:/, /^@weft\//, '@aws-sdk/client-s3', 'ioredis', 'better-sqlite3', '@node-rs/crc32', 'lz4-napi', 'undici', 'prom-client'],
 });

@@ -1,0 +1,112 @@
+import { ShuffleError } from '@weft/shuffle-api';
+import { type IndexLocation, decodeIndexEntries, indexEntriesRange } from '../format/partition-index.js';
+import { type Extent, planExtents } from '../protocol/fetch-layout.js';
+import type { BlobReader } from '../storage/blob-store.js';
+
+export interface FetchedRangeReaderOptions {
+  /** The fetch response body. */
+  readonly body: AsyncIterable<Uint8Array> & { destroy(error?: Error): unknown };
+  readonly location: IndexLocation;
+  readonly start: number;
+  readonly end: number;
+  readonly partitionId: string;
+}
+
+/**
+ * A BlobReader over one fetch response, for a SubpartitionRangeReader: the stream carries the range's
+ * index entries and then its extents (protocol/fetch-layout.ts), which is exactly the sequence of reads
+ * a SubpartitionRangeReader makes. Each `read(offset, length)` is checked against that sequence and
+ * served from the stream — a view into the received chunk when it lies inside one, else one copy.
+ * A stream that ends early, or runs on after the last extent, is SHF_ERR_DATA_CORRUPTED.
+ */
+export class FetchedRangeReader implements BlobReader {
+  private readonly iterator: AsyncIterator<Uint8Array>;
+  private chunk: Uint8Array | undefined;
+  private extents: Extent[] | undefined;
+  private extentIndex = 0;
+  private extentDone = 0;
+  private pending: Promise<unknown> = Promise.resolve();
+  private ended = false;
+
+  constructor(private readonly options: FetchedRangeReaderOptions) {
+    this.iterator = options.body[Symbol.asyncIterator]();
+  }
+
+  read(offset: number, length: number): Promise<Uint8Array> {
+    const next = this.pending.then(() => this.readInOrder(offset, length));
+    this.pending = next.catch(() => undefined);
+    return next;
+  }
+
+  /** True when every byte of the stream was read and nothing followed. */
+  async finished(): Promise<boolean> {
+    await this.pending;
+    if (this.chunk !== undefined && this.chunk.length > 0) return false;
+    const next = await this.iterator.next();
+    return next.done === true;
+  }
+
+  async close(): Promise<void> {
+    if (this.ended) return;
+    this.ended = true;
+    this.options.body.destroy();
+  }
+
+  private async readInOrder(offset: number, length: number): Promise<Uint8Array> {
+    const { location, start, end, partitionId } = this.options;
+    if (this.extents === undefined) {
+      const range = indexEntriesRange(location, start, end);
+      if (offset !== range.offset || length !== range.length) throw this.outOfOrder(offset, length);
+      const entries = await this.take(length);
+      this.extents = planExtents(decodeIndexEntries(entries, location, start, end), location, partitionId);
+      return entries;
+    }
+    let extent = this.extents[this.extentIndex];
+    if (extent !== undefined && this.extentDone === extent.length) {
+      this.extentIndex++;
+      this.extentDone = 0;
+      extent = this.extents[this.extentIndex];
+    }
+    if (extent === undefined || offset !== extent.offset + this.extentDone || length > extent.length - this.extentDone) throw this.outOfOrder(offset, length);
+    const bytes = await this.take(length);
+    this.extentDone += length;
+    return bytes;
+  }
+
+  private async take(length: number): Promise<Uint8Array> {
+    if (length === 0) return new Uint8Array(0);
+    let chunk = this.chunk ?? (await this.nextChunk());
+    if (chunk.length >= length) {
+      this.chunk = chunk.length === length ? undefined : chunk.subarray(length);
+      return chunk.subarray(0, length);
+    }
+    const out = Buffer.allocUnsafe(length);
+    let filled = 0;
+    for (;;) {
+      const n = Math.min(chunk.length, length - filled);
+      out.set(n === chunk.length ? chunk : chunk.subarray(0, n), filled);
+      filled += n;
+      if (filled === length) {
+        this.chunk = n === chunk.length ? undefined : chunk.subarray(n);
+        return out;
+      }
+      chunk = await this.nextChunk();
+    }
+  }
+
+  private async nextChunk(): Promise<Uint8Array> {
+    const next = await this.iterator.next();
+    if (next.done === true) {
+      throw new ShuffleError('SHF_ERR_DATA_CORRUPTED', `the fetch of partition ${this.options.partitionId} ended before its data did`, {
+        context: { partitionId: this.options.partitionId },
+      });
+    }
+    return next.value;
+  }
+
+  private outOfOrder(offset: number, length: number): ShuffleError {
+    return new ShuffleError('SHF_ERR_DATA_CORRUPTED', `partition ${this.options.partitionId}: a read of ${length} bytes at ${offset} is not the next range of its fetch`, {
+      context: { partitionId: this.options.partitionId, block: offset },
+    });
+  }
+}

@@ -1,0 +1,13 @@
+export { createShuffleServerServiceFactory, type ShuffleServerServiceFactory } from './shuffle-server-service-factory.js';
+export {
+  DEFAULT_SHUFFLE_SERVER_CLIENT_OPTIONS,
+  resolveShuffleServerClientOptions,
+  type ResolvedShuffleServerClientOptions,
+  type ShuffleServerClientOptions,
+} from './client-options.js';
+export { SHUFFLE_SERVER_SERVICE_ID, type ServerPartitionDetails } from './server-descriptor.js';
+export { ServerShuffleMaster } from './server-shuffle-master.js';
+export { ServerShuffleEnvironment } from './server-shuffle-environment.js';
+export { ShuffleServerClient, type AttemptTarget, type FetchRequest, type FetchResponse, type PushRequest } from './shuffle-server-client.js';
+export { createJobToken } from '../protocol/job-token.js';
+export type { CommittedPartition } from '../protocol/committed-partition.js';
