@@ -8,6 +8,7 @@ import {
 } from '@weft/shuffle-api';
 import type { S3StoreOptions } from '../config/store-options.js';
 import { checkSecret } from '../protocol/job-token.js';
+import { MAX_LEASE_MS } from '../protocol/routes.js';
 
 /**
  * Options of the shuffle-server client (`createShuffleServerServiceFactory`). Plain JSON, so worker
@@ -60,6 +61,14 @@ export interface ShuffleServerClientOptions {
   readonly retryMaxDelayMs?: number;
   /** How long the master reuses the list of live servers. @defaultValue 1000 */
   readonly placementRefreshMs?: number;
+  /**
+   * A writer holds a lease on its attempt at the server, renewed every third of this, so readers that
+   * come early wait for its commit; a producer that dies lets it run out, and readers then give up.
+   * @defaultValue 30000
+   */
+  readonly attemptLeaseMs?: number;
+  /** Longest pause between a reader's checks for a commit it waits for. @defaultValue 1000 */
+  readonly commitPollMaxMs?: number;
   /** Servers with less free disk get no new partitions. @defaultValue 0 */
   readonly minFreeBytes?: number;
   /** TLS: a CA bundle (PEM file) to trust, e.g. for self-signed server certificates. */
@@ -89,6 +98,8 @@ export interface ResolvedShuffleServerClientOptions {
   readonly retryInitialDelayMs: number;
   readonly retryMaxDelayMs: number;
   readonly placementRefreshMs: number;
+  readonly attemptLeaseMs: number;
+  readonly commitPollMaxMs: number;
   readonly minFreeBytes: number;
   readonly caFile: string | undefined;
 }
@@ -110,6 +121,8 @@ export const DEFAULT_SHUFFLE_SERVER_CLIENT_OPTIONS = Object.freeze({
   retryInitialDelayMs: 50,
   retryMaxDelayMs: 2_000,
   placementRefreshMs: 1_000,
+  attemptLeaseMs: 30_000,
+  commitPollMaxMs: 1_000,
   minFreeBytes: 0,
 });
 
@@ -175,6 +188,8 @@ export function resolveShuffleServerClientOptions(options: ShuffleServerClientOp
     retryInitialDelayMs,
     retryMaxDelayMs: integer('retryMaxDelayMs', options.retryMaxDelayMs ?? d.retryMaxDelayMs, retryInitialDelayMs),
     placementRefreshMs: integer('placementRefreshMs', options.placementRefreshMs ?? d.placementRefreshMs, 0),
+    attemptLeaseMs: integer('attemptLeaseMs', options.attemptLeaseMs ?? d.attemptLeaseMs, 30, MAX_LEASE_MS),
+    commitPollMaxMs: integer('commitPollMaxMs', options.commitPollMaxMs ?? d.commitPollMaxMs, 1),
     minFreeBytes: integer('minFreeBytes', options.minFreeBytes ?? d.minFreeBytes, 0),
     caFile: options.caFile,
   };

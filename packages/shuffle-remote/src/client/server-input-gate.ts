@@ -17,6 +17,7 @@ import {
 import { BLOCK_KIND_DATA } from '../format/block-codec.js';
 import type { IndexLocation } from '../format/partition-index.js';
 import { SubpartitionRangeReader } from '../format/subpartition-range-reader.js';
+import { WireError } from '../protocol/wire-errors.js';
 import type { BlobReader } from '../storage/blob-store.js';
 import type { ResolvedShuffleServerClientOptions } from './client-options.js';
 import { FetchedRangeReader } from './fetched-range-reader.js';
@@ -60,7 +61,9 @@ export class ServerInputGate implements InputGate {
   private failure: ShuffleError | null = null;
   private closed = false;
   private reading: Promise<unknown> | null = null;
-  private readonly abortController = new AbortController();
+  /** Cancels the fetch being opened (and a wait for a commit) when the gate closes. */
+  private opening: AbortController | null = null;
+  private sleeping: { timer: NodeJS.Timeout; wake: () => void } | null = null;
 
   constructor(private readonly g: ServerInputGateOptions) {
     this.rangeLength = g.range.end - g.range.start + 1;
@@ -115,7 +118,12 @@ export class ServerInputGate implements InputGate {
     if (this.closed) return;
     this.closed = true;
     this.queue.length = 0;
-    this.abortController.abort();
+    this.opening?.abort();
+    const sleeping = this.sleeping;
+    if (sleeping !== null) {
+      clearTimeout(sleeping.timer);
+      sleeping.wake();
+    }
     await this.reading?.catch(() => undefined);
     await this.closeCurrent();
     this.g.onClosed?.();
@@ -155,7 +163,7 @@ export class ServerInputGate implements InputGate {
     const { partitionId } = descriptor.partition;
     const locator = this.g.locator;
     try {
-      return await this.fetchFrom(details.url, descriptor);
+      return await this.fetchWhenCommitted(details.url, descriptor);
     } catch (error) {
       if (!isShuffleError(error) || this.closed) throw error;
       const unreachable = error.context['unreachable'] === true || (error.retryable && error.code !== 'SHF_ERR_TIMEOUT');
@@ -165,7 +173,7 @@ export class ServerInputGate implements InputGate {
         const live = await locator.liveServer(details.serverId);
         if (live !== undefined) {
           if (live.url === details.url) throw error; // alive but not answering: retryable, not lost
-          return this.fetchFrom(live.url, descriptor);
+          return this.fetchWhenCommitted(live.url, descriptor);
         }
       }
       const record = await locator.commitOf(jobId, partitionId);
@@ -187,19 +195,46 @@ export class ServerInputGate implements InputGate {
     }
   }
 
+  /** Fetches, waiting (with growing pauses) while the server says the producer is still writing. */
+  private async fetchWhenCommitted(url: string, descriptor: ShuffleDescriptor): Promise<{ reader: BlobReader; location: IndexLocation }> {
+    let delay = 5;
+    for (;;) {
+      try {
+        return await this.fetchFrom(url, descriptor);
+      } catch (error) {
+        if (this.closed || !isShuffleError(error) || error.context['wire'] !== WireError.PARTITION_PENDING.wire) throw error;
+      }
+      await this.sleep(delay);
+      delay = Math.min(delay * 2, this.g.options.commitPollMaxMs);
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.closed) return resolve();
+      const timer = setTimeout(() => {
+        this.sleeping = null;
+        resolve();
+      }, ms);
+      this.sleeping = { timer, wake: resolve };
+    });
+  }
+
   private async fetchFrom(url: string, descriptor: ShuffleDescriptor): Promise<{ reader: BlobReader; location: IndexLocation }> {
     const details = descriptor.details as unknown as ServerPartitionDetails;
     const { start, end } = this.g.range;
     const partitionId = descriptor.partition.partitionId;
-    const response = await this.g.client.fetch({
-      url,
-      token: details.token,
-      jobId: descriptor.jobId,
-      partitionId,
-      start,
-      end,
-      signal: this.abortController.signal,
-    });
+    if (this.closed) throw closedError('input gate');
+    const opening = new AbortController();
+    this.opening = opening;
+    let response;
+    try {
+      response = await this.g.client.fetch({ url, token: details.token, jobId: descriptor.jobId, partitionId, start, end, signal: opening.signal });
+    } finally {
+      this.opening = null;
+    }
+    // once the response started, the reader owns the body; errors after its destruction are expected
+    response.body.on('error', () => undefined);
     if (response.location.numberOfSubpartitions !== descriptor.partition.numberOfSubpartitions) {
       response.body.destroy();
       throw new ShuffleError('SHF_ERR_DATA_CORRUPTED', `partition ${partitionId} on ${url} has ${response.location.numberOfSubpartitions} subpartitions, its descriptor ${descriptor.partition.numberOfSubpartitions}`, {

@@ -53,6 +53,7 @@ export class ServerResultPartitionWriter implements ResultPartitionWriter {
   private broken: ShuffleError | null = null;
   private cleanup: Promise<void> | null = null;
   private closing: Promise<void> | null = null;
+  private lease: NodeJS.Timeout | undefined;
 
   constructor(private readonly w: ServerWriterOptions) {
     this.partitionId = w.descriptor.partition.partitionId;
@@ -73,6 +74,18 @@ export class ServerResultPartitionWriter implements ResultPartitionWriter {
       compression: w.options.compression,
       recycle: (buffer) => this.sort.recycle(buffer),
     });
+  }
+
+  /** Takes the attempt's lease at the server (so early readers wait) and keeps renewing it until the writer ends. */
+  async open(): Promise<void> {
+    const ttl = this.w.options.attemptLeaseMs;
+    await this.w.client.lease(this.w.target, ttl);
+    this.lease = setInterval(() => {
+      this.w.client.lease(this.w.target, ttl).catch((error: unknown) => {
+        this.w.logger.warn({ partitionId: this.partitionId, error: (error as Error).message }, 'lease renewal failed');
+      });
+    }, Math.max(10, Math.floor(ttl / 3)));
+    this.lease.unref();
   }
 
   get metrics(): ResultPartitionWriterMetrics {
@@ -170,6 +183,7 @@ export class ServerResultPartitionWriter implements ResultPartitionWriter {
       try {
         await this.cleanup;
       } finally {
+        this.stopLease();
         if (this.state !== 'finished') this.state = 'closed';
         this.w.onClosed?.();
       }
@@ -213,6 +227,7 @@ export class ServerResultPartitionWriter implements ResultPartitionWriter {
       throw error;
     }
     this.state = 'finished';
+    this.stopLease();
     this.w.logger.debug({ partitionId: this.partitionId, bytes: this.bytes, regions: this.file.numberOfRegions }, 'commit-pending -> finished');
   }
 
@@ -221,6 +236,7 @@ export class ServerResultPartitionWriter implements ResultPartitionWriter {
     if (this.state === 'failed' || this.state === 'closed' || this.state === 'finished') return;
     const from = this.state;
     this.state = 'failed';
+    this.stopLease();
     this.sort.discard();
     const spill = this.spill;
     this.cleanup = (async () => {
@@ -228,6 +244,11 @@ export class ServerResultPartitionWriter implements ResultPartitionWriter {
       await this.file.abort().catch((error: unknown) => this.w.logger.warn({ partitionId: this.partitionId, error: (error as Error).message }, 'could not delete a failed attempt'));
     })();
     this.w.logger.debug({ partitionId: this.partitionId, cause: (cause as Error)?.message }, `${from} -> failed`);
+  }
+
+  private stopLease(): void {
+    clearInterval(this.lease);
+    this.lease = undefined;
   }
 
   private stateError(operation: string): ShuffleError {

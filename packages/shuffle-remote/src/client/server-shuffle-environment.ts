@@ -61,6 +61,12 @@ export class ServerShuffleEnvironment implements ShuffleEnvironment {
       logger,
       onClosed: () => this.open.delete(writer),
     });
+    try {
+      await writer.open();
+    } catch (error) {
+      await writer.close();
+      throw error;
+    }
     this.open.add(writer);
     return writer;
   }

@@ -4,7 +4,7 @@ import { type Logger, ShuffleError, type ShuffleDescriptor, type ShuffleErrorCon
 import type { IndexLocation } from '../format/partition-index.js';
 import { type CommittedPartition, validateCommittedPartition } from '../protocol/committed-partition.js';
 import { FetchHeader } from '../protocol/fetch-layout.js';
-import { attemptPath, commitPath, fetchPath, jobPartitionsPath, jobPath, partitionPath, pushPath } from '../protocol/routes.js';
+import { attemptPath, commitPath, fetchPath, jobPartitionsPath, jobPath, leasePath, partitionPath, pushPath } from '../protocol/routes.js';
 import { fromWireResponse } from '../protocol/wire-errors.js';
 import type { ResolvedShuffleServerClientOptions } from './client-options.js';
 
@@ -132,7 +132,15 @@ export class ShuffleServerClient {
     );
   }
 
-  /** Deletes an attempt's uncommitted data. */
+  /** Takes or renews the producer's lease on an attempt for `ttlMs`. */
+  async lease(target: AttemptTarget, ttlMs: number): Promise<void> {
+    await this.send(
+      { method: 'POST', url: target.url, path: leasePath(target.jobId, target.partitionId, target.attempt, ttlMs), token: target.token, replayable: true, context: { partitionId: target.partitionId, server: target.url } },
+      async (res) => void (await res.body.dump()),
+    );
+  }
+
+  /** Deletes an attempt's uncommitted data (and its lease). */
   async abort(target: AttemptTarget): Promise<void> {
     await this.send(
       { method: 'DELETE', url: target.url, path: attemptPath(target.jobId, target.partitionId, target.attempt), token: target.token, replayable: true, context: { partitionId: target.partitionId, server: target.url } },

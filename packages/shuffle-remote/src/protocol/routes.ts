@@ -6,6 +6,8 @@ export const API_PREFIX = '/v1';
 
 const MAX_ATTEMPT = 2 ** 31 - 1;
 const MAX_URL_CHARS = 8192;
+/** Longest producer lease a server grants. */
+export const MAX_LEASE_MS = 600_000;
 
 function seg(id: string): string {
   return encodeURIComponent(id);
@@ -25,7 +27,12 @@ export function commitPath(jobId: string, partitionId: string, attempt: number):
   return `${partitionBase(jobId, partitionId)}/attempts/${attempt}/commit`;
 }
 
-/** DELETE: drop an uncommitted attempt's data. */
+/** POST: take or renew a producer's lease on an attempt (readers wait for a leased partition). */
+export function leasePath(jobId: string, partitionId: string, attempt: number, ttlMs: number): string {
+  return `${partitionBase(jobId, partitionId)}/attempts/${attempt}/lease?ttlMs=${ttlMs}`;
+}
+
+/** DELETE: drop an uncommitted attempt's data (and its lease). */
 export function attemptPath(jobId: string, partitionId: string, attempt: number): string {
   return `${partitionBase(jobId, partitionId)}/attempts/${attempt}`;
 }
@@ -56,6 +63,7 @@ export type Route =
   | { readonly kind: 'push'; readonly jobId: string; readonly partitionId: string; readonly attempt: number }
   | { readonly kind: 'commit'; readonly jobId: string; readonly partitionId: string; readonly attempt: number }
   | { readonly kind: 'abort'; readonly jobId: string; readonly partitionId: string; readonly attempt: number }
+  | { readonly kind: 'lease'; readonly jobId: string; readonly partitionId: string; readonly attempt: number; readonly ttlMs: number }
   | { readonly kind: 'fetch'; readonly jobId: string; readonly partitionId: string; readonly start: number; readonly end: number }
   | { readonly kind: 'release'; readonly jobId: string; readonly partitionId: string }
   | { readonly kind: 'list'; readonly jobId: string }
@@ -133,5 +141,11 @@ export function parseRoute(method: string, rawUrl: string): Route {
   if (parts.length === 8) return method === 'DELETE' ? { kind: 'abort', jobId, partitionId, attempt } : methodNotAllowed(method, path, 'DELETE');
   if (parts[8] === 'data') return method === 'PUT' ? { kind: 'push', jobId, partitionId, attempt } : methodNotAllowed(method, path, 'PUT');
   if (parts[8] === 'commit') return method === 'POST' ? { kind: 'commit', jobId, partitionId, attempt } : methodNotAllowed(method, path, 'POST');
+  if (parts[8] === 'lease') {
+    if (method !== 'POST') methodNotAllowed(method, path, 'POST');
+    const ttlMs = parseIndex('ttlMs', query.get('ttlMs'));
+    if (ttlMs < 1 || ttlMs > MAX_LEASE_MS) throw wireError(WireError.BAD_REQUEST, `invalid ttlMs: expected [1, ${MAX_LEASE_MS}]`, { field: 'ttlMs' });
+    return { kind: 'lease', jobId, partitionId, attempt, ttlMs };
+  }
   throw wireError(WireError.NO_SUCH_ROUTE, `no route ${path}`);
 }

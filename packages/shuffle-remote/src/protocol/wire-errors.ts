@@ -48,6 +48,8 @@ export const WireError = {
   ALREADY_COMMITTED: { wire: 15, httpStatus: 409, code: 'SHF_ERR_COMMIT_CONFLICT', retryable: false },
   /** The JSON body of a control request is larger than the server accepts. */
   JSON_TOO_LARGE: { wire: 16, httpStatus: 413, code: 'SHF_ERR_LIMIT_EXCEEDED', retryable: false },
+  /** Not committed yet, but a producer holds a live lease on an attempt of it: ask again later. */
+  PARTITION_PENDING: { wire: 17, httpStatus: 404, code: 'SHF_ERR_PARTITION_NOT_FOUND', retryable: false },
 } as const satisfies Record<string, WireErrorKind>;
 
 export type WireErrorName = keyof typeof WireError;

@@ -106,8 +106,19 @@ function conflict(route: AttemptRoute, winner: string): ShuffleError {
   });
 }
 
-/** `DELETE …/attempts/<a>`: deletes an attempt's uncommitted data (a failed writer). 204; idempotent. */
+/**
+ * `POST …/attempts/<a>/lease?ttlMs=`: a producer is writing the attempt; until the lease runs out (or the
+ * attempt is committed or aborted) a fetch of the uncommitted partition answers PARTITION_PENDING, so
+ * readers wait instead of giving up. 204. Leases live in memory only.
+ */
+export function handleLease(ctx: ServerContext, res: ServerResponse, route: AttemptRoute & { readonly ttlMs: number }): void {
+  ctx.store.renewLease(route.jobId, route.partitionId, route.attempt, ctx.clock.now() + route.ttlMs);
+  res.writeHead(204).end();
+}
+
+/** `DELETE …/attempts/<a>`: deletes an attempt's uncommitted data and lease (a failed writer). 204; idempotent. */
 export async function handleAbort(ctx: ServerContext, res: ServerResponse, route: AttemptRoute): Promise<void> {
+  ctx.store.dropLease(route.jobId, route.partitionId, route.attempt);
   await ctx.store.withLock(route.jobId, route.partitionId, async () => {
     for (const upload of [...ctx.store.uploadsOf(route.jobId, route.partitionId)]) {
       if (upload.attempt === route.attempt) await ctx.store.dropUpload(upload);

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ShuffleError, invalidArgument, isShuffleError, partitionNotFound } from '@weft/shuffle-api';
 import { type IndexLocation, decodeIndexEntries, indexEntriesRange } from '../format/partition-index.js';
 import { type Extent, FetchHeader, planExtents } from '../protocol/fetch-layout.js';
+import { WireError, wireError } from '../protocol/wire-errors.js';
 import type { BlobReader } from '../storage/blob-store.js';
 import type { ServerContext } from './server-context.js';
 
@@ -22,7 +23,14 @@ const MAX_FETCH_INDEX_BYTES = 64 * 1024 * 1024;
  */
 export async function handleFetch(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, route: FetchRoute): Promise<void> {
   const record = await ctx.store.committed(route.jobId, route.partitionId);
-  if (record === undefined) throw partitionNotFound(route.partitionId, 'no attempt of it is committed on this server');
+  if (record === undefined) {
+    if (ctx.store.isPending(route.jobId, route.partitionId, ctx.clock.now())) {
+      throw wireError(WireError.PARTITION_PENDING, `partition ${route.partitionId} is not committed yet: its producer is still writing it`, {
+        partitionId: route.partitionId,
+      });
+    }
+    throw partitionNotFound(route.partitionId, 'no attempt of it is committed on this server');
+  }
   const n = record.numberOfSubpartitions;
   if (route.end >= n) throw invalidArgument('end', `${route.end} is not a subpartition of ${route.partitionId}, which has ${n}`);
   if (route.start > route.end) throw invalidArgument('start', `${route.start} is after end ${route.end}`);

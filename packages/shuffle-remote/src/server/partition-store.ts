@@ -44,6 +44,8 @@ export class PartitionStore {
   private readonly uploads = new Map<string, Upload[]>();
   private readonly cache = new Map<string, CommittedPartition>();
   private readonly locks = new Map<string, Promise<unknown>>();
+  /** Producer leases: partition → attempt → expiry (ms). */
+  private readonly leases = new Map<string, Map<number, number>>();
   private uploadCounter = 0;
 
   constructor(
@@ -175,6 +177,36 @@ export class PartitionStore {
     return this.uploads.get(this.partitionKey(jobId, partitionId)) ?? [];
   }
 
+  /** Takes or renews a producer's lease on an attempt until `expiresAtMs`. */
+  renewLease(jobId: string, partitionId: string, attempt: number, expiresAtMs: number): void {
+    const pkey = this.partitionKey(jobId, partitionId);
+    let byAttempt = this.leases.get(pkey);
+    if (byAttempt === undefined) this.leases.set(pkey, (byAttempt = new Map()));
+    byAttempt.set(attempt, expiresAtMs);
+  }
+
+  /** Drops an attempt's lease (all attempts' when `attempt` is undefined). */
+  dropLease(jobId: string, partitionId: string, attempt?: number): void {
+    const pkey = this.partitionKey(jobId, partitionId);
+    const byAttempt = this.leases.get(pkey);
+    if (byAttempt === undefined) return;
+    if (attempt === undefined) byAttempt.clear();
+    else byAttempt.delete(attempt);
+    if (byAttempt.size === 0) this.leases.delete(pkey);
+  }
+
+  /** True while a producer is at work on the (uncommitted) partition: a live lease or a push in progress. */
+  isPending(jobId: string, partitionId: string, nowMs: number): boolean {
+    const pkey = this.partitionKey(jobId, partitionId);
+    const byAttempt = this.leases.get(pkey);
+    if (byAttempt !== undefined) {
+      for (const [attempt, expiresAtMs] of byAttempt) if (expiresAtMs <= nowMs) byAttempt.delete(attempt);
+      if (byAttempt.size > 0) return true;
+      this.leases.delete(pkey);
+    }
+    return this.uploadsOf(jobId, partitionId).some((u) => u.state !== 'gone');
+  }
+
   /** The committed record of a partition, or undefined. */
   async committed(jobId: string, partitionId: string): Promise<CommittedPartition | undefined> {
     const pkey = this.partitionKey(jobId, partitionId);
@@ -206,6 +238,7 @@ export class PartitionStore {
     }
     this.forgetUpload(upload);
     upload.state = 'gone';
+    this.dropLease(record.jobId, record.partitionId);
     this.partitions++;
     this.remember(this.partitionKey(record.jobId, record.partitionId), record);
     for (const other of [...this.uploadsOf(record.jobId, record.partitionId)]) {
@@ -229,6 +262,7 @@ export class PartitionStore {
     }
     for (const upload of [...this.uploadsOf(jobId, partitionId)]) await this.dropUpload(upload);
     this.uploads.delete(pkey);
+    this.leases.delete(pkey);
     return record;
   }
 
@@ -266,8 +300,12 @@ export class PartitionStore {
     await rm(join(this.commitsDir, encodeKeySegment('jobId', jobId)), { recursive: false }).catch(() => undefined);
   }
 
-  /** Drops complete uploads nobody committed within `ttlMs`; returns how many. */
+  /** Drops complete uploads nobody committed within `ttlMs`, and expired leases; returns how many uploads. */
   async sweep(nowMs: number, ttlMs: number): Promise<number> {
+    for (const [pkey, byAttempt] of this.leases) {
+      for (const [attempt, expiresAtMs] of byAttempt) if (expiresAtMs <= nowMs) byAttempt.delete(attempt);
+      if (byAttempt.size === 0) this.leases.delete(pkey);
+    }
     let dropped = 0;
     for (const list of [...this.uploads.values()]) {
       for (const upload of [...list]) {

@@ -11,7 +11,7 @@ import type { ServerRecord } from '../coordinator/server-record.js';
 import { bearerToken, verifyJobToken } from '../protocol/job-token.js';
 import { type Route, parseRoute, routeJobId } from '../protocol/routes.js';
 import { WireError, wireError } from '../protocol/wire-errors.js';
-import { handleAbort, handleCommit, handleList, handleRelease, handleReleaseJob } from './control-handlers.js';
+import { handleAbort, handleCommit, handleLease, handleList, handleRelease, handleReleaseJob } from './control-handlers.js';
 import { handleFetch } from './fetch-handler.js';
 import { sendError, sendJson } from './http-io.js';
 import { PartitionStore } from './partition-store.js';
@@ -207,6 +207,8 @@ export class ShuffleServer implements AsyncDisposable {
         return handleCommit(ctx, req, res, route);
       case 'abort':
         return handleAbort(ctx, res, route);
+      case 'lease':
+        return handleLease(ctx, res, route);
       case 'release':
         return handleRelease(ctx, res, route);
       case 'release-job':
