@@ -1,9 +1,10 @@
 import type { Command } from '../command.js';
 import { planCommand } from './plan-command.js';
 import { runCommand } from './run-command.js';
+import { shuffleServerCommand } from './shuffle-server-command.js';
 
 /**
  * Every `weft` subcommand, in `weft --help` order. A new command is one file under commands/ exporting a
  * `Command`, plus one line here (`run` and `shuffle-server` come next).
  */
-export const COMMANDS: readonly Command[] = [runCommand, planCommand];
+export const COMMANDS: readonly Command[] = [runCommand, planCommand, shuffleServerCommand];
