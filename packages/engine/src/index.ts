@@ -57,6 +57,7 @@ export type * from './runtime/task-deployment.js';
 export type * from './runtime/task-events.js';
 
 export type * from './executor/task-executor.js';
+export { prestartWorkers, PrestartedWorkers, type PrestartWorkersOptions } from './executor/worker-pool.js';
 
 export type * from './job-master/job-progress.js';
 export * from './job-master/run-job.js';

@@ -1,10 +1,9 @@
 import { stat } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { EngineError, EXCHANGE_MODES, type ExchangeMode, isExchangeMode, type JobResult, runJob } from '@weft/engine';
+import { EngineError, EXCHANGE_MODES, type ExchangeMode, isExchangeMode, type JobResult, type PrestartedWorkers, prestartWorkers, runJob } from '@weft/engine';
 import type { ShuffleServiceFactory } from '@weft/shuffle-api';
-import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';
-import { createRemoteShuffleServiceFactory } from '@weft/shuffle-remote';
 import { type Command, ExitCode } from '../command.js';
 import { parseCommandArgs, usageError } from '../parse-command-args.js';
 import { describeError, formatFailure, formatProgressLine, formatRunSummary, runSummaryJson } from './run-report.js';
@@ -49,8 +48,20 @@ function isShuffleConfigError(error: unknown): boolean {
   return code === 'SHF_ERR_INVALID_CONFIG' || code === 'SHF_ERR_INVALID_ARGUMENT';
 }
 
+// The shuffle implementations are imported when a job runs (after its workers were forked, so their
+// start-up overlaps this import), not when `weft` starts.
+const PIPELINED_MODULE = '@weft/shuffle-memory';
+const BLOCKING_MODULE = '@weft/shuffle-remote';
+
+/** The in-memory pipelined shuffle. */
+async function pipelinedShuffle(): Promise<ShuffleServiceFactory> {
+  const { createMemoryShuffleServiceFactory } = await import('@weft/shuffle-memory');
+  return createMemoryShuffleServiceFactory();
+}
+
 /** The blocking shuffle from --store / --meta (or WEFT_STORE / WEFT_META); defaults under ./.weft/. */
-function blockingShuffle(store: string, meta: string): ShuffleServiceFactory {
+async function blockingShuffle(store: string, meta: string): Promise<ShuffleServiceFactory> {
+  const { createRemoteShuffleServiceFactory } = await import('@weft/shuffle-remote');
   try {
     return createRemoteShuffleServiceFactory({ store, meta });
   } catch (error) {
@@ -107,8 +118,19 @@ export const runCommand: Command = {
     }
     const store = values.store ?? io.env['WEFT_STORE'] ?? pathToFileURL(resolve(io.cwd, '.weft', 'shuffle')).href;
     const meta = values.meta ?? io.env['WEFT_META'] ?? `sqlite://${resolve(io.cwd, '.weft', 'shuffle-meta.db')}`;
-    const blocking = blockingShuffle(store, meta);
-    const pipelined = createMemoryShuffleServiceFactory();
+    const execArgv = workerExecArgv(jobPath);
+    let prestarted: PrestartedWorkers | undefined;
+    if (executor === 'workers') {
+      prestarted = prestartWorkers({ workers: workers ?? availableParallelism(), cwd: io.cwd, execArgv, preload: [pathToFileURL(jobPath).href, PIPELINED_MODULE, BLOCKING_MODULE] });
+    }
+    let blocking: ShuffleServiceFactory;
+    let pipelined: ShuffleServiceFactory;
+    try {
+      [blocking, pipelined] = await Promise.all([blockingShuffle(store, meta), pipelinedShuffle()]);
+    } catch (error) {
+      await prestarted?.close();
+      throw error;
+    }
 
     const tty = (io.stderr as { isTTY?: boolean }).isTTY === true;
     let shown = false;
@@ -125,7 +147,8 @@ export const runCommand: Command = {
         ...(restartAttempts > 0 ? { restartStrategy: { type: 'fixed-delay', attempts: restartAttempts, delayMs: 100 } } : {}),
         shuffle: { pipelined, blocking },
         cwd: io.cwd,
-        workerExecArgv: workerExecArgv(jobPath),
+        workerExecArgv: execArgv,
+        ...(prestarted === undefined ? {} : { prestartedWorkers: prestarted }),
         ...(tty
           ? {
               onProgress: (progress) => {

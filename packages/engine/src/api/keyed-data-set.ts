@@ -84,6 +84,7 @@ export class KeyedDataSet<T, K extends KeyValue> {
   count(options: AggregateOptions = {}): DataSet<[K, number]> {
     return this.#aggregate<[K, number]>(
       {
+        kind: 'count',
         create: () => 0,
         add: (acc) => (acc as number) + 1,
         merge: (a, b) => (a as number) + (b as number),

@@ -24,6 +24,8 @@ export type Partitioning =
  * value into an accumulator (map side), `merge` two accumulators (reduce side), `result` makes the output.
  */
 export interface Aggregator {
+  /** `count`: the combiner may skip the calls and count in place (the hot path of word count). */
+  readonly kind?: 'count';
   create(): unknown;
   add(accumulator: unknown, value: unknown): unknown;
   merge(a: unknown, b: unknown): unknown;

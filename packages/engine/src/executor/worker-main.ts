@@ -10,6 +10,10 @@ import { serializeTaskError } from '../runtime/task-error-serialization.js';
 import { InProcessTaskExecutor } from './in-process-task-executor.js';
 import type { FromWorkerMessage, ToWorkerMessage, WorkerInitMessage } from './worker-protocol.js';
 
+// Modules the job master named when it forked this worker ahead of the job: importing them now overlaps
+// their loading with the master's start; later imports of the same specifiers reuse these.
+for (const specifier of JSON.parse(process.env['WEFT_WORKER_PRELOAD'] ?? '[]') as string[]) void import(specifier).catch(() => {});
+
 function send(message: FromWorkerMessage): void {
   if (process.connected) process.send?.(message);
 }
@@ -41,13 +45,17 @@ let shuttingDown = false;
 
 async function init(message: WorkerInitMessage): Promise<void> {
   const logger = ipcLogger({ taskExecutorId: message.executorId });
-  const loaded = await loadJob({ job: message.jobModuleUrl, args: message.args, parallelism: message.parallelism, exchangeMode: message.exchangeMode, cwd: message.cwd });
+  // Load the job and both shuffle modules at once: imports dominate a worker's start.
+  const [loaded, pipelined, blocking] = await Promise.all([
+    loadJob({ job: message.jobModuleUrl, args: message.args, parallelism: message.parallelism, exchangeMode: message.exchangeMode, cwd: message.cwd }),
+    rebuildFactory(message.pipelined, 'pipelined'),
+    rebuildFactory(message.blocking, 'blocking'),
+  ]);
   if (loaded.plan.fingerprint !== message.fingerprint) {
     throw new EngineError('WEFT_ERR_INVALID_JOB', `the job's build function made a different graph in worker ${message.executorId} than in the job master; it must be deterministic (no randomness, clock or environment)`, {
       context: { field: 'build' },
     });
   }
-  const [pipelined, blocking] = await Promise.all([rebuildFactory(message.pipelined, 'pipelined'), rebuildFactory(message.blocking, 'blocking')]);
   const id = taskExecutorId(message.executorId);
   executor = await InProcessTaskExecutor.start({
     id,

@@ -11,6 +11,70 @@ import type { TaskProgress } from '../runtime/task-events.js';
 import type { TaskExecutor, TaskExecutorListener } from './task-executor.js';
 import type { FromWorkerMessage, ToWorkerMessage, WorkerInitMessage } from './worker-protocol.js';
 
+export interface PrestartWorkersOptions {
+  readonly workers: number;
+  readonly cwd: string;
+  /** @defaultValue process.execArgv without test-runner and inspector flags */
+  readonly execArgv?: readonly string[];
+  /** Modules (specifiers or file URLs: the job module, the shuffle modules) each worker starts importing at once. */
+  readonly preload?: readonly string[];
+}
+
+/**
+ * Worker processes forked ahead of a job, so their start-up (Node, the TypeScript loader, the engine, the
+ * shuffle modules, the job module) overlaps the job master's own. Hand them to `runJob({ prestartedWorkers })`,
+ * which takes them over, or `close()` them.
+ */
+export class PrestartedWorkers {
+  readonly #children: ChildProcess[];
+  #taken = false;
+
+  constructor(options: PrestartWorkersOptions) {
+    const env = { ...process.env, WEFT_WORKER_PRELOAD: JSON.stringify(options.preload ?? []) };
+    this.#children = Array.from({ length: options.workers }, () => forkWorker(options.execArgv ?? defaultExecArgv(), options.cwd, env));
+  }
+
+  get count(): number {
+    return this.#children.length;
+  }
+
+  /** @internal — the pool takes the processes; they are then closed with the job. */
+  take(): ChildProcess[] {
+    if (this.#taken) throw new EngineError('WEFT_ERR_ILLEGAL_STATE', 'prestarted workers were already used by a job');
+    this.#taken = true;
+    return this.#children;
+  }
+
+  /** Kills the processes unless a job took them. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#taken) return;
+    this.#taken = true;
+    await Promise.all(
+      this.#children.map((child) => {
+        if (child.exitCode !== null || child.signalCode !== null) return undefined;
+        const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+        child.kill('SIGKILL');
+        return exited;
+      }),
+    );
+  }
+}
+
+/** Forks worker processes ahead of a job (see PrestartedWorkers). */
+export function prestartWorkers(options: PrestartWorkersOptions): PrestartedWorkers {
+  return new PrestartedWorkers(options);
+}
+
+function forkWorker(execArgv: readonly string[], cwd: string, env?: NodeJS.ProcessEnv): ChildProcess {
+  return fork(workerEntry(), [], {
+    execArgv: [...execArgv],
+    cwd,
+    serialization: 'advanced',
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    ...(env === undefined ? {} : { env }),
+  });
+}
+
 export interface WorkerPoolOptions {
   readonly workers: number;
   readonly slotsPerWorker: number;
@@ -35,6 +99,8 @@ export interface WorkerPoolOptions {
   readonly progressIntervalMs?: number;
   /** How long a worker may take to load the job and report ready. @defaultValue 60000 */
   readonly startTimeoutMs?: number;
+  /** Processes forked ahead of time: used first (extra ones are stopped, missing ones forked). */
+  readonly prestarted?: PrestartedWorkers;
 }
 
 /** The worker's entry file: the TypeScript source when running from source, the built file otherwise. */
@@ -68,9 +134,11 @@ export class WorkerPool {
     const pipelined = requireReference(options.pipelined, 'pipelined');
     const blocking = requireReference(options.blocking, 'blocking');
     const executors = Array.from({ length: options.workers }, (_, i) => new WorkerProcessTaskExecutor(options, taskExecutorId(`worker-${i}`)));
+    const children = options.prestarted?.take() ?? [];
+    for (const extra of children.slice(executors.length)) extra.kill('SIGKILL');
     const results = await Promise.allSettled(
-      executors.map((e) =>
-        e.start({
+      executors.map((e, i) =>
+        e.start(children[i], {
           type: 'init',
           executorId: e.id,
           slots: options.slotsPerWorker,
@@ -120,15 +188,11 @@ export class WorkerProcessTaskExecutor implements TaskExecutor {
     this.#logger = (options.logger ?? noopLogger).child({ taskExecutorId: id });
   }
 
-  start(init: WorkerInitMessage): Promise<void> {
-    const child = fork(workerEntry(), [], {
-      execArgv: [...(this.#options.execArgv ?? defaultExecArgv())],
-      cwd: this.#options.cwd,
-      serialization: 'advanced',
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
+  /** Starts the worker in `prestarted` (or a new process) and resolves once it loaded the job. */
+  start(prestarted: ChildProcess | undefined, init: WorkerInitMessage): Promise<void> {
+    const child = prestarted ?? forkWorker(this.#options.execArgv ?? defaultExecArgv(), this.#options.cwd);
     this.#child = child;
-    this.#exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    this.#exited = child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((resolve) => child.once('exit', () => resolve()));
     return new Promise<void>((resolve, reject) => {
       const timeoutMs = this.#options.startTimeoutMs ?? 60_000;
       const timer = setTimeout(() => fail(new Error(`did not load the job within ${timeoutMs} ms`)), timeoutMs);
@@ -161,6 +225,10 @@ export class WorkerProcessTaskExecutor implements TaskExecutor {
         if (this.#state === 'starting') fail(error);
         else if (this.#state === 'ready') this.#lost(error);
       });
+      if (child.exitCode !== null || child.signalCode !== null) {
+        fail(new Error(`worker process ${child.pid} exited with ${child.signalCode ?? `code ${child.exitCode}`} before it started`));
+        return;
+      }
       child.send(init);
     });
   }

@@ -7,7 +7,7 @@ import { EngineError, invalidEngineArgument } from '../errors/engine-error.js';
 import { ExecutionTopology } from '../execution/execution-topology.js';
 import { InProcessTaskExecutor } from '../executor/in-process-task-executor.js';
 import type { TaskExecutor, TaskExecutorListener } from '../executor/task-executor.js';
-import { WorkerPool } from '../executor/worker-pool.js';
+import { type PrestartedWorkers, WorkerPool } from '../executor/worker-pool.js';
 import { createFailoverStrategy } from '../failover/create-failover-strategy.js';
 import { type LoadedJob, loadJob } from '../graph/load-job.js';
 import { buildPipelinedRegions } from '../regions/pipelined-regions.js';
@@ -61,6 +61,8 @@ export interface RunJobOptions {
   readonly signal?: AbortSignal;
   /** Node options of worker processes. @defaultValue process.execArgv (so `--import tsx` carries over) */
   readonly workerExecArgv?: readonly string[];
+  /** Worker processes forked ahead (`prestartWorkers`), taken over by this job. */
+  readonly prestartedWorkers?: PrestartedWorkers;
   /** @defaultValue 1000 */
   readonly heartbeatIntervalMs?: number;
   /** A worker silent for this long is declared lost. @defaultValue 30000 */
@@ -113,6 +115,15 @@ function checkCount(field: string, value: number | undefined, fallback: number):
  * (options) — and resolves with `status: 'failed'` when the job ran and failed.
  */
 export async function runJob(options: RunJobOptions): Promise<JobResult> {
+  try {
+    return await runJobOnce(options);
+  } finally {
+    // A no-op when the job took them; stops them when it failed before (bad job, bad options).
+    await options.prestartedWorkers?.close();
+  }
+}
+
+async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   const started = performance.now();
   const cwd = options.cwd ?? process.cwd();
   const logger = options.logger ?? noopLogger;
@@ -140,47 +151,54 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
   let progressTimer: ReturnType<typeof setInterval> | undefined;
   let onAbort: (() => void) | undefined;
   try {
-    await blockingMaster.start();
-    await blockingMaster.registerJob({ jobId: id });
     const master = new JobMaster({ jobId: id, plan: loaded.plan, topology, regions, blockingMaster, failover, restart, logger });
     const listener: TaskExecutorListener = master;
-    if (kind === 'inprocess') {
-      executors.push(
-        await InProcessTaskExecutor.start({
-          id: taskExecutorId('inprocess-0'),
-          slots,
-          jobId: id,
-          plan: loaded.plan,
-          pipelined: options.shuffle.pipelined,
-          blocking: options.shuffle.blocking,
-          listener,
-          cwd,
-          serializer,
-          logger,
-        }),
-      );
-    } else {
-      executors.push(
-        ...(await WorkerPool.start({
-          workers,
-          slotsPerWorker: slots,
-          jobId: id,
-          loaded: loaded as LoadedJob & { moduleUrl: string },
-          args: options.args ?? [],
-          parallelism,
-          exchangeMode: loaded.plan.exchangeMode,
-          pipelined: options.shuffle.pipelined,
-          blocking: options.shuffle.blocking,
-          listener,
-          cwd,
-          serializer: serializerName,
-          logger,
-          ...(options.workerExecArgv === undefined ? {} : { execArgv: options.workerExecArgv }),
-          ...(options.heartbeatIntervalMs === undefined ? {} : { heartbeatIntervalMs: options.heartbeatIntervalMs }),
-          ...(options.heartbeatTimeoutMs === undefined ? {} : { heartbeatTimeoutMs: options.heartbeatTimeoutMs }),
-        })),
-      );
-    }
+    // The blocking master and the executors start together (worker processes take the longest).
+    const startMaster = (async () => {
+      await blockingMaster.start();
+      await blockingMaster.registerJob({ jobId: id });
+    })();
+    const startExecutors = (async (): Promise<TaskExecutor[]> => {
+      if (kind === 'inprocess') {
+        return [
+          await InProcessTaskExecutor.start({
+            id: taskExecutorId('inprocess-0'),
+            slots,
+            jobId: id,
+            plan: loaded.plan,
+            pipelined: options.shuffle.pipelined,
+            blocking: options.shuffle.blocking,
+            listener,
+            cwd,
+            serializer,
+            logger,
+          }),
+        ];
+      }
+      return WorkerPool.start({
+        workers,
+        slotsPerWorker: slots,
+        jobId: id,
+        loaded: loaded as LoadedJob & { moduleUrl: string },
+        args: options.args ?? [],
+        parallelism,
+        exchangeMode: loaded.plan.exchangeMode,
+        pipelined: options.shuffle.pipelined,
+        blocking: options.shuffle.blocking,
+        listener,
+        cwd,
+        serializer: serializerName,
+        logger,
+        ...(options.workerExecArgv === undefined ? {} : { execArgv: options.workerExecArgv }),
+        ...(options.prestartedWorkers === undefined ? {} : { prestarted: options.prestartedWorkers }),
+        ...(options.heartbeatIntervalMs === undefined ? {} : { heartbeatIntervalMs: options.heartbeatIntervalMs }),
+        ...(options.heartbeatTimeoutMs === undefined ? {} : { heartbeatTimeoutMs: options.heartbeatTimeoutMs }),
+      });
+    })();
+    const [masterStarted, executorsStarted] = await Promise.allSettled([startMaster, startExecutors]);
+    if (executorsStarted.status === 'fulfilled') executors.push(...executorsStarted.value);
+    if (masterStarted.status === 'rejected') throw masterStarted.reason;
+    if (executorsStarted.status === 'rejected') throw executorsStarted.reason;
     if (options.onProgress !== undefined) {
       const onProgress = options.onProgress;
       progressTimer = setInterval(() => onProgress({ elapsedMs: performance.now() - started, ...master.progress() }), options.progressIntervalMs ?? 250);
@@ -232,9 +250,9 @@ export async function runJob(options: RunJobOptions): Promise<JobResult> {
   } finally {
     if (progressTimer !== undefined) clearInterval(progressTimer);
     if (onAbort !== undefined) options.signal?.removeEventListener('abort', onAbort);
-    for (const executor of executors) {
-      await executor.close().catch((error: unknown) => logger.warn({ taskExecutorId: executor.id, error: (error as Error).message }, 'closing a task executor failed'));
-    }
+    await Promise.all(
+      executors.map((executor) => executor.close().catch((error: unknown) => logger.warn({ taskExecutorId: executor.id, error: (error as Error).message }, 'closing a task executor failed'))),
+    );
     await blockingMaster.unregisterJob(id).catch((error: unknown) => logger.warn({ jobId: id, error: (error as Error).message }, 'unregistering the job failed'));
     await blockingMaster.close().catch(() => {});
   }

@@ -10,8 +10,10 @@ import { emitAll, type OperatorContext, type Output, type StreamOperator } from 
  */
 export class CombineOperator implements StreamOperator {
   readonly #table = new KeyedTable<unknown>();
+  readonly #primitive: Map<unknown, unknown>;
   readonly #create: () => unknown;
   readonly #add: (accumulator: unknown, value: unknown) => unknown;
+  readonly #count: boolean;
 
   constructor(
     private readonly key: KeySelector<unknown, KeyValue>,
@@ -20,8 +22,10 @@ export class CombineOperator implements StreamOperator {
     private readonly output: Output,
     private readonly context: OperatorContext,
   ) {
+    this.#primitive = this.#table.primitive;
     this.#create = aggregator.create;
     this.#add = aggregator.add;
+    this.#count = aggregator.kind === 'count';
   }
 
   collect(value: unknown): void {
@@ -31,9 +35,13 @@ export class CombineOperator implements StreamOperator {
     } catch (error) {
       throw userFunctionError(this.context, error, 'key selector');
     }
-    const table = this.#table;
     if (typeof key === 'string' || typeof key === 'number') {
-      const map = table.primitive;
+      const map = this.#primitive;
+      if (this.#count) {
+        map.set(key, ((map.get(key) as number | undefined) ?? 0) + 1);
+        if (map.size > this.maxKeys) this.#spill();
+        return;
+      }
       const previous = map.get(key);
       let next: unknown;
       try {
@@ -45,6 +53,7 @@ export class CombineOperator implements StreamOperator {
       if (map.size > this.maxKeys) this.#spill();
       return;
     }
+    const table = this.#table;
     let previous: unknown;
     try {
       previous = table.get(key);
