@@ -26,7 +26,7 @@ export interface AttemptRecord {
   readonly failure?: SerializedShuffleError;
   /** The writer let go of its object (finished, failed and cleaned, or closed). */
   readonly closed: boolean;
-  /** The object was deleted; only `failed` attempts are kept after that, for their failure. */
+  /** The object was deleted; only `failed` and `abandoned` attempts are kept after that, so consumers learn why. */
   readonly collected: boolean;
 }
 
@@ -129,7 +129,7 @@ export interface MetadataStore {
    * garbage attempts whose object may be deleted now (closed, or lease older than `leaseMs`).
    */
   collectGarbage(leaseMs: number, limit: number): Promise<AttemptRecord[]>;
-  /** The object of a garbage attempt is deleted: forget it (a `failed` one is kept, marked collected). */
+  /** The object of a garbage attempt is deleted: forget it (a `failed` or `abandoned` one is kept, marked collected, until its partition is released). */
   forgetAttempt(writeId: string): Promise<void>;
 }
 

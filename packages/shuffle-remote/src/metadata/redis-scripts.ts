@@ -147,7 +147,7 @@ if not state then
 end
 if state == 'writing' or state == 'committed' then return 0 end
 redis.call('SREM', KEYS[2], ARGV[1])
-if state == 'failed' then
+if state == 'failed' or state == 'abandoned' then
   redis.call('HSET', KEYS[1], 'collected', 1)
   return 1
 end

@@ -279,8 +279,9 @@ export class SqliteMetadataStore implements MetadataStore {
 
   async forgetAttempt(writeId: string): Promise<void> {
     this.transaction('forgetAttempt', (db) => {
-      db.prepare("UPDATE weft_attempts SET collected = 1 WHERE write_id = ? AND state = 'failed'").run(writeId);
-      db.prepare("DELETE FROM weft_attempts WHERE write_id = ? AND state NOT IN ('failed', 'writing', 'committed')").run(writeId);
+      // failed and abandoned attempts stay (collected) so consumers still learn why the producer is gone
+      db.prepare("UPDATE weft_attempts SET collected = 1 WHERE write_id = ? AND state IN ('failed', 'abandoned')").run(writeId);
+      db.prepare("DELETE FROM weft_attempts WHERE write_id = ? AND state IN ('conflicted', 'released')").run(writeId);
     });
   }
 
