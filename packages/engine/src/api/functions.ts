@@ -5,10 +5,21 @@
  */
 export type KeyValue = string | number | boolean | null | readonly KeyValue[];
 
-export type MapFunction<T, R> = (value: T) => R;
+/**
+ * Where a user function runs (Flink's RuntimeContext), passed as the last argument of map, flatMap and
+ * filter functions: which subtask of how many, and which attempt (0 first, then 1, 2… after restarts).
+ */
+export interface RuntimeContext {
+  readonly operatorName: string;
+  readonly subtask: number;
+  readonly parallelism: number;
+  readonly attempt: number;
+}
+
+export type MapFunction<T, R> = (value: T, context: RuntimeContext) => R;
 /** Returns the values to emit: an array or any iterable; `null`/`undefined` emits nothing. */
-export type FlatMapFunction<T, R> = (value: T) => Iterable<R> | null | undefined;
-export type FilterFunction<T> = (value: T) => boolean;
+export type FlatMapFunction<T, R> = (value: T, context: RuntimeContext) => Iterable<R> | null | undefined;
+export type FilterFunction<T> = (value: T, context: RuntimeContext) => boolean;
 export type KeySelector<T, K extends KeyValue> = (value: T) => K;
 /** Combines two values of one key into one; must be associative (it runs before and after the shuffle). */
 export type ReduceFunction<T> = (a: T, b: T) => T;

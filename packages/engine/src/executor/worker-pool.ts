@@ -1,5 +1,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { type Logger, type ShuffleServiceFactory, type ShuffleServiceReference, type TaskExecutorId, noopLogger, taskExecutorId } from '@weft/shuffle-api';
 import type { ExchangeMode } from '../api/exchange-mode.js';
 import { EngineError, isEngineError } from '../errors/engine-error.js';
@@ -67,7 +69,7 @@ export function prestartWorkers(options: PrestartWorkersOptions): PrestartedWork
 
 function forkWorker(execArgv: readonly string[], cwd: string, env?: NodeJS.ProcessEnv): ChildProcess {
   return fork(workerEntry(), [], {
-    execArgv: [...execArgv],
+    execArgv: absoluteExecArgv(execArgv),
     cwd,
     serialization: 'advanced',
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -111,6 +113,33 @@ function workerEntry(): string {
 
 function defaultExecArgv(): string[] {
   return process.execArgv.filter((a) => !a.startsWith('--test') && !a.startsWith('--inspect') && !a.startsWith('--experimental-test'));
+}
+
+const PRELOAD_FLAGS = new Set(['--import', '--require', '-r', '--loader', '--experimental-loader']);
+
+/**
+ * Workers may run in another directory than this process, so bare preload specifiers (`--import tsx`)
+ * are resolved here, from this process's directory, to absolute file URLs.
+ */
+function absoluteExecArgv(execArgv: readonly string[]): string[] {
+  const require = createRequire(join(process.cwd(), 'noop.js'));
+  const absolute = (specifier: string): string => {
+    if (/^(\.|\/|file:|node:|data:)/.test(specifier)) return specifier;
+    try {
+      return pathToFileURL(require.resolve(specifier)).href;
+    } catch {
+      return specifier;
+    }
+  };
+  const out: string[] = [];
+  for (let i = 0; i < execArgv.length; i++) {
+    const arg = execArgv[i] as string;
+    const eq = arg.indexOf('=');
+    if (eq > 0 && PRELOAD_FLAGS.has(arg.slice(0, eq))) out.push(`${arg.slice(0, eq)}=${absolute(arg.slice(eq + 1))}`);
+    else if (PRELOAD_FLAGS.has(arg) && i + 1 < execArgv.length) out.push(arg, absolute(execArgv[++i] as string));
+    else out.push(arg);
+  }
+  return out;
 }
 
 function requireReference(factory: ShuffleServiceFactory, field: string): ShuffleServiceReference {

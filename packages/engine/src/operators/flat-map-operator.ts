@@ -1,18 +1,22 @@
-import type { FlatMapFunction } from '../api/functions.js';
+import type { FlatMapFunction, RuntimeContext } from '../api/functions.js';
 import { userFunctionError } from '../runtime/user-function-error.js';
-import type { OperatorContext, Output, StreamOperator } from './stream-operator.js';
+import { type OperatorContext, type Output, runtimeContextOf, type StreamOperator } from './stream-operator.js';
 
 export class FlatMapOperator implements StreamOperator {
   constructor(
     private readonly fn: FlatMapFunction<unknown, unknown>,
     private readonly output: Output,
     private readonly context: OperatorContext,
-  ) {}
+  ) {
+    this.runtime = runtimeContextOf(context);
+  }
+
+  private readonly runtime: RuntimeContext;
 
   collect(value: unknown): void {
     let result: Iterable<unknown> | null | undefined;
     try {
-      result = this.fn(value);
+      result = this.fn(value, this.runtime);
     } catch (error) {
       throw userFunctionError(this.context, error);
     }

@@ -1,3 +1,4 @@
+import type { RuntimeContext } from '../api/functions.js';
 import type { TaskBackpressure } from '../runtime/backpressure.js';
 import type { TaskIdentity } from '../runtime/user-function-error.js';
 
@@ -63,4 +64,9 @@ export async function emitAll<T>(items: Iterable<T>, output: Output, context: Op
       await new Promise<void>((resolve) => setImmediate(resolve));
     }
   }
+}
+
+/** The part of an operator's context user functions see. */
+export function runtimeContextOf(context: OperatorContext): RuntimeContext {
+  return Object.freeze({ operatorName: context.operatorName, subtask: context.subtask, parallelism: context.parallelism, attempt: context.attempt });
 }

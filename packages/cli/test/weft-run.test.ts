@@ -1,0 +1,87 @@
+// Spawns `weft run` through the bin shim, as a user would: usage, bad input (exit 2), a failing job
+// (exit 1, the operator, the subtask and the original error with its stack, no output), and success.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+
+const bin = fileURLToPath(new URL('../bin/weft.js', import.meta.url));
+const fixtures = fileURLToPath(new URL('./fixtures/', import.meta.url));
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function weft(args: string[], cwd: string, env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [bin, ...args], { cwd, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, ...env } }, (error, stdout, stderr) => {
+      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr });
+    });
+  });
+}
+
+describe('weft run', () => {
+  let dir = '';
+  before(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'weft-run-'));
+  });
+  after(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('prints its usage with --help, and is listed by weft --help', async () => {
+    const help = await weft(['run', '--help'], dir);
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /^Usage: weft run <job module> \[--parallelism N\] \[--store URL\] \[--meta URL\]/);
+    assert.match(help.stdout, /--executor KIND/);
+    assert.match((await weft(['--help'], dir)).stdout, /^\s+run\s+run a batch job module/m);
+  });
+
+  it('exits 2 on an unknown flag, a bad flag value, a missing module and an invalid job, naming the problem', async () => {
+    const cases: [string[], RegExp][] = [
+      [['run', join(fixtures, 'failing-job.ts'), '--fast'], /Unknown option '--fast'/],
+      [['run', join(fixtures, 'failing-job.ts'), '--parallelism', '0'], /--parallelism must be an integer >= 1, got "0"/],
+      [['run', join(fixtures, 'failing-job.ts'), '--executor', 'gpu'], /--executor must be inprocess or workers/],
+      [['run', join(fixtures, 'failing-job.ts'), '--exchange-mode', 'SOMETIMES'], /--exchange-mode must be one of ALL_EDGES_BLOCKING/],
+      [['run', join(fixtures, 'failing-job.ts'), '--meta', 'mysql://db'], /--meta: .*unsupported scheme mysql:/],
+      [['run'], /missing <job module>/],
+      [['run', 'no-such-job.ts'], /cannot read job module no-such-job\.ts: no such file/],
+      [['run', join(fixtures, 'zero-parallelism-job.ts'), '--executor', 'inprocess'], /invalid job: operator "double" \(map\): parallelism: expected an integer >= 1, got 0/],
+    ];
+    for (const [args, pattern] of cases) {
+      const run = await weft(args, dir);
+      assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`);
+      assert.match(run.stderr, pattern, args.join(' '));
+    }
+  });
+
+  it('exits 1 when a user function throws: operator, subtask and the original error with its stack; no output left', async () => {
+    const run = await weft(['run', join(fixtures, 'failing-job.ts'), '--parallelism', '2', '--workers', '2', '--', '--fail-at', '123', '--output', 'sums.tsv'], dir);
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, /job failed: job "failing-job" failed: task numbers#0@0 failed: operator "picky-map" \(map\) function threw in subtask 0 of 2 \(attempt 0\): TypeError: cannot handle 123/);
+    assert.match(run.stderr, /caused by: TypeError: cannot handle 123\n\s+at .*failing-job\.ts:\d+/);
+    assert.match(run.stdout, /Job failing-job failed in/);
+    assert.equal(existsSync(join(dir, 'sums.tsv')), false);
+    assert.deepEqual((await readdir(dir)).filter((f) => f.includes('sums')), []);
+  });
+
+  it('runs a job on workers and prints a summary, or JSON with --json', async () => {
+    const run = await weft(['run', join(fixtures, 'failing-job.ts'), '--parallelism', '2', '--workers', '2', '--json', '--', '--count', '5000', '--output', 'out/sums.tsv'], dir);
+    assert.equal(run.code, 0, run.stderr);
+    const summary = JSON.parse(run.stdout) as Record<string, unknown>;
+    assert.equal(summary['status'], 'succeeded');
+    assert.equal(summary['recordsRead'], 5000);
+    assert.deepEqual(summary['executor'], { kind: 'workers', executors: 2, slots: 1 });
+    assert.equal((summary['edges'] as { partitionType: string }[])[0]?.partitionType, 'BLOCKING');
+    assert.match(run.stderr, /Job failing-job succeeded in .*\n\s+\d+ tasks in \d+ pipelined regions/);
+    const lines = (await readFile(join(dir, 'out', 'sums.tsv'), 'utf8')).trim().split('\n');
+    assert.equal(lines.length, 10);
+    assert.ok(existsSync(join(dir, '.weft', 'shuffle-meta.db')), 'the embedded default stores under ./.weft/');
+  });
+});
