@@ -27,7 +27,7 @@ export default defineJob(
     counts
       .keyBy(() => 0)
       .aggregate(topK(ctx.args.number('top', 10)), { name: 'top-words', parallelism: 1 })
-      .flatMap(([, best]) => best.map(([word, n]) => `${word}\t${n}`), { name: 'format-top' })
+      .flatMap(([, best]) => best.map(([word, n]) => `${word}\t${n}`), { name: 'format-top', parallelism: 1 })
       .collect('top words');
   },
   { name: 'word-count' },

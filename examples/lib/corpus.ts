@@ -2,6 +2,7 @@
 // long tail), a little non-ASCII, punctuation glued to words, and irregular whitespace (double spaces,
 // tabs, leading blanks). Line `i` is always the same, so any process can generate any share of it.
 import { closeSync, openSync, writeSync } from 'node:fs';
+import { pathToFileURL } from 'node:url';
 
 const SYLLABLES = ['ka', 'lo', 'mi', 'ne', 'ru', 'sa', 'to', 'vi', 'we', 'zu', 'an', 'el', 'is', 'or', 'un', 'th', 'qu', 'ph', 'ch', 'sh'];
 const SPECIAL = ['the', 'of', 'and', 'a', 'to', 'in', 'is', 'it', 'that', 'was', 'café', 'naïve', 'über', '日本', 'ñandú', "don't", 'end.', '(aside)', 'x-ray', '42'];
@@ -68,4 +69,15 @@ export function writeCorpus(path: string, bytes: number): { bytes: number; lines
     closeSync(fd);
   }
   return { bytes: written, lines };
+}
+
+// `node --import tsx examples/lib/corpus.ts <path> <bytes>` writes a corpus file (npm start uses this).
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const [path, bytes] = process.argv.slice(2);
+  if (path === undefined || !Number.isFinite(Number(bytes))) {
+    process.stderr.write('usage: corpus.ts <path> <bytes>\n');
+    process.exit(2);
+  }
+  const written = writeCorpus(path, Number(bytes));
+  process.stdout.write(`wrote ${written.lines} lines, ${written.bytes} bytes to ${path}\n`);
 }
