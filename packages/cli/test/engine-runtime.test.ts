@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
+  DefaultRecordSerializer,
   assignToKeyGroup,
   computeDefaultMaxParallelism,
   computeOperatorIndexForKeyGroup,
@@ -137,5 +138,30 @@ describe('engine runtime over the in-memory shuffle', () => {
     assert.equal(result.status, 'failed');
     assert.equal(result.failures, 3);
     assert.equal(result.restarts, 2);
+  });
+
+  it("uses the job's own serializer on both sides of an exchange, where the default one refuses the values", async () => {
+    const dates: JobBuildFunction = (ctx) => ctx.range(0, 50).map((i) => new Date(Date.UTC(2020, 0, 1 + i))).rebalance().map((d) => d.toISOString().slice(0, 10), { parallelism: 2 }).collect('days');
+    const refused = await run(dates);
+    assert.equal(refused.status, 'failed');
+    assert.match(String(refused.error?.message), /cannot serialize a Date with the default serializer/);
+
+    let encoded = 0;
+    const withDates = () => {
+      const inner = new DefaultRecordSerializer();
+      return {
+        name: 'dates',
+        serialize: (value: unknown) => (encoded++, inner.serialize(value instanceof Date ? { $date: value.getTime() } : value)),
+        deserialize: (bytes: Uint8Array) => {
+          const value = inner.deserialize(bytes) as { $date?: number };
+          return typeof value?.$date === 'number' ? new Date(value.$date) : value;
+        },
+      };
+    };
+    const memory = createMemoryShuffleServiceFactory();
+    const result = await runJob({ job: defineJob(dates, { serializer: withDates }), parallelism: 3, executor: 'inprocess', shuffle: { pipelined: memory, blocking: memory } });
+    assert.equal(result.status, 'succeeded', String(result.error));
+    assert.equal(encoded, 50);
+    assert.deepEqual(sorted(result.collected['days'] as string[]), Array.from({ length: 50 }, (_, i) => new Date(Date.UTC(2020, 0, 1 + i)).toISOString().slice(0, 10)));
   });
 });

@@ -1,3 +1,4 @@
+import type { RecordSerializerFactory } from '../serialization/record-serializer.js';
 import { type ExchangeMode, EXCHANGE_MODES, isExchangeMode } from './exchange-mode.js';
 import type { JobContext } from './job-context.js';
 import { invalidJob } from './logical-graph.js';
@@ -9,6 +10,12 @@ export interface JobOptions {
   readonly name?: string;
   /** @defaultValue 'ALL_EDGES_BLOCKING' (overridden by `weft run --exchange-mode`) */
   readonly exchangeMode?: ExchangeMode;
+  /**
+   * Makes the serializer of the job's records (one per task side), for values the default serializer
+   * refuses or a faster format. Every worker loads the job module, so every process uses the same one.
+   * @defaultValue the runner's `serializer` option, else the default serializer
+   */
+  readonly serializer?: RecordSerializerFactory;
 }
 
 export type JobBuildFunction = (ctx: JobContext) => void | Promise<void>;
@@ -32,6 +39,7 @@ export function defineJob(build: JobBuildFunction, options: JobOptions = {}): Jo
   if (options.exchangeMode !== undefined && !isExchangeMode(options.exchangeMode)) {
     throw invalidJob('exchangeMode', `unknown exchange mode ${JSON.stringify(options.exchangeMode)}; expected one of ${EXCHANGE_MODES.join(', ')}`);
   }
+  if (options.serializer !== undefined && typeof options.serializer !== 'function') throw invalidJob('serializer', 'expected a function () => RecordSerializer');
   return Object.freeze({ [JOB_DEFINITION]: true as const, options: { ...options }, build });
 }
 

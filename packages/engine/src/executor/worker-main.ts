@@ -65,7 +65,7 @@ async function init(message: WorkerInitMessage): Promise<void> {
     pipelined,
     blocking,
     cwd: message.cwd,
-    serializer: resolveSerializer(message.serializer),
+    serializer: loaded.definition.options.serializer ?? resolveSerializer(message.serializer),
     logger,
     listener: {
       onTaskEvent: (_executor, event) => send({ type: 'task-event', event }),

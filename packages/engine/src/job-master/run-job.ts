@@ -46,7 +46,7 @@ export interface RunJobOptions {
   readonly restartStrategy?: RestartStrategyOptions;
   /** @defaultValue 'region' */
   readonly failoverStrategy?: 'region' | 'all';
-  /** @defaultValue 'default' */
+  /** The record serializer, by name, unless the job brings its own (`defineJob(…, { serializer })`). @defaultValue 'default' */
   readonly serializer?: SerializerName;
   /** @defaultValue a fresh unique id */
   readonly jobId?: string;
@@ -133,12 +133,13 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   const workers = checkCount('workers', options.workers, availableParallelism());
   const slots = checkCount('slotsPerExecutor', options.slotsPerExecutor, kind === 'workers' ? 1 : availableParallelism());
   const serializerName = options.serializer ?? 'default';
-  const serializer = resolveSerializer(serializerName);
+  let serializer = resolveSerializer(serializerName);
   if (options.shuffle?.pipelined === undefined || options.shuffle.blocking === undefined) {
     throw invalidEngineArgument('shuffle', 'expected { pipelined, blocking } shuffle service factories (the engine never picks one)');
   }
   const id = toJobId(options.jobId ?? newJobId());
   const loaded = await loadJob({ job: options.job, args: options.args ?? [], parallelism, cwd, ...(options.exchangeMode === undefined ? {} : { exchangeMode: options.exchangeMode }) });
+  serializer = loaded.definition.options.serializer ?? serializer;
   if (kind === 'workers' && loaded.moduleUrl === undefined) throw new EngineError('WEFT_ERR_INVALID_JOB', 'a job run on worker processes must be given as a module path, so workers can load it', { context: { field: 'job' } });
   const topology = ExecutionTopology.from(loaded.plan.topology);
   const regions = buildPipelinedRegions(topology);
