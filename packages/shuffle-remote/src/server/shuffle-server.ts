@@ -327,6 +327,15 @@ async function listen(options: ResolvedShuffleServerOptions): Promise<Server> {
   });
   server.on('clientError', (error: Error & { code?: string }, socket) => {
     if (!socket.writable) return socket.destroy();
+    // bytes after a complete request that is still being answered: let that answer go out, then hang up;
+    // a request cut off inside its body (the client closed or lied about its length) is aborted at once
+    const pending = (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
+    if (pending !== undefined && pending !== null && !pending.writableFinished) {
+      if (!pending.req.complete) return socket.destroy();
+      pending.shouldKeepAlive = false;
+      pending.once('close', () => socket.destroy());
+      return;
+    }
     // the HTTP parser refused the request (malformed, headers too large, too slow): answer and hang up
     const kind = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? WireError.REQUEST_TIMEOUT : WireError.BAD_REQUEST;
     const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : kind.httpStatus;
