@@ -1,0 +1,159 @@
+// Spawns `weft shuffle-server` through the bin shim (no build), as an operator would run it.
+import assert from 'node:assert/strict';
+import { execFile, spawn } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { executionAttemptId, executionVertexId, intermediateResultId, isShuffleError, jobId, resultPartitionId, taskExecutorId } from '@weft/shuffle-api';
+import { rejectionOf } from '@weft/shuffle-api/testing';
+import { type BlobWriter, PartitionFileWriter } from '@weft/shuffle-remote';
+import { ShuffleServerClient, createJobToken, createShuffleServerServiceFactory, resolveShuffleServerClientOptions } from '@weft/shuffle-remote/client';
+import { type RedisServer, type TempDir, createTempDir, startRedis } from '@weft/testkit';
+
+const bin = fileURLToPath(new URL('../bin/weft.js', import.meta.url));
+const SECRET = 'cli-test-secret-0123456789';
+
+function weft(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [bin, ...args], { env: { ...process.env, ...env } }, (error, stdout, stderr) => {
+      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr });
+    });
+  });
+}
+
+/** A valid partition data object (one subpartition, one record), encoded by the shuffle's own format writer. */
+async function partitionObject(): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let written = 0;
+  const blob: BlobWriter = {
+    key: 'memory',
+    bufferedBytes: 0,
+    maxRetainedBytes: 0,
+    uploadId: undefined,
+    get bytesWritten() {
+      return written;
+    },
+    async append(parts) {
+      for (const part of parts) {
+        chunks.push(part.slice());
+        written += part.length;
+      }
+    },
+    complete: async () => written,
+    abort: async () => undefined,
+  };
+  const writer = new PartitionFileWriter({ blob, numberOfSubpartitions: 1, compression: 'none' });
+  const record = new TextEncoder().encode('hello from the cli test');
+  const framed = new Uint8Array(4 + record.length);
+  new DataView(framed.buffer).setUint32(0, record.length, true);
+  framed.set(record, 4);
+  await writer.writeRegion({ subpartitions: [[{ kind: 1, bytes: framed }]], rawBytes: framed.length, blocks: 1 });
+  await writer.finish();
+  return Buffer.concat(chunks);
+}
+
+describe('weft shuffle-server (spawned through bin/weft.js)', () => {
+  let redis: RedisServer;
+  let dir: TempDir;
+  before(async () => {
+    [redis, dir] = await Promise.all([startRedis({ persistent: false }), createTempDir('weft-cli-shuffle-server-')]);
+  });
+  after(async () => {
+    await Promise.allSettled([redis?.close(), dir?.remove()]);
+  });
+
+  it('prints its usage with --help', async () => {
+    const run = await weft(['shuffle-server', '--help']);
+    assert.equal(run.code, 0);
+    assert.match(run.stdout, /Usage: weft shuffle-server --port <n> --dir <path> \[--redis <url>\] \[--store <s3 url>\]/);
+  });
+
+  it('exits 2 naming what to fix: no secret, an unreachable Redis, a bad --store, a missing --dir', async () => {
+    const noSecret = await weft(['shuffle-server', '--port', '0', '--dir', dir.path], { WEFT_SHUFFLE_SECRET: '' });
+    assert.equal(noSecret.code, 2);
+    assert.match(noSecret.stderr, /WEFT_SHUFFLE_SECRET/);
+    const secretFile = join(dir.path, 'secret');
+    await writeFile(secretFile, `${SECRET}\n`);
+    const unreachable = await weft(['shuffle-server', '--port', '0', '--dir', dir.path, '--secret-file', secretFile, '--redis', 'redis://127.0.0.1:1/0']);
+    assert.equal(unreachable.code, 2);
+    assert.match(unreachable.stderr, /--redis: .*cannot reach Redis/);
+    const badStore = await weft(['shuffle-server', '--port', '0', '--dir', dir.path, '--store', 'ftp://nowhere'], { WEFT_SHUFFLE_SECRET: SECRET });
+    assert.equal(badStore.code, 2);
+    assert.match(badStore.stderr, /--store/);
+    const noDir = await weft(['shuffle-server', '--port', '0'], { WEFT_SHUFFLE_SECRET: SECRET });
+    assert.equal(noDir.code, 2);
+    assert.match(noDir.stderr, /missing --dir/);
+  });
+
+  it('serves once it prints "listening on", and on SIGTERM finishes the push in flight, deregisters and exits 0', async () => {
+    const child = spawn(process.execPath, [bin, 'shuffle-server', '--port', '0', '--dir', join(dir.path, 'data'), '--redis', redis.url, '--heartbeat-ms', '100'], {
+      env: { ...process.env, WEFT_SHUFFLE_SECRET: SECRET },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const factory = createShuffleServerServiceFactory({ redis: redis.url, secret: SECRET, placementRefreshMs: 0, retryAttempts: 1 });
+    const master = factory.createShuffleMaster();
+    const client = new ShuffleServerClient(resolveShuffleServerClientOptions({ redis: redis.url, retryAttempts: 1 }));
+    let release: () => void = () => undefined;
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        createInterface({ input: child.stdout }).on('line', (line) => {
+          const match = /^listening on (https?:\/\/\S+)$/.exec(line);
+          if (match) resolve(match[1]!);
+        });
+        void exited.then((code) => reject(new Error(`weft shuffle-server exited (${code}) before listening:\n${stderr}`)));
+      });
+      assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
+      const health = await fetch(`${url}/healthz`);
+      assert.equal(health.status, 200);
+      // registered: the master places a partition on it
+      await master.start();
+      const register = () =>
+        master.registerPartitionWithProducer({
+          jobId: jobId('cli-job'),
+          partition: { resultId: intermediateResultId('e'), partitionId: resultPartitionId('e', 0), partitionIndex: 0, partitionType: 'BLOCKING', numberOfSubpartitions: 1 },
+          producer: { producerId: executionAttemptId(executionVertexId('v', 0), 0), attempt: 0, taskExecutorId: taskExecutorId('t') },
+        });
+      assert.equal(((await register()).details as { url: string }).url, url);
+
+      // a push whose body we hold back: in flight when SIGTERM arrives
+      const object = await partitionObject();
+      const held = new Promise<void>((resolve) => (release = resolve));
+      async function* body(): AsyncIterable<Uint8Array> {
+        yield object.subarray(0, 10);
+        await held;
+        yield object.subarray(10);
+      }
+      const token = createJobToken(Buffer.from(SECRET), 'cli-job');
+      const push = client.push({ url, token, jobId: 'cli-job', partitionId: 'e#0', attempt: 0, body: body() });
+      await waitFor(async () => /weft_shuffle_server_active_streams 1/.test(await (await fetch(`${url}/metrics`)).text()), 'the push to be in flight');
+      child.kill('SIGTERM');
+      // draining: still registered but no longer placed on
+      await waitFor(() => register().then(() => false, (error: unknown) => isShuffleError(error, 'SHF_ERR_STORAGE_UNAVAILABLE')), 'the server to stop taking partitions');
+      assert.equal(child.exitCode, null, 'the server must wait for the push in flight');
+      release();
+      assert.equal((await push).objectBytes, object.length, 'the push in flight completes');
+      assert.equal(await exited, 0);
+      const afterExit = await rejectionOf(register());
+      assert.ok(isShuffleError(afterExit, 'SHF_ERR_STORAGE_UNAVAILABLE'));
+      assert.match(afterExit.message, /no live shuffle server/);
+    } finally {
+      release();
+      await Promise.allSettled([client.close(), master.close()]);
+      if (child.exitCode === null) child.kill('SIGKILL');
+      await exited;
+    }
+  });
+});
+
+async function waitFor(check: () => Promise<boolean>, what: string): Promise<void> {
+  const until = Date.now() + 20_000;
+  for (let delay = 10; !(await check()); delay = Math.min(delay * 2, 200)) {
+    if (Date.now() > until) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
+}
