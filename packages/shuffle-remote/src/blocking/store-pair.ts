@@ -23,12 +23,14 @@ export class StorePair {
   /** Starts both stores once; a failed start may be tried again. */
   start(): Promise<void> {
     this.starting ??= (async () => {
-      await Promise.all([this.blob.start(), this.meta.start()]);
-    })().catch(async (error: unknown) => {
+      // both settle before anything is closed, so a store still connecting is not left open
+      const results = await Promise.allSettled([this.blob.start(), this.meta.start()]);
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed === undefined) return;
       this.starting = undefined;
       await Promise.allSettled([this.blob.close(), this.meta.close()]);
-      throw error;
-    });
+      throw failed.reason;
+    })();
     return this.starting;
   }
 

@@ -41,7 +41,7 @@ export interface ShuffleServerClientOptions {
   readonly compression?: 'lz4' | 'none';
   /** A partition up to this size is pushed in one replayable request (retried); larger ones stream. @defaultValue 4194304 */
   readonly maxBufferedPushBytes?: number;
-  /** Size of one read of a fetch stream by a gate; a gate holds about two per input. @defaultValue 1048576 */
+  /** Size of one read of a fetch stream by a gate; a gate holds about two per input. @defaultValue 262144 */
   readonly readBufferBytes?: number;
   /** Pooled keep-alive connections per server. @defaultValue 32 */
   readonly connectionsPerServer?: number;
@@ -111,7 +111,7 @@ export const DEFAULT_SHUFFLE_SERVER_CLIENT_OPTIONS = Object.freeze({
   maxRecordBytes: DEFAULT_MAX_RECORD_BYTES,
   compression: 'lz4' as const,
   maxBufferedPushBytes: 4 * 1024 * 1024,
-  readBufferBytes: 1024 * 1024,
+  readBufferBytes: 256 * 1024,
   connectionsPerServer: 32,
   connectTimeoutMs: 5_000,
   headersTimeoutMs: 120_000,

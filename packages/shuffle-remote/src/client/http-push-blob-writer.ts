@@ -1,4 +1,5 @@
-import { type Logger, ShuffleError, isShuffleError } from '@weft/shuffle-api';
+import { type Logger, ShuffleError, type ShuffleDescriptor, isShuffleError } from '@weft/shuffle-api';
+import type { CommittedPartition } from '../protocol/committed-partition.js';
 import type { BlobWriter } from '../storage/blob-store.js';
 import { PushChannel } from './push-channel.js';
 import type { AttemptTarget, ShuffleServerClient } from './shuffle-server-client.js';
@@ -10,6 +11,8 @@ export interface HttpPushBlobWriterOptions {
   readonly maxBufferedBytes: number;
   /** What a streamed push may have queued for the socket before `append` waits. */
   readonly streamQueueBytes: number;
+  /** The commit request, asked at `complete()`: a held object is then pushed and committed in one request. */
+  readonly commitRequest?: () => { readonly descriptor: ShuffleDescriptor; readonly subpartitionBytes: readonly number[] };
   readonly logger: Logger;
 }
 
@@ -23,6 +26,8 @@ export class HttpPushBlobWriter implements BlobWriter {
   readonly key: string;
   readonly uploadId = undefined;
   bytesWritten = 0;
+  /** Set when `complete()` committed the object along with its push. */
+  committed: CommittedPartition | undefined;
   private held: Uint8Array[] = [];
   private heldBytes = 0;
   private channel: PushChannel | undefined;
@@ -68,7 +73,10 @@ export class HttpPushBlobWriter implements BlobWriter {
     if (this.channel === undefined) {
       const body = this.held;
       this.held = [];
-      await this.o.client.push({ ...this.o.target, body, length: this.heldBytes, signal: this.abortController.signal });
+      const push = { ...this.o.target, body, length: this.heldBytes, signal: this.abortController.signal };
+      const commit = this.o.commitRequest?.();
+      this.committed = commit === undefined ? undefined : await this.o.client.pushAndCommit(push, commit.descriptor, commit.subpartitionBytes);
+      if (this.committed === undefined) await this.o.client.push(push);
       this.heldBytes = 0;
       return this.bytesWritten;
     }

@@ -65,6 +65,7 @@ export class ServerResultPartitionWriter implements ResultPartitionWriter {
       maxBufferedBytes: w.options.maxBufferedPushBytes,
       streamQueueBytes: 0,
       logger: w.logger,
+      commitRequest: () => ({ descriptor: w.descriptor, subpartitionBytes: this.subpartitionBytes }),
     });
     this.budget = writerBudget(w.options.producerMemoryBytes, this.numberOfSubpartitions, w.options.bufferSizeBytes, this.blob.maxRetainedBytes);
     this.sort = new SortBuffer(this.numberOfSubpartitions, this.budget.blockBytes, 2 * this.budget.regionBytes);
@@ -218,7 +219,8 @@ export class ServerResultPartitionWriter implements ResultPartitionWriter {
 
   private async commit(): Promise<void> {
     try {
-      await this.w.client.commit(this.w.target, this.w.descriptor, this.subpartitionBytes);
+      // a small partition was committed with its push
+      if (this.blob.committed === undefined) await this.w.client.commit(this.w.target, this.w.descriptor, this.subpartitionBytes);
     } catch (error) {
       // still unknown (server unreachable, after retries): finish() may be called again to retry the commit
       if (isShuffleError(error) && error.retryable) throw error;

@@ -4,8 +4,8 @@ import { type Logger, ShuffleError, type ShuffleDescriptor, type ShuffleErrorCon
 import type { IndexLocation } from '../format/partition-index.js';
 import { type CommittedPartition, validateCommittedPartition } from '../protocol/committed-partition.js';
 import { FetchHeader } from '../protocol/fetch-layout.js';
-import { attemptPath, commitPath, fetchPath, jobPartitionsPath, jobPath, leasePath, partitionPath, pushPath } from '../protocol/routes.js';
-import { fromWireResponse } from '../protocol/wire-errors.js';
+import { COMMIT_HEADER, MAX_COMMIT_HEADER_CHARS, attemptPath, commitPath, fetchPath, jobPartitionsPath, jobPath, leasePath, partitionPath, pushPath } from '../protocol/routes.js';
+import { WireError, fromWireResponse } from '../protocol/wire-errors.js';
 import type { ResolvedShuffleServerClientOptions } from './client-options.js';
 
 /** Names one partition attempt on one server, with the job token that opens it. */
@@ -112,6 +112,38 @@ export class ShuffleServerClient {
       },
       async (res) => (await res.body.json()) as { objectBytes: number },
     );
+  }
+
+  /**
+   * Pushes a whole (replayable) object and commits it in the same request (`x-weft-commit`): one round trip
+   * for a small partition. Resolves undefined, having sent nothing, when the commit request is too large for
+   * a header (push and commit separately then). A retry that finds the partition already committed asks
+   * again with a plain commit, which is idempotent for the winner.
+   */
+  async pushAndCommit(request: PushRequest & { readonly body: readonly Uint8Array[] }, descriptor: ShuffleDescriptor, subpartitionBytes: readonly number[]): Promise<CommittedPartition | undefined> {
+    const header = Buffer.from(JSON.stringify({ descriptor, subpartitionBytes })).toString('base64url');
+    if (header.length > MAX_COMMIT_HEADER_CHARS) return undefined;
+    const headers: Record<string, string> = { 'content-type': 'application/octet-stream', [COMMIT_HEADER]: header };
+    if (request.length !== undefined) headers['content-length'] = String(request.length);
+    try {
+      return await this.send(
+        {
+          method: 'PUT',
+          url: request.url,
+          path: pushPath(request.jobId, request.partitionId, request.attempt),
+          token: request.token,
+          headers,
+          body: () => request.body[Symbol.iterator](),
+          replayable: true,
+          signal: request.signal,
+          context: { partitionId: request.partitionId, server: request.url },
+        },
+        async (res) => validateCommittedPartition(await res.body.json(), 'response'),
+      );
+    } catch (error) {
+      if (isShuffleError(error) && error.context['wire'] === WireError.ALREADY_COMMITTED.wire) return this.commit(request, descriptor, subpartitionBytes);
+      throw error;
+    }
   }
 
   /** Commits an attempt (idempotent for the winner). SHF_ERR_COMMIT_CONFLICT when another attempt won. */

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { type Logger, type SerializedShuffleError, invalidConfig, noopLogger } from '@weft/shuffle-api';
+import { type Logger, type SerializedShuffleError, invalidArgument, invalidConfig, noopLogger } from '@weft/shuffle-api';
 import type { RedisMetaOptions } from '../config/store-options.js';
 import { encodeKeySegment } from '../storage/object-key.js';
 import { storageUnavailable } from '../storage/storage-errors.js';
@@ -302,8 +302,10 @@ export class RedisMetadataStore implements MetadataStore {
     return this.key(`partition:${encodeKeySegment('jobId', jobId)}:${encodeKeySegment('partitionId', partitionId)}`);
   }
 
+  /** Write ids are generated (UUIDs); the release script builds attempt keys from them, so they are used as they are. */
   private attemptKey(writeId: string): string {
-    return this.key(`attempt:${encodeKeySegment('writeId', writeId)}`);
+    if (!/^[A-Za-z0-9_-]{1,128}$/.test(writeId)) throw invalidArgument('writeId', `${JSON.stringify(writeId)} is not a generated write id`);
+    return this.key(`attempt:${writeId}`);
   }
 
   private client(): Redis {

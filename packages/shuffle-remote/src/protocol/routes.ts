@@ -6,6 +6,10 @@ export const API_PREFIX = '/v1';
 
 const MAX_ATTEMPT = 2 ** 31 - 1;
 const MAX_URL_CHARS = 8192;
+/** Header of a push that commits too: the commit request body as base64url JSON. */
+export const COMMIT_HEADER = 'x-weft-commit';
+/** Longest `x-weft-commit` header a server reads (a client sends a separate commit beyond it). */
+export const MAX_COMMIT_HEADER_CHARS = 8192;
 /** Longest producer lease a server grants. */
 export const MAX_LEASE_MS = 600_000;
 

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ShuffleError, type ShuffleDescriptor, invalidArgument, partitionNotFound } from '@weft/shuffle-api';
 import { FOOTER_BYTES, decodeFooter } from '../format/partition-index.js';
-import { type CommittedPartition, validateCommitRequestBody } from '../protocol/committed-partition.js';
+import { type CommitRequestBody, type CommittedPartition, validateCommitRequestBody } from '../protocol/committed-partition.js';
 import { WireError, wireError } from '../protocol/wire-errors.js';
 import { readJsonBody, sendJson } from './http-io.js';
 import type { ServerContext } from './server-context.js';
@@ -27,7 +27,14 @@ function withoutToken(descriptor: ShuffleDescriptor): ShuffleDescriptor {
  * With a tier, the S3 copy is complete before the commit is. Idempotent for the winning attempt.
  */
 export async function handleCommit(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, route: AttemptRoute): Promise<void> {
-  const body = validateCommitRequestBody(await readJsonBody(req, ctx.options.maxJsonBodyBytes));
+  const body = checkCommitRequest(await readJsonBody(req, ctx.options.maxJsonBodyBytes), route);
+  const record = await ctx.store.withLock(route.jobId, route.partitionId, () => commitLocked(ctx, route, body.descriptor, body.subpartitionBytes));
+  sendJson(res, 200, record);
+}
+
+/** Checks a commit request (JSON body, or the push's `x-weft-commit` header) against the attempt in the path. */
+export function checkCommitRequest(value: unknown, route: AttemptRoute): CommitRequestBody {
+  const body = validateCommitRequestBody(value);
   const d = body.descriptor;
   if (d.jobId !== route.jobId) throw invalidArgument('descriptor.jobId', 'does not match the job in the path');
   if (d.partition.partitionId !== route.partitionId) throw invalidArgument('descriptor.partition.partitionId', 'does not match the partition in the path');
@@ -35,11 +42,11 @@ export async function handleCommit(ctx: ServerContext, req: IncomingMessage, res
   if (body.subpartitionBytes.length !== d.partition.numberOfSubpartitions) {
     throw invalidArgument('subpartitionBytes', `expected ${d.partition.numberOfSubpartitions} sizes, got ${body.subpartitionBytes.length}`);
   }
-  const record = await ctx.store.withLock(route.jobId, route.partitionId, () => commitLocked(ctx, route, d, body.subpartitionBytes));
-  sendJson(res, 200, record);
+  return body;
 }
 
-async function commitLocked(ctx: ServerContext, route: AttemptRoute, descriptor: ShuffleDescriptor, sizes: readonly number[]): Promise<CommittedPartition> {
+/** Commits the attempt's latest complete push; the caller holds the partition's lock. */
+export async function commitLocked(ctx: ServerContext, route: AttemptRoute, descriptor: ShuffleDescriptor, sizes: readonly number[]): Promise<CommittedPartition> {
   const { store, tier, commitIndex } = ctx;
   const existing = await store.committed(route.jobId, route.partitionId);
   if (existing !== undefined) {
@@ -52,15 +59,15 @@ async function commitLocked(ctx: ServerContext, route: AttemptRoute, descriptor:
   }
   const upload = store.completeUploadOf(route.jobId, route.partitionId, route.attempt);
   if (upload === undefined) throw partitionNotFound(route.partitionId, `attempt ${route.attempt} has no complete push on this server to commit`);
-  const reader = await store.openObject(upload.key);
+  const reader = upload.location !== undefined && tier?.mode !== 'on-commit' ? undefined : await store.openObject(upload.key);
   let record: CommittedPartition;
   try {
-    const location = decodeFooter(await reader.read(upload.bytes - FOOTER_BYTES, FOOTER_BYTES));
+    const location = upload.location ?? decodeFooter(await reader!.read(upload.bytes - FOOTER_BYTES, FOOTER_BYTES));
     if (location === undefined) throw wireError(WireError.MALFORMED_BODY, `the pushed object of ${route.partitionId} has no valid footer`);
     if (location.numberOfSubpartitions !== descriptor.partition.numberOfSubpartitions) {
       throw invalidArgument('descriptor.partition.numberOfSubpartitions', `the pushed object has ${location.numberOfSubpartitions} subpartitions`);
     }
-    if (tier?.mode === 'on-commit') await tier.copy(reader, upload.bytes, upload.key);
+    if (tier?.mode === 'on-commit') await tier.copy(reader!, upload.bytes, upload.key);
     record = {
       jobId: route.jobId,
       partitionId: route.partitionId,
@@ -80,7 +87,7 @@ async function commitLocked(ctx: ServerContext, route: AttemptRoute, descriptor:
       tiered: tier !== undefined,
     };
   } finally {
-    await reader.close();
+    await reader?.close();
   }
   if (commitIndex !== undefined) {
     const outcome = await commitIndex.publish(record);

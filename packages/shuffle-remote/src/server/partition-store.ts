@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { link, mkdir, readFile, readdir, rm, stat, statfs, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rm, rmdir, stat, statfs, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { type Logger, ShuffleError, invalidConfig } from '@weft/shuffle-api';
+import type { IndexLocation } from '../format/partition-index.js';
 import { type CommittedPartition, validateCommittedPartition } from '../protocol/committed-partition.js';
 import type { BlobReader, BlobWriter } from '../storage/blob-store.js';
 import { LocalBlobStore } from '../storage/local-blob-store.js';
@@ -18,6 +19,8 @@ export interface Upload {
   state: 'uploading' | 'complete' | 'gone';
   bytes: number;
   completedAtMs: number;
+  /** Where the object's index lies, as the push validated it. */
+  location?: IndexLocation;
 }
 
 const MAX_CACHED_COMMITS = 10_000;
@@ -29,9 +32,11 @@ function isErrno(error: unknown, code: string): boolean {
 /**
  * A server's partitions on its local disk, in the blocking layout: data objects in a LocalBlobStore under
  * `<dir>/objects` (key `<job>/<partition>/attempt-<n>.<writeId>.wsm`, the sort-merge object as pushed),
- * one commit record per committed partition under `<dir>/commits/<job>/<partition>.json`, created with an
- * exclusive link so only one attempt's record can exist. Pushed-but-uncommitted objects are tracked in
- * memory; at start-up every object without a commit record is garbage and is deleted.
+ * one commit record per committed partition under `<dir>/commits/<job>/<partition>.json`, created
+ * exclusively (`wx`) so only one attempt's record can exist. Which partitions are committed is also kept
+ * in memory (read at start-up), so a push or fetch of an uncommitted partition costs no file lookup.
+ * Pushed-but-uncommitted objects are tracked in memory; at start-up every object without a commit record
+ * is garbage and is deleted, and so is a commit record that does not parse (a write cut off by a crash).
  *
  * Keeps the counts the metrics and the registry report: disk bytes used, committed partitions.
  */
@@ -43,6 +48,10 @@ export class PartitionStore {
   private readonly commitsDir: string;
   private readonly uploads = new Map<string, Upload[]>();
   private readonly cache = new Map<string, CommittedPartition>();
+  /** Partition keys with a commit record on disk. */
+  private readonly committedKeys = new Set<string>();
+  /** Job directories under commits/ known to exist. */
+  private readonly jobDirs = new Set<string>();
   private readonly locks = new Map<string, Promise<unknown>>();
   /** Producer leases: partition → attempt → expiry (ms). */
   private readonly leases = new Map<string, Map<number, number>>();
@@ -83,8 +92,13 @@ export class PartitionStore {
           continue;
         }
         const record = await this.readRecord(path);
-        if (record === undefined) continue;
+        if (record === undefined) {
+          await rm(path, { force: true });
+          continue;
+        }
         referenced.add(record.objectKey);
+        this.committedKeys.add(this.partitionKey(record.jobId, record.partitionId));
+        this.jobDirs.add(join(this.commitsDir, job));
         this.partitions++;
       }
     }
@@ -210,6 +224,7 @@ export class PartitionStore {
   /** The committed record of a partition, or undefined. */
   async committed(jobId: string, partitionId: string): Promise<CommittedPartition | undefined> {
     const pkey = this.partitionKey(jobId, partitionId);
+    if (!this.committedKeys.has(pkey)) return undefined;
     const cached = this.cache.get(pkey);
     if (cached !== undefined) return cached;
     const record = await this.readRecord(this.commitPath(jobId, partitionId));
@@ -223,19 +238,22 @@ export class PartitionStore {
    */
   async writeCommit(record: CommittedPartition, upload: Upload): Promise<void> {
     const path = this.commitPath(record.jobId, record.partitionId);
-    const tmp = `${path}.${randomUUID()}.tmp`;
+    const jobDir = join(path, '..');
     try {
-      await mkdir(join(path, '..'), { recursive: true });
-      await writeFile(tmp, JSON.stringify(record));
-      await link(tmp, path);
+      if (!this.jobDirs.has(jobDir)) {
+        await mkdir(jobDir, { recursive: true });
+        this.jobDirs.add(jobDir);
+      }
+      await writeFile(path, JSON.stringify(record), { flag: 'wx' });
     } catch (cause) {
       if (isErrno(cause, 'EEXIST')) {
         throw new ShuffleError('SHF_ERR_COMMIT_CONFLICT', `partition ${record.partitionId} is already committed`, { context: { partitionId: record.partitionId } });
       }
+      this.jobDirs.delete(jobDir);
+      await unlink(path).catch(() => undefined);
       throw storageUnavailable('the server disk', `commit ${record.partitionId}`, cause);
-    } finally {
-      await unlink(tmp).catch(() => undefined);
     }
+    this.committedKeys.add(this.partitionKey(record.jobId, record.partitionId));
     this.forgetUpload(upload);
     upload.state = 'gone';
     this.dropLease(record.jobId, record.partitionId);
@@ -251,6 +269,7 @@ export class PartitionStore {
     const record = await this.committed(jobId, partitionId);
     const pkey = this.partitionKey(jobId, partitionId);
     this.cache.delete(pkey);
+    this.committedKeys.delete(pkey);
     if (record !== undefined) {
       try {
         await unlink(this.commitPath(jobId, partitionId));
@@ -297,7 +316,9 @@ export class PartitionStore {
 
   /** Removes the job's directory of commit records once it is empty. */
   async pruneJob(jobId: string): Promise<void> {
-    await rm(join(this.commitsDir, encodeKeySegment('jobId', jobId)), { recursive: false }).catch(() => undefined);
+    const dir = join(this.commitsDir, encodeKeySegment('jobId', jobId));
+    this.jobDirs.delete(dir);
+    await rmdir(dir).catch(() => undefined);
   }
 
   /** Drops complete uploads nobody committed within `ttlMs`, and expired leases; returns how many uploads. */

@@ -1,5 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isShuffleError, partitionNotFound } from '@weft/shuffle-api';
+import { invalidArgument, isShuffleError, partitionNotFound } from '@weft/shuffle-api';
+import type { CommitRequestBody } from '../protocol/committed-partition.js';
+import { COMMIT_HEADER, MAX_COMMIT_HEADER_CHARS } from '../protocol/routes.js';
+import { checkCommitRequest, commitLocked } from './control-handlers.js';
 import { WireError, wireError } from '../protocol/wire-errors.js';
 import type { BlobWriter } from '../storage/blob-store.js';
 import { ObjectValidator } from './object-validator.js';
@@ -23,7 +26,9 @@ export interface PushResponseBody {
 
 /**
  * `PUT /v1/jobs/<job>/partitions/<p>/attempts/<a>/data`: streams the body to disk (and, write-through,
- * to the S3 tier) while the validator checks it, with backpressure. A body that is malformed, too large,
+ * to the S3 tier) while the validator checks it, with backpressure. With an `x-weft-commit` header (the
+ * commit request, base64url JSON) the attempt is committed as soon as it is stored, in the same request:
+ * one round trip for a small partition. A body that is malformed, too large,
  * or cut off (the client vanished, or stalled past the idle timeout) is deleted — disk file and S3
  * upload — and answered 4xx where the connection still lets it. A push for an already committed
  * partition is refused before anything is written.
@@ -36,6 +41,7 @@ export async function handlePush(ctx: ServerContext, req: IncomingMessage, res: 
       setting: 'maxBodyBytes',
     });
   }
+  const commit = commitHeader(req, route);
   const committed = await store.committed(route.jobId, route.partitionId);
   if (committed !== undefined) {
     throw wireError(WireError.ALREADY_COMMITTED, `partition ${route.partitionId} is already committed (attempt ${committed.attempt})`, {
@@ -50,16 +56,15 @@ export async function handlePush(ctx: ServerContext, req: IncomingMessage, res: 
     await receiveBody(req, {
       maxBytes: options.maxBodyBytes,
       bufferBytes: options.streamBufferBytes,
-      onChunk: (chunk) => {
-        validator.update(chunk);
-        ctx.metrics.bytesIn.inc(chunk.length);
-      },
+      onChunk: (chunk) => validator.update(chunk),
       write: async (batch, bytes) => {
+        ctx.metrics.bytesIn.inc(bytes);
         await store.append(upload, batch, bytes);
         await tierWriter?.append(batch);
       },
     });
     const location = validator.finish();
+    upload.location = location;
     if (!(await store.completeUpload(upload, ctx.clock.now()))) throw released(route);
     await tierWriter?.complete();
     const winner = await store.committed(route.jobId, route.partitionId);
@@ -67,6 +72,11 @@ export async function handlePush(ctx: ServerContext, req: IncomingMessage, res: 
       throw wireError(WireError.ALREADY_COMMITTED, `partition ${route.partitionId} was committed (attempt ${winner.attempt}) while this push ran`, {
         partitionId: route.partitionId,
       });
+    }
+    if (commit !== undefined) {
+      const record = await store.withLock(route.jobId, route.partitionId, () => commitLocked(ctx, route, commit.descriptor, commit.subpartitionBytes));
+      sendJson(res, 200, record);
+      return;
     }
     const body: PushResponseBody = {
       objectBytes: upload.bytes,
@@ -80,6 +90,20 @@ export async function handlePush(ctx: ServerContext, req: IncomingMessage, res: 
     if (gone && !(isShuffleError(error) && error.context['wire'] !== undefined)) throw released(route);
     throw error;
   }
+}
+
+/** The commit request a push may carry (`x-weft-commit`: base64url JSON), checked before any byte is stored. */
+function commitHeader(req: IncomingMessage, route: PushRoute): CommitRequestBody | undefined {
+  const header = req.headers[COMMIT_HEADER];
+  if (header === undefined) return undefined;
+  if (typeof header !== 'string' || header.length > MAX_COMMIT_HEADER_CHARS) throw invalidArgument(COMMIT_HEADER, 'expected one base64url JSON commit request');
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(header, 'base64url').toString('utf8'));
+  } catch (cause) {
+    throw invalidArgument(COMMIT_HEADER, `not base64url JSON: ${(cause as Error).message}`);
+  }
+  return checkCommitRequest(value, route);
 }
 
 function released(route: PushRoute): Error {

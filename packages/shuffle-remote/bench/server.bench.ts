@@ -1,0 +1,280 @@
+// The standalone shuffle server on loopback, each figure against a bare node:http server in the same run:
+// (1) push then fetch 1 GiB through one server vs raw undici PUT/GET of the same bytes (the bare server
+//     writes the body to a file and streams it back: the least a storage server does);
+// (2) 10,000 partitions of 64 KiB (push + commit, fetch) vs raw PUT / GET of the same objects: per-request overhead;
+// (3) server RSS while 200 streams push at once, vs the bare server under the same 200 PUTs.
+// Servers run in child processes (RSS is theirs alone); the client is this process.
+// Environment: WEFT_BENCH_BYTES (default 1 GiB), WEFT_BENCH_SMALL (default 10000), WEFT_BENCH_STREAMS (default 200).
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomFillSync } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Agent } from 'undici';
+import { PartitionFileWriter, type BlobWriter, SubpartitionRangeReader } from '@weft/shuffle-remote';
+import { ShuffleServerClient, createJobToken, resolveShuffleServerClientOptions } from '@weft/shuffle-remote/client';
+import { createTempDir } from '@weft/testkit';
+import { FetchedRangeReader } from '../src/client/fetched-range-reader.js';
+
+const TOTAL = Number(process.env['WEFT_BENCH_BYTES'] ?? 1024 ** 3);
+const SMALL = Number(process.env['WEFT_BENCH_SMALL'] ?? 10_000);
+const STREAMS = Number(process.env['WEFT_BENCH_STREAMS'] ?? 200);
+const STREAM_BYTES = 4 * 1024 * 1024;
+const CHUNK = 1024 * 1024;
+const ROUNDS = 3;
+const SMALL_CONCURRENCY = 8;
+const SECRET = 'bench-secret-0123456789';
+const BENCH = 'shuffle-remote/server';
+const MB = 1e6;
+const MiB = 1024 * 1024;
+const CHILD = fileURLToPath(new URL('./server-bench-child.ts', import.meta.url));
+
+interface Figure {
+  bench: string;
+  metric: string;
+  unit: string;
+  value: number;
+  baseline: string;
+  baselineValue: number;
+  ratio: number;
+}
+const figures: Figure[] = [];
+const rows: string[][] = [];
+const round = (x: number, digits = 3): number => Math.round(x * 10 ** digits) / 10 ** digits;
+function report(metric: string, unit: string, value: number, baseline: string, baselineValue: number): void {
+  figures.push({ bench: BENCH, metric, unit, value: round(value), baseline, baselineValue: round(baselineValue), ratio: round(value / baselineValue) });
+  rows.push([metric, `${round(value, 1)} ${unit}`, `${round(baselineValue, 1)} ${unit}`, baseline, `${round(value / baselineValue, 2)}`]);
+}
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+interface Child {
+  readonly url: string;
+  readonly pid: number;
+  stop(): Promise<void>;
+}
+
+async function startChild(mode: 'shuffle' | 'bare', dir: string, options: object = {}): Promise<Child> {
+  const extra = (process.env['WEFT_BENCH_CHILD_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
+  const child: ChildProcess = spawn(process.execPath, [...extra, '--conditions=source', '--import', 'tsx', CHILD, mode, dir, JSON.stringify(options)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', (line) => resolve((JSON.parse(line) as { url: string }).url));
+    child.once('exit', (code) => reject(new Error(`${mode} server exited (${code})`)));
+  });
+  return {
+    url,
+    pid: child.pid!,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+function rssOf(pid: number): number {
+  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return match === null ? 0 : Number(match[1]) * 1024;
+}
+
+/** Samples a process's RSS every 10 ms until stopped; resolves the peak. */
+function sampleRss(pid: number): { stop(): number } {
+  let peak = rssOf(pid);
+  const timer = setInterval(() => {
+    peak = Math.max(peak, rssOf(pid));
+  }, 10);
+  return {
+    stop() {
+      clearInterval(timer);
+      return Math.max(peak, rssOf(pid));
+    },
+  };
+}
+
+/** A valid sort-merge object of about `bytes`: regions of `subpartitions` × 32 KiB random raw blocks. */
+async function buildObject(bytes: number, subpartitions: number): Promise<{ object: Buffer; subpartitionBytes: number[] }> {
+  const pool = randomFillSync(Buffer.allocUnsafe(64 * MiB));
+  const chunks: Uint8Array[] = [];
+  let written = 0;
+  const blob: BlobWriter = {
+    key: 'bench',
+    bufferedBytes: 0,
+    maxRetainedBytes: 0,
+    uploadId: undefined,
+    get bytesWritten() {
+      return written;
+    },
+    async append(parts) {
+      const copy = Buffer.allocUnsafe(parts.reduce((sum, p) => sum + p.length, 0));
+      let at = 0;
+      for (const part of parts) {
+        copy.set(part, at);
+        at += part.length;
+      }
+      chunks.push(copy);
+      written += copy.length;
+    },
+    complete: async () => written,
+    abort: async () => undefined,
+  };
+  const writer = new PartitionFileWriter({ blob, numberOfSubpartitions: subpartitions, compression: 'none' });
+  const block = 32 * 1024;
+  const regionBlocks = Math.max(1, Math.min(64, Math.floor(bytes / (block * subpartitions))));
+  const subpartitionBytes = new Array<number>(subpartitions).fill(0);
+  let offset = 0;
+  for (let done = 0; done < bytes; ) {
+    const lists = Array.from({ length: subpartitions }, () => [] as { kind: 1; bytes: Uint8Array }[]);
+    let rawBytes = 0;
+    for (let b = 0; b < regionBlocks && done < bytes; b++) {
+      for (let s = 0; s < subpartitions && done < bytes; s++) {
+        const n = Math.min(block, bytes - done);
+        if (offset + n > pool.length) offset = 0;
+        lists[s]!.push({ kind: 1, bytes: pool.subarray(offset, offset + n) });
+        offset += n;
+        done += n;
+        rawBytes += n;
+        subpartitionBytes[s]! += n;
+      }
+    }
+    await writer.writeRegion({ subpartitions: lists.map((l) => (l.length === 0 ? undefined : l)), rawBytes, blocks: lists.reduce((sum, l) => sum + l.length, 0) });
+  }
+  await writer.finish();
+  return { object: Buffer.concat(chunks), subpartitionBytes };
+}
+
+async function* chunked(buffer: Buffer, size = CHUNK): AsyncIterable<Uint8Array> {
+  for (let at = 0; at < buffer.length; at += size) yield buffer.subarray(at, Math.min(at + size, buffer.length));
+}
+
+async function drainBody(body: AsyncIterable<unknown>): Promise<number> {
+  let n = 0;
+  for await (const chunk of body) n += (chunk as Uint8Array).length;
+  return n;
+}
+
+function descriptor(jobId: string, partitionId: string, subpartitions: number, token: string): never {
+  return {
+    shuffleServiceId: 'shuffle-server',
+    jobId,
+    partition: { resultId: partitionId.split('#')[0], partitionId, partitionIndex: Number(partitionId.split('#')[1]), partitionType: 'BLOCKING', numberOfSubpartitions: subpartitions },
+    producer: { producerId: `bench#0@0`, attempt: 0, taskExecutorId: 'bench' },
+    details: { serverId: 'bench', url: 'http://bench', token },
+  } as never;
+}
+
+async function seconds(body: () => Promise<unknown>): Promise<number> {
+  const start = process.hrtime.bigint();
+  await body();
+  return Number(process.hrtime.bigint() - start) / 1e9;
+}
+
+async function main(): Promise<void> {
+  const dir = await createTempDir('weft-server-bench-');
+  const shuffle = await startChild('shuffle', `${dir.path}/shuffle`);
+  const bare = await startChild('bare', `${dir.path}`);
+  const job = 'bench';
+  const token = createJobToken(Buffer.from(SECRET), job);
+  const client = new ShuffleServerClient(resolveShuffleServerClientOptions({ servers: [shuffle.url], connectionsPerServer: Math.max(256, STREAMS + 8) }));
+  const raw = new Agent({ connections: Math.max(256, STREAMS + 8), keepAliveTimeout: 30_000 });
+  try {
+    // (1) 1 GiB push and fetch
+    const subpartitions = 8;
+    const { object, subpartitionBytes } = await buildObject(TOTAL, subpartitions);
+    const times = { rawPut: [] as number[], push: [] as number[], rawGet: [] as number[], fetch: [] as number[], verify: [] as number[] };
+    for (let r = 0; r < ROUNDS; r++) {
+      const path = `/big-${r}`;
+      times.rawPut.push(await seconds(async () => (await raw.request({ origin: bare.url, path, method: 'PUT', body: chunked(object) as never })).body.dump()));
+      const target = { url: shuffle.url, token, jobId: job, partitionId: `big#${r}`, attempt: 0 };
+      times.push.push(await seconds(() => client.push({ ...target, body: chunked(object) })));
+      await client.commit(target, descriptor(job, `big#${r}`, subpartitions, token), subpartitionBytes);
+      times.rawGet.push(await seconds(async () => drainBody((await raw.request({ origin: bare.url, path, method: 'GET' })).body)));
+      times.fetch.push(await seconds(async () => drainBody((await client.fetch({ ...target, start: 0, end: subpartitions - 1 })).body)));
+      times.verify.push(
+        await seconds(async () => {
+          const response = await client.fetch({ ...target, start: 0, end: subpartitions - 1 });
+          const reader = new FetchedRangeReader({ body: response.body, location: response.location, start: 0, end: subpartitions - 1, partitionId: target.partitionId });
+          const range = await SubpartitionRangeReader.open({ reader, location: response.location, start: 0, end: subpartitions - 1, readBufferBytes: 1024 * 1024, partitionId: target.partitionId });
+          while ((await range.next()) !== null);
+        }),
+      );
+      await client.release(shuffle.url, token, job, `big#${r}`);
+      await (await raw.request({ origin: bare.url, path, method: 'DELETE' })).body.dump();
+    }
+    const mbps = (s: number): number => object.length / MB / s;
+    const rawBaseline = 'raw undici PUT/GET to a bare node:http server (file-backed), same bytes';
+    report(`push ${(object.length / 2 ** 30).toFixed(2)} GiB (streamed, validated, to disk)`, 'MB/s', mbps(median(times.push)), rawBaseline, mbps(median(times.rawPut)));
+    report(`fetch ${(object.length / 2 ** 30).toFixed(2)} GiB (8 subpartitions, streamed)`, 'MB/s', mbps(median(times.fetch)), rawBaseline, mbps(median(times.rawGet)));
+    report(`fetch ${(object.length / 2 ** 30).toFixed(2)} GiB + CRC32C/index verification (as a gate reads)`, 'MB/s', mbps(median(times.verify)), rawBaseline, mbps(median(times.rawGet)));
+
+    // (2) many small partitions
+    const small = await buildObject(64 * 1024 - 256, 2);
+    const run = async (work: (i: number) => Promise<unknown>): Promise<number> =>
+      seconds(() =>
+        Promise.all(
+          Array.from({ length: SMALL_CONCURRENCY }, async (_, w) => {
+            for (let i = w; i < SMALL; i += SMALL_CONCURRENCY) await work(i);
+          }),
+        ),
+      );
+    const smallTarget = (i: number) => ({ url: shuffle.url, token, jobId: job, partitionId: `small#${i}`, attempt: 0 });
+    const rawSmallPut = await run(async (i) => (await raw.request({ origin: bare.url, path: `/small-${i}`, method: 'PUT', body: small.object })).body.dump());
+    // as a writer does for a partition this small: push and commit in one request (x-weft-commit)
+    const smallPush = await run((i) => client.pushAndCommit({ ...smallTarget(i), body: [small.object], length: small.object.length }, descriptor(job, `small#${i}`, 2, token), small.subpartitionBytes));
+    const rawSmallGet = await run(async (i) => drainBody((await raw.request({ origin: bare.url, path: `/small-${i}`, method: 'GET' })).body));
+    const smallFetch = await run(async (i) => drainBody((await client.fetch({ ...smallTarget(i), start: 0, end: 1 })).body));
+    const perSecond = (s: number): number => SMALL / s;
+    report(`${SMALL} partitions x 64 KiB: push + commit`, 'partitions/s', perSecond(smallPush), 'raw undici PUT of the same objects', perSecond(rawSmallPut));
+    report(`${SMALL} partitions x 64 KiB: fetch`, 'partitions/s', perSecond(smallFetch), 'raw undici GET of the same objects', perSecond(rawSmallGet));
+    report(
+      'per-partition overhead over raw HTTP (push + commit + fetch)',
+      'us',
+      ((smallPush + smallFetch) / SMALL) * 1e6 * SMALL_CONCURRENCY,
+      'raw PUT + GET latency at the same concurrency',
+      ((rawSmallPut + rawSmallGet) / SMALL) * 1e6 * SMALL_CONCURRENCY,
+    );
+    await client.releaseJob(shuffle.url, token, job, false);
+
+    // (3) memory under STREAMS concurrent pushes
+    const stream = await buildObject(STREAM_BYTES, 4);
+    const idleShuffle = rssOf(shuffle.pid);
+    const idleBare = rssOf(bare.pid);
+    let sampler = sampleRss(bare.pid);
+    await Promise.all(
+      Array.from({ length: STREAMS }, async (_, i) => (await raw.request({ origin: bare.url, path: `/stream-${i}`, method: 'PUT', body: chunked(stream.object, 64 * 1024) as never })).body.dump()),
+    );
+    const barePeak = sampler.stop();
+    sampler = sampleRss(shuffle.pid);
+    let concurrent = 0;
+    let maxConcurrent = 0;
+    await Promise.all(
+      Array.from({ length: STREAMS }, async (_, i) => {
+        concurrent++;
+        maxConcurrent = Math.max(maxConcurrent, concurrent);
+        try {
+          await client.push({ url: shuffle.url, token, jobId: job, partitionId: `stream#${i}`, attempt: 0, body: chunked(stream.object, 64 * 1024) });
+        } finally {
+          concurrent--;
+        }
+      }),
+    );
+    const shufflePeak = sampler.stop();
+    report(`server peak RSS, ${STREAMS} concurrent pushes of 4 MiB`, 'MiB', shufflePeak / MiB, `bare node:http server, ${STREAMS} concurrent PUTs`, barePeak / MiB);
+    rows.push(['  (idle RSS before)', `${round(idleShuffle / MiB, 1)} MiB`, `${round(idleBare / MiB, 1)} MiB`, '', '']);
+    rows.push(['  (pushes in flight at once)', String(maxConcurrent), '', '', '']);
+  } finally {
+    await Promise.allSettled([client.close(), raw.close()]);
+    await Promise.allSettled([shuffle.stop(), bare.stop()]);
+    await dir.remove();
+  }
+  const cpu = cpus()[0]?.model ?? 'unknown cpu';
+  console.log(`\nshuffle server on loopback: ${cpus().length} x ${cpu}, node ${process.version}; medians of ${ROUNDS} rounds (1 MB = 10^6 bytes)\n`);
+  const header = ['figure', 'shuffle server', 'baseline', 'baseline is', 'ratio'];
+  const widths = header.map((_, i) => Math.max(...[header, ...rows].map((r) => (r[i] ?? '').length)));
+  for (const r of [header, ...rows]) console.log(r.map((cell, i) => (cell ?? '').padEnd(widths[i]!)).join('  '));
+  console.log('');
+  for (const figure of figures) console.log(JSON.stringify(figure));
+}
+
+await main();
