@@ -1,0 +1,117 @@
+import { strict as assert } from 'node:assert';
+import { it } from 'node:test';
+import type { ShuffleDescriptor } from '@weft/shuffle-api';
+import type { CommitRecord, MetadataStore } from '@weft/shuffle-remote';
+
+/** The MetadataStore contract, run against SQLite (unit) and Redis (integration). */
+export function metadataStoreContract(createStore: (label: string) => Promise<MetadataStore>): void {
+  let n = 0;
+  const withStore = async (body: (store: MetadataStore, job: string) => Promise<void>): Promise<void> => {
+    const label = `contract-${process.pid}-${++n}`;
+    const store = await createStore(label);
+    try {
+      await body(store, label);
+    } finally {
+      await store.close();
+    }
+  };
+  const descriptor = (job: string, partitionId: string): ShuffleDescriptor =>
+    ({
+      shuffleServiceId: 'remote',
+      jobId: job,
+      partition: { resultId: 'e', partitionId, partitionIndex: 0, partitionType: 'BLOCKING', numberOfSubpartitions: 2 },
+      producer: { producerId: 'm#0@0', attempt: 0, taskExecutorId: 't' },
+      details: {},
+    }) as unknown as ShuffleDescriptor;
+  const commit = (job: string, partitionId: string, writeId: string): CommitRecord => ({
+    jobId: job,
+    partitionId,
+    writeId,
+    descriptor: descriptor(job, partitionId),
+    objectKey: `${job}/${writeId}.wsm`,
+    objectBytes: 100,
+    numberOfRegions: 1,
+    indexOffset: 50,
+    indexLength: 2,
+    subpartitionBytes: [10, 20],
+    totalBytes: 30,
+    storedBytes: 50,
+    committedAtMs: 0,
+  });
+  const begin = (store: MetadataStore, job: string, partitionId: string, writeId: string) =>
+    store.beginAttempt({ writeId, jobId: job, partitionId, producerId: `m#0@${writeId}`, objectKey: `${job}/${writeId}.wsm` });
+
+  it('lets exactly one of many concurrent commits of a partition land, and repeats it idempotently', async () =>
+    withStore(async (store, job) => {
+      await store.registerPartition({ jobId: job, partitionId: 'e#0', persistent: false, descriptor: descriptor(job, 'e#0') });
+      const writers = Array.from({ length: 8 }, (_, i) => `w${i}`);
+      for (const w of writers) assert.equal(await begin(store, job, 'e#0', w), 'ok');
+      const outcomes = await Promise.all(writers.map((w) => store.commit(commit(job, 'e#0', w))));
+      const won = outcomes.flatMap((o, i) => (o.status === 'committed' ? [writers[i]!] : []));
+      assert.equal(won.length, 1, JSON.stringify(outcomes));
+      for (const o of outcomes) if (o.status !== 'committed') assert.deepEqual(o, { status: 'conflict', winner: won[0] });
+      assert.deepEqual(await store.commit(commit(job, 'e#0', won[0]!)), { status: 'committed' });
+      const lookup = await store.lookupPartition(job, 'e#0');
+      assert.equal(lookup.commit?.writeId, won[0]);
+      assert.deepEqual(lookup.commit?.subpartitionBytes, [10, 20]);
+      assert.equal(lookup.attempts.filter((a) => a.state === 'conflicted').length, 7);
+      assert.deepEqual((await store.listCommitted(job)).map((c) => c.writeId), won);
+    }));
+
+  it('refuses attempts and commits of partitions that are not registered', async () =>
+    withStore(async (store, job) => {
+      assert.equal(await begin(store, job, 'ghost#0', 'w'), 'not-registered');
+      await store.registerPartition({ jobId: job, partitionId: 'e#1', persistent: false, descriptor: descriptor(job, 'e#1') });
+      assert.equal(await begin(store, job, 'e#1', 'w1'), 'ok');
+      await store.releasePartition(job, 'e#1');
+      assert.deepEqual(await store.commit(commit(job, 'e#1', 'w1')), { status: 'not-registered' });
+      assert.deepEqual(await store.listCommitted(job), []);
+    }));
+
+  it('records failures for consumers, and hands garbage to the sweep only once its writer let go', async () =>
+    withStore(async (store, job) => {
+      await store.registerPartition({ jobId: job, partitionId: 'e#2', persistent: false, descriptor: descriptor(job, 'e#2') });
+      await begin(store, job, 'e#2', 'failed');
+      await begin(store, job, 'e#2', 'live');
+      await store.failAttempt('failed', { name: 'Error', message: 'boom' });
+      assert.deepEqual(await store.collectGarbage(60_000, 100), [], 'a failed writer still holding its object is not collected');
+      await store.closeAttempt('failed');
+      const garbage = await store.collectGarbage(60_000, 100);
+      assert.deepEqual(garbage.map((a) => a.writeId), ['failed']);
+      await store.forgetAttempt('failed');
+      assert.deepEqual(await store.collectGarbage(60_000, 100), []);
+      const lookup = await store.lookupPartition(job, 'e#2');
+      const failed = lookup.attempts.find((a) => a.writeId === 'failed');
+      assert.equal(failed?.state, 'failed');
+      assert.equal(failed?.failure?.message, 'boom');
+      assert.equal(failed?.collected, true);
+      assert.equal(await store.heartbeat('live'), 'writing');
+    }));
+
+  it('marks writers whose lease ran out abandoned, and fences them from committing', async () =>
+    withStore(async (store, job) => {
+      await store.registerPartition({ jobId: job, partitionId: 'e#3', persistent: false, descriptor: descriptor(job, 'e#3') });
+      await begin(store, job, 'e#3', 'dead');
+      await new Promise((resolve) => setTimeout(resolve, 120));
+      const garbage = await store.collectGarbage(50, 100);
+      assert.deepEqual(garbage.map((a) => [a.writeId, a.state]), [['dead', 'abandoned']]);
+      assert.equal(await store.heartbeat('dead'), 'abandoned');
+      assert.deepEqual(await store.commit(commit(job, 'e#3', 'dead')), { status: 'fenced', state: 'abandoned' });
+    }));
+
+  it('releases a job but its persistent partitions, and a release removes commit and attempts', async () =>
+    withStore(async (store, job) => {
+      for (const [id, persistent] of [['e#4', false], ['e#5', true]] as const) {
+        await store.registerPartition({ jobId: job, partitionId: id, persistent, descriptor: descriptor(job, id) });
+        await begin(store, job, id, `w-${id.replace('#', '')}`);
+        assert.deepEqual(await store.commit(commit(job, id, `w-${id.replace('#', '')}`)), { status: 'committed' });
+        await store.closeAttempt(`w-${id.replace('#', '')}`);
+      }
+      const released = await store.releaseJob(job, true);
+      assert.deepEqual(released.map((a) => [a.writeId, a.state]), [['w-e4', 'released']]);
+      assert.deepEqual((await store.listCommitted(job)).map((c) => c.partitionId), ['e#5']);
+      for (const attempt of released) await store.forgetAttempt(attempt.writeId);
+      assert.deepEqual((await store.lookupPartition(job, 'e#4')).attempts, []);
+      assert.equal((await store.lookupPartition(job, 'e#4')).registered, false);
+    }));
+}

@@ -1,0 +1,129 @@
+import { strict as assert } from 'node:assert';
+import { after, before, describe, it } from 'node:test';
+import { ListObjectsV2Command } from '@aws-sdk/client-s3';
+import { type ShuffleDescriptor, isShuffleError, taskExecutorId } from '@weft/shuffle-api';
+import { type RemoteShuffleOptions, S3BlobStore, createRemoteShuffleServiceFactory } from '@weft/shuffle-remote';
+import { type RedisServer, type S3Server, startRedis, startS3Server } from '@weft/testkit';
+import { readPartition, rejection, shuffleFixture, writePartition } from './helpers/shuffle-fixture.js';
+
+let s3: S3Server;
+let redis: RedisServer;
+before(async () => {
+  [s3, redis] = await Promise.all([startS3Server({ buckets: ['store-test'] }), startRedis()]);
+});
+after(async () => {
+  await Promise.allSettled([s3?.stop(), redis?.close()]);
+});
+
+function options(prefix: string, extra: Partial<RemoteShuffleOptions> = {}): RemoteShuffleOptions {
+  return {
+    store: {
+      type: 's3',
+      bucket: 'store-test',
+      prefix,
+      endpoint: s3.endpoint,
+      region: s3.region,
+      accessKeyId: s3.accessKeyId,
+      secretAccessKey: s3.secretAccessKey,
+      minPartBytes: 5 * 1024 * 1024,
+    },
+    meta: { type: 'redis', url: redis.url, keyPrefix: `s3-store-test:${prefix}:` },
+    producerMemoryBytes: 12 * 1024 * 1024,
+    ...extra,
+  };
+}
+
+async function keysUnder(prefix: string): Promise<string[]> {
+  const page = await s3.client().send(new ListObjectsV2Command({ Bucket: 'store-test', Prefix: prefix }));
+  return (page.Contents ?? []).map((o) => o.Key!).sort();
+}
+
+describe('S3 store', () => {
+  it('fails at start() naming store.bucket when the bucket does not exist', async () => {
+    const factory = createRemoteShuffleServiceFactory({ ...options('x/'), store: { ...(options('x/').store as object), bucket: 'no-such-bucket' } as never });
+    const master = factory.createShuffleMaster();
+    try {
+      const error = await rejection(master.start());
+      assert.ok(isShuffleError(error, 'SHF_ERR_INVALID_CONFIG'), String(error));
+      assert.equal(error.context['setting'], 'store.bucket');
+    } finally {
+      await master.close();
+    }
+  });
+
+  it('streams a partition larger than its memory budget as a multipart upload, and reads ranges of it back', async () => {
+    await using fx = await shuffleFixture(options('big/'));
+    const descriptor = await fx.register({ job: 'big', subpartitions: 4 });
+    // 40 MiB of incompressible-ish records through a 12 MiB budget: several 5+ MiB parts
+    const writer = await fx.env.createResultPartitionWriter({ descriptor });
+    let peak = 0;
+    const record = new Uint8Array(4096);
+    for (let i = 0; i < 10_240; i++) {
+      for (let k = 0; k < record.length; k += 4) new DataView(record.buffer).setUint32(k, Math.imul(i + 1, k + 2654435761) >>> 0, true);
+      if (!writer.emitRecord(record, i % 4)) await writer.ready();
+      peak = Math.max(peak, writer.metrics.bufferedBytes);
+    }
+    await writer.finish();
+    await writer.close();
+    assert.ok(peak <= writer.metrics.memoryLimitBytes + 4100, `held ${peak} of ${writer.metrics.memoryLimitBytes}`);
+    const keys = await keysUnder('big/');
+    assert.equal(keys.length, 1);
+    const gate = await fx.env.createInputGate({ jobId: descriptor.jobId, inputs: [descriptor], subpartitions: { start: 2, end: 2 } });
+    let records = 0;
+    try {
+      for (let batch = await gate.readBatch(); batch !== null; batch = await gate.readBatch()) if (batch.kind === 'records') records += batch.records.length;
+    } finally {
+      await gate.close();
+    }
+    assert.equal(records, 2560);
+  });
+
+  it('refuses hostile ids before anything reaches the bucket', async () => {
+    await using fx = await shuffleFixture(options('ids/'));
+    const good = await fx.register({ job: 'ids', subpartitions: 1 });
+    for (const id of ['../escape', 'a/b', 'nul\u0000', '..']) {
+      const bad: ShuffleDescriptor[] = [
+        { ...good, jobId: id as never },
+        { ...good, partition: { ...good.partition, partitionId: id as never } },
+      ];
+      for (const descriptor of bad) {
+        const error = await rejection(fx.env.createResultPartitionWriter({ descriptor }));
+        assert.ok(isShuffleError(error, 'SHF_ERR_INVALID_ARGUMENT'), String(error));
+      }
+    }
+    assert.deepEqual(await keysUnder('ids/'), [], 'nothing reached the bucket');
+    const store = new S3BlobStore({
+      bucket: 'store-test',
+      prefix: 'ids/',
+      endpoint: s3.endpoint,
+      region: s3.region,
+      credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+      forcePathStyle: true,
+      minPartBytes: 5 * 1024 * 1024,
+      connectTimeoutMs: 1000,
+      requestTimeoutMs: 5000,
+      maxAttempts: 1,
+    });
+    try {
+      for (const key of ['../other-prefix/x', 'a/../../b', '/abs']) {
+        assert.ok(isShuffleError(await rejection(store.createWriter(key)), 'SHF_ERR_INVALID_ARGUMENT'));
+        assert.ok(isShuffleError(await rejection(store.delete(key)), 'SHF_ERR_INVALID_ARGUMENT'));
+      }
+    } finally {
+      await store.close();
+    }
+    assert.deepEqual((await keysUnder('ids/')).length, 0);
+  });
+
+  it('keeps a small partition in one PutObject and reads it from another environment', async () => {
+    await using fx = await shuffleFixture(options('small/'));
+    const descriptor = await fx.register({ job: 'small', subpartitions: 2 });
+    await writePartition(fx.env, descriptor, 50);
+    const other = createRemoteShuffleServiceFactory(options('small/')).createShuffleEnvironment({ taskExecutorId: taskExecutorId('other') });
+    try {
+      assert.equal((await readPartition(other, descriptor)).flat().length, 100);
+    } finally {
+      await other.close();
+    }
+  });
+});
