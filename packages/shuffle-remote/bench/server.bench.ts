@@ -13,7 +13,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Agent } from 'undici';
 import { PartitionFileWriter, type BlobWriter, SubpartitionRangeReader } from '@weft/shuffle-remote';
-import { ShuffleServerClient, createJobToken, resolveShuffleServerClientOptions } from '@weft/shuffle-remote/client';
+import { DEFAULT_SHUFFLE_SERVER_CLIENT_OPTIONS, ShuffleServerClient, createJobToken, resolveShuffleServerClientOptions } from '@weft/shuffle-remote/client';
 import { createTempDir } from '@weft/testkit';
 import { FetchedRangeReader } from '../src/client/fetched-range-reader.js';
 
@@ -22,7 +22,7 @@ const SMALL = Number(process.env['WEFT_BENCH_SMALL'] ?? 10_000);
 const STREAMS = Number(process.env['WEFT_BENCH_STREAMS'] ?? 200);
 const STREAM_BYTES = 4 * 1024 * 1024;
 const CHUNK = 1024 * 1024;
-const ROUNDS = 3;
+const ROUNDS = 5;
 const SMALL_CONCURRENCY = 8;
 const SECRET = 'bench-secret-0123456789';
 const BENCH = 'shuffle-remote/server';
@@ -195,7 +195,7 @@ async function main(): Promise<void> {
         await seconds(async () => {
           const response = await client.fetch({ ...target, start: 0, end: subpartitions - 1 });
           const reader = new FetchedRangeReader({ body: response.body, location: response.location, start: 0, end: subpartitions - 1, partitionId: target.partitionId });
-          const range = await SubpartitionRangeReader.open({ reader, location: response.location, start: 0, end: subpartitions - 1, readBufferBytes: 1024 * 1024, partitionId: target.partitionId });
+          const range = await SubpartitionRangeReader.open({ reader, location: response.location, start: 0, end: subpartitions - 1, readBufferBytes: DEFAULT_SHUFFLE_SERVER_CLIENT_OPTIONS.readBufferBytes, partitionId: target.partitionId });
           while ((await range.next()) !== null);
         }),
       );

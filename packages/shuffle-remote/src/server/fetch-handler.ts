@@ -69,9 +69,9 @@ export async function handleFetch(ctx: ServerContext, req: IncomingMessage, res:
       [FetchHeader.INDEX_OFFSET]: String(location.indexOffset),
       [FetchHeader.INDEX_LENGTH]: String(location.indexLength),
     });
-    const out = new ResponseWriter(res, (bytes) => ctx.metrics.bytesOut.inc(bytes));
-    await out.write(entries);
     const chunk = ctx.options.readChunkBytes;
+    const out = new ResponseWriter(res, 2 * chunk, (bytes) => ctx.metrics.bytesOut.inc(bytes));
+    await out.write(entries);
     const pieces = function* (): Generator<Extent> {
       for (const extent of extents) {
         for (let done = 0; done < extent.length; done += chunk) yield { offset: extent.offset + done, length: Math.min(chunk, extent.length - done) };
@@ -98,10 +98,15 @@ export async function handleFetch(ctx: ServerContext, req: IncomingMessage, res:
   }
 }
 
-/** Writes to a response honouring backpressure; rejects once the client is gone. */
+/**
+ * Writes to a response honouring backpressure: it lets up to `queueBytes` wait in the socket's buffer (so
+ * the socket never runs dry between two disk reads), then waits for it to drain. Rejects once the client
+ * is gone.
+ */
 class ResponseWriter {
   constructor(
     private readonly res: ServerResponse,
+    private readonly queueBytes: number,
     private readonly count: (bytes: number) => void,
   ) {}
 
@@ -110,7 +115,7 @@ class ResponseWriter {
     const res = this.res;
     if (res.destroyed) throw gone();
     this.count(bytes.length);
-    if (res.write(bytes)) return;
+    if (res.write(bytes) || res.writableLength < this.queueBytes) return;
     await new Promise<void>((resolve, reject) => {
       const onDrain = (): void => {
         res.off('close', onClose);

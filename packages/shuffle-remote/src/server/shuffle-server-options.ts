@@ -59,9 +59,16 @@ export interface ShuffleServerOptions {
   readonly requestTimeoutMs?: number;
   /** How long an idle keep-alive connection stays open. @defaultValue 60000 */
   readonly keepAliveTimeoutMs?: number;
-  /** Bytes one push may hold before it stops reading from its socket (disk backpressure). @defaultValue 1048576 */
+  /**
+   * Bytes one push may queue before it stops reading from its socket (disk backpressure). A push holds at
+   * most about twice this (the queue and the batch being written), so pushes take at most
+   * maxConcurrentStreams × 2 × streamBufferBytes. @defaultValue 262144
+   */
   readonly streamBufferBytes?: number;
-  /** Size of one disk read of a fetch; one more is read ahead. @defaultValue 1048576 */
+  /**
+   * Size of one disk read of a fetch. A fetch holds the piece being read, one read ahead and up to two
+   * waiting in the socket: about 4 × this. @defaultValue 524288
+   */
   readonly readChunkBytes?: number;
   /** Graceful shutdown waits this long for requests in flight before closing their connections. @defaultValue 30000 */
   readonly shutdownTimeoutMs?: number;
@@ -111,8 +118,8 @@ export const DEFAULT_SHUFFLE_SERVER_OPTIONS = Object.freeze({
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 1_800_000,
   keepAliveTimeoutMs: 60_000,
-  streamBufferBytes: 1024 * 1024,
-  readChunkBytes: 1024 * 1024,
+  streamBufferBytes: 256 * 1024,
+  readChunkBytes: 512 * 1024,
   shutdownTimeoutMs: 30_000,
   uncommittedTtlMs: 600_000,
   syncOnPush: false,

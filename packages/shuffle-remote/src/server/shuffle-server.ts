@@ -4,9 +4,9 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { hostname } from 'node:os';
 import { type Clock, invalidConfig, isShuffleError, systemClock } from '@weft/shuffle-api';
-import { RedisCommitIndex } from '../coordinator/redis-commit-index.js';
-import { RedisConnection } from '../coordinator/redis-connection.js';
-import { RedisServerRegistry } from '../coordinator/redis-server-registry.js';
+import type { RedisCommitIndex } from '../coordinator/redis-commit-index.js';
+import type { RedisConnection } from '../coordinator/redis-connection.js';
+import type { RedisServerRegistry } from '../coordinator/redis-server-registry.js';
 import type { ServerRecord } from '../coordinator/server-record.js';
 import { bearerToken, verifyJobToken } from '../protocol/job-token.js';
 import { type Route, parseRoute, routeJobId } from '../protocol/routes.js';
@@ -18,7 +18,7 @@ import { PartitionStore } from './partition-store.js';
 import { handlePush } from './push-handler.js';
 import type { ServerContext } from './server-context.js';
 import { ServerMetrics } from './server-metrics.js';
-import { ServerTier } from './server-tier.js';
+import type { ServerTier } from './server-tier.js';
 import { type ResolvedShuffleServerOptions, type ShuffleServerOptions, resolveShuffleServerOptions } from './shuffle-server-options.js';
 
 /**
@@ -83,11 +83,18 @@ export class ShuffleServer implements AsyncDisposable {
     let http: Server | undefined;
     try {
       await store.open();
+      // the S3 SDK and ioredis are loaded only when a tier / a registry is configured
       if (options.tier !== undefined) {
+        const { ServerTier } = await import('./server-tier.js');
         tier = new ServerTier(options.tier.store, options.tier.mode);
         await tier.start();
       }
       if (options.redis !== undefined) {
+        const [{ RedisConnection }, { RedisServerRegistry }, { RedisCommitIndex }] = await Promise.all([
+          import('../coordinator/redis-connection.js'),
+          import('../coordinator/redis-server-registry.js'),
+          import('../coordinator/redis-commit-index.js'),
+        ]);
         const connection = new RedisConnection({ url: options.redis, keyPrefix: options.redisKeyPrefix, setting: 'redis' }, options.logger);
         await connection.open();
         redis = { connection, registry: new RedisServerRegistry(connection), commitIndex: new RedisCommitIndex(connection) };
