@@ -173,21 +173,26 @@ async function seconds(body: () => Promise<unknown>): Promise<number> {
 async function main(): Promise<void> {
   const dir = await createTempDir('weft-server-bench-');
   const shuffle = await startChild('shuffle', `${dir.path}/shuffle`);
+  // the same server, checking pushed blocks for structure only (readers verify CRCs anyway): what CRC32C costs
+  const structural = await startChild('shuffle', `${dir.path}/structural`, { verifyPushChecksums: false });
   const bare = await startChild('bare', `${dir.path}`);
   const job = 'bench';
   const token = createJobToken(Buffer.from(SECRET), job);
-  const client = new ShuffleServerClient(resolveShuffleServerClientOptions({ servers: [shuffle.url], connectionsPerServer: Math.max(256, STREAMS + 8) }));
+  const client = new ShuffleServerClient(resolveShuffleServerClientOptions({ servers: [shuffle.url, structural.url], connectionsPerServer: Math.max(256, STREAMS + 8) }));
   const raw = new Agent({ connections: Math.max(256, STREAMS + 8), keepAliveTimeout: 30_000 });
   try {
     // (1) 1 GiB push and fetch
     const subpartitions = 8;
     const { object, subpartitionBytes } = await buildObject(TOTAL, subpartitions);
-    const times = { rawPut: [] as number[], push: [] as number[], rawGet: [] as number[], fetch: [] as number[], verify: [] as number[] };
+    const times = { rawPut: [] as number[], push: [] as number[], pushStructural: [] as number[], rawGet: [] as number[], fetch: [] as number[], verify: [] as number[] };
     for (let r = 0; r < ROUNDS; r++) {
       const path = `/big-${r}`;
       times.rawPut.push(await seconds(async () => (await raw.request({ origin: bare.url, path, method: 'PUT', body: chunked(object) as never })).body.dump()));
       const target = { url: shuffle.url, token, jobId: job, partitionId: `big#${r}`, attempt: 0 };
       times.push.push(await seconds(() => client.push({ ...target, body: chunked(object) })));
+      const structuralTarget = { ...target, url: structural.url };
+      times.pushStructural.push(await seconds(() => client.push({ ...structuralTarget, body: chunked(object) })));
+      await client.abort(structuralTarget);
       await client.commit(target, descriptor(job, `big#${r}`, subpartitions, token), subpartitionBytes);
       times.rawGet.push(await seconds(async () => drainBody((await raw.request({ origin: bare.url, path, method: 'GET' })).body)));
       times.fetch.push(await seconds(async () => drainBody((await client.fetch({ ...target, start: 0, end: subpartitions - 1 })).body)));
@@ -205,6 +210,7 @@ async function main(): Promise<void> {
     const mbps = (s: number): number => object.length / MB / s;
     const rawBaseline = 'raw undici PUT/GET to a bare node:http server (file-backed), same bytes';
     report(`push ${(object.length / 2 ** 30).toFixed(2)} GiB (streamed, validated, to disk)`, 'MB/s', mbps(median(times.push)), rawBaseline, mbps(median(times.rawPut)));
+    report(`push ${(object.length / 2 ** 30).toFixed(2)} GiB, structure-only validation (verifyPushChecksums: false)`, 'MB/s', mbps(median(times.pushStructural)), rawBaseline, mbps(median(times.rawPut)));
     report(`fetch ${(object.length / 2 ** 30).toFixed(2)} GiB (8 subpartitions, streamed)`, 'MB/s', mbps(median(times.fetch)), rawBaseline, mbps(median(times.rawGet)));
     report(`fetch ${(object.length / 2 ** 30).toFixed(2)} GiB + CRC32C/index verification (as a gate reads)`, 'MB/s', mbps(median(times.verify)), rawBaseline, mbps(median(times.rawGet)));
 
@@ -265,7 +271,7 @@ async function main(): Promise<void> {
     rows.push(['  (pushes in flight at once)', String(maxConcurrent), '', '', '']);
   } finally {
     await Promise.allSettled([client.close(), raw.close()]);
-    await Promise.allSettled([shuffle.stop(), bare.stop()]);
+    await Promise.allSettled([shuffle.stop(), structural.stop(), bare.stop()]);
     await dir.remove();
   }
   const cpu = cpus()[0]?.model ?? 'unknown cpu';

@@ -161,4 +161,43 @@ describe('shuffle server HTTP API', () => {
     assert.equal(await second.metric('weft_shuffle_server_partitions'), 1);
     assert.equal(await second.metric('weft_shuffle_server_disk_used_bytes'), kept.bytes.length);
   });
+
+  it('pushes and commits in one request (x-weft-commit), and refuses a bad commit header before storing anything', async () => {
+    await using t = await startTestServer();
+    const token = t.token(JOB);
+    const object = await encodeObject([[records('one-trip', 6)]]);
+    const target = { url: t.server.url, token, jobId: JOB, partitionId: 'q#0', attempt: 0 };
+    const descriptor = testDescriptor({ jobId: JOB, partitionId: 'q#0', attempt: 0, subpartitions: 1, token });
+    const record = await t.client.pushAndCommit({ ...target, body: [object.bytes], length: object.bytes.length }, descriptor, object.subpartitionBytes);
+    assert.deepEqual([record?.attempt, record?.totalBytes], [0, object.subpartitionBytes[0]]);
+    assert.equal(await t.metric('weft_shuffle_server_request_duration_seconds_count{route="commit",status="200"}'), undefined, 'no separate commit request');
+    const [read] = await fetchedRecords(await t.client.fetch({ ...target, start: 0, end: 0 }), 0, 0, 'q#0');
+    assert.equal(read?.length, 6);
+    const again = await t.client.pushAndCommit({ ...target, body: [object.bytes], length: object.bytes.length }, descriptor, object.subpartitionBytes);
+    assert.equal(again?.attempt, 0, 'pushing the committed attempt again answers with its commit');
+    for (const header of ['%%%not-base64', Buffer.from('{"descriptor":').toString('base64url'), Buffer.from(JSON.stringify({ descriptor: testDescriptor({ jobId: JOB, partitionId: 'other#0', attempt: 0, subpartitions: 1 }), subpartitionBytes: [1] })).toString('base64url')]) {
+      const res = await request(`${t.server.url}/v1/jobs/${JOB}/partitions/h%230/attempts/0/data`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${token}`, 'x-weft-commit': header },
+        body: object.bytes,
+      });
+      assert.deepEqual([res.statusCode, ((await res.body.json()) as { code: string }).code], [400, 'SHF_ERR_INVALID_ARGUMENT']);
+    }
+    assert.equal((await t.objectFiles()).length, 1, 'refused pushes store nothing');
+  });
+
+  it('with verifyPushChecksums off, stores a block with a damaged payload, which readers then refuse as SHF_ERR_DATA_CORRUPTED', async () => {
+    await using t = await startTestServer({ verifyPushChecksums: false });
+    const object = await encodeObject([[records('fragile', 50)]], 'none');
+    const damaged = Buffer.from(object.bytes);
+    damaged[100] = damaged[100]! ^ 0x20;
+    const target = { url: t.server.url, token: t.token(JOB), jobId: JOB, partitionId: 'd#0', attempt: 0 };
+    await t.client.push({ ...target, body: [damaged], length: damaged.length });
+    await t.client.commit(target, testDescriptor({ jobId: JOB, partitionId: 'd#0', attempt: 0, subpartitions: 1, token: target.token }), object.subpartitionBytes);
+    const error = await rejectionOf(fetchedRecords(await t.client.fetch({ ...target, start: 0, end: 0 }), 0, 0, 'd#0'));
+    assert.ok(isShuffleError(error, 'SHF_ERR_DATA_CORRUPTED'), String(error));
+    assert.equal(error.partitionId, 'd#0');
+    const garbage = await rejectionOf(t.client.push({ ...target, partitionId: 'g#0', body: [Buffer.alloc(4096, 0x5a)], length: 4096 }));
+    assert.ok(isShuffleError(garbage, 'SHF_ERR_DATA_CORRUPTED'), 'structure checks still refuse garbage');
+  });
 });

@@ -4,7 +4,7 @@ import { type IndexLocation, decodeIndexEntries, indexEntriesRange } from '../fo
 import { type Extent, FetchHeader, planExtents } from '../protocol/fetch-layout.js';
 import { WireError, wireError } from '../protocol/wire-errors.js';
 import type { BlobReader } from '../storage/blob-store.js';
-import type { ServerContext } from './server-context.js';
+import { MIN_STREAM_BUFFER_BYTES, type ServerContext } from './server-context.js';
 
 export interface FetchRoute {
   readonly jobId: string;
@@ -69,12 +69,17 @@ export async function handleFetch(ctx: ServerContext, req: IncomingMessage, res:
       [FetchHeader.INDEX_OFFSET]: String(location.indexOffset),
       [FetchHeader.INDEX_LENGTH]: String(location.indexLength),
     });
-    const chunk = ctx.options.readChunkBytes;
-    const out = new ResponseWriter(res, 2 * chunk, (bytes) => ctx.metrics.bytesOut.inc(bytes));
+    // the piece size follows this fetch's share of the stream memory: 4 pieces (reading, read ahead, 2 in the socket)
+    const pieceBytes = (): number => Math.max(MIN_STREAM_BUFFER_BYTES, Math.min(ctx.options.readChunkBytes, Math.floor(ctx.streamShareBytes() / 4)));
+    const out = new ResponseWriter(res, () => 2 * pieceBytes(), (bytes) => ctx.metrics.bytesOut.inc(bytes));
     await out.write(entries);
     const pieces = function* (): Generator<Extent> {
       for (const extent of extents) {
-        for (let done = 0; done < extent.length; done += chunk) yield { offset: extent.offset + done, length: Math.min(chunk, extent.length - done) };
+        for (let done = 0; done < extent.length; ) {
+          const length = Math.min(pieceBytes(), extent.length - done);
+          yield { offset: extent.offset + done, length };
+          done += length;
+        }
       }
     };
     let next: Promise<Uint8Array> | undefined;
@@ -106,7 +111,7 @@ export async function handleFetch(ctx: ServerContext, req: IncomingMessage, res:
 class ResponseWriter {
   constructor(
     private readonly res: ServerResponse,
-    private readonly queueBytes: number,
+    private readonly queueBytes: () => number,
     private readonly count: (bytes: number) => void,
   ) {}
 
@@ -115,7 +120,7 @@ class ResponseWriter {
     const res = this.res;
     if (res.destroyed) throw gone();
     this.count(bytes.length);
-    if (res.write(bytes) || res.writableLength < this.queueBytes) return;
+    if (res.write(bytes) || res.writableLength < this.queueBytes()) return;
     await new Promise<void>((resolve, reject) => {
       const onDrain = (): void => {
         res.off('close', onClose);

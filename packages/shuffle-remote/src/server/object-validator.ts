@@ -14,7 +14,8 @@ type State = 'block-header' | 'payload' | 'index-header' | 'entries' | 'footer' 
  * Checks a pushed partition data object as it streams in, without holding it: every block header is
  * sane and every block's CRC32C matches; the index header (found where a block would start) is intact;
  * every index entry points inside the data; the footer matches the index; nothing follows the footer.
- * Memory: one 48-byte staging buffer. Errors are MALFORMED_BODY wire errors (400, SHF_ERR_DATA_CORRUPTED)
+ * With `checksums` off, block payloads are skipped, not summed: structure only (readers still verify
+ * every block). Memory: one 48-byte staging buffer. Errors are MALFORMED_BODY wire errors (400, SHF_ERR_DATA_CORRUPTED)
  * naming the byte offset; `finish()` refuses a body that ended early.
  */
 export class ObjectValidator {
@@ -33,6 +34,8 @@ export class ObjectValidator {
   private entriesRemaining = 0;
   private location: IndexLocation | undefined;
 
+  constructor(private readonly checksums = true) {}
+
   /** Bytes checked so far. */
   get bytes(): number {
     return this.position;
@@ -44,7 +47,7 @@ export class ObjectValidator {
     while (i < length) {
       if (this.state === 'payload') {
         const take = Math.min(this.payloadRemaining, length - i);
-        this.crc = crc32c(chunk.subarray(i, i + take), this.crc);
+        if (this.checksums) this.crc = crc32c(chunk.subarray(i, i + take), this.crc);
         i += take;
         this.position += take;
         this.payloadRemaining -= take;
@@ -104,7 +107,7 @@ export class ObjectValidator {
           throw this.malformed(`block lengths (codec ${codec}, raw ${rawLength}, stored ${storedLength}) are inconsistent`, this.blockStart);
         }
         this.expectedCrc = readU32(s, 0);
-        this.crc = crc32c(s.subarray(4, BLOCK_HEADER_BYTES));
+        if (this.checksums) this.crc = crc32c(s.subarray(4, BLOCK_HEADER_BYTES));
         this.payloadRemaining = storedLength;
         this.staged = 0;
         this.state = 'payload';
@@ -157,7 +160,7 @@ export class ObjectValidator {
   }
 
   private endBlock(): void {
-    if ((this.crc >>> 0) !== this.expectedCrc) throw this.malformed(`block ${this.blocks} fails its CRC32C`, this.blockStart);
+    if (this.checksums && (this.crc >>> 0) !== this.expectedCrc) throw this.malformed(`block ${this.blocks} fails its CRC32C`, this.blockStart);
     this.blocks++;
     this.state = 'block-header';
   }

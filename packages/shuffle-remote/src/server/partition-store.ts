@@ -60,8 +60,10 @@ export class PartitionStore {
   constructor(
     private readonly dir: string,
     private readonly logger: Logger,
+    /** fsync each object when its push completes. */
+    syncOnComplete = false,
   ) {
-    this.objects = new LocalBlobStore({ dir: join(dir, 'objects') });
+    this.objects = new LocalBlobStore({ dir: join(dir, 'objects'), syncOnComplete });
     this.commitsDir = join(dir, 'commits');
   }
 

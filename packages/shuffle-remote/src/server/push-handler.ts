@@ -9,7 +9,7 @@ import { ObjectValidator } from './object-validator.js';
 import type { Upload } from './partition-store.js';
 import { receiveBody } from './receive-body.js';
 import { sendJson } from './http-io.js';
-import type { ServerContext } from './server-context.js';
+import { MIN_STREAM_BUFFER_BYTES, type ServerContext } from './server-context.js';
 
 export interface PushRoute {
   readonly jobId: string;
@@ -52,10 +52,10 @@ export async function handlePush(ctx: ServerContext, req: IncomingMessage, res: 
   let tierWriter: BlobWriter | undefined;
   try {
     if (tier?.mode === 'write-through') tierWriter = await tier.createWriter(upload.key);
-    const validator = new ObjectValidator();
+    const validator = new ObjectValidator(options.verifyPushChecksums);
     await receiveBody(req, {
       maxBytes: options.maxBodyBytes,
-      bufferBytes: options.streamBufferBytes,
+      bufferBytes: () => Math.max(MIN_STREAM_BUFFER_BYTES, Math.min(options.streamBufferBytes, Math.floor(ctx.streamShareBytes() / 2))),
       onChunk: (chunk) => validator.update(chunk),
       write: async (batch, bytes) => {
         ctx.metrics.bytesIn.inc(bytes);

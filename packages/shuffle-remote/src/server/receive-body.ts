@@ -5,8 +5,8 @@ import { WireError, wireError } from '../protocol/wire-errors.js';
 export interface ReceiveBodyOptions {
   /** Largest body accepted: more is BODY_TOO_LARGE. */
   readonly maxBytes: number;
-  /** Bytes held before the socket is paused until the writes catch up. */
-  readonly bufferBytes: number;
+  /** Bytes held before the socket is paused until the writes catch up (asked at each chunk: it may shrink as streams come). */
+  readonly bufferBytes: () => number;
   /** Sees every chunk as it arrives (validation, counting); may throw to refuse the body. */
   readonly onChunk: (chunk: Buffer) => void;
   /** Writes a batch of chunks (at most about `bufferBytes`), in order; one call at a time. */
@@ -15,8 +15,8 @@ export interface ReceiveBodyOptions {
 
 /**
  * Streams a request body into `write` with backpressure: chunks queue while a write is in flight and
- * go out as one batch (one writev); past `bufferBytes` the request is paused, so a push holds at most about twice
- * `bufferBytes` whatever its size. Rejects when `onChunk` or `write` throws, when the body passes
+ * go out as one batch (one writev); past `bufferBytes()` the request is paused, so a push holds at most about
+ * twice that whatever its size. Rejects when `onChunk` or `write` throws, when the body passes
  * `maxBytes`, or when the client goes away before the body ended (a vanished or timed-out client).
  * It never destroys the request itself, so the caller can still answer.
  */
@@ -82,7 +82,7 @@ export function receiveBody(req: IncomingMessage, options: ReceiveBodyOptions): 
       }
       queue.push(chunk);
       queued += chunk.length;
-      if (queued >= options.bufferBytes) req.pause();
+      if (queued >= options.bufferBytes()) req.pause();
       if (!writing) void pump();
     }
     function onEnd(): void {

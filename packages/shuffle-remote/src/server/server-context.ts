@@ -16,4 +16,9 @@ export interface ServerContext {
   readonly tier: ServerTier | undefined;
   /** The cluster-wide commit index, when the server has Redis. */
   readonly commitIndex: RedisCommitIndex | undefined;
+  /** Buffer bytes one stream may use now: streamMemoryBytes shared by the streams in flight. */
+  streamShareBytes(): number;
 }
+
+/** Smallest buffer a stream is ever given, however many share the memory. */
+export const MIN_STREAM_BUFFER_BYTES = 16 * 1024;

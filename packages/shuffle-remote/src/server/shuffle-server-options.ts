@@ -60,14 +60,20 @@ export interface ShuffleServerOptions {
   /** How long an idle keep-alive connection stays open. @defaultValue 60000 */
   readonly keepAliveTimeoutMs?: number;
   /**
-   * Bytes one push may queue before it stops reading from its socket (disk backpressure). A push holds at
-   * most about twice this (the queue and the batch being written), so pushes take at most
-   * maxConcurrentStreams × 2 × streamBufferBytes. @defaultValue 262144
+   * Memory all pushes and fetches share for their buffers. Each of n streams in flight gets a share of
+   * streamMemoryBytes / n (capped by streamBufferBytes / readChunkBytes), so the total stays near this
+   * however many streams there are: one stream runs with big buffers, 200 with small ones.
+   * @defaultValue 67108864 (64 MiB)
+   */
+  readonly streamMemoryBytes?: number;
+  /**
+   * Most bytes one push queues before it stops reading from its socket (disk backpressure); a push holds
+   * about twice its queue (the queue and the batch being written). @defaultValue 1048576
    */
   readonly streamBufferBytes?: number;
   /**
-   * Size of one disk read of a fetch. A fetch holds the piece being read, one read ahead and up to two
-   * waiting in the socket: about 4 × this. @defaultValue 524288
+   * Largest disk read of a fetch. A fetch holds the piece being read, one read ahead and up to two waiting
+   * in the socket: about 4 × its piece size. @defaultValue 524288
    */
   readonly readChunkBytes?: number;
   /** Graceful shutdown waits this long for requests in flight before closing their connections. @defaultValue 30000 */
@@ -76,6 +82,12 @@ export interface ShuffleServerOptions {
   readonly uncommittedTtlMs?: number;
   /** fsync each pushed object before it can be committed. @defaultValue false */
   readonly syncOnPush?: boolean;
+  /**
+   * Check every pushed block's CRC32C as it arrives (a push with a damaged block is refused, 400). Off,
+   * pushes are checked for structure only (headers, index, footer) and readers still verify every block:
+   * about 0.2 s of CPU per GiB saved. @defaultValue true
+   */
+  readonly verifyPushChecksums?: boolean;
   readonly logger?: Logger;
 }
 
@@ -98,11 +110,13 @@ export interface ResolvedShuffleServerOptions {
   readonly headersTimeoutMs: number;
   readonly requestTimeoutMs: number;
   readonly keepAliveTimeoutMs: number;
+  readonly streamMemoryBytes: number;
   readonly streamBufferBytes: number;
   readonly readChunkBytes: number;
   readonly shutdownTimeoutMs: number;
   readonly uncommittedTtlMs: number;
   readonly syncOnPush: boolean;
+  readonly verifyPushChecksums: boolean;
   readonly logger: Logger;
 }
 
@@ -118,11 +132,13 @@ export const DEFAULT_SHUFFLE_SERVER_OPTIONS = Object.freeze({
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 1_800_000,
   keepAliveTimeoutMs: 60_000,
-  streamBufferBytes: 256 * 1024,
+  streamMemoryBytes: 64 * 1024 * 1024,
+  streamBufferBytes: 1024 * 1024,
   readChunkBytes: 512 * 1024,
   shutdownTimeoutMs: 30_000,
   uncommittedTtlMs: 600_000,
   syncOnPush: false,
+  verifyPushChecksums: true,
 });
 
 function integer(setting: string, value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -192,11 +208,13 @@ export function resolveShuffleServerOptions(options: ShuffleServerOptions): Reso
     headersTimeoutMs: integer('headersTimeoutMs', options.headersTimeoutMs ?? d.headersTimeoutMs, 1),
     requestTimeoutMs: integer('requestTimeoutMs', options.requestTimeoutMs ?? d.requestTimeoutMs, 0),
     keepAliveTimeoutMs: integer('keepAliveTimeoutMs', options.keepAliveTimeoutMs ?? d.keepAliveTimeoutMs, 1),
+    streamMemoryBytes: integer('streamMemoryBytes', options.streamMemoryBytes ?? d.streamMemoryBytes, 1024 * 1024, 1024 ** 4),
     streamBufferBytes: integer('streamBufferBytes', options.streamBufferBytes ?? d.streamBufferBytes, 16 * 1024, 1024 ** 3),
     readChunkBytes: integer('readChunkBytes', options.readChunkBytes ?? d.readChunkBytes, 4 * 1024, 1024 ** 3),
     shutdownTimeoutMs: integer('shutdownTimeoutMs', options.shutdownTimeoutMs ?? d.shutdownTimeoutMs, 0),
     uncommittedTtlMs: integer('uncommittedTtlMs', options.uncommittedTtlMs ?? d.uncommittedTtlMs, 1),
     syncOnPush: options.syncOnPush ?? d.syncOnPush,
+    verifyPushChecksums: options.verifyPushChecksums ?? d.verifyPushChecksums,
     logger: options.logger ?? noopLogger,
   };
 }

@@ -71,13 +71,22 @@ export class ShuffleServer implements AsyncDisposable {
         return store.diskUsedBytes;
       },
     });
-    this.ctx = { options, store, metrics: this.metrics, logger: options.logger, clock, tier, commitIndex: redis?.commitIndex };
+    this.ctx = {
+      options,
+      store,
+      metrics: this.metrics,
+      logger: options.logger,
+      clock,
+      tier,
+      commitIndex: redis?.commitIndex,
+      streamShareBytes: () => Math.floor(options.streamMemoryBytes / Math.max(1, this.activeStreamCount)),
+    };
   }
 
   /** Starts a server; every configuration problem is SHF_ERR_INVALID_CONFIG naming the option. */
   static async start(input: ShuffleServerOptions, clock: Clock = systemClock): Promise<ShuffleServer> {
     const options = resolveShuffleServerOptions(input);
-    const store = new PartitionStore(options.dir, options.logger);
+    const store = new PartitionStore(options.dir, options.logger, options.syncOnPush);
     let tier: ServerTier | undefined;
     let redis: { connection: RedisConnection; registry: RedisServerRegistry; commitIndex: RedisCommitIndex } | undefined;
     let http: Server | undefined;
