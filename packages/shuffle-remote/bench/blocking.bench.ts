@@ -4,7 +4,9 @@
 //     same server (and vs a raw multipart upload, which is what big partitions must use);
 // and the producer's peak memory (metrics.bufferedBytes and RSS) against producerMemoryBytes.
 // Two data sets: text-like records (LZ4 halves them) and random records (incompressible).
-// Environment: WEFT_BENCH_BYTES (default 1 GiB), WEFT_BENCH_RECORD_BYTES (default 1024).
+// Environment: WEFT_BENCH_BYTES (default 1 GiB), WEFT_BENCH_RECORD_BYTES (default 1024), WEFT_BENCH_REPEAT
+// (local runs, default 3), WEFT_BENCH_ONLY=local|s3.
+import { execFileSync } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';
 import { open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -17,6 +19,7 @@ import {
   PutObjectCommand,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
+import { compressSync, uncompressSync } from 'lz4-napi';
 import { executionAttemptId, executionVertexId, intermediateResultId, jobId, resultPartitionId, taskExecutorId } from '@weft/shuffle-api';
 import { type RemoteShuffleOptions, createRemoteShuffleServiceFactory } from '@weft/shuffle-remote';
 import { createTempDir, startRedis, startS3Server } from '@weft/testkit';
@@ -24,6 +27,8 @@ import { createTempDir, startRedis, startS3Server } from '@weft/testkit';
 const TOTAL = Number(process.env['WEFT_BENCH_BYTES'] ?? 1024 ** 3);
 const RECORD = Number(process.env['WEFT_BENCH_RECORD_BYTES'] ?? 1024);
 const SUBPARTITIONS = 8;
+/** Local runs alternate raw / LZ4 / uncompressed this many times; the best of each counts. */
+const REPEAT = Number(process.env['WEFT_BENCH_REPEAT'] ?? 3);
 const POOL_BYTES = 64 * 1024 * 1024;
 const IO_CHUNK = 8 * 1024 * 1024;
 const MB = 1e6;
@@ -76,8 +81,15 @@ interface Timing {
   readSeconds: number;
 }
 
+/** Flushes dirty pages, so each run starts from the same writeback state whatever ran before it. */
+function settleDisks(): void {
+  execFileSync('sync');
+  globalThis.gc?.();
+}
+
 async function rawFs(pool: Buffer, dir: string): Promise<Timing> {
   const path = join(dir, 'raw.bin');
+  settleDisks();
   let t = performance.now();
   const out = await open(path, 'w');
   for (const chunk of chunksOf(pool)) await out.write(chunk);
@@ -85,9 +97,10 @@ async function rawFs(pool: Buffer, dir: string): Promise<Timing> {
   const writeSeconds = (performance.now() - t) / 1000;
   t = performance.now();
   const input = await open(path, 'r');
+  const buffer = Buffer.allocUnsafe(IO_CHUNK);
   let read = 0;
   for (;;) {
-    const { bytesRead } = await input.read(Buffer.allocUnsafe(IO_CHUNK), 0, IO_CHUNK, null);
+    const { bytesRead } = await input.read(buffer, 0, IO_CHUNK, null);
     if (bytesRead === 0) break;
     read += bytesRead;
   }
@@ -123,7 +136,7 @@ async function throughShuffle(pool: Buffer, options: RemoteShuffleOptions, label
       },
       producer: { producerId: executionAttemptId(executionVertexId('src', 0), 0), attempt: 0, taskExecutorId: taskExecutorId('bench') },
     });
-    globalThis.gc?.();
+    settleDisks();
     const rssBefore = process.memoryUsage.rss();
     let peakRss = rssBefore;
     const sampler = setInterval(() => {
@@ -183,20 +196,39 @@ const best = (runs: Timing[]): Timing => runs.reduce((a, b) => (mbps(a) >= mbps(
 
 async function benchLocal(kind: 'text' | 'random', pool: Buffer): Promise<void> {
   await using dir = await createTempDir('weft-bench-local-');
-  const options: RemoteShuffleOptions = { store: `file://${join(dir.path, 'data')}`, meta: `sqlite://${join(dir.path, 'meta.db')}` };
+  const options = (compression: 'lz4' | 'none'): RemoteShuffleOptions => ({
+    store: `file://${join(dir.path, `data-${compression}`)}`,
+    meta: `sqlite://${join(dir.path, `meta-${compression}.db`)}`,
+    compression,
+  });
   const raw: Timing[] = [];
-  const ours: ShuffleRun[] = [];
-  for (let rep = 0; rep < 2; rep++) {
+  const lz4: ShuffleRun[] = [];
+  const none: ShuffleRun[] = [];
+  for (let rep = 0; rep < REPEAT; rep++) {
     raw.push(await rawFs(pool, dir.path));
-    ours.push(await throughShuffle(pool, options, `local-${kind}-${rep}`));
+    lz4.push(await throughShuffle(pool, options('lz4'), `local-${kind}-${rep}`));
+    none.push(await throughShuffle(pool, options('none'), `local-none-${kind}-${rep}`));
   }
   const r = best(raw);
-  const o = best(ours) as ShuffleRun;
+  const o = best(lz4) as ShuffleRun;
+  const n = best(none) as ShuffleRun;
+  const memory = (run: ShuffleRun): string =>
+    `peak buffered ${(run.peakBufferedBytes / 2 ** 20).toFixed(1)} MiB, RSS +${(run.peakRssDelta / 2 ** 20).toFixed(0)} MiB, limit ${(run.memoryLimitBytes / 2 ** 20).toFixed(0)} MiB`;
   row(`raw fs write+read (${kind})`, r);
-  row(`local dir + SQLite (${kind})`, o, `peak buffered ${(o.peakBufferedBytes / 2 ** 20).toFixed(1)} MiB, RSS +${(o.peakRssDelta / 2 ** 20).toFixed(0)} MiB, limit ${(o.memoryLimitBytes / 2 ** 20).toFixed(0)} MiB`);
+  row(`local dir + SQLite, LZ4 (${kind})`, o, memory(o));
+  row(`local dir + SQLite, no compression (${kind})`, n, memory(n));
   report(`local-sqlite-write-read-${kind}`, 'MB/s', mbps(o), 'raw-fs-write-read', mbps(r));
+  report(`local-sqlite-uncompressed-write-read-${kind}`, 'MB/s', mbps(n), 'raw-fs-write-read', mbps(r));
   report(`local-sqlite-producer-peak-buffered-${kind}`, 'bytes', o.peakBufferedBytes, 'producerMemoryBytes', o.memoryLimitBytes);
   report(`local-sqlite-producer-peak-rss-delta-${kind}`, 'bytes', o.peakRssDelta, 'producerMemoryBytes', o.memoryLimitBytes);
+  // what LZ4 alone costs on this data and CPU, one thread: compress then decompress 64 MiB in 32 KiB blocks
+  const sample = pool.subarray(0, Math.min(pool.length, 64 * 1024 * 1024));
+  const t = performance.now();
+  for (let at = 0; at < sample.length; at += 32768) uncompressSync(compressSync(sample.subarray(at, at + 32768)));
+  const lz4Seconds = (performance.now() - t) / 1000;
+  const lz4Rate = sample.length / MB / lz4Seconds;
+  rows.push([`LZ4 compress+decompress only, 1 thread (${kind})`, '', '', lz4Rate.toFixed(0), `${(totalBytes / MB / lz4Rate).toFixed(2)} s of CPU for the whole data set`]);
+  report(`lz4-compress-decompress-one-thread-${kind}`, 'MB/s', lz4Rate, 'raw-fs-write-read', mbps(r));
 }
 
 async function benchS3(kind: 'text' | 'random', pool: Buffer): Promise<void> {

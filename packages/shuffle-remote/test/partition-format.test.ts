@@ -55,7 +55,10 @@ async function readRange(blob: MemoryBlob, summary: Awaited<ReturnType<typeof wr
       if (block.kind === BLOCK_KIND_DATA) {
         const deframer = deframers.get(block.subpartition) ?? new RecordDeframer(1 << 30);
         deframers.set(block.subpartition, deframer);
-        deframer.push(block.payload, slot.records);
+        // views are valid until the next call of next(): copy, as a consumer keeping records must
+        const records: Uint8Array[] = [];
+        deframer.push(block.payload, records);
+        for (const record of records) slot.records.push(record.slice());
       } else {
         slot.events.push(decodeEvent(block.payload));
       }

@@ -1,4 +1,4 @@
-import { compress as lz4CompressAsync, compressSync as lz4Compress, uncompressSync as lz4Uncompress } from 'lz4-napi';
+import { compress as lz4CompressAsync, compressSync as lz4Compress, uncompress as lz4UncompressAsync, uncompressSync as lz4Uncompress } from 'lz4-napi';
 import { crc32c } from './checksum.js';
 
 /**
@@ -89,28 +89,51 @@ export class BlockDecodeError extends Error {
 }
 
 /**
- * Checks the block at `offset` (whose header and payload are wholly inside `bytes`) and returns its
- * decoded payload: a view into `bytes` for raw blocks, a new array for compressed ones.
- * Throws BlockDecodeError on a checksum mismatch or an undecodable payload.
+ * Checks the block at `offset` (whose header and payload are wholly inside `bytes`): its CRC32C, its
+ * codec and lengths. Returns the stored payload (a view into `bytes`). Throws BlockDecodeError.
  */
-export function decodeBlock(bytes: Uint8Array, offset: number, header: BlockHeader): Uint8Array {
+export function verifyBlock(bytes: Uint8Array, offset: number, header: BlockHeader): Uint8Array {
   const end = offset + BLOCK_HEADER_BYTES + header.storedLength;
   const actual = crc32c(bytes.subarray(offset + 4, end));
   if (actual !== header.checksum) {
     throw new BlockDecodeError(`checksum mismatch: stored ${hex(header.checksum)}, computed ${hex(actual)}`);
   }
-  const stored = bytes.subarray(offset + BLOCK_HEADER_BYTES, end);
   if (header.codec === CODEC_RAW) {
     if (header.rawLength !== header.storedLength) throw new BlockDecodeError('raw block whose lengths differ');
-    return stored;
+  } else if (header.codec !== CODEC_LZ4) {
+    throw new BlockDecodeError(`unknown codec ${header.codec}`);
   }
-  if (header.codec !== CODEC_LZ4) throw new BlockDecodeError(`unknown codec ${header.codec}`);
+  return bytes.subarray(offset + BLOCK_HEADER_BYTES, end);
+}
+
+/**
+ * Checks the block at `offset` and returns its decoded payload: a view into `bytes` for raw blocks, a
+ * new array for compressed ones. Throws BlockDecodeError on a checksum mismatch or an undecodable payload.
+ */
+export function decodeBlock(bytes: Uint8Array, offset: number, header: BlockHeader): Uint8Array {
+  const stored = verifyBlock(bytes, offset, header);
+  if (header.codec === CODEC_RAW) return stored;
   let decoded: Uint8Array;
   try {
     decoded = lz4Uncompress(stored);
   } catch (cause) {
     throw new BlockDecodeError(`LZ4 payload does not decode: ${(cause as Error).message}`);
   }
+  return checkDecoded(decoded, header);
+}
+
+/** Decodes a verified LZ4 payload on the libuv thread pool. Rejects with BlockDecodeError. */
+export async function uncompressBlockAsync(stored: Uint8Array, header: BlockHeader): Promise<Uint8Array> {
+  let decoded: Uint8Array;
+  try {
+    decoded = await lz4UncompressAsync(stored);
+  } catch (cause) {
+    throw new BlockDecodeError(`LZ4 payload does not decode: ${(cause as Error).message}`);
+  }
+  return checkDecoded(decoded, header);
+}
+
+function checkDecoded(decoded: Uint8Array, header: BlockHeader): Uint8Array {
   if (decoded.length !== header.rawLength) {
     throw new BlockDecodeError(`LZ4 payload decodes to ${decoded.length} bytes, header says ${header.rawLength}`);
   }

@@ -1,6 +1,6 @@
 import { ShuffleError } from '@weft/shuffle-api';
 import type { BlobReader } from '../storage/blob-store.js';
-import { BLOCK_HEADER_BYTES, BLOCK_KIND_DATA, BLOCK_KIND_EVENT, BlockDecodeError, decodeBlock, readBlockHeader } from './block-codec.js';
+import { BLOCK_HEADER_BYTES, BLOCK_KIND_DATA, BLOCK_KIND_EVENT, BlockDecodeError, CODEC_LZ4, readBlockHeader, uncompressBlockAsync, verifyBlock } from './block-codec.js';
 import { type IndexEntry, type IndexLocation, decodeIndexEntries, entryChecksum, indexEntriesRange } from './partition-index.js';
 
 /** One decoded block of the range. `payload` stays valid as long as it is referenced. */
@@ -50,9 +50,12 @@ export class SubpartitionRangeReader {
   private readonly blockChecksums: number[] = [];
   private extentIndex = 0;
   private extentDone = 0;
-  private prefetch: Promise<Uint8Array> | undefined;
+  private prefetch: Promise<{ readonly bytes: Uint8Array; readonly target: Uint8Array }> | undefined;
   /** What is left of a read after a straddling block took its head. */
   private rest: Uint8Array | undefined;
+  /** Read buffers handed out in blocks: free again at the next `next()` (the caller is done with them). */
+  private lent: Uint8Array[] = [];
+  private readonly free: Uint8Array[] = [];
   private window: Uint8Array = new Uint8Array(0);
   /** File offset of window[0]. */
   private windowOffset = 0;
@@ -100,13 +103,18 @@ export class SubpartitionRangeReader {
     return reader;
   }
 
-  /** The next decoded blocks (at least one), in file order; null once the range is exhausted. */
+  /**
+   * The next decoded blocks (at least one), in file order; null once the range is exhausted. Checksums
+   * are verified here; LZ4 payloads of one batch are decoded in parallel on the libuv thread pool.
+   */
   async next(): Promise<RangeBlock[] | null> {
+    this.reclaim();
     const out: RangeBlock[] = [];
+    const pending: { index: number; promise: Promise<Uint8Array>; block: number; segment: Segment }[] = [];
     while (out.length === 0) {
       if (this.segmentIndex >= this.segments.length) return null;
       if (!(await this.fill(BLOCK_HEADER_BYTES))) throw this.corrupted('the object ends inside a block header');
-      // decode every whole block the window holds
+      // verify every whole block the window holds
       for (;;) {
         if (this.segmentIndex >= this.segments.length) break;
         const available = this.window.length - this.position;
@@ -120,18 +128,34 @@ export class SubpartitionRangeReader {
           if (!(await this.fill(blockBytes))) throw this.corrupted('the object ends inside a block');
           continue;
         }
-        out.push(this.decode(header));
+        const segment = this.segments[this.segmentIndex]!;
+        const block = this.windowOffset + this.position;
+        const stored = this.verify(header);
+        if (header.codec === CODEC_LZ4) {
+          const promise = uncompressBlockAsync(stored, header);
+          promise.catch(() => undefined);
+          pending.push({ index: out.length, promise, block, segment });
+        }
+        out.push({ subpartition: segment.subpartition, kind: header.kind as RangeBlock['kind'], payload: stored });
+      }
+    }
+    for (const { index, promise, block, segment } of pending) {
+      try {
+        out[index] = { ...out[index]!, payload: await promise };
+      } catch (error) {
+        if (error instanceof BlockDecodeError) throw this.corruptedAt(error.message, block, segment);
+        throw error;
       }
     }
     return out;
   }
 
-  private decode(header: ReturnType<typeof readBlockHeader>): RangeBlock {
-    const segment = this.segments[this.segmentIndex]!;
-    let payload: Uint8Array;
+  /** Verifies the block at `position` and moves past it; returns its stored payload. */
+  private verify(header: ReturnType<typeof readBlockHeader>): Uint8Array {
+    let stored: Uint8Array;
     try {
       if (header.kind !== BLOCK_KIND_DATA && header.kind !== BLOCK_KIND_EVENT) throw new BlockDecodeError(`unknown block kind ${header.kind}`);
-      payload = decodeBlock(this.window, this.position, header);
+      stored = verifyBlock(this.window, this.position, header);
     } catch (error) {
       if (error instanceof BlockDecodeError) throw this.corrupted(error.message);
       throw error;
@@ -141,7 +165,7 @@ export class SubpartitionRangeReader {
     this.position += blockBytes;
     this.segmentRemaining -= blockBytes;
     if (this.segmentRemaining === 0) this.endSegment();
-    return { subpartition: segment.subpartition, kind: header.kind as RangeBlock['kind'], payload };
+    return stored;
   }
 
   private endSegment(): void {
@@ -202,7 +226,9 @@ export class SubpartitionRangeReader {
     const pending = this.prefetch ?? (this.hasMorePieces() ? this.readPiece() : undefined);
     this.prefetch = undefined;
     if (pending === undefined) return undefined;
-    const chunk = await pending;
+    const { bytes: chunk, target } = await pending;
+    // from here on the caller's blocks may view this buffer
+    this.lent.push(target);
     if (this.hasMorePieces()) {
       this.prefetch = this.readPiece();
       this.prefetch.catch(() => undefined);
@@ -216,7 +242,7 @@ export class SubpartitionRangeReader {
   }
 
   /** Starts the next read: pieces of at most readBufferBytes, extent after extent. */
-  private readPiece(): Promise<Uint8Array> {
+  private readPiece(): Promise<{ readonly bytes: Uint8Array; readonly target: Uint8Array }> {
     let extent = this.extents[this.extentIndex]!;
     if (this.extentDone >= extent.length) {
       this.extentIndex++;
@@ -226,7 +252,22 @@ export class SubpartitionRangeReader {
     const length = Math.min(this.options.readBufferBytes, extent.length - this.extentDone);
     const offset = extent.offset + this.extentDone;
     this.extentDone += length;
-    return this.options.reader.read(offset, length);
+    const target = this.free.pop() ?? new Uint8Array(this.options.readBufferBytes);
+    return this.options.reader.read(offset, length, target).then((bytes) => ({ bytes, target }));
+  }
+
+  /**
+   * Returns read buffers to the free list. Called when the caller asks for more blocks, which means
+   * (InputGate contract) it no longer uses the views it was given; the buffers behind the current
+   * window and the rest of a read are still in use.
+   */
+  private reclaim(): void {
+    const keep: Uint8Array[] = [];
+    for (const buffer of this.lent) {
+      if (buffer.buffer === this.window.buffer || buffer.buffer === this.rest?.buffer) keep.push(buffer);
+      else if (this.free.length < 2) this.free.push(buffer);
+    }
+    this.lent = keep;
   }
 
   private checkEntries(): void {
@@ -243,8 +284,10 @@ export class SubpartitionRangeReader {
   }
 
   private corrupted(problem: string): ShuffleError {
-    const segment = this.segments[this.segmentIndex];
-    const block = this.windowOffset + this.position;
+    return this.corruptedAt(problem, this.windowOffset + this.position, this.segments[this.segmentIndex]);
+  }
+
+  private corruptedAt(problem: string, block: number, segment: Segment | undefined): ShuffleError {
     return new ShuffleError(
       'SHF_ERR_DATA_CORRUPTED',
       `partition ${this.options.partitionId}: block at byte ${block}` +

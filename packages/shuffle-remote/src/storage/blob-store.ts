@@ -49,7 +49,10 @@ export interface BlobWriter {
 
 /** Ranged reads of one object. */
 export interface BlobReader {
-  /** Exactly `length` bytes from `offset`, or SHF_ERR_DATA_CORRUPTED when the object is shorter. */
-  read(offset: number, length: number): Promise<Uint8Array>;
+  /**
+   * Exactly `length` bytes from `offset`, or SHF_ERR_DATA_CORRUPTED when the object is shorter. With
+   * `into` (at least `length` long) the bytes land there and a view of it is returned.
+   */
+  read(offset: number, length: number, into?: Uint8Array): Promise<Uint8Array>;
   close(): Promise<void>;
 }

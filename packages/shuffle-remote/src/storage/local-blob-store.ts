@@ -70,8 +70,8 @@ export class LocalBlobStore implements BlobStore {
     }
     const store = this.description;
     return {
-      async read(offset: number, length: number): Promise<Uint8Array> {
-        const out = Buffer.allocUnsafe(length);
+      async read(offset: number, length: number, into?: Uint8Array): Promise<Uint8Array> {
+        const out = into === undefined ? Buffer.allocUnsafe(length) : into.subarray(0, length);
         let filled = 0;
         try {
           while (filled < length) {

@@ -101,7 +101,7 @@ export class S3BlobStore implements BlobStore {
   async openReader(key: string): Promise<BlobReader> {
     const fullKey = this.fullKey(checkKey(key));
     return {
-      read: (offset, length) => this.readRange(key, fullKey, offset, length),
+      read: (offset, length, into) => this.readRange(key, fullKey, offset, length, into),
       close: async () => undefined,
     };
   }
@@ -184,8 +184,8 @@ export class S3BlobStore implements BlobStore {
     );
   }
 
-  private async readRange(key: string, fullKey: string, offset: number, length: number): Promise<Uint8Array> {
-    const out = Buffer.allocUnsafe(length);
+  private async readRange(key: string, fullKey: string, offset: number, length: number, into?: Uint8Array): Promise<Uint8Array> {
+    const out = into === undefined ? Buffer.allocUnsafe(length) : into.subarray(0, length);
     if (length === 0) return out;
     let filled = 0;
     try {

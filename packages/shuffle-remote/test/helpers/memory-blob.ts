@@ -39,10 +39,13 @@ export class MemoryBlob implements BlobWriter {
 
   reader(): BlobReader {
     return {
-      read: async (offset, length) => {
+      read: async (offset, length, into) => {
         this.reads.push({ offset, length });
         if (offset + length > this.bytes.length) throw new Error(`read past the end: ${offset}+${length} > ${this.bytes.length}`);
-        return this.bytes.slice(offset, offset + length);
+        if (into === undefined) return this.bytes.slice(offset, offset + length);
+        // like the real stores: the bytes land in the caller's buffer, which it reuses
+        into.set(this.bytes.subarray(offset, offset + length));
+        return into.subarray(0, length);
       },
       close: async () => undefined,
     };
