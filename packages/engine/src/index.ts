@@ -57,7 +57,10 @@ export type * from './runtime/task-deployment.js';
 export type * from './runtime/task-events.js';
 
 export type * from './executor/task-executor.js';
-export { prestartWorkers, PrestartedWorkers, type PrestartWorkersOptions } from './executor/worker-pool.js';
+export { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_HEARTBEAT_TIMEOUT_MS, prestartWorkers, PrestartedWorkers, type PrestartWorkersOptions } from './executor/worker-pool.js';
 
 export type * from './job-master/job-progress.js';
+export type * from './job-master/failover-record.js';
+export type * from './faults/fault-injector.js';
+export { DEFAULT_CANCEL_TIMEOUT_MS } from './job-master/job-master.js';
 export * from './job-master/run-job.js';

@@ -36,6 +36,8 @@ export const EngineErrorCode = {
   TASK_CANCELLED: 'WEFT_ERR_TASK_CANCELLED',
   /** A sink could not write or publish its output. Carries `path`. */
   SINK_FAILED: 'WEFT_ERR_SINK_FAILED',
+  /** A fault planted on purpose (`weft run --inject-faults`, a fault-injection test) fired in a task. */
+  INJECTED_FAULT: 'WEFT_ERR_INJECTED_FAULT',
 } as const;
 
 export type EngineErrorCode = (typeof EngineErrorCode)[keyof typeof EngineErrorCode];

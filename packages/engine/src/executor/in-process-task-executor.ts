@@ -17,6 +17,8 @@ export interface InProcessTaskExecutorOptions {
   readonly cwd: string;
   readonly serializer: RecordSerializerFactory;
   readonly logger?: Logger;
+  /** Kills this process (a planted `kill-process` fault): set by worker processes only. */
+  readonly killProcess?: () => void;
 }
 
 /**
@@ -63,6 +65,7 @@ export class InProcessTaskExecutor implements TaskExecutor {
       serializer: this.#options.serializer,
       onEvent: (event) => listener.onTaskEvent(this.id, event),
       ...(this.#options.logger === undefined ? {} : { logger: this.#options.logger }),
+      ...(this.#options.killProcess === undefined ? {} : { killProcess: this.#options.killProcess }),
     });
     this.#runners.add(runner);
     const run = runner.run().finally(() => {

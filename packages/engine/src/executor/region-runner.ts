@@ -31,6 +31,8 @@ export interface RegionRunnerOptions {
   readonly serializer: RecordSerializerFactory;
   readonly onEvent: (event: TaskEvent) => void;
   readonly logger?: Logger;
+  /** Kills this process (a planted `kill-process` fault): set in worker processes only. */
+  readonly killProcess?: () => void;
 }
 
 interface Deferred {
@@ -118,6 +120,7 @@ export class RegionRunner {
         cwd: this.#options.cwd,
         serializer: this.#options.serializer,
         logger: logger.child({ attemptId: task.attemptId }),
+        ...(this.#options.killProcess === undefined ? {} : { killProcess: this.#options.killProcess }),
         io: {
           createWriter: (output) => {
             const environment = output.pipelined ? shuffle.pipelinedEnvironment : shuffle.blockingEnvironment;

@@ -23,8 +23,16 @@ export interface TaskExecutor {
   readonly slots: number;
   /** `inprocess` or `worker`. */
   readonly kind: string;
+  /** The operating-system process running the tasks, when it is not the job master's. */
+  readonly pid?: number | undefined;
   deploy(deployment: RegionDeployment): void;
   cancel(attemptIds: readonly string[], reason: string): void;
+  /**
+   * The abrupt path, for tasks that ignore cancellation: kills the executor (a worker process) with every
+   * task it runs; it is then reported lost through `onExecutorLost`. Absent where that is impossible (the
+   * in-process executor cannot kill the job master's own process).
+   */
+  destroy?(error: Error): void;
   /** Counters of the tasks running now (a worker's are as of its last progress message). */
   progress(): readonly TaskProgress[];
   close(): Promise<void>;

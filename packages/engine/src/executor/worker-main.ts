@@ -56,8 +56,9 @@ async function init(message: WorkerInitMessage): Promise<void> {
       context: { field: 'build' },
     });
   }
+  if (shuttingDown) return;
   const id = taskExecutorId(message.executorId);
-  executor = await InProcessTaskExecutor.start({
+  const started = await InProcessTaskExecutor.start({
     id,
     slots: message.slots,
     jobId: toJobId(message.jobId),
@@ -67,11 +68,18 @@ async function init(message: WorkerInitMessage): Promise<void> {
     cwd: message.cwd,
     serializer: loaded.definition.options.serializer ?? resolveSerializer(message.serializer),
     logger,
+    killProcess: () => process.kill(process.pid, 'SIGKILL'),
     listener: {
       onTaskEvent: (_executor, event) => send({ type: 'task-event', event }),
       onExecutorLost: () => {},
     },
   });
+  // Told to shut down while it started: nothing may keep the process alive.
+  if (shuttingDown) {
+    await started.close();
+    return;
+  }
+  executor = started;
   timers.push(setInterval(() => send({ type: 'heartbeat' }), message.heartbeatIntervalMs));
   timers.push(
     setInterval(() => {

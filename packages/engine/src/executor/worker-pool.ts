@@ -13,6 +13,13 @@ import type { TaskProgress } from '../runtime/task-events.js';
 import type { TaskExecutor, TaskExecutorListener } from './task-executor.js';
 import type { FromWorkerMessage, ToWorkerMessage, WorkerInitMessage } from './worker-protocol.js';
 
+/** @see WorkerPoolOptions.heartbeatIntervalMs */
+export const DEFAULT_HEARTBEAT_INTERVAL_MS = 1000;
+/** @see WorkerPoolOptions.heartbeatTimeoutMs */
+export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 30_000;
+/** How long a killed worker may take to exit before it is reported lost anyway. */
+const EXIT_WAIT_MS = 5000;
+
 export interface PrestartWorkersOptions {
   readonly workers: number;
   readonly cwd: string;
@@ -95,7 +102,10 @@ export interface WorkerPoolOptions {
   readonly execArgv?: readonly string[];
   /** @defaultValue 1000 */
   readonly heartbeatIntervalMs?: number;
-  /** @defaultValue 30000 */
+  /**
+   * A worker silent for this long is killed and reported lost. A worker's heartbeats stop while a user
+   * function runs synchronously, so keep it above the longest call of one. @defaultValue 30000
+   */
   readonly heartbeatTimeoutMs?: number;
   /** @defaultValue 250 */
   readonly progressIntervalMs?: number;
@@ -155,37 +165,19 @@ function requireReference(factory: ShuffleServiceFactory, field: string): Shuffl
  * A pool of worker processes (child_process.fork), each a task executor with `slotsPerWorker` slots, so a
  * job uses every core. Workers load the job module themselves and rebuild both shuffle factories from
  * their references; records never cross the IPC channel — only deployments, task events, progress and
- * heartbeats do. A worker that exits, or misses heartbeats for `heartbeatTimeoutMs`, is reported lost.
+ * heartbeats do. A worker that exits, or misses heartbeats for `heartbeatTimeoutMs` (it is then killed),
+ * is reported lost once its process is gone — so nothing it ran can still write after the job master
+ * learns of the loss. `startReplacement` forks a new worker to take a lost one's place.
  */
 export class WorkerPool {
   /** Starts `workers` processes and resolves once every one loaded the job; on any failure, stops them all. */
   static async start(options: WorkerPoolOptions): Promise<WorkerProcessTaskExecutor[]> {
-    const pipelined = requireReference(options.pipelined, 'pipelined');
-    const blocking = requireReference(options.blocking, 'blocking');
+    requireReference(options.pipelined, 'pipelined');
+    requireReference(options.blocking, 'blocking');
     const executors = Array.from({ length: options.workers }, (_, i) => new WorkerProcessTaskExecutor(options, taskExecutorId(`worker-${i}`)));
     const children = options.prestarted?.take() ?? [];
     for (const extra of children.slice(executors.length)) extra.kill('SIGKILL');
-    const results = await Promise.allSettled(
-      executors.map((e, i) =>
-        e.start(children[i], {
-          type: 'init',
-          executorId: e.id,
-          slots: options.slotsPerWorker,
-          jobId: options.jobId,
-          jobModuleUrl: options.loaded.moduleUrl,
-          args: [...options.args],
-          parallelism: options.parallelism,
-          exchangeMode: options.exchangeMode,
-          fingerprint: options.loaded.plan.fingerprint,
-          pipelined,
-          blocking,
-          cwd: options.cwd,
-          serializer: options.serializer,
-          heartbeatIntervalMs: options.heartbeatIntervalMs ?? 1000,
-          progressIntervalMs: options.progressIntervalMs ?? 250,
-        }),
-      ),
-    );
+    const results = await Promise.allSettled(executors.map((e, i) => e.start(children[i], initMessage(options, e.id))));
     const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failure !== undefined) {
       await Promise.all(executors.map((e) => e.close()));
@@ -193,6 +185,42 @@ export class WorkerPool {
     }
     return executors;
   }
+
+  /**
+   * Forks one new worker `id` (in place of a lost one) at once; `ready` resolves once it loaded the job
+   * (and rejects, the worker stopped, when it cannot). Closing `executor` meanwhile stops the start.
+   */
+  static startReplacement(options: WorkerPoolOptions, id: TaskExecutorId): { readonly executor: WorkerProcessTaskExecutor; readonly ready: Promise<WorkerProcessTaskExecutor> } {
+    const executor = new WorkerProcessTaskExecutor(options, id);
+    const ready = executor.start(undefined, initMessage(options, id)).then(
+      () => executor,
+      async (error: unknown) => {
+        await executor.close();
+        throw error;
+      },
+    );
+    return { executor, ready };
+  }
+}
+
+function initMessage(options: WorkerPoolOptions, id: TaskExecutorId): WorkerInitMessage {
+  return {
+    type: 'init',
+    executorId: id,
+    slots: options.slotsPerWorker,
+    jobId: options.jobId,
+    jobModuleUrl: options.loaded.moduleUrl,
+    args: [...options.args],
+    parallelism: options.parallelism,
+    exchangeMode: options.exchangeMode,
+    fingerprint: options.loaded.plan.fingerprint,
+    pipelined: requireReference(options.pipelined, 'pipelined'),
+    blocking: requireReference(options.blocking, 'blocking'),
+    cwd: options.cwd,
+    serializer: options.serializer,
+    heartbeatIntervalMs: options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS,
+    progressIntervalMs: options.progressIntervalMs ?? 250,
+  };
 }
 
 /** One worker process, seen from the job master. */
@@ -217,6 +245,11 @@ export class WorkerProcessTaskExecutor implements TaskExecutor {
     this.#logger = (options.logger ?? noopLogger).child({ taskExecutorId: id });
   }
 
+  /** The worker's process id (undefined before it was forked). */
+  get pid(): number | undefined {
+    return this.#child?.pid;
+  }
+
   /** Starts the worker in `prestarted` (or a new process) and resolves once it loaded the job. */
   start(prestarted: ChildProcess | undefined, init: WorkerInitMessage): Promise<void> {
     const child = prestarted ?? forkWorker(this.#options.execArgv ?? defaultExecArgv(), this.#options.cwd);
@@ -224,17 +257,20 @@ export class WorkerProcessTaskExecutor implements TaskExecutor {
     this.#exited = child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise<void>((resolve) => child.once('exit', () => resolve()));
     return new Promise<void>((resolve, reject) => {
       const timeoutMs = this.#options.startTimeoutMs ?? 60_000;
+      let settled = false;
       const timer = setTimeout(() => fail(new Error(`did not load the job within ${timeoutMs} ms`)), timeoutMs);
       const fail = (error: Error): void => {
         clearTimeout(timer);
-        if (this.#state !== 'starting') return;
-        this.#state = 'gone';
+        if (settled) return;
+        settled = true;
+        if (this.#state === 'starting') this.#state = 'gone';
         child.kill('SIGKILL');
         reject(isEngineError(error) ? error : new EngineError('WEFT_ERR_TASK_EXECUTOR_LOST', `worker ${this.id} failed to start: ${error.message}`, { cause: error, context: { taskExecutorId: this.id } }));
       };
       child.on('message', (raw: unknown) => {
         const message = raw as FromWorkerMessage;
-        if (message.type === 'ready' && this.#state === 'starting') {
+        if (message.type === 'ready' && this.#state === 'starting' && !settled) {
+          settled = true;
           clearTimeout(timer);
           this.#state = 'ready';
           this.#lastHeartbeat = Date.now();
@@ -248,10 +284,11 @@ export class WorkerProcessTaskExecutor implements TaskExecutor {
         }
         this.#onMessage(message);
       });
-      child.on('error', (error) => (this.#state === 'starting' ? fail(error) : this.#lost(error)));
+      child.on('error', (error) => (settled ? this.#lost(error) : fail(error)));
       child.on('exit', (code, signal) => {
         const error = new Error(`worker process ${child.pid} exited with ${signal ?? `code ${code}`}`);
-        if (this.#state === 'starting') fail(error);
+        // Closed while it started, it exits before it is ready: the start fails.
+        if (!settled) fail(error);
         else if (this.#state === 'ready') this.#lost(error);
       });
       if (child.exitCode !== null || child.signalCode !== null) {
@@ -264,6 +301,11 @@ export class WorkerProcessTaskExecutor implements TaskExecutor {
 
   deploy(deployment: RegionDeployment): void {
     this.#send({ type: 'deploy', deployment });
+  }
+
+  /** Kills the worker process (SIGKILL); it is reported lost once it exited. */
+  destroy(error: Error): void {
+    this.#lost(error);
   }
 
   cancel(attemptIds: readonly string[], reason: string): void {
@@ -280,12 +322,14 @@ export class WorkerProcessTaskExecutor implements TaskExecutor {
   }
 
   async #close(): Promise<void> {
-    const wasReady = this.#state === 'ready' || this.#state === 'starting';
+    const was = this.#state;
     this.#state = 'closing';
     if (this.#watchdog !== undefined) clearInterval(this.#watchdog);
     const child = this.#child;
     if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
-    if (wasReady) this.#send({ type: 'shutdown' });
+    // A worker still loading the job runs no task: stop it at once. A ready one shuts down gracefully.
+    if (was === 'starting') child.kill('SIGKILL');
+    else if (was === 'ready') this.#send({ type: 'shutdown' });
     const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
     await this.#exited;
     clearTimeout(timer);
@@ -300,6 +344,8 @@ export class WorkerProcessTaskExecutor implements TaskExecutor {
   }
 
   #onMessage(message: FromWorkerMessage): void {
+    // A lost worker's last messages may still arrive after its loss was decided: they are dropped.
+    if (this.#state === 'gone' && message.type !== 'log') return;
     switch (message.type) {
       case 'task-event':
         if (message.event.type === 'finished' || message.event.type === 'failed' || message.event.type === 'cancelled') {
@@ -323,20 +369,40 @@ export class WorkerProcessTaskExecutor implements TaskExecutor {
   }
 
   #startWatchdog(): void {
-    const timeoutMs = this.#options.heartbeatTimeoutMs ?? 30_000;
+    const timeoutMs = this.#options.heartbeatTimeoutMs ?? DEFAULT_HEARTBEAT_TIMEOUT_MS;
     this.#watchdog = setInterval(() => {
       if (Date.now() - this.#lastHeartbeat <= timeoutMs) return;
-      this.#child?.kill('SIGKILL');
-      this.#lost(new Error(`no heartbeat for ${timeoutMs} ms`));
+      this.#lost(new Error(`no heartbeat for ${timeoutMs} ms (heartbeatTimeoutMs), so it was killed`));
     }, Math.min(1000, timeoutMs));
     this.#watchdog.unref();
   }
 
+  /**
+   * The worker is gone: its process is killed if it still runs, and the loss is reported once it exited
+   * (a zombie that could still commit output is never assumed dead while it lives).
+   */
   #lost(error: Error): void {
     if (this.#state !== 'ready') return;
     this.#state = 'gone';
     if (this.#watchdog !== undefined) clearInterval(this.#watchdog);
     this.#progress = [];
-    this.#options.listener.onExecutorLost(this.id, error);
+    const child = this.#child;
+    let reported = false;
+    const report = (): void => {
+      if (reported) return;
+      reported = true;
+      this.#options.listener.onExecutorLost(this.id, error);
+    };
+    if (child === undefined || child.exitCode !== null || child.signalCode !== null) {
+      report();
+      return;
+    }
+    child.kill('SIGKILL');
+    const timer = setTimeout(report, EXIT_WAIT_MS);
+    timer.unref();
+    void this.#exited.then(() => {
+      clearTimeout(timer);
+      report();
+    });
   }
 }

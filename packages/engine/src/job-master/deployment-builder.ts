@@ -11,6 +11,7 @@ import {
   resultPartitionId,
 } from '@weft/shuffle-api';
 import type { ExecutionJobEdge, ExecutionTopology } from '../execution/execution-topology.js';
+import type { FaultInjector } from '../faults/fault-injector.js';
 import type { JobPlan, PlannedEdge } from '../graph/job-plan.js';
 import type { PipelinedRegions } from '../regions/pipelined-regions.js';
 import type { InputDeployment, InputPartition, OutputDeployment, RegionDeployment, TaskDeployment } from '../runtime/task-deployment.js';
@@ -33,6 +34,7 @@ export class DeploymentBuilder {
     private readonly jobId: JobId,
     private readonly blockingMaster: ShuffleMaster,
     private readonly attempts: Int32Array,
+    private readonly faults?: FaultInjector,
   ) {
     this.descriptors = new Array<ShuffleDescriptor | undefined>(topology.partitionCount);
     plan.vertices.forEach((v) => this.#planVertexOf.set(v.id, v.index));
@@ -51,7 +53,9 @@ export class DeploymentBuilder {
     const tasks: TaskDeployment[] = members.map((v) => {
       const vertex = this.topology.jobVertexOf(v);
       const subtask = v - vertex.firstExecutionVertex;
+      const fault = this.faults?.taskFault?.({ executionVertexId: `${vertex.id}#${subtask}`, attempt: this.attempts[v] as number });
       return {
+        ...(fault === undefined ? {} : { fault }),
         attemptId: this.attemptIdOf(v),
         executionVertexId: `${vertex.id}#${subtask}`,
         vertexId: vertex.id,

@@ -1,8 +1,9 @@
-import { type JobId, type Logger, type ShuffleMaster, type TaskExecutorId, findShuffleError, noopLogger } from '@weft/shuffle-api';
+import { type JobId, type Logger, type ShuffleMaster, type TaskExecutorId, noopLogger } from '@weft/shuffle-api';
 import { EngineError, isEngineError } from '../errors/engine-error.js';
 import type { ExecutionTopology } from '../execution/execution-topology.js';
 import type { TaskExecutor, TaskExecutorListener } from '../executor/task-executor.js';
 import type { FailoverStrategy } from '../failover/failover-strategy.js';
+import type { FaultInjector } from '../faults/fault-injector.js';
 import type { JobPlan } from '../graph/job-plan.js';
 import type { PipelinedRegions } from '../regions/pipelined-regions.js';
 import type { RestartBackoffTimeStrategy } from '../restart/restart-backoff-time-strategy.js';
@@ -10,7 +11,11 @@ import { deserializeTaskError } from '../runtime/task-error-serialization.js';
 import type { TaskEvent, TaskResult } from '../runtime/task-events.js';
 import type { TaskMetrics } from '../runtime/task-deployment.js';
 import { DeploymentBuilder } from './deployment-builder.js';
+import { CancelTimeouts } from './cancel-timeouts.js';
+import type { ExecutorLossRecord, FailoverRecord } from './failover-record.js';
+import { describeFailure, lostPartitionsOf } from './failure-cause.js';
 import type { JobProgress } from './job-progress.js';
+import { progressCounters } from './progress-counters.js';
 import { RegionDependencies } from './region-dependencies.js';
 
 const WAITING = 0;
@@ -30,7 +35,23 @@ export interface JobMasterOptions {
   readonly failover: FailoverStrategy;
   readonly restart: RestartBackoffTimeStrategy;
   readonly logger?: Logger;
+  /** Fault injection: faults planted in task deployments, and a hook before each region is deployed. */
+  readonly faults?: FaultInjector;
+  /**
+   * Starts a task executor in place of a lost one (a new worker process). Absent: lost executors are not
+   * replaced, and the job fails once none is left.
+   */
+  readonly replaceExecutor?: (lost: TaskExecutorId) => Promise<TaskExecutor>;
+  /**
+   * Tasks still running this long after they were cancelled get their executor destroyed (a worker
+   * process is killed), so a task that ignores cancellation cannot hold up a restart or the job's end.
+   * @defaultValue 30000
+   */
+  readonly cancelTimeoutMs?: number;
 }
+
+/** @see JobMasterOptions.cancelTimeoutMs */
+export const DEFAULT_CANCEL_TIMEOUT_MS = 30_000;
 
 /** How a job ended, before its sinks are published. */
 export interface JobOutcome {
@@ -42,6 +63,12 @@ export interface JobOutcome {
   readonly attemptsDeployed: number;
   readonly failures: number;
   readonly restarts: number;
+  /** Each failover, in order. */
+  readonly failovers: readonly FailoverRecord[];
+  /** Task executors lost while the job ran. */
+  readonly executorsLost: readonly ExecutorLossRecord[];
+  /** Per execution vertex (topology order): its last attempt number (0: never restarted). */
+  readonly attempts: readonly number[];
 }
 
 /**
@@ -55,7 +82,15 @@ export interface JobOutcome {
  * restart strategy whether to restart and the failover strategy what (the failed task's region, plus
  * producers of lost inputs and consumers of restarted outputs), cancels those regions, waits until their
  * tasks stopped, bumps their attempts, releases their old partitions and reschedules them after the
- * backoff. Without a restart, the job fails: every running task is cancelled first.
+ * backoff. Without a restart, the job fails ("recovery is suppressed by <strategy>", with the root cause):
+ * every running task is cancelled first. Each failover is recorded (FailoverRecord).
+ *
+ * Attempts: a reset task's attempt number grows, so events of older attempts are ignored, and its old
+ * partitions are released before the new attempt registers them — a late commit of the old attempt finds
+ * its partition released and loses. An old attempt is only ever given up once it reported its end or its
+ * executor is gone (a lost worker is reported once its process exited; cancelled tasks that do not stop
+ * within `cancelTimeoutMs` get their worker killed). Lost executors are replaced when `replaceExecutor`
+ * is given; without one, the job fails once no executor is left.
  */
 export class JobMaster implements TaskExecutorListener {
   readonly #options: JobMasterOptions;
@@ -64,6 +99,8 @@ export class JobMaster implements TaskExecutorListener {
   readonly #builder: DeploymentBuilder;
   readonly #attempts: Int32Array;
   readonly #taskDone: Uint8Array;
+  /** 1 once the current attempt of the execution vertex was handed to an executor. */
+  readonly #taskDeployed: Uint8Array;
   readonly #regionState: Uint8Array;
   readonly #pending: Int32Array;
   readonly #remaining: Int32Array;
@@ -77,6 +114,13 @@ export class JobMaster implements TaskExecutorListener {
   readonly #freeSlots = new Map<TaskExecutor, number>();
   readonly #restarting = new Set<number>();
   readonly #running = new Set<string>();
+  readonly #lostExecutors = new Set<string>();
+  readonly #cancelTimeouts: CancelTimeouts;
+  readonly #failovers: FailoverRecord[] = [];
+  readonly #executorsLost: ExecutorLossRecord[] = [];
+  readonly #started = performance.now();
+  #replacing = 0;
+  #deployments = 0;
   #finishedRegions = 0;
   #finishedTasks = 0;
   #attemptsDeployed = 0;
@@ -91,10 +135,12 @@ export class JobMaster implements TaskExecutorListener {
   constructor(options: JobMasterOptions) {
     this.#options = options;
     this.#logger = (options.logger ?? noopLogger).child({ jobId: options.jobId });
+    this.#cancelTimeouts = new CancelTimeouts(options.cancelTimeoutMs ?? DEFAULT_CANCEL_TIMEOUT_MS, this.#logger);
     const { topology, regions } = options;
     this.#dependencies = new RegionDependencies(topology, regions);
     this.#attempts = new Int32Array(topology.executionVertexCount);
     this.#taskDone = new Uint8Array(topology.executionVertexCount);
+    this.#taskDeployed = new Uint8Array(topology.executionVertexCount);
     this.#regionState = new Uint8Array(regions.regionCount);
     this.#pending = new Int32Array(regions.regionCount);
     this.#remaining = new Int32Array(regions.regionCount);
@@ -103,7 +149,7 @@ export class JobMaster implements TaskExecutorListener {
     this.#regionExecutor = new Array<TaskExecutor | undefined>(regions.regionCount);
     this.#partitionDone = new Uint8Array(topology.partitionCount);
     this.#results = new Array<TaskResult | undefined>(topology.executionVertexCount);
-    this.#builder = new DeploymentBuilder(options.plan, topology, regions, options.jobId, options.blockingMaster, this.#attempts);
+    this.#builder = new DeploymentBuilder(options.plan, topology, regions, options.jobId, options.blockingMaster, this.#attempts, options.faults);
     this.#done = new Promise<JobOutcome>((resolve) => (this.#resolve = resolve));
   }
 
@@ -131,38 +177,16 @@ export class JobMaster implements TaskExecutorListener {
   }
 
   progress(): Omit<JobProgress, 'elapsedMs'> {
-    const { topology } = this.#options;
     const live = new Map<string, TaskMetrics>();
     for (const executor of this.#executors) for (const p of executor.progress()) live.set(p.attemptId, p.metrics);
-    let recordsRead = 0;
-    let recordsShuffled = 0;
-    let bytesShuffled = 0;
-    const add = (metrics: TaskMetrics, source: boolean): void => {
-      if (source) recordsRead += metrics.recordsIn;
-      for (const o of metrics.outputs) {
-        recordsShuffled += o.records;
-        bytesShuffled += o.bytes;
-      }
-    };
-    for (let v = 0; v < topology.executionVertexCount; v++) {
-      const source = topology.jobVertexOf(v).inputs.length === 0;
-      const result = this.#results[v];
-      if (result !== undefined) {
-        add(result.metrics, source);
-        continue;
-      }
-      const metrics = live.get(this.#builder.attemptIdOf(v));
-      if (metrics !== undefined) add(metrics, source);
-    }
+    const counters = progressCounters({ topology: this.#options.topology, results: this.#results, live, attemptIdOf: (v) => this.#builder.attemptIdOf(v) });
     return {
       tasksFinished: this.#finishedTasks,
-      tasksTotal: topology.executionVertexCount,
+      tasksTotal: this.#options.topology.executionVertexCount,
       tasksRunning: this.#running.size,
       regionsFinished: this.#finishedRegions,
       regionsTotal: this.#options.regions.regionCount,
-      recordsRead,
-      recordsShuffled,
-      bytesShuffled,
+      ...counters,
       failures: this.#failures,
     };
   }
@@ -170,6 +194,7 @@ export class JobMaster implements TaskExecutorListener {
   // ---- events from executors -----------------------------------------------------------------
 
   onTaskEvent(executor: TaskExecutorId, event: TaskEvent): void {
+    if (this.#lostExecutors.has(executor)) return;
     const at = event.attemptId.lastIndexOf('@');
     const v = this.#options.topology.indexOfExecutionVertex(event.attemptId.slice(0, at));
     const attempt = Number(event.attemptId.slice(at + 1));
@@ -203,6 +228,7 @@ export class JobMaster implements TaskExecutorListener {
   onExecutorLost(executorId: TaskExecutorId, error: Error): void {
     const executor = this.#executors.find((e) => e.id === executorId);
     if (executor === undefined) return;
+    this.#lostExecutors.add(executorId);
     this.#executors.splice(this.#executors.indexOf(executor), 1);
     this.#freeSlots.delete(executor);
     this.#logger.warn({ taskExecutorId: executorId, error: error.message }, 'task executor lost');
@@ -211,6 +237,7 @@ export class JobMaster implements TaskExecutorListener {
     this.#regionExecutor.forEach((x, r) => {
       if (x === executor && this.#active[r]! > 0) regions.push(r);
     });
+    // Every task it ran fails: each region's failure goes through the one failure path.
     for (const r of regions) {
       const failed = Array.from(this.#options.regions.membersOf(r)).find((v) => this.#taskDone[v] === 0);
       this.#active[r] = 0;
@@ -219,8 +246,40 @@ export class JobMaster implements TaskExecutorListener {
       if (failed !== undefined) this.#onFailure(failed, lost);
       this.#afterTerminal(r);
     }
-    if (this.#executors.length === 0 && this.#state === 'running') this.#failJob(lost);
+    const replace = this.#state === 'running' && this.#options.replaceExecutor !== undefined;
+    this.#executorsLost.push({ atMs: this.#elapsedMs(), taskExecutorId: executorId, reason: error.message, replaced: replace });
+    if (replace) this.#replaceExecutor(executorId, lost);
+    else if (this.#executors.length === 0 && this.#replacing === 0 && this.#state === 'running') this.#failJob(this.#noExecutorLeft(lost));
     this.#schedule();
+  }
+
+  #replaceExecutor(lostId: TaskExecutorId, lost: EngineError): void {
+    this.#replacing++;
+    (this.#options.replaceExecutor as (lost: TaskExecutorId) => Promise<TaskExecutor>)(lostId).then(
+      (executor) => {
+        this.#replacing--;
+        if (this.#state !== 'running') return;
+        this.#logger.info({ taskExecutorId: executor.id, replaces: lostId }, 'task executor replaced');
+        this.#executors.push(executor);
+        this.#freeSlots.set(executor, executor.slots);
+        this.#schedule();
+      },
+      (error: unknown) => {
+        this.#replacing--;
+        this.#logger.warn({ taskExecutorId: lostId, error: (error as Error).message }, 'could not replace a lost task executor');
+        if (this.#state === 'running' && this.#executors.length === 0 && this.#replacing === 0) {
+          this.#failJob(this.#noExecutorLeft(new EngineError('WEFT_ERR_TASK_EXECUTOR_LOST', `${lost.message}; its replacement failed to start: ${(error as Error).message}`, { cause: error, context: { taskExecutorId: lostId } })));
+        }
+      },
+    );
+  }
+
+  #noExecutorLeft(cause: EngineError): EngineError {
+    return new EngineError('WEFT_ERR_JOB_FAILED', `job ${JSON.stringify(this.#options.plan.name)} failed: no task executor is left: ${cause.message}`, { cause });
+  }
+
+  #elapsedMs(): number {
+    return Math.round(performance.now() - this.#started);
   }
 
   // ---- state machine ---------------------------------------------------------------------------
@@ -266,24 +325,46 @@ export class JobMaster implements TaskExecutorListener {
     const region = regions.regionOf[v] as number;
     this.#failures++;
     const failedVertex = topology.executionVertexId(v);
+    const attemptId = this.#builder.attemptIdOf(v);
     this.#logger.info({ executionVertexId: failedVertex, attempt: this.#attempts[v], error: error.message }, 'task failed');
     if (this.#state !== 'running' || this.#restarting.has(region)) return;
-    restart.notifyFailure(error);
-    if (isEngineError(error, 'WEFT_ERR_INVALID_JOB') || !restart.canRestart()) {
+    if (isEngineError(error, 'WEFT_ERR_INVALID_JOB')) {
       this.#failJob(this.#jobFailed(v, error));
       return;
     }
+    restart.notifyFailure(error);
+    if (!restart.canRestart()) {
+      this.#failJob(this.#jobFailed(v, error, `recovery is suppressed by ${restart.toString()}: `));
+      return;
+    }
+    const lostPartitions = lostPartitionsOf(error, topology);
     let toRestart: Int32Array;
     try {
-      toRestart = failover.verticesToRestart({ failedVertex, lostPartitions: this.#lostPartitions(error) });
+      toRestart = failover.verticesToRestart({ failedVertex, lostPartitions });
     } catch (failoverError) {
       this.#failJob(this.#jobFailed(v, failoverError as Error));
       return;
     }
     this.#restarts++;
+    const backoffMs = restart.getBackoffTimeMs();
+    let deployed = 0;
+    for (let u = 0; u < topology.executionVertexCount; u++) deployed += this.#taskDeployed[u] as number;
+    this.#failovers.push({
+      atMs: this.#elapsedMs(),
+      failedTask: failedVertex,
+      attemptId,
+      error: describeFailure(error),
+      lostPartitions,
+      strategy: failover.name,
+      tasksToRestart: Array.from(toRestart, (u) => topology.executionVertexId(u)),
+      tasksRunAgain: Array.from(toRestart).filter((u) => this.#taskDeployed[u] === 1).map((u) => topology.executionVertexId(u)),
+      tasksTotal: topology.executionVertexCount,
+      tasksDeployed: deployed,
+      backoffMs,
+    });
     const restartRegions = new Set<number>();
     for (const u of toRestart) restartRegions.add(regions.regionOf[u] as number);
-    this.#logger.info({ executionVertexId: failedVertex, regions: [...restartRegions], backoffMs: restart.getBackoffTimeMs() }, 'restarting regions');
+    this.#logger.info({ executionVertexId: failedVertex, regions: [...restartRegions], tasks: toRestart.length, backoffMs }, 'restarting regions');
     for (const r of restartRegions) {
       this.#restarting.add(r);
       this.#cancelRegion(r, `region restarts after ${failedVertex} failed`);
@@ -292,6 +373,7 @@ export class JobMaster implements TaskExecutorListener {
   }
 
   #afterTerminal(region: number): void {
+    if (this.#active[region] === 0) this.#cancelTimeouts.clear(region);
     if (this.#active[region] === 0 && (this.#regionState[region] === CANCELLING || this.#regionState[region] === RUNNING) && this.#remaining[region] !== 0) {
       this.#setState(region, CANCELLING);
       this.#releaseSlot(region);
@@ -308,10 +390,15 @@ export class JobMaster implements TaskExecutorListener {
       this.#regionVersion[r] = (this.#regionVersion[r] as number) + 1;
       const executor = this.#regionExecutor[r];
       const attemptIds = Array.from(this.#options.regions.membersOf(r)).filter((v) => this.#taskDone[v] === 0).map((v) => this.#builder.attemptIdOf(v));
-      if (state === RUNNING && executor !== undefined && attemptIds.length > 0) executor.cancel(attemptIds, reason);
+      if (state === RUNNING && executor !== undefined && attemptIds.length > 0) {
+        executor.cancel(attemptIds, reason);
+        this.#cancelTimeouts.arm(r, executor, () => (this.#active[r] as number) > 0 && this.#regionExecutor[r] === executor);
+      }
       if (state === DEPLOYING) this.#active[r] = 0;
       if (this.#active[r] === 0) this.#releaseSlot(r);
     } else if (state !== CANCELLING) {
+      // A finished region runs again: it no longer counts as finished.
+      if (state === FINISHED) this.#finishedRegions--;
       this.#setState(r, CANCELLING);
     }
   }
@@ -334,10 +421,10 @@ export class JobMaster implements TaskExecutorListener {
     if (restarting.some((r) => (this.#active[r] as number) > 0)) return;
     const releases: Promise<void>[] = [];
     for (const r of restarting) {
-      if (this.#regionState[r] === FINISHED) this.#finishedRegions--;
       for (const v of regions.membersOf(r)) {
         if (this.#taskDone[v] === 1) this.#finishedTasks--;
         this.#taskDone[v] = 0;
+        this.#taskDeployed[v] = 0;
         this.#results[v] = undefined;
         this.#attempts[v] = (this.#attempts[v] as number) + 1;
         const vertex = topology.jobVertexOf(v);
@@ -412,8 +499,25 @@ export class JobMaster implements TaskExecutorListener {
       return;
     }
     if (this.#regionVersion[region] !== version || this.#regionState[region] !== DEPLOYING) return;
+    const faults = this.#options.faults;
+    if (faults?.beforeDeploy !== undefined) {
+      const { topology } = this.#options;
+      try {
+        await faults.beforeDeploy({
+          deployment: ++this.#deployments,
+          region,
+          taskExecutorId: executor.id,
+          tasks: deployment.tasks.map((t) => ({ executionVertexId: t.executionVertexId, attempt: t.attempt })),
+          inputPartitions: Array.from(this.#dependencies.inputsOf[region] as Int32Array, (p) => topology.resultPartitionId(p)),
+        });
+      } catch (error) {
+        this.#logger.warn({ region, error: (error as Error).message }, 'the fault injector failed before a deployment');
+      }
+      if (this.#regionVersion[region] !== version || this.#regionState[region] !== DEPLOYING) return;
+    }
     this.#setState(region, RUNNING);
     this.#attemptsDeployed += members.length;
+    for (const v of members) this.#taskDeployed[v] = 1;
     executor.deploy(deployment);
   }
 
@@ -459,6 +563,7 @@ export class JobMaster implements TaskExecutorListener {
   #complete(status: 'succeeded' | 'failed'): void {
     this.#state = 'done';
     if (this.#backoffTimer !== undefined) clearTimeout(this.#backoffTimer);
+    this.#cancelTimeouts.clearAll();
     const results = this.#results.filter((r): r is TaskResult => r !== undefined);
     this.#resolve({
       status,
@@ -467,25 +572,17 @@ export class JobMaster implements TaskExecutorListener {
       attemptsDeployed: this.#attemptsDeployed,
       failures: this.#failures,
       restarts: this.#restarts,
+      failovers: [...this.#failovers],
+      executorsLost: [...this.#executorsLost],
+      attempts: Array.from(this.#attempts),
     });
   }
 
-  #jobFailed(v: number, cause: Error): EngineError {
+  #jobFailed(v: number, cause: Error, why = ''): EngineError {
     const attemptId = this.#builder.attemptIdOf(v);
-    return new EngineError('WEFT_ERR_JOB_FAILED', `job ${JSON.stringify(this.#options.plan.name)} failed: task ${attemptId} failed: ${cause.message}`, {
+    return new EngineError('WEFT_ERR_JOB_FAILED', `job ${JSON.stringify(this.#options.plan.name)} failed: ${why}task ${attemptId} failed: ${cause.message}`, {
       cause,
-      context: { executionAttemptId: attemptId },
+      context: { executionAttemptId: attemptId, ...(why === '' ? {} : { restartStrategy: this.#options.restart.toString() }) },
     });
-  }
-
-  /** Partitions the failure names as unreadable (SHF_ERR_PARTITION_NOT_FOUND / DATA_CORRUPTED on a read). */
-  #lostPartitions(error: Error): string[] {
-    const lost: string[] = [];
-    for (const code of ['SHF_ERR_PARTITION_NOT_FOUND', 'SHF_ERR_DATA_CORRUPTED'] as const) {
-      const found = findShuffleError(error, code);
-      const id = found?.context['partitionId'];
-      if (typeof id === 'string' && this.#options.topology.indexOfResultPartition(id) >= 0) lost.push(id);
-    }
-    return lost;
   }
 }

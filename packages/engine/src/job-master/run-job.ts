@@ -7,13 +7,17 @@ import { EngineError, invalidEngineArgument } from '../errors/engine-error.js';
 import { ExecutionTopology } from '../execution/execution-topology.js';
 import { InProcessTaskExecutor } from '../executor/in-process-task-executor.js';
 import type { TaskExecutor, TaskExecutorListener } from '../executor/task-executor.js';
-import { type PrestartedWorkers, WorkerPool } from '../executor/worker-pool.js';
+import { type PrestartedWorkers, WorkerPool, type WorkerPoolOptions } from '../executor/worker-pool.js';
 import { createFailoverStrategy } from '../failover/create-failover-strategy.js';
+import type { FailoverStrategyName } from '../failover/failover-strategy.js';
+import type { FaultInjectorFactory } from '../faults/fault-injector.js';
 import { type LoadedJob, loadJob } from '../graph/load-job.js';
 import { buildPipelinedRegions } from '../regions/pipelined-regions.js';
+import type { JobTopology } from '../topology/job-topology.js';
 import { createRestartBackoffTimeStrategy } from '../restart/create-restart-backoff-time-strategy.js';
 import type { RestartStrategyOptions } from '../restart/restart-backoff-time-strategy.js';
 import { resolveSerializer, type SerializerName } from '../serialization/serializers.js';
+import type { ExecutorLossRecord, FailoverRecord } from './failover-record.js';
 import { JobMaster } from './job-master.js';
 import type { EdgeSummary, JobProgress, VertexSummary } from './job-progress.js';
 import { discardTempDirs, publishSinks, textSinkTempDirs } from './sink-publisher.js';
@@ -44,8 +48,8 @@ export interface RunJobOptions {
   readonly shuffle: JobShuffleServices;
   /** @defaultValue { type: 'none' } — the first failure fails the job */
   readonly restartStrategy?: RestartStrategyOptions;
-  /** @defaultValue 'region' */
-  readonly failoverStrategy?: 'region' | 'all';
+  /** Which tasks a failure restarts: `region` (its pipelined region and what depends on it), `all`, or `individual` (only the failed task; jobs whose tasks exchange no data). @defaultValue 'region' */
+  readonly failoverStrategy?: FailoverStrategyName;
   /** The record serializer, by name, unless the job brings its own (`defineJob(…, { serializer })`). @defaultValue 'default' */
   readonly serializer?: SerializerName;
   /** @defaultValue a fresh unique id */
@@ -65,8 +69,17 @@ export interface RunJobOptions {
   readonly prestartedWorkers?: PrestartedWorkers;
   /** @defaultValue 1000 */
   readonly heartbeatIntervalMs?: number;
-  /** A worker silent for this long is declared lost. @defaultValue 30000 */
+  /**
+   * A worker silent for this long is killed and declared lost. Heartbeats stop while a user function runs
+   * synchronously, so keep it above the longest single call of one. @defaultValue 30000
+   */
   readonly heartbeatTimeoutMs?: number;
+  /** Tasks still running this long after their cancellation get their worker process killed. @defaultValue 30000 */
+  readonly cancelTimeoutMs?: number;
+  /** Start a new worker process in place of each one lost (workers only). @defaultValue true */
+  readonly replaceLostWorkers?: boolean;
+  /** Fault injection (tests, `weft run --inject-faults`): called once the job is planned. */
+  readonly faults?: FaultInjectorFactory;
 }
 
 /** How a job ended, with what it produced and moved. */
@@ -80,6 +93,13 @@ export interface JobResult {
   readonly parallelism: number;
   readonly exchangeMode: ExchangeMode;
   readonly executor: { readonly kind: 'inprocess' | 'workers'; readonly executors: number; readonly slots: number };
+  /** Process ids of every worker the job started (replacements included); empty in process. */
+  readonly workerPids: readonly number[];
+  /** The job's topology (DESIGN.md contract 1): what `weft plan` reads to predict a failure's blast radius. */
+  readonly topology: JobTopology;
+  readonly failoverStrategy: FailoverStrategyName;
+  /** The restart strategy and its settings, e.g. `FixedDelayRestartBackoffTimeStrategy(attempts=3, delayMs=100)`. */
+  readonly restartStrategy: string;
   readonly regions: number;
   readonly tasks: number;
   readonly vertices: readonly VertexSummary[];
@@ -90,6 +110,12 @@ export interface JobResult {
   readonly attempts: number;
   readonly failures: number;
   readonly restarts: number;
+  /** Each failover: which task failed and why, which tasks were reset (see FailoverRecord). */
+  readonly failovers: readonly FailoverRecord[];
+  /** Task executors (worker processes) lost while the job ran. */
+  readonly executorsLost: readonly ExecutorLossRecord[];
+  /** The last attempt number of each execution vertex, by id (0: never reset). */
+  readonly taskAttempts: Readonly<Record<string, number>>;
   /** Files the text sinks published (none when the job failed). */
   readonly outputs: readonly { readonly sink: string; readonly path: string; readonly parts: number }[];
   /** Values of `collect(name)` sinks, subtask by subtask (empty when the job failed). */
@@ -145,14 +171,36 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   const regions = buildPipelinedRegions(topology);
   const restart = createRestartBackoffTimeStrategy(options.restartStrategy ?? { type: 'none' });
   const failover = createFailoverStrategy(topology, options.failoverStrategy ?? 'region');
+  const faults = options.faults?.({ jobId: id, topology: loaded.plan.topology, regions: regions.toIds(), executor: kind });
   const tempDirs = textSinkTempDirs(loaded.plan, cwd, id);
 
   const blockingMaster = options.shuffle.blocking.createShuffleMaster({ logger });
   const executors: TaskExecutor[] = [];
+  let poolOptions: WorkerPoolOptions | undefined;
   let progressTimer: ReturnType<typeof setInterval> | undefined;
   let onAbort: (() => void) | undefined;
   try {
-    const master = new JobMaster({ jobId: id, plan: loaded.plan, topology, regions, blockingMaster, failover, restart, logger });
+    // A replacement worker joins `executors` as soon as it is forked, so it is closed with the others
+    // (which stops it if it is still starting when the job ends).
+    let replaced = 0;
+    const replaceExecutor = (): Promise<TaskExecutor> => {
+      const { executor, ready } = WorkerPool.startReplacement(poolOptions as WorkerPoolOptions, taskExecutorId(`worker-${workers + replaced++}`));
+      executors.push(executor);
+      return ready;
+    };
+    const master = new JobMaster({
+      jobId: id,
+      plan: loaded.plan,
+      topology,
+      regions,
+      blockingMaster,
+      failover,
+      restart,
+      logger,
+      ...(faults === undefined ? {} : { faults }),
+      ...(options.cancelTimeoutMs === undefined ? {} : { cancelTimeoutMs: options.cancelTimeoutMs }),
+      ...(kind === 'workers' && (options.replaceLostWorkers ?? true) ? { replaceExecutor } : {}),
+    });
     const listener: TaskExecutorListener = master;
     // The blocking master and the executors start together (worker processes take the longest).
     const startMaster = (async () => {
@@ -176,7 +224,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
           }),
         ];
       }
-      return WorkerPool.start({
+      poolOptions = {
         workers,
         slotsPerWorker: slots,
         jobId: id,
@@ -194,7 +242,8 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
         ...(options.prestartedWorkers === undefined ? {} : { prestarted: options.prestartedWorkers }),
         ...(options.heartbeatIntervalMs === undefined ? {} : { heartbeatIntervalMs: options.heartbeatIntervalMs }),
         ...(options.heartbeatTimeoutMs === undefined ? {} : { heartbeatTimeoutMs: options.heartbeatTimeoutMs }),
-      });
+      };
+      return WorkerPool.start(poolOptions);
     })();
     const [masterStarted, executorsStarted] = await Promise.allSettled([startMaster, startExecutors]);
     if (executorsStarted.status === 'fulfilled') executors.push(...executorsStarted.value);
@@ -234,7 +283,11 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       durationMs: performance.now() - started,
       parallelism,
       exchangeMode: loaded.plan.exchangeMode,
-      executor: { kind, executors: executors.length, slots },
+      executor: { kind, executors: kind === 'inprocess' ? executors.length : workers, slots },
+      workerPids: executors.flatMap((e) => (e.pid === undefined ? [] : [e.pid])),
+      topology: loaded.plan.topology,
+      failoverStrategy: failover.name,
+      restartStrategy: restart.toString(),
       regions: regions.regionCount,
       tasks: topology.executionVertexCount,
       vertices: summarizeVertices(loaded, outcome.results),
@@ -245,6 +298,9 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       attempts: outcome.attemptsDeployed,
       failures: outcome.failures,
       restarts: outcome.restarts,
+      failovers: outcome.failovers,
+      executorsLost: outcome.executorsLost,
+      taskAttempts: Object.fromEntries(topology.executionVertexIds().map((task, v) => [task, outcome.attempts[v] ?? 0])),
       outputs: published.files,
       collected: published.collected,
     };

@@ -6,6 +6,7 @@ import type { OperatorContext, Output, SinkOutput, StreamOperator } from '../ope
 import type { RecordSerializerFactory } from '../serialization/record-serializer.js';
 import { TaskBackpressure } from './backpressure.js';
 import { createChannelSelector } from './channel-selector.js';
+import { FaultTrigger } from './fault-trigger.js';
 import { DISCARD_OUTPUT, FanOutOutput, NetworkOutput } from './network-output.js';
 import type { InputDeployment, OutputDeployment, TaskDeployment, TaskMetrics } from './task-deployment.js';
 import type { TaskResult } from './task-events.js';
@@ -26,6 +27,8 @@ export interface StreamTaskOptions {
   readonly cwd: string;
   readonly serializer: RecordSerializerFactory;
   readonly logger?: Logger;
+  /** Kills the process running the task (a planted `kill-process` fault); absent in the job master's process. */
+  readonly killProcess?: () => void;
 }
 
 /**
@@ -46,6 +49,9 @@ export class StreamTask {
   readonly #gates: InputGate[] = [];
   #operators: RuntimeOperator[] = [];
   #recordsIn = 0;
+  /** A planted fault (fault injection), or undefined. */
+  readonly #trigger: FaultTrigger | undefined;
+  #sourceCount: { readonly count: number } | undefined;
 
   constructor(options: StreamTaskOptions) {
     this.#options = options;
@@ -54,6 +60,8 @@ export class StreamTask {
       throw new Error(`task ${options.deployment.attemptId} names vertex ${options.deployment.vertexId}, which the plan does not have at index ${options.deployment.vertexIndex}`);
     }
     this.#vertex = vertex;
+    const fault = options.deployment.fault;
+    this.#trigger = fault === undefined ? undefined : new FaultTrigger(fault, options.deployment.attemptId, options.killProcess);
   }
 
   /** Live counters (read any time). */
@@ -84,6 +92,7 @@ export class StreamTask {
       const head = this.#operators[0] as RuntimeOperator;
       if (head.source) await head.operator.run();
       else await this.#consumeInputs(head.operator);
+      this.#trigger?.fireIfPending(head.source ? (this.#sourceCount?.count ?? 0) : this.#recordsIn);
       for (const op of this.#operators) {
         if (!op.source) await op.operator.finish?.();
         if (signal.aborted) throw signal.reason;
@@ -140,7 +149,12 @@ export class StreamTask {
         if (outputConsumers === 0) outputConsumers = subpartitions;
         targets.push(new NetworkOutput(writer, createChannelSelector(edge, subpartitions, identity), serializer(), this.#backpressure));
       }
-      const output = targets.length === 0 ? DISCARD_OUTPUT : targets.length === 1 ? (targets[0] as Output) : new FanOutOutput(targets);
+      let output = targets.length === 0 ? DISCARD_OUTPUT : targets.length === 1 ? (targets[0] as Output) : new FanOutOutput(targets);
+      if (position === 0 && this.#trigger !== undefined && isSource(node.spec.kind)) {
+        const counted = this.#trigger.wrap(output);
+        this.#sourceCount = counted;
+        output = counted;
+      }
       const context: OperatorContext = { ...identity, jobId, backpressure: this.#backpressure, signal, cwd, outputConsumers };
       built[position] = createOperator(node, output, context);
     }
@@ -178,7 +192,13 @@ export class StreamTask {
       const batch = await gate.readBatch();
       if (batch === null) break;
       if (batch.kind !== 'records') continue;
-      const records = batch.records;
+      let records = batch.records;
+      const trigger = this.#trigger;
+      let fireAt = -1;
+      if (trigger !== undefined && this.#recordsIn + records.length > trigger.atRecord) {
+        fireAt = trigger.atRecord;
+        records = records.slice(0, Math.max(0, fireAt - this.#recordsIn));
+      }
       if (inputIndex === 0) {
         for (let i = 0; i < records.length; i++) head.collect(deserializer.deserialize(records[i] as Uint8Array));
       } else {
@@ -187,6 +207,7 @@ export class StreamTask {
         for (let i = 0; i < records.length; i++) process.call(head, deserializer.deserialize(records[i] as Uint8Array), inputIndex);
       }
       this.#recordsIn += records.length;
+      if (fireAt >= 0) (trigger as FaultTrigger).fire(fireAt);
       if (backpressure.blocked) await backpressure.wait();
       if (signal.aborted) throw signal.reason;
     }
@@ -212,4 +233,10 @@ export class StreamTask {
       }
     }
   }
+}
+
+const SOURCE_KINDS: ReadonlySet<string> = new Set(['text-source', 'range-source', 'array-source']);
+
+function isSource(kind: string): boolean {
+  return SOURCE_KINDS.has(kind);
 }

@@ -1,4 +1,5 @@
 import type { PartitionDescriptor, ProducerDescriptor, ShuffleDescriptor, SubpartitionRange } from '@weft/shuffle-api';
+import type { TaskFault } from '../faults/fault-injector.js';
 
 /**
  * One output of a task: the result partition its subtask writes for one job edge. Plain JSON.
@@ -50,6 +51,8 @@ export interface TaskDeployment {
   readonly attempt: number;
   readonly outputs: readonly OutputDeployment[];
   readonly inputs: readonly InputDeployment[];
+  /** A fault planted on purpose (fault injection); absent normally. */
+  readonly fault?: TaskFault;
 }
 
 /** A pipelined region's tasks, deployed together to one task executor. Plain JSON. */

@@ -1,0 +1,39 @@
+import type { ExecutionTopology } from '../execution/execution-topology.js';
+import type { TaskMetrics } from '../runtime/task-deployment.js';
+import type { TaskResult } from '../runtime/task-events.js';
+
+export interface ProgressCountersRequest {
+  readonly topology: ExecutionTopology;
+  /** The finished attempt's result of each execution vertex, if it finished. */
+  readonly results: readonly (TaskResult | undefined)[];
+  /** Live counters of running attempts, by attempt id. */
+  readonly live: ReadonlyMap<string, TaskMetrics>;
+  /** The current attempt id of execution vertex `v`. */
+  readonly attemptIdOf: (v: number) => string;
+}
+
+/** Records read by sources and records/bytes shuffled, over finished and running attempts. */
+export function progressCounters(request: ProgressCountersRequest): { recordsRead: number; recordsShuffled: number; bytesShuffled: number } {
+  const { topology, results, live } = request;
+  let recordsRead = 0;
+  let recordsShuffled = 0;
+  let bytesShuffled = 0;
+  const add = (metrics: TaskMetrics, source: boolean): void => {
+    if (source) recordsRead += metrics.recordsIn;
+    for (const o of metrics.outputs) {
+      recordsShuffled += o.records;
+      bytesShuffled += o.bytes;
+    }
+  };
+  for (let v = 0; v < topology.executionVertexCount; v++) {
+    const source = topology.jobVertexOf(v).inputs.length === 0;
+    const result = results[v];
+    if (result !== undefined) {
+      add(result.metrics, source);
+      continue;
+    }
+    const metrics = live.get(request.attemptIdOf(v));
+    if (metrics !== undefined) add(metrics, source);
+  }
+  return { recordsRead, recordsShuffled, bytesShuffled };
+}
