@@ -1,9 +1,9 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: { index: 'src/index.ts', main: 'src/main.ts' },
+  entry: { index: 'src/index.ts', main: 'src/main.ts', 'faults/index': 'src/faults/index.ts' },
   format: ['esm'],
-  dts: { entry: { index: 'src/index.ts' } },
+  dts: { entry: { index: 'src/index.ts', 'faults/index': 'src/faults/index.ts' } },
   sourcemap: true,
   clean: true,
   target: 'node20',

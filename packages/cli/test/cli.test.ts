@@ -55,6 +55,7 @@ describe('weft plan (in-process)', () => {
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'weft-cli-'));
     await writeFile(join(dir, 'ok.json'), JSON.stringify({ vertices: [{ id: 'a', parallelism: 2 }], edges: [] }));
+    await writeFile(join(dir, 'chain.json'), JSON.stringify({ vertices: [{ id: 'a', parallelism: 2 }, { id: 'b', parallelism: 2 }], edges: [{ source: 'a', target: 'b', distribution: 'ALL_TO_ALL', partitionType: 'BLOCKING' }] }));
     await writeFile(join(dir, 'cycle.json'), JSON.stringify({ vertices: [{ id: 'a', parallelism: 1 }, { id: 'b', parallelism: 1 }], edges: [
       { source: 'a', target: 'b', distribution: 'POINTWISE', partitionType: 'BLOCKING' },
       { source: 'b', target: 'a', distribution: 'POINTWISE', partitionType: 'BLOCKING' },
@@ -64,10 +65,17 @@ describe('weft plan (in-process)', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
+  it('restarts only the failed task with --strategy individual when tasks exchange no data', async () => {
+    const t = io(dir);
+    assert.equal(await runCli(['plan', 'ok.json', '--json', '--fail', 'a#1', '--strategy', 'individual'], t), 0);
+    assert.deepEqual(JSON.parse(t.out()), { regions: [['a#0'], ['a#1']], restart: ['a#1'] });
+  });
+
   const cases: Array<[string, string[], RegExp]> = [
     ['a missing file argument', ['plan'], /missing <topology\.json>/],
     ['two file arguments', ['plan', 'ok.json', 'ok.json'], /expected one topology file/],
-    ['a bad --strategy', ['plan', 'ok.json', '--fail', 'a#0', '--strategy', 'individual'], /--strategy must be one of region, all/],
+    ['a bad --strategy', ['plan', 'ok.json', '--fail', 'a#0', '--strategy', 'everything'], /--strategy must be one of region, all, individual/],
+    ['--strategy individual on a topology with edges', ['plan', 'chain.json', '--fail', 'a#0', '--strategy', 'individual'], /the individual failover strategy restarts only the failed task, but this job's tasks exchange data \(edge "a->b"/],
     ['--lost without --fail', ['plan', 'ok.json', '--lost', 'x#0'], /--lost needs --fail/],
     ['--fail without a value', ['plan', 'ok.json', '--fail'], /--fail/],
     ['a cyclic topology', ['plan', 'cycle.json'], /cycle\.json: invalid topology: edges\[1\]: closes a cycle in the job graph/],

@@ -64,7 +64,7 @@ describe('weft run', () => {
   it('exits 1 when a user function throws: operator, subtask and the original error with its stack; no output left', async () => {
     const run = await weft(['run', join(fixtures, 'failing-job.ts'), '--parallelism', '2', '--workers', '2', '--', '--fail-at', '123', '--output', 'sums.tsv'], dir);
     assert.equal(run.code, 1, run.stderr);
-    assert.match(run.stderr, /job failed: job "failing-job" failed: task numbers#0@0 failed: operator "picky-map" \(map\) function threw in subtask 0 of 2 \(attempt 0\): TypeError: cannot handle 123/);
+    assert.match(run.stderr, /job failed: job "failing-job" failed: recovery is suppressed by NoRestartBackoffTimeStrategy: task numbers#0@0 failed: operator "picky-map" \(map\) function threw in subtask 0 of 2 \(attempt 0\): TypeError: cannot handle 123/);
     assert.match(run.stderr, /caused by: TypeError: cannot handle 123\n\s+at .*failing-job\.ts:\d+/);
     assert.match(run.stdout, /Job failing-job failed in/);
     assert.equal(existsSync(join(dir, 'sums.tsv')), false);

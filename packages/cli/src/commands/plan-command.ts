@@ -1,8 +1,12 @@
 import {
   buildPipelinedRegions,
   ExecutionTopology,
+  FAILOVER_STRATEGY_NAMES,
+  type FailoverStrategyName,
   isEngineError,
+  isFailoverStrategyName,
   RestartAllFailoverStrategy,
+  RestartIndividualFailoverStrategy,
   RestartPipelinedRegionFailoverStrategy,
 } from '@weft/engine';
 import { type Command, ExitCode } from '../command.js';
@@ -10,7 +14,7 @@ import { parseCommandArgs, usageError } from '../parse-command-args.js';
 import { readJsonFile } from '../read-json-file.js';
 import { formatPlanReport } from './plan-report.js';
 
-const USAGE = `Usage: weft plan <topology.json> [--json] [--fail <executionVertexId>] [--lost <resultPartition>]... [--strategy region|all]
+const USAGE = `Usage: weft plan <topology.json> [--json] [--fail <executionVertexId>] [--lost <resultPartition>]... [--strategy region|all|individual]
 
 Prints the pipelined regions of a job topology and, with --fail, the tasks a failure restarts.
 
@@ -22,14 +26,15 @@ Options:
   --json                    print {"regions": [[...], ...]} (and "restart": [...] with --fail)
   --fail <vertex#i>         the failed execution vertex, e.g. map#3
   --lost <edgeId#i>         a result partition lost with the failure (repeatable; needs --fail)
-  --strategy region|all     failover strategy for --fail (default: region)
+  --strategy S              failover strategy for --fail: region (default), all, or individual (only
+                            the failed task; refused for a topology with edges)
+
+\`weft run <job> --plan-only --json\` prints a job's topology in this form; each failover a run reports
+restarts exactly the tasks this command prints for the same --fail, --lost and --strategy.
   -h, --help                show this help
 
 Exit codes: 0 printed; 2 bad usage, unreadable or invalid topology, unknown vertex or partition.
 `;
-
-const STRATEGIES = ['region', 'all'] as const;
-type Strategy = (typeof STRATEGIES)[number];
 
 export const planCommand: Command = {
   name: 'plan',
@@ -44,9 +49,9 @@ export const planCommand: Command = {
     });
     if (positionals.length === 0) throw usageError('plan', 'missing <topology.json>');
     if (positionals.length > 1) throw usageError('plan', `expected one topology file, got ${positionals.length}: ${positionals.join(' ')}`);
-    const strategy = (values.strategy ?? 'region') as Strategy;
-    if (!STRATEGIES.includes(strategy)) {
-      throw usageError('plan', `--strategy must be one of ${STRATEGIES.join(', ')}, got ${JSON.stringify(values.strategy)}`);
+    const strategy: FailoverStrategyName = (values.strategy ?? 'region') as FailoverStrategyName;
+    if (!isFailoverStrategyName(strategy)) {
+      throw usageError('plan', `--strategy must be one of ${FAILOVER_STRATEGY_NAMES.join(', ')}, got ${JSON.stringify(values.strategy)}`);
     }
     const lostIds = values.lost ?? [];
     if (lostIds.length > 0 && values.fail === undefined) throw usageError('plan', '--lost needs --fail <executionVertexId>');
@@ -66,7 +71,8 @@ export const planCommand: Command = {
     if (values.fail !== undefined) {
       topology.requireExecutionVertex(values.fail, '--fail');
       for (const id of lostIds) topology.requireResultPartition(id, '--lost');
-      const failover = strategy === 'all' ? new RestartAllFailoverStrategy(topology) : new RestartPipelinedRegionFailoverStrategy(topology, {}, regions);
+      const failover =
+        strategy === 'all' ? new RestartAllFailoverStrategy(topology) : strategy === 'individual' ? new RestartIndividualFailoverStrategy(topology) : new RestartPipelinedRegionFailoverStrategy(topology, {}, regions);
       restart = failover.verticesToRestart({ failedVertex: values.fail, lostPartitions: lostIds });
     }
 

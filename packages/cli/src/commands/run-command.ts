@@ -2,13 +2,23 @@ import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { EngineError, EXCHANGE_MODES, type ExchangeMode, isExchangeMode, type JobResult, type PrestartedWorkers, prestartWorkers, runJob } from '@weft/engine';
+import { EngineError, EXCHANGE_MODES, type ExchangeMode, isExchangeMode, type JobResult, loadJob, type PrestartedWorkers, prestartWorkers, type RestartStrategyOptions, runJob } from '@weft/engine';
 import type { ShuffleServiceFactory } from '@weft/shuffle-api';
-import { type Command, ExitCode } from '../command.js';
+import { type CliIo, type Command, ExitCode } from '../command.js';
 import { parseCommandArgs, usageError } from '../parse-command-args.js';
+import type { FaultHarness } from '../faults/fault-harness.js';
+import { FAULT_SPEC_GRAMMAR, type FaultSpec, parseFaultSpec } from '../faults/fault-spec.js';
+import { formatFaultReport } from './fault-report.js';
 import { describeError, formatFailure, formatProgressLine, formatRunSummary, runSummaryJson } from './run-report.js';
+import { parseRecoveryFlags, RECOVERY_FLAGS, RECOVERY_USAGE } from './run-options.js';
 
-const USAGE = `Usage: weft run <job module> [--parallelism N] [--store URL] [--meta URL] [--executor inprocess|workers] [--json] [-- job args...]
+/** The restart strategy under --inject-faults when none is given. */
+const FAULT_RESTART_ATTEMPTS = 10;
+const FAULT_RESTART_DELAY_MS = 100;
+
+const USAGE = `Usage: weft run <job module> [--parallelism N] [--store URL] [--meta URL] [--executor inprocess|workers]
+                [--restart-strategy S ...] [--failover-strategy F] [--inject-faults SPEC] [--plan-only] [--json]
+                [-- job args...]
 
 Runs a batch job: a .ts or .js module whose default export is defineJob((ctx) => ...). Its pipelined
 regions are scheduled as their blocking inputs finish; pipelined exchanges go through the in-memory
@@ -25,9 +35,21 @@ Options:
   --slots N                 regions one executor runs at once (default: 1 per worker)
   --exchange-mode MODE      ${EXCHANGE_MODES.join(' | ')}
                             (default: the job's own, else ALL_EDGES_BLOCKING)
-  --restart-attempts N      restart failed regions up to N times (fixed delay; default 0: fail at once)
-  --json                    print a machine-readable summary on stdout
+  --json                    print a machine-readable summary on stdout (with every failover)
+  --plan-only               print the job's topology (DESIGN.md contract 1: what \`weft plan\` reads)
+                            and exit without running it
   -h, --help                show this help
+
+${RECOVERY_USAGE}
+
+Every failover is reported: the task that failed and why (error code and message), the tasks restarted
+(exactly what \`weft plan <topology> --fail <task> [--lost <partition>]...\` predicts for the job's
+topology) and the work that saved against restarting every task.
+
+Fault injection:
+  --inject-faults SPEC      damage the job on purpose, to watch it recover. Without --restart-strategy,
+                            the restart strategy is then fixed-delay with ${FAULT_RESTART_ATTEMPTS} attempts, ${FAULT_RESTART_DELAY_MS} ms apart.
+  ${FAULT_SPEC_GRAMMAR.replace(/\n/g, '\n  ')}
 
 Arguments after -- go to the job (ctx.args); the examples take --input <path> and --output <path>.
 S3 endpoint and credentials come from AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, AWS_REGION,
@@ -80,6 +102,19 @@ function workerExecArgv(jobPath: string): string[] {
   return argv;
 }
 
+/** `--plan-only`: the job's topology (contract 1) — pretty for a person, one line with --json. */
+async function printPlan(jobPath: string, request: { args: string[]; parallelism: number | undefined; exchangeMode: ExchangeMode | undefined; cwd: string; json: boolean }, io: CliIo): Promise<number> {
+  const loaded = await loadJob({
+    job: jobPath,
+    args: request.args,
+    parallelism: request.parallelism ?? availableParallelism(),
+    cwd: request.cwd,
+    ...(request.exchangeMode === undefined ? {} : { exchangeMode: request.exchangeMode }),
+  });
+  io.stdout.write(request.json ? `${JSON.stringify(loaded.plan.topology)}\n` : `${JSON.stringify(loaded.plan.topology, null, 2)}\n`);
+  return ExitCode.OK;
+}
+
 export const runCommand: Command = {
   name: 'run',
   summary: 'run a batch job module on worker processes, with live progress and a summary',
@@ -93,7 +128,9 @@ export const runCommand: Command = {
       workers: { type: 'string' },
       slots: { type: 'string' },
       'exchange-mode': { type: 'string' },
-      'restart-attempts': { type: 'string' },
+      ...RECOVERY_FLAGS,
+      'inject-faults': { type: 'string' },
+      'plan-only': { type: 'boolean' },
       json: { type: 'boolean' },
     });
     if (positionals.length === 0) throw usageError('run', 'missing <job module>');
@@ -101,12 +138,13 @@ export const runCommand: Command = {
     const parallelism = positiveInteger('--parallelism', values.parallelism);
     const workers = positiveInteger('--workers', values.workers);
     const slots = positiveInteger('--slots', values.slots);
-    const restartAttempts = values['restart-attempts'] === undefined ? 0 : Number(values['restart-attempts']);
-    if (!Number.isSafeInteger(restartAttempts) || restartAttempts < 0) throw usageError('run', `--restart-attempts must be an integer >= 0, got ${JSON.stringify(values['restart-attempts'])}`);
     const executor = values.executor ?? 'workers';
     if (executor !== 'workers' && executor !== 'inprocess') throw usageError('run', `--executor must be inprocess or workers, got ${JSON.stringify(executor)}`);
     const exchangeMode = values['exchange-mode'];
     if (exchangeMode !== undefined && !isExchangeMode(exchangeMode)) throw usageError('run', `--exchange-mode must be one of ${EXCHANGE_MODES.join(', ')}, got ${JSON.stringify(exchangeMode)}`);
+    const faultSpec: FaultSpec | undefined = values['inject-faults'] === undefined ? undefined : parseFaultSpec(values['inject-faults']);
+    const faultRestart: RestartStrategyOptions | undefined = faultSpec === undefined ? undefined : { type: 'fixed-delay', attempts: FAULT_RESTART_ATTEMPTS, delayMs: FAULT_RESTART_DELAY_MS };
+    const recovery = parseRecoveryFlags(values, faultRestart);
 
     const jobPath = resolve(io.cwd, positionals[0] as string);
     try {
@@ -115,6 +153,9 @@ export const runCommand: Command = {
     } catch (error) {
       const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
       throw new EngineError('WEFT_ERR_INPUT_UNREADABLE', `cannot read job module ${positionals[0]}: ${reason}`, { context: { path: jobPath }, cause: error });
+    }
+    if (values['plan-only'] === true) {
+      return printPlan(jobPath, { args: rest, parallelism, exchangeMode: exchangeMode as ExchangeMode | undefined, cwd: io.cwd, json: values.json === true }, io);
     }
     const store = values.store ?? io.env['WEFT_STORE'] ?? pathToFileURL(resolve(io.cwd, '.weft', 'shuffle')).href;
     const meta = values.meta ?? io.env['WEFT_META'] ?? `sqlite://${resolve(io.cwd, '.weft', 'shuffle-meta.db')}`;
@@ -125,8 +166,15 @@ export const runCommand: Command = {
     }
     let blocking: ShuffleServiceFactory;
     let pipelined: ShuffleServiceFactory;
+    let harness: FaultHarness | undefined;
     try {
       [blocking, pipelined] = await Promise.all([blockingShuffle(store, meta), pipelinedShuffle()]);
+      if (faultSpec !== undefined) {
+        // Loaded only when faults are asked for: it imports the persisted shuffle's stores.
+        const { createFaultHarness } = await import('../faults/create-fault-harness.js');
+        harness = createFaultHarness({ spec: faultSpec, blocking });
+        io.stderr.write(`weft run: injecting faults ${harness.replaySpec} (replay with --inject-faults '${harness.replaySpec}')\n`);
+      }
     } catch (error) {
       await prestarted?.close();
       throw error;
@@ -144,7 +192,8 @@ export const runCommand: Command = {
         ...(workers === undefined ? {} : { workers }),
         ...(slots === undefined ? {} : { slotsPerExecutor: slots }),
         ...(exchangeMode === undefined ? {} : { exchangeMode: exchangeMode as ExchangeMode }),
-        ...(restartAttempts > 0 ? { restartStrategy: { type: 'fixed-delay', attempts: restartAttempts, delayMs: 100 } } : {}),
+        ...recovery,
+        ...(harness === undefined ? {} : { faults: harness.factory }),
         shuffle: { pipelined, blocking },
         cwd: io.cwd,
         workerExecArgv: execArgv,
@@ -165,11 +214,13 @@ export const runCommand: Command = {
       if (shown) io.stderr.write('\r\x1b[K');
     }
 
+    const faults = harness === undefined ? '' : formatFaultReport(harness);
     if (values.json === true) {
-      io.stdout.write(`${JSON.stringify(runSummaryJson(result))}\n`);
-      io.stderr.write(formatRunSummary(result));
+      const extra = harness === undefined ? {} : { faults: { spec: harness.replaySpec, seed: harness.seed, injected: harness.faults } };
+      io.stdout.write(`${JSON.stringify(runSummaryJson(result, extra))}\n`);
+      io.stderr.write(formatRunSummary(result) + faults);
     } else {
-      io.stdout.write(formatRunSummary(result));
+      io.stdout.write(formatRunSummary(result) + faults);
     }
     if (result.status === 'failed') {
       io.stderr.write(`weft run: ${formatFailure(result.error)}`);

@@ -1,4 +1,4 @@
-import type { JobProgress, JobResult } from '@weft/engine';
+import type { FailoverRecord, JobProgress, JobResult } from '@weft/engine';
 
 const MAX_COLLECTED_SHOWN = 20;
 
@@ -54,12 +54,64 @@ export function formatRunSummary(result: JobResult): string {
       lines.push(`    ${e.id.padEnd(width)}  ${e.distribution.padEnd(10)} ${e.partitionType.padEnd(17)} ${formatCount(e.records).padStart(13)} records  ${formatBytes(e.bytes).padStart(10)}`);
     }
   }
+  lines.push(...formatRecovery(result));
   for (const output of result.outputs) lines.push(`  wrote ${output.path} (${output.parts} part${output.parts === 1 ? '' : 's'}, sink ${output.sink})`);
   return `${lines.join('\n')}\n`;
 }
 
-/** The machine-readable summary `weft run --json` prints. */
-export function runSummaryJson(result: JobResult): Record<string, unknown> {
+/** Execution vertex ids grouped by vertex, subtasks as ranges: `sort#0-3, count#0`. */
+export function formatTaskSet(ids: readonly string[]): string {
+  const byVertex = new Map<string, number[]>();
+  for (const id of ids) {
+    const hash = id.lastIndexOf('#');
+    const vertex = id.slice(0, hash);
+    const list = byVertex.get(vertex);
+    if (list === undefined) byVertex.set(vertex, [Number(id.slice(hash + 1))]);
+    else list.push(Number(id.slice(hash + 1)));
+  }
+  const parts: string[] = [];
+  for (const [vertex, subtasks] of byVertex) {
+    subtasks.sort((a, b) => a - b);
+    const ranges: string[] = [];
+    for (let i = 0; i < subtasks.length; ) {
+      let j = i;
+      while (j + 1 < subtasks.length && subtasks[j + 1] === (subtasks[j] as number) + 1) j++;
+      ranges.push(j === i ? `${subtasks[i]}` : `${subtasks[i]}-${subtasks[j]}`);
+      i = j + 1;
+    }
+    parts.push(`${vertex}#${ranges.join(',')}`);
+  }
+  return parts.join(', ');
+}
+
+/** Tasks a failover did not restart, against restarting the whole job. */
+export function workSaved(failover: FailoverRecord): { tasks: number; percent: number } {
+  const tasks = failover.tasksTotal - failover.tasksToRestart.length;
+  return { tasks, percent: failover.tasksTotal === 0 ? 0 : Math.round((1000 * tasks) / failover.tasksTotal) / 10 };
+}
+
+/** Each failover (which task failed and why, what restarted, what that saved) and each lost worker. */
+function formatRecovery(result: JobResult): string[] {
+  const lines: string[] = [];
+  if (result.failovers.length > 0) lines.push(`  failovers (${result.failoverStrategy} strategy, ${result.restartStrategy}):`);
+  result.failovers.forEach((f, i) => {
+    const saved = workSaved(f);
+    lines.push(
+      `    ${i + 1}. at ${formatDuration(f.atMs)}: task ${f.attemptId} failed: ${f.error.code === undefined ? '' : `${f.error.code}: `}${f.error.message}`,
+      ...(f.lostPartitions.length === 0 ? [] : [`       lost partitions: ${f.lostPartitions.join(', ')}`]),
+      `       restarted ${f.tasksToRestart.length} of ${f.tasksTotal} tasks: ${formatTaskSet(f.tasksToRestart)}`,
+      `       saved ${saved.tasks} of ${f.tasksTotal} tasks (${saved.percent}%) against restarting all of them`,
+      `       work redone: ${f.tasksRunAgain.length} of the restarted tasks had started (restarting all would redo the ${f.tasksDeployed} that had)`,
+    );
+  });
+  for (const lost of result.executorsLost) {
+    lines.push(`  lost ${lost.taskExecutorId} at ${formatDuration(lost.atMs)}: ${lost.reason}${lost.replaced ? '; a new worker took its place' : ''}`);
+  }
+  return lines;
+}
+
+/** The machine-readable summary `weft run --json` prints (`extra`: e.g. the injected faults). */
+export function runSummaryJson(result: JobResult, extra: Record<string, unknown> = {}): Record<string, unknown> {
   const error = result.error;
   return {
     status: result.status,
@@ -74,6 +126,16 @@ export function runSummaryJson(result: JobResult): Record<string, unknown> {
     attempts: result.attempts,
     failures: result.failures,
     restarts: result.restarts,
+    failoverStrategy: result.failoverStrategy,
+    restartStrategy: result.restartStrategy,
+    failovers: result.failovers.map((f) => {
+      const saved = workSaved(f);
+      return { ...f, savedTasks: saved.tasks, savedPercent: saved.percent };
+    }),
+    executorsLost: result.executorsLost,
+    taskAttempts: result.taskAttempts,
+    workerPids: result.workerPids,
+    topology: result.topology,
     recordsRead: result.recordsRead,
     recordsShuffled: result.recordsShuffled,
     bytesShuffled: result.bytesShuffled,
@@ -81,6 +143,7 @@ export function runSummaryJson(result: JobResult): Record<string, unknown> {
     edges: result.edges,
     outputs: result.outputs,
     collected: result.collected,
+    ...extra,
     ...(error === undefined ? {} : { error: describeError(error) }),
   };
 }

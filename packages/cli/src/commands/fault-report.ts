@@ -1,0 +1,12 @@
+import type { FaultHarness } from '../faults/fault-harness.js';
+
+/** What `--inject-faults` did: each fault, its target, and whether (and how) it fired. */
+export function formatFaultReport(harness: FaultHarness): string {
+  const lines = [`  injected faults (replay with --inject-faults '${harness.replaySpec}'):`];
+  for (const fault of harness.faults) {
+    const where = fault.target === undefined ? '' : ` ${fault.target}`;
+    const when = fault.kind === 'restart-redis' ? ` before deployment ${fault.at}` : '';
+    lines.push(`    ${fault.kind}${where}${when}: ${fault.fired ? (fault.detail ?? 'fired') : 'did not fire (the job ended first)'}`);
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,33 @@
+import type { ShuffleServiceFactory } from '@weft/shuffle-api';
+import { REMOTE_SHUFFLE_SERVICE_ID, type RemoteShuffleServiceFactory } from '@weft/shuffle-remote';
+import { type FaultActions, FaultHarness } from './fault-harness.js';
+import type { FaultSpec } from './fault-spec.js';
+import { restartRedis } from './redis-restart.js';
+import { remotePartitionDamage } from './remote-fault-actions.js';
+
+export interface CreateFaultHarnessRequest {
+  readonly spec: FaultSpec;
+  /** The job's blocking shuffle: partitions are damaged through it when it is the persisted one. */
+  readonly blocking: ShuffleServiceFactory;
+  /** How to restart the metadata store; default: `restartRedis` on the blocking shuffle's Redis, if it has one. */
+  readonly restartMetadataStore?: () => Promise<string>;
+}
+
+function isRemote(factory: ShuffleServiceFactory): factory is RemoteShuffleServiceFactory {
+  return factory.shuffleServiceId === REMOTE_SHUFFLE_SERVICE_ID && typeof (factory as Partial<RemoteShuffleServiceFactory>).options === 'object';
+}
+
+/** A FaultHarness wired to the job's blocking shuffle, as `weft run --inject-faults` uses it. */
+export function createFaultHarness(request: CreateFaultHarnessRequest): FaultHarness {
+  const actions: FaultActions = {};
+  const { blocking } = request;
+  if (isRemote(blocking)) {
+    Object.assign(actions, remotePartitionDamage(blocking));
+    const meta = blocking.options.meta;
+    if (request.restartMetadataStore !== undefined) actions.restartMetadataStore = request.restartMetadataStore;
+    else if (meta.type === 'redis') actions.restartMetadataStore = () => restartRedis(meta.url);
+  } else if (request.restartMetadataStore !== undefined) {
+    actions.restartMetadataStore = request.restartMetadataStore;
+  }
+  return new FaultHarness(request.spec, actions);
+}

@@ -1,0 +1,177 @@
+import { randomInt } from 'node:crypto';
+import {
+  buildPipelinedRegions,
+  EngineError,
+  ExecutionTopology,
+  type FaultInjector,
+  type FaultInjectorContext,
+  type FaultInjectorFactory,
+  type RegionDeploymentRef,
+  type TaskAttemptRef,
+  type TaskFault,
+} from '@weft/engine';
+import { type FaultKind, type FaultSpec, formatFaultSpec } from './fault-spec.js';
+import { SeededRandom } from './seeded-random.js';
+
+/** Where damage is done: the harness decides what and when, these know how. */
+export interface FaultActions {
+  /** Deletes or corrupts the committed data object of `partitionId`; resolves with what was done. */
+  damagePartition?(request: DamagePartitionRequest): Promise<string>;
+  /** Restarts the metadata store (Redis) while the job runs; resolves with what was done. */
+  restartMetadataStore?(): Promise<string>;
+}
+
+export interface DamagePartitionRequest {
+  readonly jobId: string;
+  readonly partitionId: string;
+  readonly mode: 'delete' | 'corrupt';
+  /** The harness's seeded generator: the byte to flip is drawn from it. */
+  readonly random: SeededRandom;
+}
+
+/** One fault of a run, its targets resolved (drawn from the seed where the spec left them open). */
+export interface PlannedFault {
+  readonly kind: FaultKind;
+  /** The execution vertex or result partition hit (none for restart-redis). */
+  readonly target?: string;
+  /** The record (throw, kill-worker) or the deployment (restart-redis) it fires at. */
+  readonly at?: number;
+  /** Whether it fired (a task fault: planted in the task's first attempt). */
+  fired: boolean;
+  /** What was done, once it fired (e.g. the object deleted, the byte flipped). */
+  detail?: string;
+}
+
+/** Built-in default of a random record index: [0, 1000). */
+const RANDOM_RECORD_LIMIT = 1000;
+
+/**
+ * A seeded fault-injection harness (`weft run --inject-faults`, and the fault tests): from a FaultSpec
+ * and the job's topology it resolves what to hit — the same seed always picks the same tasks, records,
+ * partitions and moments — and damages the job through the engine's FaultInjector hooks:
+ *
+ * - `throw` / `kill-worker`: a TaskFault planted in the first attempt of the target task that is deployed
+ *   (an attempt reset before it ever ran does not count);
+ * - `delete-partition` / `corrupt-partition`: before the first region reading the target partition from
+ *   another region is deployed, `actions.damagePartition` (the partition is then committed);
+ * - `restart-redis`: before region deployment `at`, `actions.restartMetadataStore`.
+ *
+ * One harness serves one job run; `faults` records what was planned and what fired.
+ */
+export class FaultHarness {
+  readonly spec: FaultSpec;
+  readonly seed: number;
+  readonly faults: PlannedFault[] = [];
+  readonly #actions: FaultActions;
+  /** Partition damage under way or done, by fault. */
+  readonly #damage = new Map<PlannedFault, Promise<void>>();
+  #used = false;
+
+  constructor(spec: FaultSpec, actions: FaultActions = {}) {
+    this.spec = spec;
+    this.seed = spec.seed ?? randomInt(0, 2 ** 31);
+    this.#actions = actions;
+  }
+
+  /** The spec with its seed, to replay this run. */
+  get replaySpec(): string {
+    return formatFaultSpec({ ...this.spec, seed: this.seed });
+  }
+
+  /** For `runJob({ faults })`. Throws (`WEFT_ERR_*`, naming `--inject-faults`) when a fault cannot apply to the job. */
+  readonly factory: FaultInjectorFactory = (context) => this.#createInjector(context);
+
+  #createInjector(context: FaultInjectorContext): FaultInjector {
+    if (this.#used) throw new EngineError('WEFT_ERR_ILLEGAL_STATE', 'a fault harness serves one job run; make a new one');
+    this.#used = true;
+    const random = new SeededRandom(this.seed);
+    const topology = ExecutionTopology.from(context.topology);
+    const candidates = damageablePartitions(topology);
+    for (const request of this.spec.faults) {
+      switch (request.kind) {
+        case 'throw':
+        case 'kill-worker': {
+          if (request.kind === 'kill-worker' && context.executor !== 'workers') throw faultNotApplicable('kill-worker needs worker processes (--executor workers)');
+          const target = request.target ?? topology.executionVertexId(random.int(0, topology.executionVertexCount));
+          topology.requireExecutionVertex(target, '--inject-faults');
+          this.faults.push({ kind: request.kind, target, at: request.at ?? random.int(0, RANDOM_RECORD_LIMIT), fired: false });
+          break;
+        }
+        case 'delete-partition':
+        case 'corrupt-partition': {
+          if (this.#actions.damagePartition === undefined) throw faultNotApplicable(`${request.kind} needs the persisted blocking shuffle`);
+          if (request.target !== undefined) topology.requireResultPartition(request.target, '--inject-faults');
+          if (request.target === undefined && candidates.length === 0) throw faultNotApplicable(`${request.kind}: the job has no blocking partition read by another region`);
+          const target = request.target ?? random.pick(candidates);
+          this.faults.push({ kind: request.kind, target, fired: false });
+          break;
+        }
+        case 'restart-redis': {
+          if (this.#actions.restartMetadataStore === undefined) throw faultNotApplicable('restart-redis needs Redis metadata (--meta redis://…)');
+          const regions = context.regions.length;
+          this.faults.push({ kind: 'restart-redis', at: request.at ?? (regions < 2 ? 1 : random.int(2, regions + 1)), fired: false });
+          break;
+        }
+      }
+    }
+    const jobId = context.jobId;
+    return {
+      taskFault: (task) => this.#taskFault(task),
+      beforeDeploy: (region) => this.#beforeDeploy(jobId, region, random),
+    };
+  }
+
+  #taskFault(task: TaskAttemptRef): TaskFault | undefined {
+    const fault = this.faults.find((f) => (f.kind === 'throw' || f.kind === 'kill-worker') && f.target === task.executionVertexId && !f.fired);
+    if (fault === undefined) return undefined;
+    fault.fired = true;
+    fault.detail = `${fault.kind === 'throw' ? 'throws' : 'kills its worker'} at record ${fault.at}`;
+    return { kind: fault.kind === 'throw' ? 'throw' : 'kill-process', atRecord: fault.at as number };
+  }
+
+  async #beforeDeploy(jobId: string, region: RegionDeploymentRef, random: SeededRandom): Promise<void> {
+    for (const fault of this.faults) {
+      if ((fault.kind === 'delete-partition' || fault.kind === 'corrupt-partition') && region.inputPartitions.includes(fault.target as string)) {
+        // Every region reading the partition waits until it is damaged: consumers deployed at the same
+        // time must not read it before.
+        let damage = this.#damage.get(fault);
+        if (damage === undefined) {
+          fault.fired = true;
+          const mode = fault.kind === 'delete-partition' ? 'delete' : 'corrupt';
+          damage = (this.#actions.damagePartition as NonNullable<FaultActions['damagePartition']>)({ jobId, partitionId: fault.target as string, mode, random }).then((detail) => {
+            fault.detail = detail;
+          });
+          this.#damage.set(fault, damage);
+        }
+        await damage;
+      } else if (fault.kind === 'restart-redis' && !fault.fired && region.deployment === fault.at) {
+        fault.fired = true;
+        fault.detail = await (this.#actions.restartMetadataStore as NonNullable<FaultActions['restartMetadataStore']>)();
+      }
+    }
+  }
+}
+
+function faultNotApplicable(problem: string): EngineError {
+  return new EngineError('WEFT_ERR_INVALID_ARGUMENT', `invalid --inject-faults: ${problem}`, { context: { field: '--inject-faults' } });
+}
+
+/** Blocking partitions that some task of another region reads: the ones whose loss a consumer can notice. */
+export function damageablePartitions(topology: ExecutionTopology): string[] {
+  const regions = buildPipelinedRegions(topology);
+  const out: string[] = [];
+  for (const edge of topology.edges) {
+    if (edge.mustBePipelined) continue;
+    for (let k = 0; k < edge.source.parallelism; k++) {
+      const producerRegion = regions.regionOf[edge.source.firstExecutionVertex + k];
+      const consumers = topology.consumersOf(edge, k);
+      for (let j = consumers.start; j < consumers.end; j++) {
+        if (regions.regionOf[edge.target.firstExecutionVertex + j] !== producerRegion) {
+          out.push(`${edge.id}#${k}`);
+          break;
+        }
+      }
+    }
+  }
+  return out;
+}
