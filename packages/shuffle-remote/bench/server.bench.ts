@@ -185,27 +185,39 @@ async function main(): Promise<void> {
     const subpartitions = 8;
     const { object, subpartitionBytes } = await buildObject(TOTAL, subpartitions);
     const times = { rawPut: [] as number[], push: [] as number[], pushStructural: [] as number[], rawGet: [] as number[], fetch: [] as number[], verify: [] as number[] };
+    // Each write is read back and deleted before the next one starts (dirty pages never pile up behind a
+    // later writer), and the order alternates between rounds, so neither side pays for the other's writeback.
+    const steps: Record<'raw' | 'shuffle' | 'structural', (r: number) => Promise<void>> = {
+      raw: async (r) => {
+        const path = `/big-${r}`;
+        times.rawPut.push(await seconds(async () => (await raw.request({ origin: bare.url, path, method: 'PUT', body: chunked(object) as never })).body.dump()));
+        times.rawGet.push(await seconds(async () => drainBody((await raw.request({ origin: bare.url, path, method: 'GET' })).body)));
+        await (await raw.request({ origin: bare.url, path, method: 'DELETE' })).body.dump();
+      },
+      shuffle: async (r) => {
+        const target = { url: shuffle.url, token, jobId: job, partitionId: `big#${r}`, attempt: 0 };
+        times.push.push(await seconds(() => client.push({ ...target, body: chunked(object) })));
+        await client.commit(target, descriptor(job, `big#${r}`, subpartitions, token), subpartitionBytes);
+        times.fetch.push(await seconds(async () => drainBody((await client.fetch({ ...target, start: 0, end: subpartitions - 1 })).body)));
+        times.verify.push(
+          await seconds(async () => {
+            const response = await client.fetch({ ...target, start: 0, end: subpartitions - 1 });
+            const reader = new FetchedRangeReader({ body: response.body, location: response.location, start: 0, end: subpartitions - 1, partitionId: target.partitionId });
+            const range = await SubpartitionRangeReader.open({ reader, location: response.location, start: 0, end: subpartitions - 1, readBufferBytes: DEFAULT_SHUFFLE_SERVER_CLIENT_OPTIONS.readBufferBytes, partitionId: target.partitionId });
+            while ((await range.next()) !== null);
+          }),
+        );
+        await client.release(shuffle.url, token, job, `big#${r}`);
+      },
+      structural: async (r) => {
+        const target = { url: structural.url, token, jobId: job, partitionId: `big#${r}`, attempt: 0 };
+        times.pushStructural.push(await seconds(() => client.push({ ...target, body: chunked(object) })));
+        await client.abort(target);
+      },
+    };
     for (let r = 0; r < ROUNDS; r++) {
-      const path = `/big-${r}`;
-      times.rawPut.push(await seconds(async () => (await raw.request({ origin: bare.url, path, method: 'PUT', body: chunked(object) as never })).body.dump()));
-      const target = { url: shuffle.url, token, jobId: job, partitionId: `big#${r}`, attempt: 0 };
-      times.push.push(await seconds(() => client.push({ ...target, body: chunked(object) })));
-      const structuralTarget = { ...target, url: structural.url };
-      times.pushStructural.push(await seconds(() => client.push({ ...structuralTarget, body: chunked(object) })));
-      await client.abort(structuralTarget);
-      await client.commit(target, descriptor(job, `big#${r}`, subpartitions, token), subpartitionBytes);
-      times.rawGet.push(await seconds(async () => drainBody((await raw.request({ origin: bare.url, path, method: 'GET' })).body)));
-      times.fetch.push(await seconds(async () => drainBody((await client.fetch({ ...target, start: 0, end: subpartitions - 1 })).body)));
-      times.verify.push(
-        await seconds(async () => {
-          const response = await client.fetch({ ...target, start: 0, end: subpartitions - 1 });
-          const reader = new FetchedRangeReader({ body: response.body, location: response.location, start: 0, end: subpartitions - 1, partitionId: target.partitionId });
-          const range = await SubpartitionRangeReader.open({ reader, location: response.location, start: 0, end: subpartitions - 1, readBufferBytes: DEFAULT_SHUFFLE_SERVER_CLIENT_OPTIONS.readBufferBytes, partitionId: target.partitionId });
-          while ((await range.next()) !== null);
-        }),
-      );
-      await client.release(shuffle.url, token, job, `big#${r}`);
-      await (await raw.request({ origin: bare.url, path, method: 'DELETE' })).body.dump();
+      const order = r % 2 === 0 ? (['raw', 'shuffle', 'structural'] as const) : (['structural', 'shuffle', 'raw'] as const);
+      for (const step of order) await steps[step](r);
     }
     const mbps = (s: number): number => object.length / MB / s;
     const rawBaseline = 'raw undici PUT/GET to a bare node:http server (file-backed), same bytes';
@@ -251,6 +263,7 @@ async function main(): Promise<void> {
       Array.from({ length: STREAMS }, async (_, i) => (await raw.request({ origin: bare.url, path: `/stream-${i}`, method: 'PUT', body: chunked(stream.object, 64 * 1024) as never })).body.dump()),
     );
     const barePeak = sampler.stop();
+    for (let i = 0; i < STREAMS; i++) await (await raw.request({ origin: bare.url, path: `/stream-${i}`, method: 'DELETE' })).body.dump();
     sampler = sampleRss(shuffle.pid);
     let concurrent = 0;
     let maxConcurrent = 0;

@@ -15,8 +15,9 @@ export interface FetchedRangeReaderOptions {
 /**
  * A BlobReader over one fetch response, for a SubpartitionRangeReader: the stream carries the range's
  * index entries and then its extents (protocol/fetch-layout.ts), which is exactly the sequence of reads
- * a SubpartitionRangeReader makes. Each `read(offset, length)` is checked against that sequence and
- * served from the stream — a view into the received chunk when it lies inside one, else one copy.
+ * a SubpartitionRangeReader makes. Each `read(offset, length, into?)` is checked against that sequence
+ * and served from the stream: copied into `into` when given (the reader recycles its buffers), else a
+ * view into the received chunk when it lies inside one, else one copy.
  * A stream that ends early, or runs on after the last extent, is SHF_ERR_DATA_CORRUPTED.
  */
 export class FetchedRangeReader implements BlobReader {
@@ -32,8 +33,8 @@ export class FetchedRangeReader implements BlobReader {
     this.iterator = options.body[Symbol.asyncIterator]();
   }
 
-  read(offset: number, length: number): Promise<Uint8Array> {
-    const next = this.pending.then(() => this.readInOrder(offset, length));
+  read(offset: number, length: number, into?: Uint8Array): Promise<Uint8Array> {
+    const next = this.pending.then(() => this.readInOrder(offset, length, into));
     this.pending = next.catch(() => undefined);
     return next;
   }
@@ -52,12 +53,12 @@ export class FetchedRangeReader implements BlobReader {
     this.options.body.destroy();
   }
 
-  private async readInOrder(offset: number, length: number): Promise<Uint8Array> {
+  private async readInOrder(offset: number, length: number, into: Uint8Array | undefined): Promise<Uint8Array> {
     const { location, start, end, partitionId } = this.options;
     if (this.extents === undefined) {
       const range = indexEntriesRange(location, start, end);
       if (offset !== range.offset || length !== range.length) throw this.outOfOrder(offset, length);
-      const entries = await this.take(length);
+      const entries = await this.take(length, into);
       this.extents = planExtents(decodeIndexEntries(entries, location, start, end), location, partitionId);
       return entries;
     }
@@ -68,19 +69,19 @@ export class FetchedRangeReader implements BlobReader {
       extent = this.extents[this.extentIndex];
     }
     if (extent === undefined || offset !== extent.offset + this.extentDone || length > extent.length - this.extentDone) throw this.outOfOrder(offset, length);
-    const bytes = await this.take(length);
+    const bytes = await this.take(length, into);
     this.extentDone += length;
     return bytes;
   }
 
-  private async take(length: number): Promise<Uint8Array> {
+  private async take(length: number, into: Uint8Array | undefined): Promise<Uint8Array> {
     if (length === 0) return new Uint8Array(0);
     let chunk = this.chunk ?? (await this.nextChunk());
-    if (chunk.length >= length) {
+    if (chunk.length >= length && into === undefined) {
       this.chunk = chunk.length === length ? undefined : chunk.subarray(length);
       return chunk.subarray(0, length);
     }
-    const out = Buffer.allocUnsafe(length);
+    const out = into !== undefined && into.length >= length ? into.subarray(0, length) : Buffer.allocUnsafe(length);
     let filled = 0;
     for (;;) {
       const n = Math.min(chunk.length, length - filled);
