@@ -1,0 +1,162 @@
+// Shared by the fault-run tests: the examples with small inputs, one fault run (a seeded FaultHarness on
+// the persisted blocking shuffle), and the checks every run must pass — output equal to a fault-free
+// run's, each failover restarting exactly what `weft plan --fail` predicts, nothing left behind.
+import assert from 'node:assert/strict';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runCli } from '@weft/cli';
+import { FaultHarness, type FaultActions, type FaultSpec, remotePartitionDamage } from '@weft/cli/faults';
+import { type ExchangeMode, type FailoverRecord, type FailoverStrategyName, type JobResult, type JobTopology, runJob } from '@weft/engine';
+import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';
+import { createRemoteShuffleServiceFactory, type RemoteShuffleServiceFactory } from '@weft/shuffle-remote';
+
+const examples = fileURLToPath(new URL('../../', import.meta.url));
+
+/** How an example's file output compares: terasort byte for byte; the others' lines in any order (their contract). */
+export type OutputComparison = 'bytes' | 'sorted-lines';
+
+export interface ExampleCase {
+  readonly name: string;
+  readonly module: string;
+  readonly args: (output: string) => string[];
+  readonly comparison: OutputComparison;
+}
+
+export const EXAMPLES: readonly ExampleCase[] = [
+  { name: 'word-count', module: join(examples, 'word-count.ts'), args: (output) => ['--lines', '3000', '--output', output], comparison: 'sorted-lines' },
+  { name: 'terasort', module: join(examples, 'terasort.ts'), args: (output) => ['--records', '6000', '--output', output], comparison: 'bytes' },
+  { name: 'tpch-revenue', module: join(examples, 'tpch-revenue.ts'), args: (output) => ['--customers', '600', '--orders', '6000', '--output', output], comparison: 'sorted-lines' },
+];
+
+export interface RunRequest {
+  readonly example: ExampleCase;
+  /** The run's directory: store, metadata and outputs live here. */
+  readonly dir: string;
+  readonly output: string;
+  readonly spec?: FaultSpec;
+  readonly executor?: 'inprocess' | 'workers';
+  readonly failover?: FailoverStrategyName;
+  readonly exchangeMode?: ExchangeMode;
+  /** @defaultValue sqlite in `dir` */
+  readonly meta?: string;
+  readonly restartMetadataStore?: () => Promise<string>;
+  readonly parallelism?: number;
+}
+
+export interface RunOutcome {
+  readonly result: JobResult;
+  readonly harness: FaultHarness | undefined;
+  readonly storeDir: string;
+  readonly blocking: RemoteShuffleServiceFactory;
+}
+
+export function blockingShuffle(dir: string, meta?: string): RemoteShuffleServiceFactory {
+  return createRemoteShuffleServiceFactory({ store: `file://${join(dir, 'store')}`, meta: meta ?? `sqlite://${join(dir, 'meta.db')}`, sweepIntervalMs: 0 });
+}
+
+/** One run of an example, with the faults of `spec` when given, on the persisted blocking shuffle. */
+export async function runExample(request: RunRequest): Promise<RunOutcome> {
+  const blocking = blockingShuffle(request.dir, request.meta);
+  let harness: FaultHarness | undefined;
+  if (request.spec !== undefined) {
+    const actions: FaultActions = { ...remotePartitionDamage(blocking), ...(request.restartMetadataStore === undefined ? {} : { restartMetadataStore: request.restartMetadataStore }) };
+    harness = new FaultHarness(request.spec, actions);
+  }
+  const executor = request.executor ?? 'inprocess';
+  const result = await runJob({
+    job: request.example.module,
+    args: request.example.args(request.output),
+    parallelism: request.parallelism ?? 3,
+    executor,
+    ...(executor === 'workers' ? { workers: 2, heartbeatTimeoutMs: 10_000 } : { slotsPerExecutor: 2 }),
+    shuffle: { pipelined: createMemoryShuffleServiceFactory(), blocking },
+    cwd: request.dir,
+    restartStrategy: { type: 'fixed-delay', attempts: 8, delayMs: 1 },
+    ...(request.failover === undefined ? {} : { failoverStrategy: request.failover }),
+    ...(request.exchangeMode === undefined ? {} : { exchangeMode: request.exchangeMode }),
+    ...(harness === undefined ? {} : { faults: harness.factory }),
+  });
+  return { result, harness, storeDir: join(request.dir, 'store'), blocking };
+}
+
+/** The output in comparable form: the bytes, or the lines sorted (for outputs whose order is free). */
+export async function comparableOutput(path: string, comparison: OutputComparison): Promise<string> {
+  const text = await readFile(path, 'utf8');
+  if (comparison === 'bytes') return text;
+  return text.split('\n').filter((l) => l !== '').sort().join('\n');
+}
+
+/** Collected values in comparable form (sorted: ties may come in any order). */
+export function comparableCollected(result: JobResult): string {
+  return JSON.stringify(Object.entries(result.collected).map(([name, values]) => [name, values.map((v) => JSON.stringify(v)).sort()]));
+}
+
+/** Every file left under `dir` (recursively). */
+export async function filesUnder(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (path: string): Promise<void> => {
+    let entries;
+    try {
+      entries = await readdir(path, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const entry of entries) {
+      if (entry.isDirectory()) await walk(join(path, entry.name));
+      else out.push(join(path, entry.name));
+    }
+  };
+  await walk(dir);
+  return out;
+}
+
+/** `weft plan <topology> --json --fail … --lost … --strategy …`, run in this process; its `restart` list. */
+export async function predictedRestart(topologyFile: string, failover: FailoverRecord): Promise<string[]> {
+  let stdout = '';
+  let stderr = '';
+  const args = ['plan', topologyFile, '--json', '--fail', failover.failedTask, ...failover.lostPartitions.flatMap((p) => ['--lost', p]), '--strategy', failover.strategy];
+  const code = await runCli(args, { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) }, cwd: process.cwd(), env: {} });
+  assert.equal(code, 0, `weft ${args.join(' ')}: ${stderr}`);
+  return (JSON.parse(stdout) as { restart: string[] }).restart;
+}
+
+/** Writes the job's topology where `weft plan` can read it. */
+export async function writeTopology(path: string, topology: JobTopology): Promise<string> {
+  await writeFile(path, JSON.stringify(topology));
+  return path;
+}
+
+/**
+ * The tasks re-executed equal the predicted blast radius: every failover restarted exactly what
+ * `weft plan` prints for it, and each task's last attempt number is the number of failovers that
+ * restarted it (so nothing else was reset). Returns the tasks restarted, summed over failovers.
+ */
+export async function checkBlastRadius(result: JobResult, topologyFile: string, label: string): Promise<BlastRadius> {
+  let restarted = 0;
+  let total = 0;
+  let runAgain = 0;
+  let deployed = 0;
+  const resets = new Map<string, number>();
+  for (const failover of result.failovers) {
+    const predicted = await predictedRestart(topologyFile, failover);
+    assert.deepEqual([...failover.tasksToRestart].sort(), [...predicted].sort(), `${label}: failover of ${failover.failedTask} restarted what weft plan predicts`);
+    for (const task of failover.tasksToRestart) resets.set(task, (resets.get(task) ?? 0) + 1);
+    restarted += failover.tasksToRestart.length;
+    total += failover.tasksTotal;
+    runAgain += failover.tasksRunAgain.length;
+    deployed += failover.tasksDeployed;
+    assert.ok(failover.tasksRunAgain.every((t) => failover.tasksToRestart.includes(t)), `${label}: tasks run again are among those restarted`);
+    assert.ok(failover.tasksRunAgain.includes(failover.failedTask), `${label}: the failed task had run`);
+  }
+  for (const [task, attempt] of Object.entries(result.taskAttempts)) assert.equal(attempt, resets.get(task) ?? 0, `${label}: ${task} was reset exactly by the failovers that named it`);
+  return { restarted, total, runAgain, deployed };
+}
+
+/** Summed over a run's failovers: tasks reset (blast radius) of all tasks, and tasks run again of those that had started. */
+export interface BlastRadius {
+  readonly restarted: number;
+  readonly total: number;
+  readonly runAgain: number;
+  readonly deployed: number;
+}
