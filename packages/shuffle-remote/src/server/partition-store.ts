@@ -8,6 +8,7 @@ import type { BlobReader, BlobWriter } from '../storage/blob-store.js';
 import { LocalBlobStore } from '../storage/local-blob-store.js';
 import { encodeKeySegment, objectKey } from '../storage/object-key.js';
 import { storageUnavailable } from '../storage/storage-errors.js';
+import { ProducerLeases } from './producer-leases.js';
 
 /** One push in progress or pushed and not yet committed. */
 export interface Upload {
@@ -53,8 +54,7 @@ export class PartitionStore {
   /** Job directories under commits/ known to exist. */
   private readonly jobDirs = new Set<string>();
   private readonly locks = new Map<string, Promise<unknown>>();
-  /** Producer leases: partition → attempt → expiry (ms). */
-  private readonly leases = new Map<string, Map<number, number>>();
+  private readonly leases = new ProducerLeases();
   private uploadCounter = 0;
 
   constructor(
@@ -195,31 +195,17 @@ export class PartitionStore {
 
   /** Takes or renews a producer's lease on an attempt until `expiresAtMs`. */
   renewLease(jobId: string, partitionId: string, attempt: number, expiresAtMs: number): void {
-    const pkey = this.partitionKey(jobId, partitionId);
-    let byAttempt = this.leases.get(pkey);
-    if (byAttempt === undefined) this.leases.set(pkey, (byAttempt = new Map()));
-    byAttempt.set(attempt, expiresAtMs);
+    this.leases.renew(this.partitionKey(jobId, partitionId), attempt, expiresAtMs);
   }
 
   /** Drops an attempt's lease (all attempts' when `attempt` is undefined). */
   dropLease(jobId: string, partitionId: string, attempt?: number): void {
-    const pkey = this.partitionKey(jobId, partitionId);
-    const byAttempt = this.leases.get(pkey);
-    if (byAttempt === undefined) return;
-    if (attempt === undefined) byAttempt.clear();
-    else byAttempt.delete(attempt);
-    if (byAttempt.size === 0) this.leases.delete(pkey);
+    this.leases.drop(this.partitionKey(jobId, partitionId), attempt);
   }
 
   /** True while a producer is at work on the (uncommitted) partition: a live lease or a push in progress. */
   isPending(jobId: string, partitionId: string, nowMs: number): boolean {
-    const pkey = this.partitionKey(jobId, partitionId);
-    const byAttempt = this.leases.get(pkey);
-    if (byAttempt !== undefined) {
-      for (const [attempt, expiresAtMs] of byAttempt) if (expiresAtMs <= nowMs) byAttempt.delete(attempt);
-      if (byAttempt.size > 0) return true;
-      this.leases.delete(pkey);
-    }
+    if (this.leases.isLeased(this.partitionKey(jobId, partitionId), nowMs)) return true;
     return this.uploadsOf(jobId, partitionId).some((u) => u.state !== 'gone');
   }
 
@@ -283,7 +269,7 @@ export class PartitionStore {
     }
     for (const upload of [...this.uploadsOf(jobId, partitionId)]) await this.dropUpload(upload);
     this.uploads.delete(pkey);
-    this.leases.delete(pkey);
+    this.leases.drop(pkey);
     return record;
   }
 
@@ -325,10 +311,7 @@ export class PartitionStore {
 
   /** Drops complete uploads nobody committed within `ttlMs`, and expired leases; returns how many uploads. */
   async sweep(nowMs: number, ttlMs: number): Promise<number> {
-    for (const [pkey, byAttempt] of this.leases) {
-      for (const [attempt, expiresAtMs] of byAttempt) if (expiresAtMs <= nowMs) byAttempt.delete(attempt);
-      if (byAttempt.size === 0) this.leases.delete(pkey);
-    }
+    this.leases.sweep(nowMs);
     let dropped = 0;
     for (const list of [...this.uploads.values()]) {
       for (const upload of [...list]) {
