@@ -19,8 +19,18 @@ import {
   PutObjectCommand,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
+import { crc32c } from '@node-rs/crc32';
 import { compressSync, uncompressSync } from 'lz4-napi';
-import { executionAttemptId, executionVertexId, intermediateResultId, jobId, resultPartitionId, taskExecutorId } from '@weft/shuffle-api';
+import {
+  RecordDeframer,
+  RecordFramer,
+  executionAttemptId,
+  executionVertexId,
+  intermediateResultId,
+  jobId,
+  resultPartitionId,
+  taskExecutorId,
+} from '@weft/shuffle-api';
 import { type RemoteShuffleOptions, createRemoteShuffleServiceFactory } from '@weft/shuffle-remote';
 import { createTempDir, startRedis, startS3Server } from '@weft/testkit';
 
@@ -229,6 +239,41 @@ async function benchLocal(kind: 'text' | 'random', pool: Buffer): Promise<void> 
   const lz4Rate = sample.length / MB / lz4Seconds;
   rows.push([`LZ4 compress+decompress only, 1 thread (${kind})`, '', '', lz4Rate.toFixed(0), `${(totalBytes / MB / lz4Rate).toFixed(2)} s of CPU for the whole data set`]);
   report(`lz4-compress-decompress-one-thread-${kind}`, 'MB/s', lz4Rate, 'raw-fs-write-read', mbps(r));
+  // what the format costs without any I/O, one thread: frame every record, CRC32C every block (written,
+  // then verified on read), deframe every block back into record views
+  const f = formatCost(pool);
+  rows.push([`frame + CRC32C x2 + deframe only, 1 thread (${kind})`, '', '', f.toFixed(0), `${(totalBytes / MB / f).toFixed(2)} s of CPU; raw fs took ${(totalBytes / MB / mbps(r)).toFixed(2)} s`]);
+  report(`format-cpu-frame-crc-deframe-one-thread-${kind}`, 'MB/s', f, 'raw-fs-write-read', mbps(r));
+}
+
+/** MB/s of framing, checksumming (twice) and deframing the whole data set in memory, on one thread. */
+function formatCost(pool: Buffer): number {
+  const BLOCK = 32 * 1024;
+  const blocks: Uint8Array[] = Array.from({ length: 64 }, () => new Uint8Array(BLOCK));
+  let next = 0;
+  let checksum = 0;
+  const deframer = new RecordDeframer(RECORD + 1);
+  const records: Uint8Array[] = [];
+  const framer = new RecordFramer(
+    BLOCK,
+    () => blocks[next++ % blocks.length]!,
+    (segment, length) => {
+      const block = segment.subarray(0, length);
+      checksum ^= crc32c(block as Buffer);
+      checksum ^= crc32c(block as Buffer);
+      records.length = 0;
+      deframer.push(block, records);
+    },
+  );
+  const t = performance.now();
+  for (let i = 0; i < recordCount; i++) {
+    const at = (i % RECORDS_PER_POOL) * RECORD;
+    framer.write(pool.subarray(at, at + RECORD));
+  }
+  framer.flush();
+  const seconds = (performance.now() - t) / 1000;
+  if (checksum !== 0) throw new Error('checksums of equal blocks must cancel');
+  return totalBytes / MB / seconds;
 }
 
 async function benchS3(kind: 'text' | 'random', pool: Buffer): Promise<void> {
