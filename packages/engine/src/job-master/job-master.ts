@@ -233,6 +233,9 @@ export class JobMaster implements TaskExecutorListener {
     this.#freeSlots.delete(executor);
     this.#logger.warn({ taskExecutorId: executorId, error: error.message }, 'task executor lost');
     const lost = new EngineError('WEFT_ERR_TASK_EXECUTOR_LOST', `task executor ${executorId} was lost: ${error.message}`, { cause: error, context: { taskExecutorId: executorId } });
+    // Recorded first: failing its tasks below may end the job.
+    const record: { -readonly [K in keyof ExecutorLossRecord]: ExecutorLossRecord[K] } = { atMs: this.#elapsedMs(), taskExecutorId: executorId, reason: error.message, replaced: false };
+    this.#executorsLost.push(record);
     const regions: number[] = [];
     this.#regionExecutor.forEach((x, r) => {
       if (x === executor && this.#active[r]! > 0) regions.push(r);
@@ -247,7 +250,7 @@ export class JobMaster implements TaskExecutorListener {
       this.#afterTerminal(r);
     }
     const replace = this.#state === 'running' && this.#options.replaceExecutor !== undefined;
-    this.#executorsLost.push({ atMs: this.#elapsedMs(), taskExecutorId: executorId, reason: error.message, replaced: replace });
+    record.replaced = replace;
     if (replace) this.#replaceExecutor(executorId, lost);
     else if (this.#executors.length === 0 && this.#replacing === 0 && this.#state === 'running') this.#failJob(this.#noExecutorLeft(lost));
     this.#schedule();
