@@ -100,7 +100,10 @@ export class FaultHarness {
         case 'delete-partition':
         case 'corrupt-partition': {
           if (this.#actions.damagePartition === undefined) throw faultNotApplicable(`${request.kind} needs the persisted blocking shuffle`);
-          if (request.target !== undefined) topology.requireResultPartition(request.target, '--inject-faults');
+          if (request.target !== undefined) {
+            topology.requireResultPartition(request.target, '--inject-faults');
+            if (!candidates.includes(request.target)) throw faultNotApplicable(`${request.kind}: ${request.target} is not a blocking partition that another region reads, so no consumer would notice`);
+          }
           if (request.target === undefined && candidates.length === 0) throw faultNotApplicable(`${request.kind}: the job has no blocking partition read by another region`);
           const target = request.target ?? random.pick(candidates);
           this.faults.push({ kind: request.kind, target, fired: false });
