@@ -3,9 +3,10 @@
 //     writes the body to a file and streams it back: the least a storage server does);
 // (2) 10,000 partitions of 64 KiB (push + commit, fetch) vs raw PUT / GET of the same objects: per-request overhead;
 // (3) server RSS while 200 streams push at once, vs the bare server under the same 200 PUTs.
-// Servers run in child processes (RSS is theirs alone); the client is this process.
+// Servers run in child processes (RSS is theirs alone); the client is this process. Both servers write to
+// the same temp directory; dirty pages are flushed (sync) between runs, and the order of the runs alternates.
 // Environment: WEFT_BENCH_BYTES (default 1 GiB), WEFT_BENCH_SMALL (default 10000), WEFT_BENCH_STREAMS (default 200).
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -164,6 +165,11 @@ function descriptor(jobId: string, partitionId: string, subpartitions: number, t
   } as never;
 }
 
+/** Flushes dirty pages, so one run's writeback does not slow the next run down. */
+function syncDisk(): void {
+  spawnSync('sync');
+}
+
 async function seconds(body: () => Promise<unknown>): Promise<number> {
   const start = process.hrtime.bigint();
   await body();
@@ -191,6 +197,7 @@ async function main(): Promise<void> {
       raw: async (r) => {
         const path = `/big-${r}`;
         times.rawPut.push(await seconds(async () => (await raw.request({ origin: bare.url, path, method: 'PUT', body: chunked(object) as never })).body.dump()));
+        syncDisk();
         times.rawGet.push(await seconds(async () => drainBody((await raw.request({ origin: bare.url, path, method: 'GET' })).body)));
         await (await raw.request({ origin: bare.url, path, method: 'DELETE' })).body.dump();
       },
@@ -198,6 +205,7 @@ async function main(): Promise<void> {
         const target = { url: shuffle.url, token, jobId: job, partitionId: `big#${r}`, attempt: 0 };
         times.push.push(await seconds(() => client.push({ ...target, body: chunked(object) })));
         await client.commit(target, descriptor(job, `big#${r}`, subpartitions, token), subpartitionBytes);
+        syncDisk();
         times.fetch.push(await seconds(async () => drainBody((await client.fetch({ ...target, start: 0, end: subpartitions - 1 })).body)));
         times.verify.push(
           await seconds(async () => {
@@ -217,7 +225,10 @@ async function main(): Promise<void> {
     };
     for (let r = 0; r < ROUNDS; r++) {
       const order = r % 2 === 0 ? (['raw', 'shuffle', 'structural'] as const) : (['structural', 'shuffle', 'raw'] as const);
-      for (const step of order) await steps[step](r);
+      for (const step of order) {
+        syncDisk();
+        await steps[step](r);
+      }
     }
     const mbps = (s: number): number => object.length / MB / s;
     const rawBaseline = 'raw undici PUT/GET to a bare node:http server (file-backed), same bytes';

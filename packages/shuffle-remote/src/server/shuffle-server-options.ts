@@ -73,7 +73,7 @@ export interface ShuffleServerOptions {
   readonly streamBufferBytes?: number;
   /**
    * Largest disk read of a fetch. A fetch holds the piece being read, one read ahead and up to two waiting
-   * in the socket: about 4 × its piece size. @defaultValue 524288
+   * in the socket: about 4 × its piece size. @defaultValue 1048576
    */
   readonly readChunkBytes?: number;
   /** Graceful shutdown waits this long for requests in flight before closing their connections. @defaultValue 30000 */
@@ -134,7 +134,7 @@ export const DEFAULT_SHUFFLE_SERVER_OPTIONS = Object.freeze({
   keepAliveTimeoutMs: 60_000,
   streamMemoryBytes: 64 * 1024 * 1024,
   streamBufferBytes: 1024 * 1024,
-  readChunkBytes: 512 * 1024,
+  readChunkBytes: 1024 * 1024,
   shutdownTimeoutMs: 30_000,
   uncommittedTtlMs: 600_000,
   syncOnPush: false,
