@@ -5,7 +5,7 @@ import { DEFAULT_BUFFER_SIZE_BYTES } from '../record-framing.js';
 import type { ResultPartitionType } from '../result-partition-type.js';
 import type { ShuffleEvent } from '../shuffle-event.js';
 import { type ChannelItem, drain, emitAll, makeRecord, parseRecord, recordsOf, registerPartition } from './exchange-helpers.js';
-import { type SuiteContext, runExchange, uniqueJobId } from './suite-context.js';
+import { type SuiteContext, isPipelined, runExchange, uniqueJobId } from './suite-context.js';
 
 function recordCount(producer: number, subpartition: number): number {
   return 40 + 37 * subpartition + 11 * producer;
@@ -180,7 +180,8 @@ export function dataCases(ctx: SuiteContext, type: ResultPartitionType): void {
           await gate.close();
         }
       };
-      const channels = (await Promise.all([produce(), consume()]))[1];
+      // Pipelined types are read while produced; blocking ones after the producer finished, as a scheduler runs them.
+      const channels = isPipelined(type) ? (await Promise.all([produce(), consume()]))[1] : await produce().then(consume);
       const describe = (items: readonly ChannelItem[]): string[] =>
         items.map((item) => (item.kind === 'event' ? `event:${JSON.stringify(item.event)}` : `record:${parseRecord(item.record).seq}`));
       const tail = [`event:${JSON.stringify(barrier)}`, 'record:3', 'event:{"type":"end-of-data"}', 'event:{"type":"end-of-partition"}'];
