@@ -155,7 +155,7 @@ export class ShuffleServer implements AsyncDisposable {
     this.http.closeIdleConnections();
     const redis = this.redis;
     if (redis !== undefined) {
-      // still registered (as the issue asks, until in-flight requests finish), but no longer placed on
+      // stays registered until the requests in flight finish, but marked draining: nothing new is placed on it
       await redis.registry.heartbeat({ ...(await this.record()), draining: true }, this.options.heartbeatTtlMs).catch(() => undefined);
     }
     if (this.inFlight > 0) {
