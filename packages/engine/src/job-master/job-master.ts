@@ -13,6 +13,7 @@ import type { TaskMetrics } from '../runtime/task-deployment.js';
 import { DeploymentBuilder } from './deployment-builder.js';
 import { CancelTimeouts } from './cancel-timeouts.js';
 import type { ExecutorLossRecord, FailoverRecord } from './failover-record.js';
+import { ExecutorSlots } from './executor-slots.js';
 import { describeFailure, lostPartitionsOf } from './failure-cause.js';
 import type { JobProgress } from './job-progress.js';
 import { progressCounters } from './progress-counters.js';
@@ -110,16 +111,13 @@ export class JobMaster implements TaskExecutorListener {
   readonly #partitionDone: Uint8Array;
   readonly #results: (TaskResult | undefined)[];
   readonly #ready: number[] = [];
-  readonly #executors: TaskExecutor[] = [];
-  readonly #freeSlots = new Map<TaskExecutor, number>();
+  readonly #slots = new ExecutorSlots();
   readonly #restarting = new Set<number>();
   readonly #running = new Set<string>();
-  readonly #lostExecutors = new Set<string>();
   readonly #cancelTimeouts: CancelTimeouts;
   readonly #failovers: FailoverRecord[] = [];
   readonly #executorsLost: ExecutorLossRecord[] = [];
   readonly #started = performance.now();
-  #replacing = 0;
   #deployments = 0;
   #finishedRegions = 0;
   #finishedTasks = 0;
@@ -158,8 +156,7 @@ export class JobMaster implements TaskExecutorListener {
     if (this.#state !== 'created') throw new EngineError('WEFT_ERR_ILLEGAL_STATE', 'a job master runs once');
     this.#state = 'running';
     for (const executor of executors) {
-      this.#executors.push(executor);
-      this.#freeSlots.set(executor, executor.slots);
+      this.#slots.add(executor);
     }
     for (let r = 0; r < this.#options.regions.regionCount; r++) {
       this.#pending[r] = (this.#dependencies.inputsOf[r] as Int32Array).length;
@@ -178,7 +175,7 @@ export class JobMaster implements TaskExecutorListener {
 
   progress(): Omit<JobProgress, 'elapsedMs'> {
     const live = new Map<string, TaskMetrics>();
-    for (const executor of this.#executors) for (const p of executor.progress()) live.set(p.attemptId, p.metrics);
+    for (const p of this.#slots.progress()) live.set(p.attemptId, p.metrics);
     const counters = progressCounters({ topology: this.#options.topology, results: this.#results, live, attemptIdOf: (v) => this.#builder.attemptIdOf(v) });
     return {
       tasksFinished: this.#finishedTasks,
@@ -194,7 +191,7 @@ export class JobMaster implements TaskExecutorListener {
   // ---- events from executors -----------------------------------------------------------------
 
   onTaskEvent(executor: TaskExecutorId, event: TaskEvent): void {
-    if (this.#lostExecutors.has(executor)) return;
+    if (this.#slots.isLost(executor)) return;
     const at = event.attemptId.lastIndexOf('@');
     const v = this.#options.topology.indexOfExecutionVertex(event.attemptId.slice(0, at));
     const attempt = Number(event.attemptId.slice(at + 1));
@@ -226,11 +223,8 @@ export class JobMaster implements TaskExecutorListener {
   }
 
   onExecutorLost(executorId: TaskExecutorId, error: Error): void {
-    const executor = this.#executors.find((e) => e.id === executorId);
+    const executor = this.#slots.remove(executorId);
     if (executor === undefined) return;
-    this.#lostExecutors.add(executorId);
-    this.#executors.splice(this.#executors.indexOf(executor), 1);
-    this.#freeSlots.delete(executor);
     this.#logger.warn({ taskExecutorId: executorId, error: error.message }, 'task executor lost');
     const lost = new EngineError('WEFT_ERR_TASK_EXECUTOR_LOST', `task executor ${executorId} was lost: ${error.message}`, { cause: error, context: { taskExecutorId: executorId } });
     // Recorded first: failing its tasks below may end the job.
@@ -252,25 +246,25 @@ export class JobMaster implements TaskExecutorListener {
     const replace = this.#state === 'running' && this.#options.replaceExecutor !== undefined;
     record.replaced = replace;
     if (replace) this.#replaceExecutor(executorId, lost);
-    else if (this.#executors.length === 0 && this.#replacing === 0 && this.#state === 'running') this.#failJob(this.#noExecutorLeft(lost));
+    else if (this.#slots.count === 0 && this.#slots.replacing === 0 && this.#state === 'running') this.#failJob(this.#noExecutorLeft(lost));
     this.#schedule();
   }
 
   #replaceExecutor(lostId: TaskExecutorId, lost: EngineError): void {
-    this.#replacing++;
+    const slots = this.#slots;
+    slots.replacing++;
     (this.#options.replaceExecutor as (lost: TaskExecutorId) => Promise<TaskExecutor>)(lostId).then(
       (executor) => {
-        this.#replacing--;
+        slots.replacing--;
         if (this.#state !== 'running') return;
         this.#logger.info({ taskExecutorId: executor.id, replaces: lostId }, 'task executor replaced');
-        this.#executors.push(executor);
-        this.#freeSlots.set(executor, executor.slots);
+        slots.add(executor);
         this.#schedule();
       },
       (error: unknown) => {
-        this.#replacing--;
+        slots.replacing--;
         this.#logger.warn({ taskExecutorId: lostId, error: (error as Error).message }, 'could not replace a lost task executor');
-        if (this.#state === 'running' && this.#executors.length === 0 && this.#replacing === 0) {
+        if (this.#state === 'running' && slots.count === 0 && slots.replacing === 0) {
           this.#failJob(this.#noExecutorLeft(new EngineError('WEFT_ERR_TASK_EXECUTOR_LOST', `${lost.message}; its replacement failed to start: ${(error as Error).message}`, { cause: error, context: { taskExecutorId: lostId } })));
         }
       },
@@ -466,15 +460,7 @@ export class JobMaster implements TaskExecutorListener {
   #schedule(): void {
     if (this.#state !== 'running') return;
     while (this.#ready.length > 0) {
-      let best: TaskExecutor | undefined;
-      let bestFree = 0;
-      for (const executor of this.#executors) {
-        const free = this.#freeSlots.get(executor) ?? 0;
-        if (free > bestFree) {
-          best = executor;
-          bestFree = free;
-        }
-      }
+      const best = this.#slots.best();
       if (best === undefined) return;
       const region = this.#ready.shift() as number;
       void this.#deploy(region, best);
@@ -484,7 +470,7 @@ export class JobMaster implements TaskExecutorListener {
   async #deploy(region: number, executor: TaskExecutor): Promise<void> {
     const members = this.#options.regions.membersOf(region);
     this.#setState(region, DEPLOYING);
-    this.#freeSlots.set(executor, (this.#freeSlots.get(executor) ?? 0) - 1);
+    this.#slots.take(executor);
     this.#regionExecutor[region] = executor;
     this.#remaining[region] = members.length;
     this.#active[region] = members.length;
@@ -540,7 +526,7 @@ export class JobMaster implements TaskExecutorListener {
     const executor = this.#regionExecutor[region];
     if (executor === undefined) return;
     this.#regionExecutor[region] = undefined;
-    if (this.#freeSlots.has(executor)) this.#freeSlots.set(executor, (this.#freeSlots.get(executor) ?? 0) + 1);
+    this.#slots.give(executor);
   }
 
   #failJob(error: EngineError): void {
