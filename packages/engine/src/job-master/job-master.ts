@@ -16,6 +16,7 @@ import type { ExecutorLossRecord, FailoverRecord } from './failover-record.js';
 import { ExecutorSlots } from './executor-slots.js';
 import { describeFailure, lostPartitionsOf } from './failure-cause.js';
 import type { JobProgress } from './job-progress.js';
+import { PartitionStates } from './partition-states.js';
 import { progressCounters } from './progress-counters.js';
 import { RegionDependencies } from './region-dependencies.js';
 
@@ -108,7 +109,7 @@ export class JobMaster implements TaskExecutorListener {
   readonly #active: Int32Array;
   readonly #regionExecutor: (TaskExecutor | undefined)[];
   readonly #regionVersion: Int32Array;
-  readonly #partitionDone: Uint8Array;
+  readonly #partitions: PartitionStates;
   readonly #results: (TaskResult | undefined)[];
   readonly #ready: number[] = [];
   readonly #slots = new ExecutorSlots();
@@ -145,7 +146,7 @@ export class JobMaster implements TaskExecutorListener {
     this.#active = new Int32Array(regions.regionCount);
     this.#regionVersion = new Int32Array(regions.regionCount);
     this.#regionExecutor = new Array<TaskExecutor | undefined>(regions.regionCount);
-    this.#partitionDone = new Uint8Array(topology.partitionCount);
+    this.#partitions = new PartitionStates(topology.partitionCount);
     this.#results = new Array<TaskResult | undefined>(topology.executionVertexCount);
     this.#builder = new DeploymentBuilder(options.plan, topology, regions, options.jobId, options.blockingMaster, this.#attempts, options.faults);
     this.#done = new Promise<JobOutcome>((resolve) => (this.#resolve = resolve));
@@ -155,9 +156,7 @@ export class JobMaster implements TaskExecutorListener {
   run(executors: readonly TaskExecutor[]): Promise<JobOutcome> {
     if (this.#state !== 'created') throw new EngineError('WEFT_ERR_ILLEGAL_STATE', 'a job master runs once');
     this.#state = 'running';
-    for (const executor of executors) {
-      this.#slots.add(executor);
-    }
+    for (const executor of executors) this.#slots.add(executor);
     for (let r = 0; r < this.#options.regions.regionCount; r++) {
       this.#pending[r] = (this.#dependencies.inputsOf[r] as Int32Array).length;
       if (this.#pending[r] === 0) this.#setReady(r);
@@ -171,6 +170,16 @@ export class JobMaster implements TaskExecutorListener {
     if (this.#state !== 'running') return;
     const error = reason instanceof Error ? reason : new Error(String(reason));
     this.#failJob(new EngineError('WEFT_ERR_JOB_FAILED', `job ${this.#options.plan.name} was aborted: ${error.message}`, { cause: error }));
+  }
+
+  /**
+   * Live availability for the failover strategy: a re-readable partition is unavailable while its data
+   * is released — produced once, then given up by a restart of its producer not deployed again yet.
+   * One whose producer runs (or has not run yet) is not lost: it is being produced.
+   */
+  isPartitionAvailable(partitionId: string): boolean {
+    const p = this.#options.topology.indexOfResultPartition(partitionId);
+    return p < 0 || !this.#partitions.isReleased(p);
   }
 
   progress(): Omit<JobProgress, 'elapsedMs'> {
@@ -298,7 +307,7 @@ export class JobMaster implements TaskExecutorListener {
       const edge = topology.edges[e];
       if (edge === undefined || edge.mustBePipelined) continue;
       const partition = edge.firstPartition + subtask;
-      this.#partitionDone[partition] = 1;
+      this.#partitions.markDone(partition);
       for (const consumer of this.#dependencies.consumersOf(partition)) {
         this.#pending[consumer] = (this.#pending[consumer] as number) - 1;
         if (this.#pending[consumer] === 0 && this.#regionState[consumer] === WAITING && !this.#restarting.has(consumer)) this.#setReady(consumer);
@@ -334,14 +343,16 @@ export class JobMaster implements TaskExecutorListener {
       this.#failJob(this.#jobFailed(v, error, `recovery is suppressed by ${restart.toString()}: `));
       return;
     }
-    const lostPartitions = lostPartitionsOf(error, topology);
+    const named = lostPartitionsOf(error, topology);
     let toRestart: Int32Array;
     try {
-      toRestart = failover.verticesToRestart({ failedVertex, lostPartitions });
+      toRestart = failover.verticesToRestart({ failedVertex, lostPartitions: named });
     } catch (failoverError) {
       this.#failJob(this.#jobFailed(v, failoverError as Error));
       return;
     }
+    // Released partitions the walk met count as lost too: with them, `weft plan --lost` predicts this failover.
+    const lostPartitions = [...named, ...this.#partitions.releasedInputsOf(topology, toRestart).filter((p) => !named.includes(p))];
     this.#restarts++;
     const backoffMs = restart.getBackoffTimeMs();
     let deployed = 0;
@@ -429,7 +440,7 @@ export class JobMaster implements TaskExecutorListener {
           const edge = topology.edges[e];
           if (edge === undefined || edge.mustBePipelined) continue;
           const partition = edge.firstPartition + (v - vertex.firstExecutionVertex);
-          this.#partitionDone[partition] = 0;
+          this.#partitions.markReset(partition);
           const old = this.#builder.descriptors[partition];
           this.#builder.descriptors[partition] = undefined;
           if (old !== undefined) releases.push(blockingMaster.releasePartitionExternally(old).catch((error: unknown) => this.#logger.warn({ partitionId: old.partition.partitionId, error: (error as Error).message }, 'releasing a restarted partition failed')));
@@ -445,7 +456,7 @@ export class JobMaster implements TaskExecutorListener {
       const state = this.#regionState[r];
       if (state !== WAITING && state !== READY) continue;
       let pending = 0;
-      for (const p of this.#dependencies.inputsOf[r] as Int32Array) if (this.#partitionDone[p] === 0) pending++;
+      for (const p of this.#dependencies.inputsOf[r] as Int32Array) if (!this.#partitions.isDone(p)) pending++;
       this.#pending[r] = pending;
       if (state === READY && pending > 0) {
         this.#ready.splice(this.#ready.indexOf(r), 1);
@@ -507,6 +518,7 @@ export class JobMaster implements TaskExecutorListener {
     this.#setState(region, RUNNING);
     this.#attemptsDeployed += members.length;
     for (const v of members) this.#taskDeployed[v] = 1;
+    for (const task of deployment.tasks) for (const output of task.outputs) if (!output.pipelined) this.#partitions.markDeployed(this.#options.topology.indexOfResultPartition(output.partition.partitionId));
     executor.deploy(deployment);
   }
 

@@ -170,7 +170,9 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   const topology = ExecutionTopology.from(loaded.plan.topology);
   const regions = buildPipelinedRegions(topology);
   const restart = createRestartBackoffTimeStrategy(options.restartStrategy ?? { type: 'none' });
-  const failover = createFailoverStrategy(topology, options.failoverStrategy ?? 'region');
+  // The strategy asks the job master (built below) which partitions are released.
+  let master: JobMaster | undefined;
+  const failover = createFailoverStrategy(topology, options.failoverStrategy ?? 'region', { isPartitionAvailable: (id) => master?.isPartitionAvailable(id) ?? true });
   const faults = options.faults?.({ jobId: id, topology: loaded.plan.topology, regions: regions.toIds(), executor: kind });
   const tempDirs = textSinkTempDirs(loaded.plan, cwd, id);
 
@@ -188,7 +190,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       executors.push(executor);
       return ready;
     };
-    const master = new JobMaster({
+    const jobMaster = new JobMaster({
       jobId: id,
       plan: loaded.plan,
       topology,
@@ -201,7 +203,8 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       ...(options.cancelTimeoutMs === undefined ? {} : { cancelTimeoutMs: options.cancelTimeoutMs }),
       ...(kind === 'workers' && (options.replaceLostWorkers ?? true) ? { replaceExecutor } : {}),
     });
-    const listener: TaskExecutorListener = master;
+    master = jobMaster;
+    const listener: TaskExecutorListener = jobMaster;
     // The blocking master and the executors start together (worker processes take the longest).
     const startMaster = (async () => {
       await blockingMaster.start();
@@ -251,16 +254,16 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
     if (executorsStarted.status === 'rejected') throw executorsStarted.reason;
     if (options.onProgress !== undefined) {
       const onProgress = options.onProgress;
-      progressTimer = setInterval(() => onProgress({ elapsedMs: performance.now() - started, ...master.progress() }), options.progressIntervalMs ?? 250);
+      progressTimer = setInterval(() => onProgress({ elapsedMs: performance.now() - started, ...jobMaster.progress() }), options.progressIntervalMs ?? 250);
     }
     if (options.signal !== undefined) {
       const signal = options.signal;
-      onAbort = () => master.abort(signal.reason);
+      onAbort = () => jobMaster.abort(signal.reason);
       if (signal.aborted) onAbort();
       else signal.addEventListener('abort', onAbort, { once: true });
     }
-    const outcome = await master.run(executors);
-    const progress = master.progress();
+    const outcome = await jobMaster.run(executors);
+    const progress = jobMaster.progress();
     let status = outcome.status;
     let error = outcome.error;
     let published: Awaited<ReturnType<typeof publishSinks>> = { collected: {}, files: [] };

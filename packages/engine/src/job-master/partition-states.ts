@@ -1,0 +1,66 @@
+import type { ExecutionJobEdge, ExecutionTopology } from '../execution/execution-topology.js';
+
+const PENDING = 0;
+const DONE = 1;
+const RELEASED = 2;
+
+/**
+ * Where each result partition of a job stands: pending (not produced yet, or being produced), done
+ * (finished, readable), or released (produced once, then given up when its producer was reset, and its
+ * producer not deployed again yet). A released partition is lost to its readers; a pending one is not —
+ * its producer is on it (Flink's partition tracker sees the same).
+ */
+export class PartitionStates {
+  readonly #state: Uint8Array;
+  #released = 0;
+
+  constructor(partitionCount: number) {
+    this.#state = new Uint8Array(partitionCount);
+  }
+
+  isDone(p: number): boolean {
+    return this.#state[p] === DONE;
+  }
+
+  isReleased(p: number): boolean {
+    return this.#state[p] === RELEASED;
+  }
+
+  markDone(p: number): void {
+    if (this.#state[p] === RELEASED) this.#released--;
+    this.#state[p] = DONE;
+  }
+
+  /** Its producer was reset: produced data is released; data never produced stays pending. */
+  markReset(p: number): void {
+    if (this.#state[p] !== DONE) return;
+    this.#state[p] = RELEASED;
+    this.#released++;
+  }
+
+  /** Its producer's new attempt was deployed: it is being produced again. */
+  markDeployed(p: number): void {
+    if (this.#state[p] !== RELEASED) return;
+    this.#state[p] = PENDING;
+    this.#released--;
+  }
+
+  /**
+   * The released partitions that tasks of `vertices` read: those a failover walk found unavailable
+   * (besides the ones its failure named). Free when nothing is released.
+   */
+  releasedInputsOf(topology: ExecutionTopology, vertices: Int32Array): string[] {
+    if (this.#released === 0) return [];
+    const found = new Set<number>();
+    for (const v of vertices) {
+      const vertex = topology.jobVertexOf(v);
+      for (const e of vertex.inputs) {
+        const edge = topology.edges[e] as ExecutionJobEdge;
+        if (edge.mustBePipelined) continue;
+        const range = topology.producersOf(edge, v - vertex.firstExecutionVertex);
+        for (let k = range.start; k < range.end; k++) if (this.#state[edge.firstPartition + k] === RELEASED) found.add(edge.firstPartition + k);
+      }
+    }
+    return [...found].sort((a, b) => a - b).map((p) => topology.resultPartitionId(p));
+  }
+}
