@@ -1,7 +1,8 @@
 export { createRemoteShuffleServiceFactory, type RemoteShuffleServiceFactory } from './blocking/remote-shuffle-service-factory.js';
 export { RemoteShuffleMaster, type SweepResult } from './blocking/remote-shuffle-master.js';
 export { RemoteShuffleEnvironment } from './blocking/remote-shuffle-environment.js';
-export { RemoteResultPartitionWriter, writerBudget, type WriterBudget } from './blocking/remote-result-partition-writer.js';
+export { RemoteResultPartitionWriter } from './blocking/remote-result-partition-writer.js';
+export { writerBudget, type WriterBudget } from './shuffle-core/writer-budget.js';
 export { REMOTE_SHUFFLE_SERVICE_ID } from './blocking/descriptor-checks.js';
 export {
   DEFAULT_REMOTE_SHUFFLE_OPTIONS,

@@ -1,8 +1,9 @@
 import { after, before } from 'node:test';
-import { taskExecutorId } from '@weft/shuffle-api';
 import { describeShuffleConformance } from '@weft/shuffle-api/testing';
 import { createRemoteShuffleServiceFactory } from '@weft/shuffle-remote';
 import { type RedisServer, type S3Server, startRedis, startS3Server } from '@weft/testkit';
+import { factoryHarness } from './helpers/factory-harness.js';
+import { s3StoreOn } from './helpers/s3-store-on.js';
 
 // S3 (a real s3rver) + Redis (a real redis-server), started once for the file; every harness gets its
 // own key prefix in the bucket and in Redis.
@@ -24,33 +25,11 @@ describeShuffleConformance({
   async createHarness() {
     const prefix = `h${++harnesses}`;
     const factory = createRemoteShuffleServiceFactory({
-      store: {
-        type: 's3',
-        bucket: 'conformance',
-        prefix: `${prefix}/`,
-        endpoint: s3.endpoint,
-        region: s3.region,
-        accessKeyId: s3.accessKeyId,
-        secretAccessKey: s3.secretAccessKey,
-        minPartBytes: 5 * 1024 * 1024,
-      },
+      store: s3StoreOn(s3, 'conformance', `${prefix}/`),
       meta: { type: 'redis', url: redis.url, keyPrefix: `weft-test:${prefix}:` },
       // the smallest budget S3's 5 MiB parts allow, so the 24 MiB backpressure test spills several regions
       producerMemoryBytes: 11 * 1024 * 1024 + 512 * 1024,
     });
-    const master = factory.createShuffleMaster();
-    const producerEnvironment = factory.createShuffleEnvironment({ taskExecutorId: taskExecutorId('producer') });
-    const consumerEnvironment = factory.createShuffleEnvironment({ taskExecutorId: taskExecutorId('consumer') });
-    await master.start();
-    return {
-      master,
-      producerEnvironment,
-      consumerEnvironment,
-      async close() {
-        await producerEnvironment.close();
-        await consumerEnvironment.close();
-        await master.close();
-      },
-    };
+    return factoryHarness(factory);
   },
 });

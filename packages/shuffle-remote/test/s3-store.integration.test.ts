@@ -4,6 +4,7 @@ import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { type ShuffleDescriptor, isShuffleError, taskExecutorId } from '@weft/shuffle-api';
 import { type RemoteShuffleOptions, S3BlobStore, createRemoteShuffleServiceFactory } from '@weft/shuffle-remote';
 import { type RedisServer, type S3Server, startRedis, startS3Server } from '@weft/testkit';
+import { s3StoreOn } from './helpers/s3-store-on.js';
 import { readPartition, rejection, shuffleFixture, writePartition } from './helpers/shuffle-fixture.js';
 
 let s3: S3Server;
@@ -17,16 +18,7 @@ after(async () => {
 
 function options(prefix: string, extra: Partial<RemoteShuffleOptions> = {}): RemoteShuffleOptions {
   return {
-    store: {
-      type: 's3',
-      bucket: 'store-test',
-      prefix,
-      endpoint: s3.endpoint,
-      region: s3.region,
-      accessKeyId: s3.accessKeyId,
-      secretAccessKey: s3.secretAccessKey,
-      minPartBytes: 5 * 1024 * 1024,
-    },
+    store: s3StoreOn(s3, 'store-test', prefix),
     meta: { type: 'redis', url: redis.url, keyPrefix: `s3-store-test:${prefix}:` },
     producerMemoryBytes: 12 * 1024 * 1024,
     ...extra,

@@ -1,5 +1,6 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { type Logger, invalidConfig, noopLogger } from '@weft/shuffle-api';
+import { connectRedis, quitRedis, redactRedisUrl } from '../redis/connect-redis.js';
 import { storageUnavailable } from '../storage/storage-errors.js';
 
 export interface RedisConnectionOptions {
@@ -16,17 +17,6 @@ export interface RedisConnectionOptions {
 }
 
 export const DEFAULT_REGISTRY_KEY_PREFIX = 'weft:shuffle-server:';
-
-/** The URL without its password, for messages and logs. */
-export function redactRedisUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== '') parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'redis://(unparseable)';
-  }
-}
 
 /**
  * One ioredis connection for the registry and the commit index. Connects at `open()` (SHF_ERR_INVALID_CONFIG
@@ -59,23 +49,14 @@ export class RedisConnection {
 
   async open(): Promise<void> {
     if (this.redis !== undefined) return;
-    const redis = new Redis(this.options.url, {
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      connectTimeout: this.options.connectTimeoutMs ?? 3_000,
-      commandTimeout: this.options.commandTimeoutMs ?? 5_000,
-      retryStrategy: (times) => (this.closed ? null : Math.min(50 * 2 ** Math.min(times, 5), 1_000)),
+    this.redis = await connectRedis({
+      url: this.options.url,
+      connectTimeoutMs: this.options.connectTimeoutMs ?? 3_000,
+      commandTimeoutMs: this.options.commandTimeoutMs ?? 5_000,
+      setting: this.options.setting ?? 'redis',
+      logger: this.logger,
+      reconnect: () => !this.closed,
     });
-    redis.on('error', (error: Error) => this.logger.debug({ redis: this.description, error: error.message }, 'redis connection error'));
-    try {
-      await redis.connect();
-      await redis.ping();
-    } catch (cause) {
-      redis.disconnect();
-      throw invalidConfig(this.options.setting ?? 'redis', `cannot reach Redis at ${this.description}: ${(cause as Error).message}`, cause);
-    }
-    this.redis = redis;
   }
 
   /** Runs `operation` on the connection; transport and server errors become SHF_ERR_STORAGE_UNAVAILABLE. */
@@ -97,11 +78,6 @@ export class RedisConnection {
     this.closed = true;
     const redis = this.redis;
     this.redis = undefined;
-    if (redis === undefined) return;
-    try {
-      await redis.quit();
-    } catch {
-      redis.disconnect();
-    }
+    await quitRedis(redis);
   }
 }

@@ -1,6 +1,7 @@
-import { Redis } from 'ioredis';
-import { type Logger, type SerializedShuffleError, invalidArgument, invalidConfig, noopLogger } from '@weft/shuffle-api';
+import type { Redis } from 'ioredis';
+import { type Logger, type SerializedShuffleError, invalidArgument, noopLogger } from '@weft/shuffle-api';
 import type { RedisMetaOptions } from '../config/store-options.js';
+import { connectRedis, quitRedis, redactRedisUrl } from '../redis/connect-redis.js';
 import { encodeKeySegment } from '../storage/object-key.js';
 import { storageUnavailable } from '../storage/storage-errors.js';
 import {
@@ -33,17 +34,6 @@ function isTransient(error: unknown): boolean {
   const e = error as { name?: string; message?: string };
   if (e?.name === 'ReplyError') return TRANSIENT_REPLY.test(e.message ?? '');
   return true; // connection closed, not writeable, timed out, refused: all transport problems
-}
-
-/** The URL without its password, for messages. */
-function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== '') parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'redis://(unparseable)';
-  }
 }
 
 type Hash = Record<string, string>;
@@ -91,28 +81,19 @@ export class RedisMetadataStore implements MetadataStore {
     private readonly options: RedisMetaOptions,
     private readonly logger: Logger = noopLogger,
   ) {
-    this.description = redactUrl(options.url);
+    this.description = redactRedisUrl(options.url);
     this.prefix = options.keyPrefix ?? 'weft:';
   }
 
   async start(): Promise<void> {
     if (this.redis !== undefined) return;
-    const redis = new Redis(this.options.url, {
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      connectTimeout: this.options.connectTimeoutMs ?? 3_000,
-      commandTimeout: this.options.commandTimeoutMs ?? 10_000,
-      retryStrategy: (times) => Math.min(50 * 2 ** Math.min(times, 5), 1_000),
+    const redis = await connectRedis({
+      url: this.options.url,
+      connectTimeoutMs: this.options.connectTimeoutMs ?? 3_000,
+      commandTimeoutMs: this.options.commandTimeoutMs ?? 10_000,
+      setting: 'meta',
+      logger: this.logger,
     });
-    redis.on('error', (error: Error) => this.logger.debug({ store: this.description, error: error.message }, 'redis connection error'));
-    try {
-      await redis.connect();
-      await redis.ping();
-    } catch (cause) {
-      redis.disconnect();
-      throw invalidConfig('meta', `cannot reach Redis at ${this.description}: ${(cause as Error).message}`, cause);
-    }
     for (const script of ALL_SCRIPTS) redis.defineCommand(script.name, { numberOfKeys: script.keys, lua: script.lua });
     this.redis = redis;
   }
@@ -120,12 +101,7 @@ export class RedisMetadataStore implements MetadataStore {
   async close(): Promise<void> {
     const redis = this.redis;
     this.redis = undefined;
-    if (redis === undefined) return;
-    try {
-      await redis.quit();
-    } catch {
-      redis.disconnect();
-    }
+    await quitRedis(redis);
   }
 
   async registerJob(jobId: string): Promise<void> {

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import type { RemoteShuffleOptions } from '@weft/shuffle-remote';
 import { type RedisServer, type S3Server, type TempDir, createTempDir, startRedis, startS3Server } from '@weft/testkit';
+import { s3StoreOn } from './s3-store-on.js';
 
 /**
  * One storage configuration for integration tests: local directory + SQLite, or s3rver + redis-server
@@ -69,16 +70,7 @@ export async function s3RedisBackend(): Promise<Backend> {
     name: 'S3 (s3rver) + Redis',
     redis,
     options: (label, extra = {}) => ({
-      store: {
-        type: 's3',
-        bucket: BUCKET,
-        prefix: `${label}/`,
-        endpoint: server.endpoint,
-        region: server.region,
-        accessKeyId: server.accessKeyId,
-        secretAccessKey: server.secretAccessKey,
-        minPartBytes: 5 * 1024 * 1024,
-      },
+      store: s3StoreOn(server, BUCKET, `${label}/`),
       meta: { type: 'redis', url: redis!.url, keyPrefix: `it:${label}:` },
       producerMemoryBytes: 12 * 1024 * 1024,
       ...extra,

@@ -1,8 +1,8 @@
-import { taskExecutorId } from '@weft/shuffle-api';
 import type { ConformanceHarness } from '@weft/shuffle-api/testing';
 import { type ShuffleServerClientOptions, type ShuffleServerServiceFactory, createShuffleServerServiceFactory } from '@weft/shuffle-remote/client';
 import { type ShuffleServer, type ShuffleServerOptions, startShuffleServer } from '@weft/shuffle-remote/server';
 import { type TempDir, createTempDir } from '@weft/testkit';
+import { factoryHarness } from './factory-harness.js';
 
 export const TEST_SECRET = 'test-secret-0123456789abcdef';
 
@@ -72,24 +72,6 @@ export async function startServerCluster(input: {
 }
 
 /** A conformance harness over a cluster: master, producer and consumer environments from one factory. */
-export async function clusterHarness(cluster: ServerCluster, options: ShuffleServerClientOptions = {}, onClose?: () => Promise<void>): Promise<ConformanceHarness> {
-  const factory = cluster.factory(options);
-  const master = factory.createShuffleMaster();
-  const producerEnvironment = factory.createShuffleEnvironment({ taskExecutorId: taskExecutorId('producer') });
-  const consumerEnvironment = factory.createShuffleEnvironment({ taskExecutorId: taskExecutorId('consumer') });
-  await master.start();
-  return {
-    master,
-    producerEnvironment,
-    consumerEnvironment,
-    async close() {
-      try {
-        await producerEnvironment.close();
-        await consumerEnvironment.close();
-        await master.close();
-      } finally {
-        await onClose?.();
-      }
-    },
-  };
+export function clusterHarness(cluster: ServerCluster, options: ShuffleServerClientOptions = {}, onClose?: () => Promise<void>): Promise<ConformanceHarness> {
+  return factoryHarness(cluster.factory(options), onClose);
 }

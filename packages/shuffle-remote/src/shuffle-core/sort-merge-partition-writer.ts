@@ -1,0 +1,319 @@
+import {
+  type Logger,
+  type ResultPartitionId,
+  type ResultPartitionWriter,
+  type ResultPartitionWriterMetrics,
+  type ShuffleDescriptor,
+  type ShuffleEvent,
+  ShuffleError,
+  checkRecord,
+  encodeEvent,
+  invalidArgument,
+  isShuffleError,
+  validateUserEvent,
+} from '@weft/shuffle-api';
+import type { Compression } from '../format/block-codec.js';
+import { type PartitionFileSummary, PartitionFileWriter } from '../format/partition-file-writer.js';
+import type { BlobWriter } from '../storage/blob-store.js';
+import { SortBuffer } from './sort-buffer.js';
+import { type WriterBudget, writerBudget } from './writer-budget.js';
+
+type State = 'open' | 'finishing' | 'commit-pending' | 'finished' | 'failed' | 'closed';
+
+export interface SortMergeWriterSettings {
+  readonly descriptor: ShuffleDescriptor;
+  /** Where the data object goes (a blob store's writer, or a push to a shuffle server). */
+  readonly blob: BlobWriter;
+  readonly producerMemoryBytes: number;
+  readonly bufferSizeBytes: number;
+  readonly maxRecordBytes: number;
+  readonly compression: Compression;
+  readonly logger: Logger;
+  /** What the writer does with its bytes, for messages: `writing`, `pushing`. */
+  readonly action: string;
+  /**
+   * The array the writer counts framed bytes per subpartition into (one zero per subpartition), for a
+   * blob writer that reads the counts when it completes. @defaultValue a new array
+   */
+  readonly subpartitionBytes?: number[];
+  /** Called once the writer is closed (whatever its outcome). */
+  readonly onClosed?: () => void;
+}
+
+/**
+ * One BLOCKING / BLOCKING_PERSISTENT partition attempt written in the sort-merge layout, whatever the
+ * bytes' destination: records are framed into a sort buffer; when it holds a region's worth, the region
+ * is spilled (PartitionFileWriter: LZ4 on the thread pool, CRC32C, then appended to the blob writer)
+ * while the producer fills the next one. `emitRecord` returns false while both are busy; `ready()`
+ * resolves when the spill is done. `finish()` writes the last region, the index and the footer, completes
+ * the object and commits the attempt (`commitAttempt`): only then is it visible.
+ *
+ * Subclasses say how an attempt commits, what an aborted attempt leaves to clean, and how its lease is
+ * renewed (`startLease` runs `renewLease` periodically until the writer ends). State changes:
+ * open -> finishing -> commit-pending -> finished, and any of the first three -> failed; `close()` ends
+ * in closed unless finished. A retryable commit failure keeps commit-pending: `finish()` may be called
+ * again to retry the commit.
+ */
+export abstract class SortMergePartitionWriter implements ResultPartitionWriter {
+  readonly partitionId: ResultPartitionId;
+  readonly numberOfSubpartitions: number;
+  protected readonly descriptor: ShuffleDescriptor;
+  protected readonly logger: Logger;
+  /** Framed bytes (records with their length prefix) per subpartition. */
+  protected readonly subpartitionBytes: number[];
+  protected readonly file: PartitionFileWriter;
+  private readonly sort: SortBuffer;
+  private readonly budget: WriterBudget;
+  private readonly maxRecordBytes: number;
+  private state: State = 'open';
+  private records = 0;
+  private bytes = 0;
+  private spill: Promise<void> | null = null;
+  /** A spill or lease failure: the writer cannot finish. */
+  private broken: ShuffleError | null = null;
+  private cleanup: Promise<void> | null = null;
+  private closing: Promise<void> | null = null;
+  private summary: PartitionFileSummary | null = null;
+  private lease: NodeJS.Timeout | undefined;
+  private leaseInFlight = false;
+
+  constructor(private readonly settings: SortMergeWriterSettings) {
+    this.descriptor = settings.descriptor;
+    this.partitionId = settings.descriptor.partition.partitionId;
+    this.numberOfSubpartitions = settings.descriptor.partition.numberOfSubpartitions;
+    this.logger = settings.logger;
+    this.maxRecordBytes = settings.maxRecordBytes;
+    this.subpartitionBytes = settings.subpartitionBytes ?? new Array<number>(this.numberOfSubpartitions).fill(0);
+    this.budget = writerBudget(settings.producerMemoryBytes, this.numberOfSubpartitions, settings.bufferSizeBytes, settings.blob.maxRetainedBytes);
+    this.sort = new SortBuffer(this.numberOfSubpartitions, this.budget.blockBytes, 2 * this.budget.regionBytes);
+    this.file = new PartitionFileWriter({
+      blob: settings.blob,
+      numberOfSubpartitions: this.numberOfSubpartitions,
+      compression: settings.compression,
+      recycle: (buffer) => this.sort.recycle(buffer),
+    });
+  }
+
+  /** Commits the completed object. Resolves when committed; resolves with the refusal when the store turned it away for good; throws when the outcome is unknown. */
+  protected abstract commitAttempt(summary: PartitionFileSummary): Promise<ShuffleError | undefined>;
+
+  /** Renews the attempt's lease once (see `startLease`). */
+  protected abstract renewLease(): Promise<void>;
+
+  /** Runs after a commit landed. */
+  protected async afterCommit(): Promise<void> {}
+
+  /** Cleans what an aborted attempt leaves besides its object (already dropped); `recordFailure` is false when its commit was refused. */
+  protected async discardAttempt(cause: unknown, recordFailure: boolean): Promise<void> {
+    void cause;
+    void recordFailure;
+  }
+
+  get metrics(): ResultPartitionWriterMetrics {
+    return {
+      records: this.records,
+      bytes: this.bytes,
+      bufferedBytes: this.sort.allocatedBytes + this.file.bufferedBytes,
+      memoryLimitBytes: this.budget.memoryLimitBytes,
+    };
+  }
+
+  emitRecord(record: Uint8Array, subpartition: number): boolean {
+    if (this.state !== 'open') throw this.stateError('emitRecord');
+    if (!((subpartition >>> 0) === subpartition && subpartition < this.numberOfSubpartitions)) {
+      throw invalidArgument('subpartition', `${subpartition} is not an index in [0, ${this.numberOfSubpartitions})`, { partitionId: this.partitionId });
+    }
+    checkRecord(record, this.maxRecordBytes);
+    if (this.broken !== null) throw this.broken;
+    this.sort.write(record, subpartition);
+    const framed = record.length + 4;
+    this.records++;
+    this.bytes += framed;
+    this.subpartitionBytes[subpartition]! += framed;
+    return this.afterWrite();
+  }
+
+  broadcastRecord(record: Uint8Array): boolean {
+    if (this.state !== 'open') throw this.stateError('broadcastRecord');
+    checkRecord(record, this.maxRecordBytes);
+    if (this.broken !== null) throw this.broken;
+    const framed = record.length + 4;
+    for (let s = 0; s < this.numberOfSubpartitions; s++) {
+      this.sort.write(record, s);
+      this.subpartitionBytes[s]! += framed;
+    }
+    this.records += this.numberOfSubpartitions;
+    this.bytes += framed * this.numberOfSubpartitions;
+    return this.afterWrite();
+  }
+
+  broadcastEvent(event: ShuffleEvent): boolean {
+    if (this.state !== 'open') throw this.stateError('broadcastEvent');
+    validateUserEvent(event);
+    if (this.broken !== null) throw this.broken;
+    this.sort.addEvent(encodeEvent(event));
+    return this.afterWrite();
+  }
+
+  async ready(): Promise<void> {
+    for (;;) {
+      if (this.state === 'failed' || this.state === 'closed') {
+        throw new ShuffleError('SHF_ERR_CLOSED', `writer of partition ${this.partitionId} is ${this.state}`, { context: { partitionId: this.partitionId } });
+      }
+      if (this.broken !== null) throw this.broken;
+      if (this.state !== 'open' || this.sort.activeBytes < this.budget.regionBytes) return;
+      if (this.spill === null) {
+        this.startSpill();
+        return;
+      }
+      await this.spill;
+    }
+  }
+
+  flush(): void {
+    // blocking partitions become visible only on commit: nothing to hand over early
+  }
+
+  async finish(): Promise<void> {
+    if (this.state === 'commit-pending') return this.commit();
+    if (this.state !== 'open') throw this.stateError('finish');
+    this.state = 'finishing';
+    try {
+      while (this.spill !== null) await this.spill;
+      if (this.broken !== null) throw this.broken;
+      if (!this.sort.isEmpty) await this.file.writeRegion(this.sort.takeRegion());
+      this.summary = await this.file.finish();
+    } catch (error) {
+      this.abort(error);
+      throw error;
+    }
+    if (this.state !== 'finishing') throw this.stateError('finish');
+    this.state = 'commit-pending';
+    return this.commit();
+  }
+
+  fail(cause: unknown): void {
+    this.abort(cause);
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      if (this.state === 'open' || this.state === 'finishing' || this.state === 'commit-pending') {
+        this.abort(new ShuffleError('SHF_ERR_CLOSED', `writer of partition ${this.partitionId} was closed before finish()`, { context: { partitionId: this.partitionId } }));
+      }
+      try {
+        await this.cleanup;
+      } finally {
+        this.stopLease();
+        if (this.state !== 'finished') this.state = 'closed';
+        this.settings.onClosed?.();
+      }
+    })();
+    return this.closing;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  /** Renews the lease every `everyMs` (never two renewals at once) until the writer is finished, failed or closed. */
+  protected startLease(everyMs: number): void {
+    this.lease = setInterval(() => {
+      if (this.leaseInFlight) return;
+      this.leaseInFlight = true;
+      this.renewLease()
+        .catch((error: unknown) => this.logger.warn({ partitionId: this.partitionId, error: (error as Error).message }, 'lease renewal failed'))
+        .finally(() => {
+          this.leaseInFlight = false;
+        });
+    }, everyMs);
+    this.lease.unref();
+  }
+
+  /** True while the writer may still finish (a lost lease then breaks it: see `breakWith`). */
+  protected get writing(): boolean {
+    return this.state === 'open' || this.state === 'finishing';
+  }
+
+  /** Makes the writer unable to finish: the next call fails with `error`. */
+  protected breakWith(error: ShuffleError): void {
+    this.broken ??= error;
+  }
+
+  private afterWrite(): boolean {
+    if (this.sort.activeBytes < this.budget.regionBytes) return true;
+    if (this.spill !== null) return false;
+    this.startSpill();
+    return true;
+  }
+
+  private startSpill(): void {
+    const spill = this.file.writeRegion(this.sort.takeRegion()).then(
+      () => {
+        if (this.spill === spill) this.spill = null;
+      },
+      (error: unknown) => {
+        if (this.spill === spill) this.spill = null;
+        this.broken ??= this.asShuffleError(error);
+        this.logger.warn({ partitionId: this.partitionId, error: (error as Error).message }, `${this.settings.action} a region failed`);
+      },
+    );
+    this.spill = spill;
+  }
+
+  private async commit(): Promise<void> {
+    const summary = this.summary!;
+    let refusal: ShuffleError | undefined;
+    try {
+      refusal = await this.commitAttempt(summary);
+    } catch (error) {
+      // unknown outcome (store or server unreachable): finish() may be called again to retry the commit
+      if (isShuffleError(error) && error.retryable) throw error;
+      this.abort(error);
+      await this.cleanup;
+      throw error;
+    }
+    if (refusal !== undefined) {
+      this.abort(refusal, false);
+      await this.cleanup;
+      throw refusal;
+    }
+    this.state = 'finished';
+    this.stopLease();
+    this.logger.debug({ partitionId: this.partitionId, bytes: this.bytes, regions: summary.location.numberOfRegions }, 'commit-pending -> finished');
+    await this.afterCommit();
+  }
+
+  /** Fails the writer: drops buffers and the object, then `discardAttempt`. Idempotent. */
+  private abort(cause: unknown, recordFailure = true): void {
+    if (this.state === 'failed' || this.state === 'closed' || this.state === 'finished') return;
+    const from = this.state;
+    this.state = 'failed';
+    this.stopLease();
+    this.sort.discard();
+    const spill = this.spill;
+    this.cleanup = (async () => {
+      await spill?.catch(() => undefined);
+      await this.file.abort().catch((error: unknown) => this.logger.warn({ partitionId: this.partitionId, error: (error as Error).message }, 'could not delete the data of a failed attempt'));
+      await this.discardAttempt(cause, recordFailure);
+    })();
+    this.logger.debug({ partitionId: this.partitionId, cause: (cause as Error)?.message }, `${from} -> failed`);
+  }
+
+  private stopLease(): void {
+    if (this.lease !== undefined) clearInterval(this.lease);
+    this.lease = undefined;
+  }
+
+  private stateError(operation: string): ShuffleError {
+    return invalidArgument('state', `${operation} on the writer of partition ${this.partitionId}, which is ${this.state}`, { partitionId: this.partitionId });
+  }
+
+  private asShuffleError(error: unknown): ShuffleError {
+    if (isShuffleError(error)) return error;
+    return new ShuffleError('SHF_ERR_STORAGE_UNAVAILABLE', `${this.settings.action} partition ${this.partitionId} failed: ${(error as Error)?.message ?? String(error)}`, {
+      cause: error,
+      context: { partitionId: this.partitionId },
+    });
+  }
+}
