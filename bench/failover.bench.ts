@@ -143,3 +143,5 @@ for (const k of killPoints) {
   line(`${k.name}-kill-tasks-reset`, 'tasks', sum(`${k.name}-region`, (f) => f.tasksToRestart.length), 'restart-all', sum(`${k.name}-all`, (f) => f.tasksToRestart.length));
   line(`${k.name}-kill-tasks-run-again`, 'tasks', sum(`${k.name}-region`, (f) => f.tasksRunAgain.length), 'restart-all', sum(`${k.name}-all`, (f) => f.tasksRunAgain.length));
 }
+// The outputs (about 100 MB each) are not kept.
+rmSync(dir, { recursive: true, force: true });
