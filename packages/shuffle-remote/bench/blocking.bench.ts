@@ -1,14 +1,17 @@
 // Write then read 1 GiB through persisted blocking partitions, against the raw storage underneath:
 // (a) local directory + SQLite metadata vs raw `fs` write+read of the same bytes;
 // (b) S3 (a real s3rver) + Redis (a real redis-server) vs raw PutObject/GetObject of the same bytes to the
-//     same server (and vs a raw multipart upload, which is what big partitions must use);
-// and the producer's peak memory (metrics.bufferedBytes and RSS) against producerMemoryBytes.
+//     same server (and the `upload: 'multipart'` mode, and a raw multipart upload, for reference);
+// the producer's peak memory (metrics.bufferedBytes and RSS) against producerMemoryBytes; and the CPU of
+// each stage of the format on one thread without I/O (frame, CRC32C, deframe, LZ4), per GiB.
 // Two data sets: text-like records (LZ4 halves them) and random records (incompressible).
 // Environment: WEFT_BENCH_BYTES (default 1 GiB), WEFT_BENCH_RECORD_BYTES (default 1024), WEFT_BENCH_REPEAT
-// (local runs, default 3), WEFT_BENCH_ONLY=local|s3.
+// (runs of each local configuration, default 3; of each S3 configuration, default 1: WEFT_BENCH_S3_REPEAT),
+// WEFT_BENCH_ONLY=local|s3, WEFT_BENCH_DATA=text|random.
 import { execFileSync } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';
 import { open, rm } from 'node:fs/promises';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import {
@@ -31,33 +34,22 @@ import {
   resultPartitionId,
   taskExecutorId,
 } from '@weft/shuffle-api';
-import { type RemoteShuffleOptions, createRemoteShuffleServiceFactory } from '@weft/shuffle-remote';
+import { DEFAULT_REMOTE_SHUFFLE_OPTIONS, type RemoteShuffleOptions, createRemoteShuffleServiceFactory, writerBudget } from '@weft/shuffle-remote';
 import { createTempDir, startRedis, startS3Server } from '@weft/testkit';
+import { BenchReport } from './bench-report.js';
 
 const TOTAL = Number(process.env['WEFT_BENCH_BYTES'] ?? 1024 ** 3);
 const RECORD = Number(process.env['WEFT_BENCH_RECORD_BYTES'] ?? 1024);
-const SUBPARTITIONS = 8;
-/** Local runs alternate raw / LZ4 / uncompressed this many times; the best of each counts. */
 const REPEAT = Number(process.env['WEFT_BENCH_REPEAT'] ?? 3);
+const S3_REPEAT = Number(process.env['WEFT_BENCH_S3_REPEAT'] ?? 1);
+const SUBPARTITIONS = 8;
 const POOL_BYTES = 64 * 1024 * 1024;
 const IO_CHUNK = 8 * 1024 * 1024;
 const MB = 1e6;
-const BENCH = 'shuffle-remote/blocking';
+const MiB = 2 ** 20;
+const GiB = 2 ** 30;
 
-interface Figure {
-  bench: string;
-  metric: string;
-  unit: string;
-  value: number;
-  baseline: string;
-  baselineValue: number;
-  ratio: number;
-}
-const figures: Figure[] = [];
-const round = (x: number, digits = 3): number => Math.round(x * 10 ** digits) / 10 ** digits;
-function report(metric: string, unit: string, value: number, baseline: string, baselineValue: number): void {
-  figures.push({ bench: BENCH, metric, unit, value: round(value), baseline, baselineValue: round(baselineValue), ratio: round(value / baselineValue) });
-}
+const out = new BenchReport('shuffle-remote/blocking');
 
 /** 64 MiB of record bytes, cycled: text-like (words and numbers) or random. */
 function makePool(kind: 'text' | 'random'): Buffer {
@@ -74,9 +66,13 @@ function makePool(kind: 'text' | 'random'): Buffer {
   return pool;
 }
 
-const RECORDS_PER_POOL = Math.floor(POOL_BYTES / RECORD);
 const recordCount = Math.floor(TOTAL / RECORD);
 const totalBytes = recordCount * RECORD;
+
+/** The pool as record views, made once: the producer's records exist before the shuffle sees them, as the raw baseline's bytes do. */
+function recordsOf(pool: Buffer): Buffer[] {
+  return Array.from({ length: Math.floor(POOL_BYTES / RECORD) }, (_, k) => pool.subarray(k * RECORD, (k + 1) * RECORD));
+}
 
 function* chunksOf(pool: Buffer): Generator<Buffer> {
   for (let done = 0; done < totalBytes; done += IO_CHUNK) {
@@ -86,10 +82,30 @@ function* chunksOf(pool: Buffer): Generator<Buffer> {
   }
 }
 
-interface Timing {
-  writeSeconds: number;
-  readSeconds: number;
+/** Wall and CPU (process.cpuUsage: every thread of this process, the thread pool's file I/O included) of one phase. */
+interface Phase {
+  seconds: number;
+  cpuSeconds: number;
 }
+
+async function phase(body: () => Promise<void>): Promise<Phase> {
+  const cpu = process.cpuUsage();
+  const t = performance.now();
+  await body();
+  const used = process.cpuUsage(cpu);
+  return { seconds: (performance.now() - t) / 1000, cpuSeconds: (used.user + used.system) / 1e6 };
+}
+
+interface Run {
+  write: Phase;
+  read: Phase;
+  peakBufferedBytes?: number;
+  peakRssDelta?: number;
+  memoryLimitBytes?: number;
+}
+
+const mbps = (r: Run): number => totalBytes / MB / (r.write.seconds + r.read.seconds);
+const best = (runs: Run[]): Run => runs.reduce((a, b) => (mbps(a) >= mbps(b) ? a : b));
 
 /** Flushes dirty pages, so each run starts from the same writeback state whatever ran before it. */
 function settleDisks(): void {
@@ -97,37 +113,31 @@ function settleDisks(): void {
   globalThis.gc?.();
 }
 
-async function rawFs(pool: Buffer, dir: string): Promise<Timing> {
+async function rawFs(pool: Buffer, dir: string): Promise<Run> {
   const path = join(dir, 'raw.bin');
   settleDisks();
-  let t = performance.now();
-  const out = await open(path, 'w');
-  for (const chunk of chunksOf(pool)) await out.write(chunk);
-  await out.close();
-  const writeSeconds = (performance.now() - t) / 1000;
-  t = performance.now();
-  const input = await open(path, 'r');
-  const buffer = Buffer.allocUnsafe(IO_CHUNK);
+  const write = await phase(async () => {
+    const file = await open(path, 'w');
+    for (const chunk of chunksOf(pool)) await file.write(chunk);
+    await file.close();
+  });
   let read = 0;
-  for (;;) {
-    const { bytesRead } = await input.read(buffer, 0, IO_CHUNK, null);
-    if (bytesRead === 0) break;
-    read += bytesRead;
-  }
-  await input.close();
-  const readSeconds = (performance.now() - t) / 1000;
+  const readPhase = await phase(async () => {
+    const file = await open(path, 'r');
+    const buffer = Buffer.allocUnsafe(IO_CHUNK);
+    for (;;) {
+      const { bytesRead } = await file.read(buffer, 0, IO_CHUNK, null);
+      if (bytesRead === 0) break;
+      read += bytesRead;
+    }
+    await file.close();
+  });
   await rm(path, { force: true });
   if (read !== totalBytes) throw new Error(`raw fs read ${read} of ${totalBytes} bytes`);
-  return { writeSeconds, readSeconds };
+  return { write, read: readPhase };
 }
 
-interface ShuffleRun extends Timing {
-  peakBufferedBytes: number;
-  peakRssDelta: number;
-  memoryLimitBytes: number;
-}
-
-async function throughShuffle(pool: Buffer, options: RemoteShuffleOptions, label: string): Promise<ShuffleRun> {
+async function throughShuffle(records: Buffer[], options: RemoteShuffleOptions, label: string): Promise<Run> {
   const factory = createRemoteShuffleServiceFactory(options);
   const master = factory.createShuffleMaster();
   await master.start();
@@ -153,189 +163,247 @@ async function throughShuffle(pool: Buffer, options: RemoteShuffleOptions, label
       peakRss = Math.max(peakRss, process.memoryUsage.rss());
     }, 10);
     let peakBufferedBytes = 0;
-    let t = performance.now();
-    const writer = await env.createResultPartitionWriter({ descriptor });
-    for (let i = 0; i < recordCount; i++) {
-      const at = (i % RECORDS_PER_POOL) * RECORD;
-      const more = writer.emitRecord(pool.subarray(at, at + RECORD), i % SUBPARTITIONS);
-      if ((i & 255) === 0) peakBufferedBytes = Math.max(peakBufferedBytes, writer.metrics.bufferedBytes);
-      if (!more) {
+    let memoryLimitBytes = 0;
+    const write = await phase(async () => {
+      const writer = await env.createResultPartitionWriter({ descriptor });
+      const sample = setInterval(() => {
         peakBufferedBytes = Math.max(peakBufferedBytes, writer.metrics.bufferedBytes);
-        await writer.ready();
+      }, 2);
+      try {
+        for (let i = 0; i < recordCount; i++) {
+          if (!writer.emitRecord(records[i % records.length]!, i % SUBPARTITIONS)) {
+            peakBufferedBytes = Math.max(peakBufferedBytes, writer.metrics.bufferedBytes);
+            await writer.ready();
+          }
+        }
+        await writer.finish();
+      } finally {
+        clearInterval(sample);
       }
-    }
-    await writer.finish();
+      memoryLimitBytes = writer.metrics.memoryLimitBytes;
+      await writer.close();
+    });
     clearInterval(sampler);
     peakRss = Math.max(peakRss, process.memoryUsage.rss());
-    const memoryLimitBytes = writer.metrics.memoryLimitBytes;
-    await writer.close();
-    const writeSeconds = (performance.now() - t) / 1000;
-    t = performance.now();
-    let records = 0;
+    let count = 0;
     let bytes = 0;
-    await Promise.all(
-      Array.from({ length: SUBPARTITIONS }, async (_, s) => {
-        const gate = await env.createInputGate({ jobId: job, inputs: [descriptor], subpartitions: { start: s, end: s } });
-        try {
-          for (let batch = await gate.readBatch(); batch !== null; batch = await gate.readBatch()) {
-            if (batch.kind !== 'records') continue;
-            for (const record of batch.records) bytes += record.length;
-            records += batch.records.length;
+    const read = await phase(async () => {
+      await Promise.all(
+        Array.from({ length: SUBPARTITIONS }, async (_, s) => {
+          const gate = await env.createInputGate({ jobId: job, inputs: [descriptor], subpartitions: { start: s, end: s } });
+          try {
+            for (let batch = await gate.readBatch(); batch !== null; batch = await gate.readBatch()) {
+              if (batch.kind !== 'records') continue;
+              for (const record of batch.records) bytes += record.length;
+              count += batch.records.length;
+            }
+          } finally {
+            await gate.close();
           }
-        } finally {
-          await gate.close();
-        }
-      }),
-    );
-    const readSeconds = (performance.now() - t) / 1000;
-    if (records !== recordCount || bytes !== totalBytes) throw new Error(`${label}: read ${records} records / ${bytes} bytes, wrote ${recordCount} / ${totalBytes}`);
+        }),
+      );
+    });
+    if (count !== recordCount || bytes !== totalBytes) throw new Error(`${label}: read ${count} records / ${bytes} bytes, wrote ${recordCount} / ${totalBytes}`);
     await master.releasePartitionExternally(descriptor);
-    return { writeSeconds, readSeconds, peakBufferedBytes, peakRssDelta: peakRss - rssBefore, memoryLimitBytes };
+    return { write, read, peakBufferedBytes, peakRssDelta: peakRss - rssBefore, memoryLimitBytes };
   } finally {
     await env.close();
     await master.close();
   }
 }
 
-const rows: string[][] = [];
-const mbps = (t: Timing): number => totalBytes / MB / (t.writeSeconds + t.readSeconds);
-function row(what: string, t: Timing, extra = ''): void {
-  rows.push([what, (totalBytes / MB / t.writeSeconds).toFixed(0), (totalBytes / MB / t.readSeconds).toFixed(0), mbps(t).toFixed(0), extra]);
+function row(what: string, r: Run, vs?: Run): void {
+  const memory =
+    r.memoryLimitBytes === undefined
+      ? ''
+      : `peak buffered ${(r.peakBufferedBytes! / MiB).toFixed(1)} MiB, RSS +${(r.peakRssDelta! / MiB).toFixed(0)} MiB, limit ${(r.memoryLimitBytes / MiB).toFixed(0)} MiB`;
+  out.row(
+    what,
+    (totalBytes / MB / r.write.seconds).toFixed(0),
+    (totalBytes / MB / r.read.seconds).toFixed(0),
+    mbps(r).toFixed(0),
+    vs === undefined ? '' : `${((100 * mbps(r)) / mbps(vs)).toFixed(0)} %`,
+    `${(r.write.cpuSeconds + r.read.cpuSeconds).toFixed(2)} (${r.write.cpuSeconds.toFixed(2)} + ${r.read.cpuSeconds.toFixed(2)})`,
+    memory,
+  );
 }
-const best = (runs: Timing[]): Timing => runs.reduce((a, b) => (mbps(a) >= mbps(b) ? a : b));
 
-async function benchLocal(kind: 'text' | 'random', pool: Buffer): Promise<void> {
+function reportRun(metric: string, r: Run, baseline: string, base: Run): void {
+  out.report(metric, 'MB/s', mbps(r), baseline, mbps(base));
+  out.report(`${metric}-cpu`, 's', r.write.cpuSeconds + r.read.cpuSeconds, `${baseline}-cpu`, base.write.cpuSeconds + base.read.cpuSeconds);
+  if (r.memoryLimitBytes !== undefined) {
+    out.report(`${metric}-producer-peak-buffered`, 'bytes', r.peakBufferedBytes!, 'producerMemoryBytes', r.memoryLimitBytes);
+    out.report(`${metric}-producer-peak-rss-delta`, 'bytes', r.peakRssDelta!, 'producerMemoryBytes', r.memoryLimitBytes);
+  }
+}
+
+async function benchLocal(kind: 'text' | 'random', pool: Buffer, records: Buffer[]): Promise<void> {
   await using dir = await createTempDir('weft-bench-local-');
   const options = (compression: 'lz4' | 'none'): RemoteShuffleOptions => ({
     store: `file://${join(dir.path, `data-${compression}`)}`,
     meta: `sqlite://${join(dir.path, `meta-${compression}.db`)}`,
     compression,
   });
-  const raw: Timing[] = [];
-  const lz4: ShuffleRun[] = [];
-  const none: ShuffleRun[] = [];
+  const raw: Run[] = [];
+  const lz4: Run[] = [];
+  const none: Run[] = [];
   for (let rep = 0; rep < REPEAT; rep++) {
     raw.push(await rawFs(pool, dir.path));
-    lz4.push(await throughShuffle(pool, options('lz4'), `local-${kind}-${rep}`));
-    none.push(await throughShuffle(pool, options('none'), `local-none-${kind}-${rep}`));
+    lz4.push(await throughShuffle(records, options('lz4'), `local-${kind}-${rep}`));
+    none.push(await throughShuffle(records, options('none'), `local-none-${kind}-${rep}`));
   }
   const r = best(raw);
-  const o = best(lz4) as ShuffleRun;
-  const n = best(none) as ShuffleRun;
-  const memory = (run: ShuffleRun): string =>
-    `peak buffered ${(run.peakBufferedBytes / 2 ** 20).toFixed(1)} MiB, RSS +${(run.peakRssDelta / 2 ** 20).toFixed(0)} MiB, limit ${(run.memoryLimitBytes / 2 ** 20).toFixed(0)} MiB`;
   row(`raw fs write+read (${kind})`, r);
-  row(`local dir + SQLite, LZ4 (${kind})`, o, memory(o));
-  row(`local dir + SQLite, no compression (${kind})`, n, memory(n));
-  report(`local-sqlite-write-read-${kind}`, 'MB/s', mbps(o), 'raw-fs-write-read', mbps(r));
-  report(`local-sqlite-uncompressed-write-read-${kind}`, 'MB/s', mbps(n), 'raw-fs-write-read', mbps(r));
-  report(`local-sqlite-producer-peak-buffered-${kind}`, 'bytes', o.peakBufferedBytes, 'producerMemoryBytes', o.memoryLimitBytes);
-  report(`local-sqlite-producer-peak-rss-delta-${kind}`, 'bytes', o.peakRssDelta, 'producerMemoryBytes', o.memoryLimitBytes);
-  // what LZ4 alone costs on this data and CPU, one thread: compress then decompress 64 MiB in 32 KiB blocks
-  const sample = pool.subarray(0, Math.min(pool.length, 64 * 1024 * 1024));
-  const t = performance.now();
-  for (let at = 0; at < sample.length; at += 32768) uncompressSync(compressSync(sample.subarray(at, at + 32768)));
-  const lz4Seconds = (performance.now() - t) / 1000;
-  const lz4Rate = sample.length / MB / lz4Seconds;
-  rows.push([`LZ4 compress+decompress only, 1 thread (${kind})`, '', '', lz4Rate.toFixed(0), `${(totalBytes / MB / lz4Rate).toFixed(2)} s of CPU for the whole data set`]);
-  report(`lz4-compress-decompress-one-thread-${kind}`, 'MB/s', lz4Rate, 'raw-fs-write-read', mbps(r));
-  // what the format costs without any I/O, one thread: frame every record, CRC32C every block (written,
-  // then verified on read), deframe every block back into record views
-  const f = formatCost(pool);
-  rows.push([`frame + CRC32C x2 + deframe only, 1 thread (${kind})`, '', '', f.toFixed(0), `${(totalBytes / MB / f).toFixed(2)} s of CPU; raw fs took ${(totalBytes / MB / mbps(r)).toFixed(2)} s`]);
-  report(`format-cpu-frame-crc-deframe-one-thread-${kind}`, 'MB/s', f, 'raw-fs-write-read', mbps(r));
+  row(`local dir + SQLite, LZ4 (${kind})`, best(lz4), r);
+  row(`local dir + SQLite, no compression (${kind})`, best(none), r);
+  reportRun(`local-sqlite-write-read-${kind}`, best(lz4), 'raw-fs-write-read', r);
+  reportRun(`local-sqlite-uncompressed-write-read-${kind}`, best(none), 'raw-fs-write-read', r);
+  stageCosts(kind, pool, records, r);
 }
 
-/** MB/s of framing, checksumming (twice) and deframing the whole data set in memory, on one thread. */
-function formatCost(pool: Buffer): number {
-  const BLOCK = 32 * 1024;
-  const blocks: Uint8Array[] = Array.from({ length: 64 }, () => new Uint8Array(BLOCK));
-  let next = 0;
-  let checksum = 0;
+/** CPU seconds of `body` on this thread. */
+function cpuOf(body: () => void): number {
+  const cpu = process.cpuUsage();
+  body();
+  const used = process.cpuUsage(cpu);
+  return (used.user + used.system) / 1e6;
+}
+
+/**
+ * What each stage of the format costs on one thread without I/O, per GiB of records, in the writer's
+ * block size: framing (RecordFramer into blocks), one CRC32C pass over every block (a write computes one,
+ * a read verifies one), deframing (record views), LZ4 compress and decompress.
+ */
+function stageCosts(kind: string, pool: Buffer, records: Buffer[], raw: Run): void {
+  const block = writerBudget(DEFAULT_REMOTE_SHUFFLE_OPTIONS.producerMemoryBytes, SUBPARTITIONS, DEFAULT_REMOTE_SHUFFLE_OPTIONS.bufferSizeBytes, 0).blockBytes;
+  const sample = Math.min(totalBytes, 256 * MiB);
+  const n = Math.floor(sample / RECORD);
+  const blocks: Uint8Array[] = [];
+  const framing = cpuOf(() => {
+    const framer = new RecordFramer(
+      block,
+      () => new Uint8Array(block),
+      (segment, length) => blocks.push(segment.subarray(0, length)),
+    );
+    for (let i = 0; i < n; i++) framer.write(records[i % records.length]!);
+    framer.flush();
+  });
+  let x = 0;
+  const crc = cpuOf(() => {
+    for (const b of blocks) x ^= crc32c(b as Buffer);
+  });
   const deframer = new RecordDeframer(RECORD + 1);
-  const records: Uint8Array[] = [];
-  const framer = new RecordFramer(
-    BLOCK,
-    () => blocks[next++ % blocks.length]!,
-    (segment, length) => {
-      const block = segment.subarray(0, length);
-      checksum ^= crc32c(block as Buffer);
-      checksum ^= crc32c(block as Buffer);
-      records.length = 0;
-      deframer.push(block, records);
-    },
-  );
-  const t = performance.now();
-  for (let i = 0; i < recordCount; i++) {
-    const at = (i % RECORDS_PER_POOL) * RECORD;
-    framer.write(pool.subarray(at, at + RECORD));
+  const views: Uint8Array[] = [];
+  const deframing = cpuOf(() => {
+    for (const b of blocks) {
+      views.length = 0;
+      deframer.push(b, views);
+    }
+  });
+  const lz4Sample = blocks.slice(0, Math.ceil((64 * MiB) / block));
+  const lz4Bytes = lz4Sample.reduce((sum, b) => sum + b.length, 0);
+  const compressed: Buffer[] = [];
+  const compress = cpuOf(() => {
+    for (const b of lz4Sample) compressed.push(compressSync(b as Buffer));
+  });
+  const decompress = cpuOf(() => {
+    for (const c of compressed) uncompressSync(c);
+  });
+  const perGiB = (seconds: number, bytes = sample): number => (seconds * GiB) / bytes;
+  const rawCpu = ((raw.write.cpuSeconds + raw.read.cpuSeconds) * GiB) / totalBytes;
+  const rawWall = ((raw.write.seconds + raw.read.seconds) * GiB) / totalBytes;
+  const stages: [string, number][] = [
+    ['frame records into blocks', perGiB(framing)],
+    ['CRC32C, one pass (x2: write and read)', perGiB(crc)],
+    ['deframe into record views', perGiB(deframing)],
+    ['LZ4 compress', perGiB(compress, lz4Bytes)],
+    ['LZ4 decompress', perGiB(decompress, lz4Bytes)],
+  ];
+  for (const [stage, seconds] of stages) {
+    out.row(`  CPU: ${stage} (${kind}, ${block / 1024} KiB blocks)`, '', '', '', '', `${seconds.toFixed(3)} s/GiB`, `raw fs write+read: ${rawWall.toFixed(3)} s/GiB wall, ${rawCpu.toFixed(3)} s/GiB CPU`);
+    out.report(`cpu-${stage.replace(/[^a-zA-Z0-9]+/g, '-').replace(/-+$/, '').toLowerCase()}-${kind}`, 's/GiB', seconds, 'raw-fs-write-read-s-per-gib', rawWall);
   }
-  framer.flush();
-  const seconds = (performance.now() - t) / 1000;
-  if (checksum !== 0) throw new Error('checksums of equal blocks must cancel');
-  return totalBytes / MB / seconds;
+  if (x === 0.5) console.log(x); // keep the checksums alive
 }
 
-async function benchS3(kind: 'text' | 'random', pool: Buffer): Promise<void> {
+async function benchS3(kind: 'text' | 'random', pool: Buffer, records: Buffer[]): Promise<void> {
   await using s3 = await startS3Server({ buckets: ['bench'] });
   await using redis = await startRedis({ persistent: false });
   const client = s3.client();
-  // raw single PutObject / GetObject
-  let t = performance.now();
-  await client.send(new PutObjectCommand({ Bucket: 'bench', Key: 'raw', Body: Readable.from(chunksOf(pool)), ContentLength: totalBytes }));
-  const putSeconds = (performance.now() - t) / 1000;
-  t = performance.now();
+  const store = { type: 's3', bucket: 'bench', endpoint: s3.endpoint, region: s3.region, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } as const;
+  const raw: Run[] = [];
+  const rawMultipart: Run[] = [];
+  const spill: Run[] = [];
+  const multipart: Run[] = [];
+  for (let rep = 0; rep < S3_REPEAT; rep++) {
+    raw.push(await rawS3(client, pool));
+    spill.push(await throughShuffle(records, { store: { ...store, prefix: `spill-${rep}/` }, meta: redis.url }, `s3-${kind}-${rep}`));
+    rawMultipart.push(await rawS3Multipart(client, pool));
+    multipart.push(await throughShuffle(records, { store: { ...store, prefix: `mp-${rep}/`, upload: 'multipart' }, meta: redis.url }, `s3-mp-${kind}-${rep}`));
+  }
+  const r = best(raw);
+  row(`raw S3 PutObject+GetObject (${kind})`, r);
+  row(`S3 + Redis, upload 'spill' (default) (${kind})`, best(spill), r);
+  row(`raw S3 multipart (8 MiB parts) + 8 MiB ranged GETs (${kind})`, best(rawMultipart), r);
+  row(`S3 + Redis, upload 'multipart' (${kind})`, best(multipart), r);
+  reportRun(`s3-redis-write-read-${kind}`, best(spill), 'raw-s3-put-get', r);
+  reportRun(`s3-redis-multipart-write-read-${kind}`, best(multipart), 'raw-s3-put-get', r);
+  out.report(`raw-s3-multipart-write-read-${kind}`, 'MB/s', mbps(best(rawMultipart)), 'raw-s3-put-get', mbps(r));
+}
+
+type S3Client = ReturnType<Awaited<ReturnType<typeof startS3Server>>['client']>;
+
+async function rawS3(client: S3Client, pool: Buffer): Promise<Run> {
+  settleDisks();
+  const write = await phase(async () => {
+    await client.send(new PutObjectCommand({ Bucket: 'bench', Key: 'raw', Body: Readable.from(chunksOf(pool)), ContentLength: totalBytes }));
+  });
   let n = 0;
-  for await (const chunk of (await client.send(new GetObjectCommand({ Bucket: 'bench', Key: 'raw' }))).Body as Readable) n += (chunk as Buffer).length;
-  const raw: Timing = { writeSeconds: putSeconds, readSeconds: (performance.now() - t) / 1000 };
+  const read = await phase(async () => {
+    for await (const chunk of (await client.send(new GetObjectCommand({ Bucket: 'bench', Key: 'raw' }))).Body as Readable) n += (chunk as Buffer).length;
+  });
   if (n !== totalBytes) throw new Error(`raw GetObject returned ${n} bytes`);
   await client.send(new DeleteObjectCommand({ Bucket: 'bench', Key: 'raw' }));
-  // raw multipart upload of the same bytes (8 MiB parts), ranged GETs of 8 MiB
-  t = performance.now();
-  const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: 'bench', Key: 'raw-mp' }));
-  const parts: { ETag: string; PartNumber: number }[] = [];
-  for (const chunk of chunksOf(pool)) {
-    const PartNumber = parts.length + 1;
-    const out = await client.send(new UploadPartCommand({ Bucket: 'bench', Key: 'raw-mp', UploadId, PartNumber, Body: chunk, ContentLength: chunk.length }));
-    parts.push({ ETag: out.ETag ?? '', PartNumber });
-  }
-  await client.send(new CompleteMultipartUploadCommand({ Bucket: 'bench', Key: 'raw-mp', UploadId, MultipartUpload: { Parts: parts } }));
-  const mpPut = (performance.now() - t) / 1000;
-  t = performance.now();
-  n = 0;
-  for (let at = 0; at < totalBytes; at += IO_CHUNK) {
-    const range = `bytes=${at}-${Math.min(totalBytes, at + IO_CHUNK) - 1}`;
-    for await (const chunk of (await client.send(new GetObjectCommand({ Bucket: 'bench', Key: 'raw-mp', Range: range }))).Body as Readable) n += (chunk as Buffer).length;
-  }
-  const multipart: Timing = { writeSeconds: mpPut, readSeconds: (performance.now() - t) / 1000 };
+  return { write, read };
+}
+
+async function rawS3Multipart(client: S3Client, pool: Buffer): Promise<Run> {
+  settleDisks();
+  const write = await phase(async () => {
+    const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: 'bench', Key: 'raw-mp' }));
+    const parts: { ETag: string; PartNumber: number }[] = [];
+    for (const chunk of chunksOf(pool)) {
+      const PartNumber = parts.length + 1;
+      const response = await client.send(new UploadPartCommand({ Bucket: 'bench', Key: 'raw-mp', UploadId, PartNumber, Body: chunk, ContentLength: chunk.length }));
+      parts.push({ ETag: response.ETag ?? '', PartNumber });
+    }
+    await client.send(new CompleteMultipartUploadCommand({ Bucket: 'bench', Key: 'raw-mp', UploadId, MultipartUpload: { Parts: parts } }));
+  });
+  let n = 0;
+  const read = await phase(async () => {
+    for (let at = 0; at < totalBytes; at += IO_CHUNK) {
+      const Range = `bytes=${at}-${Math.min(totalBytes, at + IO_CHUNK) - 1}`;
+      for await (const chunk of (await client.send(new GetObjectCommand({ Bucket: 'bench', Key: 'raw-mp', Range }))).Body as Readable) n += (chunk as Buffer).length;
+    }
+  });
+  if (n !== totalBytes) throw new Error(`raw ranged GETs returned ${n} bytes`);
   await client.send(new DeleteObjectCommand({ Bucket: 'bench', Key: 'raw-mp' }));
-  const o = await throughShuffle(
-    pool,
-    {
-      store: { type: 's3', bucket: 'bench', prefix: 'shuffle/', endpoint: s3.endpoint, region: s3.region, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
-      meta: redis.url,
-    },
-    `s3-${kind}`,
-  );
-  row(`raw S3 PutObject+GetObject (${kind})`, raw);
-  row(`raw S3 multipart+ranged GETs (${kind})`, multipart);
-  row(`S3 + Redis (${kind})`, o, `peak buffered ${(o.peakBufferedBytes / 2 ** 20).toFixed(1)} MiB, RSS +${(o.peakRssDelta / 2 ** 20).toFixed(0)} MiB, limit ${(o.memoryLimitBytes / 2 ** 20).toFixed(0)} MiB`);
-  report(`s3-redis-write-read-${kind}`, 'MB/s', mbps(o), 'raw-s3-put-get', mbps(raw));
-  report(`s3-redis-write-read-${kind}`, 'MB/s', mbps(o), 'raw-s3-multipart-put-ranged-get', mbps(multipart));
-  report(`s3-redis-producer-peak-buffered-${kind}`, 'bytes', o.peakBufferedBytes, 'producerMemoryBytes', o.memoryLimitBytes);
-  report(`s3-redis-producer-peak-rss-delta-${kind}`, 'bytes', o.peakRssDelta, 'producerMemoryBytes', o.memoryLimitBytes);
+  return { write, read };
 }
 
 const only = process.env['WEFT_BENCH_ONLY'];
-for (const kind of ['text', 'random'] as const) {
+const data = (process.env['WEFT_BENCH_DATA'] ?? 'text,random').split(',') as ('text' | 'random')[];
+const loadBefore = loadavg()[0]!;
+for (const kind of data) {
   const pool = makePool(kind);
-  if (only !== 's3') await benchLocal(kind, pool);
-  if (only !== 'local') await benchS3(kind, pool);
+  const records = recordsOf(pool);
+  if (only !== 's3') await benchLocal(kind, pool, records);
+  if (only !== 'local') await benchS3(kind, pool, records);
 }
 
-console.log(`\n${(totalBytes / 2 ** 30).toFixed(2)} GiB in ${RECORD}-byte records, ${SUBPARTITIONS} subpartitions; write and read MB/s (1 MB = 10^6 bytes)\n`);
-const header = ['path', 'write', 'read', 'write+read', 'producer memory'];
-const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-for (const r of [header, ...rows]) console.log(r.map((cell, i) => cell.padEnd(widths[i]!)).join('  '));
-console.log('');
-for (const figure of figures) console.log(JSON.stringify(figure));
+out.print(
+  `${(totalBytes / GiB).toFixed(2)} GiB in ${RECORD}-byte records, ${SUBPARTITIONS} subpartitions, best of ${REPEAT} local / ${S3_REPEAT} S3 runs; ` +
+    `${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / GiB).toFixed(0)} GiB, node ${process.version}; load average ${loadBefore.toFixed(1)} before, ${loadavg()[0]!.toFixed(1)} after\n` +
+    'MB/s (1 MB = 10^6 bytes); % of the raw baseline above; CPU = process CPU seconds, write + read (every thread of this process: the thread pool included; s3rver is another process)',
+  ['path', 'write', 'read', 'write+read', 'of raw', 'CPU s', 'producer memory'],
+);

@@ -17,6 +17,7 @@ import { PartitionFileWriter, type BlobWriter, SubpartitionRangeReader } from '@
 import { DEFAULT_SHUFFLE_SERVER_CLIENT_OPTIONS, ShuffleServerClient, createJobToken, resolveShuffleServerClientOptions } from '@weft/shuffle-remote/client';
 import { createTempDir } from '@weft/testkit';
 import { FetchedRangeReader } from '../src/client/fetched-range-reader.js';
+import { BenchReport, round } from './bench-report.js';
 
 const TOTAL = Number(process.env['WEFT_BENCH_BYTES'] ?? 1024 ** 3);
 const SMALL = Number(process.env['WEFT_BENCH_SMALL'] ?? 10_000);
@@ -31,21 +32,10 @@ const MB = 1e6;
 const MiB = 1024 * 1024;
 const CHILD = fileURLToPath(new URL('./server-bench-child.ts', import.meta.url));
 
-interface Figure {
-  bench: string;
-  metric: string;
-  unit: string;
-  value: number;
-  baseline: string;
-  baselineValue: number;
-  ratio: number;
-}
-const figures: Figure[] = [];
-const rows: string[][] = [];
-const round = (x: number, digits = 3): number => Math.round(x * 10 ** digits) / 10 ** digits;
+const out = new BenchReport(BENCH);
 function report(metric: string, unit: string, value: number, baseline: string, baselineValue: number): void {
-  figures.push({ bench: BENCH, metric, unit, value: round(value), baseline, baselineValue: round(baselineValue), ratio: round(value / baselineValue) });
-  rows.push([metric, `${round(value, 1)} ${unit}`, `${round(baselineValue, 1)} ${unit}`, baseline, `${round(value / baselineValue, 2)}`]);
+  out.report(metric, unit, value, baseline, baselineValue);
+  out.row(metric, `${round(value, 1)} ${unit}`, `${round(baselineValue, 1)} ${unit}`, baseline, `${round(value / baselineValue, 2)}`);
 }
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -296,20 +286,21 @@ async function main(): Promise<void> {
       report(`server peak RSS, ${streams} concurrent pushes of 4 MiB`, 'MiB', shufflePeak / MiB, `bare node:http server, ${streams} concurrent PUTs`, barePeak / MiB);
       await client.releaseJob(shuffle.url, token, job, false);
     }
-    rows.push(['  (idle RSS before)', `${round(idleShuffle / MiB, 1)} MiB`, `${round(idleBare / MiB, 1)} MiB`, '', '']);
-    rows.push(['  (most pushes in flight at once)', String(maxConcurrent), '', '', '']);
+    out.row('  (idle RSS before)', `${round(idleShuffle / MiB, 1)} MiB`, `${round(idleBare / MiB, 1)} MiB`, '', '');
+    out.row('  (most pushes in flight at once)', String(maxConcurrent), '', '', '');
   } finally {
     await Promise.allSettled([client.close(), raw.close()]);
     await Promise.allSettled([shuffle.stop(), structural.stop(), bare.stop()]);
     await dir.remove();
   }
   const cpu = cpus()[0]?.model ?? 'unknown cpu';
-  console.log(`\nshuffle server on loopback: ${cpus().length} x ${cpu}, node ${process.version}; medians of ${ROUNDS} rounds (1 MB = 10^6 bytes)\n`);
-  const header = ['figure', 'shuffle server', 'baseline', 'baseline is', 'ratio'];
-  const widths = header.map((_, i) => Math.max(...[header, ...rows].map((r) => (r[i] ?? '').length)));
-  for (const r of [header, ...rows]) console.log(r.map((cell, i) => (cell ?? '').padEnd(widths[i]!)).join('  '));
-  console.log('');
-  for (const figure of figures) console.log(JSON.stringify(figure));
+  out.print(`shuffle server on loopback: ${cpus().length} x ${cpu}, node ${process.version}; medians of ${ROUNDS} rounds (1 MB = 10^6 bytes)`, [
+    'figure',
+    'shuffle server',
+    'baseline',
+    'baseline is',
+    'ratio',
+  ]);
 }
 
 await main();

@@ -12,6 +12,7 @@ import {
   SubpartitionRangeReader,
   decodeFooter,
 } from '@weft/shuffle-remote';
+import { crc32c, crc32cCombine } from '../src/format/checksum.js';
 import { MemoryBlob } from './helpers/memory-blob.js';
 
 const BUFFER = 4096;
@@ -36,9 +37,17 @@ function regionsOf(records: Uint8Array[][], perRegion: number, events: Map<strin
   return regions;
 }
 
-async function write(records: Uint8Array[][], options: { perRegion: number; compression: 'lz4' | 'none'; events?: Map<string, Uint8Array> }) {
-  const blob = new MemoryBlob();
-  const writer = new PartitionFileWriter({ blob, numberOfSubpartitions: records.length, compression: options.compression });
+async function write(
+  records: Uint8Array[][],
+  options: { perRegion: number; compression: 'lz4' | 'none'; events?: Map<string, Uint8Array>; spill?: MemoryBlob; partBytes?: number },
+) {
+  const blob = new MemoryBlob(options.partBytes);
+  const writer = new PartitionFileWriter({
+    blob,
+    numberOfSubpartitions: records.length,
+    compression: options.compression,
+    ...(options.spill === undefined ? {} : { spill: options.spill }),
+  });
   for (const region of regionsOf(records, options.perRegion, options.events)) await writer.writeRegion(region);
   const summary = await writer.finish();
   return { blob, summary };
@@ -175,5 +184,57 @@ describe('sort-merge partition data object', () => {
     const { blob, summary } = await write([[], [], []], { perRegion: 10, compression: 'lz4' });
     const got = await readRange(blob, summary, 0, 2);
     for (const slot of got.values()) assert.deepEqual(slot.records, []);
+  });
+});
+
+describe('merged layout (a spilled partition written in one go)', () => {
+  const records = [0, 1, 2, 3].map((s) => Array.from({ length: 60 + 30 * s }, (_, i) => textRecord(s, i, (i * 53 + s * 7) % 700)));
+  records[1] = []; // an empty subpartition
+
+  it('writes the object once, subpartition after subpartition as one region, and a subpartition reads as one extent', async () => {
+    for (const compression of ['lz4', 'none'] as const) {
+      const spill = new MemoryBlob();
+      const { blob, summary } = await write(records, { perRegion: 13, compression, spill });
+      assert.equal(blob.wholeWrites, 1);
+      assert.equal(blob.bytesWritten, summary.objectBytes);
+      assert.equal(summary.location.numberOfRegions, 1);
+      assert.ok(spill.closed, 'the spill is closed once the object is written');
+      assert.deepEqual(decodeFooter(blob.bytes.subarray(blob.bytes.length - FOOTER_BYTES)), summary.location);
+      for (const [start, end] of [[0, 0], [1, 1], [2, 2], [3, 3], [0, 3], [1, 2]] as const) {
+        blob.reads = [];
+        const got = await readRange(blob, summary, start, end, 1 << 20);
+        // one read of the index entries, one of the range's bytes
+        assert.equal(blob.reads.length, start === 1 && end === 1 ? 1 : 2, `${compression} [${start},${end}]: ${JSON.stringify(blob.reads)}`);
+        for (let s = start; s <= end; s++) {
+          const actual = got.get(s)?.records ?? [];
+          assert.equal(actual.length, records[s]!.length);
+          actual.forEach((record, i) => assert.ok(Buffer.from(record).equals(Buffer.from(records[s]![i]!)), `record ${i} of subpartition ${s} differs`));
+        }
+      }
+    }
+  });
+
+  it('gives the same bytes whether the object is asked for whole or in parts', async () => {
+    const whole = await write(records, { perRegion: 13, compression: 'none', spill: new MemoryBlob() });
+    const parts = await write(records, { perRegion: 13, compression: 'none', spill: new MemoryBlob(), partBytes: 777 });
+    assert.ok(Buffer.from(parts.blob.bytes).equals(Buffer.from(whole.blob.bytes)));
+  });
+
+  it('detects a flipped byte of a merged object as SHF_ERR_DATA_CORRUPTED naming the partition', async () => {
+    const { blob, summary } = await write(records, { perRegion: 13, compression: 'none', spill: new MemoryBlob() });
+    blob.bytes[Math.floor(summary.location.indexOffset / 2)]! ^= 0x40;
+    const error = await corruptionOf(readRange(blob, summary, 0, 3));
+    assert.equal(error.context['partitionId'], 'edge#3');
+  });
+
+  it('combines CRC32Cs of two pieces into the CRC32C of both', () => {
+    for (const [a, b] of [[0, 1], [5, 4], [1000, 4096], [3, 70_001]] as const) {
+      const first = randomFillSync(new Uint8Array(a));
+      const second = randomFillSync(new Uint8Array(b));
+      const both = new Uint8Array(a + b);
+      both.set(first, 0);
+      both.set(second, a);
+      assert.equal(crc32cCombine(crc32c(first), crc32c(second), b), crc32c(both), `${a} + ${b} bytes`);
+    }
   });
 });

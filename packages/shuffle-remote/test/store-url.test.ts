@@ -82,13 +82,18 @@ describe('remote shuffle options', () => {
       [{ store: { type: 'gcs' } }, 'store.type'],
       [{ store: { type: 's3', bucket: 'bucket-1', endpoint: 'http//broken' } }, 'store.endpoint'],
       [{ store: { type: 's3', prefix: 'x' } }, 'store.bucket'],
-      [{ store: 's3://bucket-ok/p', producerMemoryBytes: 8 * 1024 * 1024 }, 'producerMemoryBytes'],
+      // streaming multipart parts needs room for two of them; the default spill upload does not
+      [{ store: { type: 's3', bucket: 'bucket-ok', upload: 'multipart' }, producerMemoryBytes: 8 * 1024 * 1024 }, 'producerMemoryBytes'],
+      [{ store: { type: 's3', bucket: 'bucket-ok', upload: 'stream' } }, 'store.upload'],
+      [{ store: { type: 's3', bucket: 'bucket-ok', spillDir: 'tmp' } }, 'store.spillDir'],
+      [{ store: { type: 's3', bucket: 'bucket-ok', maxPutBytes: 0 } }, 'store.maxPutBytes'],
       [{ meta: { type: 'redis', url: 'http://not-redis' } }, 'meta.url'],
       [{ meta: { type: 'sqlite', path: 'relative.db' } }, 'meta.path'],
     ];
     for (const [options, setting] of cases) {
       assert.equal(configError(() => createRemoteShuffleServiceFactory(options as never)).setting, setting, JSON.stringify(options));
     }
+    assert.equal(createRemoteShuffleServiceFactory({ store: 's3://bucket-ok/p', producerMemoryBytes: 8 * 1024 * 1024 }).options.producerMemoryBytes, 8 * 1024 * 1024);
   });
 
   it('gives a reference whose JSON options rebuild an equal factory in another process', () => {

@@ -4,11 +4,14 @@ import type { PartitionFileSummary } from '../format/partition-file-writer.js';
 import type { MetadataStore } from '../metadata/metadata-store.js';
 import { SortMergePartitionWriter } from '../shuffle-core/sort-merge-partition-writer.js';
 import type { BlobWriter } from '../storage/blob-store.js';
+import type { SpillFile } from '../storage/spill-file.js';
 
 export interface RemoteWriterOptions {
   readonly descriptor: ShuffleDescriptor;
   readonly writeId: string;
   readonly blob: BlobWriter;
+  /** Where regions go before the object is written merged (S3 `upload: 'spill'`). */
+  readonly spill?: SpillFile | undefined;
   readonly meta: MetadataStore;
   readonly options: ResolvedRemoteShuffleOptions;
   readonly logger: Logger;
@@ -27,7 +30,7 @@ export interface RemoteWriterOptions {
 export class RemoteResultPartitionWriter extends SortMergePartitionWriter {
   constructor(private readonly w: RemoteWriterOptions) {
     const { producerMemoryBytes, bufferSizeBytes, maxRecordBytes, compression } = w.options;
-    super({ descriptor: w.descriptor, blob: w.blob, producerMemoryBytes, bufferSizeBytes, maxRecordBytes, compression, logger: w.logger, action: 'writing', onClosed: w.onClosed });
+    super({ descriptor: w.descriptor, blob: w.blob, ...(w.spill === undefined ? {} : { spill: w.spill }), producerMemoryBytes, bufferSizeBytes, maxRecordBytes, compression, logger: w.logger, action: 'writing', onClosed: w.onClosed });
     this.startLease(Math.max(25, Math.floor(w.options.attemptLeaseMs / 4)));
   }
 

@@ -17,6 +17,7 @@ import {
 } from '@weft/shuffle-api';
 import type { ResolvedRemoteShuffleOptions } from '../config/remote-shuffle-options.js';
 import { objectKey } from '../storage/object-key.js';
+import { SpillFile } from '../storage/spill-file.js';
 import { REMOTE_SHUFFLE_SERVICE_ID, checkRemoteDescriptor } from './descriptor-checks.js';
 import { RemoteInputGate } from './remote-input-gate.js';
 import { RemoteResultPartitionWriter } from './remote-result-partition-writer.js';
@@ -63,10 +64,14 @@ export class RemoteShuffleEnvironment implements ShuffleEnvironment {
     if ((await meta.beginAttempt({ writeId, jobId, partitionId, producerId, objectKey: key })) === 'not-registered') {
       throw partitionNotFound(partitionId, 'it is not registered with a master (released, or never registered)');
     }
+    const store = this.options.store;
     let blobWriter;
+    let spill: SpillFile | undefined;
     try {
       blobWriter = await blob.createWriter(key);
+      if (store.type === 's3' && store.upload !== 'multipart') spill = await SpillFile.create(store.spillDir);
     } catch (error) {
+      await blobWriter?.abort().catch(() => undefined);
       await meta.failAttempt(writeId, serializeError(error)).catch(() => undefined);
       await meta.closeAttempt(writeId).catch(() => undefined);
       throw error;
@@ -76,6 +81,7 @@ export class RemoteShuffleEnvironment implements ShuffleEnvironment {
       descriptor,
       writeId,
       blob: blobWriter,
+      spill,
       meta,
       options: this.options,
       logger,

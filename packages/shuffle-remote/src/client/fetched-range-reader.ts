@@ -2,6 +2,7 @@ import { ShuffleError } from '@weft/shuffle-api';
 import { type IndexLocation, decodeIndexEntries, indexEntriesRange } from '../format/partition-index.js';
 import { type Extent, planExtents } from '../protocol/fetch-layout.js';
 import type { BlobReader } from '../storage/blob-store.js';
+import { ChunkCursor } from '../storage/chunk-cursor.js';
 
 export interface FetchedRangeReaderOptions {
   /** The fetch response body. */
@@ -21,8 +22,7 @@ export interface FetchedRangeReaderOptions {
  * A stream that ends early, or runs on after the last extent, is SHF_ERR_DATA_CORRUPTED.
  */
 export class FetchedRangeReader implements BlobReader {
-  private readonly iterator: AsyncIterator<Uint8Array>;
-  private chunk: Uint8Array | undefined;
+  private readonly cursor: ChunkCursor;
   private extents: Extent[] | undefined;
   private extentIndex = 0;
   private extentDone = 0;
@@ -30,7 +30,13 @@ export class FetchedRangeReader implements BlobReader {
   private ended = false;
 
   constructor(private readonly options: FetchedRangeReaderOptions) {
-    this.iterator = options.body[Symbol.asyncIterator]();
+    this.cursor = new ChunkCursor(
+      options.body,
+      () =>
+        new ShuffleError('SHF_ERR_DATA_CORRUPTED', `the fetch of partition ${options.partitionId} ended before its data did`, {
+          context: { partitionId: options.partitionId },
+        }),
+    );
   }
 
   read(offset: number, length: number, into?: Uint8Array): Promise<Uint8Array> {
@@ -42,9 +48,7 @@ export class FetchedRangeReader implements BlobReader {
   /** True when every byte of the stream was read and nothing followed. */
   async finished(): Promise<boolean> {
     await this.pending;
-    if (this.chunk !== undefined && this.chunk.length > 0) return false;
-    const next = await this.iterator.next();
-    return next.done === true;
+    return this.cursor.atEnd();
   }
 
   async close(): Promise<void> {
@@ -58,7 +62,7 @@ export class FetchedRangeReader implements BlobReader {
     if (this.extents === undefined) {
       const range = indexEntriesRange(location, start, end);
       if (offset !== range.offset || length !== range.length) throw this.outOfOrder(offset, length);
-      const entries = await this.take(length, into);
+      const entries = await this.cursor.take(length, into);
       this.extents = planExtents(decodeIndexEntries(entries, location, start, end), location, partitionId);
       return entries;
     }
@@ -69,40 +73,9 @@ export class FetchedRangeReader implements BlobReader {
       extent = this.extents[this.extentIndex];
     }
     if (extent === undefined || offset !== extent.offset + this.extentDone || length > extent.length - this.extentDone) throw this.outOfOrder(offset, length);
-    const bytes = await this.take(length, into);
+    const bytes = await this.cursor.take(length, into);
     this.extentDone += length;
     return bytes;
-  }
-
-  private async take(length: number, into: Uint8Array | undefined): Promise<Uint8Array> {
-    if (length === 0) return new Uint8Array(0);
-    let chunk = this.chunk ?? (await this.nextChunk());
-    if (chunk.length >= length && into === undefined) {
-      this.chunk = chunk.length === length ? undefined : chunk.subarray(length);
-      return chunk.subarray(0, length);
-    }
-    const out = into !== undefined && into.length >= length ? into.subarray(0, length) : Buffer.allocUnsafe(length);
-    let filled = 0;
-    for (;;) {
-      const n = Math.min(chunk.length, length - filled);
-      out.set(n === chunk.length ? chunk : chunk.subarray(0, n), filled);
-      filled += n;
-      if (filled === length) {
-        this.chunk = n === chunk.length ? undefined : chunk.subarray(n);
-        return out;
-      }
-      chunk = await this.nextChunk();
-    }
-  }
-
-  private async nextChunk(): Promise<Uint8Array> {
-    const next = await this.iterator.next();
-    if (next.done === true) {
-      throw new ShuffleError('SHF_ERR_DATA_CORRUPTED', `the fetch of partition ${this.options.partitionId} ended before its data did`, {
-        context: { partitionId: this.options.partitionId },
-      });
-    }
-    return next.value;
   }
 
   private outOfOrder(offset: number, length: number): ShuffleError {

@@ -34,9 +34,10 @@ export interface RemoteShuffleOptions {
   readonly meta?: string | MetadataStoreOptions;
   /**
    * The most memory one writer holds, whatever its partition's size: its sort buffer, the region being
-   * encoded and sent, the S3 part tail, and the index. `metrics.memoryLimitBytes` reports it. With S3 it
-   * must be at least 2 × minPartBytes + 1 MiB. A writer with very many subpartitions needs at least
-   * 4 × numberOfSubpartitions × 512 bytes and reports that as its limit when larger.
+   * encoded and written, the S3 part tail, and the index. `metrics.memoryLimitBytes` reports it. With S3
+   * and `store.upload: 'multipart'` it must be at least 2 × minPartBytes + 1 MiB. A writer with very many
+   * subpartitions needs at least 5 × 4 × numberOfSubpartitions × 512 bytes and reports that as its limit
+   * when larger.
    * @defaultValue 67108864 (64 MiB)
    */
   readonly producerMemoryBytes?: number;
@@ -132,10 +133,10 @@ export function resolveRemoteShuffleOptions(input: unknown, cwd: string = proces
         : validateMetadataStoreOptions(o.meta);
   const d = DEFAULT_REMOTE_SHUFFLE_OPTIONS;
   const producerMemoryBytes = integer('producerMemoryBytes', o.producerMemoryBytes ?? d.producerMemoryBytes, 64 * 1024);
-  if (store.type === 's3') {
+  if (store.type === 's3' && store.upload === 'multipart') {
     const minPart = store.minPartBytes ?? DEFAULT_S3_MIN_PART_BYTES;
     if (producerMemoryBytes < 2 * minPart + 1024 * 1024) {
-      throw invalidConfig('producerMemoryBytes', `${producerMemoryBytes} is too small for S3 parts of ${minPart} bytes; use at least ${2 * minPart + 1024 * 1024}`);
+      throw invalidConfig('producerMemoryBytes', `${producerMemoryBytes} is too small for S3 parts of ${minPart} bytes (store.upload "multipart"); use at least ${2 * minPart + 1024 * 1024}`);
     }
   }
   const compression = o.compression ?? d.compression;

@@ -37,6 +37,20 @@ export interface S3StoreOptions {
   readonly requestTimeoutMs?: number;
   /** Attempts per request, the SDK's own retries included. @defaultValue 3 */
   readonly maxAttempts?: number;
+  /**
+   * How a shuffle writer uploads a partition. `'spill'`: regions are spilled to a local temporary file
+   * (the producer's memory stays bounded, the disk holds the partition), and at `finish()` the partition
+   * is uploaded as one object, subpartition after subpartition, with one streamed PutObject of known
+   * length — a consumer then reads its subpartitions with one ranged GET. Objects larger than
+   * `maxPutBytes` go up as a multipart upload from the same file. `'multipart'`: no local disk; regions
+   * stream out as multipart-upload parts while the producer runs (the data object then has one index
+   * entry per region and subpartition). @defaultValue 'spill'
+   */
+  readonly upload?: 'spill' | 'multipart';
+  /** Directory of the spill files (`upload: 'spill'`); a file is unlinked as soon as it is opened. @defaultValue the system's temporary directory */
+  readonly spillDir?: string;
+  /** Largest object uploaded with one PutObject (`upload: 'spill'`). @defaultValue 5 GiB (S3's limit) */
+  readonly maxPutBytes?: number;
 }
 
 export type BlobStoreOptions = FileStoreOptions | S3StoreOptions;
@@ -53,6 +67,10 @@ export interface ResolvedS3StoreOptions {
   readonly connectTimeoutMs: number;
   readonly requestTimeoutMs: number;
   readonly maxAttempts: number;
+  readonly upload: 'spill' | 'multipart';
+  /** undefined: the system's temporary directory, at the time of use. */
+  readonly spillDir: string | undefined;
+  readonly maxPutBytes: number;
 }
 
 /** An embedded SQLite database file (the embedded default). Plain JSON. */
@@ -80,6 +98,8 @@ export interface RedisMetaOptions {
 export type MetadataStoreOptions = SqliteMetaOptions | RedisMetaOptions;
 
 export const DEFAULT_S3_MIN_PART_BYTES = 8 * 1024 * 1024;
+/** S3's largest single PutObject. */
+export const S3_MAX_PUT_BYTES = 5 * 1024 ** 3;
 const MIN_PART_FLOOR = 5 * 1024 * 1024;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -107,6 +127,18 @@ function checkInteger(setting: string, value: unknown, min: number, max = Number
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
     throw invalidConfig(setting, `expected an integer in [${min}, ${max}], got ${JSON.stringify(value)}`);
   }
+  return value;
+}
+
+function checkUpload(value: unknown): 'spill' | 'multipart' {
+  if (value === undefined) return 'spill';
+  if (value !== 'spill' && value !== 'multipart') throw invalidConfig('store.upload', `expected "spill" or "multipart", got ${JSON.stringify(value)}`);
+  return value;
+}
+
+function checkSpillDir(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !isAbsolute(value)) throw invalidConfig('store.spillDir', `expected an absolute directory, got ${JSON.stringify(value)}`);
   return value;
 }
 
@@ -153,6 +185,9 @@ export function resolveS3StoreOptions(options: S3StoreOptions, env: Env = proces
     connectTimeoutMs: checkInteger('store.connectTimeoutMs', options.connectTimeoutMs ?? 5_000, 1),
     requestTimeoutMs: checkInteger('store.requestTimeoutMs', options.requestTimeoutMs ?? 120_000, 1),
     maxAttempts: checkInteger('store.maxAttempts', options.maxAttempts ?? 3, 1, 20),
+    upload: checkUpload(options.upload),
+    spillDir: checkSpillDir(options.spillDir),
+    maxPutBytes: checkInteger('store.maxPutBytes', options.maxPutBytes ?? S3_MAX_PUT_BYTES, 1, S3_MAX_PUT_BYTES),
   };
 }
 

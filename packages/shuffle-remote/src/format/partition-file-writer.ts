@@ -1,4 +1,4 @@
-import type { BlobWriter } from '../storage/blob-store.js';
+import type { BlobReader, BlobWriter } from '../storage/blob-store.js';
 import {
   BLOCK_HEADER_BYTES,
   BLOCK_KIND_DATA,
@@ -8,6 +8,7 @@ import {
   readU32,
   writeBlockHeader,
 } from './block-codec.js';
+import { MERGE_READ_BYTES, MergedLayout, SubpartitionChecksums } from './merged-layout.js';
 import { type IndexEntry, type IndexLocation, PartitionIndexBuilder, entryChecksum } from './partition-index.js';
 
 /** One buffer of a subpartition, in order: framed records (data) or one encoded event. */
@@ -28,11 +29,25 @@ export interface Region {
 }
 
 export interface PartitionFileWriterOptions {
+  /** Where the data object goes. */
   readonly blob: BlobWriter;
   readonly numberOfSubpartitions: number;
   readonly compression: Compression;
-  /** Receives each entry's pooled buffer once its block is encoded. */
+  /** Receives each entry's pooled buffer once its block is written. */
   readonly recycle?: (buffer: Uint8Array) => void;
+  /**
+   * A local scratch file: when given, regions are appended there, and `finish()` writes the object to
+   * `blob` in one go (`blob.writeWhole`, which it must have), merged subpartition after subpartition
+   * (MergedLayout). The writer closes it.
+   */
+  readonly spill?: BlobWriter & BlobReader & { close(): Promise<void> };
+}
+
+/** A region encoded and waiting for its turn to be appended. */
+interface PreparedRegion {
+  readonly chunks: Uint8Array[];
+  readonly pooled: Uint8Array[];
+  readonly heldBytes: number;
 }
 
 export interface PartitionFileSummary {
@@ -52,18 +67,27 @@ const PROBE_BLOCKS = 4;
 
 /**
  * Writes one sort-merge partition data object (see partition-index.ts for the layout): each region's
- * blocks clustered by subpartition, then the index and the footer. Regions are encoded one at a time;
- * `writeRegion` calls queue behind each other.
+ * blocks clustered by subpartition, then the index and the footer. A region goes through two steps, each
+ * in region order: prepare (await its LZ4 output, CRC32C every block, make the index entries) and append
+ * (hand the chunks to the blob writer, no concatenation). Region N+1 is prepared while region N is being
+ * appended, so the blob's I/O does not wait for the checksums.
  *
  * Compression runs on the libuv thread pool, all blocks of a region at once, so it overlaps the producer.
  * A region of incompressible data makes the next one probe a few blocks first and skip LZ4 when they do
  * not shrink (blocks are kept raw where compression does not help, whatever happens).
+ *
+ * With a `spill`, regions go to the spill and `finish()` writes the merged object (MergedLayout).
  */
 export class PartitionFileWriter {
   private readonly index: PartitionIndexBuilder;
-  /** Compressed payloads and headers of the region being appended. */
+  private readonly target: BlobWriter;
+  private readonly checksums: SubpartitionChecksums | undefined;
+  /** Compressed payloads and headers of regions prepared and not yet appended; spill bytes being merged. */
   private inFlightBytes = 0;
-  private queue: Promise<void> = Promise.resolve();
+  private preparing: Promise<unknown> = Promise.resolve();
+  private appending: Promise<unknown> = Promise.resolve();
+  /** Where the next prepared region starts. */
+  private nextOffset = 0;
   private storedBytes = 0;
   private pendingCompressionBytes = 0;
   private lastRatio = 0;
@@ -71,11 +95,16 @@ export class PartitionFileWriter {
 
   constructor(private readonly options: PartitionFileWriterOptions) {
     this.index = new PartitionIndexBuilder(options.numberOfSubpartitions);
+    this.target = options.spill ?? options.blob;
+    this.checksums = options.spill === undefined ? undefined : new SubpartitionChecksums(options.numberOfSubpartitions);
+    if (options.spill !== undefined && options.blob.writeWhole === undefined) {
+      throw new Error(`blob writer of ${options.blob.key} cannot write a whole object: it cannot take a spill`);
+    }
   }
 
-  /** Memory this writer holds: its encode buffer, pending compression output, the blob's tail and the index. */
+  /** Memory this writer holds: encoded regions not yet appended, pending compression output, the blob's tail and the index. */
   get bufferedBytes(): number {
-    return this.inFlightBytes + this.pendingCompressionBytes + this.options.blob.bufferedBytes + this.index.bufferedBytes;
+    return this.inFlightBytes + this.pendingCompressionBytes + this.target.bufferedBytes + this.index.bufferedBytes;
   }
 
   get numberOfRegions(): number {
@@ -85,28 +114,50 @@ export class PartitionFileWriter {
   /** Encodes and appends `region`; resolves once its bytes are handed to the blob store. */
   writeRegion(region: Region): Promise<void> {
     const compressed = this.startCompression(region);
-    const next = this.queue.then(() => this.encode(region, compressed));
-    this.queue = next.catch(() => undefined);
-    return next;
+    const prepared = this.preparing.then(() => this.prepare(region, compressed));
+    this.preparing = prepared.catch(() => undefined);
+    // in region order, and only once this region is prepared; a failed append does not hold up the next
+    const appended = Promise.all([this.appending, prepared]).then(([, ready]) => this.append(ready));
+    this.appending = appended.catch(() => undefined);
+    return appended;
   }
 
-  /** Appends index and footer and completes the object. */
+  /** Appends index and footer and completes the object (or, with a spill, writes the merged object). */
   async finish(): Promise<PartitionFileSummary> {
-    await this.queue;
-    const indexOffset = this.options.blob.bytesWritten;
+    await this.preparing;
+    await this.appending;
+    if (this.options.spill !== undefined) return this.finishMerged(this.options.spill);
+    const indexOffset = this.nextOffset;
     const { index, location } = this.index.encode(indexOffset);
     await this.options.blob.append([index]);
     const objectBytes = await this.options.blob.complete();
     return { location, objectBytes, storedBytes: this.storedBytes };
   }
 
-  /** Drops the object. Idempotent. */
+  /** Drops the object (and the spill). Idempotent. */
   async abort(): Promise<void> {
     this.aborted = true;
-    await this.queue;
-    await this.options.blob.abort();
+    await this.preparing;
+    await this.appending;
+    try {
+      await this.options.blob.abort();
+    } finally {
+      await this.options.spill?.close();
+    }
   }
 
+  private async finishMerged(spill: BlobReader & { close(): Promise<void> }): Promise<PartitionFileSummary> {
+    const layout = new MergedLayout(this.index, this.checksums!);
+    // the read ahead and the piece being sent
+    this.inFlightBytes += 2 * MERGE_READ_BYTES;
+    try {
+      await this.options.blob.writeWhole!(layout.length, (start, end) => layout.body(spill, start, end));
+    } finally {
+      this.inFlightBytes -= 2 * MERGE_READ_BYTES;
+      await spill.close();
+    }
+    return { location: layout.location, objectBytes: layout.length, storedBytes: layout.dataBytes };
+  }
   /** Starts LZ4 on the thread pool for every data block worth it; index i is the region's i-th entry. */
   private startCompression(region: Region): (Promise<Uint8Array> | undefined)[] | undefined {
     if (this.options.compression !== 'lz4') return undefined;
@@ -129,11 +180,11 @@ export class PartitionFileWriter {
     return out;
   }
 
-  private async encode(region: Region, compressed: (Promise<Uint8Array> | undefined)[] | undefined): Promise<void> {
+  private async prepare(region: Region, compressed: (Promise<Uint8Array> | undefined)[] | undefined): Promise<PreparedRegion> {
     const headers = new Uint8Array(region.blocks * BLOCK_HEADER_BYTES);
     const chunks: Uint8Array[] = [];
     const pooled: Uint8Array[] = [];
-    const regionOffset = this.options.blob.bytesWritten;
+    const regionOffset = this.nextOffset;
     const entries: IndexEntry[] = [];
     const checksums: number[] = [];
     let position = 0;
@@ -144,6 +195,7 @@ export class PartitionFileWriter {
     let held = headers.length;
     this.inFlightBytes += held;
     try {
+      let s = 0;
       for (const list of region.subpartitions) {
         const start = position;
         checksums.length = 0;
@@ -163,7 +215,9 @@ export class PartitionFileWriter {
             this.inFlightBytes += stored.length;
             held += stored.length;
           }
-          checksums.push(readU32(headers, at));
+          const crc = readU32(headers, at);
+          checksums.push(crc);
+          this.checksums?.addBlock(s, BLOCK_HEADER_BYTES + stored.length, crc);
           chunks.push(headers.subarray(at, at + BLOCK_HEADER_BYTES), stored);
           position += BLOCK_HEADER_BYTES + stored.length;
           if (entry.buffer !== undefined) pooled.push(entry.buffer);
@@ -171,16 +225,29 @@ export class PartitionFileWriter {
         const length = position - start;
         const offset = regionOffset + start;
         entries.push({ offset, length, checksum: entryChecksum(offset, length, checksums) });
+        s++;
       }
       if (compressibleRaw > 0) this.lastRatio = compressibleStored / compressibleRaw;
       if (position > 0xffff_ffff) throw new Error(`region of ${position} bytes is larger than the format's 4 GiB`);
-      await this.options.blob.append(chunks);
-    } finally {
+    } catch (error) {
       this.inFlightBytes -= held;
-      // the raw blocks were referenced by the append until now
       for (const buffer of pooled) this.options.recycle?.(buffer);
+      throw error;
     }
+    this.nextOffset += position;
     this.storedBytes += position;
     this.index.addRegion(entries);
+    return { chunks, pooled, heldBytes: held };
+  }
+
+  private async append(region: PreparedRegion): Promise<void> {
+    try {
+      if (this.aborted) throw new Error('partition file writer aborted');
+      await this.target.append(region.chunks);
+    } finally {
+      this.inFlightBytes -= region.heldBytes;
+      // the raw blocks were referenced by the append until now
+      for (const buffer of region.pooled) this.options.recycle?.(buffer);
+    }
   }
 }

@@ -69,6 +69,13 @@ export class PartitionIndexBuilder {
     this.regions.push(bytes);
   }
 
+  /** The entry of subpartition `s` in `region`. */
+  entry(region: number, s: number): IndexEntry {
+    const bytes = this.regions[region]!;
+    const at = s * INDEX_ENTRY_BYTES;
+    return { offset: readU64(bytes, at), length: readU32(bytes, at + 8), checksum: readU32(bytes, at + 12) };
+  }
+
   /** The index (header + subpartition-major entries) followed by the footer, for an index at `indexOffset`. */
   encode(indexOffset: number): { readonly index: Uint8Array; readonly location: IndexLocation } {
     const n = this.numberOfSubpartitions;

@@ -89,6 +89,7 @@ export class SubpartitionRangeReader {
     }
     this.segmentRemaining = this.segments[0]?.entry.length ?? 0;
     this.windowOffset = this.extents[0]?.offset ?? 0;
+    options.reader.plan?.(this.extents);
   }
 
   /** Reads the index entries of the range and plans the reads. */

@@ -22,6 +22,7 @@ export class SortBuffer {
   private activeBlocks = 0;
   /** Capacity of every block alive: current region, regions being spilled, and the pool. */
   private allocated = 0;
+  private draining = false;
 
   constructor(
     readonly numberOfSubpartitions: number,
@@ -85,8 +86,15 @@ export class SortBuffer {
 
   /** Returns a block handed out in a region. */
   recycle(buffer: Uint8Array): void {
-    if (buffer.length === this.blockBytes && this.pool.length < this.maxPooled) this.pool.push(buffer);
+    if (buffer.length === this.blockBytes && this.pool.length < this.maxPooled && !this.draining) this.pool.push(buffer);
     else this.allocated -= buffer.length;
+  }
+
+  /** No more records will come: drops the pool, and every block recycled from now on. */
+  drain(): void {
+    this.draining = true;
+    this.allocated -= this.pool.length * this.blockBytes;
+    this.pool.length = 0;
   }
 
   /** Drops every block (current region and pool); regions already handed out are the caller's. */

@@ -14,7 +14,7 @@ import {
 } from '@weft/shuffle-api';
 import type { Compression } from '../format/block-codec.js';
 import { type PartitionFileSummary, PartitionFileWriter } from '../format/partition-file-writer.js';
-import type { BlobWriter } from '../storage/blob-store.js';
+import type { BlobReader, BlobWriter } from '../storage/blob-store.js';
 import { SortBuffer } from './sort-buffer.js';
 import { type WriterBudget, writerBudget } from './writer-budget.js';
 
@@ -36,6 +36,8 @@ export interface SortMergeWriterSettings {
    * blob writer that reads the counts when it completes. @defaultValue a new array
    */
   readonly subpartitionBytes?: number[];
+  /** A local scratch file for the regions; the object is then written merged at `finish()` (PartitionFileWriter's `spill`). */
+  readonly spill?: BlobWriter & BlobReader & { close(): Promise<void> };
   /** Called once the writer is closed (whatever its outcome). */
   readonly onClosed?: () => void;
 }
@@ -43,10 +45,12 @@ export interface SortMergeWriterSettings {
 /**
  * One BLOCKING / BLOCKING_PERSISTENT partition attempt written in the sort-merge layout, whatever the
  * bytes' destination: records are framed into a sort buffer; when it holds a region's worth, the region
- * is spilled (PartitionFileWriter: LZ4 on the thread pool, CRC32C, then appended to the blob writer)
- * while the producer fills the next one. `emitRecord` returns false while both are busy; `ready()`
- * resolves when the spill is done. `finish()` writes the last region, the index and the footer, completes
- * the object and commits the attempt (`commitAttempt`): only then is it visible.
+ * is spilled (PartitionFileWriter: LZ4 on the thread pool, CRC32C, then appended to the blob writer, or
+ * to a local spill file) while the producer fills the next one. Up to `budget.spillsInFlight` regions are
+ * spilled at once (writerBudget); `emitRecord` returns false when the region being filled is full and
+ * no spill may start, and `ready()` resolves when the oldest spill is done. `finish()` writes the last
+ * region, the index and the footer, completes the object (with a spill file: uploads it merged) and
+ * commits the attempt (`commitAttempt`): only then is it visible.
  *
  * Subclasses say how an attempt commits, what an aborted attempt leaves to clean, and how its lease is
  * renewed (`startLease` runs `renewLease` periodically until the writer ends). State changes:
@@ -68,7 +72,8 @@ export abstract class SortMergePartitionWriter implements ResultPartitionWriter 
   private state: State = 'open';
   private records = 0;
   private bytes = 0;
-  private spill: Promise<void> | null = null;
+  /** Regions being spilled, oldest first (at most budget.spillsInFlight). */
+  private readonly spills: Promise<void>[] = [];
   /** A spill or lease failure: the writer cannot finish. */
   private broken: ShuffleError | null = null;
   private cleanup: Promise<void> | null = null;
@@ -84,13 +89,16 @@ export abstract class SortMergePartitionWriter implements ResultPartitionWriter 
     this.logger = settings.logger;
     this.maxRecordBytes = settings.maxRecordBytes;
     this.subpartitionBytes = settings.subpartitionBytes ?? new Array<number>(this.numberOfSubpartitions).fill(0);
-    this.budget = writerBudget(settings.producerMemoryBytes, this.numberOfSubpartitions, settings.bufferSizeBytes, settings.blob.maxRetainedBytes);
-    this.sort = new SortBuffer(this.numberOfSubpartitions, this.budget.blockBytes, 2 * this.budget.regionBytes);
+    const regionsTo = settings.spill ?? settings.blob;
+    this.budget = writerBudget(settings.producerMemoryBytes, this.numberOfSubpartitions, settings.bufferSizeBytes, regionsTo.maxRetainedBytes);
+    // blocks of the region being filled and of the regions being spilled come back to the pool
+    this.sort = new SortBuffer(this.numberOfSubpartitions, this.budget.blockBytes, (1 + this.budget.spillsInFlight) * this.budget.regionBytes);
     this.file = new PartitionFileWriter({
       blob: settings.blob,
       numberOfSubpartitions: this.numberOfSubpartitions,
       compression: settings.compression,
       recycle: (buffer) => this.sort.recycle(buffer),
+      ...(settings.spill === undefined ? {} : { spill: settings.spill }),
     });
   }
 
@@ -162,11 +170,11 @@ export abstract class SortMergePartitionWriter implements ResultPartitionWriter 
       }
       if (this.broken !== null) throw this.broken;
       if (this.state !== 'open' || this.sort.activeBytes < this.budget.regionBytes) return;
-      if (this.spill === null) {
+      if (this.spills.length < this.budget.spillsInFlight) {
         this.startSpill();
         return;
       }
-      await this.spill;
+      await this.spills[0];
     }
   }
 
@@ -179,9 +187,12 @@ export abstract class SortMergePartitionWriter implements ResultPartitionWriter 
     if (this.state !== 'open') throw this.stateError('finish');
     this.state = 'finishing';
     try {
-      while (this.spill !== null) await this.spill;
+      while (this.spills.length > 0) await this.spills[this.spills.length - 1];
       if (this.broken !== null) throw this.broken;
-      if (!this.sort.isEmpty) await this.file.writeRegion(this.sort.takeRegion());
+      const last = this.sort.isEmpty ? undefined : this.sort.takeRegion();
+      // no more records: the pool's blocks go back to the system before the object is completed
+      this.sort.drain();
+      if (last !== undefined) await this.file.writeRegion(last);
       this.summary = await this.file.finish();
     } catch (error) {
       this.abort(error);
@@ -242,23 +253,22 @@ export abstract class SortMergePartitionWriter implements ResultPartitionWriter 
 
   private afterWrite(): boolean {
     if (this.sort.activeBytes < this.budget.regionBytes) return true;
-    if (this.spill !== null) return false;
+    if (this.spills.length >= this.budget.spillsInFlight) return false;
     this.startSpill();
     return true;
   }
 
   private startSpill(): void {
-    const spill = this.file.writeRegion(this.sort.takeRegion()).then(
-      () => {
-        if (this.spill === spill) this.spill = null;
-      },
-      (error: unknown) => {
-        if (this.spill === spill) this.spill = null;
-        this.broken ??= this.asShuffleError(error);
-        this.logger.warn({ partitionId: this.partitionId, error: (error as Error).message }, `${this.settings.action} a region failed`);
-      },
-    );
-    this.spill = spill;
+    const done = (): void => {
+      const at = this.spills.indexOf(spill);
+      if (at >= 0) this.spills.splice(at, 1);
+    };
+    const spill: Promise<void> = this.file.writeRegion(this.sort.takeRegion()).then(done, (error: unknown) => {
+      done();
+      this.broken ??= this.asShuffleError(error);
+      this.logger.warn({ partitionId: this.partitionId, error: (error as Error).message }, `${this.settings.action} a region failed`);
+    });
+    this.spills.push(spill);
   }
 
   private async commit(): Promise<void> {
@@ -291,9 +301,9 @@ export abstract class SortMergePartitionWriter implements ResultPartitionWriter 
     this.state = 'failed';
     this.stopLease();
     this.sort.discard();
-    const spill = this.spill;
+    const spills = [...this.spills];
     this.cleanup = (async () => {
-      await spill?.catch(() => undefined);
+      await Promise.all(spills);
       await this.file.abort().catch((error: unknown) => this.logger.warn({ partitionId: this.partitionId, error: (error as Error).message }, 'could not delete the data of a failed attempt'));
       await this.discardAttempt(cause, recordFailure);
     })();

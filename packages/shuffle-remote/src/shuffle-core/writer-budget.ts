@@ -6,17 +6,24 @@ export interface WriterBudget {
   /** The sort buffer spills a region when it holds this much. */
   readonly regionBytes: number;
   readonly blockBytes: number;
+  /** Regions being spilled at once (the producer fills one more meanwhile). */
+  readonly spillsInFlight: number;
 }
 
 /**
- * Budget = memoryLimitBytes. At most four region-sized shares are alive at once — the region being
- * filled, the one being spilled (its raw blocks until appended), its LZ4 output, and (S3) the part body
- * being uploaded — plus the blob writer's retained tail (an S3 part below the minimum) and the index.
+ * Budget = memoryLimitBytes, less the blob writer's retained bytes (an S3 part below the minimum, a
+ * small push held whole), split in region-sized shares: the region being filled, and for each region
+ * being spilled its raw blocks and its LZ4 output; a blob writer that copies what it is given (it
+ * retains bytes: S3 multipart, a shuffle-server push) gets one spill in flight and one more share for
+ * that copy, any other (a local file, a spill file) two spills in flight, so the checksums of one region
+ * overlap the writing of the one before.
  */
 export function writerBudget(producerMemoryBytes: number, numberOfSubpartitions: number, bufferSizeBytes: number, retainedBytes: number): WriterBudget {
-  const floor = 4 * numberOfSubpartitions * MIN_BLOCK_BYTES * 4 + retainedBytes;
+  const spillsInFlight = retainedBytes > 0 ? 1 : 2;
+  const shares = 1 + 2 * spillsInFlight + (retainedBytes > 0 ? 1 : 0);
+  const floor = shares * numberOfSubpartitions * MIN_BLOCK_BYTES * 4 + retainedBytes;
   const memoryLimitBytes = Math.max(producerMemoryBytes, floor);
-  const regionBytes = Math.floor((memoryLimitBytes - retainedBytes) / 4);
+  const regionBytes = Math.floor((memoryLimitBytes - retainedBytes) / shares);
   const blockBytes = Math.max(MIN_BLOCK_BYTES, Math.min(bufferSizeBytes, Math.floor(regionBytes / (4 * numberOfSubpartitions))));
-  return { memoryLimitBytes, regionBytes: regionBytes - blockBytes, blockBytes };
+  return { memoryLimitBytes, regionBytes: regionBytes - blockBytes, blockBytes, spillsInFlight };
 }

@@ -43,6 +43,12 @@ export interface BlobWriter {
   append(chunks: readonly Uint8Array[]): Promise<void>;
   /** Makes the object whole and readable; resolves with its size. */
   complete(): Promise<number>;
+  /**
+   * Optional, instead of appends and `complete()`: writes the whole object, `length` bytes, from
+   * `body(start, end)` (its bytes [start, end), in order; asked again for a retry) and makes it readable.
+   * A store whose uploads want their length up front (S3: one PutObject) implements it.
+   */
+  writeWhole?(length: number, body: (start: number, end: number) => AsyncIterable<Uint8Array>): Promise<void>;
   /** Drops whatever was written. Idempotent; never throws for an object that is already gone. */
   abort(): Promise<void>;
 }
@@ -54,5 +60,10 @@ export interface BlobReader {
    * `into` (at least `length` long) the bytes land there and a view of it is returned.
    */
   read(offset: number, length: number, into?: Uint8Array): Promise<Uint8Array>;
+  /**
+   * Optional hint: the reads that follow cover `ranges` in this order, each in consecutive pieces. A
+   * store may then serve each range with one streamed request (S3: one ranged GET per range).
+   */
+  plan?(ranges: readonly { readonly offset: number; readonly length: number }[]): void;
   close(): Promise<void>;
 }

@@ -157,21 +157,11 @@ class LocalBlobWriter implements BlobWriter {
   ) {}
 
   async append(chunks: readonly Uint8Array[]): Promise<void> {
-    let pending = chunks.filter((chunk) => chunk.length > 0);
-    const total = pending.reduce((sum, chunk) => sum + chunk.length, 0);
-    let written = 0;
     try {
-      // writev takes at most IOV_MAX buffers per call; a short write continues where it stopped
-      while (pending.length > 0) {
-        const batch = pending.slice(0, 1024);
-        const { bytesWritten } = await this.handle.writev(batch, this.bytesWritten + written);
-        written += bytesWritten;
-        pending = skip(pending, bytesWritten);
-      }
+      this.bytesWritten += await writevAll(this.handle, chunks, this.bytesWritten);
     } catch (cause) {
       throw storageUnavailable(this.store, `write ${this.key}`, cause);
     }
-    this.bytesWritten += total;
   }
 
   async complete(): Promise<number> {
@@ -192,6 +182,21 @@ class LocalBlobWriter implements BlobWriter {
     }
     await rm(this.path, { force: true }).catch(() => undefined);
   }
+}
+
+/**
+ * Writes `chunks` in order at `position` with positional writev (no concatenation): at most IOV_MAX
+ * buffers per call, a short write continues where it stopped. Resolves with the bytes written.
+ */
+export async function writevAll(handle: FileHandle, chunks: readonly Uint8Array[], position: number): Promise<number> {
+  let pending = chunks.filter((chunk) => chunk.length > 0);
+  let written = 0;
+  while (pending.length > 0) {
+    const { bytesWritten } = await handle.writev(pending.length > 1024 ? pending.slice(0, 1024) : pending, position + written);
+    written += bytesWritten;
+    pending = skip(pending, bytesWritten);
+  }
+  return written;
 }
 
 /** What remains of `chunks` after the first `bytes` bytes. */

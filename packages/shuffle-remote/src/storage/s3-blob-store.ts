@@ -1,4 +1,5 @@
 import { Agent as HttpAgent } from 'node:http';
+import { Readable } from 'node:stream';
 import { Agent as HttpsAgent } from 'node:https';
 import {
   AbortMultipartUploadCommand,
@@ -15,12 +16,15 @@ import {
 import { invalidConfig } from '@weft/shuffle-api';
 import type { BlobReader, BlobStore, BlobWriter } from './blob-store.js';
 import { checkKey } from './object-key.js';
+import { S3BlobReader } from './s3-blob-reader.js';
+import { S3BlobWriter } from './s3-blob-writer.js';
 import { blobNotFound, blobTruncated, storageUnavailable } from './storage-errors.js';
 import type { ResolvedS3StoreOptions } from '../config/store-options.js';
 
 /** S3's smallest part (all but the last). */
 export const S3_MIN_PART_BYTES = 5 * 1024 * 1024;
-const MAX_PARTS = 10_000;
+/** What a streamed upload body may have read ahead of the socket. */
+const UPLOAD_HIGH_WATER_BYTES = 1024 * 1024;
 
 interface AwsErrorShape {
   readonly name?: string;
@@ -39,13 +43,18 @@ function isNotFound(error: unknown): boolean {
 }
 
 /**
- * Objects in an S3 bucket under a key prefix. Writers stream: appends go out as multipart-upload parts
- * (each at least `minPartBytes`; a smaller tail is held until the next append), an object that never
- * reaches one part is a single PutObject. Reads are ranged GETs.
+ * Objects in an S3 bucket under a key prefix. Writers (S3BlobWriter) stream appends as multipart-upload
+ * parts, or write a whole object of known length with one streamed PutObject. Readers (S3BlobReader) make
+ * ranged GETs, one per planned range.
+ *
+ * Streamed request bodies cannot be replayed by the SDK, so they go through a second client without SDK
+ * retries (same connections), and this store retries them itself, asking the body again.
  */
 export class S3BlobStore implements BlobStore {
   readonly description: string;
   readonly client: S3Client;
+  /** For streamed bodies: no SDK retries. */
+  private readonly streamingClient: S3Client;
   private readonly bucket: string;
   private readonly prefix: string;
   private readonly agent: HttpAgent | HttpsAgent;
@@ -58,20 +67,21 @@ export class S3BlobStore implements BlobStore {
     const https = options.endpoint === undefined || options.endpoint.startsWith('https:');
     const agentOptions = { keepAlive: true, maxSockets: 64 };
     this.agent = https ? new HttpsAgent(agentOptions) : new HttpAgent(agentOptions);
-    this.client = new S3Client({
+    const config = {
       region: options.region,
       ...(options.endpoint === undefined ? {} : { endpoint: options.endpoint }),
       forcePathStyle: options.forcePathStyle,
       ...(options.credentials === undefined ? {} : { credentials: options.credentials }),
-      maxAttempts: options.maxAttempts,
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
+      requestChecksumCalculation: 'WHEN_REQUIRED' as const,
+      responseChecksumValidation: 'WHEN_REQUIRED' as const,
       requestHandler: {
         connectionTimeout: options.connectTimeoutMs,
         requestTimeout: options.requestTimeoutMs,
         ...(https ? { httpsAgent: this.agent } : { httpAgent: this.agent }),
       },
-    });
+    };
+    this.client = new S3Client({ ...config, maxAttempts: options.maxAttempts });
+    this.streamingClient = new S3Client({ ...config, maxAttempts: 1 });
   }
 
   async start(): Promise<void> {
@@ -95,15 +105,11 @@ export class S3BlobStore implements BlobStore {
   }
 
   async createWriter(key: string): Promise<BlobWriter> {
-    return new S3BlobWriter(this, checkKey(key), this.options.minPartBytes);
+    return new S3BlobWriter(this, checkKey(key), this.options.minPartBytes, this.options.maxPutBytes);
   }
 
   async openReader(key: string): Promise<BlobReader> {
-    const fullKey = this.fullKey(checkKey(key));
-    return {
-      read: (offset, length, into) => this.readRange(key, fullKey, offset, length, into),
-      close: async () => undefined,
-    };
+    return new S3BlobReader(this, key, this.fullKey(checkKey(key)));
   }
 
   async delete(key: string, options: { readonly uploadId?: string } = {}): Promise<void> {
@@ -138,6 +144,7 @@ export class S3BlobStore implements BlobStore {
     if (this.closed) return;
     this.closed = true;
     this.client.destroy();
+    this.streamingClient.destroy();
     this.agent.destroy();
   }
 
@@ -184,7 +191,51 @@ export class S3BlobStore implements BlobStore {
     );
   }
 
-  private async readRange(key: string, fullKey: string, offset: number, length: number, into?: Uint8Array): Promise<Uint8Array> {
+  /** One PutObject of `length` bytes streamed from `body()`, retried (asking the body again) on retryable failures. */
+  async putStream(fullKey: string, length: number, body: () => AsyncIterable<Uint8Array>): Promise<void> {
+    await this.withRetries(() =>
+      this.streamingClient.send(new PutObjectCommand({ Bucket: this.bucket, Key: fullKey, Body: uploadBody(body()), ContentLength: length })),
+    );
+  }
+
+  /** One part of `length` bytes streamed from `body()`, retried like `putStream`; resolves with its ETag. */
+  async uploadPartStream(fullKey: string, uploadId: string, partNumber: number, length: number, body: () => AsyncIterable<Uint8Array>): Promise<string> {
+    const out = await this.withRetries(() =>
+      this.streamingClient.send(
+        new UploadPartCommand({ Bucket: this.bucket, Key: fullKey, UploadId: uploadId, PartNumber: partNumber, Body: uploadBody(body()), ContentLength: length }),
+      ),
+    );
+    return out.ETag ?? '';
+  }
+
+  /** The body of a GET of bytes [from, to) (a stream the caller destroys). */
+  async openRange(key: string, fullKey: string, from: number, to: number): Promise<Readable> {
+    try {
+      const response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: fullKey, Range: `bytes=${from}-${to - 1}` }));
+      const body = response.Body as Readable | undefined;
+      if (body === undefined) throw new Error('GetObject returned no body');
+      return body;
+    } catch (cause) {
+      if (isNotFound(cause)) throw blobNotFound(this.description, key, cause);
+      if (statusOf(cause) === 416) throw blobTruncated(this.description, key, from, to - from, 0);
+      throw storageUnavailable(this.description, `read ${key}`, cause);
+    }
+  }
+
+  private async withRetries<T>(send: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await send();
+      } catch (cause) {
+        const status = statusOf(cause);
+        const permanent = status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
+        if (permanent || attempt >= this.options.maxAttempts || this.closed) throw cause;
+        await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
+      }
+    }
+  }
+
+  async readRange(key: string, fullKey: string, offset: number, length: number, into?: Uint8Array): Promise<Uint8Array> {
     const out = into === undefined ? Buffer.allocUnsafe(length) : into.subarray(0, length);
     if (length === 0) return out;
     let filled = 0;
@@ -209,87 +260,7 @@ export class S3BlobStore implements BlobStore {
   }
 }
 
-class S3BlobWriter implements BlobWriter {
-  bytesWritten = 0;
-  uploadId: string | undefined;
-  private tail: Uint8Array | null = null;
-  private sending = 0;
-  private readonly etags: string[] = [];
-  private readonly fullKey: string;
-  private finished = false;
-
-  constructor(
-    private readonly store: S3BlobStore,
-    readonly key: string,
-    readonly maxRetainedBytes: number,
-  ) {
-    this.fullKey = store.fullKey(key);
-  }
-
-  get bufferedBytes(): number {
-    return (this.tail?.length ?? 0) + this.sending;
-  }
-
-  async append(chunks: readonly Uint8Array[]): Promise<void> {
-    const length = chunks.reduce((sum, chunk) => sum + chunk.length, 0);
-    if (length === 0) return;
-    this.bytesWritten += length;
-    // one contiguous body: the tail, then the chunks (S3 needs each part's length up front)
-    const joined = concat(this.tail === null ? chunks : [this.tail, ...chunks]);
-    this.tail = null;
-    if (joined.length < this.maxRetainedBytes) {
-      this.tail = joined;
-      return;
-    }
-    this.sending = joined.length;
-    try {
-      await this.sendPart(joined);
-    } finally {
-      this.sending = 0;
-    }
-  }
-
-  async complete(): Promise<number> {
-    const tail = this.tail ?? new Uint8Array(0);
-    this.tail = null;
-    try {
-      if (this.uploadId === undefined) {
-        await this.store.putObject(this.fullKey, tail);
-      } else {
-        if (tail.length > 0 || this.etags.length === 0) await this.sendPart(tail);
-        await this.store.completeUpload(this.fullKey, this.uploadId, this.etags);
-      }
-    } catch (cause) {
-      throw storageUnavailable(this.store.description, `complete ${this.key}`, cause);
-    }
-    this.finished = true;
-    return this.bytesWritten;
-  }
-
-  async abort(): Promise<void> {
-    this.tail = null;
-    if (this.uploadId !== undefined && !this.finished) await this.store.abortUpload(this.fullKey, this.uploadId).catch(() => undefined);
-    await this.store.delete(this.key).catch(() => undefined);
-  }
-
-  private async sendPart(body: Uint8Array): Promise<void> {
-    try {
-      this.uploadId ??= await this.store.createUpload(this.fullKey);
-      if (this.etags.length >= MAX_PARTS) throw new Error(`object ${this.key} needs more than ${MAX_PARTS} parts; raise producerMemoryBytes`);
-      this.etags.push(await this.store.uploadPart(this.fullKey, this.uploadId, this.etags.length + 1, body));
-    } catch (cause) {
-      throw storageUnavailable(this.store.description, `upload part ${this.etags.length + 1} of ${this.key}`, cause);
-    }
-  }
-}
-
-function concat(chunks: readonly Uint8Array[]): Uint8Array {
-  if (chunks.length === 1) return chunks[0]!.slice();
-  const out = Buffer.allocUnsafe(chunks.reduce((sum, chunk) => sum + chunk.length, 0));
-  let at = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, at);
-    at += chunk.length;
-  }
-  return out;
+/** A request body from an async iterable of chunks, reading at most about a megabyte ahead of the socket. */
+function uploadBody(chunks: AsyncIterable<Uint8Array>): Readable {
+  return Readable.from(chunks, { objectMode: false, highWaterMark: UPLOAD_HIGH_WATER_BYTES });
 }

@@ -1,6 +1,10 @@
 import type { BlobReader, BlobWriter } from '@weft/shuffle-remote';
 
-/** A BlobWriter/BlobReader pair over one in-memory byte array, for format tests. */
+/**
+ * A BlobWriter/BlobReader pair over one in-memory byte array, for format tests. It also writes whole
+ * objects (`writeWhole`, asking the body for ranges of `partBytes`, as a multipart upload does) and
+ * serves as a spill (`read`, `close`).
+ */
 export class MemoryBlob implements BlobWriter {
   readonly key = 'memory/object.wsm';
   readonly bufferedBytes = 0;
@@ -10,6 +14,10 @@ export class MemoryBlob implements BlobWriter {
   completed = false;
   aborted = false;
   reads: { offset: number; length: number }[] = [];
+  wholeWrites = 0;
+  closed = false;
+
+  constructor(private readonly partBytes = Number.POSITIVE_INFINITY) {}
 
   get bytesWritten(): number {
     return this.bytes.length;
@@ -30,6 +38,30 @@ export class MemoryBlob implements BlobWriter {
   async complete(): Promise<number> {
     this.completed = true;
     return this.bytes.length;
+  }
+
+  async writeWhole(length: number, body: (start: number, end: number) => AsyncIterable<Uint8Array>): Promise<void> {
+    this.wholeWrites++;
+    const out = new Uint8Array(length);
+    for (let start = 0; start < length; start += this.partBytes) {
+      const end = Math.min(length, start + this.partBytes);
+      let at = start;
+      for await (const chunk of body(start, end)) {
+        out.set(chunk, at);
+        at += chunk.length;
+      }
+      if (at !== end) throw new Error(`range [${start}, ${end}) of the body gave ${at - start} bytes`);
+    }
+    this.bytes = out;
+    this.completed = true;
+  }
+
+  read(offset: number, length: number, into?: Uint8Array): Promise<Uint8Array> {
+    return this.reader().read(offset, length, into);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
   }
 
   async abort(): Promise<void> {

@@ -1,0 +1,42 @@
+// The figures of one benchmark (DESIGN.md, contract 4): one JSON line per figure, each with its baseline
+// measured in the same run, plus a table for people.
+
+export interface Figure {
+  bench: string;
+  metric: string;
+  unit: string;
+  value: number;
+  baseline: string;
+  baselineValue: number;
+  ratio: number;
+}
+
+export const round = (x: number, digits = 3): number => Math.round(x * 10 ** digits) / 10 ** digits;
+
+export class BenchReport {
+  readonly figures: Figure[] = [];
+  readonly rows: string[][] = [];
+
+  constructor(private readonly bench: string) {}
+
+  /** Records a figure against its baseline; returns it. */
+  report(metric: string, unit: string, value: number, baseline: string, baselineValue: number): Figure {
+    const figure = { bench: this.bench, metric, unit, value: round(value), baseline, baselineValue: round(baselineValue), ratio: round(value / baselineValue) };
+    this.figures.push(figure);
+    return figure;
+  }
+
+  /** Adds a row to the table for people. */
+  row(...cells: string[]): void {
+    this.rows.push(cells);
+  }
+
+  /** Prints `title`, the table under `header`, then one JSON line per figure. */
+  print(title: string, header: readonly string[]): void {
+    console.log(`\n${title}\n`);
+    const widths = header.map((_, i) => Math.max(...[header, ...this.rows].map((r) => (r[i] ?? '').length)));
+    for (const r of [header, ...this.rows]) console.log(r.map((cell, i) => (cell ?? '').padEnd(widths[i]!)).join('  ').trimEnd());
+    console.log('');
+    for (const figure of this.figures) console.log(JSON.stringify(figure));
+  }
+}
