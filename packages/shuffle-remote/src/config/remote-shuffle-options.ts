@@ -1,6 +1,5 @@
 import { resolve } from 'node:path';
 import {
-  DEFAULT_BUFFER_SIZE_BYTES,
   DEFAULT_MAX_RECORD_BYTES,
   type JsonValue,
   invalidConfig,
@@ -41,7 +40,11 @@ export interface RemoteShuffleOptions {
    * @defaultValue 67108864 (64 MiB)
    */
   readonly producerMemoryBytes?: number;
-  /** Largest block (one framed buffer, FRAMING.md). @defaultValue 32768 */
+  /**
+   * Largest block (one framed buffer, FRAMING.md; the unit of CRC32C and LZ4). Large blocks amortise the
+   * per-block work (checksum calls, headers, LZ4 set-up) over more records; a writer with many
+   * subpartitions shrinks its blocks to fit its budget. @defaultValue 262144 (256 KiB)
+   */
   readonly bufferSizeBytes?: number;
   /** Largest record a writer accepts and a reader expects. @defaultValue 268435456 (256 MiB) */
   readonly maxRecordBytes?: number;
@@ -84,7 +87,7 @@ export interface ResolvedRemoteShuffleOptions {
 
 export const DEFAULT_REMOTE_SHUFFLE_OPTIONS = Object.freeze({
   producerMemoryBytes: 64 * 1024 * 1024,
-  bufferSizeBytes: DEFAULT_BUFFER_SIZE_BYTES,
+  bufferSizeBytes: 256 * 1024,
   maxRecordBytes: DEFAULT_MAX_RECORD_BYTES,
   compression: 'lz4',
   readBufferBytes: 4 * 1024 * 1024,

@@ -62,8 +62,16 @@ export interface PartitionFileSummary {
 const MIN_COMPRESS_BYTES = 128;
 /** A region whose blocks shrank less than this is treated as incompressible... */
 const POOR_RATIO = 0.92;
-/** ...and the next region tries only this many blocks before deciding. */
+/** ...and the next one is not compressed: LZ4 only compresses samples of this many of its blocks... */
 const PROBE_BLOCKS = 4;
+/** ...of this many bytes each, to decide about the region after it. */
+const PROBE_SAMPLE_BYTES = 16 * 1024;
+
+/** The LZ4 work of one region: outputs of whole blocks (by entry index), or only samples to learn whether LZ4 pays. */
+interface RegionCompression {
+  readonly blocks: (Promise<Uint8Array> | undefined)[];
+  readonly samples: { readonly rawBytes: number; readonly output: Promise<Uint8Array> }[];
+}
 
 /**
  * Writes one sort-merge partition data object (see partition-index.ts for the layout): each region's
@@ -73,8 +81,8 @@ const PROBE_BLOCKS = 4;
  * appended, so the blob's I/O does not wait for the checksums.
  *
  * Compression runs on the libuv thread pool, all blocks of a region at once, so it overlaps the producer.
- * A region of incompressible data makes the next one probe a few blocks first and skip LZ4 when they do
- * not shrink (blocks are kept raw where compression does not help, whatever happens).
+ * A region of incompressible data makes the next one skip LZ4 but for a few small samples, which decide
+ * about the region after it (blocks are kept raw where compression does not help, whatever happens).
  *
  * With a `spill`, regions go to the spill and `finish()` writes the merged object (MergedLayout).
  */
@@ -113,8 +121,8 @@ export class PartitionFileWriter {
 
   /** Encodes and appends `region`; resolves once its bytes are handed to the blob store. */
   writeRegion(region: Region): Promise<void> {
-    const compressed = this.startCompression(region);
-    const prepared = this.preparing.then(() => this.prepare(region, compressed));
+    const compression = this.startCompression(region);
+    const prepared = this.preparing.then(() => this.prepare(region, compression));
     this.preparing = prepared.catch(() => undefined);
     // in region order, and only once this region is prepared; a failed append does not hold up the next
     const appended = Promise.all([this.appending, prepared]).then(([, ready]) => this.append(ready));
@@ -158,29 +166,39 @@ export class PartitionFileWriter {
     }
     return { location: layout.location, objectBytes: layout.length, storedBytes: layout.dataBytes };
   }
-  /** Starts LZ4 on the thread pool for every data block worth it; index i is the region's i-th entry. */
-  private startCompression(region: Region): (Promise<Uint8Array> | undefined)[] | undefined {
+  /**
+   * Starts LZ4 on the thread pool for every data block worth it (index i is the region's i-th entry) —
+   * or, after a region that did not compress, only for a few samples: a region of incompressible data
+   * then costs LZ4 about 64 KiB, and the first compressible region after it turns compression back on.
+   */
+  private startCompression(region: Region): RegionCompression | undefined {
     if (this.options.compression !== 'lz4') return undefined;
     const probing = this.lastRatio > POOR_RATIO;
-    const out: (Promise<Uint8Array> | undefined)[] = [];
-    let launched = 0;
+    const blocks: (Promise<Uint8Array> | undefined)[] = [];
+    const samples: RegionCompression['samples'][number][] = [];
     for (const entries of region.subpartitions) {
       for (const entry of entries ?? []) {
-        if (entry.kind === BLOCK_KIND_DATA && entry.bytes.length >= MIN_COMPRESS_BYTES && (!probing || launched < PROBE_BLOCKS)) {
+        const worth = entry.kind === BLOCK_KIND_DATA && entry.bytes.length >= MIN_COMPRESS_BYTES;
+        if (worth && !probing) {
           this.pendingCompressionBytes += entry.bytes.length;
           const promise = compressBlockAsync(entry.bytes);
           promise.catch(() => undefined);
-          out.push(promise);
-          launched++;
-        } else {
-          out.push(undefined);
+          blocks.push(promise);
+          continue;
+        }
+        blocks.push(undefined);
+        if (worth && samples.length < PROBE_BLOCKS) {
+          const sample = entry.bytes.subarray(0, PROBE_SAMPLE_BYTES);
+          const output = compressBlockAsync(sample);
+          output.catch(() => undefined);
+          samples.push({ rawBytes: sample.length, output });
         }
       }
     }
-    return out;
+    return { blocks, samples };
   }
 
-  private async prepare(region: Region, compressed: (Promise<Uint8Array> | undefined)[] | undefined): Promise<PreparedRegion> {
+  private async prepare(region: Region, compression: RegionCompression | undefined): Promise<PreparedRegion> {
     const headers = new Uint8Array(region.blocks * BLOCK_HEADER_BYTES);
     const chunks: Uint8Array[] = [];
     const pooled: Uint8Array[] = [];
@@ -200,7 +218,7 @@ export class PartitionFileWriter {
         const start = position;
         checksums.length = 0;
         for (const entry of list ?? []) {
-          const pending = compressed?.[index++];
+          const pending = compression?.blocks[index++];
           let lz4: Uint8Array | undefined;
           if (pending !== undefined) {
             lz4 = await pending;
@@ -226,6 +244,10 @@ export class PartitionFileWriter {
         const offset = regionOffset + start;
         entries.push({ offset, length, checksum: entryChecksum(offset, length, checksums) });
         s++;
+      }
+      for (const sample of compression?.samples ?? []) {
+        compressibleRaw += sample.rawBytes;
+        compressibleStored += Math.min(sample.rawBytes, (await sample.output).length);
       }
       if (compressibleRaw > 0) this.lastRatio = compressibleStored / compressibleRaw;
       if (position > 0xffff_ffff) throw new Error(`region of ${position} bytes is larger than the format's 4 GiB`);
