@@ -5,8 +5,6 @@ import {
   type ShuffleDescriptor,
   type ShuffleMaster,
   type TaskExecutorId,
-  executionAttemptId,
-  executionVertexId,
   intermediateResultId,
   resultPartitionId,
 } from '@weft/shuffle-api';
@@ -15,6 +13,20 @@ import type { FaultInjector } from '../faults/fault-injector.js';
 import type { JobPlan, PlannedEdge } from '../graph/job-plan.js';
 import type { PipelinedRegions } from '../regions/pipelined-regions.js';
 import type { InputDeployment, InputPartition, OutputDeployment, RegionDeployment, TaskDeployment } from '../runtime/task-deployment.js';
+import type { TaskAttempts } from './task-attempts.js';
+
+export interface DeploymentBuilderOptions {
+  readonly plan: JobPlan;
+  readonly topology: ExecutionTopology;
+  readonly regions: PipelinedRegions;
+  readonly jobId: JobId;
+  /** Registers the BLOCKING partitions. */
+  readonly blockingMaster: ShuffleMaster;
+  /** The current attempt of each execution vertex: the one deployed. */
+  readonly attempts: TaskAttempts;
+  /** Plants faults in task deployments. */
+  readonly faults?: FaultInjector;
+}
 
 /**
  * Builds the deployments of regions: attempt ids, output partitions (registering the BLOCKING ones with
@@ -23,27 +35,33 @@ import type { InputDeployment, InputPartition, OutputDeployment, RegionDeploymen
  */
 export class DeploymentBuilder {
   /** Descriptor of each registered (non-pipelined) partition's current attempt, by partition index. */
-  readonly descriptors: (ShuffleDescriptor | undefined)[];
+  readonly #descriptors: (ShuffleDescriptor | undefined)[];
   readonly #planVertexOf = new Map<string, number>();
   readonly #planEdgeOf = new Map<string, PlannedEdge>();
+  private readonly topology: ExecutionTopology;
+  private readonly regions: PipelinedRegions;
+  private readonly jobId: JobId;
+  private readonly blockingMaster: ShuffleMaster;
+  private readonly attempts: TaskAttempts;
+  private readonly faults: FaultInjector | undefined;
 
-  constructor(
-    private readonly plan: JobPlan,
-    private readonly topology: ExecutionTopology,
-    private readonly regions: PipelinedRegions,
-    private readonly jobId: JobId,
-    private readonly blockingMaster: ShuffleMaster,
-    private readonly attempts: Int32Array,
-    private readonly faults?: FaultInjector,
-  ) {
-    this.descriptors = new Array<ShuffleDescriptor | undefined>(topology.partitionCount);
-    plan.vertices.forEach((v) => this.#planVertexOf.set(v.id, v.index));
-    plan.edges.forEach((e) => this.#planEdgeOf.set(e.id, e));
+  constructor(options: DeploymentBuilderOptions) {
+    this.topology = options.topology;
+    this.regions = options.regions;
+    this.jobId = options.jobId;
+    this.blockingMaster = options.blockingMaster;
+    this.attempts = options.attempts;
+    this.faults = options.faults;
+    this.#descriptors = new Array<ShuffleDescriptor | undefined>(options.topology.partitionCount);
+    options.plan.vertices.forEach((v) => this.#planVertexOf.set(v.id, v.index));
+    options.plan.edges.forEach((e) => this.#planEdgeOf.set(e.id, e));
   }
 
-  /** `"<vertex>#<i>@<attempt>"` of execution vertex `v`'s current attempt. */
-  attemptIdOf(v: number): string {
-    return executionAttemptId(executionVertexId(this.topology.jobVertexOf(v).id, v - this.topology.jobVertexOf(v).firstExecutionVertex), this.attempts[v] as number);
+  /** Forgets the descriptor of partition `partition` (its producer restarts) and returns it, to be released. */
+  takeDescriptor(partition: number): ShuffleDescriptor | undefined {
+    const descriptor = this.#descriptors[partition];
+    this.#descriptors[partition] = undefined;
+    return descriptor;
   }
 
   async build(region: number, executor: TaskExecutorId): Promise<RegionDeployment> {
@@ -53,16 +71,17 @@ export class DeploymentBuilder {
     const tasks: TaskDeployment[] = members.map((v) => {
       const vertex = this.topology.jobVertexOf(v);
       const subtask = v - vertex.firstExecutionVertex;
-      const fault = this.faults?.taskFault?.({ executionVertexId: `${vertex.id}#${subtask}`, attempt: this.attempts[v] as number });
+      const attempt = this.attempts.numberOf(v);
+      const fault = this.faults?.taskFault?.({ executionVertexId: `${vertex.id}#${subtask}`, attempt });
       return {
         ...(fault === undefined ? {} : { fault }),
-        attemptId: this.attemptIdOf(v),
+        attemptId: this.attempts.attemptIdOf(v),
         executionVertexId: `${vertex.id}#${subtask}`,
         vertexId: vertex.id,
         vertexIndex: this.#planVertexOf.get(vertex.id) as number,
         subtask,
         parallelism: vertex.parallelism,
-        attempt: this.attempts[v] as number,
+        attempt,
         outputs: outputs.get(v) ?? [],
         inputs: vertex.inputs.map((e) => this.#input(v, this.topology.edges[e] as ExecutionJobEdge)),
       };
@@ -73,8 +92,8 @@ export class DeploymentBuilder {
   async #outputs(v: number, executor: TaskExecutorId): Promise<OutputDeployment[]> {
     const vertex = this.topology.jobVertexOf(v);
     const subtask = v - vertex.firstExecutionVertex;
-    const attempt = this.attempts[v] as number;
-    const producer: ProducerDescriptor = { producerId: executionAttemptId(executionVertexId(vertex.id, subtask), attempt), attempt, taskExecutorId: executor };
+    const attempt = this.attempts.numberOf(v);
+    const producer: ProducerDescriptor = { producerId: this.attempts.attemptIdOf(v), attempt, taskExecutorId: executor };
     const out: OutputDeployment[] = [];
     for (const e of vertex.outputs) {
       const edge = this.topology.edges[e] as ExecutionJobEdge;
@@ -92,7 +111,7 @@ export class DeploymentBuilder {
         continue;
       }
       const descriptor = await this.blockingMaster.registerPartitionWithProducer({ jobId: this.jobId, partition, producer });
-      this.descriptors[edge.firstPartition + subtask] = descriptor;
+      this.#descriptors[edge.firstPartition + subtask] = descriptor;
       out.push({ edgeIndex: planned.index, edgeId: edge.id, pipelined: false, partition, producer, descriptor });
     }
     return out;
@@ -105,11 +124,11 @@ export class DeploymentBuilder {
     const partitions: InputPartition[] = [];
     for (let k = producers.start; k < producers.end; k++) {
       const producerVertex = edge.source.firstExecutionVertex + k;
-      const descriptor = edge.mustBePipelined ? undefined : this.descriptors[edge.firstPartition + k];
+      const descriptor = edge.mustBePipelined ? undefined : this.#descriptors[edge.firstPartition + k];
       if (!edge.mustBePipelined && descriptor === undefined) throw new Error(`unreachable: partition ${edge.id}#${k} was never registered`);
       partitions.push({
         partitionId: `${edge.id}#${k}`,
-        producerAttemptId: this.attemptIdOf(producerVertex),
+        producerAttemptId: this.attempts.attemptIdOf(producerVertex),
         sameRegion: this.regions.regionOf[producerVertex] === this.regions.regionOf[v],
         ...(descriptor === undefined ? {} : { descriptor }),
       });

@@ -11,8 +11,7 @@ export class ExecutorSlots {
   readonly #executors: TaskExecutor[] = [];
   readonly #free = new Map<TaskExecutor, number>();
   readonly #lost = new Set<string>();
-  /** Replacements being started. */
-  replacing = 0;
+  #replacing = 0;
 
   add(executor: TaskExecutor): void {
     this.#executors.push(executor);
@@ -35,6 +34,29 @@ export class ExecutorSlots {
 
   get count(): number {
     return this.#executors.length;
+  }
+
+  /** Replacements being started. */
+  get replacing(): number {
+    return this.#replacing;
+  }
+
+  /**
+   * Starts an executor in place of a lost one: it counts in `replacing` until `start` settles, then
+   * `outcome` is told (and `started` decides whether the executor joins, with `add`).
+   */
+  replace(start: () => Promise<TaskExecutor>, outcome: { started(executor: TaskExecutor): void; failed(error: unknown): void }): void {
+    this.#replacing++;
+    start().then(
+      (executor) => {
+        this.#replacing--;
+        outcome.started(executor);
+      },
+      (error: unknown) => {
+        this.#replacing--;
+        outcome.failed(error);
+      },
+    );
   }
 
   /** The executor with the most free slots, if any has one. */

@@ -64,3 +64,14 @@ export class PartitionStates {
     return [...found].sort((a, b) => a - b).map((p) => topology.resultPartitionId(p));
   }
 }
+
+/** The non-pipelined result partitions execution vertex `v` produces (ExecutionTopology numbering). */
+export function blockingOutputsOf(topology: ExecutionTopology, v: number): number[] {
+  const vertex = topology.jobVertexOf(v);
+  const partitions: number[] = [];
+  for (const e of vertex.outputs) {
+    const edge = topology.edges[e] as ExecutionJobEdge;
+    if (!edge.mustBePipelined) partitions.push(edge.firstPartition + v - vertex.firstExecutionVertex);
+  }
+  return partitions;
+}

@@ -1,0 +1,76 @@
+import { EngineError, isEngineError } from '../errors/engine-error.js';
+import type { ExecutionTopology } from '../execution/execution-topology.js';
+import type { FailoverStrategy } from '../failover/failover-strategy.js';
+import type { RestartBackoffTimeStrategy } from '../restart/restart-backoff-time-strategy.js';
+import type { FailoverRecord } from './failover-record.js';
+import { describeFailure, lostPartitionsOf } from './failure-cause.js';
+import type { PartitionStates } from './partition-states.js';
+import type { TaskAttempts } from './task-attempts.js';
+
+export interface FailoverDecisionRequest {
+  /** The failed execution vertex (its current attempt failed). */
+  readonly failed: number;
+  readonly error: Error;
+  /** The job's name, for the job's error. */
+  readonly jobName: string;
+  readonly topology: ExecutionTopology;
+  readonly restart: RestartBackoffTimeStrategy;
+  readonly failover: FailoverStrategy;
+  readonly partitions: PartitionStates;
+  readonly attempts: TaskAttempts;
+  /** Milliseconds since the job started. */
+  readonly elapsedMs: () => number;
+}
+
+/** Restart `record.tasksToRestart` (as `vertices`), or fail the job with `error`. */
+export type FailoverDecision =
+  | { readonly restart: true; readonly record: FailoverRecord; readonly vertices: Int32Array }
+  | { readonly restart: false; readonly error: EngineError };
+
+/**
+ * What a task failure costs, as Flink decides it: an invalid job fails at once; otherwise the restart
+ * strategy is told of the failure and decides whether a restart may follow ("recovery is suppressed by
+ * <strategy>" when not), and the failover strategy which tasks restart — the failed task's region and,
+ * with the partitions the failure names unreadable or that were released, their producers. The failover
+ * is described by the record the job's result reports.
+ */
+export function decideFailover(request: FailoverDecisionRequest): FailoverDecision {
+  const { failed, error, topology, restart, failover, partitions, attempts } = request;
+  if (isEngineError(error, 'WEFT_ERR_INVALID_JOB')) return { restart: false, error: jobFailedError(request, error) };
+  restart.notifyFailure(error);
+  if (!restart.canRestart()) return { restart: false, error: jobFailedError(request, error, `recovery is suppressed by ${restart.toString()}: `) };
+  const failedTask = topology.executionVertexId(failed);
+  const named = lostPartitionsOf(error, topology);
+  let vertices: Int32Array;
+  try {
+    vertices = failover.verticesToRestart({ failedVertex: failedTask, lostPartitions: named });
+  } catch (failoverError) {
+    return { restart: false, error: jobFailedError(request, failoverError as Error) };
+  }
+  // Released partitions the walk met count as lost too: with them, `weft plan --lost` predicts this failover.
+  const lostPartitions = [...named, ...partitions.releasedInputsOf(topology, vertices).filter((p) => !named.includes(p))];
+  const backoffMs = restart.getBackoffTimeMs();
+  const record: FailoverRecord = {
+    atMs: request.elapsedMs(),
+    failedTask,
+    attemptId: attempts.attemptIdOf(failed),
+    error: describeFailure(error),
+    lostPartitions,
+    strategy: failover.name,
+    tasksToRestart: Array.from(vertices, (u) => topology.executionVertexId(u)),
+    tasksRunAgain: Array.from(vertices).filter((u) => attempts.wasDeployed(u)).map((u) => topology.executionVertexId(u)),
+    tasksTotal: topology.executionVertexCount,
+    tasksDeployed: attempts.deployedCount(),
+    backoffMs,
+  };
+  return { restart: true, record, vertices };
+}
+
+/** `WEFT_ERR_JOB_FAILED` for the failure of the failed task's current attempt, `why` prefixed to its message. */
+function jobFailedError(request: FailoverDecisionRequest, cause: Error, why = ''): EngineError {
+  const attemptId = request.attempts.attemptIdOf(request.failed);
+  return new EngineError('WEFT_ERR_JOB_FAILED', `job ${JSON.stringify(request.jobName)} failed: ${why}task ${attemptId} failed: ${cause.message}`, {
+    cause,
+    context: { executionAttemptId: attemptId, ...(why === '' ? {} : { restartStrategy: request.restart.toString() }) },
+  });
+}

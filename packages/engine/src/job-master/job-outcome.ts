@@ -1,0 +1,21 @@
+import type { EngineError } from '../errors/engine-error.js';
+import type { TaskResult } from '../runtime/task-events.js';
+import type { ExecutorLossRecord, FailoverRecord } from './failover-record.js';
+
+/** How a job ended, before its sinks are published. */
+export interface JobOutcome {
+  readonly status: 'succeeded' | 'failed';
+  /** `WEFT_ERR_JOB_FAILED` with the failing task's error as cause. */
+  readonly error?: EngineError;
+  /** The result of the finished (current) attempt of each execution vertex. */
+  readonly results: readonly TaskResult[];
+  readonly attemptsDeployed: number;
+  readonly failures: number;
+  readonly restarts: number;
+  /** Each failover, in order. */
+  readonly failovers: readonly FailoverRecord[];
+  /** Task executors lost while the job ran. */
+  readonly executorsLost: readonly ExecutorLossRecord[];
+  /** Per execution vertex (topology order): its last attempt number (0: never restarted). */
+  readonly attempts: readonly number[];
+}
