@@ -57,7 +57,8 @@ export type * from './runtime/task-deployment.js';
 export type * from './runtime/task-events.js';
 
 export type * from './executor/task-executor.js';
-export { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_HEARTBEAT_TIMEOUT_MS, prestartWorkers, PrestartedWorkers, type PrestartWorkersOptions } from './executor/worker-pool.js';
+export { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_HEARTBEAT_TIMEOUT_MS } from './executor/worker-pool-options.js';
+export { prestartWorkers, PrestartedWorkers, type PrestartWorkersOptions } from './executor/prestarted-workers.js';
 
 export type * from './job-master/job-progress.js';
 export type * from './job-master/failover-record.js';

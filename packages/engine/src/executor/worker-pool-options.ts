@@ -1,0 +1,41 @@
+import type { Logger, ShuffleServiceFactory } from '@weft/shuffle-api';
+import type { ExchangeMode } from '../api/exchange-mode.js';
+import type { LoadedJob } from '../graph/load-job.js';
+import type { SerializerName } from '../serialization/serializers.js';
+import type { PrestartedWorkers } from './prestarted-workers.js';
+import type { TaskExecutorListener } from './task-executor.js';
+
+/** @see WorkerPoolOptions.heartbeatIntervalMs */
+export const DEFAULT_HEARTBEAT_INTERVAL_MS = 1000;
+/** @see WorkerPoolOptions.heartbeatTimeoutMs */
+export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 30_000;
+export interface WorkerPoolOptions {
+  readonly workers: number;
+  readonly slotsPerWorker: number;
+  readonly jobId: string;
+  readonly loaded: LoadedJob & { readonly moduleUrl: string };
+  readonly args: readonly string[];
+  readonly parallelism: number;
+  readonly exchangeMode: ExchangeMode;
+  readonly pipelined: ShuffleServiceFactory;
+  readonly blocking: ShuffleServiceFactory;
+  readonly listener: TaskExecutorListener;
+  readonly cwd: string;
+  readonly serializer: SerializerName;
+  readonly logger?: Logger;
+  /** @defaultValue process.execArgv without test-runner and inspector flags */
+  readonly execArgv?: readonly string[];
+  /** @defaultValue 1000 */
+  readonly heartbeatIntervalMs?: number;
+  /**
+   * A worker silent for this long is killed and reported lost. A worker's heartbeats stop while a user
+   * function runs synchronously, so keep it above the longest call of one. @defaultValue 30000
+   */
+  readonly heartbeatTimeoutMs?: number;
+  /** @defaultValue 250 */
+  readonly progressIntervalMs?: number;
+  /** How long a worker may take to load the job and report ready. @defaultValue 60000 */
+  readonly startTimeoutMs?: number;
+  /** Processes forked ahead of time: used first (extra ones are stopped, missing ones forked). */
+  readonly prestarted?: PrestartedWorkers;
+}
