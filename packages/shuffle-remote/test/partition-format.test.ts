@@ -13,6 +13,7 @@ import {
   decodeFooter,
 } from '@weft/shuffle-remote';
 import { crc32c, crc32cCombine } from '../src/format/checksum.js';
+import { ChecksumWorker } from '../src/format/checksum-worker.js';
 import { MemoryBlob } from './helpers/memory-blob.js';
 
 const BUFFER = 4096;
@@ -236,5 +237,35 @@ describe('merged layout (a spilled partition written in one go)', () => {
       both.set(second, a);
       assert.equal(crc32cCombine(crc32c(first), crc32c(second), b), crc32c(both), `${a} + ${b} bytes`);
     }
+  });
+});
+
+describe('checksum worker', () => {
+  it('checks CRC32Cs of shared read buffers off the calling thread and names the first that fails', async () => {
+    const shared = new Uint8Array(new SharedArrayBuffer(1024 * 1024));
+    randomFillSync(shared);
+    const pieces = [0, 1, 2, 3].map((i) => shared.subarray(i * 262_144, (i + 1) * 262_144));
+    const checks = pieces.map((bytes) => ({ bytes, expected: crc32c(bytes) }));
+    assert.equal(await ChecksumWorker.shared().check(checks), undefined);
+    const wrong = checks.map((c, i) => (i === 2 ? { ...c, expected: (c.expected ^ 1) >>> 0 } : c));
+    assert.deepEqual(await ChecksumWorker.shared().check(wrong), { index: 2, actual: checks[2]!.expected });
+  });
+
+  it('reads a large object through shared buffers, verified on the worker, and names a corrupt block', async () => {
+    const records = [0, 1].map(() => Array.from({ length: 3000 }, () => randomFillSync(new Uint8Array(700))));
+    const { blob, summary } = await write(records, { perRegion: 1000, compression: 'none' });
+    const reader = await SubpartitionRangeReader.open({ reader: blob.reader(), location: summary.location, start: 0, end: 1, readBufferBytes: 1 << 20, partitionId: 'edge#3' });
+    let blocks = 0;
+    for (let batch = await reader.next(); batch !== null; batch = await reader.next()) {
+      for (const block of batch) assert.ok(block.payload.buffer instanceof SharedArrayBuffer, 'raw payloads are views of shared read buffers');
+      blocks += batch.length;
+    }
+    assert.ok(blocks > 0);
+    const target = Math.floor(summary.location.indexOffset * 0.6);
+    blob.bytes[target]! ^= 0x04;
+    const error = await corruptionOf(readRange(blob, summary, 0, 1, 1 << 20));
+    const block = error.context['block'] as number;
+    assert.ok(block <= target && target < block + BUFFER + 16, `block ${block} should hold the flipped byte ${target}`);
+    assert.match(error.message, /is corrupt: checksum mismatch/);
   });
 });

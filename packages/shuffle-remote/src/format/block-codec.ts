@@ -54,6 +54,17 @@ export function readBlockHeader(bytes: Uint8Array, offset: number): BlockHeader 
  * The checksum covers the rest of the header and the stored payload, so the two may live apart (writev).
  */
 export function writeBlockHeader(header: Uint8Array, at: number, kind: BlockKind, payload: Uint8Array, compressed?: Uint8Array): Uint8Array {
+  const stored = writeBlockFields(header, at, kind, payload, compressed);
+  writeU32(header, at, crc32c(stored, headerChecksum(header, at)));
+  return stored;
+}
+
+/**
+ * `writeBlockHeader` without the checksum: fills the header but for its first four bytes and returns
+ * the payload to store. The checksum is then `crc32c(stored, headerChecksum(header, at))`, computed
+ * wherever suits (a worker thread), and written with `writeU32(header, at, ...)`.
+ */
+export function writeBlockFields(header: Uint8Array, at: number, kind: BlockKind, payload: Uint8Array, compressed?: Uint8Array): Uint8Array {
   const useLz4 = compressed !== undefined && compressed.length < payload.length;
   const stored = useLz4 ? compressed : payload;
   header[at + 4] = kind;
@@ -62,8 +73,12 @@ export function writeBlockHeader(header: Uint8Array, at: number, kind: BlockKind
   header[at + 7] = 0;
   writeU32(header, at + 8, payload.length);
   writeU32(header, at + 12, stored.length);
-  writeU32(header, at, crc32c(stored, crc32c(header.subarray(at + 4, at + BLOCK_HEADER_BYTES))));
   return stored;
+}
+
+/** CRC32C of the header fields a block's checksum covers (the payload's CRC continues from it). */
+export function headerChecksum(header: Uint8Array, at: number): number {
+  return crc32c(header.subarray(at + 4, at + BLOCK_HEADER_BYTES));
 }
 
 /** Writes one whole block (header and payload) into `out` at `offset`; returns its encoded length. */
@@ -94,16 +109,28 @@ export class BlockDecodeError extends Error {
  */
 export function verifyBlock(bytes: Uint8Array, offset: number, header: BlockHeader): Uint8Array {
   const end = offset + BLOCK_HEADER_BYTES + header.storedLength;
-  const actual = crc32c(bytes.subarray(offset + 4, end));
-  if (actual !== header.checksum) {
-    throw new BlockDecodeError(`checksum mismatch: stored ${hex(header.checksum)}, computed ${hex(actual)}`);
-  }
+  const actual = crc32c(checksummedBytes(bytes, offset, header));
+  if (actual !== header.checksum) throw checksumMismatch(header.checksum, actual);
+  checkBlockCodec(header);
+  return bytes.subarray(offset + BLOCK_HEADER_BYTES, end);
+}
+
+/** The bytes a block's CRC32C covers: the rest of its header and its payload. */
+export function checksummedBytes(bytes: Uint8Array, offset: number, header: BlockHeader): Uint8Array {
+  return bytes.subarray(offset + 4, offset + BLOCK_HEADER_BYTES + header.storedLength);
+}
+
+export function checksumMismatch(stored: number, computed: number): BlockDecodeError {
+  return new BlockDecodeError(`checksum mismatch: stored ${hex(stored)}, computed ${hex(computed)}`);
+}
+
+/** Checks a block's codec against its lengths; throws BlockDecodeError. */
+export function checkBlockCodec(header: BlockHeader): void {
   if (header.codec === CODEC_RAW) {
     if (header.rawLength !== header.storedLength) throw new BlockDecodeError('raw block whose lengths differ');
   } else if (header.codec !== CODEC_LZ4) {
     throw new BlockDecodeError(`unknown codec ${header.codec}`);
   }
-  return bytes.subarray(offset + BLOCK_HEADER_BYTES, end);
 }
 
 /**

@@ -5,9 +5,11 @@ import {
   type BlockKind,
   type Compression,
   compressBlockAsync,
-  readU32,
-  writeBlockHeader,
+  headerChecksum,
+  writeBlockFields,
+  writeU32,
 } from './block-codec.js';
+import { type ChecksumSpan, ChecksumWorker } from './checksum-worker.js';
 import { MERGE_READ_BYTES, MergedLayout, SubpartitionChecksums } from './merged-layout.js';
 import { type IndexEntry, type IndexLocation, PartitionIndexBuilder, entryChecksum } from './partition-index.js';
 
@@ -202,9 +204,11 @@ export class PartitionFileWriter {
     const headers = new Uint8Array(region.blocks * BLOCK_HEADER_BYTES);
     const chunks: Uint8Array[] = [];
     const pooled: Uint8Array[] = [];
+    const spans: ChecksumSpan[] = [];
+    /** Per subpartition: its first block and where its blocks start in the region. */
+    const firstBlock: number[] = [];
+    const startAt: number[] = [];
     const regionOffset = this.nextOffset;
-    const entries: IndexEntry[] = [];
-    const checksums: number[] = [];
     let position = 0;
     let index = 0;
     let block = 0;
@@ -213,10 +217,9 @@ export class PartitionFileWriter {
     let held = headers.length;
     this.inFlightBytes += held;
     try {
-      let s = 0;
       for (const list of region.subpartitions) {
-        const start = position;
-        checksums.length = 0;
+        firstBlock.push(block);
+        startAt.push(position);
         for (const entry of list ?? []) {
           const pending = compression?.blocks[index++];
           let lz4: Uint8Array | undefined;
@@ -228,29 +231,40 @@ export class PartitionFileWriter {
           }
           if (this.aborted) throw new Error('partition file writer aborted');
           const at = block++ * BLOCK_HEADER_BYTES;
-          const stored = writeBlockHeader(headers, at, entry.kind, entry.bytes, lz4);
+          const stored = writeBlockFields(headers, at, entry.kind, entry.bytes, lz4);
           if (stored !== entry.bytes) {
             this.inFlightBytes += stored.length;
             held += stored.length;
           }
-          const crc = readU32(headers, at);
-          checksums.push(crc);
-          this.checksums?.addBlock(s, BLOCK_HEADER_BYTES + stored.length, crc);
+          spans.push({ bytes: stored, initial: headerChecksum(headers, at) });
           chunks.push(headers.subarray(at, at + BLOCK_HEADER_BYTES), stored);
           position += BLOCK_HEADER_BYTES + stored.length;
           if (entry.buffer !== undefined) pooled.push(entry.buffer);
         }
-        const length = position - start;
-        const offset = regionOffset + start;
-        entries.push({ offset, length, checksum: entryChecksum(offset, length, checksums) });
-        s++;
       }
+      firstBlock.push(block);
+      startAt.push(position);
       for (const sample of compression?.samples ?? []) {
         compressibleRaw += sample.rawBytes;
         compressibleStored += Math.min(sample.rawBytes, (await sample.output).length);
       }
       if (compressibleRaw > 0) this.lastRatio = compressibleStored / compressibleRaw;
       if (position > 0xffff_ffff) throw new Error(`region of ${position} bytes is larger than the format's 4 GiB`);
+      // the region's block CRCs, beside the producer's thread when worth it
+      const crcs = await ChecksumWorker.shared().compute(spans);
+      const entries: IndexEntry[] = [];
+      for (let s = 0; s < region.subpartitions.length; s++) {
+        const first = firstBlock[s]!;
+        const end = firstBlock[s + 1]!;
+        for (let b = first; b < end; b++) {
+          writeU32(headers, b * BLOCK_HEADER_BYTES, crcs[b]!);
+          this.checksums?.addBlock(s, BLOCK_HEADER_BYTES + spans[b]!.bytes.length, crcs[b]!);
+        }
+        const offset = regionOffset + startAt[s]!;
+        const length = startAt[s + 1]! - startAt[s]!;
+        entries.push({ offset, length, checksum: entryChecksum(offset, length, crcs.subarray(first, end)) });
+      }
+      this.index.addRegion(entries);
     } catch (error) {
       this.inFlightBytes -= held;
       for (const buffer of pooled) this.options.recycle?.(buffer);
@@ -258,7 +272,6 @@ export class PartitionFileWriter {
     }
     this.nextOffset += position;
     this.storedBytes += position;
-    this.index.addRegion(entries);
     return { chunks, pooled, heldBytes: held };
   }
 

@@ -1,6 +1,19 @@
 import { ShuffleError } from '@weft/shuffle-api';
 import type { BlobReader } from '../storage/blob-store.js';
-import { BLOCK_HEADER_BYTES, BLOCK_KIND_DATA, BLOCK_KIND_EVENT, BlockDecodeError, CODEC_LZ4, readBlockHeader, uncompressBlockAsync, verifyBlock } from './block-codec.js';
+import {
+  BLOCK_HEADER_BYTES,
+  BLOCK_KIND_DATA,
+  BLOCK_KIND_EVENT,
+  BlockDecodeError,
+  type BlockHeader,
+  CODEC_LZ4,
+  checkBlockCodec,
+  checksumMismatch,
+  checksummedBytes,
+  readBlockHeader,
+  uncompressBlockAsync,
+} from './block-codec.js';
+import { type ChecksumCheck, ChecksumWorker } from './checksum-worker.js';
 import { type IndexEntry, type IndexLocation, decodeIndexEntries, entryChecksum, indexEntriesRange } from './partition-index.js';
 
 /** One decoded block of the range. `payload` stays valid as long as it is referenced. */
@@ -29,6 +42,15 @@ interface Segment {
   readonly entry: IndexEntry;
 }
 
+/** A block taken from the window: its header, where it lies, its stored payload and the CRC to check. */
+interface TakenBlock {
+  readonly header: BlockHeader;
+  readonly segment: Segment;
+  readonly block: number;
+  readonly stored: Uint8Array;
+  readonly check: ChecksumCheck;
+}
+
 /** A contiguous byte range of the object, covering whole segments. */
 interface Extent {
   readonly offset: number;
@@ -48,6 +70,8 @@ export class SubpartitionRangeReader {
   private segmentIndex = 0;
   private segmentRemaining = 0;
   private readonly blockChecksums: number[] = [];
+  /** An index entry that did not match its blocks, thrown after the blocks' CRCs are checked. */
+  private entryError: ShuffleError | undefined;
   private extentIndex = 0;
   private extentDone = 0;
   private prefetch: Promise<{ readonly bytes: Uint8Array; readonly target: Uint8Array }> | undefined;
@@ -111,62 +135,92 @@ export class SubpartitionRangeReader {
   async next(): Promise<RangeBlock[] | null> {
     this.reclaim();
     const out: RangeBlock[] = [];
-    const pending: { index: number; promise: Promise<Uint8Array>; block: number; segment: Segment }[] = [];
+    const taken: TakenBlock[] = [];
     while (out.length === 0) {
       if (this.segmentIndex >= this.segments.length) return null;
       if (!(await this.fill(BLOCK_HEADER_BYTES))) throw this.corrupted('the object ends inside a block header');
-      // verify every whole block the window holds
-      for (;;) {
-        if (this.segmentIndex >= this.segments.length) break;
-        const available = this.window.length - this.position;
-        if (available < BLOCK_HEADER_BYTES) break;
-        if (this.segmentRemaining < BLOCK_HEADER_BYTES) throw this.corrupted('index entry shorter than a block header');
-        const header = readBlockHeader(this.window, this.position);
-        const blockBytes = BLOCK_HEADER_BYTES + header.storedLength;
-        if (blockBytes > this.segmentRemaining) throw this.corrupted(`block of ${blockBytes} bytes overruns its index entry`);
-        if (available < blockBytes) {
-          if (out.length > 0) break;
-          if (!(await this.fill(blockBytes))) throw this.corrupted('the object ends inside a block');
-          continue;
-        }
-        const segment = this.segments[this.segmentIndex]!;
-        const block = this.windowOffset + this.position;
-        const stored = this.verify(header);
-        if (header.codec === CODEC_LZ4) {
-          const promise = uncompressBlockAsync(stored, header);
-          promise.catch(() => undefined);
-          pending.push({ index: out.length, promise, block, segment });
-        }
-        out.push({ subpartition: segment.subpartition, kind: header.kind as RangeBlock['kind'], payload: stored });
-      }
-    }
-    for (const { index, promise, block, segment } of pending) {
+      // take every whole block the window holds; their CRCs are checked together below
       try {
-        out[index] = { ...out[index]!, payload: await promise };
+        for (;;) {
+          if (this.segmentIndex >= this.segments.length) break;
+          const available = this.window.length - this.position;
+          if (available < BLOCK_HEADER_BYTES) break;
+          if (this.segmentRemaining < BLOCK_HEADER_BYTES) throw this.corrupted('index entry shorter than a block header');
+          const header = readBlockHeader(this.window, this.position);
+          const blockBytes = BLOCK_HEADER_BYTES + header.storedLength;
+          if (blockBytes > this.segmentRemaining) throw this.corrupted(`block of ${blockBytes} bytes overruns its index entry`);
+          if (available < blockBytes) {
+            if (out.length > 0) break;
+            if (!(await this.fill(blockBytes))) throw this.corrupted('the object ends inside a block');
+            continue;
+          }
+          taken.push(this.take(header));
+          out.push({ subpartition: taken[taken.length - 1]!.segment.subpartition, kind: header.kind as RangeBlock['kind'], payload: taken[taken.length - 1]!.stored });
+        }
       } catch (error) {
-        if (error instanceof BlockDecodeError) throw this.corruptedAt(error.message, block, segment);
+        // a block before the malformed one that fails its CRC is the first corruption
+        await this.checkChecksums(taken);
         throw error;
       }
     }
+    await this.checkChecksums(taken);
+    const entryError = this.entryError;
+    this.entryError = undefined;
+    if (entryError !== undefined) throw entryError;
+    await this.decompress(taken, out);
     return out;
   }
 
-  /** Verifies the block at `position` and moves past it; returns its stored payload. */
-  private verify(header: ReturnType<typeof readBlockHeader>): Uint8Array {
-    let stored: Uint8Array;
+  /** Checks the taken blocks' CRC32Cs (on the checksum worker when worth it); SHF_ERR_DATA_CORRUPTED naming the first bad one. */
+  private async checkChecksums(taken: readonly TakenBlock[]): Promise<void> {
+    const mismatch = await ChecksumWorker.shared().check(taken.map((t) => t.check));
+    if (mismatch === undefined) return;
+    const bad = taken[mismatch.index]!;
+    throw this.corruptedAt(checksumMismatch(bad.check.expected, mismatch.actual).message, bad.block, bad.segment);
+  }
+
+  /** LZ4 payloads of one batch, decoded in parallel on the libuv thread pool, once their CRCs held. */
+  private async decompress(taken: readonly TakenBlock[], out: RangeBlock[]): Promise<void> {
+    const pending: { index: number; promise: Promise<Uint8Array> }[] = [];
+    taken.forEach((t, index) => {
+      if (t.header.codec !== CODEC_LZ4) return;
+      const promise = uncompressBlockAsync(t.stored, t.header);
+      promise.catch(() => undefined);
+      pending.push({ index, promise });
+    });
+    for (const { index, promise } of pending) {
+      try {
+        out[index] = { ...out[index]!, payload: await promise };
+      } catch (error) {
+        if (error instanceof BlockDecodeError) throw this.corruptedAt(error.message, taken[index]!.block, taken[index]!.segment);
+        throw error;
+      }
+    }
+  }
+
+  /** Checks the structure of the block at `position` and moves past it; its CRC is left to check. */
+  private take(header: BlockHeader): TakenBlock {
     try {
       if (header.kind !== BLOCK_KIND_DATA && header.kind !== BLOCK_KIND_EVENT) throw new BlockDecodeError(`unknown block kind ${header.kind}`);
-      stored = verifyBlock(this.window, this.position, header);
+      checkBlockCodec(header);
     } catch (error) {
       if (error instanceof BlockDecodeError) throw this.corrupted(error.message);
       throw error;
     }
+    const segment = this.segments[this.segmentIndex]!;
     const blockBytes = BLOCK_HEADER_BYTES + header.storedLength;
+    const taken: TakenBlock = {
+      header,
+      segment,
+      block: this.windowOffset + this.position,
+      stored: this.window.subarray(this.position + BLOCK_HEADER_BYTES, this.position + blockBytes),
+      check: { bytes: checksummedBytes(this.window, this.position, header), expected: header.checksum },
+    };
     this.blockChecksums.push(header.checksum);
     this.position += blockBytes;
     this.segmentRemaining -= blockBytes;
     if (this.segmentRemaining === 0) this.endSegment();
-    return stored;
+    return taken;
   }
 
   private endSegment(): void {
@@ -174,7 +228,8 @@ export class SubpartitionRangeReader {
     const actual = entryChecksum(entry.offset, entry.length, this.blockChecksums);
     this.blockChecksums.length = 0;
     if (actual !== entry.checksum) {
-      throw new ShuffleError(
+      // reported once the blocks' own CRCs are checked: a corrupt block is named as such
+      this.entryError ??= new ShuffleError(
         'SHF_ERR_DATA_CORRUPTED',
         `partition ${this.options.partitionId}: index entry of subpartition ${subpartition} in region ${region} does not match its blocks`,
         { context: { partitionId: this.options.partitionId, region, subpartition, block: entry.offset } },
@@ -212,7 +267,7 @@ export class SubpartitionRangeReader {
         continue;
       }
       const take = Math.min(chunk.length, bytes - left);
-      const joined = new Uint8Array(left + take);
+      const joined = sharedBytes(left + take);
       joined.set(this.window.subarray(this.position), 0);
       joined.set(chunk.subarray(0, take), left);
       this.window = joined;
@@ -253,7 +308,7 @@ export class SubpartitionRangeReader {
     const length = Math.min(this.options.readBufferBytes, extent.length - this.extentDone);
     const offset = extent.offset + this.extentDone;
     this.extentDone += length;
-    const target = this.free.pop() ?? new Uint8Array(this.options.readBufferBytes);
+    const target = this.free.pop() ?? sharedBytes(this.options.readBufferBytes);
     return this.options.reader.read(offset, length, target).then((bytes) => ({ bytes, target }));
   }
 
@@ -303,4 +358,9 @@ export class SubpartitionRangeReader {
       },
     );
   }
+}
+
+/** Read buffers live in shared memory, so the checksum worker reads them where they are. */
+function sharedBytes(length: number): Uint8Array {
+  return new Uint8Array(new SharedArrayBuffer(length));
 }

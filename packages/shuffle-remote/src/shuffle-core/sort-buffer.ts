@@ -116,7 +116,8 @@ export class SortBuffer {
     const pooled = this.pool.pop();
     if (pooled !== undefined) return pooled;
     this.allocated += this.blockBytes;
-    return new Uint8Array(this.blockBytes);
+    // shared memory: the checksum worker reads the block where it is
+    return new Uint8Array(new SharedArrayBuffer(this.blockBytes));
   }
 
   private add(subpartition: number, entry: RegionEntry): void {
