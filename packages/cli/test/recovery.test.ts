@@ -39,12 +39,20 @@ const expectedSums = Array.from({ length: 5 }, (_, k) => {
   return s;
 }).sort((a, b) => a - b);
 
+/** A clock 1 s further at each reading. */
+function steppingClock(): () => number {
+  let now = 0;
+  return () => (now += 1000);
+}
+
 describe('restart strategies decide whether and when a failed job restarts', () => {
   const refusing: [string, RestartStrategyOptions, number, RegExp][] = [
     ['none (the default)', { type: 'none' }, 1, /recovery is suppressed by NoRestartBackoffTimeStrategy: task numbers#1@0 failed: /],
     ['fixed-delay', { type: 'fixed-delay', attempts: 2, delayMs: 1 }, 3, /recovery is suppressed by FixedDelayRestartBackoffTimeStrategy\(attempts=2, delayMs=1\): task numbers#1@2 failed: /],
     ['failure-rate', { type: 'failure-rate', maxFailuresPerInterval: 2, failureRateIntervalMs: 60_000, delayMs: 1 }, 3, /recovery is suppressed by FailureRateRestartBackoffTimeStrategy\(maxFailuresPerInterval=2, failureRateIntervalMs=60000, delayMs=1\): task numbers#1@2 failed: /],
-    ['exponential-delay', { type: 'exponential-delay', initialBackoffMs: 1, maxBackoffMs: 4, backoffMultiplier: 2, jitterFactor: 0, resetBackoffThresholdMs: 60_000, attemptsBeforeResetBackoff: 3 }, 4, /recovery is suppressed by ExponentialDelayRestartBackoffTimeStrategy\(initialBackoffMs=1, maxBackoffMs=4, backoffMultiplier=2, resetBackoffThresholdMs=60000, jitterFactor=0, attemptsBeforeResetBackoff=3\): task numbers#1@3 failed: /],
+    // Its clock jumps 1 s at each reading: a rerun failing within the millisecond its backoff ended would
+    // otherwise be merged into that restart (not counted as an attempt), and fail once more than expected.
+    ['exponential-delay', { type: 'exponential-delay', initialBackoffMs: 1, maxBackoffMs: 4, backoffMultiplier: 2, jitterFactor: 0, resetBackoffThresholdMs: 60_000, attemptsBeforeResetBackoff: 3, clock: steppingClock() }, 4, /recovery is suppressed by ExponentialDelayRestartBackoffTimeStrategy\(initialBackoffMs=1, maxBackoffMs=4, backoffMultiplier=2, resetBackoffThresholdMs=60000, jitterFactor=0, attemptsBeforeResetBackoff=3\): task numbers#1@3 failed: /],
   ];
   for (const [name, strategy, failures, message] of refusing) {
     it(`${name}: fails the job once it refuses, naming itself and the root cause`, async () => {
