@@ -16,7 +16,7 @@ export interface PrestartWorkersOptions {
  * shuffle modules, the job module) overlaps the job master's own. Hand them to `runJob({ prestartedWorkers })`,
  * which takes them over, or `close()` them.
  */
-export class PrestartedWorkers {
+export class PrestartedWorkers implements AsyncDisposable {
   readonly #children: ChildProcess[];
   #taken = false;
 
@@ -48,6 +48,10 @@ export class PrestartedWorkers {
         return exited;
       }),
     );
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
   }
 }
 

@@ -15,10 +15,11 @@ export interface TaskExecutorListener {
  * exchanging pipelined data through the executor's own in-memory shuffle.
  *
  * `deploy` returns at once; the tasks report through the listener: `running`, then `finished`, `failed`
- * or `cancelled`. `cancel` asks running attempts to stop (each still reports). `close()` cancels what
- * runs, waits for it, and releases the executor's shuffle environments (and its process).
+ * or `cancelled`. `cancel` asks running attempts to stop (each still reports). `close()` (idempotent, also
+ * `[Symbol.asyncDispose]`) cancels what runs, waits for it, and releases the executor's shuffle
+ * environments (and its process).
  */
-export interface TaskExecutor {
+export interface TaskExecutor extends AsyncDisposable {
   readonly id: TaskExecutorId;
   readonly slots: number;
   /** `inprocess` or `worker`. */

@@ -115,6 +115,10 @@ export class WorkerProcessTaskExecutor implements TaskExecutor {
     return this.#closed;
   }
 
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
   async #close(): Promise<void> {
     const was = this.#state;
     this.#state = 'closing';
