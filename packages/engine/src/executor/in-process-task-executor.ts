@@ -42,17 +42,25 @@ export class InProcessTaskExecutor implements TaskExecutor {
     this.#shuffle = shuffle;
   }
 
+  /** Opens the executor's shuffle: on any failure, what was opened is closed again before the error is thrown. */
   static async start(options: InProcessTaskExecutorOptions): Promise<InProcessTaskExecutor> {
     const logger = (options.logger ?? noopLogger).child({ taskExecutorId: options.id });
     const pipelinedMaster = options.pipelined.createShuffleMaster({ logger });
-    await pipelinedMaster.start();
-    await pipelinedMaster.registerJob({ jobId: options.jobId });
-    const shuffle: ExecutorShuffle = {
-      pipelinedMaster,
-      pipelinedEnvironment: options.pipelined.createShuffleEnvironment({ taskExecutorId: options.id, logger }),
-      blockingEnvironment: options.blocking.createShuffleEnvironment({ taskExecutorId: options.id, logger }),
-    };
-    return new InProcessTaskExecutor(options, shuffle);
+    const undo: (() => Promise<void>)[] = [() => pipelinedMaster.close()];
+    try {
+      await pipelinedMaster.start();
+      await pipelinedMaster.registerJob({ jobId: options.jobId });
+      undo.push(() => pipelinedMaster.unregisterJob(options.jobId));
+      const pipelinedEnvironment = options.pipelined.createShuffleEnvironment({ taskExecutorId: options.id, logger });
+      undo.push(() => pipelinedEnvironment.close());
+      const blockingEnvironment = options.blocking.createShuffleEnvironment({ taskExecutorId: options.id, logger });
+      return new InProcessTaskExecutor(options, { pipelinedMaster, pipelinedEnvironment, blockingEnvironment });
+    } catch (error) {
+      for (const step of undo.reverse()) {
+        await step().catch((closeError: unknown) => logger.warn({ error: (closeError as Error).message }, 'closing the shuffle of an executor that failed to start'));
+      }
+      throw error;
+    }
   }
 
   deploy(deployment: RegionDeployment): void {
