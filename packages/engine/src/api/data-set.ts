@@ -1,7 +1,7 @@
 import { type EdgeExchange, EDGE_EXCHANGES, isEdgeExchange } from './exchange-mode.js';
 import type { FilterFunction, FlatMapFunction, FormatFunction, KeySelector, KeyValue, MapFunction } from './functions.js';
 import { KeyedDataSet, type KeyByOptions } from './keyed-data-set.js';
-import { invalidJob, type LogicalGraph, type LogicalInput, type Partitioning } from './logical-graph.js';
+import { checkFunction, invalidJob, type LogicalGraph, type LogicalInput, type Partitioning } from './logical-graph.js';
 
 /** Options every operator takes. */
 export interface OperatorOptions {
@@ -234,11 +234,5 @@ export class DataSet<T> {
 
   #repartition(partitioning: Partitioning): DataSet<T> {
     return new DataSet<T>(this.graph, this.sources.map((s) => ({ ...s, partitioning })));
-  }
-}
-
-function checkFunction(operator: string, options: { readonly name?: string }, fn: unknown): void {
-  if (typeof fn !== 'function') {
-    throw invalidJob(`operator ${JSON.stringify(options.name ?? operator)} (${operator}): function`, `expected a function, got ${fn === null ? 'null' : typeof fn}`);
   }
 }

@@ -1,6 +1,6 @@
 import type { DataSet, OperatorOptions } from './data-set.js';
 import type { AggregateFunction, JoinFunction, KeySelector, KeyValue, ReduceFunction } from './functions.js';
-import { type Aggregator, invalidJob, type LogicalInput, type Partitioning } from './logical-graph.js';
+import { type Aggregator, checkFunction, invalidJob, type LogicalInput, type Partitioning } from './logical-graph.js';
 
 export interface KeyByOptions {
   /**
@@ -166,10 +166,4 @@ const pairKey = (record: unknown): KeyValue => (record as [KeyValue, unknown])[0
 
 function hash(key: KeySelector<unknown, KeyValue>, maxParallelism: number | undefined, userKey: boolean): Partitioning {
   return { type: 'hash', key, userKey, ...(maxParallelism === undefined ? {} : { maxParallelism }) };
-}
-
-function checkFunction(operator: string, options: { readonly name?: string }, fn: unknown): void {
-  if (typeof fn !== 'function') {
-    throw invalidJob(`operator ${JSON.stringify(options.name ?? operator)} (${operator}): function`, `expected a function, got ${fn === null ? 'null' : typeof fn}`);
-  }
 }

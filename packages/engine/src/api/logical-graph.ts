@@ -162,3 +162,10 @@ export function invalidJob(field: string, problem: string, cause?: unknown): Eng
     ...(cause === undefined ? {} : { cause }),
   });
 }
+
+/** Refuses a user function that is not a function: `WEFT_ERR_INVALID_JOB` naming the operator (`options.name`, else `operator`). */
+export function checkFunction(operator: string, options: { readonly name?: string }, fn: unknown): void {
+  if (typeof fn !== 'function') {
+    throw invalidJob(`operator ${JSON.stringify(options.name ?? operator)} (${operator}): function`, `expected a function, got ${fn === null ? 'null' : typeof fn}`);
+  }
+}
