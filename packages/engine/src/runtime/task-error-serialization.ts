@@ -1,4 +1,4 @@
-import { type SerializedShuffleError, deserializeError, isShuffleErrorCode, serializeError } from '@weft/shuffle-api';
+import { type SerializedShuffleError, deserializeError, serializeError } from '@weft/shuffle-api';
 import { EngineError, type EngineErrorContext } from '../errors/engine-error.js';
 import { isEngineErrorCode } from '../errors/error-codes.js';
 
@@ -23,11 +23,7 @@ export function deserializeTaskError(value: SerializedTaskError): Error {
     if (value.stack !== undefined) error.stack = value.stack;
     return error;
   }
-  if (isShuffleErrorCode(value.code)) {
-    const error = deserializeError({ ...value, cause: undefined });
-    if (cause !== undefined) Object.defineProperty(error, 'cause', { value: cause, configurable: true, writable: true });
-    return error;
-  }
+  // The rest as shuffle-api rebuilds them; the cause chain is rebuilt here, so engine codes survive in it.
   const error = deserializeError({ ...value, cause: undefined });
   if (cause !== undefined) Object.defineProperty(error, 'cause', { value: cause, configurable: true, writable: true });
   return error;
