@@ -1,4 +1,4 @@
-import { murmurHash } from '../keygroups/murmur-hash.js';
+import { keyGroupForHash } from '../keygroups/key-group-range-assignment.js';
 import type { PlannedEdge } from '../graph/job-plan.js';
 import { keyHashCode } from './key-hash.js';
 import { type TaskIdentity, userFunctionError } from './user-function-error.js';
@@ -46,7 +46,7 @@ export function createChannelSelector(edge: PlannedEdge, subpartitions: number, 
           } catch (error) {
             throw userFunctionError(identity, error, userKey ? 'key selector' : 'key');
           }
-          const keyGroup = murmurHash(hash) % maxParallelism;
+          const keyGroup = keyGroupForHash(hash, maxParallelism);
           return Math.floor((keyGroup * subpartitions) / maxParallelism);
         },
       };
