@@ -1,13 +1,11 @@
 import {
   buildPipelinedRegions,
+  createFailoverStrategy,
   ExecutionTopology,
   FAILOVER_STRATEGY_NAMES,
   type FailoverStrategyName,
   isEngineError,
   isFailoverStrategyName,
-  RestartAllFailoverStrategy,
-  RestartIndividualFailoverStrategy,
-  RestartPipelinedRegionFailoverStrategy,
 } from '@weft/engine';
 import { type Command, ExitCode } from '../command.js';
 import { parseCommandArgs, usageError } from '../parse-command-args.js';
@@ -71,9 +69,7 @@ export const planCommand: Command = {
     if (values.fail !== undefined) {
       topology.requireExecutionVertex(values.fail, '--fail');
       for (const id of lostIds) topology.requireResultPartition(id, '--lost');
-      const failover =
-        strategy === 'all' ? new RestartAllFailoverStrategy(topology) : strategy === 'individual' ? new RestartIndividualFailoverStrategy(topology) : new RestartPipelinedRegionFailoverStrategy(topology, {}, regions);
-      restart = failover.verticesToRestart({ failedVertex: values.fail, lostPartitions: lostIds });
+      restart = createFailoverStrategy(topology, strategy, { regions }).verticesToRestart({ failedVertex: values.fail, lostPartitions: lostIds });
     }
 
     if (values.json === true) {

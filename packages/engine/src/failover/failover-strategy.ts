@@ -1,3 +1,5 @@
+import type { PipelinedRegions } from '../regions/pipelined-regions.js';
+
 /** The failover strategies: which tasks to restart when one fails. */
 export const FailoverStrategyName = {
   /** Flink's RestartPipelinedRegionFailoverStrategy: the failed task's region and what it depends on. */
@@ -42,6 +44,11 @@ export interface FailoverStrategyOptions {
    * @defaultValue every partition that was not reported lost is available
    */
   readonly isPartitionAvailable?: PartitionAvailability;
+  /**
+   * The topology's pipelined regions, when the caller computed them already (the region strategy walks
+   * them). @defaultValue computed from the topology
+   */
+  readonly regions?: PipelinedRegions;
 }
 
 /**

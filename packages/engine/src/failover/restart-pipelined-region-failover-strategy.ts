@@ -22,9 +22,9 @@ export class RestartPipelinedRegionFailoverStrategy implements FailoverStrategy 
   readonly #topology: ExecutionTopology;
   readonly #isPartitionAvailable: PartitionAvailability | undefined;
 
-  constructor(topology: ExecutionTopology, options: FailoverStrategyOptions = {}, regions?: PipelinedRegions) {
+  constructor(topology: ExecutionTopology, options: FailoverStrategyOptions = {}) {
     this.#topology = topology;
-    this.regions = regions ?? buildPipelinedRegions(topology);
+    this.regions = options.regions ?? buildPipelinedRegions(topology);
     this.#isPartitionAvailable = options.isPartitionAvailable;
   }
 

@@ -174,7 +174,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   const restart = createRestartBackoffTimeStrategy(options.restartStrategy ?? { type: 'none' });
   // The strategy asks the job master (built below) which partitions are released.
   let master: JobMaster | undefined;
-  const failover = createFailoverStrategy(topology, options.failoverStrategy ?? 'region', { isPartitionAvailable: (id) => master?.isPartitionAvailable(id) ?? true });
+  const failover = createFailoverStrategy(topology, options.failoverStrategy ?? 'region', { regions, isPartitionAvailable: (id) => master?.isPartitionAvailable(id) ?? true });
   const faults = options.faults?.({ jobId: id, topology: loaded.plan.topology, regions: regions.toIds(), executor: kind });
   const tempDirs = textSinkTempDirs(loaded.plan, cwd, id);
 
