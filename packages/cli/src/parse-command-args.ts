@@ -27,6 +27,17 @@ export function parseCommandArgs<T extends Options>(command: string, args: reado
   }
 }
 
+/**
+ * The value of an integer flag (undefined when it is absent); `WEFT_ERR_USAGE` naming `flag` unless the
+ * value is a decimal integer >= `min`.
+ */
+export function integerFlag(command: string, flag: string, value: string | undefined, min: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < min) throw usageError(command, `${flag} must be an integer >= ${min}, got ${JSON.stringify(value)}`);
+  return n;
+}
+
 /** `WEFT_ERR_USAGE` for `weft <command>`. */
 export function usageError(command: string, problem: string, cause?: unknown): EngineError {
   return new EngineError('WEFT_ERR_USAGE', problem, { context: { command }, ...(cause === undefined ? {} : { cause }) });

@@ -5,7 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { EngineError, EXCHANGE_MODES, type ExchangeMode, isExchangeMode, type JobResult, loadJob, type PrestartedWorkers, prestartWorkers, type RestartStrategyOptions, runJob } from '@weft/engine';
 import type { ShuffleServiceFactory } from '@weft/shuffle-api';
 import { type CliIo, type Command, ExitCode } from '../command.js';
-import { parseCommandArgs, usageError } from '../parse-command-args.js';
+import { integerFlag, parseCommandArgs, usageError } from '../parse-command-args.js';
 import type { FaultHarness } from '../faults/fault-harness.js';
 import { FAULT_SPEC_GRAMMAR, type FaultSpec, parseFaultSpec } from '../faults/fault-spec.js';
 import { formatFaultReport } from './fault-report.js';
@@ -57,13 +57,6 @@ AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
 
 Exit codes: 0 the job succeeded; 1 the job failed; 2 bad usage, missing module or invalid job.
 `;
-
-function positiveInteger(flag: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < 1) throw usageError('run', `${flag} must be an integer >= 1, got ${JSON.stringify(value)}`);
-  return n;
-}
 
 function isShuffleConfigError(error: unknown): boolean {
   const code = (error as { code?: unknown })?.code;
@@ -135,9 +128,9 @@ export const runCommand: Command = {
     });
     if (positionals.length === 0) throw usageError('run', 'missing <job module>');
     if (positionals.length > 1) throw usageError('run', `expected one job module, got ${positionals.length}: ${positionals.join(' ')} (job arguments go after --)`);
-    const parallelism = positiveInteger('--parallelism', values.parallelism);
-    const workers = positiveInteger('--workers', values.workers);
-    const slots = positiveInteger('--slots', values.slots);
+    const parallelism = integerFlag('run', '--parallelism', values.parallelism, 1);
+    const workers = integerFlag('run', '--workers', values.workers, 1);
+    const slots = integerFlag('run', '--slots', values.slots, 1);
     const executor = values.executor ?? 'workers';
     if (executor !== 'workers' && executor !== 'inprocess') throw usageError('run', `--executor must be inprocess or workers, got ${JSON.stringify(executor)}`);
     const exchangeMode = values['exchange-mode'];

@@ -7,7 +7,7 @@ import {
   isFailoverStrategyName,
   type RestartStrategyOptions,
 } from '@weft/engine';
-import { usageError } from '../parse-command-args.js';
+import { integerFlag, usageError } from '../parse-command-args.js';
 
 /** The `weft run` flags about failures: restart and failover strategies, heartbeats, cancellation. */
 export const RECOVERY_FLAGS = {
@@ -69,11 +69,8 @@ const STRATEGY_FLAGS: Record<string, readonly (keyof RecoveryFlagValues)[]> = {
 };
 const ALL_STRATEGY_FLAGS = new Set(Object.values(STRATEGY_FLAGS).flat());
 
-function integerFlag(flag: string, value: string | undefined, min: number): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < min) throw usageError('run', `--${flag} must be an integer >= ${min}, got ${JSON.stringify(value)}`);
-  return n;
+function integer(flag: keyof RecoveryFlagValues, values: RecoveryFlagValues, min: number): number | undefined {
+  return integerFlag('run', `--${flag}`, values[flag], min);
 }
 
 function numberFlag(flag: string, value: string | undefined): number | undefined {
@@ -113,25 +110,25 @@ export function parseRecoveryFlags(values: RecoveryFlagValues, defaultRestart?: 
       restartStrategy = { type: 'none' };
       break;
     case 'fixed-delay':
-      restartStrategy = defined({ type: 'fixed-delay' as const, attempts: integerFlag('restart-attempts', values['restart-attempts'], 0), delayMs: integerFlag('restart-delay', values['restart-delay'], 0) });
+      restartStrategy = defined({ type: 'fixed-delay' as const, attempts: integer('restart-attempts', values, 0), delayMs: integer('restart-delay', values, 0) });
       break;
     case 'failure-rate':
       restartStrategy = defined({
         type: 'failure-rate' as const,
-        maxFailuresPerInterval: integerFlag('max-failures-per-interval', values['max-failures-per-interval'], 1),
-        failureRateIntervalMs: integerFlag('failure-rate-interval', values['failure-rate-interval'], 1),
-        delayMs: integerFlag('restart-delay', values['restart-delay'], 0),
+        maxFailuresPerInterval: integer('max-failures-per-interval', values, 1),
+        failureRateIntervalMs: integer('failure-rate-interval', values, 1),
+        delayMs: integer('restart-delay', values, 0),
       });
       break;
     case 'exponential-delay':
       restartStrategy = defined({
         type: 'exponential-delay' as const,
-        initialBackoffMs: integerFlag('initial-backoff', values['initial-backoff'], 1),
-        maxBackoffMs: integerFlag('max-backoff', values['max-backoff'], 1),
+        initialBackoffMs: integer('initial-backoff', values, 1),
+        maxBackoffMs: integer('max-backoff', values, 1),
         backoffMultiplier: numberFlag('backoff-multiplier', values['backoff-multiplier']),
-        resetBackoffThresholdMs: integerFlag('reset-backoff-threshold', values['reset-backoff-threshold'], 1),
+        resetBackoffThresholdMs: integer('reset-backoff-threshold', values, 1),
         jitterFactor: numberFlag('jitter', values.jitter),
-        attemptsBeforeResetBackoff: integerFlag('attempts-before-reset', values['attempts-before-reset'], 1),
+        attemptsBeforeResetBackoff: integer('attempts-before-reset', values, 1),
       });
       break;
   }
@@ -150,8 +147,8 @@ export function parseRecoveryFlags(values: RecoveryFlagValues, defaultRestart?: 
   return defined({
     restartStrategy,
     failoverStrategy: failover,
-    heartbeatIntervalMs: integerFlag('heartbeat-interval', values['heartbeat-interval'], 1),
-    heartbeatTimeoutMs: integerFlag('heartbeat-timeout', values['heartbeat-timeout'], 1),
-    cancelTimeoutMs: integerFlag('cancel-timeout', values['cancel-timeout'], 1),
+    heartbeatIntervalMs: integer('heartbeat-interval', values, 1),
+    heartbeatTimeoutMs: integer('heartbeat-timeout', values, 1),
+    cancelTimeoutMs: integer('cancel-timeout', values, 1),
   });
 }

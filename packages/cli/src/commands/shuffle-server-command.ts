@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import type { LogFields, Logger } from '@weft/shuffle-api';
 import { type ShuffleServer, type ShuffleServerOptions, startShuffleServer } from '@weft/shuffle-remote/server';
 import { type CliIo, type Command, ExitCode } from '../command.js';
-import { parseCommandArgs, usageError } from '../parse-command-args.js';
+import { integerFlag, parseCommandArgs, usageError } from '../parse-command-args.js';
 
 const USAGE = `Usage: weft shuffle-server --port <n> --dir <path> [--redis <url>] [--store <s3 url>] [options]
 
@@ -43,10 +43,7 @@ setting that does not work (bad URL, unreachable Redis or bucket, port in use, u
 `;
 
 function integer(flag: string, value: string | undefined, min: number): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n) || n < min) throw usageError('shuffle-server', `${flag} must be an integer >= ${min}, got ${JSON.stringify(value)}`);
-  return n;
+  return integerFlag('shuffle-server', flag, value, min);
 }
 
 /** Which flag a server setting comes from, for messages. */
