@@ -10,7 +10,7 @@ import {
 import { EngineError, isEngineError } from '../errors/engine-error.js';
 import type { JobPlan } from '../graph/job-plan.js';
 import type { RecordSerializerFactory } from '../serialization/record-serializer.js';
-import { StreamTask } from '../runtime/stream-task.js';
+import { StreamTask, type TaskIo } from '../runtime/stream-task.js';
 import { serializeTaskError } from '../runtime/task-error-serialization.js';
 import type { RegionDeployment, TaskDeployment } from '../runtime/task-deployment.js';
 import type { TaskEvent, TaskProgress } from '../runtime/task-events.js';
@@ -73,14 +73,19 @@ function isEcho(error: unknown): boolean {
  */
 export class RegionRunner {
   readonly #options: RegionRunnerOptions;
-  readonly #tasks = new Map<string, { readonly task: StreamTask; readonly controller: AbortController; readonly deployment: TaskDeployment }>();
+  readonly #logger: Logger;
+  readonly #tasks = new Map<string, { readonly task: StreamTask; readonly controller: AbortController }>();
   readonly #finished = new Map<string, Deferred>();
   readonly #descriptors = new Map<string, ShuffleDescriptor>();
   #failed = false;
   readonly #cancelledFromOutside = new Set<string>();
+  /** How the tasks ended that did not finish: failed (with their errors) or cancelled from outside. */
+  readonly #failures: { readonly attemptId: string; readonly error: unknown }[] = [];
+  readonly #cancelled: string[] = [];
 
   constructor(options: RegionRunnerOptions) {
     this.#options = options;
+    this.#logger = options.logger ?? noopLogger;
   }
 
   get attemptIds(): string[] {
@@ -89,90 +94,26 @@ export class RegionRunner {
 
   /** Runs the region; resolves once every task has reported its end. Never rejects. */
   async run(): Promise<void> {
-    const { deployment, shuffle, onEvent } = this.#options;
-    const logger = this.#options.logger ?? noopLogger;
-    const jobId = deployment.jobId as JobId;
+    const { deployment, onEvent } = this.#options;
     for (const task of deployment.tasks) this.#finished.set(task.attemptId, deferred());
     try {
-      for (const task of deployment.tasks) {
-        for (const output of task.outputs) {
-          if (!output.pipelined) continue;
-          const descriptor = await shuffle.pipelinedMaster.registerPartitionWithProducer({ jobId, partition: output.partition, producer: output.producer });
-          this.#descriptors.set(output.partition.partitionId, descriptor);
-        }
-      }
+      await this.#registerPipelinedPartitions();
     } catch (error) {
       const [first, ...rest] = deployment.tasks;
       if (first !== undefined) onEvent({ type: 'failed', attemptId: first.attemptId, error: serializeTaskError(error) });
       for (const task of rest) onEvent({ type: 'cancelled', attemptId: task.attemptId });
       return;
     }
-
-    const failures: { attemptId: string; error: unknown }[] = [];
-    const cancelled: string[] = [];
-    const runs = deployment.tasks.map(async (task) => {
-      const controller = new AbortController();
-      const streamTask = new StreamTask({
-        plan: this.#options.plan,
-        deployment: task,
-        jobId: deployment.jobId,
-        signal: controller.signal,
-        cwd: this.#options.cwd,
-        serializer: this.#options.serializer,
-        logger: logger.child({ attemptId: task.attemptId }),
-        ...(this.#options.killProcess === undefined ? {} : { killProcess: this.#options.killProcess }),
-        io: {
-          createWriter: (output) => {
-            const environment = output.pipelined ? shuffle.pipelinedEnvironment : shuffle.blockingEnvironment;
-            return environment.createResultPartitionWriter({ descriptor: this.#descriptorOf(output.partition.partitionId, output.descriptor) });
-          },
-          createGate: async (input) => {
-            if (!input.pipelined) {
-              for (const partition of input.partitions) {
-                if (partition.sameRegion) await this.#finished.get(partition.producerAttemptId)?.promise;
-              }
-            }
-            const environment = input.pipelined ? shuffle.pipelinedEnvironment : shuffle.blockingEnvironment;
-            return environment.createInputGate({
-              jobId,
-              inputs: input.partitions.map((p) => this.#descriptorOf(p.partitionId, p.descriptor)),
-              subpartitions: input.subpartitions,
-              consumerId: task.attemptId,
-            });
-          },
-        },
-      });
-      this.#tasks.set(task.attemptId, { task: streamTask, controller, deployment: task });
-      if (this.#cancelledFromOutside.has(task.attemptId) || this.#failed) controller.abort(taskCancelled('cancelled before it started'));
-      onEvent({ type: 'running', attemptId: task.attemptId });
-      try {
-        const result = await streamTask.run();
-        this.#finished.get(task.attemptId)?.resolve();
-        onEvent({ type: 'finished', attemptId: task.attemptId, result });
-      } catch (error) {
-        this.#finished.get(task.attemptId)?.reject(error);
-        if (this.#cancelledFromOutside.has(task.attemptId)) {
-          cancelled.push(task.attemptId);
-        } else {
-          failures.push({ attemptId: task.attemptId, error });
-          if (!this.#failed) {
-            this.#failed = true;
-            this.#abort(undefined, `task ${task.attemptId} of the same region failed`);
-          }
-        }
-      } finally {
-        this.#tasks.delete(task.attemptId);
-      }
-    });
-    await Promise.all(runs);
+    await Promise.all(deployment.tasks.map((task) => this.#runTask(task)));
+    const failures = this.#failures;
     if (failures.length === 0) {
-      for (const attemptId of cancelled) onEvent({ type: 'cancelled', attemptId });
+      for (const attemptId of this.#cancelled) onEvent({ type: 'cancelled', attemptId });
       return;
     }
     const root = failures.find((f) => !isEcho(f.error)) ?? (failures[0] as { attemptId: string; error: unknown });
     onEvent({ type: 'failed', attemptId: root.attemptId, error: serializeTaskError(root.error) });
     for (const f of failures) if (f !== root) onEvent({ type: 'cancelled', attemptId: f.attemptId });
-    for (const attemptId of cancelled) onEvent({ type: 'cancelled', attemptId });
+    for (const attemptId of this.#cancelled) onEvent({ type: 'cancelled', attemptId });
   }
 
   /** Cancels the named attempts of this region (all when `attemptIds` is undefined); each reports `cancelled`. */
@@ -183,16 +124,97 @@ export class RegionRunner {
     this.#abort(attemptIds, reason);
   }
 
+  progress(): TaskProgress[] {
+    return [...this.#tasks.entries()].map(([attemptId, entry]) => ({ attemptId, metrics: entry.task.metrics() }));
+  }
+
+  async #registerPipelinedPartitions(): Promise<void> {
+    const { deployment, shuffle } = this.#options;
+    for (const task of deployment.tasks) {
+      for (const output of task.outputs) {
+        if (!output.pipelined) continue;
+        const descriptor = await shuffle.pipelinedMaster.registerPartitionWithProducer({ jobId: deployment.jobId as JobId, partition: output.partition, producer: output.producer });
+        this.#descriptors.set(output.partition.partitionId, descriptor);
+      }
+    }
+  }
+
+  /**
+   * Runs one task to its end and reports `running`, then `finished`; a task that fails or is cancelled is
+   * recorded for the region's report instead, and the first failure cancels the rest of the region.
+   */
+  async #runTask(task: TaskDeployment): Promise<void> {
+    const { deployment, onEvent } = this.#options;
+    const controller = new AbortController();
+    const streamTask = new StreamTask({
+      plan: this.#options.plan,
+      deployment: task,
+      jobId: deployment.jobId,
+      signal: controller.signal,
+      cwd: this.#options.cwd,
+      serializer: this.#options.serializer,
+      logger: this.#logger.child({ attemptId: task.attemptId }),
+      ...(this.#options.killProcess === undefined ? {} : { killProcess: this.#options.killProcess }),
+      io: this.#taskIo(task),
+    });
+    this.#tasks.set(task.attemptId, { task: streamTask, controller });
+    if (this.#cancelledFromOutside.has(task.attemptId) || this.#failed) controller.abort(taskCancelled('cancelled before it started'));
+    onEvent({ type: 'running', attemptId: task.attemptId });
+    try {
+      const result = await streamTask.run();
+      this.#finished.get(task.attemptId)?.resolve();
+      onEvent({ type: 'finished', attemptId: task.attemptId, result });
+    } catch (error) {
+      this.#finished.get(task.attemptId)?.reject(error);
+      if (this.#cancelledFromOutside.has(task.attemptId)) {
+        this.#cancelled.push(task.attemptId);
+      } else {
+        this.#failures.push({ attemptId: task.attemptId, error });
+        if (!this.#failed) {
+          this.#failed = true;
+          this.#abort(undefined, `task ${task.attemptId} of the same region failed`);
+        }
+      }
+    } finally {
+      this.#tasks.delete(task.attemptId);
+    }
+  }
+
+  /**
+   * How a task gets its writers and gates: descriptors of pipelined partitions from this region's
+   * registrations, and a gate over a BLOCKING partition produced in this region only once its producer
+   * finished.
+   */
+  #taskIo(task: TaskDeployment): TaskIo {
+    const { deployment, shuffle } = this.#options;
+    return {
+      createWriter: (output) => {
+        const environment = output.pipelined ? shuffle.pipelinedEnvironment : shuffle.blockingEnvironment;
+        return environment.createResultPartitionWriter({ descriptor: this.#descriptorOf(output.partition.partitionId, output.descriptor) });
+      },
+      createGate: async (input) => {
+        if (!input.pipelined) {
+          for (const partition of input.partitions) {
+            if (partition.sameRegion) await this.#finished.get(partition.producerAttemptId)?.promise;
+          }
+        }
+        const environment = input.pipelined ? shuffle.pipelinedEnvironment : shuffle.blockingEnvironment;
+        return environment.createInputGate({
+          jobId: deployment.jobId as JobId,
+          inputs: input.partitions.map((p) => this.#descriptorOf(p.partitionId, p.descriptor)),
+          subpartitions: input.subpartitions,
+          consumerId: task.attemptId,
+        });
+      },
+    };
+  }
+
   #abort(attemptIds: readonly string[] | undefined, reason: string): void {
     const error = taskCancelled(reason);
     for (const [attemptId, entry] of this.#tasks) {
       if (attemptIds !== undefined && !attemptIds.includes(attemptId)) continue;
       if (!entry.controller.signal.aborted) entry.controller.abort(error);
     }
-  }
-
-  progress(): TaskProgress[] {
-    return [...this.#tasks.entries()].map(([attemptId, entry]) => ({ attemptId, metrics: entry.task.metrics() }));
   }
 
   #descriptorOf(partitionId: string, given: ShuffleDescriptor | undefined): ShuffleDescriptor {
