@@ -97,7 +97,6 @@ async function shutdown(code: number): Promise<void> {
   try {
     await executor?.close();
   } finally {
-    send({ type: 'closed' });
     if (process.connected) process.disconnect();
     process.exitCode = code;
   }

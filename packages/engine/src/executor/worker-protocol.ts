@@ -39,5 +39,4 @@ export type FromWorkerMessage =
   | { readonly type: 'task-event'; readonly event: TaskEvent }
   | { readonly type: 'heartbeat' }
   | { readonly type: 'progress'; readonly tasks: readonly TaskProgress[] }
-  | { readonly type: 'log'; readonly level: 'info' | 'warn' | 'error'; readonly fields: Record<string, unknown>; readonly message: string }
-  | { readonly type: 'closed' };
+  | { readonly type: 'log'; readonly level: 'info' | 'warn' | 'error'; readonly fields: Record<string, unknown>; readonly message: string };
