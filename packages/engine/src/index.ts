@@ -1,5 +1,5 @@
 // @weft/engine: planning (topology, execution expansion, pipelined regions, failover, key groups, restart
-// strategies). The runtime (job API, scheduler, task executors) is added beside these folders.
+// strategies), then the runtime (job API, job planning, serialization, task executors, job master).
 
 export * from './errors/error-codes.js';
 export * from './errors/engine-error.js';

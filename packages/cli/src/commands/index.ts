@@ -5,6 +5,6 @@ import { shuffleServerCommand } from './shuffle-server-command.js';
 
 /**
  * Every `weft` subcommand, in `weft --help` order. A new command is one file under commands/ exporting a
- * `Command`, plus one line here (`run` and `shuffle-server` come next).
+ * `Command`, plus one line here.
  */
 export const COMMANDS: readonly Command[] = [runCommand, planCommand, shuffleServerCommand];

@@ -16,7 +16,7 @@ export function textSinkTempDir(path: string, jobId: string): string {
 /**
  * Writes one line per value to this attempt's own file, `<dir>/.<name>.weft-<jobId>/part-<subtask>@<attempt>`.
  * Nothing is visible at the output path until the job master publishes the finished attempts' files when
- * the whole job succeeds (SinkPublisher); a failed job's files are deleted.
+ * the whole job succeeds (`publishSinks`); a failed job's files are deleted.
  */
 export class TextSinkOperator implements StreamOperator {
   readonly #path: string;

@@ -4,8 +4,8 @@ import type { Output } from '../operators/stream-operator.js';
 
 /**
  * Fires a planted TaskFault (see FaultInjector) in one task attempt: at record `atRecord`, or at the end
- * of the task's input when it has fewer records. Costs nothing when no fault is planted: the task asks
- * `armed` once per batch.
+ * of the task's input when it has fewer records. Costs nothing when no fault is planted: a task has no
+ * trigger then, and one with a trigger compares `atRecord` once per input batch.
  */
 export class FaultTrigger {
   readonly #fault: TaskFault;
