@@ -14,7 +14,7 @@ export function globalUsage(commands: readonly Command[] = COMMANDS): string {
     ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
     '',
     'Options:',
-    '  -h, --help     show help (also: weft <command> --help)',
+    '  -h, --help     show help (also: weft <command> --help, weft help <command>)',
     '  --version      print the version',
     '',
     'Exit codes: 0 success, 1 the work failed, 2 bad usage or bad input.',

@@ -26,10 +26,11 @@ Options:
   --lost <edgeId#i>         a result partition lost with the failure (repeatable; needs --fail)
   --strategy S              failover strategy for --fail: region (default), all, or individual (only
                             the failed task; refused for a topology with edges)
-
-\`weft run <job> --plan-only --json\` prints a job's topology in this form; each failover a run reports
-restarts exactly the tasks this command prints for the same --fail, --lost and --strategy.
   -h, --help                show this help
+
+Without --json it prints the same for a person to read. \`weft run <job> --plan-only --json\` prints a
+job's topology in this form; each failover a run reports restarts exactly the tasks this command
+prints for the same --fail, --lost and --strategy.
 
 Exit codes: 0 printed; 2 bad usage, unreadable or invalid topology, unknown vertex or partition.
 `;

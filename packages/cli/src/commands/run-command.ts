@@ -17,8 +17,8 @@ const FAULT_RESTART_ATTEMPTS = 10;
 const FAULT_RESTART_DELAY_MS = 100;
 
 const USAGE = `Usage: weft run <job module> [--parallelism N] [--store URL] [--meta URL] [--executor inprocess|workers]
-                [--restart-strategy S ...] [--failover-strategy F] [--inject-faults SPEC] [--plan-only] [--json]
-                [-- job args...]
+                [--workers N] [--slots N] [--exchange-mode MODE] [--restart-strategy S ...]
+                [--failover-strategy F] [--inject-faults SPEC] [--plan-only] [--json] [-- job args...]
 
 Runs a batch job: a .ts or .js module whose default export is defineJob((ctx) => ...). Its pipelined
 regions are scheduled as their blocking inputs finish; pipelined exchanges go through the in-memory
@@ -32,12 +32,13 @@ Options:
                             (default: $WEFT_META, else ./.weft/shuffle-meta.db)
   --executor KIND           workers (default): a pool of worker processes; inprocess: this process only
   --workers N               worker processes (default: the number of cores)
-  --slots N                 regions one executor runs at once (default: 1 per worker)
+  --slots N                 regions one executor runs at once (default: 1 per worker; with
+                            --executor inprocess, the number of cores)
   --exchange-mode MODE      ${EXCHANGE_MODES.join(' | ')}
                             (default: the job's own, else ALL_EDGES_BLOCKING)
   --json                    print a machine-readable summary on stdout (with every failover)
-  --plan-only               print the job's topology (DESIGN.md contract 1: what \`weft plan\` reads)
-                            and exit without running it
+  --plan-only               print the job's topology (DESIGN.md contract 1: what \`weft plan\` reads;
+                            one line with --json) and exit without running it
   -h, --help                show this help
 
 ${RECOVERY_USAGE}
@@ -47,7 +48,7 @@ Every failover is reported: the task that failed and why (error code and message
 topology) and the work that saved against restarting every task.
 
 Fault injection:
-  --inject-faults SPEC      damage the job on purpose, to watch it recover. Without --restart-strategy,
+  --inject-faults SPEC      damage the job on purpose, to watch it recover. Without any restart flag,
                             the restart strategy is then fixed-delay with ${FAULT_RESTART_ATTEMPTS} attempts, ${FAULT_RESTART_DELAY_MS} ms apart.
   ${FAULT_SPEC_GRAMMAR.replace(/\n/g, '\n  ')}
 

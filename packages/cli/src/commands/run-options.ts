@@ -35,7 +35,8 @@ const d = DEFAULT_RESTART_STRATEGY_OPTIONS;
 /** The help text of the recovery flags. */
 export const RECOVERY_USAGE = `Recovery (Flink's semantics; see DESIGN.md):
   --restart-strategy S      none (default: the first failure fails the job) | fixed-delay | failure-rate
-                            | exponential-delay; --restart-attempts alone means fixed-delay
+                            | exponential-delay; --restart-attempts or --restart-delay alone means
+                            fixed-delay
     fixed-delay:            --restart-attempts N (default ${d['fixed-delay'].attempts}), --restart-delay MS (default ${d['fixed-delay'].delayMs})
     failure-rate:           --max-failures-per-interval N (default ${d['failure-rate'].maxFailuresPerInterval}), --failure-rate-interval MS
                             (default ${d['failure-rate'].failureRateIntervalMs}), --restart-delay MS (default ${d['failure-rate'].delayMs})
