@@ -1,5 +1,5 @@
 import type { KeyValue } from '../api/functions.js';
-import { canonicalKey, describeKey, isPrimitiveKey } from '../runtime/key-hash.js';
+import { canonicalKey, isPrimitiveKey } from '../runtime/key-hash.js';
 
 /**
  * A hash table from keys to values: primitive keys (strings, numbers, booleans, null) straight in a Map,
@@ -16,7 +16,7 @@ export class KeyedTable<V> {
   /** Throws a TypeError for a value that is not a key. */
   get(key: unknown): V | undefined {
     if (isPrimitiveKey(key)) return this.primitive.get(key);
-    return this.composite.get(compositeKey(key))?.value;
+    return this.composite.get(canonicalKey(key))?.value;
   }
 
   set(key: unknown, value: V): void {
@@ -24,7 +24,7 @@ export class KeyedTable<V> {
       this.primitive.set(key, value);
       return;
     }
-    const canonical = compositeKey(key);
+    const canonical = canonicalKey(key);
     const entry = this.composite.get(canonical);
     if (entry === undefined) this.composite.set(canonical, { key: key as KeyValue, value });
     else entry.value = value;
@@ -39,9 +39,4 @@ export class KeyedTable<V> {
     yield* this.primitive;
     for (const entry of this.composite.values()) yield [entry.key, entry.value];
   }
-}
-
-function compositeKey(key: unknown): string {
-  if (!Array.isArray(key)) throw new TypeError(`a key must be a string, a number, a boolean, null or an array of those, got ${describeKey(key)}`);
-  return canonicalKey(key);
 }
