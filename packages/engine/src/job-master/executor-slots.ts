@@ -8,24 +8,24 @@ import type { TaskProgress } from '../runtime/task-events.js';
  * replacement joins once it started.
  */
 export class ExecutorSlots {
-  readonly #executors: TaskExecutor[] = [];
+  /** Each executor (in the order they joined) and its free slots. */
   readonly #free = new Map<TaskExecutor, number>();
   readonly #lost = new Set<string>();
   #replacing = 0;
 
   add(executor: TaskExecutor): void {
-    this.#executors.push(executor);
     this.#free.set(executor, executor.slots);
   }
 
   /** Removes a lost executor; undefined when it is not (or no longer) one of these. */
   remove(id: TaskExecutorId): TaskExecutor | undefined {
-    const executor = this.#executors.find((e) => e.id === id);
-    if (executor === undefined) return undefined;
-    this.#lost.add(id);
-    this.#executors.splice(this.#executors.indexOf(executor), 1);
-    this.#free.delete(executor);
-    return executor;
+    for (const executor of this.#free.keys()) {
+      if (executor.id !== id) continue;
+      this.#lost.add(id);
+      this.#free.delete(executor);
+      return executor;
+    }
+    return undefined;
   }
 
   isLost(id: TaskExecutorId): boolean {
@@ -33,7 +33,7 @@ export class ExecutorSlots {
   }
 
   get count(): number {
-    return this.#executors.length;
+    return this.#free.size;
   }
 
   /** Replacements being started. */
@@ -63,8 +63,7 @@ export class ExecutorSlots {
   best(): TaskExecutor | undefined {
     let best: TaskExecutor | undefined;
     let bestFree = 0;
-    for (const executor of this.#executors) {
-      const free = this.#free.get(executor) ?? 0;
+    for (const [executor, free] of this.#free) {
       if (free > bestFree) {
         best = executor;
         bestFree = free;
@@ -73,16 +72,19 @@ export class ExecutorSlots {
     return best;
   }
 
+  /** Takes a slot of `executor` (nothing when it was lost). */
   take(executor: TaskExecutor): void {
-    this.#free.set(executor, (this.#free.get(executor) ?? 0) - 1);
+    const free = this.#free.get(executor);
+    if (free !== undefined) this.#free.set(executor, free - 1);
   }
 
   /** Gives a slot back (nothing when the executor was lost meanwhile). */
   give(executor: TaskExecutor): void {
-    if (this.#free.has(executor)) this.#free.set(executor, (this.#free.get(executor) ?? 0) + 1);
+    const free = this.#free.get(executor);
+    if (free !== undefined) this.#free.set(executor, free + 1);
   }
 
   progress(): TaskProgress[] {
-    return this.#executors.flatMap((e) => [...e.progress()]);
+    return [...this.#free.keys()].flatMap((e) => [...e.progress()]);
   }
 }
