@@ -1,5 +1,4 @@
 import type { Logger, ShuffleServiceFactory } from '@weft/shuffle-api';
-import type { ExchangeMode } from '../api/exchange-mode.js';
 import type { LoadedJob } from '../graph/load-job.js';
 import type { SerializerName } from '../serialization/serializers.js';
 import type { PrestartedWorkers } from './prestarted-workers.js';
@@ -9,14 +8,16 @@ import type { TaskExecutorListener } from './task-executor.js';
 export const DEFAULT_HEARTBEAT_INTERVAL_MS = 1000;
 /** @see WorkerPoolOptions.heartbeatTimeoutMs */
 export const DEFAULT_HEARTBEAT_TIMEOUT_MS = 30_000;
+
+/** How a WorkerPool starts its workers, and what they load: the job as the job master planned it. */
 export interface WorkerPoolOptions {
   readonly workers: number;
   readonly slotsPerWorker: number;
   readonly jobId: string;
+  /** The job, as the job master loaded and planned it (workers plan it alike from its module). */
   readonly loaded: LoadedJob & { readonly moduleUrl: string };
+  /** The job's arguments. */
   readonly args: readonly string[];
-  readonly parallelism: number;
-  readonly exchangeMode: ExchangeMode;
   readonly pipelined: ShuffleServiceFactory;
   readonly blocking: ShuffleServiceFactory;
   readonly listener: TaskExecutorListener;

@@ -63,8 +63,9 @@ function initMessage(options: WorkerPoolOptions, id: TaskExecutorId): WorkerInit
     jobId: options.jobId,
     jobModuleUrl: options.loaded.moduleUrl,
     args: [...options.args],
-    parallelism: options.parallelism,
-    exchangeMode: options.exchangeMode,
+    // Workers plan the job as the job master did: same default parallelism, same exchange mode.
+    parallelism: options.loaded.plan.defaultParallelism,
+    exchangeMode: options.loaded.plan.exchangeMode,
     fingerprint: options.loaded.plan.fingerprint,
     pipelined: requireReference(options.pipelined, 'pipelined'),
     blocking: requireReference(options.blocking, 'blocking'),

@@ -235,8 +235,6 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
         jobId: id,
         loaded: loaded as LoadedJob & { moduleUrl: string },
         args: options.args ?? [],
-        parallelism,
-        exchangeMode: loaded.plan.exchangeMode,
         pipelined: options.shuffle.pipelined,
         blocking: options.shuffle.blocking,
         listener,
