@@ -16,7 +16,7 @@ import { parseRecoveryFlags, RECOVERY_FLAGS, RECOVERY_USAGE } from './run-option
 const FAULT_RESTART_ATTEMPTS = 10;
 const FAULT_RESTART_DELAY_MS = 100;
 
-const USAGE = `Usage: weft run <job module> [--parallelism N] [--store URL] [--meta URL] [--executor inprocess|workers]
+const USAGE = `Usage: weft run <job module> [--parallelism N] [--store URL] [--meta URL] [--shuffle-servers URL] [--executor inprocess|workers]
                 [--workers N] [--slots N] [--exchange-mode MODE] [--restart-strategy S ...]
                 [--failover-strategy F] [--inject-faults SPEC] [--plan-only] [--json] [-- job args...]
 
@@ -30,6 +30,10 @@ Options:
                             (default: $WEFT_STORE, else ./.weft/shuffle)
   --meta URL                partition metadata: sqlite:///abs/file.db or redis://host:port/db
                             (default: $WEFT_META, else ./.weft/shuffle-meta.db)
+  --shuffle-servers URL     push blocking partitions to the \`weft shuffle-server\` pool registered in this
+                            Redis (redis://host:port/db; default: $WEFT_SHUFFLE_SERVERS) instead of --store/--meta;
+                            job tokens are signed with $WEFT_SHUFFLE_SECRET. --store s3://… then names the
+                            servers' S3 tier, read when a server is gone.
   --executor KIND           workers (default): a pool of worker processes; inprocess: this process only
   --workers N               worker processes (default: the number of cores)
   --slots N                 regions one executor runs at once (default: 1 per worker; with
@@ -68,6 +72,7 @@ function isShuffleConfigError(error: unknown): boolean {
 // start-up overlaps this import), not when `weft` starts.
 const PIPELINED_MODULE = '@weft/shuffle-memory';
 const BLOCKING_MODULE = '@weft/shuffle-remote';
+const SERVER_MODULE = '@weft/shuffle-remote/client';
 
 /** The in-memory pipelined shuffle. */
 async function pipelinedShuffle(): Promise<ShuffleServiceFactory> {
@@ -86,6 +91,32 @@ async function blockingShuffle(store: string, meta: string): Promise<ShuffleServ
     const flag = setting.startsWith('meta') ? '--meta' : setting.startsWith('store') ? '--store' : `the shuffle setting ${setting}`;
     throw usageError('run', `${flag}: ${(error as Error).message}`, error);
   }
+}
+
+/**
+ * The blocking shuffle of a `weft shuffle-server` pool found in the Redis registry at `registry`; `tier`
+ * is the servers' S3 tier, if they have one.
+ */
+async function serverShuffle(registry: string, tier: string | undefined): Promise<ShuffleServiceFactory> {
+  const { createShuffleServerServiceFactory } = await import('@weft/shuffle-remote/client');
+  try {
+    return createShuffleServerServiceFactory({ redis: registry, ...(tier === undefined ? {} : { tier }) });
+  } catch (error) {
+    if (!isShuffleConfigError(error)) throw error;
+    const setting = String((error as { context?: { setting?: unknown } }).context?.setting ?? '');
+    const flag = setting.startsWith('tier') ? '--store' : setting.startsWith('secret') ? 'WEFT_SHUFFLE_SECRET' : '--shuffle-servers';
+    throw usageError('run', `${flag}: ${(error as Error).message}`, error);
+  }
+}
+
+/**
+ * A TypeScript job module in a process started without tsx (the built CLI): register tsx's loader
+ * here, as the workers get it through their exec arguments.
+ */
+async function ensureTypeScriptLoader(jobPath: string): Promise<void> {
+  if (!/\.(c|m)?tsx?$/.test(jobPath) || process.execArgv.some((a) => a.includes('tsx'))) return;
+  const { register } = await import('tsx/esm/api');
+  register();
 }
 
 /** Node options for workers: those of this process, plus tsx when the job is TypeScript and tsx is missing. */
@@ -118,6 +149,7 @@ export const runCommand: Command = {
       parallelism: { type: 'string' },
       store: { type: 'string' },
       meta: { type: 'string' },
+      'shuffle-servers': { type: 'string' },
       executor: { type: 'string' },
       workers: { type: 'string' },
       slots: { type: 'string' },
@@ -148,21 +180,29 @@ export const runCommand: Command = {
       const reason = (error as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (error as Error).message;
       throw new EngineError('WEFT_ERR_INPUT_UNREADABLE', `cannot read job module ${positionals[0]}: ${reason}`, { context: { path: jobPath }, cause: error });
     }
+    await ensureTypeScriptLoader(jobPath);
     if (values['plan-only'] === true) {
       return printPlan(jobPath, { args: rest, parallelism, exchangeMode: exchangeMode as ExchangeMode | undefined, cwd: io.cwd, json: values.json === true }, io);
     }
+    const servers = values['shuffle-servers'] ?? io.env['WEFT_SHUFFLE_SERVERS'];
+    if (servers !== undefined && values.meta !== undefined) throw usageError('run', '--meta cannot be combined with --shuffle-servers: the servers keep the metadata');
     const store = values.store ?? io.env['WEFT_STORE'] ?? pathToFileURL(resolve(io.cwd, '.weft', 'shuffle')).href;
     const meta = values.meta ?? io.env['WEFT_META'] ?? `sqlite://${resolve(io.cwd, '.weft', 'shuffle-meta.db')}`;
+    const blockingModule = servers === undefined ? BLOCKING_MODULE : SERVER_MODULE;
     const execArgv = workerExecArgv(jobPath);
     let prestarted: PrestartedWorkers | undefined;
     if (executor === 'workers') {
-      prestarted = prestartWorkers({ workers: workers ?? availableParallelism(), cwd: io.cwd, execArgv, preload: [pathToFileURL(jobPath).href, PIPELINED_MODULE, BLOCKING_MODULE] });
+      prestarted = prestartWorkers({ workers: workers ?? availableParallelism(), cwd: io.cwd, execArgv, preload: [pathToFileURL(jobPath).href, PIPELINED_MODULE, blockingModule] });
     }
     let blocking: ShuffleServiceFactory;
     let pipelined: ShuffleServiceFactory;
     let harness: FaultHarness | undefined;
     try {
-      [blocking, pipelined] = await Promise.all([blockingShuffle(store, meta), pipelinedShuffle()]);
+      const tier = values.store ?? io.env['WEFT_STORE'];
+      [blocking, pipelined] = await Promise.all([
+        servers === undefined ? blockingShuffle(store, meta) : serverShuffle(servers, tier),
+        pipelinedShuffle(),
+      ]);
       if (faultSpec !== undefined) {
         // Loaded only when faults are asked for: it imports the persisted shuffle's stores.
         const { createFaultHarness } = await import('../faults/create-fault-harness.js');
