@@ -107,15 +107,25 @@ interface Run {
 const mbps = (r: Run): number => totalBytes / MB / (r.write.seconds + r.read.seconds);
 const best = (runs: Run[]): Run => runs.reduce((a, b) => (mbps(a) >= mbps(b) ? a : b));
 
-/** Flushes dirty pages, so each run starts from the same writeback state whatever ran before it. */
-function settleDisks(): void {
+/**
+ * Puts every run in the same state: dirty pages flushed (whatever ran before), a full GC, and 1 GiB of
+ * page cache written and freed just before the clock starts. In this VM, memory the guest freed a while
+ * ago goes back to the host and is faulted in again at first use (the first write of a gigabyte can
+ * take 5× longer); freeing a gigabyte just before each run — raw or shuffle — gives each the same warm pages.
+ */
+async function settleDisks(dir: string, pool: Buffer): Promise<void> {
   execFileSync('sync');
   globalThis.gc?.();
+  const path = join(dir, 'warm.bin');
+  const file = await open(path, 'w');
+  for (const chunk of chunksOf(pool)) await file.write(chunk);
+  await file.close();
+  await rm(path, { force: true });
 }
 
 async function rawFs(pool: Buffer, dir: string): Promise<Run> {
   const path = join(dir, 'raw.bin');
-  settleDisks();
+  await settleDisks(dir, pool);
   const write = await phase(async () => {
     const file = await open(path, 'w');
     for (const chunk of chunksOf(pool)) await file.write(chunk);
@@ -137,7 +147,7 @@ async function rawFs(pool: Buffer, dir: string): Promise<Run> {
   return { write, read: readPhase };
 }
 
-async function throughShuffle(records: Buffer[], options: RemoteShuffleOptions, label: string): Promise<Run> {
+async function throughShuffle(records: Buffer[], options: RemoteShuffleOptions, label: string, warm: { dir: string; pool: Buffer }): Promise<Run> {
   const factory = createRemoteShuffleServiceFactory(options);
   const master = factory.createShuffleMaster();
   await master.start();
@@ -156,7 +166,7 @@ async function throughShuffle(records: Buffer[], options: RemoteShuffleOptions, 
       },
       producer: { producerId: executionAttemptId(executionVertexId('src', 0), 0), attempt: 0, taskExecutorId: taskExecutorId('bench') },
     });
-    settleDisks();
+    await settleDisks(warm.dir, warm.pool);
     const rssBefore = process.memoryUsage.rss();
     let peakRss = rssBefore;
     const sampler = setInterval(() => {
@@ -212,7 +222,8 @@ async function throughShuffle(records: Buffer[], options: RemoteShuffleOptions, 
   }
 }
 
-function row(what: string, r: Run, vs?: Run): void {
+function row(what: string, runs: Run[], vs?: Run): void {
+  const r = best(runs);
   const memory =
     r.memoryLimitBytes === undefined
       ? ''
@@ -224,6 +235,7 @@ function row(what: string, r: Run, vs?: Run): void {
     mbps(r).toFixed(0),
     vs === undefined ? '' : `${((100 * mbps(r)) / mbps(vs)).toFixed(0)} %`,
     `${(r.write.cpuSeconds + r.read.cpuSeconds).toFixed(2)} (${r.write.cpuSeconds.toFixed(2)} + ${r.read.cpuSeconds.toFixed(2)})`,
+    runs.map((run) => mbps(run).toFixed(0)).join(' '),
     memory,
   );
 }
@@ -247,17 +259,15 @@ async function benchLocal(kind: 'text' | 'random', pool: Buffer, records: Buffer
   const raw: Run[] = [];
   const lz4: Run[] = [];
   const none: Run[] = [];
-  // warm-up, not counted: in a VM the first writes after a pause fault guest memory in from the host
-  await rawFs(pool, dir.path);
   for (let rep = 0; rep < REPEAT; rep++) {
     raw.push(await rawFs(pool, dir.path));
-    lz4.push(await throughShuffle(records, options('lz4'), `local-${kind}-${rep}`));
-    none.push(await throughShuffle(records, options('none'), `local-none-${kind}-${rep}`));
+    lz4.push(await throughShuffle(records, options('lz4'), `local-${kind}-${rep}`, { dir: dir.path, pool }));
+    none.push(await throughShuffle(records, options('none'), `local-none-${kind}-${rep}`, { dir: dir.path, pool }));
   }
   const r = best(raw);
-  row(`raw fs write+read (${kind})`, r);
-  row(`local dir + SQLite, LZ4 (${kind})`, best(lz4), r);
-  row(`local dir + SQLite, no compression (${kind})`, best(none), r);
+  row(`raw fs write+read (${kind})`, raw);
+  row(`local dir + SQLite, LZ4 (${kind})`, lz4, r);
+  row(`local dir + SQLite, no compression (${kind})`, none, r);
   reportRun(`local-sqlite-write-read-${kind}`, best(lz4), 'raw-fs-write-read', r);
   reportRun(`local-sqlite-uncompressed-write-read-${kind}`, best(none), 'raw-fs-write-read', r);
   stageCosts(kind, records, r);
@@ -325,7 +335,7 @@ function stageCosts(kind: string, records: Buffer[], raw: Run): void {
     ['LZ4 decompress', perGiB(decompress, lz4Bytes)],
   ];
   for (const [stage, seconds] of stages) {
-    out.row(`  CPU: ${stage} (${kind}, ${block / 1024} KiB blocks)`, '', '', '', '', `${seconds.toFixed(3)} s/GiB`, `raw fs write+read: ${rawWall.toFixed(3)} s/GiB wall, ${rawCpu.toFixed(3)} s/GiB CPU`);
+    out.row(`  CPU: ${stage} (${kind}, ${block / 1024} KiB blocks)`, '', '', '', '', `${seconds.toFixed(3)} s/GiB`, '', `raw fs write+read: ${rawWall.toFixed(3)} s/GiB wall, ${rawCpu.toFixed(3)} s/GiB CPU`);
     out.report(`cpu-${stage.replace(/[^a-zA-Z0-9]+/g, '-').replace(/-+$/, '').toLowerCase()}-${kind}`, 's/GiB', seconds, 'raw-fs-write-read-s-per-gib', rawWall);
   }
   if (x === 0.5) console.log(x); // keep the checksums alive
@@ -334,6 +344,8 @@ function stageCosts(kind: string, records: Buffer[], raw: Run): void {
 async function benchS3(kind: 'text' | 'random', pool: Buffer, records: Buffer[]): Promise<void> {
   await using s3 = await startS3Server({ buckets: ['bench'] });
   await using redis = await startRedis({ persistent: false });
+  await using dir = await createTempDir('weft-bench-s3-');
+  const warm = { dir: dir.path, pool };
   const client = s3.client();
   const store = { type: 's3', bucket: 'bench', endpoint: s3.endpoint, region: s3.region, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } as const;
   const raw: Run[] = [];
@@ -341,16 +353,16 @@ async function benchS3(kind: 'text' | 'random', pool: Buffer, records: Buffer[])
   const spill: Run[] = [];
   const multipart: Run[] = [];
   for (let rep = 0; rep < S3_REPEAT; rep++) {
-    raw.push(await rawS3(client, pool));
-    spill.push(await throughShuffle(records, { store: { ...store, prefix: `spill-${rep}/` }, meta: redis.url }, `s3-${kind}-${rep}`));
-    rawMultipart.push(await rawS3Multipart(client, pool));
-    multipart.push(await throughShuffle(records, { store: { ...store, prefix: `mp-${rep}/`, upload: 'multipart' }, meta: redis.url }, `s3-mp-${kind}-${rep}`));
+    raw.push(await rawS3(client, pool, dir.path));
+    spill.push(await throughShuffle(records, { store: { ...store, prefix: `spill-${rep}/` }, meta: redis.url }, `s3-${kind}-${rep}`, warm));
+    rawMultipart.push(await rawS3Multipart(client, pool, dir.path));
+    multipart.push(await throughShuffle(records, { store: { ...store, prefix: `mp-${rep}/`, upload: 'multipart' }, meta: redis.url }, `s3-mp-${kind}-${rep}`, warm));
   }
   const r = best(raw);
-  row(`raw S3 PutObject+GetObject (${kind})`, r);
-  row(`S3 + Redis, upload 'spill' (default) (${kind})`, best(spill), r);
-  row(`raw S3 multipart (8 MiB parts) + 8 MiB ranged GETs (${kind})`, best(rawMultipart), r);
-  row(`S3 + Redis, upload 'multipart' (${kind})`, best(multipart), r);
+  row(`raw S3 PutObject+GetObject (${kind})`, raw);
+  row(`S3 + Redis, upload 'spill' (default) (${kind})`, spill, r);
+  row(`raw S3 multipart (8 MiB parts) + 8 MiB ranged GETs (${kind})`, rawMultipart, r);
+  row(`S3 + Redis, upload 'multipart' (${kind})`, multipart, r);
   reportRun(`s3-redis-write-read-${kind}`, best(spill), 'raw-s3-put-get', r);
   reportRun(`s3-redis-multipart-write-read-${kind}`, best(multipart), 'raw-s3-put-get', r);
   out.report(`raw-s3-multipart-write-read-${kind}`, 'MB/s', mbps(best(rawMultipart)), 'raw-s3-put-get', mbps(r));
@@ -358,8 +370,8 @@ async function benchS3(kind: 'text' | 'random', pool: Buffer, records: Buffer[])
 
 type S3Client = ReturnType<Awaited<ReturnType<typeof startS3Server>>['client']>;
 
-async function rawS3(client: S3Client, pool: Buffer): Promise<Run> {
-  settleDisks();
+async function rawS3(client: S3Client, pool: Buffer, dir: string): Promise<Run> {
+  await settleDisks(dir, pool);
   const write = await phase(async () => {
     await client.send(new PutObjectCommand({ Bucket: 'bench', Key: 'raw', Body: Readable.from(chunksOf(pool)), ContentLength: totalBytes }));
   });
@@ -372,8 +384,8 @@ async function rawS3(client: S3Client, pool: Buffer): Promise<Run> {
   return { write, read };
 }
 
-async function rawS3Multipart(client: S3Client, pool: Buffer): Promise<Run> {
-  settleDisks();
+async function rawS3Multipart(client: S3Client, pool: Buffer, dir: string): Promise<Run> {
+  await settleDisks(dir, pool);
   const write = await phase(async () => {
     const { UploadId } = await client.send(new CreateMultipartUploadCommand({ Bucket: 'bench', Key: 'raw-mp' }));
     const parts: { ETag: string; PartNumber: number }[] = [];
@@ -409,6 +421,6 @@ for (const kind of data) {
 out.print(
   `${(totalBytes / GiB).toFixed(2)} GiB in ${RECORD}-byte records, ${SUBPARTITIONS} subpartitions, best of ${REPEAT} local / ${S3_REPEAT} S3 runs; ` +
     `${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / GiB).toFixed(0)} GiB, node ${process.version}; load average ${loadBefore.toFixed(1)} before, ${loadavg()[0]!.toFixed(1)} after\n` +
-    'MB/s (1 MB = 10^6 bytes); % of the raw baseline above; CPU = process CPU seconds, write + read (every thread of this process: the thread pool included; s3rver is another process)',
-  ['path', 'write', 'read', 'write+read', 'of raw', 'CPU s', 'producer memory'],
+    'MB/s (1 MB = 10^6 bytes), best run of each; % of the raw baseline above; CPU = process CPU seconds, write + read (every thread of this process: the thread pool and the checksum worker included; s3rver is another process)',
+  ['path', 'write', 'read', 'write+read', 'of raw', 'CPU s (best run)', 'write+read of each run', 'producer memory'],
 );

@@ -250,7 +250,7 @@ export class PartitionFileWriter {
       }
       if (compressibleRaw > 0) this.lastRatio = compressibleStored / compressibleRaw;
       if (position > 0xffff_ffff) throw new Error(`region of ${position} bytes is larger than the format's 4 GiB`);
-      // the region's block CRCs, beside the producer's thread when worth it
+      // the region's block CRCs (on the checksum worker for blocks in shared memory, else here)
       const crcs = await ChecksumWorker.shared().compute(spans);
       const entries: IndexEntry[] = [];
       for (let s = 0; s < region.subpartitions.length; s++) {
