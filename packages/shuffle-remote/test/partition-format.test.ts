@@ -221,6 +221,37 @@ describe('merged layout (a spilled partition written in one go)', () => {
     assert.ok(Buffer.from(parts.blob.bytes).equals(Buffer.from(whole.blob.bytes)));
   });
 
+  it('cuts an upload of the merged object short when the writer is aborted, and drops the object and the spill', async () => {
+    let started!: () => void;
+    const uploading = new Promise<void>((resolve) => (started = resolve));
+    let proceed!: () => void;
+    const aborted = new Promise<void>((resolve) => (proceed = resolve));
+    /** A blob that takes one piece of the body, then asks for more only once the writer is being aborted. */
+    class StalledBlob extends MemoryBlob {
+      override async writeWhole(length: number, body: (start: number, end: number) => AsyncIterable<Uint8Array>): Promise<void> {
+        for await (const piece of body(0, length)) {
+          void piece;
+          started();
+          await aborted;
+        }
+      }
+    }
+    const blob = new StalledBlob();
+    const spill = new MemoryBlob();
+    const bigRecords = [0, 1].map((s) => Array.from({ length: 3000 }, (_, i) => textRecord(s, i, 900)));
+    const writer = new PartitionFileWriter({ blob, numberOfSubpartitions: 2, compression: 'none', spill });
+    for (const region of regionsOf(bigRecords, 1000)) await writer.writeRegion(region);
+    const finishing = writer.finish();
+    finishing.catch(() => undefined);
+    await uploading;
+    const aborting = writer.abort();
+    proceed();
+    await aborting;
+    await assert.rejects(finishing, /cancelled: its writer was aborted/);
+    assert.ok(blob.aborted, 'the object is dropped');
+    assert.ok(spill.closed, 'the spill is closed');
+  });
+
   it('detects a flipped byte of a merged object as SHF_ERR_DATA_CORRUPTED naming the partition', async () => {
     const { blob, summary } = await write(records, { perRegion: 13, compression: 'none', spill: new MemoryBlob() });
     blob.bytes[Math.floor(summary.location.indexOffset / 2)]! ^= 0x40;

@@ -91,15 +91,25 @@ export class MergedLayout {
     this.length = offset + encoded.index.length;
   }
 
-  /** Bytes [start, end) of the merged object, read from the spill in pieces of MERGE_READ_BYTES (one read ahead). */
-  async *body(spill: BlobReader, start: number, end: number): AsyncGenerator<Uint8Array> {
+  /**
+   * Bytes [start, end) of the merged object, read from the spill in pieces of MERGE_READ_BYTES (one read
+   * ahead). Throws once `cancelled()` says so, which fails the upload reading it.
+   */
+  async *body(spill: BlobReader, start: number, end: number, cancelled: () => boolean = () => false): AsyncGenerator<Uint8Array> {
     const reads = this.reads(start, Math.min(end, this.dataBytes));
-    let next = reads.next();
-    let pending = next.done === true ? undefined : spill.read(next.value.offset, next.value.length);
+    const readNext = (): Promise<Uint8Array> | undefined => {
+      const next = reads.next();
+      if (next.done === true) return undefined;
+      const read = spill.read(next.value.offset, next.value.length);
+      // a body abandoned by its upload leaves its read ahead unawaited
+      read.catch(() => undefined);
+      return read;
+    };
+    let pending = readNext();
     while (pending !== undefined) {
       const bytes = await pending;
-      next = reads.next();
-      pending = next.done === true ? undefined : spill.read(next.value.offset, next.value.length);
+      if (cancelled()) throw new Error('the upload of the merged object was cancelled: its writer was aborted');
+      pending = readNext();
       yield bytes;
     }
     if (end > this.dataBytes) yield this.tail.subarray(Math.max(0, start - this.dataBytes), end - this.dataBytes);

@@ -102,6 +102,8 @@ export class PartitionFileWriter {
   private pendingCompressionBytes = 0;
   private lastRatio = 0;
   private aborted = false;
+  /** The upload of the merged object, once `finish()` started it. */
+  private merging: Promise<PartitionFileSummary> | undefined;
 
   constructor(private readonly options: PartitionFileWriterOptions) {
     this.index = new PartitionIndexBuilder(options.numberOfSubpartitions);
@@ -144,11 +146,12 @@ export class PartitionFileWriter {
     return { location, objectBytes, storedBytes: this.storedBytes };
   }
 
-  /** Drops the object (and the spill). Idempotent. */
+  /** Drops the object (and the spill). Idempotent. An upload of the merged object in progress is cut short first. */
   async abort(): Promise<void> {
     this.aborted = true;
     await this.preparing;
     await this.appending;
+    await this.merging?.catch(() => undefined);
     try {
       await this.options.blob.abort();
     } finally {
@@ -156,18 +159,22 @@ export class PartitionFileWriter {
     }
   }
 
-  private async finishMerged(spill: BlobReader & { close(): Promise<void> }): Promise<PartitionFileSummary> {
-    const layout = new MergedLayout(this.index, this.checksums!);
-    // the read ahead and the piece being sent
-    this.inFlightBytes += 2 * MERGE_READ_BYTES;
-    try {
-      await this.options.blob.writeWhole!(layout.length, (start, end) => layout.body(spill, start, end));
-    } finally {
-      this.inFlightBytes -= 2 * MERGE_READ_BYTES;
-      await spill.close();
-    }
-    return { location: layout.location, objectBytes: layout.length, storedBytes: layout.dataBytes };
+  private finishMerged(spill: BlobReader & { close(): Promise<void> }): Promise<PartitionFileSummary> {
+    this.merging = (async () => {
+      const layout = new MergedLayout(this.index, this.checksums!);
+      // the read ahead and the piece being sent
+      this.inFlightBytes += 2 * MERGE_READ_BYTES;
+      try {
+        await this.options.blob.writeWhole!(layout.length, (start, end) => layout.body(spill, start, end, () => this.aborted));
+      } finally {
+        this.inFlightBytes -= 2 * MERGE_READ_BYTES;
+        await spill.close();
+      }
+      return { location: layout.location, objectBytes: layout.length, storedBytes: layout.dataBytes };
+    })();
+    return this.merging;
   }
+
   /**
    * Starts LZ4 on the thread pool for every data block worth it (index i is the region's i-th entry) —
    * or, after a region that did not compress, only for a few samples: a region of incompressible data
