@@ -47,7 +47,11 @@ export interface S3StoreOptions {
    * entry per region and subpartition). @defaultValue 'spill'
    */
   readonly upload?: 'spill' | 'multipart';
-  /** Directory of the spill files (`upload: 'spill'`); a file is unlinked as soon as it is opened. @defaultValue the system's temporary directory */
+  /**
+   * Directory of the spill files (`upload: 'spill'`); a file is unlinked as soon as it is opened. Where
+   * the temporary directory is a tmpfs the spills take RAM: give a directory on disk.
+   * @defaultValue the system's temporary directory
+   */
   readonly spillDir?: string;
   /** Largest object uploaded with one PutObject (`upload: 'spill'`). @defaultValue 5 GiB (S3's limit) */
   readonly maxPutBytes?: number;
