@@ -1,4 +1,5 @@
 import type { BlobReader } from '../storage/blob-store.js';
+import { readAhead } from '../storage/read-ahead.js';
 import { writeU32, writeU64 } from './block-codec.js';
 import { crc32c, crc32cCombine } from './checksum.js';
 import { type IndexLocation, PartitionIndexBuilder } from './partition-index.js';
@@ -96,20 +97,8 @@ export class MergedLayout {
    * ahead). Throws once `cancelled()` says so, which fails the upload reading it.
    */
   async *body(spill: BlobReader, start: number, end: number, cancelled: () => boolean = () => false): AsyncGenerator<Uint8Array> {
-    const reads = this.reads(start, Math.min(end, this.dataBytes));
-    const readNext = (): Promise<Uint8Array> | undefined => {
-      const next = reads.next();
-      if (next.done === true) return undefined;
-      const read = spill.read(next.value.offset, next.value.length);
-      // a body abandoned by its upload leaves its read ahead unawaited
-      read.catch(() => undefined);
-      return read;
-    };
-    let pending = readNext();
-    while (pending !== undefined) {
-      const bytes = await pending;
+    for await (const bytes of readAhead(spill, this.reads(start, Math.min(end, this.dataBytes)))) {
       if (cancelled()) throw new Error('the upload of the merged object was cancelled: its writer was aborted');
-      pending = readNext();
       yield bytes;
     }
     if (end > this.dataBytes) yield this.tail.subarray(Math.max(0, start - this.dataBytes), end - this.dataBytes);

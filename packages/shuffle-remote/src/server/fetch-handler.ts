@@ -4,6 +4,7 @@ import { type IndexLocation, decodeIndexEntries, indexEntriesRange } from '../fo
 import { type Extent, FetchHeader, planExtents } from '../protocol/fetch-layout.js';
 import { WireError, wireError } from '../protocol/wire-errors.js';
 import type { BlobReader } from '../storage/blob-store.js';
+import { readAhead } from '../storage/read-ahead.js';
 import { MIN_STREAM_BUFFER_BYTES, type ServerContext } from './server-context.js';
 
 export interface FetchRoute {
@@ -82,21 +83,7 @@ export async function handleFetch(ctx: ServerContext, req: IncomingMessage, res:
         }
       }
     };
-    let next: Promise<Uint8Array> | undefined;
-    const iterator = pieces();
-    const startRead = (): Promise<Uint8Array> | undefined => {
-      const piece = iterator.next();
-      if (piece.done === true) return undefined;
-      const read = reader.read(piece.value.offset, piece.value.length);
-      read.catch(() => undefined);
-      return read;
-    };
-    next = startRead();
-    while (next !== undefined) {
-      const bytes = await next;
-      next = startRead();
-      await out.write(bytes);
-    }
+    for await (const bytes of readAhead(reader, pieces())) await out.write(bytes);
     res.end();
   } finally {
     await reader.close();

@@ -1,0 +1,22 @@
+import type { BlobReader } from './blob-store.js';
+
+/**
+ * The bytes of `pieces` read from `reader` in order, one read ahead: while the caller uses piece N,
+ * piece N+1 is being read. Each piece is a fresh buffer (the caller may keep it). A read ahead left
+ * unawaited (the caller stopped early) never surfaces as an unhandled rejection.
+ */
+export async function* readAhead(reader: BlobReader, pieces: Iterable<{ readonly offset: number; readonly length: number }>): AsyncGenerator<Uint8Array> {
+  const iterator = pieces[Symbol.iterator]();
+  const start = (): Promise<Uint8Array> | undefined => {
+    const piece = iterator.next();
+    if (piece.done === true) return undefined;
+    const read = reader.read(piece.value.offset, piece.value.length);
+    read.catch(() => undefined);
+    return read;
+  };
+  for (let pending = start(); pending !== undefined; ) {
+    const bytes = await pending;
+    pending = start();
+    yield bytes;
+  }
+}
