@@ -54,8 +54,8 @@ async function write(
   return { blob, summary };
 }
 
-async function readRange(blob: MemoryBlob, summary: Awaited<ReturnType<typeof write>>['summary'], start: number, end: number, readBufferBytes = 1500) {
-  const reader = await SubpartitionRangeReader.open({ reader: blob.reader(), location: summary.location, start, end, readBufferBytes, partitionId: 'edge#3' });
+async function readRange(blob: MemoryBlob, summary: Awaited<ReturnType<typeof write>>['summary'], start: number, end: number, readBufferBytes = 1500, sharedTargets = false) {
+  const reader = await SubpartitionRangeReader.open({ reader: blob.reader({ sharedTargets }), location: summary.location, start, end, readBufferBytes, partitionId: 'edge#3' });
   const out = new Map<number, { records: Uint8Array[]; events: unknown[] }>();
   const deframers = new Map<number, RecordDeframer>();
   for (let blocks = await reader.next(); blocks !== null; blocks = await reader.next()) {
@@ -282,19 +282,21 @@ describe('checksum worker', () => {
     assert.deepEqual(await ChecksumWorker.shared().check(wrong), { index: 2, actual: checks[2]!.expected });
   });
 
-  it('reads a large object through shared buffers, verified on the worker, and names a corrupt block', async () => {
+  it('reads a large object through shared buffers when its reader fills them cheaply, verified on the worker, and names a corrupt block', async () => {
     const records = [0, 1].map(() => Array.from({ length: 3000 }, () => randomFillSync(new Uint8Array(700))));
     const { blob, summary } = await write(records, { perRegion: 1000, compression: 'none' });
-    const reader = await SubpartitionRangeReader.open({ reader: blob.reader(), location: summary.location, start: 0, end: 1, readBufferBytes: 1 << 20, partitionId: 'edge#3' });
-    let blocks = 0;
-    for (let batch = await reader.next(); batch !== null; batch = await reader.next()) {
-      for (const block of batch) assert.ok(block.payload.buffer instanceof SharedArrayBuffer, 'raw payloads are views of shared read buffers');
-      blocks += batch.length;
+    for (const sharedTargets of [true, false]) {
+      const reader = await SubpartitionRangeReader.open({ reader: blob.reader({ sharedTargets }), location: summary.location, start: 0, end: 1, readBufferBytes: 1 << 20, partitionId: 'edge#3' });
+      let blocks = 0;
+      for (let batch = await reader.next(); batch !== null; batch = await reader.next()) {
+        for (const block of batch) assert.equal(block.payload.buffer instanceof SharedArrayBuffer, sharedTargets, 'raw payloads are views of the read buffers');
+        blocks += batch.length;
+      }
+      assert.ok(blocks > 0);
     }
-    assert.ok(blocks > 0);
     const target = Math.floor(summary.location.indexOffset * 0.6);
     blob.bytes[target]! ^= 0x04;
-    const error = await corruptionOf(readRange(blob, summary, 0, 1, 1 << 20));
+    const error = await corruptionOf(readRange(blob, summary, 0, 1, 1 << 20, true));
     const block = error.context['block'] as number;
     assert.ok(block <= target && target < block + BUFFER + 16, `block ${block} should hold the flipped byte ${target}`);
     assert.match(error.message, /is corrupt: checksum mismatch/);

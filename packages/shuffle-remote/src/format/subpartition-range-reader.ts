@@ -267,7 +267,7 @@ export class SubpartitionRangeReader {
         continue;
       }
       const take = Math.min(chunk.length, bytes - left);
-      const joined = sharedBytes(left + take);
+      const joined = this.bytes(left + take);
       joined.set(this.window.subarray(this.position), 0);
       joined.set(chunk.subarray(0, take), left);
       this.window = joined;
@@ -308,7 +308,7 @@ export class SubpartitionRangeReader {
     const length = Math.min(this.options.readBufferBytes, extent.length - this.extentDone);
     const offset = extent.offset + this.extentDone;
     this.extentDone += length;
-    const target = this.free.pop() ?? sharedBytes(this.options.readBufferBytes);
+    const target = this.free.pop() ?? this.bytes(this.options.readBufferBytes);
     return this.options.reader.read(offset, length, target).then((bytes) => ({ bytes, target }));
   }
 
@@ -324,6 +324,11 @@ export class SubpartitionRangeReader {
       else if (this.free.length < 2) this.free.push(buffer);
     }
     this.lent = keep;
+  }
+
+  /** A read buffer: in shared memory when the reader fills it cheaply there, so the checksum worker verifies it in place. */
+  private bytes(length: number): Uint8Array {
+    return this.options.reader.sharedTargets === true ? new Uint8Array(new SharedArrayBuffer(length)) : new Uint8Array(length);
   }
 
   private checkEntries(): void {
@@ -358,9 +363,4 @@ export class SubpartitionRangeReader {
       },
     );
   }
-}
-
-/** Read buffers live in shared memory, so the checksum worker reads them where they are. */
-function sharedBytes(length: number): Uint8Array {
-  return new Uint8Array(new SharedArrayBuffer(length));
 }

@@ -65,5 +65,12 @@ export interface BlobReader {
    * store may then serve each range with one streamed request (S3: one ranged GET per range).
    */
   plan?(ranges: readonly { readonly offset: number; readonly length: number }[]): void;
+  /**
+   * True when a read into shared memory (`into` backed by a SharedArrayBuffer) costs no more than into
+   * ordinary memory — the kernel copies (positional file reads) — so a reader may verify its buffers on a
+   * worker thread. Readers that copy in JavaScript (HTTP, S3) leave it unset: V8 copies into shared
+   * memory with relaxed atomics, slower than the checksums it would move.
+   */
+  readonly sharedTargets?: boolean;
   close(): Promise<void>;
 }

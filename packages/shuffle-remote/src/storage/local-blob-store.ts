@@ -70,6 +70,7 @@ export class LocalBlobStore implements BlobStore {
     }
     const store = this.description;
     return {
+      sharedTargets: true,
       async read(offset: number, length: number, into?: Uint8Array): Promise<Uint8Array> {
         const out = into === undefined ? Buffer.allocUnsafe(length) : into.subarray(0, length);
         let filled = 0;

@@ -69,8 +69,10 @@ export class MemoryBlob implements BlobWriter {
     this.bytes = new Uint8Array(0);
   }
 
-  reader(): BlobReader {
+  /** A reader; `sharedTargets` makes it claim what a file reader claims (cheap reads into shared memory). */
+  reader(options: { readonly sharedTargets?: boolean } = {}): BlobReader {
     return {
+      ...(options.sharedTargets === true ? { sharedTargets: true } : {}),
       read: async (offset, length, into) => {
         this.reads.push({ offset, length });
         if (offset + length > this.bytes.length) throw new Error(`read past the end: ${offset}+${length} > ${this.bytes.length}`);
