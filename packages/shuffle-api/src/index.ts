@@ -1,6 +1,7 @@
 export * from './clock.js';
 export * from './distribution-pattern.js';
 export * from './error-codes.js';
+export * from './gate-items.js';
 export * from './ids.js';
 export * from './input-gate.js';
 export type * from './json.js';

@@ -6,6 +6,7 @@ import {
   RecordDeframer,
   ShuffleError,
   closedError,
+  gateItems,
 } from '@weft/shuffle-api';
 import type { ChannelEntry, SubpartitionReader } from './channel-entry.js';
 
@@ -95,14 +96,8 @@ export class MemoryInputGate implements InputGate {
     }
   }
 
-  async *[Symbol.asyncIterator](): AsyncIterator<GateItem> {
-    for (let batch = await this.readBatch(); batch !== null; batch = await this.readBatch()) {
-      if (batch.kind === 'event') {
-        yield batch;
-        continue;
-      }
-      for (const record of batch.records) yield { kind: 'record', channel: batch.channel, record };
-    }
+  [Symbol.asyncIterator](): AsyncIterator<GateItem> {
+    return gateItems(this);
   }
 
   async close(): Promise<void> {

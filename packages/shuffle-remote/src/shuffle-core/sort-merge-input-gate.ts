@@ -10,6 +10,7 @@ import {
   END_OF_PARTITION,
   closedError,
   decodeEvent,
+  gateItems,
   isShuffleError,
 } from '@weft/shuffle-api';
 import { BLOCK_KIND_DATA } from '../format/block-codec.js';
@@ -116,14 +117,8 @@ export abstract class SortMergeInputGate implements InputGate {
     }
   }
 
-  async *[Symbol.asyncIterator](): AsyncIterator<GateItem> {
-    for (let batch = await this.readBatch(); batch !== null; batch = await this.readBatch()) {
-      if (batch.kind === 'event') {
-        yield batch;
-        continue;
-      }
-      for (const record of batch.records) yield { kind: 'record', channel: batch.channel, record };
-    }
+  [Symbol.asyncIterator](): AsyncIterator<GateItem> {
+    return gateItems(this);
   }
 
   async close(): Promise<void> {
