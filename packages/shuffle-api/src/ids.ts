@@ -23,7 +23,7 @@ export const MAX_ID_LENGTH = 512;
 
 /**
  * Checks that `value` is safe to use as (part of) a storage key or file name: non-empty, at most
- * MAX_ID_LENGTH long, no `/` or `\`, no `..`, no control characters. Throws SHF_ERR_INVALID_ARGUMENT
+ * MAX_ID_LENGTH long, no `/` or `\`, no `..`, no control characters (C0, DEL, C1) or line separators (U+2028, U+2029). Throws SHF_ERR_INVALID_ARGUMENT
  * naming `field` otherwise. Ids are never turned into paths or keys without passing this check.
  */
 export function validateId(field: string, value: unknown): string {
@@ -37,7 +37,7 @@ export function validateId(field: string, value: unknown): string {
   }
   if (value.includes('..')) throw invalidArgument(field, `must not contain "..": ${JSON.stringify(value)}`);
   // eslint-disable-next-line no-control-regex
-  if (/[\u0000-\u001f\u007f]/.test(value)) {
+  if (/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/.test(value)) {
     throw invalidArgument(field, `must not contain control characters: ${JSON.stringify(value)}`);
   }
   return value;

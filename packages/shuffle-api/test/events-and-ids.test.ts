@@ -36,7 +36,7 @@ describe('events', () => {
 
 describe('ids', () => {
   it('refuses path separators, "..", control characters, empty and overlong ids, naming the field', () => {
-    for (const bad of ['a/b', 'a\\b', '..', 'x..y', 'nul\u0000', 'tab\t', '', 'x'.repeat(513), 42]) {
+    for (const bad of ['a/b', 'a\\b', '..', 'x..y', 'nul\u0000', 'tab\t', 'del\u007f', 'nel\u0085', 'c1\u009f', 'ls\u2028', '', 'x'.repeat(513), 42]) {
       assert.throws(
         () => validateId('jobId', bad),
         (e: unknown) => isShuffleError(e, 'SHF_ERR_INVALID_ARGUMENT') && e.context['field'] === 'jobId',
@@ -44,6 +44,7 @@ describe('ids', () => {
       );
     }
     assert.equal(validateId('jobId', 'word-count_2026.11#3@1'), 'word-count_2026.11#3@1');
+    assert.equal(validateId('jobId', 'zählen-\u00a0-счёт'), 'zählen-\u00a0-счёт', 'printable non-ASCII stays allowed');
   });
 
   it('validates descriptors field by field', () => {
