@@ -33,6 +33,14 @@ export interface CreateInputGateRequest {
 export interface ShuffleEnvironment extends AsyncDisposable {
   readonly shuffleServiceId: string;
 
+  /**
+   * Optional: connects to what the environment needs (stores, servers) so that a bad setting fails here,
+   * when the task executor starts (SHF_ERR_INVALID_CONFIG / SHF_ERR_STORAGE_UNAVAILABLE naming it), and
+   * not at the first writer or gate. Idempotent. An engine calls it, when present, before deploying tasks;
+   * an environment without it is ready once created.
+   */
+  start?(): Promise<void>;
+
   createResultPartitionWriter(request: CreateWriterRequest): Promise<ResultPartitionWriter>;
 
   createInputGate(request: CreateInputGateRequest): Promise<InputGate>;

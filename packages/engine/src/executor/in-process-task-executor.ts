@@ -53,7 +53,11 @@ export class InProcessTaskExecutor implements TaskExecutor {
       undo.push(() => pipelinedMaster.unregisterJob(options.jobId));
       const pipelinedEnvironment = options.pipelined.createShuffleEnvironment({ taskExecutorId: options.id, logger });
       undo.push(() => pipelinedEnvironment.close());
+      await pipelinedEnvironment.start?.();
       const blockingEnvironment = options.blocking.createShuffleEnvironment({ taskExecutorId: options.id, logger });
+      undo.push(() => blockingEnvironment.close());
+      // a blocking store that is misconfigured or unreachable fails the executor's start, not its first task
+      await blockingEnvironment.start?.();
       return new InProcessTaskExecutor(options, { pipelinedMaster, pipelinedEnvironment, blockingEnvironment });
     } catch (error) {
       for (const step of undo.reverse()) {
