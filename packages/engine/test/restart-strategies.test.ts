@@ -274,6 +274,21 @@ describe('restart strategy options and names', () => {
     rejects(null, 'options');
   });
 
+  it('reports an invalid number as it was given (Infinity, NaN), not as JSON writes it', () => {
+    const message = (options: unknown): string => {
+      try {
+        createRestartBackoffTimeStrategy(options as never);
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return assert.fail('expected the options to be refused');
+    };
+    assert.match(message({ type: 'exponential-delay', maxBackoffMs: Infinity }), /options\.maxBackoffMs.*got Infinity/);
+    assert.match(message({ type: 'fixed-delay', delayMs: Number.NaN }), /options\.delayMs.*got NaN/);
+    assert.match(message({ type: 'exponential-delay', backoffMultiplier: -Infinity }), /options\.backoffMultiplier.*got -Infinity/);
+    assert.match(message({ type: 'fixed-delay', attempts: '3' }), /options\.attempts.*got "3"/);
+  });
+
   it('names itself and its settings for "recovery is suppressed by …" messages', () => {
     assert.equal(String(createRestartBackoffTimeStrategy({ type: 'fixed-delay', attempts: 3, delayMs: 1000 })), 'FixedDelayRestartBackoffTimeStrategy(attempts=3, delayMs=1000)');
     assert.equal(String(createRestartBackoffTimeStrategy({ type: 'none' })), 'NoRestartBackoffTimeStrategy');
