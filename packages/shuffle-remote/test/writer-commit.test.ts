@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isShuffleError } from '@weft/shuffle-api';
 import { createRemoteShuffleServiceFactory } from '@weft/shuffle-remote';
+import { writerBudgetForTest } from './helpers/internals.js';
 import { readPartition, rejection, shuffleFixture, tagOf, taggedRecord, writePartition } from './helpers/shuffle-fixture.js';
 
 async function objectFiles(dir: string): Promise<string[]> {
@@ -46,6 +47,64 @@ describe('remote writer: memory and layout', () => {
     assert.equal(read.flat().length, records);
     read.forEach((list, s) => list.forEach((record, k) => assert.deepEqual(tagOf(record), { tag: 7, s, i: s + 4 * k })));
   });
+
+  for (const { name, recordBytes, copies } of [
+    { name: 'emitRecord of a 32 MiB record', recordBytes: 32 * 1024 * 1024, copies: 1 },
+    { name: 'broadcastRecord of a 4 MiB record to 2 subpartitions', recordBytes: 4 * 1024 * 1024, copies: 2 },
+  ]) {
+    it(`holds at most its budget plus the record's blocks for ${name} (1 MiB budget), is back within the budget once ready() resolves, and reads it back intact`, async () => {
+      const producerMemoryBytes = 1024 * 1024;
+      await using fx = await shuffleFixture({ producerMemoryBytes });
+      const descriptor = await fx.register({ job: 'oversized', subpartitions: 2 });
+      const writer = await fx.env.createResultPartitionWriter({ descriptor });
+      const limit = writer.metrics.memoryLimitBytes;
+      assert.equal(limit, producerMemoryBytes);
+      const { blockBytes } = writerBudgetForTest(producerMemoryBytes, 2, 256 * 1024, 0);
+      // the documented bound: the budget, plus the record framed (length prefix included) in whole blocks, per copy
+      const bound = limit + copies * Math.ceil((recordBytes + 4) / blockBytes) * blockBytes;
+      let peak = 0;
+      const sample = (): void => {
+        peak = Math.max(peak, writer.metrics.bufferedBytes);
+      };
+      // small records first, so the writer is mid-region with spills in flight when the big one comes
+      for (let i = 0; i < 1000; i++) {
+        const more = writer.emitRecord(taggedRecord(1, i % 2, i, 300), i % 2);
+        sample();
+        if (!more) await writer.ready();
+      }
+      const big = taggedRecord(2, 0, 1000, recordBytes);
+      const more = copies === 1 ? writer.emitRecord(big, 0) : writer.broadcastRecord(big);
+      sample();
+      assert.equal(more, false, 'a region that outgrew its share asks the producer to wait');
+      let waiting = true;
+      const poll = (): void => {
+        sample();
+        if (waiting) setImmediate(poll);
+      };
+      poll();
+      try {
+        await writer.ready();
+      } finally {
+        waiting = false;
+      }
+      sample();
+      assert.ok(writer.metrics.bufferedBytes <= limit, `after ready() the writer holds ${writer.metrics.bufferedBytes} bytes, budget ${limit}`);
+      assert.ok(peak > limit, `the record itself (${recordBytes} bytes) is held before it is spilled: peak ${peak}`);
+      assert.ok(peak <= bound, `held ${peak} bytes, more than the budget ${limit} plus the record's blocks (bound ${bound})`);
+      for (let i = 1001; i < 1101; i++) if (!writer.emitRecord(taggedRecord(1, i % 2, i, 300), i % 2)) await writer.ready();
+      await writer.finish();
+      await writer.close();
+      const read = await readPartition(fx.env, descriptor);
+      const expected = (s: number): number[] => [...Array.from({ length: 1101 }, (_, i) => i).filter((i) => i !== 1000 && i % 2 === s)];
+      for (let s = 0; s < 2; s++) {
+        const bigAt = copies === 2 || s === 0 ? 500 : -1;
+        const list = read[s]!;
+        const small = list.filter((_, k) => k !== bigAt);
+        assert.deepEqual(small.map((r) => tagOf(r).i), expected(s), `subpartition ${s} keeps its records in order`);
+        if (bigAt >= 0) assert.ok(Buffer.from(big).equals(list[bigAt]!), `subpartition ${s} reads the ${recordBytes}-byte record back byte for byte`);
+      }
+    });
+  }
 
   it('compresses with LZ4 by default and stores raw bytes when compression is off', async () => {
     const sizes: Record<string, number> = {};

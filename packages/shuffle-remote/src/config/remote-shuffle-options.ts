@@ -37,6 +37,15 @@ export interface RemoteShuffleOptions {
    * and `store.upload: 'multipart'` it must be at least 2 × minPartBytes + 1 MiB. A writer with very many
    * subpartitions needs at least 5 × 4 × numberOfSubpartitions × 512 bytes and reports that as its limit
    * when larger.
+   *
+   * One exception, since a record is copied whole before `emitRecord` returns: a record larger than
+   * what is left of its region's share (a fifth of this; a quarter, less the S3 part tail, with
+   * `upload: 'multipart'` or a shuffle-server push). Until its region is spilled the writer then holds
+   * up to this limit plus that record framed in whole blocks — `ceil((length + 4) / blockBytes) ×
+   * blockBytes`, blocks being at most `bufferSizeBytes`, so less than `length + 4 + bufferSizeBytes` —
+   * once per subpartition for `broadcastRecord`. Such a region is spilled at once, one region share at a
+   * time (no second copy for LZ4), `emitRecord` returns false, and `ready()` resolves once the writer is
+   * back within this limit.
    * @defaultValue 67108864 (64 MiB)
    */
   readonly producerMemoryBytes?: number;

@@ -13,9 +13,10 @@ import {
   validateUserEvent,
 } from '@weft/shuffle-api';
 import type { Compression } from '../format/block-codec.js';
-import { type PartitionFileSummary, PartitionFileWriter } from '../format/partition-file-writer.js';
+import { type PartitionFileSummary, PartitionFileWriter, type Region } from '../format/partition-file-writer.js';
 import type { BlobReader, BlobWriter } from '../storage/blob-store.js';
 import { SortBuffer } from './sort-buffer.js';
+import { splitRegion } from './split-region.js';
 import { type WriterBudget, writerBudget } from './writer-budget.js';
 
 type State = 'open' | 'finishing' | 'commit-pending' | 'finished' | 'failed' | 'closed';
@@ -48,7 +49,14 @@ export interface SortMergeWriterSettings {
  * is spilled (PartitionFileWriter: LZ4 on the thread pool, CRC32C, then appended to the blob writer, or
  * to a local spill file) while the producer fills the next one. Up to `budget.spillsInFlight` regions are
  * spilled at once (writerBudget); `emitRecord` returns false when the region being filled is full and
- * no spill may start, and `ready()` resolves when the oldest spill is done. `finish()` writes the last
+ * no spill may start, and `ready()` resolves when the oldest spill is done.
+ *
+ * A record is copied whole before `emitRecord` returns, so a record larger than what is left of its
+ * region's share makes that region oversized: it is spilled at once, in pieces of one share each (one
+ * after the other, so at most one piece's LZ4 output exists: no second copy of the record), `emitRecord`
+ * returns false, and `ready()` waits until the writer is back within `memoryLimitBytes`. Until then the
+ * writer holds at most `memoryLimitBytes` plus the blocks that record was framed into (per copy: a
+ * broadcast frames it once per subpartition). `finish()` writes the last
  * region, the index and the footer, completes the object (with a spill file: uploads it merged) and
  * commits the attempt (`commitAttempt`): only then is it visible.
  *
@@ -74,6 +82,8 @@ export abstract class SortMergePartitionWriter implements ResultPartitionWriter 
   private bytes = 0;
   /** Regions being spilled, oldest first (at most budget.spillsInFlight). */
   private readonly spills: Promise<void>[] = [];
+  /** The piece being written of the oversized region being spilled, if any (it settles, never rejects). */
+  private oversizedPiece: Promise<void> | undefined;
   /** A spill or lease failure: the writer cannot finish. */
   private broken: ShuffleError | null = null;
   private cleanup: Promise<void> | null = null;
@@ -169,12 +179,15 @@ export abstract class SortMergePartitionWriter implements ResultPartitionWriter 
         throw new ShuffleError('SHF_ERR_CLOSED', `writer of partition ${this.partitionId} is ${this.state}`, { context: { partitionId: this.partitionId } });
       }
       if (this.broken !== null) throw this.broken;
-      if (this.state !== 'open' || this.sort.activeBytes < this.budget.regionBytes) return;
-      if (this.spills.length < this.budget.spillsInFlight) {
-        this.startSpill();
-        return;
+      if (this.state !== 'open') return;
+      if (this.sort.activeBytes >= this.budget.regionBytes) {
+        if (this.spills.length < this.budget.spillsInFlight) this.startSpill();
+        else await this.spills[0];
+        continue;
       }
-      await this.spills[0];
+      // an oversized region being spilled: wait, piece after piece, until the writer is within its limit
+      if (this.oversizedPiece === undefined || this.metrics.bufferedBytes <= this.budget.memoryLimitBytes) return;
+      await this.oversizedPiece;
     }
   }
 
@@ -189,10 +202,11 @@ export abstract class SortMergePartitionWriter implements ResultPartitionWriter 
     try {
       while (this.spills.length > 0) await this.spills[this.spills.length - 1];
       if (this.broken !== null) throw this.broken;
+      const oversized = this.sort.activeBytes > this.budget.regionShareBytes;
       const last = this.sort.isEmpty ? undefined : this.sort.takeRegion();
       // no more records: the pool's blocks go back to the system before the object is completed
       this.sort.drain();
-      if (last !== undefined) await this.file.writeRegion(last);
+      if (last !== undefined) await this.spillRegion(last, oversized);
       this.summary = await this.file.finish();
     } catch (error) {
       this.abort(error);
@@ -252,10 +266,12 @@ export abstract class SortMergePartitionWriter implements ResultPartitionWriter 
   }
 
   private afterWrite(): boolean {
-    if (this.sort.activeBytes < this.budget.regionBytes) return true;
+    const active = this.sort.activeBytes;
+    if (active < this.budget.regionBytes) return true;
     if (this.spills.length >= this.budget.spillsInFlight) return false;
     this.startSpill();
-    return true;
+    // an oversized region: the producer waits (ready()) until it is spilled enough
+    return active <= this.budget.regionShareBytes;
   }
 
   private startSpill(): void {
@@ -263,12 +279,38 @@ export abstract class SortMergePartitionWriter implements ResultPartitionWriter 
       const at = this.spills.indexOf(spill);
       if (at >= 0) this.spills.splice(at, 1);
     };
-    const spill: Promise<void> = this.file.writeRegion(this.sort.takeRegion()).then(done, (error: unknown) => {
+    const oversized = this.sort.activeBytes > this.budget.regionShareBytes;
+    const spill: Promise<void> = this.spillRegion(this.sort.takeRegion(), oversized).then(done, (error: unknown) => {
       done();
       this.broken ??= this.asShuffleError(error);
       this.logger.warn({ partitionId: this.partitionId, error: (error as Error).message }, `${this.settings.action} a region failed`);
     });
     this.spills.push(spill);
+  }
+
+  /**
+   * Writes a region; an oversized one in pieces of one region share, each started once the one before
+   * is written, so its blocks go back to the pool piece by piece and only one piece is being compressed.
+   */
+  private async spillRegion(region: Region, oversized: boolean): Promise<void> {
+    if (!oversized) return this.file.writeRegion(region);
+    const pieces = splitRegion(region, this.budget.regionShareBytes);
+    let next = 0;
+    try {
+      while (next < pieces.length) {
+        const piece = this.file.writeRegion(pieces[next++]!);
+        this.oversizedPiece = piece.catch(() => undefined);
+        await piece;
+      }
+    } catch (error) {
+      // the pieces not handed to the file writer still hold pooled blocks
+      for (const piece of pieces.slice(next)) {
+        for (const entries of piece.subpartitions) for (const entry of entries ?? []) if (entry.buffer !== undefined) this.sort.recycle(entry.buffer);
+      }
+      throw error;
+    } finally {
+      this.oversizedPiece = undefined;
+    }
   }
 
   private async commit(): Promise<void> {

@@ -5,6 +5,12 @@ export interface WriterBudget {
   readonly memoryLimitBytes: number;
   /** The sort buffer spills a region when it holds this much. */
   readonly regionBytes: number;
+  /**
+   * A region's share of the budget (`regionBytes` plus one block). A region that holds more — it ends
+   * with a record larger than what was left of its share — is oversized: it is spilled at once, in pieces
+   * of at most this many bytes, and the producer waits until the writer is back within its limit.
+   */
+  readonly regionShareBytes: number;
   readonly blockBytes: number;
   /** Regions being spilled at once (the producer fills one more meanwhile). */
   readonly spillsInFlight: number;
@@ -25,5 +31,5 @@ export function writerBudget(producerMemoryBytes: number, numberOfSubpartitions:
   const memoryLimitBytes = Math.max(producerMemoryBytes, floor);
   const regionBytes = Math.floor((memoryLimitBytes - retainedBytes) / shares);
   const blockBytes = Math.max(MIN_BLOCK_BYTES, Math.min(bufferSizeBytes, Math.floor(regionBytes / (4 * numberOfSubpartitions))));
-  return { memoryLimitBytes, regionBytes: regionBytes - blockBytes, blockBytes, spillsInFlight };
+  return { memoryLimitBytes, regionBytes: regionBytes - blockBytes, regionShareBytes: regionBytes, blockBytes, spillsInFlight };
 }
