@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -59,6 +59,28 @@ describe('weft run', () => {
       assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`);
       assert.match(run.stderr, pattern, args.join(' '));
     }
+  });
+
+  it('exits 2 before running when the job cannot read its --input, naming the source operator and the path', async () => {
+    await writeFile(join(dir, 'plain.txt'), 'one\ntwo\n');
+    const cases: [string[], string, string][] = [
+      [['--executor', 'inprocess'], 'missing.txt', 'no such file or directory'],
+      [['--workers', '2'], 'missing.txt', 'no such file or directory'],
+      [['--workers', '2'], join('plain.txt', 'inside.txt'), 'ENOTDIR'],
+    ];
+    for (const [flags, input, reason] of cases) {
+      const run = await weft(['run', join(fixtures, 'lines-job.ts'), ...flags, '--', '--input', input], dir);
+      assert.equal(run.code, 2, `${flags.join(' ')} ${input}: ${run.stderr}`);
+      assert.ok(run.stderr.startsWith(`weft run: operator "read-lines" cannot read ${join(dir, input)}: `), run.stderr);
+      assert.ok(run.stderr.includes(reason), run.stderr);
+      assert.doesNotMatch(run.stderr, /internal error|\n\s+at /, 'a message, not a stack');
+      assert.equal(run.stdout, '', 'nothing ran, so no summary');
+    }
+    const ok = await weft(['run', join(fixtures, 'lines-job.ts'), '--executor', 'inprocess', '--json', '--', '--input', 'plain.txt'], dir);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.deepEqual((JSON.parse(ok.stdout) as { collected: unknown }).collected, { lines: [['lines', 2]] });
+    const plan = await weft(['run', join(fixtures, 'lines-job.ts'), '--plan-only', '--json', '--', '--input', 'missing.txt'], dir);
+    assert.equal(plan.code, 0, `--plan-only shows a plan whose input does not exist yet: ${plan.stderr}`);
   });
 
   it('exits 1 when a user function throws: operator, subtask and the original error with its stack; no output left', async () => {

@@ -6,7 +6,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile, mkdir } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { defineJob, isEngineError, type JobBuildFunction, type JobResult, runJob } from '@weft/engine';
+import { defineJob, isEngineError, type JobBuildFunction, type JobResult, loadJob, runJob } from '@weft/engine';
 import { testingNoShuffleFactory } from './support/no-shuffle.js';
 
 async function run(build: JobBuildFunction, parallelism: number, cwd?: string): Promise<JobResult> {
@@ -49,10 +49,37 @@ describe('text file source', () => {
       await writeFile(join(dir, 'in', '_SUCCESS'), '');
       const result = await run((ctx) => ctx.readTextFile(join(dir, 'in')).collect('lines'), 2);
       assert.deepEqual(result.collected['lines'], ['a1', 'b1', 'b2']);
-      const missing = await run((ctx) => ctx.readTextFile(join(dir, 'nope.txt')).collect('lines'), 1);
-      assert.equal(missing.status, 'failed');
-      assert.ok(isEngineError(missing.error?.cause, 'WEFT_ERR_INPUT_UNREADABLE'));
-      assert.match(String(missing.error?.message), /nope\.txt: no such file/);
+    });
+  });
+
+  it('refuses a missing input before any task runs, naming the source operator and the path', async () => {
+    await withDir(async (dir) => {
+      await writeFile(join(dir, 'here.txt'), 'x\n');
+      let ran = false;
+      const none = testingNoShuffleFactory();
+      const job = defineJob((ctx) => {
+        ctx.fromArray([1]).map((x) => { ran = true; return x; }).collect('side');
+        ctx.readTextFile('here.txt', { name: 'read-here' }).collect('here');
+        ctx.readTextFile('nope.txt', { name: 'read-nope' }).collect('lines');
+      });
+      await assert.rejects(runJob({ job, parallelism: 1, cwd: dir, shuffle: { pipelined: none, blocking: none } }), (error: unknown) => {
+        assert.ok(isEngineError(error, 'WEFT_ERR_INPUT_UNREADABLE'), String(error));
+        assert.equal(error.context['operator'], 'read-nope');
+        assert.equal(error.context['path'], join(dir, 'nope.txt'));
+        assert.match(error.message, /operator "read-nope" cannot read .*nope\.txt: no such file or directory/);
+        return true;
+      });
+      assert.equal(ran, false, 'no task ran');
+      assert.deepEqual(none.calls, [], 'no shuffle was opened');
+    });
+  });
+
+  it('plans a job without looking at its inputs only when asked to (checkInputs: false)', async () => {
+    await withDir(async (dir) => {
+      const job = defineJob((ctx) => ctx.readTextFile('gone.txt', { name: 'read-gone' }).collect('lines'));
+      const loaded = await loadJob({ job, parallelism: 1, cwd: dir, checkInputs: false });
+      assert.equal(loaded.plan.vertices.length, 1, 'planning alone does not look at the input');
+      await assert.rejects(loadJob({ job, parallelism: 1, cwd: dir }), (error: unknown) => isEngineError(error, 'WEFT_ERR_INPUT_UNREADABLE'));
     });
   });
 });

@@ -60,7 +60,8 @@ Arguments after -- go to the job (ctx.args); the examples take --input <path> an
 S3 endpoint and credentials come from AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, AWS_REGION,
 AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
 
-Exit codes: 0 the job succeeded; 1 the job failed; 2 bad usage, missing module or invalid job.
+Exit codes: 0 the job succeeded; 1 the job failed; 2 bad usage, missing module, invalid job or job
+arguments, or an input the job cannot read.
 `;
 
 function isShuffleConfigError(error: unknown): boolean {
@@ -134,6 +135,8 @@ async function printPlan(jobPath: string, request: { args: string[]; parallelism
     args: request.args,
     parallelism: request.parallelism ?? availableParallelism(),
     cwd: request.cwd,
+    // a plan can be shown before its input exists
+    checkInputs: false,
     ...(request.exchangeMode === undefined ? {} : { exchangeMode: request.exchangeMode }),
   });
   io.stdout.write(request.json ? `${JSON.stringify(loaded.plan.topology)}\n` : `${JSON.stringify(loaded.plan.topology, null, 2)}\n`);

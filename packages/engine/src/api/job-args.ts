@@ -70,6 +70,21 @@ export class JobArgs {
     return value;
   }
 
+  /**
+   * The value of `--name` as an integer >= `min`, or `fallback`; anything else (`1.5`, `abc`, a value
+   * below `min`) is refused naming the flag — e.g. a `--top 0` where a count of at least 1 makes sense.
+   */
+  integer(name: string, fallback: number, min = Number.MIN_SAFE_INTEGER): number {
+    const text = this.string(name);
+    if (text === undefined) return fallback;
+    const value = Number(text);
+    if (text.trim() === '' || !Number.isSafeInteger(value) || value < min) {
+      const bound = min === Number.MIN_SAFE_INTEGER ? 'an integer' : `an integer >= ${min}`;
+      throw badArgument(name, `expected ${bound}, got ${JSON.stringify(text)}`);
+    }
+    return value;
+  }
+
   /** True for `--name`, `--name=true`; false when absent or `--name=false`. */
   boolean(name: string): boolean {
     const value = this.#values.get(name);

@@ -47,7 +47,8 @@ async function init(message: WorkerInitMessage): Promise<void> {
   const logger = ipcLogger({ taskExecutorId: message.executorId });
   // Load the job and both shuffle modules at once: imports dominate a worker's start.
   const [loaded, pipelined, blocking] = await Promise.all([
-    loadJob({ job: message.jobModuleUrl, args: message.args, parallelism: message.parallelism, exchangeMode: message.exchangeMode, cwd: message.cwd }),
+    // the job master checked the inputs already
+    loadJob({ job: message.jobModuleUrl, args: message.args, parallelism: message.parallelism, exchangeMode: message.exchangeMode, cwd: message.cwd, checkInputs: false }),
     rebuildFactory(message.pipelined, 'pipelined'),
     rebuildFactory(message.blocking, 'blocking'),
   ]);

@@ -7,6 +7,7 @@ import { JobContext } from '../api/job-context.js';
 import { invalidJob, LogicalGraph } from '../api/logical-graph.js';
 import { EngineError, isEngineError } from '../errors/engine-error.js';
 import { buildJobPlan } from './build-job-plan.js';
+import { checkJobInputs } from './check-job-inputs.js';
 import type { JobPlan } from './job-plan.js';
 
 export interface LoadJobRequest {
@@ -16,8 +17,14 @@ export interface LoadJobRequest {
   readonly parallelism: number;
   /** Overrides the job's own exchange mode. */
   readonly exchangeMode?: ExchangeMode;
-  /** Relative module paths resolve against this. @defaultValue process.cwd() */
+  /** Relative module and input paths resolve against this. @defaultValue process.cwd() */
   readonly cwd?: string;
+  /**
+   * Check that every text source can read its path once the job is planned (`checkJobInputs`), so a
+   * missing input is refused before anything runs. Off for a plan that only is shown or that a worker
+   * rebuilds. @defaultValue true
+   */
+  readonly checkInputs?: boolean;
 }
 
 export interface LoadedJob {
@@ -36,8 +43,9 @@ export function jobModuleUrl(job: string | URL, cwd: string): string {
 
 /**
  * Loads a job — imports its module when given a path — runs its build function with the arguments and
- * default parallelism, and plans it. Throws `WEFT_ERR_INVALID_JOB` (module without a `defineJob` default
- * export, build function that throws, invalid graph).
+ * default parallelism, plans it, and checks its inputs. Throws `WEFT_ERR_INVALID_JOB` (module without a
+ * `defineJob` default export, build function that throws, invalid graph) and `WEFT_ERR_INPUT_UNREADABLE`
+ * (a text source's path is missing or unreadable; unless `checkInputs` is false).
  */
 export async function loadJob(request: LoadJobRequest): Promise<LoadedJob> {
   const cwd = request.cwd ?? process.cwd();
@@ -84,5 +92,6 @@ export async function loadJob(request: LoadJobRequest): Promise<LoadedJob> {
     });
   }
   const plan = buildJobPlan({ graph, name, exchangeMode, defaultParallelism: parallelism });
+  if (request.checkInputs ?? true) await checkJobInputs(plan, cwd);
   return { definition, moduleUrl, plan };
 }

@@ -154,11 +154,16 @@ export class TextFileSource implements SourceOperator {
   }
 
   #unreadable(path: string, error: unknown): EngineError {
-    const code = (error as NodeJS.ErrnoException).code;
-    const reason = code === 'ENOENT' ? 'no such file or directory' : code === 'EACCES' ? 'permission denied' : (error as Error).message;
-    return new EngineError('WEFT_ERR_INPUT_UNREADABLE', `operator ${JSON.stringify(this.context.operatorName)} cannot read ${path}: ${reason}`, {
-      cause: error,
-      context: { path, operator: this.context.operatorName },
-    });
+    return inputUnreadable(this.context.operatorName, path, error);
   }
+}
+
+/** `WEFT_ERR_INPUT_UNREADABLE`: text source `operator` cannot read `path` (the message says why). */
+export function inputUnreadable(operator: string, path: string, error: unknown): EngineError {
+  const code = (error as NodeJS.ErrnoException)?.code;
+  const reason = code === 'ENOENT' ? 'no such file or directory' : code === 'EACCES' ? 'permission denied' : (error as Error)?.message ?? String(error);
+  return new EngineError('WEFT_ERR_INPUT_UNREADABLE', `operator ${JSON.stringify(operator)} cannot read ${path}: ${reason}`, {
+    cause: error,
+    context: { path, operator },
+  });
 }
