@@ -12,7 +12,7 @@ export default defineJob(
     const records =
       input !== undefined
         ? ctx.readTextFile(input, { name: 'read-records' })
-        : ctx.range(0, ctx.args.number('records', 100_000), { name: 'generate-records' }).map(terasortRecord, { name: 'record' });
+        : ctx.range(0, ctx.args.integer('records', 100_000, 0), { name: 'generate-records' }).map(terasortRecord, { name: 'record' });
     const sorted = records.sortBy((line) => line.slice(0, KEY_LENGTH), { name: 'sort' });
     if (output !== undefined) sorted.writeText(output, { name: 'write-sorted' });
     sorted

@@ -14,7 +14,7 @@ type Row = [nation: string, segment: string, cents: number];
 export default defineJob(
   (ctx) => {
     const { input, output } = ctx.args;
-    const customerCount = ctx.args.number('customers', 15_000);
+    const customerCount = ctx.args.integer('customers', 15_000, 1);
     const customers =
       input !== undefined
         ? ctx.readTextFile(join(input, 'customer.tbl'), { name: 'read-customers' }).map(parseCustomer, { name: 'parse-customers' })
@@ -22,7 +22,7 @@ export default defineJob(
     const orders =
       input !== undefined
         ? ctx.readTextFile(join(input, 'orders.tbl'), { name: 'read-orders' }).map(parseOrder, { name: 'parse-orders' })
-        : ctx.range(0, ctx.args.number('orders', 150_000), { name: 'generate-orders' }).map((i) => order(i, customerCount), { name: 'order-row' });
+        : ctx.range(0, ctx.args.integer('orders', 150_000, 0), { name: 'generate-orders' }).map((i) => order(i, customerCount), { name: 'order-row' });
 
     const rows = orders
       .keyBy((o) => o.custkey)

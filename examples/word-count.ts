@@ -17,7 +17,7 @@ export default defineJob(
     const lines =
       input !== undefined
         ? ctx.readTextFile(input, { name: 'read-lines' })
-        : ctx.range(0, ctx.args.number('lines', 200_000), { name: 'generate-lines' }).map(corpusLine, { name: 'corpus-line' });
+        : ctx.range(0, ctx.args.integer('lines', 200_000, 0), { name: 'generate-lines' }).map(corpusLine, { name: 'corpus-line' });
     const counts = lines
       .flatMap((line) => line.split(WHITESPACE), { name: 'split-words' })
       .filter((word) => word !== '', { name: 'drop-empty' })
@@ -26,7 +26,7 @@ export default defineJob(
     if (output !== undefined) counts.writeText(output, { name: 'write-counts', format: ([word, n]) => `${word}\t${n}` });
     counts
       .keyBy(() => 0)
-      .aggregate(topK(ctx.args.number('top', 10)), { name: 'top-words', parallelism: 1 })
+      .aggregate(topK(ctx.args.integer('top', 10, 1)), { name: 'top-words', parallelism: 1 })
       .flatMap(([, best]) => best.map(([word, n]) => `${word}\t${n}`), { name: 'format-top', parallelism: 1 })
       .collect('top words');
   },
