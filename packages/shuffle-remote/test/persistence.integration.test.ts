@@ -2,7 +2,14 @@ import { strict as assert } from 'node:assert';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { type ShuffleDescriptor, deserializeError, isShuffleError, type SerializedShuffleError, taskExecutorId } from '@weft/shuffle-api';
-import { type RemoteShuffleOptions, createMetadataStore, createRemoteShuffleServiceFactory, resolveRemoteShuffleOptions } from '@weft/shuffle-remote';
+import {
+  type RemoteShuffleOptions,
+  createBlobStore,
+  createMetadataStore,
+  createRemoteShuffleServiceFactory,
+  objectKey,
+  resolveRemoteShuffleOptions,
+} from '@weft/shuffle-remote';
 import { type Backend, localSqliteBackend, s3RedisBackend } from './helpers/backends.js';
 import { startFixture } from './helpers/child-process.js';
 import { readPartition, rejection, shuffleFixture, tagOf, taggedRecord, writePartition } from './helpers/shuffle-fixture.js';
@@ -81,15 +88,59 @@ for (const makeBackend of [localSqliteBackend, s3RedisBackend]) {
       await producer.kill('SIGKILL');
       assert.deepEqual(await fx.master.listPartitions(descriptor.jobId), [], 'nothing of a dead producer is listed');
       if (backend.redis === undefined) assert.equal((await backend.objectFiles(label)).length, 1, 'the dead producer left a partial object');
-      // once its lease has run out the consumer learns the producer is gone, and a sweep collects the object
-      let swept = 0;
-      for (let tries = 0; swept === 0 && tries < 100; tries++) {
+      // once its lease has run out the consumer learns the producer is gone, and a sweep collects the attempt
+      let swept = { collectedAttempts: 0, deletedObjects: 0, failedDeletions: 0 };
+      for (let tries = 0; swept.collectedAttempts === 0 && tries < 100; tries++) {
         await new Promise((resolve) => setTimeout(resolve, 100));
-        swept = (await fx.master.sweep()).deletedObjects;
+        swept = await fx.master.sweep();
       }
-      assert.equal(swept, 1, 'the sweep deletes the abandoned object');
+      // a local object is appended to as the producer runs; with S3 (upload 'spill') nothing went up before finish()
+      const expected = { collectedAttempts: 1, deletedObjects: backend.redis === undefined ? 1 : 0, failedDeletions: 0 };
+      assert.deepEqual(swept, expected, 'the sweep collects the abandoned attempt and deletes what it left');
       assert.deepEqual(await backend.objectFiles(label), []);
       expectCode(await rejection(readPartition(fx.env, descriptor)), 'SHF_ERR_PRODUCER_FAILED', 'edge#0');
+    });
+
+    it('deletes the object of a producer that uploaded it and died before committing, once its lease runs out, and counts only objects that existed', async () => {
+      const label = freshLabel('uploaded');
+      const options = backend.options(label, { attemptLeaseMs: 500 });
+      await using fx = await shuffleFixture(options);
+      const descriptor = await fx.register({ job: label, subpartitions: 2 });
+      const resolved = resolveRemoteShuffleOptions(options);
+      const blob = createBlobStore(resolved.store);
+      const meta = createMetadataStore(resolved);
+      try {
+        await Promise.all([blob.start(), meta.start()]);
+        // two producers of the partition that died before their commit: one after uploading its whole object, one before its first byte
+        const attempt = (writeId: string) => {
+          const ids = { writeId, jobId: descriptor.jobId, partitionId: descriptor.partition.partitionId, producerId: descriptor.producer.producerId };
+          return { ...ids, objectKey: objectKey(ids) };
+        };
+        const uploaded = attempt('died-after-upload');
+        const empty = attempt('died-before-upload');
+        assert.equal(await meta.beginAttempt(uploaded), 'ok');
+        assert.equal(await meta.beginAttempt(empty), 'ok');
+        const writer = await blob.createWriter(uploaded.objectKey);
+        await writer.append([taggedRecord(1, 0, 0, 64 * 1024)]);
+        await writer.complete();
+
+        assert.deepEqual(await blob.listKeys(), [uploaded.objectKey], 'the uploaded object is in the store');
+        assert.deepEqual(await fx.master.listPartitions(descriptor.jobId), [], 'an attempt that never committed is not listed');
+        const total = { collectedAttempts: 0, deletedObjects: 0, failedDeletions: 0 };
+        for (let tries = 0; total.collectedAttempts < 2 && tries < 100; tries++) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          const swept = await fx.master.sweep();
+          total.collectedAttempts += swept.collectedAttempts;
+          total.deletedObjects += swept.deletedObjects;
+          total.failedDeletions += swept.failedDeletions;
+        }
+        assert.deepEqual(total, { collectedAttempts: 2, deletedObjects: 1, failedDeletions: 0 }, 'both attempts collected, one object deleted');
+        assert.deepEqual(await blob.listKeys(), [], 'the store is empty');
+        assert.deepEqual(await backend.objectFiles(label), []);
+        expectCode(await rejection(readPartition(fx.env, descriptor)), 'SHF_ERR_PRODUCER_FAILED', 'edge#0');
+      } finally {
+        await Promise.allSettled([blob.close(), meta.close()]);
+      }
     });
 
     it('reports one corrupted byte as DATA_CORRUPTED naming the partition and the block', async () => {

@@ -21,9 +21,18 @@ import { StorePair } from './store-pair.js';
 
 /** What one sweep did. */
 export interface SweepResult {
-  /** Objects deleted (uncommitted, conflicting, failed, abandoned or released attempts). */
+  /**
+   * Garbage attempts (uncommitted, conflicting, failed, abandoned or released) collected: their object,
+   * if they had one, is deleted, and the metadata store no longer lists it.
+   */
+  readonly collectedAttempts: number;
+  /**
+   * Objects that existed and were deleted, among those attempts. Fewer when an attempt never created its
+   * object (a producer that died before its first byte) or its object went up only at `finish()` (S3
+   * `upload: 'spill'`) or was already gone.
+   */
   readonly deletedObjects: number;
-  /** Objects whose deletion failed; a later sweep tries again. */
+  /** Attempts whose deletion failed; a later sweep tries again. */
   readonly failedDeletions: number;
 }
 
@@ -143,6 +152,7 @@ export class RemoteShuffleMaster implements ShuffleMaster {
   }
 
   private async sweepOnce(): Promise<SweepResult> {
+    let collectedAttempts = 0;
     let deletedObjects = 0;
     let failedDeletions = 0;
     const seen = new Set<string>();
@@ -151,12 +161,13 @@ export class RemoteShuffleMaster implements ShuffleMaster {
       if (batch.length === 0) break;
       for (const attempt of batch) seen.add(attempt.writeId);
       const result = await this.deleteObjects(batch);
+      collectedAttempts += result.collectedAttempts;
       deletedObjects += result.deletedObjects;
       failedDeletions += result.failedDeletions;
       if (this.closed) break;
     }
-    if (deletedObjects + failedDeletions > 0) this.logger.info({ deletedObjects, failedDeletions }, 'swept garbage');
-    return { deletedObjects, failedDeletions };
+    if (collectedAttempts + failedDeletions > 0) this.logger.info({ collectedAttempts, deletedObjects, failedDeletions }, 'swept garbage');
+    return { collectedAttempts, deletedObjects, failedDeletions };
   }
 
   /** Deletes at once the released attempts whose writers let go; the others wait for a sweep. */
@@ -166,19 +177,21 @@ export class RemoteShuffleMaster implements ShuffleMaster {
   }
 
   private async deleteObjects(attempts: readonly AttemptRecord[]): Promise<SweepResult> {
+    let collectedAttempts = 0;
     let deletedObjects = 0;
     let failedDeletions = 0;
     for (const attempt of attempts) {
       try {
-        await this.stores.blob.delete(attempt.objectKey, attempt.uploadId === undefined ? {} : { uploadId: attempt.uploadId });
+        const existed = await this.stores.blob.deleteExisting(attempt.objectKey, attempt.uploadId === undefined ? {} : { uploadId: attempt.uploadId });
         await this.stores.meta.forgetAttempt(attempt.writeId);
-        deletedObjects++;
+        collectedAttempts++;
+        if (existed) deletedObjects++;
       } catch (error) {
         failedDeletions++;
         this.logger.warn({ objectKey: attempt.objectKey, error: (error as Error).message }, 'could not delete a garbage object');
       }
     }
-    return { deletedObjects, failedDeletions };
+    return { collectedAttempts, deletedObjects, failedDeletions };
   }
 
   private checkStarted(): void {

@@ -22,6 +22,11 @@ export interface BlobStore {
   openReader(key: string): Promise<BlobReader>;
   /** Deletes the object and, when given, aborts its unfinished multipart upload. Deleting nothing is fine. */
   delete(key: string, options?: { readonly uploadId?: string }): Promise<void>;
+  /**
+   * `delete`, telling what it found: resolves true when there was an object to delete, false when there
+   * was none (an upload that never completed is no object). A sweep counts only what it really deleted.
+   */
+  deleteExisting(key: string, options?: { readonly uploadId?: string }): Promise<boolean>;
   /** Keys of the objects under `prefix` (a key prefix such as `job/`), for maintenance and tests. */
   listKeys(prefix?: string): Promise<string[]>;
   /** Releases connections and handles. Idempotent. */

@@ -91,13 +91,19 @@ export class LocalBlobStore implements BlobStore {
   }
 
   async delete(key: string): Promise<void> {
+    await this.deleteExisting(key);
+  }
+
+  async deleteExisting(key: string): Promise<boolean> {
     const path = this.pathOf(key);
     try {
-      await rm(path, { force: true });
+      await rm(path);
     } catch (cause) {
+      if (isErrno(cause, 'ENOENT')) return false;
       throw storageUnavailable(this.description, `delete ${key}`, cause);
     }
     await this.pruneEmptyParents(path);
+    return true;
   }
 
   async listKeys(prefix = ''): Promise<string[]> {

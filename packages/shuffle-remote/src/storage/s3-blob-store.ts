@@ -8,6 +8,7 @@ import {
   DeleteObjectCommand,
   GetObjectCommand,
   HeadBucketCommand,
+  HeadObjectCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
@@ -120,6 +121,20 @@ export class S3BlobStore implements BlobStore {
     } catch (cause) {
       if (!isNotFound(cause)) throw storageUnavailable(this.description, `delete ${key}`, cause);
     }
+  }
+
+  /** DeleteObject answers alike whether or not the object was there, so a HeadObject asks first. */
+  async deleteExisting(key: string, options: { readonly uploadId?: string } = {}): Promise<boolean> {
+    const fullKey = this.fullKey(checkKey(key));
+    try {
+      await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: fullKey }));
+    } catch (cause) {
+      if (!isNotFound(cause)) throw storageUnavailable(this.description, `delete ${key}`, cause);
+      if (options.uploadId !== undefined) await this.abortUpload(fullKey, options.uploadId);
+      return false;
+    }
+    await this.delete(key, options);
+    return true;
   }
 
   async listKeys(prefix = ''): Promise<string[]> {
