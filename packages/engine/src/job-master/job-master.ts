@@ -111,7 +111,7 @@ export class JobMaster implements TaskExecutorListener {
         failJob: (error) => this.#failJob(error),
         cancelRegion: (region, reason) => this.#cancelRegion(region, reason),
         rescheduled: (restarted) => {
-          this.#states.waitAgain(restarted, this.#partitions);
+          this.#states.waitAgain(restarted, (p) => this.#partitions.isDone(p) && !this.#restarts.isRestarting(this.#producerRegionOf(p)));
           this.#schedule();
         },
       },
@@ -242,6 +242,12 @@ export class JobMaster implements TaskExecutorListener {
 
   #noExecutorLeft(cause: EngineError): EngineError {
     return new EngineError('WEFT_ERR_JOB_FAILED', `job ${JSON.stringify(this.#options.plan.name)} failed: no task executor is left: ${cause.message}`, { cause });
+  }
+
+  /** The region of the execution vertex producing result partition `p`. */
+  #producerRegionOf(p: number): number {
+    const edge = this.#options.topology.edgeOfPartition(p);
+    return this.#options.regions.regionOf[edge.source.firstExecutionVertex + p - edge.firstPartition] as number;
   }
 
   #elapsedMs(): number {

@@ -37,28 +37,49 @@ export interface RegionRestartsOptions {
   readonly logger: Logger;
   /** Milliseconds since the job started. */
   readonly elapsedMs: () => number;
+  /** The clock backoffs are timed by, in milliseconds (tests inject one with fake timers). @defaultValue performance.now */
+  readonly now?: () => number;
   readonly host: RegionRestartsHost;
+}
+
+/** The regions one failover restarts, and when: each failover has its own due time. */
+interface PendingRestart {
+  /** Its regions (a later failover that restarts one of them takes it over). */
+  readonly regions: Set<number>;
+  /** When the restart strategy's backoff, counted from the failure, ends (`now()` time). */
+  readonly dueAtMs: number;
+  timer: ReturnType<typeof setTimeout> | undefined;
+  /** The backoff passed: the regions are reset as soon as every one of their tasks stopped. */
+  due: boolean;
+  /** The reset began (it awaits the release of the old partitions). */
+  resetting: boolean;
 }
 
 /**
  * The failure path of a job master (Flink's DefaultScheduler restarting tasks): each task failure is
- * decided (decideFailover) — the job fails, or the regions of the tasks to restart are cancelled. Once
- * every task of every restarting region stopped, the restart strategy's backoff runs; then the regions'
- * tasks get new attempts, the partitions their old attempts produced are released (so a late commit of an
- * old attempt loses), and the job master reschedules them. A failure inside a region already restarting
- * is part of that restart. Each failover is recorded.
+ * decided (decideFailover) — the job fails, or the regions of the tasks to restart are cancelled. Each
+ * failover waits for its own restart strategy backoff, counted from the failure (as Flink schedules
+ * `restartTasks` `getBackoffTimeMs()` after the failure: the time its tasks take to stop counts toward
+ * it), and for every task of its regions to stop — whichever ends later; then its regions' tasks get new
+ * attempts, the partitions their old attempts produced are released (so a late commit of an old attempt
+ * loses), and the job master reschedules them. A later failure elsewhere gets its own backoff from its
+ * own time; a region it restarts that an earlier failover was restarting moves to the later one (Flink's
+ * vertex versions: the later restart owns it). A failure inside a region already restarting is part of
+ * that restart. Each failover is recorded.
  */
 export class RegionRestarts {
   /** Each failover, in order. */
   readonly failovers: FailoverRecord[] = [];
   readonly #options: RegionRestartsOptions;
-  /** Regions cancelled for a restart, reset and rescheduled once all of their tasks stopped. */
-  readonly #restarting = new Set<number>();
-  #backoffTimer: ReturnType<typeof setTimeout> | undefined;
+  readonly #now: () => number;
+  /** The pending restart each region cancelled for a restart belongs to, until it is rescheduled. */
+  readonly #restartOf = new Map<number, PendingRestart>();
+  readonly #pending = new Set<PendingRestart>();
   #failures = 0;
 
   constructor(options: RegionRestartsOptions) {
     this.#options = options;
+    this.#now = options.now ?? (() => performance.now());
   }
 
   /** Task attempts that failed so far. */
@@ -67,57 +88,72 @@ export class RegionRestarts {
   }
 
   isRestarting(region: number): boolean {
-    return this.#restarting.has(region);
+    return this.#restartOf.has(region);
   }
 
   /** The one place failures go: restart (failover strategy + restart strategy) or fail the job. */
   onFailure(v: number, error: Error): void {
     const { topology, regions, host, logger } = this.#options;
     this.#failures++;
+    const failedAtMs = this.#now();
     const failedVertex = topology.executionVertexId(v);
     logger.info({ executionVertexId: failedVertex, attempt: this.#options.attempts.numberOf(v), error: error.message }, 'task failed');
-    if (!host.isRunning() || this.#restarting.has(regions.regionOf[v] as number)) return;
+    if (!host.isRunning() || this.#restartOf.has(regions.regionOf[v] as number)) return;
     const decision = decideFailover({ ...this.#options, failed: v, error });
     if (!decision.restart) {
       host.failJob(decision.error);
       return;
     }
     this.failovers.push(decision.record);
-    const restartRegions = new Set<number>();
-    for (const u of decision.vertices) restartRegions.add(regions.regionOf[u] as number);
-    logger.info({ executionVertexId: failedVertex, regions: [...restartRegions], tasks: decision.vertices.length, backoffMs: decision.record.backoffMs }, 'restarting regions');
-    for (const r of restartRegions) {
-      this.#restarting.add(r);
+    const { backoffMs } = decision.record;
+    const restart: PendingRestart = { regions: new Set(), dueAtMs: failedAtMs + backoffMs, timer: undefined, due: false, resetting: false };
+    for (const u of decision.vertices) restart.regions.add(regions.regionOf[u] as number);
+    logger.info({ executionVertexId: failedVertex, regions: [...restart.regions], tasks: decision.vertices.length, backoffMs }, 'restarting regions');
+    for (const r of restart.regions) {
+      const earlier = this.#restartOf.get(r);
+      if (earlier !== undefined) {
+        earlier.regions.delete(r);
+        if (earlier.regions.size === 0) this.#drop(earlier);
+      }
+      this.#restartOf.set(r, restart);
       host.cancelRegion(r, `region restarts after ${failedVertex} failed`);
     }
-    this.maybeRestart();
+    this.#pending.add(restart);
+    restart.timer = setTimeout(() => {
+      restart.timer = undefined;
+      restart.due = true;
+      this.#maybeReset(restart);
+    }, Math.max(0, restart.dueAtMs - this.#now()));
   }
 
-  /** Starts the backoff once the tasks of every restarting region stopped (called as tasks stop). */
+  /** Resets the restarts whose backoff passed once their regions' tasks stopped (called as tasks stop). */
   maybeRestart(): void {
-    if (!this.#options.host.isRunning() || this.#restarting.size === 0 || this.#backoffTimer !== undefined) return;
-    for (const r of this.#restarting) if ((this.#options.states.active[r] as number) > 0) return;
-    const delay = this.#options.restart.getBackoffTimeMs();
-    this.#backoffTimer = setTimeout(() => {
-      this.#backoffTimer = undefined;
-      void this.#resetRestartingRegions();
-    }, delay);
+    for (const restart of this.#pending) if (restart.due) this.#maybeReset(restart);
   }
 
-  /** Cancels a pending backoff (the job ends). */
+  /** Cancels the pending backoffs (the job ends). */
   stop(): void {
-    if (this.#backoffTimer !== undefined) clearTimeout(this.#backoffTimer);
-    this.#backoffTimer = undefined;
+    for (const restart of this.#pending) if (restart.timer !== undefined) clearTimeout(restart.timer);
+    this.#pending.clear();
   }
 
-  async #resetRestartingRegions(): Promise<void> {
-    const { topology, regions, blockingMaster, states, attempts, partitions, builder, host, logger } = this.#options;
-    if (!host.isRunning()) return;
-    const restarting = [...this.#restarting];
-    // A region added to the restart after the backoff began may still have tasks stopping.
-    if (restarting.some((r) => (states.active[r] as number) > 0)) return;
+  #drop(restart: PendingRestart): void {
+    if (restart.timer !== undefined) clearTimeout(restart.timer);
+    restart.timer = undefined;
+    this.#pending.delete(restart);
+  }
+
+  #maybeReset(restart: PendingRestart): void {
+    if (!this.#options.host.isRunning() || restart.resetting || !this.#pending.has(restart)) return;
+    for (const r of restart.regions) if ((this.#options.states.active[r] as number) > 0) return;
+    restart.resetting = true;
+    void this.#reset(restart);
+  }
+
+  async #reset(restart: PendingRestart): Promise<void> {
+    const { topology, regions, blockingMaster, attempts, partitions, builder, host, logger } = this.#options;
     const releases: Promise<void>[] = [];
-    for (const r of restarting) {
+    for (const r of restart.regions) {
       for (const v of regions.membersOf(r)) {
         attempts.reset(v);
         for (const partition of blockingOutputsOf(topology, v)) {
@@ -128,8 +164,12 @@ export class RegionRestarts {
       }
     }
     await Promise.all(releases);
-    if (!host.isRunning()) return;
-    this.#restarting.clear();
-    host.rescheduled(restarting);
+    if (!host.isRunning() || !this.#pending.has(restart)) return;
+    this.#pending.delete(restart);
+    // A later failover may have taken some regions over meanwhile: it resets and reschedules those.
+    const rescheduled = [...restart.regions];
+    for (const r of rescheduled) this.#restartOf.delete(r);
+    logger.debug({ regions: rescheduled, dueAtMs: restart.dueAtMs, atMs: this.#now() }, 'restarted regions rescheduled');
+    host.rescheduled(rescheduled);
   }
 }

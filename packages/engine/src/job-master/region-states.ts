@@ -1,7 +1,6 @@
 import type { Logger } from '@weft/shuffle-api';
 import type { TaskExecutor } from '../executor/task-executor.js';
 import type { ExecutorSlots } from './executor-slots.js';
-import type { PartitionStates } from './partition-states.js';
 import type { RegionDependencies } from './region-dependencies.js';
 
 /** The states of a pipelined region while its job runs. */
@@ -87,15 +86,16 @@ export class RegionStates {
 
   /**
    * Restarted regions wait again, and so may ready regions not deployed yet: partitions they wait for
-   * are produced anew. Their pending counts are taken afresh from `partitions`.
+   * are produced anew. Their pending counts are taken afresh from `isDone` (the job master's: a finished
+   * partition whose producer is itself waiting to restart is not done — it is about to be produced anew).
    */
-  waitAgain(restarted: readonly number[], partitions: PartitionStates): void {
+  waitAgain(restarted: readonly number[], isDone: (partition: number) => boolean): void {
     for (const r of restarted) this.set(r, RegionState.WAITING);
     for (let r = 0; r < this.count; r++) {
       const state = this.#state[r];
       if (state !== RegionState.WAITING && state !== RegionState.READY) continue;
       let pending = 0;
-      for (const p of this.#dependencies.inputsOf[r] as Int32Array) if (!partitions.isDone(p)) pending++;
+      for (const p of this.#dependencies.inputsOf[r] as Int32Array) if (!isDone(p)) pending++;
       this.pending[r] = pending;
       if (state === RegionState.READY && pending > 0) {
         this.unready(r);
