@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ShuffleError, type ShuffleDescriptor, invalidArgument, partitionNotFound } from '@weft/shuffle-api';
-import { FOOTER_BYTES, decodeFooter } from '../format/partition-index.js';
+import { ShuffleError, type ShuffleDescriptor, invalidArgument, isShuffleError, partitionNotFound } from '@weft/shuffle-api';
+import { FOOTER_BYTES, type IndexLocation, decodeFooter } from '../format/partition-index.js';
 import { type CommitRequestBody, type CommittedPartition, validateCommitRequestBody } from '../protocol/committed-partition.js';
 import { WireError, wireError } from '../protocol/wire-errors.js';
 import { readJsonBody, sendJson } from './http-io.js';
@@ -23,8 +23,9 @@ function withoutToken(descriptor: ShuffleDescriptor): ShuffleDescriptor {
 /**
  * `POST …/attempts/<a>/commit`, body `{descriptor, subpartitionBytes}`: makes the attempt's complete push
  * the partition's data. First committer wins — on this server (an exclusive commit record) and, with
- * Redis, across the cluster (the commit index). A later attempt is answered 409 and its data deleted.
- * With a tier, the S3 copy is complete before the commit is. Idempotent for the winning attempt.
+ * Redis, across the cluster (the commit index). A later attempt is answered 409 and its data deleted
+ * (its S3 copy too). With a tier, the S3 copy is complete before the commit is. Idempotent for the
+ * winning attempt.
  */
 export async function handleCommit(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, route: AttemptRoute): Promise<void> {
   const body = checkCommitRequest(await readJsonBody(req, ctx.options.maxJsonBodyBytes), route);
@@ -45,7 +46,12 @@ export function checkCommitRequest(value: unknown, route: AttemptRoute): CommitR
   return body;
 }
 
-/** Commits the attempt's latest complete push; the caller holds the partition's lock. */
+/**
+ * Commits the attempt's latest complete push; the caller holds the partition's lock. With a tier, the
+ * S3 copy is completed first (it becomes an S3 object only now); a commit that then fails or loses drops
+ * it again, so only committed partitions have S3 objects. Offloading (`tier.keepLocal: false`), the disk
+ * copy is deleted once the commit is recorded.
+ */
 export async function commitLocked(ctx: ServerContext, route: AttemptRoute, descriptor: ShuffleDescriptor, sizes: readonly number[]): Promise<CommittedPartition> {
   const { store, tier, commitIndex } = ctx;
   const existing = await store.committed(route.jobId, route.partitionId);
@@ -59,16 +65,13 @@ export async function commitLocked(ctx: ServerContext, route: AttemptRoute, desc
   }
   const upload = store.completeUploadOf(route.jobId, route.partitionId, route.attempt);
   if (upload === undefined) throw partitionNotFound(route.partitionId, `attempt ${route.attempt} has no complete push on this server to commit`);
-  const reader = upload.location !== undefined && tier?.mode !== 'on-commit' ? undefined : await store.openObject(upload.key);
-  let record: CommittedPartition;
-  try {
-    const location = upload.location ?? decodeFooter(await reader!.read(upload.bytes - FOOTER_BYTES, FOOTER_BYTES));
-    if (location === undefined) throw wireError(WireError.MALFORMED_BODY, `the pushed object of ${route.partitionId} has no valid footer`);
-    if (location.numberOfSubpartitions !== descriptor.partition.numberOfSubpartitions) {
-      throw invalidArgument('descriptor.partition.numberOfSubpartitions', `the pushed object has ${location.numberOfSubpartitions} subpartitions`);
-    }
-    if (tier?.mode === 'on-commit') await tier.copy(reader!, upload.bytes, upload.key);
-    record = {
+  const location = upload.location ?? (await readFooter(ctx, upload.key, upload.bytes));
+  if (location === undefined) throw wireError(WireError.MALFORMED_BODY, `the pushed object of ${route.partitionId} has no valid footer`);
+  if (location.numberOfSubpartitions !== descriptor.partition.numberOfSubpartitions) {
+    throw invalidArgument('descriptor.partition.numberOfSubpartitions', `the pushed object has ${location.numberOfSubpartitions} subpartitions`);
+  }
+  await upload.tier?.complete();
+  const record: CommittedPartition = {
       jobId: route.jobId,
       partitionId: route.partitionId,
       attempt: route.attempt,
@@ -83,17 +86,13 @@ export async function commitLocked(ctx: ServerContext, route: AttemptRoute, desc
       subpartitionBytes: sizes,
       totalBytes: sizes.reduce((a, b) => a + b, 0),
       committedAtMs: ctx.clock.now(),
-      objectKey: upload.key,
-      tiered: tier !== undefined,
-    };
-  } finally {
-    await reader?.close();
-  }
+    objectKey: upload.key,
+    tiered: upload.tier !== undefined,
+  };
   if (commitIndex !== undefined) {
     const outcome = await commitIndex.publish(record);
     if (outcome.status === 'conflict') {
-      await store.dropUpload(upload);
-      if (record.tiered) await tier?.delete(record.objectKey).catch(() => undefined);
+      await store.dropUpload(upload); // its S3 copy too
       throw conflict(route, `attempt ${outcome.winner.attempt} on server ${outcome.winner.serverId}`);
     }
   }
@@ -101,10 +100,27 @@ export async function commitLocked(ctx: ServerContext, route: AttemptRoute, desc
     await store.writeCommit(record, upload);
   } catch (error) {
     await commitIndex?.remove(route.jobId, route.partitionId).catch(() => undefined);
+    // a lost race drops the attempt (S3 copy included); a failed disk keeps it for a retry of the commit (or the sweep)
+    if (isShuffleError(error, 'SHF_ERR_COMMIT_CONFLICT')) await store.dropUpload(upload);
     throw error;
+  }
+  if (tier !== undefined && !tier.keepLocal) {
+    // offload: fetches read the S3 copy from now on; a disk copy left behind is only disk, still served
+    await store.deleteObject(upload.key, upload.bytes).catch((error: unknown) => {
+      ctx.logger.warn({ key: upload.key, error: (error as Error).message }, 'could not delete the disk copy of an offloaded partition');
+    });
   }
   ctx.logger.debug({ jobId: route.jobId, partitionId: route.partitionId, attempt: route.attempt, bytes: record.objectBytes }, 'complete -> committed');
   return record;
+}
+
+async function readFooter(ctx: ServerContext, key: string, objectBytes: number): Promise<IndexLocation | undefined> {
+  const reader = await ctx.store.openObject(key);
+  try {
+    return decodeFooter(await reader.read(objectBytes - FOOTER_BYTES, FOOTER_BYTES));
+  } finally {
+    await reader.close();
+  }
 }
 
 function conflict(route: AttemptRoute, winner: string): ShuffleError {
@@ -134,11 +150,15 @@ export async function handleAbort(ctx: ServerContext, res: ServerResponse, route
   res.writeHead(204).end();
 }
 
-/** Releases one partition here: record, object, uploads, tier copy, commit index entry. */
+/**
+ * Releases one partition here: tier copy, record, object, uploads (their S3 uploads too), commit index
+ * entry. The S3 copy goes first: if S3 fails the release fails (retryable) and nothing is forgotten yet.
+ */
 async function releaseOne(ctx: ServerContext, jobId: string, partitionId: string): Promise<void> {
   await ctx.store.withLock(jobId, partitionId, async () => {
+    const committed = await ctx.store.committed(jobId, partitionId);
+    if (committed?.tiered === true) await ctx.tier?.delete(committed.objectKey);
     const record = await ctx.store.release(jobId, partitionId);
-    if (record?.tiered === true) await ctx.tier?.delete(record.objectKey);
     if (record !== undefined) await ctx.commitIndex?.remove(jobId, partitionId);
   });
 }

@@ -3,6 +3,7 @@ import { ShuffleError, invalidArgument, isShuffleError, partitionNotFound } from
 import { type IndexLocation, decodeIndexEntries, indexEntriesRange } from '../format/partition-index.js';
 import { type Extent, FetchHeader, planExtents } from '../protocol/fetch-layout.js';
 import { WireError, wireError } from '../protocol/wire-errors.js';
+import type { CommittedPartition } from '../protocol/committed-partition.js';
 import type { BlobReader } from '../storage/blob-store.js';
 import { readAhead } from '../storage/read-ahead.js';
 import { MIN_STREAM_BUFFER_BYTES, type ServerContext } from './server-context.js';
@@ -41,13 +42,7 @@ export async function handleFetch(ctx: ServerContext, req: IncomingMessage, res:
     indexOffset: record.indexOffset,
     indexLength: record.indexLength,
   };
-  let reader: BlobReader;
-  try {
-    reader = await ctx.store.openObject(record.objectKey);
-  } catch (error) {
-    if (isShuffleError(error, 'SHF_ERR_PARTITION_NOT_FOUND')) throw partitionNotFound(route.partitionId, 'its data object is gone from the server disk', error);
-    throw error;
-  }
+  const reader = await openCommitted(ctx, record, route.partitionId);
   try {
     let entries: Uint8Array = new Uint8Array(0);
     let extents: Extent[] = [];
@@ -58,6 +53,7 @@ export async function handleFetch(ctx: ServerContext, req: IncomingMessage, res:
       }
       entries = await reader.read(range.offset, range.length);
       extents = planExtents(decodeIndexEntries(entries, location, route.start, route.end), location, route.partitionId);
+      reader.plan?.(extents); // the S3 copy: one ranged GET per extent
     }
     let total = entries.length;
     for (const extent of extents) total += extent.length;
@@ -87,6 +83,21 @@ export async function handleFetch(ctx: ServerContext, req: IncomingMessage, res:
     res.end();
   } finally {
     await reader.close();
+  }
+}
+
+/**
+ * The committed object: the disk copy, or, when the disk holds none (offloaded, `tier.keepLocal: false`)
+ * and the partition is tiered, its S3 copy. PARTITION_NOT_FOUND when neither exists (an S3 copy that is
+ * gone fails at the first read, before the response starts, the same way).
+ */
+async function openCommitted(ctx: ServerContext, record: CommittedPartition, partitionId: string): Promise<BlobReader> {
+  try {
+    return await ctx.store.openObject(record.objectKey);
+  } catch (error) {
+    if (!isShuffleError(error, 'SHF_ERR_PARTITION_NOT_FOUND')) throw error;
+    if (record.tiered && ctx.tier !== undefined) return ctx.tier.openReader(record.objectKey);
+    throw partitionNotFound(partitionId, 'its data object is gone from the server disk', error);
   }
 }
 

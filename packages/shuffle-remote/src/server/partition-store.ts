@@ -9,6 +9,7 @@ import { LocalBlobStore } from '../storage/local-blob-store.js';
 import { encodeKeySegment, objectKey } from '../storage/object-key.js';
 import { storageUnavailable } from '../storage/storage-errors.js';
 import { ProducerLeases } from './producer-leases.js';
+import type { TierUpload } from './tier-upload.js';
 
 /** One push in progress or pushed and not yet committed. */
 export interface Upload {
@@ -22,6 +23,8 @@ export interface Upload {
   completedAtMs: number;
   /** Where the object's index lies, as the push validated it. */
   location?: IndexLocation;
+  /** Its S3 tier copy, when the server has a tier: dropped with the upload, owned by the commit once committed. */
+  tier?: TierUpload;
 }
 
 const MAX_CACHED_COMMITS = 10_000;
@@ -46,6 +49,8 @@ export class PartitionStore {
   serverId = '';
   diskUsedBytes = 0;
   partitions = 0;
+  /** Keys of the objects `open()` deleted as garbage (their S3 tier copies, if any, go too). */
+  garbageKeys: string[] = [];
   private readonly commitsDir: string;
   private readonly uploads = new Map<string, Upload[]>();
   private readonly cache = new Map<string, CommittedPartition>();
@@ -104,16 +109,16 @@ export class PartitionStore {
         this.partitions++;
       }
     }
-    let removed = 0;
+    this.garbageKeys = [];
     for (const key of await this.objects.listKeys()) {
       if (!referenced.has(key)) {
         await this.objects.delete(key);
-        removed++;
+        this.garbageKeys.push(key);
         continue;
       }
       this.diskUsedBytes += (await stat(this.objectPath(key))).size;
     }
-    this.logger.info({ serverId: this.serverId, partitions: this.partitions, diskUsedBytes: this.diskUsedBytes, garbageObjects: removed }, 'partition store opened');
+    this.logger.info({ serverId: this.serverId, partitions: this.partitions, diskUsedBytes: this.diskUsedBytes, garbageObjects: this.garbageKeys.length }, 'partition store opened');
   }
 
   /** Free bytes on the data disk. */
@@ -168,12 +173,14 @@ export class PartitionStore {
     return true;
   }
 
-  /** Drops an upload and its object (aborting it when still uploading). Idempotent. */
+  /** Drops an upload, its S3 tier copy and its object (aborting it when still uploading). Idempotent. */
   async dropUpload(upload: Upload): Promise<void> {
     const state = upload.state;
     upload.state = 'gone';
     this.forgetUpload(upload);
     if (state === 'gone') return;
+    // the tier copy first: a crash before the disk file goes leaves garbage that start-up finds (and its copy)
+    await upload.tier?.abort();
     try {
       if (state === 'uploading') await upload.writer.abort();
       else await this.objects.delete(upload.key);
@@ -337,7 +344,13 @@ export class PartitionStore {
   }
 
   async close(): Promise<void> {
-    for (const list of [...this.uploads.values()]) for (const upload of [...list]) if (upload.state === 'uploading') await this.dropUpload(upload);
+    for (const list of [...this.uploads.values()]) {
+      for (const upload of [...list]) {
+        // uploads in progress go; complete ones stay on disk for the next start-up to collect, but their S3 uploads go now
+        if (upload.state === 'uploading') await this.dropUpload(upload);
+        else await upload.tier?.abort();
+      }
+    }
     await this.objects.close();
   }
 

@@ -4,7 +4,6 @@ import type { CommitRequestBody } from '../protocol/committed-partition.js';
 import { COMMIT_HEADER, MAX_COMMIT_HEADER_CHARS } from '../protocol/routes.js';
 import { checkCommitRequest, commitLocked } from './control-handlers.js';
 import { WireError, wireError } from '../protocol/wire-errors.js';
-import type { BlobWriter } from '../storage/blob-store.js';
 import { ObjectValidator } from './object-validator.js';
 import type { Upload } from './partition-store.js';
 import { receiveBody } from './receive-body.js';
@@ -25,8 +24,9 @@ export interface PushResponseBody {
 }
 
 /**
- * `PUT /v1/jobs/<job>/partitions/<p>/attempts/<a>/data`: streams the body to disk (and, write-through,
- * to the S3 tier) while the validator checks it, with backpressure. With an `x-weft-commit` header (the
+ * `PUT /v1/jobs/<job>/partitions/<p>/attempts/<a>/data`: streams the body to disk while the validator
+ * checks it, with backpressure; with a write-through tier, each whole part on disk goes on to S3 (a
+ * multipart upload completed only at commit: server/tier-upload.ts). With an `x-weft-commit` header (the
  * commit request, base64url JSON) the attempt is committed as soon as it is stored, in the same request:
  * one round trip for a small partition. A body that is malformed, too large,
  * or cut off (the client vanished, or stalled past the idle timeout) is deleted — disk file and S3
@@ -49,9 +49,8 @@ export async function handlePush(ctx: ServerContext, req: IncomingMessage, res: 
     });
   }
   const upload = await store.createUpload(route.jobId, route.partitionId, route.attempt);
-  let tierWriter: BlobWriter | undefined;
+  if (tier !== undefined) upload.tier = tier.begin(upload.key, () => store.openObject(upload.key));
   try {
-    if (tier?.mode === 'write-through') tierWriter = await tier.createWriter(upload.key);
     const validator = new ObjectValidator(options.verifyPushChecksums);
     await receiveBody(req, {
       maxBytes: options.maxBodyBytes,
@@ -60,13 +59,13 @@ export async function handlePush(ctx: ServerContext, req: IncomingMessage, res: 
       write: async (batch, bytes) => {
         ctx.metrics.bytesIn.inc(bytes);
         await store.append(upload, batch, bytes);
-        await tierWriter?.append(batch);
+        upload.tier?.advance(upload.bytes);
       },
     });
     const location = validator.finish();
     upload.location = location;
+    upload.tier?.seal(upload.bytes);
     if (!(await store.completeUpload(upload, ctx.clock.now()))) throw released(route);
-    await tierWriter?.complete();
     const winner = await store.committed(route.jobId, route.partitionId);
     if (winner !== undefined) {
       throw wireError(WireError.ALREADY_COMMITTED, `partition ${route.partitionId} was committed (attempt ${winner.attempt}) while this push ran`, {
@@ -86,7 +85,7 @@ export async function handlePush(ctx: ServerContext, req: IncomingMessage, res: 
     sendJson(res, 201, body);
   } catch (error) {
     const gone = upload.state === 'gone';
-    await discard(ctx, upload, tierWriter, reasonOf(error, req));
+    await discard(ctx, upload, reasonOf(error, req));
     if (gone && !(isShuffleError(error) && error.context['wire'] !== undefined)) throw released(route);
     throw error;
   }
@@ -119,8 +118,8 @@ function reasonOf(error: unknown, req: IncomingMessage): string {
   return 'failed';
 }
 
-async function discard(ctx: ServerContext, upload: Upload, tierWriter: BlobWriter | undefined, reason: string): Promise<void> {
+async function discard(ctx: ServerContext, upload: Upload, reason: string): Promise<void> {
   ctx.metrics.uploadsDiscarded.inc({ reason });
   ctx.logger.debug({ jobId: upload.jobId, partitionId: upload.partitionId, attempt: upload.attempt, reason, bytes: upload.bytes }, 'uploading -> discarded');
-  await Promise.allSettled([ctx.store.dropUpload(upload), tierWriter?.abort()]);
+  await ctx.store.dropUpload(upload).catch(() => undefined);
 }

@@ -5,6 +5,8 @@ export interface ServerGaugeSource {
   readonly activeStreams: number;
   readonly partitions: number;
   readonly diskUsedBytes: number;
+  readonly tierTransfersActive: number;
+  readonly tierTransfersWaiting: number;
 }
 
 /**
@@ -45,6 +47,16 @@ export class ServerMetrics {
       registers,
       collect() {
         this.set(source.diskUsedBytes);
+      },
+    });
+    new Gauge({
+      name: 'weft_shuffle_server_tier_transfers',
+      help: 'S3 tier transfers (write-through parts, commit copies) by state: active (holding one of tier.maxTransfers) or waiting',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        this.set({ state: 'active' }, source.tierTransfersActive);
+        this.set({ state: 'waiting' }, source.tierTransfersWaiting);
       },
     });
     this.requestDuration = new Histogram({

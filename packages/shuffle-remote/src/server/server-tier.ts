@@ -1,27 +1,49 @@
 import { invalidConfig } from '@weft/shuffle-api';
-import { DEFAULT_S3_MIN_PART_BYTES, type S3StoreOptions, resolveS3StoreOptions } from '../config/store-options.js';
+import { type S3StoreOptions, resolveS3StoreOptions } from '../config/store-options.js';
 import { parseStoreUrl } from '../config/store-url.js';
-import type { BlobReader, BlobWriter } from '../storage/blob-store.js';
+import type { BlobReader } from '../storage/blob-store.js';
 import { S3BlobStore } from '../storage/s3-blob-store.js';
+import { MAX_PARTS } from '../storage/s3-blob-writer.js';
 import type { TierMode } from './shuffle-server-options.js';
+import { TierUpload } from './tier-upload.js';
+import { TransferSlots } from './transfer-slots.js';
+
+export interface ServerTierOptions {
+  /** `s3://bucket/prefix` or S3 options. */
+  readonly store: string | S3StoreOptions;
+  readonly mode: TierMode;
+  /** S3 transfers (write-through parts, commit copies) at once. */
+  readonly maxTransfers: number;
+  /** Keep the local copy of a committed partition (false: fetches read the S3 copy). */
+  readonly keepLocal: boolean;
+  /** The largest object a push may bring (write-through parts grow so it fits in S3's 10,000 parts). */
+  readonly maxObjectBytes: number;
+}
 
 /**
  * The S3 tier of a shuffle server: copies of committed partitions under the same object keys as on
- * disk, in an S3BlobStore, so they outlive the server. `write-through` streams a push to S3 as it
- * arrives (a multipart upload: each push then holds up to one part, 8 MiB by default, in memory);
- * `on-commit` copies the pushed object when it is committed.
+ * disk, in an S3BlobStore, so they outlive the server. Each push gets a TierUpload (`begin`), which
+ * becomes an S3 object only when its attempt commits. At most `maxTransfers` S3 transfers run at once
+ * (TransferSlots), each reading the local file in bounded pieces: the tier's memory is bounded by
+ * `maxTransfers`, not by the number of pushes or commits.
  */
 export class ServerTier {
   readonly store: S3BlobStore;
+  readonly slots: TransferSlots;
+  readonly mode: TierMode;
+  readonly keepLocal: boolean;
+  /** Size of a write-through part. */
+  readonly partBytes: number;
 
-  constructor(
-    store: string | S3StoreOptions,
-    readonly mode: TierMode,
-    env: Readonly<Record<string, string | undefined>> = process.env,
-  ) {
-    const options = typeof store === 'string' ? parseStoreUrl(store, 'tier.store') : store;
-    if (options.type !== 's3') throw invalidConfig('tier.store', `the tier must be an S3 store (s3://bucket/prefix), got ${JSON.stringify(store)}`);
-    this.store = new S3BlobStore(resolveS3StoreOptions(options, env));
+  constructor(options: ServerTierOptions, env: Readonly<Record<string, string | undefined>> = process.env) {
+    const parsed = typeof options.store === 'string' ? parseStoreUrl(options.store, 'tier.store') : options.store;
+    if (parsed.type !== 's3') throw invalidConfig('tier.store', `the tier must be an S3 store (s3://bucket/prefix), got ${JSON.stringify(options.store)}`);
+    const resolved = resolveS3StoreOptions(parsed, env);
+    this.store = new S3BlobStore(resolved);
+    this.slots = new TransferSlots(options.maxTransfers);
+    this.mode = options.mode;
+    this.keepLocal = options.keepLocal;
+    this.partBytes = Math.max(resolved.minPartBytes, Math.ceil(options.maxObjectBytes / MAX_PARTS));
   }
 
   get description(): string {
@@ -33,23 +55,14 @@ export class ServerTier {
     await this.store.start();
   }
 
-  /** A streaming copy for a write-through push. */
-  createWriter(key: string): Promise<BlobWriter> {
-    return this.store.createWriter(key);
+  /** The tier copy of a push that is starting (key as on disk). */
+  begin(key: string, openLocal: () => Promise<BlobReader>): TierUpload {
+    return new TierUpload({ store: this.store, key, mode: this.mode, partBytes: this.partBytes, slots: this.slots, openLocal });
   }
 
-  /** Copies a local object to the tier, one part at a time. */
-  async copy(reader: BlobReader, objectBytes: number, key: string): Promise<void> {
-    const writer = await this.store.createWriter(key);
-    try {
-      for (let offset = 0; offset < objectBytes; offset += DEFAULT_S3_MIN_PART_BYTES) {
-        await writer.append([await reader.read(offset, Math.min(DEFAULT_S3_MIN_PART_BYTES, objectBytes - offset))]);
-      }
-      await writer.complete();
-    } catch (error) {
-      await writer.abort().catch(() => undefined);
-      throw error;
-    }
+  /** A reader of a committed partition's S3 copy. */
+  openReader(key: string): Promise<BlobReader> {
+    return this.store.openReader(key);
   }
 
   delete(key: string): Promise<void> {

@@ -10,12 +10,25 @@ export interface ShuffleServerTierOptions {
   /** `s3://bucket/prefix` (endpoint and credentials from the AWS variables) or S3 options. */
   readonly store: string | S3StoreOptions;
   /**
-   * `write-through`: pushed bytes go to S3 as they arrive (a multipart upload next to the disk file);
-   * `on-commit`: the committed object is copied to S3 before the commit is acknowledged.
-   * Either way a partition is committed only once its S3 copy is complete.
+   * `write-through`: pushed bytes go to S3 while the push runs (parts of a multipart upload, read back
+   * from the disk file; the upload is completed at commit); `on-commit`: the committed object is copied
+   * to S3 before the commit is acknowledged. Either way a partition is committed only once its S3 copy
+   * is complete, and an attempt that never commits leaves no S3 object.
    * @defaultValue 'on-commit'
    */
   readonly mode?: TierMode;
+  /**
+   * S3 transfers (write-through parts, commit copies) run at once; more wait their turn (a commit then
+   * answers later). Each streams from the disk file in 1 MiB pieces, holding about 3 MiB.
+   * @defaultValue 16
+   */
+  readonly maxTransfers?: number;
+  /**
+   * Keep the disk copy of a committed partition. false (offload): once the S3 copy is complete and the
+   * commit recorded, the disk copy is deleted and fetches are served from S3 with ranged reads.
+   * @defaultValue true
+   */
+  readonly keepLocal?: boolean;
 }
 
 /**
@@ -100,7 +113,7 @@ export interface ResolvedShuffleServerOptions {
   readonly tls: { readonly certFile: string; readonly keyFile: string } | undefined;
   readonly redis: string | undefined;
   readonly redisKeyPrefix: string | undefined;
-  readonly tier: { readonly store: string | S3StoreOptions; readonly mode: TierMode } | undefined;
+  readonly tier: { readonly store: string | S3StoreOptions; readonly mode: TierMode; readonly maxTransfers: number; readonly keepLocal: boolean } | undefined;
   readonly heartbeatIntervalMs: number;
   readonly heartbeatTtlMs: number;
   readonly maxBodyBytes: number;
@@ -119,6 +132,9 @@ export interface ResolvedShuffleServerOptions {
   readonly verifyPushChecksums: boolean;
   readonly logger: Logger;
 }
+
+/** Default of `tier.maxTransfers`. */
+export const DEFAULT_TIER_MAX_TRANSFERS = 16;
 
 export const DEFAULT_SHUFFLE_SERVER_OPTIONS = Object.freeze({
   port: 0,
@@ -185,7 +201,9 @@ export function resolveShuffleServerOptions(options: ShuffleServerOptions): Reso
     const mode = options.tier.mode ?? 'on-commit';
     if (mode !== 'write-through' && mode !== 'on-commit') throw invalidConfig('tier.mode', `expected "write-through" or "on-commit", got ${JSON.stringify(mode)}`);
     if (options.tier.store === undefined) throw invalidConfig('tier.store', 'expected s3://bucket/prefix');
-    tier = { store: options.tier.store, mode };
+    const keepLocal = options.tier.keepLocal ?? true;
+    if (typeof keepLocal !== 'boolean') throw invalidConfig('tier.keepLocal', `expected true or false, got ${JSON.stringify(keepLocal)}`);
+    tier = { store: options.tier.store, mode, maxTransfers: integer('tier.maxTransfers', options.tier.maxTransfers ?? DEFAULT_TIER_MAX_TRANSFERS, 1, 10_000), keepLocal };
   }
   const heartbeatIntervalMs = integer('heartbeatIntervalMs', options.heartbeatIntervalMs ?? d.heartbeatIntervalMs, 10);
   const heartbeatTtlMs = integer('heartbeatTtlMs', options.heartbeatTtlMs ?? Math.max(d.heartbeatTtlMs, 2 * heartbeatIntervalMs), 2 * heartbeatIntervalMs);

@@ -70,6 +70,12 @@ export class ShuffleServer implements AsyncDisposable {
       get diskUsedBytes() {
         return store.diskUsedBytes;
       },
+      get tierTransfersActive() {
+        return tier?.slots.active ?? 0;
+      },
+      get tierTransfersWaiting() {
+        return tier?.slots.waiting ?? 0;
+      },
     });
     this.ctx = {
       options,
@@ -95,8 +101,9 @@ export class ShuffleServer implements AsyncDisposable {
       // the S3 SDK and ioredis are loaded only when a tier / a registry is configured
       if (options.tier !== undefined) {
         const { ServerTier } = await import('./server-tier.js');
-        tier = new ServerTier(options.tier.store, options.tier.mode);
+        tier = new ServerTier({ ...options.tier, maxObjectBytes: options.maxBodyBytes });
         await tier.start();
+        await deleteTierGarbage(tier, store, options.logger);
       }
       if (options.redis !== undefined) {
         const [{ RedisConnection }, { RedisServerRegistry }, { RedisCommitIndex }] = await Promise.all([
@@ -288,6 +295,23 @@ export class ShuffleServer implements AsyncDisposable {
       this.options.logger.warn({ error: (error as Error).message }, 'sweep failed');
     }
   }
+}
+
+/**
+ * Start-up: the S3 copies of the objects the store found without a commit record (a crash after a copy
+ * completed but before its commit was recorded, or during a release) are deleted too.
+ */
+async function deleteTierGarbage(tier: ServerTier, store: PartitionStore, logger: ResolvedShuffleServerOptions['logger']): Promise<void> {
+  let deleted = 0;
+  for (const key of store.garbageKeys) {
+    try {
+      await tier.delete(key);
+      deleted++;
+    } catch (error) {
+      logger.warn({ key, error: (error as Error).message }, 'could not delete the S3 copy of an uncommitted object');
+    }
+  }
+  if (deleted > 0) logger.info({ deleted }, 'deleted the S3 copies of objects nobody committed');
 }
 
 /** Starts a shuffle server (see ShuffleServer). */
