@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { isEngineError, type RunJobOptions, runJob } from '@weft/engine';
+import { isEngineError, type JobProgress, type RunJobOptions, runJob } from '@weft/engine';
 import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';
 import { createRemoteShuffleServiceFactory } from '@weft/shuffle-remote';
 
@@ -52,6 +52,34 @@ describe('worker-process executor', () => {
       assert.deepEqual(result.executor, { kind: 'workers', executors: 2, slots: 1 });
       assert.equal((await readFile(join(dir, 'sums.tsv'), 'utf8')).trim().split('\n').sort().join('\n'), expectedSums(20_000));
       assert.ok(result.edges.every((e) => e.partitionType === 'BLOCKING' && e.records > 0));
+    });
+  });
+
+  it('reports progress while it runs: counts never go down, and the last report is the finished job', async () => {
+    await withDir(async (dir) => {
+      const reports: JobProgress[] = [];
+      const result = await runJob(options(dir, 'failing-job.ts', ['--count', '200000', '--output', 'sums.tsv'], { onProgress: (p) => reports.push(p), progressIntervalMs: 2 }));
+      assert.equal(result.status, 'succeeded', String(result.error?.stack));
+      assert.ok(reports.length >= 2, `${reports.length} reports`);
+      assert.ok(reports[0] !== undefined && reports[0].tasksFinished < reports[0].tasksTotal, 'the first report comes while tasks still run');
+      const last = reports[reports.length - 1] as JobProgress;
+      assert.equal(last.tasksTotal, result.tasks);
+      assert.equal(last.tasksFinished, last.tasksTotal);
+      assert.equal(last.tasksRunning, 0);
+      assert.equal(last.regionsFinished, last.regionsTotal);
+      assert.equal(last.regionsTotal, result.regions);
+      assert.equal(last.recordsRead, 200_000);
+      assert.equal(last.recordsShuffled, result.recordsShuffled);
+      assert.ok(last.bytesShuffled > 0);
+      assert.equal(last.bytesShuffled, result.bytesShuffled);
+      assert.equal(last.failures, 0);
+      const monotonic = ['elapsedMs', 'tasksFinished', 'regionsFinished', 'recordsRead', 'recordsShuffled', 'bytesShuffled'] as const;
+      for (let i = 1; i < reports.length; i++) {
+        const [before, after] = [reports[i - 1] as JobProgress, reports[i] as JobProgress];
+        for (const field of monotonic) assert.ok(after[field] >= before[field], `${field} went down: report ${i - 1} ${before[field]}, report ${i} ${after[field]}`);
+        assert.equal(after.tasksTotal, before.tasksTotal);
+        assert.ok(after.tasksRunning + after.tasksFinished <= after.tasksTotal);
+      }
     });
   });
 

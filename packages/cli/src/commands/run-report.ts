@@ -19,6 +19,11 @@ export function formatBytes(n: number): string {
   return unit === 0 ? `${value} B` : `${value.toPrecision(3)} ${units[unit]}`;
 }
 
+/** `1 task`, `2 tasks`. */
+export function plural(n: number, word: string): string {
+  return `${formatCount(n)} ${word}${n === 1 ? '' : 's'}`;
+}
+
 export function formatDuration(ms: number): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(2)} s`;
 }
@@ -44,7 +49,7 @@ export function formatRunSummary(result: JobResult): string {
   const executor = result.executor.kind === 'workers' ? `${result.executor.executors} workers × ${result.executor.slots} slot${result.executor.slots === 1 ? '' : 's'}` : `in process, ${result.executor.slots} slots`;
   lines.push(
     `Job ${result.name} ${result.status} in ${formatDuration(result.durationMs)} (parallelism ${result.parallelism}, ${executor}, ${result.exchangeMode})`,
-    `  ${result.tasks} tasks in ${result.regions} pipelined regions; ${result.attempts} attempts deployed${result.restarts > 0 ? `, ${result.restarts} restarts` : ''}`,
+    `  ${plural(result.tasks, 'task')} in ${plural(result.regions, 'pipelined region')}; ${plural(result.attempts, 'attempt')} deployed${result.restarts > 0 ? `, ${plural(result.restarts, 'restart')}` : ''}`,
     `  read ${formatCount(result.recordsRead)} records; shuffled ${formatCount(result.recordsShuffled)} records, ${formatBytes(result.bytesShuffled)}`,
   );
   if (result.edges.length > 0) {
