@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { defineJob, isEngineError, type JobBuildFunction, type JobResult, type RestartStrategyOptions, type RunJobOptions, runJob } from '@weft/engine';
+import { defineJob, type FailoverRecord, isEngineError, type JobBuildFunction, type JobResult, type RestartStrategyOptions, type RunJobOptions, runJob } from '@weft/engine';
 import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';
 import { createRemoteShuffleServiceFactory } from '@weft/shuffle-remote';
 
@@ -96,6 +96,38 @@ describe('restart strategies decide whether and when a failed job restarts', () 
       assert.equal(result.taskAttempts['numbers#0'], 0);
     });
   }
+});
+
+describe('each failover is told as it happens', () => {
+  it('calls onFailover with the failover’s record before its tasks are deployed again', async () => {
+    const events: string[] = [];
+    const told: FailoverRecord[] = [];
+    const result = await inProcess(failing(false), {
+      restartStrategy: { type: 'fixed-delay', attempts: 1, delayMs: 1 },
+      onFailover: (failover) => {
+        told.push(failover);
+        events.push(`failover ${failover.failedTask}`);
+      },
+      faults: () => ({ beforeDeploy: (d) => void events.push(`deploy ${d.tasks.map((t) => `${t.executionVertexId}@${t.attempt}`).join(',')}`) }),
+    });
+    assert.equal(result.status, 'succeeded', String(result.error?.stack));
+    assert.deepEqual(told, result.failovers, 'the same records the result lists');
+    assert.equal(told.length, 1);
+    const failover = events.indexOf('failover numbers#1');
+    const redeploy = events.findIndex((e) => e.startsWith('deploy numbers#1@1'));
+    assert.ok(failover >= 0 && redeploy > failover, `told before the new attempt is deployed: ${events.join(' | ')}`);
+  });
+
+  it('keeps the job running when onFailover throws', async () => {
+    const result = await inProcess(failing(false), {
+      restartStrategy: { type: 'fixed-delay', attempts: 1, delayMs: 1 },
+      onFailover: () => {
+        throw new Error('a broken listener');
+      },
+    });
+    assert.equal(result.status, 'succeeded', String(result.error?.stack));
+    assert.deepEqual([...(result.collected['sums'] as number[])].sort((a, b) => a - b), expectedSums);
+  });
 });
 
 describe('failover strategies decide which tasks restart', () => {

@@ -13,7 +13,7 @@ import type { TaskMetrics } from '../runtime/task-deployment.js';
 import { CancelTimeouts } from './cancel-timeouts.js';
 import { DeploymentBuilder } from './deployment-builder.js';
 import { ExecutorSlots } from './executor-slots.js';
-import type { ExecutorLossRecord } from './failover-record.js';
+import type { ExecutorLossRecord, FailoverRecord } from './failover-record.js';
 import type { JobOutcome } from './job-outcome.js';
 import type { JobProgress } from './job-progress.js';
 import { blockingOutputsOf, PartitionStates } from './partition-states.js';
@@ -47,6 +47,8 @@ export interface JobMasterOptions {
    * @defaultValue 30000
    */
   readonly cancelTimeoutMs?: number;
+  /** Called at each failover, as it happens (RunJobOptions.onFailover). */
+  readonly onFailover?: (failover: FailoverRecord) => void;
 }
 
 /** @see JobMasterOptions.cancelTimeoutMs */

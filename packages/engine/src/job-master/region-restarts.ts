@@ -39,6 +39,8 @@ export interface RegionRestartsOptions {
   readonly elapsedMs: () => number;
   /** The clock backoffs are timed by, in milliseconds (tests inject one with fake timers). @defaultValue performance.now */
   readonly now?: () => number;
+  /** Told of each failover as it happens; what it throws is logged. */
+  readonly onFailover?: (failover: FailoverRecord) => void;
   readonly host: RegionRestartsHost;
 }
 
@@ -105,6 +107,7 @@ export class RegionRestarts {
       return;
     }
     this.failovers.push(decision.record);
+    this.#announce(decision.record);
     const { backoffMs } = decision.record;
     const restart: PendingRestart = { regions: new Set(), dueAtMs: failedAtMs + backoffMs, timer: undefined, due: false, resetting: false };
     for (const u of decision.vertices) restart.regions.add(regions.regionOf[u] as number);
@@ -135,6 +138,16 @@ export class RegionRestarts {
   stop(): void {
     for (const restart of this.#pending) if (restart.timer !== undefined) clearTimeout(restart.timer);
     this.#pending.clear();
+  }
+
+  #announce(record: FailoverRecord): void {
+    const onFailover = this.#options.onFailover;
+    if (onFailover === undefined) return;
+    try {
+      onFailover(record);
+    } catch (error) {
+      this.#options.logger.warn({ error: (error as Error).message }, 'onFailover threw');
+    }
   }
 
   #drop(restart: PendingRestart): void {

@@ -63,6 +63,11 @@ export interface RunJobOptions {
   readonly onProgress?: (progress: JobProgress) => void;
   /** @defaultValue 250 */
   readonly progressIntervalMs?: number;
+  /**
+   * Called at each failover, as it happens (once its tasks are chosen, before they are cancelled): the
+   * same record `JobResult.failovers` lists at the end. Exceptions it throws are logged and ignored.
+   */
+  readonly onFailover?: (failover: FailoverRecord) => void;
   /** Aborting fails the job (running tasks are cancelled, nothing is published). */
   readonly signal?: AbortSignal;
   /** Node options of worker processes. @defaultValue process.execArgv (so `--import tsx` carries over) */
@@ -203,6 +208,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       logger,
       ...(faults === undefined ? {} : { faults }),
       ...(options.cancelTimeoutMs === undefined ? {} : { cancelTimeoutMs: options.cancelTimeoutMs }),
+      ...(options.onFailover === undefined ? {} : { onFailover: options.onFailover }),
       ...(kind === 'workers' && (options.replaceLostWorkers ?? true) ? { replaceExecutor } : {}),
     });
     master = jobMaster;
