@@ -15,7 +15,7 @@ import {
   validateProducerDescriptor,
 } from '@weft/shuffle-api';
 import type { ResolvedRemoteShuffleOptions } from '../config/remote-shuffle-options.js';
-import { type AttemptRecord, isCollectible } from '../metadata/metadata-store.js';
+import { type AttemptRecord, type ReleasedAttempts, isCollectible } from '../metadata/metadata-store.js';
 import { REMOTE_DESCRIPTOR_DETAILS, REMOTE_SHUFFLE_SERVICE_ID, checkRemoteDescriptor } from './descriptor-checks.js';
 import { StorePair } from './store-pair.js';
 
@@ -170,10 +170,12 @@ export class RemoteShuffleMaster implements ShuffleMaster {
     return { collectedAttempts, deletedObjects, failedDeletions };
   }
 
-  /** Deletes at once the released attempts whose writers let go; the others wait for a sweep. */
-  private async collect(released: readonly AttemptRecord[]): Promise<void> {
-    const now = Date.now();
-    await this.deleteObjects(released.filter((attempt) => isCollectible(attempt, now, this.options.attemptLeaseMs)));
+  /**
+   * Deletes at once the released attempts whose writers let go or whose lease ran out, judged by the
+   * metadata store's clock (the one leases are renewed by); the others wait for a sweep.
+   */
+  private async collect(released: ReleasedAttempts): Promise<void> {
+    await this.deleteObjects(released.attempts.filter((attempt) => isCollectible(attempt, released.nowMs, this.options.attemptLeaseMs)));
   }
 
   private async deleteObjects(attempts: readonly AttemptRecord[]): Promise<SweepResult> {

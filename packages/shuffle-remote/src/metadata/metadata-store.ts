@@ -77,6 +77,13 @@ export interface PartitionLookup {
   readonly nowMs: number;
 }
 
+/** What a release left to collect, and the store's clock when it did, to judge their leases. */
+export interface ReleasedAttempts {
+  readonly attempts: readonly AttemptRecord[];
+  /** The store's clock (Redis: the server's; SQLite: the store's Clock), the one leases are renewed by. */
+  readonly nowMs: number;
+}
+
 export interface BeginAttemptRequest {
   readonly writeId: string;
   readonly jobId: string;
@@ -121,9 +128,9 @@ export interface MetadataStore {
   /** Committed partitions of a job (any order). */
   listCommitted(jobId: string): Promise<CommitRecord[]>;
   /** Unregisters the partition: its commit disappears, every attempt becomes `released`. Returns them. */
-  releasePartition(jobId: string, partitionId: string): Promise<AttemptRecord[]>;
+  releasePartition(jobId: string, partitionId: string): Promise<ReleasedAttempts>;
   /** Releases every partition of the job (but persistent ones when `keepPersistent`) and forgets the job. */
-  releaseJob(jobId: string, keepPersistent: boolean): Promise<AttemptRecord[]>;
+  releaseJob(jobId: string, keepPersistent: boolean): Promise<ReleasedAttempts>;
   /**
    * Marks `writing` attempts whose lease is older than `leaseMs` `abandoned`, then returns up to `limit`
    * garbage attempts whose object may be deleted now (closed, or lease older than `leaseMs`).
@@ -133,7 +140,11 @@ export interface MetadataStore {
   forgetAttempt(writeId: string): Promise<void>;
 }
 
-/** True when a garbage attempt's object may be deleted: its writer let go, or its lease ran out. */
+/**
+ * True when a garbage attempt's object may be deleted: its writer let go, or its lease ran out. `nowMs`
+ * must come from the store's clock (`PartitionLookup.nowMs`, `ReleasedAttempts.nowMs`), the clock
+ * leases are renewed by, never from the caller's.
+ */
 export function isCollectible(attempt: AttemptRecord, nowMs: number, leaseMs: number): boolean {
   if (attempt.collected || attempt.state === 'writing' || attempt.state === 'committed') return false;
   return attempt.closed || nowMs - attempt.heartbeatAtMs > leaseMs;

@@ -13,6 +13,7 @@ import {
   type MetadataStore,
   type PartitionLookup,
   type PartitionRegistration,
+  type ReleasedAttempts,
   isCollectible,
 } from './metadata-store.js';
 import {
@@ -37,6 +38,11 @@ function isTransient(error: unknown): boolean {
 }
 
 type Hash = Record<string, string>;
+
+/** A TIME reply (seconds, microseconds) in milliseconds: the server's clock, the one leases are renewed by. */
+function toMs(time: readonly [string, string] | readonly (string | number)[]): number {
+  return Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
+}
 
 function toAttempt(hash: Hash): AttemptRecord | undefined {
   if (hash['state'] === undefined || hash['writeId'] === undefined) return undefined;
@@ -110,15 +116,17 @@ export class RedisMetadataStore implements MetadataStore {
 
   async registerPartition(reg: PartitionRegistration): Promise<void> {
     const partition = this.partitionKey(reg.jobId, reg.partitionId);
-    await this.call('registerPartition', (r) =>
-      r
+    await this.call('registerPartition', async (r) => {
+      // every time here is the server's (informational here; leases depend on it elsewhere)
+      const now = toMs(await r.time());
+      return r
         .multi()
         .sadd(this.key('jobs'), reg.jobId)
         .sadd(this.jobPartitionsKey(reg.jobId), reg.partitionId)
         .hset(partition, 'descriptor', JSON.stringify(reg.descriptor), 'persistent', reg.persistent ? '1' : '0')
-        .hsetnx(partition, 'registeredAt', String(Date.now()))
-        .exec(),
-    );
+        .hsetnx(partition, 'registeredAt', String(now))
+        .exec();
+    });
   }
 
   async beginAttempt(a: BeginAttemptRequest): Promise<'ok' | 'not-registered'> {
@@ -178,7 +186,7 @@ export class RedisMetadataStore implements MetadataStore {
         registered: Object.keys(hash).length > 0,
         commit: toCommit(hash['commit'], hash['committedAt']),
         attempts,
-        nowMs: Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000),
+        nowMs: toMs(time),
       };
     });
   }
@@ -200,7 +208,7 @@ export class RedisMetadataStore implements MetadataStore {
     });
   }
 
-  async releasePartition(jobId: string, partitionId: string): Promise<AttemptRecord[]> {
+  async releasePartition(jobId: string, partitionId: string): Promise<ReleasedAttempts> {
     const partition = this.partitionKey(jobId, partitionId);
     const ids = (await this.script(
       'releasePartition',
@@ -208,10 +216,10 @@ export class RedisMetadataStore implements MetadataStore {
       [partition, `${partition}:attempts`, this.jobPartitionsKey(jobId), this.key('leases'), this.key('garbage')],
       [partitionId, this.key('attempt:')],
     )) as string[];
-    return this.call('releasePartition', (r) => this.attempts(r, ids));
+    return this.call('releasePartition', async (r) => ({ attempts: await this.attempts(r, ids), nowMs: toMs(await r.time()) }));
   }
 
-  async releaseJob(jobId: string, keepPersistent: boolean): Promise<AttemptRecord[]> {
+  async releaseJob(jobId: string, keepPersistent: boolean): Promise<ReleasedAttempts> {
     const ids = await this.call('releaseJob', (r) => r.smembers(this.jobPartitionsKey(jobId)));
     const released: AttemptRecord[] = [];
     for (const partitionId of ids) {
@@ -219,18 +227,17 @@ export class RedisMetadataStore implements MetadataStore {
         const persistent = await this.call('releaseJob', (r) => r.hget(this.partitionKey(jobId, partitionId), 'persistent'));
         if (persistent === '1') continue;
       }
-      released.push(...(await this.releasePartition(jobId, partitionId)));
+      released.push(...(await this.releasePartition(jobId, partitionId)).attempts);
     }
-    await this.call('releaseJob', async (r) => {
+    return this.call('releaseJob', async (r) => {
       if ((await r.scard(this.jobPartitionsKey(jobId))) === 0) await r.srem(this.key('jobs'), jobId);
+      return { attempts: released, nowMs: toMs(await r.time()) };
     });
-    return released;
   }
 
   async collectGarbage(leaseMs: number, limit: number): Promise<AttemptRecord[]> {
     return this.call('collectGarbage', async (r) => {
-      const [seconds, micros] = await r.time();
-      const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+      const now = toMs(await r.time());
       const cutoff = now - leaseMs;
       const expired = await r.zrangebyscore(this.key('leases'), '-inf', `(${cutoff}`, 'LIMIT', 0, limit);
       for (const id of expired) {

@@ -13,6 +13,7 @@ import type {
   MetadataStore,
   PartitionLookup,
   PartitionRegistration,
+  ReleasedAttempts,
 } from './metadata-store.js';
 
 const SCHEMA = `
@@ -242,11 +243,11 @@ export class SqliteMetadataStore implements MetadataStore {
     );
   }
 
-  async releasePartition(jobId: string, partitionId: string): Promise<AttemptRecord[]> {
-    return this.transaction('releasePartition', (db) => this.releaseIn(db, jobId, partitionId));
+  async releasePartition(jobId: string, partitionId: string): Promise<ReleasedAttempts> {
+    return this.transaction('releasePartition', (db) => ({ attempts: this.releaseIn(db, jobId, partitionId), nowMs: this.clock.now() }));
   }
 
-  async releaseJob(jobId: string, keepPersistent: boolean): Promise<AttemptRecord[]> {
+  async releaseJob(jobId: string, keepPersistent: boolean): Promise<ReleasedAttempts> {
     return this.transaction('releaseJob', (db) => {
       const partitions = db
         .prepare(`SELECT partition_id FROM weft_partitions WHERE job_id = ?${keepPersistent ? ' AND persistent = 0' : ''}`)
@@ -259,7 +260,7 @@ export class SqliteMetadataStore implements MetadataStore {
       const released = [...ids].flatMap((partitionId) => this.releaseIn(db, jobId, partitionId));
       const remaining = db.prepare('SELECT 1 FROM weft_partitions WHERE job_id = ? LIMIT 1').get(jobId);
       if (remaining === undefined) db.prepare('DELETE FROM weft_jobs WHERE job_id = ?').run(jobId);
-      return released;
+      return { attempts: released, nowMs: this.clock.now() };
     });
   }
 

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import {
+  type Clock,
   type ResultPartitionType,
   type ShuffleDescriptor,
   executionAttemptId,
@@ -39,8 +40,8 @@ export interface ShuffleFixture extends AsyncDisposable {
   close(): Promise<void>;
 }
 
-/** A fixture over a fresh local directory and SQLite file (unless `options` name other stores). */
-export async function shuffleFixture(options: RemoteShuffleOptions = {}): Promise<ShuffleFixture> {
+/** A fixture over a fresh local directory and SQLite file (unless `options` name other stores); `clock` goes to master and environment. */
+export async function shuffleFixture(options: RemoteShuffleOptions = {}, context: { readonly clock?: Clock } = {}): Promise<ShuffleFixture> {
   let dir: TempDir | undefined;
   let resolved = options;
   if (options.store === undefined || options.meta === undefined) {
@@ -52,8 +53,8 @@ export async function shuffleFixture(options: RemoteShuffleOptions = {}): Promis
     };
   }
   const factory = createRemoteShuffleServiceFactory(resolved);
-  const master = factory.createShuffleMaster();
-  const env = factory.createShuffleEnvironment({ taskExecutorId: taskExecutorId('test') });
+  const master = factory.createShuffleMaster(context);
+  const env = factory.createShuffleEnvironment({ taskExecutorId: taskExecutorId('test'), ...context });
   const close = async (): Promise<void> => {
     try {
       await env.close();
