@@ -1,7 +1,7 @@
 // Spawns `weft shuffle-server` through the bin shim (no build), as an operator would run it.
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
@@ -10,14 +10,15 @@ import { executionAttemptId, executionVertexId, intermediateResultId, isShuffleE
 import { rejectionOf } from '@weft/shuffle-api/testing';
 import { type BlobWriter, PartitionFileWriter } from '@weft/shuffle-remote';
 import { ShuffleServerClient, createJobToken, createShuffleServerServiceFactory, resolveShuffleServerClientOptions } from '@weft/shuffle-remote/client';
-import { type RedisServer, type TempDir, createTempDir, startRedis } from '@weft/testkit';
+import { type RedisServer, type S3Server, type TempDir, createTempDir, startRedis, startS3Server } from '@weft/testkit';
 
 const bin = fileURLToPath(new URL('../bin/weft.js', import.meta.url));
 const SECRET = 'cli-test-secret-0123456789';
 
 function weft(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { env: { ...process.env, ...env } }, (error, stdout, stderr) => {
+    // WEFT_STORE from the caller's environment would become a tier: tests give it when they mean it
+    execFile(process.execPath, [bin, ...args], { env: { ...process.env, WEFT_STORE: '', ...env } }, (error, stdout, stderr) => {
       resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr });
     });
   });
@@ -54,14 +55,36 @@ async function partitionObject(): Promise<Uint8Array> {
   return Buffer.concat(chunks);
 }
 
+/** Spawns `weft shuffle-server` and resolves with its URL once it prints "listening on". */
+async function startCli(args: string[], env: Record<string, string>): Promise<{ url: string; child: ChildProcess; exited: Promise<number | null> }> {
+  const child = spawn(process.execPath, [bin, 'shuffle-server', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      createInterface({ input: child.stdout! }).on('line', (line) => {
+        const match = /^listening on (https?:\/\/\S+)$/.exec(line);
+        if (match) resolve(match[1]!);
+      });
+      void exited.then((code) => reject(new Error(`weft shuffle-server exited (${code}) before listening:\n${stderr}`)));
+    });
+    return { url, child, exited };
+  } catch (error) {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    throw error;
+  }
+}
+
 describe('weft shuffle-server (spawned through bin/weft.js)', () => {
   let redis: RedisServer;
+  let s3: S3Server;
   let dir: TempDir;
   before(async () => {
-    [redis, dir] = await Promise.all([startRedis({ persistent: false }), createTempDir('weft-cli-shuffle-server-')]);
+    [redis, s3, dir] = await Promise.all([startRedis({ persistent: false }), startS3Server({ buckets: ['cli-tier'] }), createTempDir('weft-cli-shuffle-server-')]);
   });
   after(async () => {
-    await Promise.allSettled([redis?.close(), dir?.remove()]);
+    await Promise.allSettled([redis?.close(), s3?.stop(), dir?.remove()]);
   });
 
   it('prints its usage with --help', async () => {
@@ -89,7 +112,7 @@ describe('weft shuffle-server (spawned through bin/weft.js)', () => {
 
   it('serves once it prints "listening on", and on SIGTERM finishes the push in flight, deregisters and exits 0', async () => {
     const child = spawn(process.execPath, [bin, 'shuffle-server', '--port', '0', '--dir', join(dir.path, 'data'), '--redis', redis.url, '--heartbeat-ms', '100'], {
-      env: { ...process.env, WEFT_SHUFFLE_SECRET: SECRET },
+      env: { ...process.env, WEFT_STORE: '', WEFT_SHUFFLE_SECRET: SECRET },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -147,6 +170,58 @@ describe('weft shuffle-server (spawned through bin/weft.js)', () => {
       if (child.exitCode === null) child.kill('SIGKILL');
       await exited;
     }
+  });
+
+  it('takes its S3 tier from WEFT_STORE when --store is not given, and refuses a WEFT_STORE that is not s3:// with exit 2 naming it', async () => {
+    const notS3 = await weft(['shuffle-server', '--port', '0', '--dir', join(dir.path, 'env-file')], { WEFT_SHUFFLE_SECRET: SECRET, WEFT_STORE: `file://${dir.path}/store` });
+    assert.equal(notS3.code, 2);
+    assert.match(notS3.stderr, /WEFT_STORE: the shuffle server's tier must be an S3 store/);
+    const badBucket = await weft(['shuffle-server', '--port', '0', '--dir', join(dir.path, 'env-bucket')], {
+      WEFT_SHUFFLE_SECRET: SECRET,
+      WEFT_STORE: 's3://no-such-bucket/x',
+      AWS_ENDPOINT_URL: s3.endpoint,
+      AWS_REGION: s3.region,
+      AWS_ACCESS_KEY_ID: s3.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
+    });
+    assert.equal(badBucket.code, 2);
+    assert.match(badBucket.stderr, /WEFT_STORE: .*no-such-bucket/, 'a tier problem names WEFT_STORE when the tier came from it');
+    const noTier = await weft(['shuffle-server', '--port', '0', '--dir', join(dir.path, 'env-none'), '--offload'], { WEFT_SHUFFLE_SECRET: SECRET });
+    assert.equal(noTier.code, 2);
+    assert.match(noTier.stderr, /--offload needs an S3 tier: --store <s3 url> \(or WEFT_STORE\)/);
+
+    const env = {
+      WEFT_SHUFFLE_SECRET: SECRET,
+      WEFT_STORE: 's3://cli-tier/from-env',
+      AWS_ENDPOINT_URL: s3.endpoint,
+      AWS_REGION: s3.region,
+      AWS_ACCESS_KEY_ID: s3.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: s3.secretAccessKey,
+    };
+    const { url, child, exited } = await startCli(['--port', '0', '--dir', join(dir.path, 'env-tier')], env);
+    const client = new ShuffleServerClient(resolveShuffleServerClientOptions({ servers: [url], retryAttempts: 1 }));
+    try {
+      const object = await partitionObject();
+      const token = createJobToken(Buffer.from(SECRET), 'env-job');
+      const target = { url, token, jobId: 'env-job', partitionId: 'e#0', attempt: 0 };
+      await client.push({ ...target, body: [object], length: object.length });
+      const descriptor = {
+        shuffleServiceId: 'shuffle-server',
+        jobId: jobId('env-job'),
+        partition: { resultId: intermediateResultId('e'), partitionId: resultPartitionId('e', 0), partitionIndex: 0, partitionType: 'BLOCKING' as const, numberOfSubpartitions: 1 },
+        producer: { producerId: executionAttemptId(executionVertexId('v', 0), 0), attempt: 0, taskExecutorId: taskExecutorId('t') },
+        details: { serverId: 'cli', url, token },
+      };
+      const record = await client.commit(target, descriptor, [27]);
+      assert.equal(record.tiered, true, 'the partition is tiered: WEFT_STORE was read');
+      const stored = (await readdir(join(s3.dir, 'cli-tier'), { recursive: true })).filter((f) => f.endsWith('._S3rver_object'));
+      assert.equal(stored.length, 1, `one S3 object under the WEFT_STORE bucket, found ${JSON.stringify(stored)}`);
+      assert.ok(stored[0]!.startsWith('from-env/'), stored[0]);
+    } finally {
+      await client.close();
+      child.kill('SIGTERM');
+    }
+    assert.equal(await exited, 0);
   });
 });
 

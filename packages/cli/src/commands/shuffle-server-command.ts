@@ -17,10 +17,14 @@ Options:
   --port N                  port to listen on (0: any free port)
   --dir PATH                directory holding the partitions (created when missing)
   --redis URL               register in Redis and publish commits there: redis://host:port/db
-  --store URL               S3 tier: s3://bucket/prefix (endpoint and credentials from AWS_ENDPOINT_URL_S3
-                            or AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY)
+  --store URL               S3 tier: s3://bucket/prefix (default: $WEFT_STORE; endpoint and credentials
+                            from AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID,
+                            AWS_SECRET_ACCESS_KEY). Only committed partitions become S3 objects
   --tier-mode MODE          on-commit (default): copy a partition to S3 when it is committed;
-                            write-through: stream pushes to S3 as they arrive
+                            write-through: send pushes to S3 part by part as they reach the disk
+  --tier-transfers N        S3 transfers at once, about 3 MiB of memory each (default 16); more wait
+  --offload                 delete a partition's disk copy once its S3 copy is committed, and serve its
+                            fetches from S3
   --host HOST               interface to listen on (default 127.0.0.1; 0.0.0.0 for every interface)
   --advertise-url URL       the URL clients are given (default http(s)://<host>:<port>)
   --secret-file PATH        file holding the shared secret (default: $WEFT_SHUFFLE_SECRET)
@@ -30,7 +34,8 @@ Options:
   --max-streams N           pushes and fetches served at once (default 512); more get 503 + Retry-After
   --idle-timeout-ms N       close connections idle this long, stalled uploads included (default 30000)
   --shutdown-timeout-ms N   how long SIGTERM waits for requests in flight (default 30000)
-  --heartbeat-ms N          registry heartbeat interval (default 2000; the TTL is 5x)
+  --heartbeat-ms N          registry heartbeat interval (default 2000); a server whose heartbeat is
+                            older than 5x this (default 10000) is gone
   --verbose                 log state changes on stderr
   --json                    print {"listening": url, "serverId": id} instead of the listening line
   -h, --help                show this help
@@ -59,6 +64,7 @@ const FLAG_OF: Record<string, string> = {
   'tls.keyFile': '--tls-key',
   'tier.store': '--store',
   'tier.mode': '--tier-mode',
+  'tier.maxTransfers': '--tier-transfers',
   'store.bucket': '--store',
   'store.endpoint': '--store (AWS_ENDPOINT_URL_S3)',
   'store.credentials': '--store (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY)',
@@ -114,6 +120,8 @@ export const shuffleServerCommand: Command = {
       redis: { type: 'string' },
       store: { type: 'string' },
       'tier-mode': { type: 'string' },
+      'tier-transfers': { type: 'string' },
+      offload: { type: 'boolean' },
       host: { type: 'string' },
       'advertise-url': { type: 'string' },
       'secret-file': { type: 'string' },
@@ -137,7 +145,16 @@ export const shuffleServerCommand: Command = {
     if (tierMode !== undefined && tierMode !== 'on-commit' && tierMode !== 'write-through') {
       throw usageError('shuffle-server', `--tier-mode must be on-commit or write-through, got ${JSON.stringify(tierMode)}`);
     }
-    if (tierMode !== undefined && values.store === undefined) throw usageError('shuffle-server', '--tier-mode needs --store <s3 url>');
+    // the tier: --store, else WEFT_STORE (DESIGN.md: it stands in for --store on every command); S3 only
+    const storeSetting = values.store !== undefined ? '--store' : 'WEFT_STORE';
+    const store = values.store ?? (io.env['WEFT_STORE'] === '' ? undefined : io.env['WEFT_STORE']);
+    if (store !== undefined && !store.startsWith('s3://')) {
+      throw usageError('shuffle-server', `${storeSetting}: the shuffle server's tier must be an S3 store, s3://bucket/prefix, got ${JSON.stringify(store)}`);
+    }
+    const tierTransfers = integer('--tier-transfers', values['tier-transfers'], 1);
+    for (const [flag, given] of [['--tier-mode', tierMode !== undefined], ['--tier-transfers', tierTransfers !== undefined], ['--offload', values.offload === true]] as const) {
+      if (given && store === undefined) throw usageError('shuffle-server', `${flag} needs an S3 tier: --store <s3 url> (or WEFT_STORE)`);
+    }
     let secret: string | undefined;
     if (values['secret-file'] !== undefined) {
       const path = resolve(io.cwd, values['secret-file']);
@@ -158,7 +175,16 @@ export const shuffleServerCommand: Command = {
       ...(values.host === undefined ? {} : { host: values.host }),
       ...(values['advertise-url'] === undefined ? {} : { advertiseUrl: values['advertise-url'] }),
       ...(values.redis === undefined ? {} : { redis: values.redis }),
-      ...(values.store === undefined ? {} : { tier: { store: values.store, ...(tierMode === undefined ? {} : { mode: tierMode }) } }),
+      ...(store === undefined
+        ? {}
+        : {
+            tier: {
+              store,
+              ...(tierMode === undefined ? {} : { mode: tierMode }),
+              ...(tierTransfers === undefined ? {} : { maxTransfers: tierTransfers }),
+              ...(values.offload === true ? { keepLocal: false } : {}),
+            },
+          }),
       ...(values['tls-cert'] === undefined ? {} : { tls: { certFile: resolve(io.cwd, values['tls-cert']), keyFile: resolve(io.cwd, values['tls-key']!) } }),
       ...(heartbeat === undefined ? {} : { heartbeatIntervalMs: heartbeat, heartbeatTtlMs: heartbeat * 5 }),
       maxBodyBytes: integer('--max-body-bytes', values['max-body-bytes'], 1024),
@@ -176,7 +202,8 @@ export const shuffleServerCommand: Command = {
       const code = (error as { code?: unknown }).code;
       if (code === 'SHF_ERR_INVALID_CONFIG' || code === 'SHF_ERR_INVALID_ARGUMENT') {
         const setting = String((error as { context?: { setting?: unknown } }).context?.setting ?? '');
-        const flag = FLAG_OF[setting] ?? (setting === '' ? '' : `setting ${setting}`);
+        const tierSetting = setting === 'tier.store' || setting.startsWith('store.');
+        const flag = (tierSetting && storeSetting === 'WEFT_STORE' ? FLAG_OF[setting]?.replace('--store', 'WEFT_STORE') : FLAG_OF[setting]) ?? (setting === '' ? '' : `setting ${setting}`);
         throw usageError('shuffle-server', `${flag === '' ? '' : `${flag}: `}${(error as Error).message}`, error);
       }
       throw error;
