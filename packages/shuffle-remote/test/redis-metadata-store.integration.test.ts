@@ -1,7 +1,7 @@
 import { after, before, describe } from 'node:test';
 import { createMetadataStore, resolveRemoteShuffleOptions } from '@weft/shuffle-remote';
 import { type RedisServer, startRedis } from '@weft/testkit';
-import { metadataStoreContract } from './helpers/metadata-contract.js';
+import { metadataStoreContract, metadataStoreLifecycleContract } from './helpers/metadata-contract.js';
 
 let redis: RedisServer;
 before(async () => {
@@ -19,4 +19,7 @@ describe('Redis metadata store', () => {
     await store.start();
     return store;
   });
+  metadataStoreLifecycleContract((label, logger) =>
+    createMetadataStore(resolveRemoteShuffleOptions({ store: 'file:///tmp/unused', meta: { type: 'redis', url: redis.url, keyPrefix: `${label}:` } }), logger),
+  );
 });

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { after, before, describe } from 'node:test';
 import { createMetadataStore, resolveRemoteShuffleOptions } from '@weft/shuffle-remote';
 import { type TempDir, createTempDir } from '@weft/testkit';
-import { metadataStoreContract } from './helpers/metadata-contract.js';
+import { metadataStoreContract, metadataStoreLifecycleContract } from './helpers/metadata-contract.js';
 
 let dir: TempDir;
 before(async () => {
@@ -18,4 +18,7 @@ describe('SQLite metadata store', () => {
     await store.start();
     return store;
   });
+  metadataStoreLifecycleContract((label, logger) =>
+    createMetadataStore(resolveRemoteShuffleOptions({ store: `file://${dir.path}/data`, meta: `sqlite://${join(dir.path, `${label}.db`)}` }), logger),
+  );
 });

@@ -3,7 +3,7 @@ import { type Logger, type SerializedShuffleError, invalidArgument, noopLogger }
 import type { RedisMetaOptions } from '../config/store-options.js';
 import { connectRedis, quitRedis, redactRedisUrl } from '../redis/connect-redis.js';
 import { encodeKeySegment } from '../storage/object-key.js';
-import { storageUnavailable } from '../storage/storage-errors.js';
+import { storageUnavailable, storeNotOpen } from '../storage/storage-errors.js';
 import {
   type AttemptRecord,
   type AttemptState,
@@ -81,6 +81,7 @@ function toCommit(json: string | null | undefined, committedAt: string | null | 
 export class RedisMetadataStore implements MetadataStore {
   readonly description: string;
   private redis: Redis | undefined;
+  private closed = false;
   private readonly prefix: string;
 
   constructor(
@@ -102,11 +103,13 @@ export class RedisMetadataStore implements MetadataStore {
     });
     for (const script of ALL_SCRIPTS) redis.defineCommand(script.name, { numberOfKeys: script.keys, lua: script.lua });
     this.redis = redis;
+    this.closed = false;
   }
 
   async close(): Promise<void> {
     const redis = this.redis;
     this.redis = undefined;
+    this.closed = true;
     await quitRedis(redis);
   }
 
@@ -292,7 +295,7 @@ export class RedisMetadataStore implements MetadataStore {
   }
 
   private client(): Redis {
-    if (this.redis === undefined) throw storageUnavailable(this.description, 'use', new Error('the metadata store is not started or is closed'), false);
+    if (this.redis === undefined) throw storeNotOpen(`metadata store ${this.description}`, this.closed);
     return this.redis;
   }
 

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { type Clock, type SerializedShuffleError, invalidConfig, systemClock } from '@weft/shuffle-api';
 import type { SqliteMetaOptions } from '../config/store-options.js';
-import { storageUnavailable } from '../storage/storage-errors.js';
+import { storageUnavailable, storeNotOpen } from '../storage/storage-errors.js';
 import type {
   AttemptRecord,
   AttemptState,
@@ -99,6 +99,7 @@ function toAttempt(row: AttemptRow): AttemptRecord {
 export class SqliteMetadataStore implements MetadataStore {
   readonly description: string;
   private db: Database.Database | undefined;
+  private closed = false;
 
   constructor(
     private readonly options: SqliteMetaOptions,
@@ -122,6 +123,7 @@ export class SqliteMetadataStore implements MetadataStore {
         throw error;
       }
       this.db = db;
+      this.closed = false;
     } catch (cause) {
       throw invalidConfig('meta', `cannot open the SQLite database ${this.options.path}: ${(cause as Error).message}`, cause);
     }
@@ -130,6 +132,7 @@ export class SqliteMetadataStore implements MetadataStore {
   async close(): Promise<void> {
     const db = this.db;
     this.db = undefined;
+    this.closed = true;
     db?.close();
   }
 
@@ -297,7 +300,7 @@ export class SqliteMetadataStore implements MetadataStore {
   }
 
   private database(): Database.Database {
-    if (this.db === undefined) throw storageUnavailable(this.description, 'use', new Error('the metadata store is not started or is closed'));
+    if (this.db === undefined) throw storeNotOpen(`metadata store ${this.description}`, this.closed);
     return this.db;
   }
 

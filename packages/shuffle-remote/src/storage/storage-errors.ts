@@ -1,4 +1,4 @@
-import { ShuffleError } from '@weft/shuffle-api';
+import { ShuffleError, invalidArgument } from '@weft/shuffle-api';
 
 /** A missing object: SHF_ERR_PARTITION_NOT_FOUND carrying `blobKey`; callers add the partition. */
 export function blobNotFound(store: string, key: string, cause?: unknown): ShuffleError {
@@ -19,6 +19,15 @@ export function storageUnavailable(store: string, operation: string, cause: unkn
     retryable,
     context: { store, operation },
   });
+}
+
+/**
+ * A store used while it is not open: SHF_ERR_CLOSED once closed, SHF_ERR_INVALID_ARGUMENT (field
+ * `state`) before `start()`. Neither is retryable: waiting does not open a store.
+ */
+export function storeNotOpen(store: string, closed: boolean): ShuffleError {
+  if (closed) return new ShuffleError('SHF_ERR_CLOSED', `${store} is closed`, { context: { store } });
+  return invalidArgument('state', `${store} is not started: call start() first`, { store });
 }
 
 /** An object shorter than a read needs: SHF_ERR_DATA_CORRUPTED. */

@@ -1,7 +1,41 @@
 import { strict as assert } from 'node:assert';
 import { it } from 'node:test';
-import type { ShuffleDescriptor } from '@weft/shuffle-api';
+import { type Logger, type ShuffleDescriptor, isShuffleError } from '@weft/shuffle-api';
 import type { CommitRecord, MetadataStore } from '@weft/shuffle-remote';
+
+/**
+ * A store used before `start()` or after `close()` fails at once and is never retried (the retrying
+ * wrapper would otherwise wait through its backoff, seconds, for a store that cannot come back by itself).
+ * `create` returns a store, not started, built with `logger` (retries log a warning).
+ */
+export function metadataStoreLifecycleContract(create: (label: string, logger: Logger) => MetadataStore): void {
+  it('fails at once and without retrying when used before start() (INVALID_ARGUMENT, field state) or after close() (CLOSED)', async () => {
+    const warnings: unknown[] = [];
+    const logger: Logger = {
+      debug: () => {},
+      info: () => {},
+      warn: (fields, message) => warnings.push(message ?? fields),
+      error: () => {},
+      child: () => logger,
+    };
+    const store = create(`lifecycle-${process.pid}`, logger);
+    try {
+      const early = await store.registerJob('lifecycle').then(() => undefined, (error: unknown) => error);
+      assert.ok(isShuffleError(early, 'SHF_ERR_INVALID_ARGUMENT'), `before start(): ${String(early)}`);
+      assert.equal(early.retryable, false);
+      assert.equal(early.context['field'], 'state');
+      assert.match(early.message, /not started/);
+      await store.start();
+      await store.registerJob('lifecycle');
+    } finally {
+      await store.close();
+    }
+    const late = await store.listCommitted('lifecycle').then(() => undefined, (error: unknown) => error);
+    assert.ok(isShuffleError(late, 'SHF_ERR_CLOSED'), `after close(): ${String(late)}`);
+    assert.equal(late.retryable, false);
+    assert.deepEqual(warnings, [], 'nothing was retried');
+  });
+}
 
 /** The MetadataStore contract, run against SQLite (unit) and Redis (integration). */
 export function metadataStoreContract(createStore: (label: string) => Promise<MetadataStore>): void {
