@@ -83,6 +83,33 @@ describe('worker-process executor', () => {
     });
   });
 
+  for (const [mode, regions] of [
+    // one region: every edge pipelined, so the whole job runs in one worker
+    ['ALL_EDGES_PIPELINED', 1],
+    // the rescale pipelined (numbers#0-1 with pair#0, numbers#2-3 with pair#1), the ALL_TO_ALL edges blocking
+    ['POINTWISE_EDGES_PIPELINED', 2 + 3 + 2],
+  ] as const) {
+    it(`computes exact results on worker processes under ${mode}`, async () => {
+      await withDir(async (dir) => {
+        const result = await runJob(options(dir, 'exchange-job.ts', ['--count', '30000', '--output', 'sums.tsv'], { exchangeMode: mode }));
+        assert.equal(result.status, 'succeeded', String(result.error?.stack));
+        assert.equal(result.exchangeMode, mode);
+        assert.equal(result.executor.kind, 'workers');
+        assert.equal(result.regions, regions);
+        assert.equal(result.tasks, 4 + 2 + 3 + 2);
+        assert.deepEqual(
+          Object.fromEntries(result.edges.map((e) => [e.id, e.partitionType])),
+          mode === 'ALL_EDGES_PIPELINED'
+            ? { 'numbers->pair': 'PIPELINED_BOUNDED', 'pair->sum': 'PIPELINED_BOUNDED', 'sum->format': 'PIPELINED_BOUNDED' }
+            : { 'numbers->pair': 'PIPELINED_BOUNDED', 'pair->sum': 'BLOCKING', 'sum->format': 'BLOCKING' },
+        );
+        assert.ok(result.edges.every((e) => e.records > 0), 'records crossed every edge');
+        assert.equal(result.recordsRead, 30_000);
+        assert.equal((await readFile(join(dir, 'sums.tsv'), 'utf8')).trim().split('\n').sort().join('\n'), expectedSums(30_000));
+      });
+    });
+  }
+
   it('fails the job when a worker dies, naming the lost executor, and publishes nothing', async () => {
     await withDir(async (dir) => {
       const result = await runJob(options(dir, 'failing-job.ts', ['--count', '20000', '--fail-at', '7777', '--kill', '--output', 'sums.tsv']));
