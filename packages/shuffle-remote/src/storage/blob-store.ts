@@ -16,7 +16,11 @@ export interface BlobStore {
   readonly description: string;
   /** Checks the store is usable (directory writable, bucket reachable); SHF_ERR_INVALID_CONFIG naming the setting otherwise. */
   start(): Promise<void>;
-  /** Starts a new object at `key` (which must not exist). */
+  /**
+   * Starts a new object at `key`, which must not exist (keys are unique per writer). A store that can
+   * tell (a local directory) refuses an existing key with SHF_ERR_INVALID_ARGUMENT (field `key`), not
+   * retryable; S3 cannot without conditional writes, and would overwrite it.
+   */
   createWriter(key: string): Promise<BlobWriter>;
   /** Opens an object for ranged reads. SHF_ERR_PARTITION_NOT_FOUND if it does not exist. */
   openReader(key: string): Promise<BlobReader>;

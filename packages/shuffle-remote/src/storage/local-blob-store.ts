@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { type FileHandle, access, mkdir, open, readdir, rm, rmdir, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { ShuffleError, invalidConfig } from '@weft/shuffle-api';
+import { ShuffleError, invalidArgument, invalidConfig } from '@weft/shuffle-api';
 import type { BlobReader, BlobStore, BlobWriter } from './blob-store.js';
 import { checkKey } from './object-key.js';
 import { blobNotFound, blobTruncated, storageUnavailable } from './storage-errors.js';
@@ -53,6 +53,8 @@ export class LocalBlobStore implements BlobStore {
       } catch (cause) {
         // a concurrent delete may prune the fresh directory between mkdir and open: try again
         if (isErrno(cause, 'ENOENT') && tries < 3) continue;
+        // keys are unique per writer: one that exists was given twice, and stays taken however long one waits
+        if (isErrno(cause, 'EEXIST')) throw invalidArgument('key', `object ${key} already exists in ${this.description}`, { blobKey: key });
         throw storageUnavailable(this.description, `create ${key}`, cause);
       }
     }
