@@ -1,10 +1,33 @@
 import { strict as assert } from 'node:assert';
 import { writeFile } from 'node:fs/promises';
+import { type Server, createServer } from 'node:http';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { isShuffleError, taskExecutorId } from '@weft/shuffle-api';
-import { type RemoteShuffleOptions, createRemoteShuffleServiceFactory } from '@weft/shuffle-remote';
+import { type RemoteShuffleOptions, S3BlobStore, createRemoteShuffleServiceFactory } from '@weft/shuffle-remote';
 import { createTempDir, freePort } from '@weft/testkit';
+import { resolveS3StoreOptionsForTest } from './helpers/internals.js';
+
+/**
+ * An HTTP endpoint that answers every request as S3 does for a bucket in another region: 301 with
+ * `x-amz-bucket-region` (s3rver has one region, so it cannot).
+ */
+async function redirectingEndpoint(bucketRegion: string): Promise<Server & AsyncDisposable> {
+  const server = createServer((request, response) => {
+    request.resume();
+    response.writeHead(301, { 'x-amz-bucket-region': bucketRegion, 'content-length': '0' }).end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return Object.assign(server, {
+    [Symbol.asyncDispose]: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  });
+}
+
+function endpointOf(server: Server): string {
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no address');
+  return `http://127.0.0.1:${address.port}`;
+}
 
 /** Starts a master (and an environment) with `options`; returns the setting their start-up error names. */
 async function startUpError(options: RemoteShuffleOptions): Promise<{ master: unknown; environment: unknown }> {
@@ -35,7 +58,7 @@ describe('start-up checks', () => {
     assert.deepEqual(await startUpError({ store: `file://${dir.path}`, meta: `redis://127.0.0.1:${port}/0` }), { master: 'meta', environment: 'meta' });
   });
 
-  it('fails at start() naming store.endpoint when the S3 endpoint does not answer', async () => {
+  it('fails at start() naming store.endpoint (or the variable it came from) when the S3 endpoint does not answer', async () => {
     const port = await freePort();
     await using dir = await createTempDir();
     const options: RemoteShuffleOptions = {
@@ -43,6 +66,41 @@ describe('start-up checks', () => {
       meta: `sqlite://${join(dir.path, 'meta.db')}`,
     };
     assert.deepEqual(await startUpError(options), { master: 'store.endpoint', environment: 'store.endpoint' });
+    // an endpoint from the environment: the error names the variable
+    const s3 = new S3BlobStore(
+      resolveS3StoreOptionsForTest({ type: 's3', bucket: 'weft-data', maxAttempts: 1, connectTimeoutMs: 1000 }, { AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${port}` }),
+    );
+    try {
+      const error = await s3.start().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      assert.ok(isShuffleError(error, 'SHF_ERR_INVALID_CONFIG'), String(error));
+      assert.equal(error.context['setting'], 'AWS_ENDPOINT_URL_S3');
+    } finally {
+      await s3.close();
+    }
+  });
+
+  it("fails at start() naming the region setting, not the endpoint, when the bucket is in another region (301), and says which", async () => {
+    await using endpoint = await redirectingEndpoint('eu-west-3');
+    await using dir = await createTempDir();
+    const store = { type: 's3', bucket: 'weft-data', endpoint: endpointOf(endpoint), region: 'us-east-2', accessKeyId: 'k', secretAccessKey: 's', maxAttempts: 1 } as const;
+    assert.deepEqual(await startUpError({ store, meta: `sqlite://${join(dir.path, 'meta.db')}` }), { master: 'store.region', environment: 'store.region' });
+    // the region from the environment: the error names the variable
+    const { region: _, ...fromEnv } = store;
+    const s3 = new S3BlobStore(resolveS3StoreOptionsForTest(fromEnv, { AWS_REGION: 'us-east-2' }));
+    try {
+      const error = await s3.start().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      assert.ok(isShuffleError(error, 'SHF_ERR_INVALID_CONFIG'), String(error));
+      assert.equal(error.context['setting'], 'AWS_REGION');
+      assert.match(error.message, /bucket weft-data is not in region us-east-2, it is in eu-west-3; set AWS_REGION/);
+    } finally {
+      await s3.close();
+    }
   });
 
   it('fails at start() naming meta when the SQLite file cannot be created, and store.dir for an unusable directory', async () => {

@@ -65,6 +65,10 @@ export interface ResolvedS3StoreOptions {
   readonly prefix: string;
   readonly endpoint: string | undefined;
   readonly region: string;
+  /** The setting the endpoint came from, for errors: `store.endpoint`, `AWS_ENDPOINT_URL_S3`, `AWS_ENDPOINT_URL`. @defaultValue 'store.endpoint' */
+  readonly endpointSetting?: string;
+  /** The setting the region came from, for errors: `store.region`, `AWS_REGION`, `AWS_DEFAULT_REGION` (`AWS_REGION` when defaulted). @defaultValue 'store.region' */
+  readonly regionSetting?: string;
   readonly credentials: { readonly accessKeyId: string; readonly secretAccessKey: string; readonly sessionToken?: string } | undefined;
   readonly forcePathStyle: boolean;
   readonly minPartBytes: number;
@@ -165,6 +169,8 @@ export function resolveS3StoreOptions(options: S3StoreOptions, env: Env = proces
   const rawEndpoint = options.endpoint ?? nonEmpty(env['AWS_ENDPOINT_URL_S3']) ?? nonEmpty(env['AWS_ENDPOINT_URL']);
   const endpoint = rawEndpoint === undefined ? undefined : checkEndpoint(endpointSetting, rawEndpoint);
   const region = options.region ?? nonEmpty(env['AWS_REGION']) ?? nonEmpty(env['AWS_DEFAULT_REGION']) ?? 'us-east-1';
+  const regionSetting =
+    options.region !== undefined ? 'store.region' : nonEmpty(env['AWS_REGION']) === undefined && nonEmpty(env['AWS_DEFAULT_REGION']) !== undefined ? 'AWS_DEFAULT_REGION' : 'AWS_REGION';
   const accessKeyId = options.accessKeyId ?? nonEmpty(env['AWS_ACCESS_KEY_ID']);
   const secretAccessKey = options.secretAccessKey ?? nonEmpty(env['AWS_SECRET_ACCESS_KEY']);
   if ((accessKeyId === undefined) !== (secretAccessKey === undefined)) {
@@ -183,6 +189,8 @@ export function resolveS3StoreOptions(options: S3StoreOptions, env: Env = proces
     prefix,
     endpoint,
     region,
+    endpointSetting: rawEndpoint === undefined ? 'store.endpoint' : endpointSetting,
+    regionSetting,
     credentials,
     forcePathStyle: options.forcePathStyle ?? endpoint !== undefined,
     minPartBytes: checkInteger('store.minPartBytes', options.minPartBytes ?? DEFAULT_S3_MIN_PART_BYTES, MIN_PART_FLOOR, 5 * 1024 ** 3),

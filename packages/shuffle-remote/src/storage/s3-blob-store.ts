@@ -31,7 +31,15 @@ interface AwsErrorShape {
   readonly name?: string;
   readonly code?: string;
   readonly Code?: string;
+  readonly BucketRegion?: string;
   readonly $metadata?: { readonly httpStatusCode?: number };
+  readonly $response?: { readonly headers?: Readonly<Record<string, string | undefined>> };
+}
+
+/** The region S3 says a bucket is in (a 301's `x-amz-bucket-region`), if it says. */
+function bucketRegionOf(error: unknown): string | undefined {
+  const e = error as AwsErrorShape | undefined;
+  return e?.BucketRegion ?? e?.$response?.headers?.['x-amz-bucket-region'];
 }
 
 function statusOf(error: unknown): number | undefined {
@@ -90,6 +98,16 @@ export class S3BlobStore implements BlobStore {
       await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
     } catch (cause) {
       const status = statusOf(cause);
+      if (status === 301) {
+        // the bucket lives in another region: S3 redirects instead of answering
+        const setting = this.options.regionSetting ?? 'store.region';
+        const where = bucketRegionOf(cause);
+        throw invalidConfig(
+          setting,
+          `bucket ${this.bucket} is not in region ${this.options.region}${where === undefined ? '' : `, it is in ${where}`}; set ${setting} to the bucket's region`,
+          cause,
+        );
+      }
       if (status === 404 || (cause as AwsErrorShape).name === 'NoSuchBucket') {
         throw invalidConfig('store.bucket', `bucket ${this.bucket} does not exist at ${this.options.endpoint ?? 'AWS S3'}`, cause);
       }
@@ -101,7 +119,7 @@ export class S3BlobStore implements BlobStore {
         );
       }
       const reason = cause instanceof Error ? cause.message || cause.name : String(cause);
-      throw invalidConfig('store.endpoint', `cannot reach S3 at ${this.options.endpoint ?? `region ${this.options.region}`}: ${reason}`, cause);
+      throw invalidConfig(this.options.endpointSetting ?? 'store.endpoint', `cannot reach S3 at ${this.options.endpoint ?? `region ${this.options.region}`}: ${reason}`, cause);
     }
   }
 
