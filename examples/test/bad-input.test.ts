@@ -1,5 +1,5 @@
 // Every example refuses bad job arguments and an --input it cannot read with exit code 2 and a message
-// naming the flag or the path (DESIGN.md, command-line conventions), before any task runs.
+// naming the flag or the path (docs/DESIGN.md, command-line conventions), before any task runs.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';

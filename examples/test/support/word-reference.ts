@@ -1,6 +1,6 @@
 // The reference word count of the example tests, independent of the engine and of String.split.
 
-/** Words as DESIGN.md defines them, found by scanning characters (not by the engine's split). */
+/** Words as docs/DESIGN.md defines them, found by scanning characters (not by the engine's split). */
 export function countWordsByScanning(text: string): Map<string, number> {
   const counts = new Map<string, number>();
   let start = -1;

@@ -16,7 +16,7 @@ function sourceFiles(dir: string, out: string[] = []): string[] {
   return out;
 }
 
-describe('engine boundaries (DESIGN.md: the engine depends on shuffle-api only)', () => {
+describe('engine boundaries (docs/DESIGN.md: the engine depends on shuffle-api only)', () => {
   it('no source file in packages/engine/src imports @weft/shuffle-memory or @weft/shuffle-remote', () => {
     const files = sourceFiles(join(engine, 'src'));
     assert.ok(files.length > 10, 'the scan sees the sources');

@@ -40,7 +40,7 @@ describe('ExecutionTopology', () => {
     assert.throws(() => t.requireResultPartition('data#7', '--lost'), (e: unknown) => isEngineError(e, 'WEFT_ERR_UNKNOWN_PARTITION') && e.field === '--lost' && /#0\.\.#2/.test(e.message));
   });
 
-  it('reports ALL_TO_ALL as full ranges and POINTWISE by DESIGN.md\'s rule, both ways', () => {
+  it('reports ALL_TO_ALL as full ranges and POINTWISE by docs/DESIGN.md\'s rule, both ways', () => {
     const t = topology();
     const pointwise = t.edge('data');
     const all = t.edge('src->sink');
@@ -64,7 +64,7 @@ describe('ExecutionTopology', () => {
   });
 });
 
-/** DESIGN.md's POINTWISE rule, enumerated pair by pair. */
+/** docs/DESIGN.md's POINTWISE rule, enumerated pair by pair. */
 function designPairs(s: number, t: number): Set<string> {
   const pairs = new Set<string>();
   if (s === t) for (let i = 0; i < s; i++) pairs.add(`${i}>${i}`);
@@ -77,7 +77,7 @@ function designPairs(s: number, t: number): Set<string> {
 }
 
 describe('shuffle-api pointwise helpers (used by the expansion)', () => {
-  it('agree with DESIGN.md\'s rule from both sides for every S, T up to 40', () => {
+  it('agree with docs/DESIGN.md\'s rule from both sides for every S, T up to 40', () => {
     for (let s = 1; s <= 40; s++) {
       for (let t = 1; t <= 40; t++) {
         const expected = designPairs(s, t);

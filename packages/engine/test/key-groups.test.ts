@@ -15,7 +15,7 @@ import {
 
 const invalidArgument = (field: string) => (error: unknown) => isEngineError(error, 'WEFT_ERR_INVALID_ARGUMENT') && error.field === field;
 
-describe('key groups: DESIGN.md worked examples', () => {
+describe('key groups: docs/DESIGN.md worked examples', () => {
   it('puts "A" in key group 104 of 128, owned by operator 3 of 4', () => {
     assert.equal(assignToKeyGroup('A', 128), 104);
     assert.equal(computeOperatorIndexForKeyGroup(128, 4, 104), 3);

@@ -14,7 +14,7 @@ const e = (source: string, target: string, distribution: Edge['distribution'], p
 const ones = (...ids: string[]) => ids.map((id) => ({ id, parallelism: 1 }));
 const regionsOf = (topology: JobTopologyJson) => canonical(computePipelinedRegions(topology));
 
-describe('computePipelinedRegions: DESIGN.md worked examples', () => {
+describe('computePipelinedRegions: docs/DESIGN.md worked examples', () => {
   it('splits v1(4) -PW,PIPELINED-> v2(3) -PW,BLOCKING-> v3(2) plus v1 -PW,PIPELINED-> v3 into two regions', () => {
     const topology: JobTopologyJson = {
       vertices: [
@@ -53,7 +53,7 @@ describe('computePipelinedRegions', () => {
     assert.deepEqual(regionsOf(topology), [0, 1, 2].map((i) => [`a#${i}`, `b#${i}`, `c#${i}`]));
   });
 
-  it('fans pointwise pipelined edges in and out by DESIGN.md\'s ranges', () => {
+  it('fans pointwise pipelined edges in and out by docs/DESIGN.md\'s ranges', () => {
     const topology: JobTopologyJson = {
       vertices: [{ id: 'a', parallelism: 2 }, { id: 'b', parallelism: 5 }],
       edges: [e('a', 'b', 'POINTWISE', 'PIPELINED')],

@@ -41,7 +41,7 @@ Options:
   --exchange-mode MODE      ${EXCHANGE_MODES.join(' | ')}
                             (default: the job's own, else ALL_EDGES_BLOCKING)
   --json                    print a machine-readable summary on stdout (with every failover)
-  --plan-only               print the job's topology (DESIGN.md contract 1: what \`weft plan\` reads;
+  --plan-only               print the job's topology (docs/DESIGN.md contract 1: what \`weft plan\` reads;
                             one line with --json) and exit without running it
   -h, --help                show this help
 

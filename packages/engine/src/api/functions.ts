@@ -1,6 +1,6 @@
 /**
  * A key a keyed operator groups and routes by: a string, a number, a boolean, null, or an array (tuple) of
- * those. Strings and int32 numbers hash exactly as Flink's Java would (DESIGN.md, key groups), so a key
+ * those. Strings and int32 numbers hash exactly as Flink's Java would (docs/DESIGN.md, key groups), so a key
  * lands in the same key group; the others hash as Java's `Double`, `Boolean` and `List` would.
  */
 export type KeyValue = string | number | boolean | null | readonly KeyValue[];

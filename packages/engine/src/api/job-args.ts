@@ -3,7 +3,7 @@ import { EngineError } from '../errors/engine-error.js';
 /**
  * The arguments a job receives (what follows `--` on `weft run`). `--name value`, `--name=value` and bare
  * `--flag` are understood; everything else is a positional. Every example reads `--input` (generated data
- * when absent) and `--output` (DESIGN.md, command-line conventions).
+ * when absent) and `--output` (docs/DESIGN.md, command-line conventions).
  */
 export class JobArgs {
   readonly raw: readonly string[];

@@ -44,7 +44,7 @@ export interface ExecutionJobEdge {
 /**
  * The execution-level view of a job topology, without materialising it: execution vertices
  * `"<vertexId>#<i>"` and result partitions `"<edgeId>#<producerIndex>"` are dense integer indexes, and
- * who-feeds-whom is answered as index ranges (ALL_TO_ALL: every subtask; POINTWISE: DESIGN.md's rule).
+ * who-feeds-whom is answered as index ranges (ALL_TO_ALL: every subtask; POINTWISE: docs/DESIGN.md's rule).
  * An ALL_TO_ALL edge between P producers and Q consumers costs O(1) here, never O(P×Q) — the role Flink's
  * consumed partition groups and consumer vertex groups play.
  *

@@ -48,7 +48,7 @@ export interface PlannedEdge {
   readonly partitionType: ResultPartitionType;
 }
 
-/** A planned job: chains, edges with their partition types, and the topology (DESIGN.md contract 1). */
+/** A planned job: chains, edges with their partition types, and the topology (docs/DESIGN.md contract 1). */
 export interface JobPlan {
   readonly name: string;
   readonly exchangeMode: ExchangeMode;

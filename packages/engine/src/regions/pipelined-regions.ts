@@ -79,7 +79,7 @@ export function forEachPointwisePair(topology: ExecutionTopology, edge: Executio
 }
 
 /**
- * Pipelined regions exactly as DESIGN.md and Flink's SchedulingPipelinedRegionComputeUtil define them:
+ * Pipelined regions exactly as docs/DESIGN.md and Flink's SchedulingPipelinedRegionComputeUtil define them:
  *
  * 1. union each execution vertex with the producers of its must-be-pipelined inputs (PIPELINED,
  *    PIPELINED_BOUNDED) — union-find;
@@ -189,7 +189,7 @@ export function buildPipelinedRegions(topology: ExecutionTopology): PipelinedReg
 }
 
 /**
- * DESIGN.md contract 3: the pipelined regions of a job topology (contract 1) as lists of execution vertex
+ * docs/DESIGN.md contract 3: the pipelined regions of a job topology (contract 1) as lists of execution vertex
  * ids. Validates the topology first (`WEFT_ERR_INVALID_TOPOLOGY`). Regions are ordered by their first
  * member and members by job vertex (topological order) then subtask; callers must not rely on either.
  */

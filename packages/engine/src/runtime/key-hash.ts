@@ -6,7 +6,7 @@ const words = new Int32Array(float.buffer);
 
 /**
  * The Java `hashCode()` Flink would compute for `key`: `String.hashCode` for strings, `Integer.hashCode`
- * for int32 numbers (both exactly as DESIGN.md's key groups require), `Double.hashCode` for other
+ * for int32 numbers (both exactly as docs/DESIGN.md's key groups require), `Double.hashCode` for other
  * numbers (-0 hashed as 0, so keys equal in a JS Map hash alike), `Boolean.hashCode` (1231 / 1237),
  * 0 for null, and `List.hashCode` (31·h + element) for arrays. Throws a TypeError for anything else.
  */

@@ -1,7 +1,7 @@
 import type { DistributionPattern, ResultPartitionType } from '@weft/shuffle-api';
 
 /**
- * One operator of the job graph as written in a topology file (DESIGN.md, contract 1).
+ * One operator of the job graph as written in a topology file (docs/DESIGN.md, contract 1).
  * Its subtasks are the execution vertices `"<id>#0"` … `"<id>#<parallelism-1>"`.
  */
 export interface JobVertexJson {
@@ -24,7 +24,7 @@ export interface JobEdgeJson {
 }
 
 /**
- * The job topology JSON (DESIGN.md, contract 1), used by `weft plan` and the planning functions:
+ * The job topology JSON (docs/DESIGN.md, contract 1), used by `weft plan` and the planning functions:
  *
  * ```json
  * { "vertices": [ { "id": "a", "parallelism": 2 } ],

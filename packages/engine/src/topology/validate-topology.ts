@@ -52,7 +52,7 @@ function requireField(record: Record<string, unknown>, path: string, name: strin
 }
 
 /**
- * Checks that `value` is a job topology (DESIGN.md, contract 1) and returns it normalised: edge ids filled
+ * Checks that `value` is a job topology (docs/DESIGN.md, contract 1) and returns it normalised: edge ids filled
  * in, vertices in topological order, unknown fields dropped. Throws `WEFT_ERR_INVALID_TOPOLOGY` naming the
  * offending field (`vertices[2].parallelism`, `edges[3].partitionType`, …) for: a missing field, a wrong
  * type, an id that is empty or unsafe, a duplicate vertex or edge id, a parallelism that is not an integer
