@@ -60,6 +60,8 @@ export class PartitionStore {
   private readonly jobDirs = new Set<string>();
   private readonly locks = new Map<string, Promise<unknown>>();
   private readonly leases = new ProducerLeases();
+  /** Drops in progress (close() waits for them). */
+  private readonly drops = new Set<Promise<void>>();
   private uploadCounter = 0;
 
   constructor(
@@ -179,6 +181,16 @@ export class PartitionStore {
     upload.state = 'gone';
     this.forgetUpload(upload);
     if (state === 'gone') return;
+    const drop = this.deleteUpload(upload, state);
+    this.drops.add(drop);
+    try {
+      await drop;
+    } finally {
+      this.drops.delete(drop);
+    }
+  }
+
+  private async deleteUpload(upload: Upload, state: Upload['state']): Promise<void> {
     // the tier copy first: a crash before the disk file goes leaves garbage that start-up finds (and its copy)
     await upload.tier?.abort();
     try {
@@ -351,6 +363,7 @@ export class PartitionStore {
         else await upload.tier?.abort();
       }
     }
+    await Promise.allSettled([...this.drops]);
     await this.objects.close();
   }
 

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { type IncomingMessage, STATUS_CODES, type Server, type ServerResponse, createServer as createHttpServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, Server as NetServer } from 'node:net';
 import { hostname } from 'node:os';
 import { type Clock, invalidConfig, isShuffleError, systemClock } from '@weft/shuffle-api';
 import type { RedisCommitIndex } from '../coordinator/redis-commit-index.js';
@@ -158,8 +158,9 @@ export class ShuffleServer implements AsyncDisposable {
     this.draining = true;
     clearInterval(this.heartbeat);
     clearInterval(this.sweeper);
-    const closed = new Promise<void>((resolve) => this.http.close(() => resolve()));
-    this.http.closeIdleConnections();
+    // stop listening, but keep the open keep-alive connections (http.Server#close would drop the idle
+    // ones): a request sent on one during the drain is answered 503 wire 11 with Connection: close
+    const closed = new Promise<void>((resolve) => netServerClose.call(this.http, () => resolve()));
     const redis = this.redis;
     if (redis !== undefined) {
       // stays registered until the requests in flight finish, but marked draining: nothing new is placed on it
@@ -175,6 +176,7 @@ export class ShuffleServer implements AsyncDisposable {
       });
     }
     this.http.closeAllConnections();
+    this.http.close(); // http.Server's own part: its connection-checking timer
     await closed;
     const steps: Promise<unknown>[] = [];
     if (redis !== undefined) steps.push(redis.registry.deregister(this.serverId).finally(() => redis.connection.close()));
@@ -313,6 +315,8 @@ async function deleteTierGarbage(tier: ServerTier, store: PartitionStore, logger
   }
   if (deleted > 0) logger.info({ deleted }, 'deleted the S3 copies of objects nobody committed');
 }
+
+const netServerClose = NetServer.prototype.close;
 
 /** Starts a shuffle server (see ShuffleServer). */
 export function startShuffleServer(options: ShuffleServerOptions, clock?: Clock): Promise<ShuffleServer> {
