@@ -92,6 +92,27 @@ describe('shuffle server client', () => {
     }
   });
 
+  it('backs off exponentially between tries: each wait is a random share of a delay that doubles up to retryMaxDelayMs', async () => {
+    await using fake = await scripted((_req, res) => json(res, 503, { code: 'SHF_ERR_STORAGE_UNAVAILABLE', wire: 12, message: 'disk away' }));
+    for (const [jitter, expected] of [
+      [1, [10, 20, 40, 80, 100, 100]],
+      [0.5, [5, 10, 20, 40, 50, 50]],
+    ] as const) {
+      const slept: number[] = [];
+      const timers = { random: () => jitter, sleep: async (ms: number) => void slept.push(ms) };
+      const options = resolveShuffleServerClientOptions({ servers: [fake.url], retryAttempts: 7, retryInitialDelayMs: 10, retryMaxDelayMs: 100 });
+      const c = new ShuffleServerClient(options, undefined, timers);
+      try {
+        const error = await rejectionOf(c.list(fake.url, 't', 'j'));
+        assert.ok(isShuffleError(error, 'SHF_ERR_STORAGE_UNAVAILABLE') && error.retryable);
+        assert.deepEqual(slept, expected, `waits with jitter ${jitter}`);
+      } finally {
+        await c.close();
+      }
+    }
+    assert.equal(fake.requests(), 14, 'seven tries each');
+  });
+
   it('maps answers that are not from a shuffle server by their HTTP status', async () => {
     await using fake = await scripted((_req, res, n) => {
       if (n === 1) return void res.writeHead(502, { 'content-type': 'text/html' }).end('<html>bad gateway</html>');

@@ -8,6 +8,6 @@ export {
 export { SHUFFLE_SERVER_SERVICE_ID, type ServerPartitionDetails } from './server-descriptor.js';
 export { ServerShuffleMaster } from './server-shuffle-master.js';
 export { ServerShuffleEnvironment } from './server-shuffle-environment.js';
-export { ShuffleServerClient, type AttemptTarget, type FetchRequest, type FetchResponse, type PushRequest } from './shuffle-server-client.js';
+export { ShuffleServerClient, type AttemptTarget, type FetchRequest, type FetchResponse, type PushRequest, type RetryTimers } from './shuffle-server-client.js';
 export { createJobToken } from '../protocol/job-token.js';
 export type { CommittedPartition } from '../protocol/committed-partition.js';

@@ -61,11 +61,24 @@ function codeOf(error: unknown): string | undefined {
   return undefined;
 }
 
+/** What the client's retry backoff waits with (tests inject their own). */
+export interface RetryTimers {
+  /** A number in [0, 1): the jitter. */
+  random(): number;
+  sleep(ms: number): Promise<void>;
+}
+
+const SYSTEM_TIMERS: RetryTimers = {
+  random: Math.random,
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+};
+
 /**
  * The HTTP client of the shuffle server (undici): pooled keep-alive connections per server, connect /
  * headers / body timeouts, and retries with exponential backoff and jitter for retryable errors only
  * (unreachable server, broken connection, timeouts, 503/500/408) and only for replayable requests — a
- * streamed push is sent once. Every failure is a ShuffleError (protocol/wire-errors.ts maps responses);
+ * streamed push is sent once. Try n waits a random time in [0, d) ("full jitter"), d starting at
+ * retryInitialDelayMs and doubling up to retryMaxDelayMs. Every failure is a ShuffleError (protocol/wire-errors.ts maps responses);
  * `context.unreachable` marks a server that could not be connected to at all.
  */
 export class ShuffleServerClient {
@@ -75,6 +88,7 @@ export class ShuffleServerClient {
   constructor(
     private readonly options: ResolvedShuffleServerClientOptions,
     private readonly logger: Logger = noopLogger,
+    private readonly timers: RetryTimers = SYSTEM_TIMERS,
   ) {
     let ca: Buffer | undefined;
     if (options.caFile !== undefined) {
@@ -266,9 +280,9 @@ export class ShuffleServerClient {
       } catch (raw) {
         const error = this.normalize(raw, spec);
         if (!error.retryable || !spec.replayable || attempt >= this.options.retryAttempts || this.closed || spec.signal?.aborted === true) throw error;
-        const wait = Math.random() * delay;
+        const wait = this.timers.random() * delay;
         this.logger.debug({ server: spec.url, path: spec.path, attempt, waitMs: Math.round(wait), error: error.message }, 'retrying a shuffle server request');
-        await new Promise((resolve) => setTimeout(resolve, wait));
+        await this.timers.sleep(wait);
         delay = Math.min(delay * 2, this.options.retryMaxDelayMs);
       }
     }
