@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { request } from 'undici';
 import { isShuffleError } from '@weft/shuffle-api';
 import { rejectionOf } from '@weft/shuffle-api/testing';
+import { createJobToken } from '@weft/shuffle-remote/client';
 import { encodeObject, fetchedRecords, testDescriptor, text } from './helpers/server-objects.js';
 import { startTestServer } from './helpers/test-server.js';
 
@@ -78,7 +79,8 @@ describe('shuffle server HTTP API', () => {
       ['no token', {}, 401, 'SHF_ERR_UNAUTHORIZED'],
       ['a malformed token', { authorization: 'Bearer nonsense' }, 401, 'SHF_ERR_UNAUTHORIZED'],
       ['a forged token', { authorization: `Bearer ${forged}` }, 401, 'SHF_ERR_UNAUTHORIZED'],
-      ['a token made with another secret', { authorization: `Bearer ${t.token(JOB).replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'))}` }, 401, 'SHF_ERR_UNAUTHORIZED'],
+      ['a token made with another secret', { authorization: `Bearer ${createJobToken(Buffer.from('another-secret-0123456789abcdef'), JOB)}` }, 401, 'SHF_ERR_UNAUTHORIZED'],
+      ['a token with one MAC character changed', { authorization: `Bearer ${t.token(JOB).replace(/.$/, (c) => (c === 'A' ? 'B' : 'A'))}` }, 401, 'SHF_ERR_UNAUTHORIZED'],
       ["another job's token", { authorization: `Bearer ${t.token('other-job')}` }, 403, 'SHF_ERR_FORBIDDEN'],
     ];
     for (const [what, headers, status, code] of cases) {

@@ -159,11 +159,18 @@ describe('shuffle server bad input', () => {
     await using t = await startTestServer();
     const good = await withCommitted(t);
     const valid = await encodeObject([[[text('sneaky')]]]);
-    for (const authorization of ['', 'Bearer ', `Bearer ${t.token('someone-else')}`, `Basic ${Buffer.from('a:b').toString('base64')}`]) {
+    const cases: [string, string, number, string][] = [
+      ['no Authorization header', '', 401, 'SHF_ERR_UNAUTHORIZED'],
+      ['an empty bearer token', 'Bearer ', 401, 'SHF_ERR_UNAUTHORIZED'],
+      ["another job's valid token", `Bearer ${t.token('someone-else')}`, 403, 'SHF_ERR_FORBIDDEN'],
+      ['another scheme', `Basic ${Buffer.from('a:b').toString('base64')}`, 401, 'SHF_ERR_UNAUTHORIZED'],
+    ];
+    for (const [what, authorization, status, code] of cases) {
       const head = `PUT /v1/jobs/${JOB}/partitions/s%230/attempts/0/data HTTP/1.1\r\nhost: x\r\n${authorization === '' ? '' : `authorization: ${authorization}\r\n`}content-length: ${valid.bytes.length}\r\n\r\n`;
       const res = await rawExchange(t.server.url, [head, valid.bytes]);
-      assert.ok(res.status === 401 || res.status === 403, `${authorization}: ${res.status}`);
+      assert.deepEqual([res.status, (res.body as { code?: string }).code], [status, code], what);
     }
+    assert.equal((await t.objectFiles()).length, 1, 'refused pushes store nothing');
     const commit = await rejectionOf(
       t.client.commit({ url: t.server.url, token: 'v1.AAAA.BBBB', jobId: JOB, partitionId: 'good#0', attempt: 0 }, testDescriptor({ jobId: JOB, partitionId: 'good#0', attempt: 0, subpartitions: 1 }), [1]),
     );
