@@ -3,10 +3,16 @@ import { encodeKeySegment } from '../storage/object-key.js';
 import { RedisConnection, type RedisConnectionOptions } from './redis-connection.js';
 import { type ServerRecord, validateServerRecord } from './server-record.js';
 
+/** A server record as read from the registry, with the time its heartbeat had left then. */
+export interface LiveServer extends ServerRecord {
+  /** Milliseconds until the record expires, as the registry said when it was read (its TTL, not a clock). */
+  readonly expiresInMs: number;
+}
+
 /** Where clients find live shuffle servers. */
 export interface ServerDirectory {
-  /** Servers whose heartbeat has not expired, in no particular order. */
-  listLive(): Promise<ServerRecord[]>;
+  /** Servers whose heartbeat has not expired, in no particular order, each with the time it has left. */
+  listLive(): Promise<LiveServer[]>;
   /** One server, if its heartbeat has not expired. */
   get(serverId: string): Promise<ServerRecord | undefined>;
 }
@@ -47,17 +53,21 @@ export class RedisServerRegistry implements ServerDirectory {
     await this.connection.call('deregister', (r) => r.multi().del(this.serverKey(serverId)).srem(this.connection.key('servers'), serverId).exec());
   }
 
-  async listLive(): Promise<ServerRecord[]> {
+  async listLive(): Promise<LiveServer[]> {
     return this.connection.call('listLive', async (r) => {
       const ids = await r.smembers(this.connection.key('servers'));
       if (ids.length === 0) return [];
-      const values = await r.mget(ids.map((id) => this.serverKey(id)));
-      const live: ServerRecord[] = [];
+      // each record with its remaining TTL, in one transaction: expiry from Redis, not from anyone's clock
+      const tx = r.multi();
+      for (const id of ids) tx.get(this.serverKey(id)).pttl(this.serverKey(id));
+      const replies = (await tx.exec()) ?? [];
+      const live: LiveServer[] = [];
       const expired: string[] = [];
-      values.forEach((value, i) => {
-        const record = parse(value);
-        if (record === undefined) expired.push(ids[i]!);
-        else live.push(record);
+      ids.forEach((id, i) => {
+        const record = parse(replies[2 * i]?.[1] as string | null | undefined);
+        const ttl = Number(replies[2 * i + 1]?.[1]);
+        if (record === undefined || ttl === -2) expired.push(id);
+        else live.push({ ...record, expiresInMs: ttl >= 0 ? ttl : Number.MAX_SAFE_INTEGER });
       });
       if (expired.length > 0) await r.srem(this.connection.key('servers'), ...expired);
       return live;

@@ -1,6 +1,5 @@
 import { type Clock, ShuffleError, systemClock } from '@weft/shuffle-api';
-import type { ServerDirectory } from './redis-server-registry.js';
-import type { ServerRecord } from './server-record.js';
+import type { LiveServer, ServerDirectory } from './redis-server-registry.js';
 
 export interface ServerPlacementOptions {
   /** How long a list of live servers is reused before it is read again. @defaultValue 1000 */
@@ -13,13 +12,17 @@ export interface ServerPlacementOptions {
 /**
  * Load-aware placement of new partitions on live servers. A server's load is its reported active streams
  * plus the partitions placed on it since the list was last read, relative to its stream limit; the least
- * loaded server with enough free disk wins, ties going round-robin. A server whose heartbeat expired is
- * not in the list, and one that is draining (shutting down) is skipped, so neither gets anything new.
+ * loaded server with enough free disk wins, ties going round-robin. A server whose heartbeat expired gets
+ * nothing new — even from a list read before it expired: each server is kept only until the time its
+ * record had left when the list was read (measured from the start of the read, on this clock) — and
+ * one that is draining (shutting down) is skipped too. When no cached server qualifies, the list is read again.
  */
 export class ServerPlacement {
-  private servers: ServerRecord[] = [];
+  private servers: readonly LiveServer[] = [];
+  /** serverId → when (this clock) its record expires, as of the last read. */
+  private readonly expiresAtMs = new Map<string, number>();
   private readAtMs = Number.NEGATIVE_INFINITY;
-  private refreshing: Promise<ServerRecord[]> | undefined;
+  private refreshing: Promise<{ servers: LiveServer[]; startedAtMs: number }> | undefined;
   private readonly placed = new Map<string, number>();
   private turn = 0;
   private readonly refreshIntervalMs: number;
@@ -35,35 +38,39 @@ export class ServerPlacement {
     this.clock = options.clock ?? systemClock;
   }
 
-  /** The live servers, read again when the cached list is older than refreshIntervalMs (or `fresh`). */
-  async live(fresh = false): Promise<readonly ServerRecord[]> {
+  /**
+   * The servers of the list, read again when the cached list is older than refreshIntervalMs (or
+   * `fresh`). A cached server may have expired since: `place()` checks.
+   */
+  async live(fresh = false): Promise<readonly LiveServer[]> {
     if (!fresh && this.clock.now() - this.readAtMs < this.refreshIntervalMs) return this.servers;
-    this.refreshing ??= this.directory.listLive().finally(() => {
-      this.refreshing = undefined;
-    });
-    const servers = await this.refreshing;
-    if (this.servers !== servers) {
-      this.servers = servers;
+    const startedAtMs = this.clock.now();
+    this.refreshing ??= this.directory
+      .listLive()
+      .then((servers) => ({ servers, startedAtMs }))
+      .finally(() => {
+        this.refreshing = undefined;
+      });
+    const read = await this.refreshing;
+    if (this.servers !== read.servers) {
+      this.servers = read.servers;
       this.readAtMs = this.clock.now();
       this.placed.clear();
+      this.expiresAtMs.clear();
+      for (const s of read.servers) this.expiresAtMs.set(s.serverId, read.startedAtMs + s.expiresInMs);
     }
-    return servers;
+    return read.servers;
   }
 
   /** Picks the server for a new partition; SHF_ERR_STORAGE_UNAVAILABLE (retryable) when none is live. */
-  async place(): Promise<ServerRecord> {
+  async place(): Promise<LiveServer> {
     let servers = await this.live();
-    if (servers.length === 0) servers = await this.live(true);
-    const eligible = servers.filter((s) => s.draining !== true && s.capacityBytes >= this.minFreeBytes);
+    let eligible = this.eligible(servers);
     if (eligible.length === 0) {
-      throw new ShuffleError(
-        'SHF_ERR_STORAGE_UNAVAILABLE',
-        servers.length === 0
-          ? 'no live shuffle server is registered (start one with `weft shuffle-server --redis <url>`)'
-          : `no live shuffle server has ${this.minFreeBytes} free bytes (minFreeBytes)`,
-        { context: { setting: 'minFreeBytes' } },
-      );
+      servers = await this.live(true);
+      eligible = this.eligible(servers);
     }
+    if (eligible.length === 0) throw this.noServer(servers);
     const ordered = eligible.map((_, i) => eligible[(i + this.turn) % eligible.length]!);
     this.turn = (this.turn + 1) % Math.max(1, eligible.length);
     let best = ordered[0]!;
@@ -79,7 +86,27 @@ export class ServerPlacement {
     return best;
   }
 
-  private loadOf(server: ServerRecord): number {
+  private noServer(servers: readonly LiveServer[]): ShuffleError {
+    const now = this.clock.now();
+    const live = servers.filter((s) => (this.expiresAtMs.get(s.serverId) ?? Number.NEGATIVE_INFINITY) > now);
+    if (live.length === 0) {
+      return new ShuffleError('SHF_ERR_STORAGE_UNAVAILABLE', 'no live shuffle server is registered (start one with `weft shuffle-server --redis <url>`)');
+    }
+    if (live.every((s) => s.draining === true)) {
+      return new ShuffleError('SHF_ERR_STORAGE_UNAVAILABLE', `no live shuffle server takes new partitions: all ${live.length} are shutting down`);
+    }
+    return new ShuffleError('SHF_ERR_STORAGE_UNAVAILABLE', `no live shuffle server has ${this.minFreeBytes} free bytes (minFreeBytes)`, { context: { setting: 'minFreeBytes' } });
+  }
+
+  /** Servers that may take a new partition now: heartbeat not expired, not draining, enough free disk. */
+  private eligible(servers: readonly LiveServer[]): LiveServer[] {
+    const now = this.clock.now();
+    return servers.filter(
+      (s) => (this.expiresAtMs.get(s.serverId) ?? Number.NEGATIVE_INFINITY) > now && s.draining !== true && s.capacityBytes >= this.minFreeBytes,
+    );
+  }
+
+  private loadOf(server: LiveServer): number {
     return (server.activeStreams + (this.placed.get(server.serverId) ?? 0)) / Math.max(1, server.maxConcurrentStreams);
   }
 }

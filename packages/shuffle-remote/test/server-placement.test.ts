@@ -1,0 +1,94 @@
+import { strict as assert } from 'node:assert';
+import { describe, it } from 'node:test';
+import { isShuffleError } from '@weft/shuffle-api';
+import { rejectionOf } from '@weft/shuffle-api/testing';
+import type { LiveServer, ServerDirectory } from '../src/coordinator/redis-server-registry.js';
+import { ServerPlacement } from '../src/coordinator/server-placement.js';
+
+function live(serverId: string, expiresInMs: number, extra: Partial<LiveServer> = {}): LiveServer {
+  return {
+    serverId,
+    url: `http://${serverId}:7070`,
+    capacityBytes: 10 ** 12,
+    diskUsedBytes: 0,
+    activeStreams: 0,
+    maxConcurrentStreams: 512,
+    partitions: 0,
+    tiered: false,
+    startedAtMs: 0,
+    heartbeatAtMs: 0,
+    expiresInMs,
+    ...extra,
+  };
+}
+
+/** A registry whose answers the test scripts, counting reads; and a clock the test moves. */
+function fixture(lists: LiveServer[][]): { directory: ServerDirectory; reads: () => number; clock: { now(): number; set(ms: number): void } } {
+  let reads = 0;
+  let now = 0;
+  return {
+    directory: {
+      listLive: async () => lists[Math.min(reads++, lists.length - 1)]!,
+      get: async () => undefined,
+    },
+    reads: () => reads,
+    clock: { now: () => now, set: (ms) => void (now = ms) },
+  };
+}
+
+async function placeMany(placement: ServerPlacement, n: number): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  for (let i = 0; i < n; i++) {
+    const { serverId } = await placement.place();
+    counts.set(serverId, (counts.get(serverId) ?? 0) + 1);
+  }
+  return counts;
+}
+
+describe('server placement', () => {
+  it('gives no new partition to a server whose heartbeat expired while the list is cached (default refresh interval)', async () => {
+    const f = fixture([[live('fading', 500), live('steady', 10_000)]]);
+    const placement = new ServerPlacement(f.directory, { clock: f.clock }); // refreshIntervalMs: the default, 1 s
+    const before = await placeMany(placement, 10);
+    assert.deepEqual([before.get('fading'), before.get('steady')], [5, 5], 'both live servers share the load');
+    f.clock.set(600); // fading's record ran out 100 ms ago; the list read at 0 is still fresh enough to reuse
+    const after = await placeMany(placement, 10);
+    assert.equal(f.reads(), 1, 'the cached list is reused: this is the lag being tested');
+    assert.deepEqual([after.get('fading'), after.get('steady')], [undefined, 10]);
+  });
+
+  it('reads the list again when every cached server has expired, and fails retryably when none is live', async () => {
+    const f = fixture([[live('old', 100)], [live('new', 5_000)], []]);
+    const placement = new ServerPlacement(f.directory, { clock: f.clock });
+    assert.equal((await placement.place()).serverId, 'old');
+    f.clock.set(200);
+    assert.equal((await placement.place()).serverId, 'new', 'expired cache: read again at once, not after the refresh interval');
+    assert.equal(f.reads(), 2);
+    f.clock.set(5_300);
+    const none = await rejectionOf(placement.place());
+    assert.ok(isShuffleError(none, 'SHF_ERR_STORAGE_UNAVAILABLE') && none.retryable, String(none));
+    assert.match(none.message, /no live shuffle server is registered/);
+  });
+
+  it('measures expiry from the start of the read: a slow read does not stretch a server\'s life', async () => {
+    let release: (list: LiveServer[]) => void = () => undefined;
+    let now = 0;
+    const placement = new ServerPlacement(
+      { listLive: () => new Promise<LiveServer[]>((resolve) => (release = resolve)), get: async () => undefined },
+      { clock: { now: () => now } },
+    );
+    const first = placement.place();
+    now = 400; // the answer arrives 400 ms after the read began, saying the record had 300 ms left
+    release([live('brief', 300), live('long', 60_000)]);
+    assert.equal((await first).serverId, 'long', 'brief expired at 300, before the answer arrived');
+  });
+
+  it('skips draining servers, and says so when all are draining', async () => {
+    const f = fixture([[live('leaving', 10_000, { draining: true }), live('staying', 10_000)]]);
+    const placement = new ServerPlacement(f.directory, { clock: f.clock });
+    assert.deepEqual([...(await placeMany(placement, 4)).keys()], ['staying']);
+    const g = fixture([[live('leaving', 10_000, { draining: true })]]);
+    const error = await rejectionOf(new ServerPlacement(g.directory, { clock: g.clock }).place());
+    assert.match(String(error), /shutting down/);
+  });
+});
