@@ -1,6 +1,7 @@
 import { strict as assert } from 'node:assert';
 import { type IncomingMessage, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { request } from 'undici';
 import { receiveBody } from '../src/server/receive-body.js';
@@ -46,7 +47,7 @@ describe('shuffle server push bodies (receiveBody)', () => {
       async function* body(): AsyncIterable<Uint8Array> {
         for (let at = 0; at < total; at += 16 * 1024) yield Uint8Array.from({ length: 16 * 1024 }, (_, i) => (at + i) & 0xff);
       }
-      const response = request(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, { method: 'PUT', body: body() });
+      const response = request(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`, { method: 'PUT', body: Readable.from(body()) });
       await eventually(() => incoming?.isPaused() === true, 'the request to be paused while its first write waits');
       const heldWhilePaused = stats.received;
       assert.equal(stats.written, 0);
