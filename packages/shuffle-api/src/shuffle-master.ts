@@ -42,7 +42,12 @@ export interface ShuffleMaster extends AsyncDisposable {
   close(): Promise<void>;
 
   registerJob(context: JobShuffleContext): Promise<void>;
-  /** Releases every partition of the job except BLOCKING_PERSISTENT ones, and forgets the job. */
+  /**
+   * The job is over: releases every partition of the job except BLOCKING_PERSISTENT ones, and forgets the
+   * job. The caller promises that no producer of the job still runs (an engine calls it once its task
+   * executors are closed), so an implementation may delete at once what any attempt of the job wrote,
+   * committed or not; a writer still alive against that promise has its commit refused.
+   */
   unregisterJob(jobId: JobId): Promise<void>;
 
   /** Registers a partition about to be produced; the descriptor is handed to producer and consumers. */

@@ -143,6 +143,63 @@ for (const makeBackend of [localSqliteBackend, s3RedisBackend]) {
       }
     });
 
+    it('deletes at unregisterJob the object of a producer that died mid-write with its lease still running, and a sweep still collects what it writes later', async () => {
+      const label = freshLabel('unregister');
+      const options = backend.options(label, { attemptLeaseMs: 60_000 });
+      await using fx = await shuffleFixture(options);
+      const descriptor = await fx.register({ job: label, subpartitions: 2 });
+      const resolved = resolveRemoteShuffleOptions(options);
+      const blob = createBlobStore(resolved.store);
+      const meta = createMetadataStore(resolved);
+      try {
+        await Promise.all([blob.start(), meta.start()]);
+        const ids = { writeId: 'killed-mid-write', jobId: descriptor.jobId, partitionId: descriptor.partition.partitionId, producerId: descriptor.producer.producerId };
+        const dead = { ...ids, objectKey: objectKey(ids) };
+        assert.equal(await meta.beginAttempt(dead), 'ok');
+        const writer = await blob.createWriter(dead.objectKey);
+        await writer.append([taggedRecord(1, 0, 0, 64 * 1024)]);
+        await writer.complete();
+        assert.deepEqual(await fx.master.sweep(), { collectedAttempts: 0, deletedObjects: 0, failedDeletions: 0 }, 'its lease protects it from a sweep');
+
+        await fx.master.unregisterJob(descriptor.jobId);
+        assert.deepEqual(await blob.listKeys(), [], 'the job is over: its object is gone at once, not after the 60 s lease');
+        assert.deepEqual(await backend.objectFiles(label), []);
+
+        // a writer that was in fact still alive completes its object again after that: its commit is refused,
+        // and its record, kept, lets a sweep collect the object once the lease has run out
+        const late = await blob.createWriter(dead.objectKey);
+        await late.append([taggedRecord(1, 0, 1, 1024)]);
+        await late.complete();
+        const outcome = await meta.commit({
+          writeId: dead.writeId,
+          jobId: descriptor.jobId,
+          partitionId: descriptor.partition.partitionId,
+          descriptor,
+          objectKey: dead.objectKey,
+          objectBytes: 1028,
+          numberOfRegions: 1,
+          indexOffset: 0,
+          indexLength: 0,
+          subpartitionBytes: [1028, 0],
+          totalBytes: 1028,
+          storedBytes: 1028,
+          committedAtMs: Date.now(),
+        });
+        assert.notEqual(outcome.status, 'committed', 'the partition is gone with its job');
+        const sweeper = await shuffleFixture({ ...options, attemptLeaseMs: 100 });
+        try {
+          await new Promise((resolve) => setTimeout(resolve, 150));
+          const swept = await sweeper.master.sweep();
+          assert.equal(swept.deletedObjects, 1);
+        } finally {
+          await sweeper[Symbol.asyncDispose]();
+        }
+        assert.deepEqual(await blob.listKeys(), []);
+      } finally {
+        await Promise.allSettled([blob.close(), meta.close()]);
+      }
+    });
+
     it('reports one corrupted byte as DATA_CORRUPTED naming the partition and the block', async () => {
       const label = freshLabel('corrupt');
       const options = backend.options(label);

@@ -97,11 +97,20 @@ export class RemoteShuffleMaster implements ShuffleMaster {
     await this.stores.meta.registerJob(jobId);
   }
 
+  /**
+   * The job is over: no producer of it runs any more (an engine calls this once its executors are closed).
+   * Every non-persistent partition is released and its objects deleted now, also those of attempts whose
+   * writer never let go (a worker killed mid-write: its lease would otherwise keep its object until a sweep
+   * after `attemptLeaseMs`). Those attempts stay recorded until a sweep, so that an object a writer that is
+   * somehow still alive completes afterwards is collected too (its commit is refused: the partition is gone).
+   */
   async unregisterJob(jobId: JobId): Promise<void> {
     validateId('jobId', jobId);
     this.checkStarted();
     const released = await this.stores.meta.releaseJob(jobId, true);
     await this.collect(released);
+    const unclaimed = released.attempts.filter((attempt) => !attempt.collected && !isCollectible(attempt, released.nowMs, this.options.attemptLeaseMs));
+    await this.deleteObjects(unclaimed, { forget: false });
   }
 
   async registerPartitionWithProducer(request: RegisterPartitionRequest): Promise<ShuffleDescriptor> {
@@ -178,14 +187,15 @@ export class RemoteShuffleMaster implements ShuffleMaster {
     await this.deleteObjects(released.attempts.filter((attempt) => isCollectible(attempt, released.nowMs, this.options.attemptLeaseMs)));
   }
 
-  private async deleteObjects(attempts: readonly AttemptRecord[]): Promise<SweepResult> {
+  /** Deletes the attempts' objects; `forget: false` keeps their records (for a sweep to collect again). */
+  private async deleteObjects(attempts: readonly AttemptRecord[], { forget = true } = {}): Promise<SweepResult> {
     let collectedAttempts = 0;
     let deletedObjects = 0;
     let failedDeletions = 0;
     for (const attempt of attempts) {
       try {
         const existed = await this.stores.blob.deleteExisting(attempt.objectKey, attempt.uploadId === undefined ? {} : { uploadId: attempt.uploadId });
-        await this.stores.meta.forgetAttempt(attempt.writeId);
+        if (forget) await this.stores.meta.forgetAttempt(attempt.writeId);
         collectedAttempts++;
         if (existed) deletedObjects++;
       } catch (error) {
