@@ -180,7 +180,9 @@ export class ShuffleServer implements AsyncDisposable {
     await closed;
     const steps: Promise<unknown>[] = [];
     if (redis !== undefined) steps.push(redis.registry.deregister(this.serverId).finally(() => redis.connection.close()));
-    steps.push(this.ctx.tier?.close() ?? Promise.resolve(), this.ctx.store.close());
+    // the store first: closing it aborts the S3 uploads of uploads nobody committed, which needs the tier's client
+    const tier = this.ctx.tier;
+    steps.push(this.ctx.store.close().finally(() => tier?.close()));
     const results = await Promise.allSettled(steps);
     for (const r of results) if (r.status === 'rejected') logger.warn({ error: (r.reason as Error).message }, 'a shutdown step failed');
     logger.info({ url: this.url }, 'draining -> closed');
