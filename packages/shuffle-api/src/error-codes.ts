@@ -6,7 +6,7 @@
  * Codes are never renamed or reused for another meaning.
  */
 export const ShuffleErrorCode = {
-  /** An argument, descriptor or id is malformed or out of range. The message names the field. */
+  /** An argument, descriptor or id is malformed or out of range (a record over maxRecordBytes too). The message names the field. */
   INVALID_ARGUMENT: 'SHF_ERR_INVALID_ARGUMENT',
   /** A configuration setting is missing or malformed; raised at start-up. The message names the setting. */
   INVALID_CONFIG: 'SHF_ERR_INVALID_CONFIG',
@@ -28,7 +28,7 @@ export const ShuffleErrorCode = {
   UNAUTHORIZED: 'SHF_ERR_UNAUTHORIZED',
   /** A request carried a valid token for another job. */
   FORBIDDEN: 'SHF_ERR_FORBIDDEN',
-  /** A configured limit was exceeded: body size, concurrent streams, record size. */
+  /** A shuffle server's configured limit was exceeded: body size, concurrent streams. (An oversized record is INVALID_ARGUMENT.) */
   LIMIT_EXCEEDED: 'SHF_ERR_LIMIT_EXCEEDED',
 } as const;
 
