@@ -35,6 +35,7 @@ describe('default record serializer', () => {
   it('encodes a word-count pair more compactly than JSON', () => {
     const bytes = new DefaultRecordSerializer().serialize(['word', 1]);
     assert.equal(bytes.length, 7);
+    assert.deepEqual([...bytes], [0x42, 0x84, 0x77, 0x6f, 0x72, 0x64, 0xc1], 'record-format.ts: 0x42 0x84 w o r d 0xC1');
     assert.ok(bytes.length < new JsonRecordSerializer().serialize(['word', 1]).length);
   });
 

@@ -2,7 +2,7 @@ import { EngineError } from '../errors/engine-error.js';
 
 // The byte format of DefaultRecordSerializer (RecordEncoder writes it, RecordDecoder reads it).
 // One byte starts every value; short strings, small ints, short arrays and objects carry their
-// length in the tag itself, so `["word", 1]` is 8 bytes: 0x42 0x84 w o r d 0xC1.
+// length in the tag itself, so `["word", 1]` is 7 bytes: 0x42 0x84 w o r d 0xC1.
 export const T_NULL = 0x00;
 export const T_UNDEFINED = 0x01;
 export const T_FALSE = 0x02;
