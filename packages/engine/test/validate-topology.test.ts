@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isEngineError, validateTopology } from '@weft/engine';
+import { isEngineError, MAX_TOPOLOGY_ID_LENGTH, validateTopology } from '@weft/engine';
+import { MAX_ID_LENGTH } from '@weft/shuffle-api';
 
 const edge = (source: string, target: string, extra: Record<string, unknown> = {}) => ({ source, target, distribution: 'ALL_TO_ALL', partitionType: 'BLOCKING', ...extra });
 const good = () => ({
@@ -83,6 +84,29 @@ describe('validateTopology', () => {
     refuses({ vertices: [{ id: 'a/b', parallelism: 1 }], edges: [] }, 'vertices[0].id', /separator/);
     refuses({ vertices: [{ id: 'a#1', parallelism: 1 }], edges: [] }, 'vertices[0].id', /#/);
     refuses({ vertices: [{ id: 'a', parallelism: 1 }, { id: 'a', parallelism: 2 }], edges: [] }, 'vertices[1].id', /duplicate vertex id "a" \(also vertices\[0\]\)/);
+  });
+
+  it('refuses ids that cannot become partition ids and storage keys, saying why ids are restricted', () => {
+    const rules = /\(vertex and edge ids become parts of execution vertex ids, result partition ids and storage keys, so each is 1 to 480 characters without "\/", "\\", "\.\.", "#" or control characters\)$/;
+    const bad: [string, RegExp][] = [
+      ['a/b', /path separator/],
+      ['a\\b', /path separator/],
+      ['a..b', /must not contain "\.\."/],
+      ['a#1', /must not contain "#"/],
+      ['tab\there', /control characters/],
+      ['next\u0085line', /control characters/],
+      ['line\u2028separator', /control characters/],
+      ['x'.repeat(MAX_TOPOLOGY_ID_LENGTH + 1), /longer than 480 characters \(481\)/],
+    ];
+    for (const [id, problem] of bad) {
+      refuses({ vertices: [{ id, parallelism: 1 }], edges: [] }, 'vertices[0].id', problem);
+      refuses({ vertices: [{ id, parallelism: 1 }], edges: [] }, 'vertices[0].id', rules);
+      refuses({ vertices: [{ id: 'a', parallelism: 1 }, { id: 'b', parallelism: 1 }], edges: [edge('a', 'b', { id })] }, 'edges[0].id', rules);
+    }
+    refuses({ vertices: [{ id: 'a', parallelism: 1 }], edges: [edge('a', 'a/b')] }, 'edges[0].target', rules);
+    const longest = 'y'.repeat(MAX_TOPOLOGY_ID_LENGTH);
+    assert.equal(MAX_TOPOLOGY_ID_LENGTH + '#2147483647@2147483647'.length <= MAX_ID_LENGTH, true, 'room for a subtask and an attempt');
+    assert.equal(validateTopology({ vertices: [{ id: longest, parallelism: 1 }, { id: 'é日本 ok-._~', parallelism: 1 }], edges: [] }).vertices[0]?.id, longest);
   });
 
   it('refuses an edge naming an unknown vertex', () => {

@@ -28,21 +28,32 @@ function describe(value: unknown): string {
   return String(value);
 }
 
-// eslint-disable-next-line no-control-regex
-const PLAIN_ID = /^[^/\\#\u0000-\u001f\u007f]+$/;
+/**
+ * Longest vertex or edge id: they become parts of longer ids (`"<vertexId>#<subtask>@<attempt>"`,
+ * `"<edgeId>#<producer>"`) that must stay within the shuffle API's MAX_ID_LENGTH.
+ */
+export const MAX_TOPOLOGY_ID_LENGTH = MAX_ID_LENGTH - 32;
 
-/** A job or edge id: `validateId`'s rules (it may become part of a storage key) and no `#`. */
+/** Why ids are restricted, said with every refused one. */
+const ID_RULES = `vertex and edge ids become parts of execution vertex ids, result partition ids and storage keys, so each is 1 to ${MAX_TOPOLOGY_ID_LENGTH} characters without "/", "\\", "..", "#" or control characters`;
+
+/** A vertex or edge id: `validateId`'s rules (it becomes part of storage keys), no `#`, and room for suffixes. */
 function checkId(path: string, name: string, value: unknown): string {
-  if (typeof value === 'string' && value.length <= MAX_ID_LENGTH && PLAIN_ID.test(value) && !value.includes('..')) return value;
   const field = `${path}.${name}`;
   if (value === undefined) throw invalidTopology(field, 'missing');
   if (typeof value !== 'string') throw invalidTopology(field, `expected a string, got ${describe(value)}`);
+  let problem: string | undefined;
+  let cause: unknown;
   try {
     validateId(field, value);
   } catch (error) {
-    throw invalidTopology(field, (error as Error).message.replace(`invalid ${field}: `, ''), error);
+    cause = error;
+    problem = (error as Error).message.replace(`invalid ${field}: `, '');
   }
-  throw invalidTopology(field, `must not contain "#" (it separates the subtask index): ${JSON.stringify(value)}`);
+  if (problem === undefined && value.includes('#')) problem = `must not contain "#" (it separates the subtask index): ${JSON.stringify(value)}`;
+  if (problem === undefined && value.length > MAX_TOPOLOGY_ID_LENGTH) problem = `longer than ${MAX_TOPOLOGY_ID_LENGTH} characters (${value.length})`;
+  if (problem === undefined) return value;
+  throw invalidTopology(field, `${problem} (${ID_RULES})`, cause);
 }
 
 function requireField(record: Record<string, unknown>, path: string, name: string): unknown {
