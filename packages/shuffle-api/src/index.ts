@@ -4,7 +4,7 @@ export * from './error-codes.js';
 export * from './gate-items.js';
 export * from './ids.js';
 export * from './input-gate.js';
-export type * from './json.js';
+export * from './json.js';
 export * from './logger.js';
 export * from './partition-descriptor.js';
 export * from './producer-descriptor.js';

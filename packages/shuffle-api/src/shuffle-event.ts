@@ -1,4 +1,4 @@
-import type { JsonValue } from './json.js';
+import { type JsonValue, validateJsonValue } from './json.js';
 import { ShuffleError, invalidArgument } from './shuffle-error.js';
 
 /**
@@ -23,7 +23,11 @@ const KIND_END_OF_DATA = 2;
 const KIND_CHECKPOINT_BARRIER = 3;
 const KIND_USER = 4;
 
-/** Checks an event a user asked to broadcast; throws SHF_ERR_INVALID_ARGUMENT naming the field. */
+/**
+ * Checks an event a user asked to broadcast; throws SHF_ERR_INVALID_ARGUMENT naming the field. A user
+ * event's payload must survive JSON unchanged (`validateJsonValue`): no undefined, BigInt, functions,
+ * cycles, NaN or class instances (field `event.payload`).
+ */
 export function validateUserEvent(event: unknown): ShuffleEvent {
   if (typeof event !== 'object' || event === null) throw invalidArgument('event', 'expected an object');
   const e = event as Record<string, unknown>;
@@ -45,6 +49,8 @@ export function validateUserEvent(event: unknown): ShuffleEvent {
         throw invalidArgument('event.name', 'expected a non-empty string');
       }
       if (!('payload' in e)) throw invalidArgument('event.payload', 'missing');
+      // The payload is encoded as JSON (FRAMING.md): refuse what JSON would drop, change or choke on.
+      validateJsonValue('event.payload', e['payload']);
       return event as ShuffleEvent;
     default:
       throw invalidArgument('event.type', `unknown event type ${JSON.stringify(e['type'])}`);
