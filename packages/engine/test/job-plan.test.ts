@@ -33,6 +33,20 @@ describe('job planning: chains', () => {
     assert.deepEqual(p.topology.vertices, [{ id: 'src', parallelism: 2 }]);
   });
 
+  it('makes storage-safe vertex ids of any operator name ("..", "/", "#", spaces), keeping the names for people', async () => {
+    const p = await plan((ctx) =>
+      ctx
+        .range(0, 10, { name: 'read..all' })
+        .keyBy((x) => x % 3)
+        .count({ name: 'count / key #1' })
+        .rebalance()
+        .map((x) => x, { name: '...' })
+        .collect('out'),
+    );
+    assert.deepEqual(p.topology.vertices.map((v) => v.id), ['read.all', 'count-key-1', 'map']);
+    assert.deepEqual(p.vertices.map((v) => v.name.split(' -> ')[0]), ['read..all', 'count / key #1', '...']);
+  });
+
   it('cuts the chain where parallelism changes (rebalance, all-to-all) or chaining is off (forward, pointwise)', async () => {
     const p = await plan((ctx) =>
       ctx

@@ -131,7 +131,7 @@ export class LogicalGraph {
     if (request.chaining !== undefined && typeof request.chaining !== 'boolean') {
       throw invalidJob(`${field}: chaining`, `expected a boolean, got ${describe(request.chaining)}`);
     }
-    const base = name.replace(SAFE, '-').replace(/^[-.]+|[-.]+$/g, '').slice(0, 64) || request.spec.kind;
+    const base = name.replace(SAFE, '-').replace(/\.{2,}/g, '.').replace(/^[-.]+|[-.]+$/g, '').slice(0, 64) || request.spec.kind;
     let uid = base;
     for (let n = 2; this.#uids.has(uid); n++) uid = `${base}-${n}`;
     this.#uids.add(uid);
