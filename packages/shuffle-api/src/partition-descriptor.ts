@@ -26,13 +26,23 @@ export interface PartitionDescriptor {
   readonly numberOfSubpartitions: number;
 }
 
-/** Checks an untrusted value field by field; throws SHF_ERR_INVALID_ARGUMENT naming the first bad field. */
+/**
+ * Checks an untrusted value field by field; throws SHF_ERR_INVALID_ARGUMENT naming the first bad field.
+ * `partitionId` must be exactly `"<resultId>#<partitionIndex>"` (DESIGN.md's result partition naming).
+ */
 export function validatePartitionDescriptor(value: unknown, field = 'partition'): PartitionDescriptor {
   if (typeof value !== 'object' || value === null) throw invalidArgument(field, 'expected an object');
   const v = value as Record<string, unknown>;
   validateId(`${field}.resultId`, v['resultId']);
   validateId(`${field}.partitionId`, v['partitionId']);
   validateInteger(`${field}.partitionIndex`, v['partitionIndex'], 0, 2 ** 31 - 1);
+  const expectedId = `${v['resultId'] as string}#${v['partitionIndex'] as number}`;
+  if (v['partitionId'] !== expectedId) {
+    throw invalidArgument(
+      `${field}.partitionId`,
+      `${JSON.stringify(v['partitionId'])} does not name partition ${v['partitionIndex'] as number} of ${JSON.stringify(v['resultId'])}; expected ${JSON.stringify(expectedId)} ("<resultId>#<partitionIndex>")`,
+    );
+  }
   if (!isResultPartitionType(v['partitionType'])) {
     throw invalidArgument(`${field}.partitionType`, `unknown result partition type ${JSON.stringify(v['partitionType'])}`);
   }

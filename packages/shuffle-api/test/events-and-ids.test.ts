@@ -14,6 +14,7 @@ import {
   serializeError,
   validateId,
   validateShuffleDescriptor,
+  validateUserEvent,
 } from '@weft/shuffle-api';
 
 describe('events', () => {
@@ -25,6 +26,40 @@ describe('events', () => {
       { type: 'user', name: 'watermark', payload: { at: [1, 'two', null] } },
     ];
     for (const event of events) assert.deepEqual(decodeEvent(encodeEvent(event)), event);
+  });
+
+  it('refuses a user event whose payload JSON cannot carry unchanged, naming event.payload', () => {
+    const cycle: Record<string, unknown> = { a: 1 };
+    cycle['self'] = cycle;
+    const shared = { n: 1 };
+    const bad: [string, unknown][] = [
+      ['BigInt', 10n],
+      ['nested BigInt', { a: [1, { b: 2n }] }],
+      ['cycle', cycle],
+      ['cycle through an array', (() => { const a: unknown[] = []; a.push({ a }); return a; })()],
+      ['function', () => 1],
+      ['undefined', undefined],
+      ['nested undefined', { a: undefined }],
+      ['undefined in an array', [1, undefined]],
+      ['symbol', Symbol('s')],
+      ['NaN', Number.NaN],
+      ['Infinity', { at: Number.POSITIVE_INFINITY }],
+      ['Date', new Date(0)],
+      ['Map', new Map([[1, 2]])],
+      ['bytes', new Uint8Array(2)],
+      ['nested too deep', JSON.parse('['.repeat(300) + ']'.repeat(300))],
+    ];
+    for (const [label, payload] of bad) {
+      const event = { type: 'user', name: 'x', payload } as unknown as ShuffleEvent;
+      assert.throws(
+        () => validateUserEvent(event),
+        (e: unknown) => isShuffleError(e, 'SHF_ERR_INVALID_ARGUMENT') && e.context['field'] === 'event.payload',
+        `should refuse a payload with ${label}`,
+      );
+    }
+    const good = { type: 'user', name: 'x', payload: { n: -1.5, s: 'é', list: [null, true, shared, shared], o: Object.create(null) } } as ShuffleEvent;
+    assert.equal(validateUserEvent(good), good, 'the same object twice (no cycle), null-prototype objects and finite numbers are fine');
+    assert.deepEqual(decodeEvent(encodeEvent(good)), JSON.parse(JSON.stringify(good)));
   });
 
   it('reports unknown kinds, short barriers and bad JSON as corruption', () => {
@@ -62,6 +97,14 @@ describe('ids', () => {
     field({ ...good, shuffleServiceId: 'remote' }, 'descriptor.shuffleServiceId');
     field({ ...good, partition: { ...good.partition, partitionIndex: -1 } }, 'descriptor.partition.partitionIndex');
     field({ ...good, producer: { ...good.producer, attempt: 'x' } }, 'descriptor.producer.attempt');
+    // partitionId is "<resultId>#<partitionIndex>" (DESIGN.md), nothing else
+    for (const partitionId of ['a->b#1', 'other#0', 'a->b', 'a->b#00', 'a->b#0 ']) {
+      field({ ...good, partition: { ...good.partition, partitionId } }, 'descriptor.partition.partitionId');
+    }
+    field({ ...good, partition: { ...good.partition, partitionIndex: 3 } }, 'descriptor.partition.partitionId');
+    field({ ...good, partition: { ...good.partition, resultId: 'a->c' } }, 'descriptor.partition.partitionId');
+    const third = { ...good, partition: { ...good.partition, partitionId: 'a->b#2', partitionIndex: 2 } };
+    assert.equal(validateShuffleDescriptor(third), third);
   });
 });
 
