@@ -63,6 +63,8 @@ export class PartitionStore {
   /** Drops in progress (close() waits for them). */
   private readonly drops = new Set<Promise<void>>();
   private uploadCounter = 0;
+  /** Distinguishes this run's write ids from those of earlier runs on the same directory (the counter restarts). */
+  private readonly runId = randomUUID().slice(0, 8);
 
   constructor(
     private readonly dir: string,
@@ -143,7 +145,7 @@ export class PartitionStore {
   }
 
   async createUpload(jobId: string, partitionId: string, attempt: number): Promise<Upload> {
-    const writeId = `${this.serverId}-${(++this.uploadCounter).toString(36)}`;
+    const writeId = `${this.serverId}-${this.runId}-${(++this.uploadCounter).toString(36)}`;
     const key = objectKey({ jobId, partitionId, producerId: `attempt-${attempt}`, writeId });
     const writer = await this.objects.createWriter(key);
     const upload: Upload = { jobId, partitionId, attempt, key, writer, state: 'uploading', bytes: 0, completedAtMs: 0 };
