@@ -1,80 +1,118 @@
 // Seeded fault runs on the examples, in process over the persisted blocking shuffle (a local directory +
 // SQLite): a task throws at a random record, a committed partition's object is deleted, or one of its
-// bytes is flipped. Every run must produce exactly the output of a fault-free run, restart exactly what
-// `weft plan --fail` predicts for each failover, and leave no object behind. The file prints
-// "fault runs: N correct of N" and the tasks region failover restarted against restarting all.
+// bytes is flipped. Every run must produce byte for byte the output of a fault-free run (and the same
+// collected values), restart exactly what `weft plan --fail` predicts for each failover, and leave no
+// object behind.
+//
+// Issue 5's target "region failover re-executes at most half the tasks that restart-all does" is checked
+// per example with its literal meaning — tasks that run again — measured the same way on both sides:
+// some seeds run twice, once failing over by region and once restarting all (the same seed plants the
+// same fault at the same record or partition), and the tasks each run actually ran again (reset tasks
+// that had been deployed) are compared. The blast radius (tasks reset, whether they had started or not:
+// what `weft plan --fail` predicts) is a different figure; it is printed, and checked against the
+// prediction on every failover, but not against half: for a lost partition of an all-to-all edge it is
+// more than half of terasort's tasks by DESIGN.md's semantics (bench/README.md shows why).
+//
+// The file prints "fault runs: N correct of N", then per example and per fault kind the tasks run again
+// (region against restart-all, paired runs), and over every region run the tasks run again against the
+// tasks started when the failure happened (what restart-all would have run again then) and the blast
+// radius against all tasks.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { FaultKind } from '@weft/cli/faults';
-import type { ExchangeMode, FailoverStrategyName } from '@weft/engine';
-import { checkBlastRadius, comparableCollected, comparableOutput, EXAMPLES, filesUnder, runExample, writeTopology } from './support/fault-runs.js';
+import type { FailoverStrategyName, JobResult } from '@weft/engine';
+import { assertSameOutput, type BlastRadius, checkBlastRadius, comparableCollected, EXAMPLES, filesUnder, runExample, writeTopology } from './support/fault-runs.js';
 
-/** Runs per example: 3 examples × 70 = 210 seeded fault runs. */
-const RUNS_PER_EXAMPLE = Number(process.env['WEFT_FAULT_RUNS_PER_EXAMPLE'] ?? 70);
+/** Region-failover runs per fault kind and example: 3 kinds × 20 × 3 examples = 180, plus the paired restart-all runs. */
+const RUNS_PER_KIND = Number(process.env['WEFT_FAULT_RUNS_PER_KIND'] ?? 20);
 const PARALLELISM = Number(process.env['WEFT_FAULT_RUNS_PARALLELISM'] ?? 4);
 const KINDS: readonly FaultKind[] = ['throw', 'delete-partition', 'corrupt-partition'];
+/** Seeds that also run restarting all, for the paired comparison: one in five (4 per kind and example). */
+const isPaired = (seed: number): boolean => seed % 5 === 2;
 
-/** Region-strategy failovers: tasks reset against all tasks, tasks run again against those started. */
-interface Radius {
+/** Summed over runs. */
+interface Figures {
+  runs: number;
   failovers: number;
-  restarted: number;
+  /** Tasks reset (blast radius) and all tasks of the job, per failover. */
+  reset: number;
   total: number;
+  /** Tasks run again, and tasks started when each failure happened. */
   runAgain: number;
   deployed: number;
 }
 
-interface Tally {
+/** Paired runs: tasks run again by region failover and by restarting all, for the same faults. */
+interface Paired {
   runs: number;
-  correct: number;
-  failovers: number;
-  readonly region: Radius;
-  readonly byKind: Map<string, Radius>;
+  region: number;
+  all: number;
 }
 
-function newRadius(): Radius {
-  return { failovers: 0, restarted: 0, total: 0, runAgain: 0, deployed: 0 };
+const newFigures = (): Figures => ({ runs: 0, failovers: 0, reset: 0, total: 0, runAgain: 0, deployed: 0 });
+const newPaired = (): Paired => ({ runs: 0, region: 0, all: 0 });
+const ratio = (a: number, b: number): string => (b === 0 ? 'n/a' : (a / b).toFixed(3));
+
+function addRun(figures: Figures, result: JobResult, radius: BlastRadius): void {
+  figures.runs++;
+  figures.failovers += result.failovers.length;
+  figures.reset += radius.restarted;
+  figures.total += radius.total;
+  figures.runAgain += radius.runAgain;
+  figures.deployed += radius.deployed;
 }
 
-function describeRadius(r: Radius): string {
-  return `${r.failovers} failovers: reset ${r.restarted} of ${r.total} tasks (${(r.restarted / r.total).toFixed(3)}), ran again ${r.runAgain} of ${r.deployed} started (${(r.runAgain / r.deployed).toFixed(3)})`;
+function describePaired(p: Paired): string {
+  return `region ran ${p.region} tasks again, restart-all ${p.all}, over ${p.runs} paired faults (${ratio(p.region, p.all)})`;
+}
+
+function describeFigures(f: Figures): string {
+  return `${f.runs} region runs, ${f.failovers} failovers: ran again ${f.runAgain} of ${f.deployed} started (${ratio(f.runAgain, f.deployed)}); blast radius ${f.reset} of ${f.total} tasks (${ratio(f.reset, f.total)})`;
 }
 
 describe('seeded fault runs on the examples (in process, local directory + SQLite)', () => {
   let dir = '';
-  const tally: Tally = { runs: 0, correct: 0, failovers: 0, region: newRadius(), byKind: new Map() };
+  let runs = 0;
+  let correct = 0;
+  const figures = new Map<string, Figures>();
+  const paired = new Map<string, Paired>();
+  const entry = <T>(map: Map<string, T>, key: string, create: () => T): T => {
+    let value = map.get(key);
+    if (value === undefined) map.set(key, (value = create()));
+    return value;
+  };
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'weft-fault-runs-'));
   });
   after(async () => {
     await rm(dir, { recursive: true, force: true });
-    process.stdout.write(`# fault runs: ${tally.correct} correct of ${tally.runs} (${tally.failovers} failovers)\n`);
-    process.stdout.write(`# region failover against restarting all: ${describeRadius(tally.region)}\n`);
-    for (const [key, r] of tally.byKind) process.stdout.write(`#   ${key}: ${describeRadius(r)}\n`);
+    process.stdout.write(`# fault runs: ${correct} correct of ${runs}\n`);
+    process.stdout.write('# tasks run again, region failover against restart-all (paired runs, same seed and fault):\n');
+    for (const [key, p] of paired) process.stdout.write(`#   ${key}: ${describePaired(p)}\n`);
+    process.stdout.write('# every region run: tasks run again against those started at the failure, and the blast radius against all tasks:\n');
+    for (const [key, f] of figures) process.stdout.write(`#   ${key}: ${describeFigures(f)}\n`);
   });
 
   for (const example of EXAMPLES) {
-    it(`${example.name}: ${RUNS_PER_EXAMPLE} seeded runs with a task throwing, a partition deleted or corrupted recover exactly`, async () => {
+    const runsHere = RUNS_PER_KIND * KINDS.length;
+    it(`${example.name}: ${runsHere} seeded runs with a task throwing, a partition deleted or corrupted recover exactly, and region failover runs at most half the tasks again that restarting all does`, async () => {
       const base = join(dir, example.name);
       const clean = await runExample({ example, dir: base, output: join(base, 'clean.out'), parallelism: PARALLELISM });
       assert.equal(clean.result.status, 'succeeded', String(clean.result.error?.stack));
       assert.equal(clean.result.failovers.length, 0);
-      const expected = await comparableOutput(join(base, 'clean.out'), example.comparison);
+      const expected = await readFile(join(base, 'clean.out'));
       const expectedCollected = comparableCollected(clean.result);
       const topologyFile = await writeTopology(join(base, 'topology.json'), clean.result.topology);
-      const pipelinedTopology = new Map<ExchangeMode, string>();
 
-      for (let seed = 1; seed <= RUNS_PER_EXAMPLE; seed++) {
-        const kind = KINDS[seed % KINDS.length] as FaultKind;
-        // Most runs fail over by region; every 7th restarts all; every 5th pipelines its pointwise edges.
-        const failover: FailoverStrategyName = seed % 7 === 0 ? 'all' : 'region';
-        const exchangeMode: ExchangeMode | undefined = seed % 5 === 0 ? 'POINTWISE_EDGES_PIPELINED' : undefined;
-        const label = `${example.name} seed=${seed} ${kind} (${failover}${exchangeMode === undefined ? '' : `, ${exchangeMode}`})`;
-        const output = join(base, `run-${seed}.out`);
-        tally.runs++;
-        const { result, harness, storeDir } = await runExample({ example, dir: base, output, spec: { seed, faults: [{ kind }] }, failover, parallelism: PARALLELISM, ...(exchangeMode === undefined ? {} : { exchangeMode }) });
+      /** One run of `seed` under `failover`, checked; what it ran again. */
+      const faultRun = async (seed: number, kind: FaultKind, failover: FailoverStrategyName): Promise<{ result: JobResult; radius: BlastRadius }> => {
+        const label = `${example.name} seed=${seed} ${kind} (${failover})`;
+        const output = join(base, `run-${seed}-${failover}.out`);
+        runs++;
+        const { result, harness, storeDir } = await runExample({ example, dir: base, output, spec: { seed, faults: [{ kind }] }, failover, parallelism: PARALLELISM });
         assert.equal(result.status, 'succeeded', `${label}: ${String(result.error?.stack)}`);
         const fault = harness?.faults[0];
         assert.ok(fault?.fired, `${label}: the fault fired`);
@@ -85,42 +123,31 @@ describe('seeded fault runs on the examples (in process, local directory + SQLit
           assert.deepEqual(first?.lostPartitions, [fault?.target], `${label}: the consumer's failure names the damaged partition`);
           assert.equal(first?.error.code, kind === 'delete-partition' ? 'SHF_ERR_PARTITION_NOT_FOUND' : 'SHF_ERR_DATA_CORRUPTED', label);
         }
-        assert.equal(await comparableOutput(output, example.comparison), expected, `${label}: output equals the fault-free run's`);
+        await assertSameOutput(output, expected, label);
         assert.equal(comparableCollected(result), expectedCollected, `${label}: collected values equal the fault-free run's`);
-        let topology = topologyFile;
-        if (exchangeMode !== undefined) {
-          topology = pipelinedTopology.get(exchangeMode) ?? (await writeTopology(join(base, `topology-${exchangeMode}.json`), result.topology));
-          pipelinedTopology.set(exchangeMode, topology);
-        }
-        const radius = await checkBlastRadius(result, topology, label);
+        const radius = await checkBlastRadius(result, topologyFile, label);
+        if (failover === 'all') assert.ok(result.failovers.every((f) => f.tasksToRestart.length === f.tasksTotal), `${label}: restart-all restarts every task`);
         assert.deepEqual(await filesUnder(storeDir), [], `${label}: no object left in the store`);
-        tally.failovers += result.failovers.length;
-        if (failover === 'region') {
-          const key = `${example.name} ${kind}`;
-          const byKind = tally.byKind.get(key) ?? newRadius();
-          tally.byKind.set(key, byKind);
-          for (const r of [tally.region, byKind]) {
-            r.failovers += result.failovers.length;
-            r.restarted += radius.restarted;
-            r.total += radius.total;
-            r.runAgain += radius.runAgain;
-            r.deployed += radius.deployed;
-          }
-        } else {
-          assert.ok(result.failovers.every((f) => f.tasksToRestart.length === f.tasksTotal), `${label}: restart-all restarts every task`);
-        }
         await rm(output, { force: true });
-        tally.correct++;
+        correct++;
+        return { result, radius };
+      };
+
+      const here = entry(paired, example.name, newPaired);
+      for (let seed = 1; seed <= runsHere; seed++) {
+        const kind = KINDS[seed % KINDS.length] as FaultKind;
+        const region = await faultRun(seed, kind, 'region');
+        for (const key of [example.name, `${example.name} ${kind}`]) addRun(entry(figures, key, newFigures), region.result, region.radius);
+        if (!isPaired(seed)) continue;
+        const all = await faultRun(seed, kind, 'all');
+        for (const p of [here, entry(paired, `${example.name} ${kind}`, newPaired)]) {
+          p.runs++;
+          p.region += region.radius.runAgain;
+          p.all += all.radius.runAgain;
+        }
       }
+      assert.ok(here.runs > 0 && here.all > 0, 'restart-all ran tasks again');
+      assert.ok(here.region <= here.all / 2, `${example.name}: ${describePaired(here)}`);
     });
   }
-
-  it('region failover restarts at most half the tasks restarting all would, over these runs', () => {
-    const { restarted, total, runAgain, deployed } = tally.region;
-    assert.ok(total > 0 && deployed > 0);
-    // Tasks reset (the blast radius, what `weft plan --fail` predicts) against every task of the job...
-    assert.ok(restarted <= total / 2, `region reset ${restarted} of ${total} tasks`);
-    // ...and tasks whose work was done again against every task that had started (what restart-all redoes).
-    assert.ok(runAgain <= deployed / 2, `region ran ${runAgain} tasks again of ${deployed} started`);
-  });
 });
