@@ -92,6 +92,46 @@ describe('weft plan (spawned through bin/weft.js)', () => {
     assert.match(run.stdout, /restart 4 of 9 tasks \(44%\) in 1 region/);
   });
 
+  it('lists every region and every task to restart without --json, wrapped, none left out', async () => {
+    // 30 blocking pointwise pairs (60 one-task regions) and a 2 x 40 pipelined all-to-all region
+    const wide = {
+      vertices: [
+        { id: 'source', parallelism: 30 },
+        { id: 'sink', parallelism: 30 },
+        { id: 'left-side-with-a-long-name', parallelism: 40 },
+        { id: 'right', parallelism: 40 },
+      ],
+      edges: [
+        { source: 'source', target: 'sink', distribution: 'POINTWISE', partitionType: 'BLOCKING' },
+        { source: 'left-side-with-a-long-name', target: 'right', distribution: 'ALL_TO_ALL', partitionType: 'PIPELINED' },
+      ],
+    };
+    await writeFile(join(dir, 'wide.json'), JSON.stringify(wide));
+    const run = await weft(['plan', 'wide.json', '--fail', 'right#3'], dir);
+    assert.equal(run.code, 0, run.stderr);
+    const text = run.stdout;
+    assert.doesNotMatch(text, /…|more/, 'nothing elided');
+    assert.match(text, /^Pipelined regions: 61$/m);
+    const listed = (block: string): string[] => block.replace(/^.*?: /, '').split(/,\s*/).filter((id) => id !== '');
+    const [regionPart, failurePart] = text.split(/^Failure of /m) as [string, string];
+    const regionBlocks = regionPart.split(/\n(?= {2}region \d+ )/).slice(1);
+    assert.equal(regionBlocks.length, 61);
+    const everyId = regionBlocks.flatMap((block) => listed(block.trim().replace(/\s+/g, ' ')));
+    const expected = wide.vertices.flatMap((v) => Array.from({ length: v.parallelism }, (_, i) => `${v.id}#${i}`));
+    assert.deepEqual([...everyId].sort(), [...expected].sort(), 'each task in exactly one listed region');
+    const restart = listed(failurePart.split('\n').slice(1).join(' ').trim().replace(/\s+/g, ' '));
+    assert.equal(restart.length, 80);
+    assert.deepEqual(new Set(restart), new Set(expected.filter((id) => !id.startsWith('source') && !id.startsWith('sink'))));
+    for (const line of text.split('\n')) assert.ok(line.length <= 100, `wrapped at 100 columns: ${line}`);
+  });
+
+  it('says a topology without edges has no result partitions when --lost names one', async () => {
+    await writeFile(join(dir, 'no-edges.json'), JSON.stringify({ vertices: [{ id: 'a', parallelism: 2 }], edges: [] }));
+    const run = await weft(['plan', 'no-edges.json', '--fail', 'a#0', '--lost', 'x#0'], dir);
+    assert.equal(run.code, 2);
+    assert.equal(run.stderr, 'weft plan: --lost: unknown result partition "x#0"; the topology has no edges, so it has no result partitions\n');
+  });
+
   it('refuses an invalid topology with exit 2, naming the field', async () => {
     const run = await weft(['plan', 'bad-enum.json', '--json'], dir);
     assert.equal(run.code, 2);

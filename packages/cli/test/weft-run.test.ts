@@ -61,6 +61,22 @@ describe('weft run', () => {
     }
   });
 
+  it('names WEFT_STORE / WEFT_META, not the flags, when a bad store or metadata URL came from the environment', async () => {
+    const cases: [string[], Record<string, string>, RegExp][] = [
+      [[], { WEFT_STORE: 'ftp://x' }, /^weft run: WEFT_STORE: .*unsupported scheme ftp:/],
+      [[], { WEFT_META: 'mysql://x' }, /^weft run: WEFT_META: .*unsupported scheme mysql:/],
+      [['--store', 'ftp://flag'], { WEFT_STORE: 's3://fine/prefix' }, /^weft run: --store: .*"ftp:\/\/flag"/],
+      [['--meta', 'mysql://flag'], {}, /^weft run: --meta: .*unsupported scheme mysql:/],
+      [['--meta', 'sqlite:///tmp/x.db'], { WEFT_SHUFFLE_SERVERS: 'redis://127.0.0.1:1/0' }, /^weft run: --meta cannot be combined with WEFT_SHUFFLE_SERVERS/],
+      [[], { WEFT_SHUFFLE_SERVERS: 'http://x', WEFT_SHUFFLE_SECRET: 'a'.repeat(64) }, /^weft run: WEFT_SHUFFLE_SERVERS: .*expected redis:\/\/host:port\/db/],
+    ];
+    for (const [flags, env, pattern] of cases) {
+      const run = await weft(['run', join(fixtures, 'failing-job.ts'), '--executor', 'inprocess', ...flags], dir, env);
+      assert.equal(run.code, 2, `${JSON.stringify(env)} ${flags.join(' ')}: ${run.stderr}`);
+      assert.match(run.stderr, pattern, `${JSON.stringify(env)} ${flags.join(' ')}`);
+    }
+  });
+
   it('exits 2 before running when the job cannot read its --input, naming the source operator and the path', async () => {
     await writeFile(join(dir, 'plain.txt'), 'one\ntwo\n');
     const cases: [string[], string, string][] = [

@@ -13,18 +13,36 @@ export interface PlanReportInput {
   };
 }
 
-const MAX_REGIONS_LISTED = 20;
-const MAX_IDS_LISTED = 8;
+/** Region sizes are listed one by one up to this many regions, summarised beyond (the regions are all listed). */
+const MAX_SIZES_LISTED = 20;
+/** Lines are wrapped to this width; a list continues on lines indented under its first. */
+const WIDTH = 100;
 
 function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
-function listIds(topology: ExecutionTopology, members: ArrayLike<number>): string {
-  const shown: string[] = [];
-  for (let k = 0; k < Math.min(members.length, MAX_IDS_LISTED); k++) shown.push(topology.executionVertexId(members[k] as number));
-  const more = members.length - shown.length;
-  return more > 0 ? `${shown.join(', ')}, … (+${more} more)` : shown.join(', ');
+/** `head` followed by every id, comma-separated, wrapped at WIDTH with continuation lines indented by `indent`. */
+function wrappedList(head: string, ids: Iterable<string>, indent: string): string[] {
+  const lines: string[] = [];
+  let line = head;
+  let first = true;
+  for (const id of ids) {
+    const piece = first ? id : `, ${id}`;
+    if (!first && line.length + piece.length + 1 > WIDTH) {
+      lines.push(`${line},`);
+      line = `${indent}${id}`;
+    } else {
+      line += piece;
+    }
+    first = false;
+  }
+  lines.push(line);
+  return lines;
+}
+
+function* idsOf(topology: ExecutionTopology, members: ArrayLike<number>): Generator<string> {
+  for (let k = 0; k < members.length; k++) yield topology.executionVertexId(members[k] as number);
 }
 
 function percent(part: number, whole: number): string {
@@ -35,7 +53,7 @@ function percent(part: number, whole: number): string {
 /** Region sizes: every size when few, else min/median/max and the commonest sizes. */
 function describeSizes(regions: PipelinedRegions): string {
   const sizes = Array.from({ length: regions.regionCount }, (_, r) => regions.sizeOf(r));
-  if (sizes.length <= MAX_REGIONS_LISTED) return sizes.join(', ');
+  if (sizes.length <= MAX_SIZES_LISTED) return sizes.join(', ');
   const sorted = [...sizes].sort((a, b) => a - b);
   const counts = new Map<number, number>();
   for (const s of sizes) counts.set(s, (counts.get(s) ?? 0) + 1);
@@ -53,17 +71,16 @@ export function formatPlanReport(input: PlanReportInput): string {
     `Pipelined regions: ${regions.regionCount}`,
     `  sizes: ${describeSizes(regions)}`,
   ];
-  for (let r = 0; r < Math.min(regions.regionCount, MAX_REGIONS_LISTED); r++) {
-    lines.push(`  region ${r} (${plural(regions.sizeOf(r), 'task')}): ${listIds(topology, regions.membersOf(r))}`);
+  for (let r = 0; r < regions.regionCount; r++) {
+    lines.push(...wrappedList(`  region ${r} (${plural(regions.sizeOf(r), 'task')}): `, idsOf(topology, regions.membersOf(r)), '      '));
   }
-  if (regions.regionCount > MAX_REGIONS_LISTED) lines.push(`  … and ${regions.regionCount - MAX_REGIONS_LISTED} more regions (--json lists all)`);
   if (failure !== undefined) {
     const touched = new Set<number>();
     for (const v of failure.restart) touched.add(regions.regionOf[v] as number);
     const lost = failure.lost.length === 0 ? '' : `, lost ${failure.lost.join(', ')}`;
     lines.push(
       `Failure of ${failure.failedVertex} (strategy ${failure.strategy}${lost}):`,
-      `  restart ${failure.restart.length} of ${plural(tasks, 'task')} (${percent(failure.restart.length, tasks)}) in ${plural(touched.size, 'region')}: ${listIds(topology, failure.restart)}`,
+      ...wrappedList(`  restart ${failure.restart.length} of ${plural(tasks, 'task')} (${percent(failure.restart.length, tasks)}) in ${plural(touched.size, 'region')}: `, idsOf(topology, failure.restart), '      '),
     );
   }
   return `${lines.join('\n')}\n`;

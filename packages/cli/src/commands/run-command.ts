@@ -81,16 +81,35 @@ async function pipelinedShuffle(): Promise<ShuffleServiceFactory> {
   return createMemoryShuffleServiceFactory();
 }
 
+/** A setting and where it came from, so an error names what the user wrote: `--store`, or `WEFT_STORE`. */
+interface Setting {
+  readonly value: string;
+  readonly source: string;
+}
+
+/** The flag's value, else the environment variable's, else the default — with its source. */
+function setting(flag: string, value: string | undefined, variable: string, env: CliIo['env'], fallback: string): Setting {
+  if (value !== undefined) return { value, source: flag };
+  const fromEnv = env[variable];
+  if (fromEnv !== undefined) return { value: fromEnv, source: variable };
+  return { value: fallback, source: `${flag} (default ${fallback})` };
+}
+
+/** The setting a shuffle config error is about, by the prefix of its `context.setting`, if any. */
+function settingOf(error: unknown, settings: Readonly<Record<string, Setting | undefined>>): string | undefined {
+  const name = String((error as { context?: { setting?: unknown } }).context?.setting ?? '');
+  for (const [prefix, s] of Object.entries(settings)) if (s !== undefined && name.startsWith(prefix)) return s.source;
+  return name === '' ? undefined : `the shuffle setting ${name}`;
+}
+
 /** The blocking shuffle from --store / --meta (or WEFT_STORE / WEFT_META); defaults under ./.weft/. */
-async function blockingShuffle(store: string, meta: string): Promise<ShuffleServiceFactory> {
+async function blockingShuffle(store: Setting, meta: Setting): Promise<ShuffleServiceFactory> {
   const { createRemoteShuffleServiceFactory } = await import('@weft/shuffle-remote');
   try {
-    return createRemoteShuffleServiceFactory({ store, meta });
+    return createRemoteShuffleServiceFactory({ store: store.value, meta: meta.value });
   } catch (error) {
     if (!isShuffleConfigError(error)) throw error;
-    const setting = String((error as { context?: { setting?: unknown } }).context?.setting ?? '');
-    const flag = setting.startsWith('meta') ? '--meta' : setting.startsWith('store') ? '--store' : `the shuffle setting ${setting}`;
-    throw usageError('run', `${flag}: ${(error as Error).message}`, error);
+    throw usageError('run', `${settingOf(error, { meta, store }) ?? 'the blocking shuffle'}: ${(error as Error).message}`, error);
   }
 }
 
@@ -98,15 +117,14 @@ async function blockingShuffle(store: string, meta: string): Promise<ShuffleServ
  * The blocking shuffle of a `weft shuffle-server` pool found in the Redis registry at `registry`; `tier`
  * is the servers' S3 tier, if they have one.
  */
-async function serverShuffle(registry: string, tier: string | undefined): Promise<ShuffleServiceFactory> {
+async function serverShuffle(registry: Setting, tier: Setting | undefined): Promise<ShuffleServiceFactory> {
   const { createShuffleServerServiceFactory } = await import('@weft/shuffle-remote/client');
   try {
-    return createShuffleServerServiceFactory({ redis: registry, ...(tier === undefined ? {} : { tier }) });
+    return createShuffleServerServiceFactory({ redis: registry.value, ...(tier === undefined ? {} : { tier: tier.value }) });
   } catch (error) {
     if (!isShuffleConfigError(error)) throw error;
-    const setting = String((error as { context?: { setting?: unknown } }).context?.setting ?? '');
-    const flag = setting.startsWith('tier') ? '--store' : setting.startsWith('secret') ? 'WEFT_SHUFFLE_SECRET' : '--shuffle-servers';
-    throw usageError('run', `${flag}: ${(error as Error).message}`, error);
+    const secret = { value: '', source: 'WEFT_SHUFFLE_SECRET' };
+    throw usageError('run', `${settingOf(error, { tier, secret, redis: registry }) ?? registry.source}: ${(error as Error).message}`, error);
   }
 }
 
@@ -187,10 +205,15 @@ export const runCommand: Command = {
     if (values['plan-only'] === true) {
       return printPlan(jobPath, { args: rest, parallelism, exchangeMode: exchangeMode as ExchangeMode | undefined, cwd: io.cwd, json: values.json === true }, io);
     }
-    const servers = values['shuffle-servers'] ?? io.env['WEFT_SHUFFLE_SERVERS'];
-    if (servers !== undefined && values.meta !== undefined) throw usageError('run', '--meta cannot be combined with --shuffle-servers: the servers keep the metadata');
-    const store = values.store ?? io.env['WEFT_STORE'] ?? pathToFileURL(resolve(io.cwd, '.weft', 'shuffle')).href;
-    const meta = values.meta ?? io.env['WEFT_META'] ?? `sqlite://${resolve(io.cwd, '.weft', 'shuffle-meta.db')}`;
+    const servers: Setting | undefined =
+      values['shuffle-servers'] !== undefined
+        ? { value: values['shuffle-servers'], source: '--shuffle-servers' }
+        : io.env['WEFT_SHUFFLE_SERVERS'] !== undefined
+          ? { value: io.env['WEFT_SHUFFLE_SERVERS'], source: 'WEFT_SHUFFLE_SERVERS' }
+          : undefined;
+    if (servers !== undefined && values.meta !== undefined) throw usageError('run', `--meta cannot be combined with ${servers.source}: the servers keep the metadata`);
+    const store = setting('--store', values.store, 'WEFT_STORE', io.env, pathToFileURL(resolve(io.cwd, '.weft', 'shuffle')).href);
+    const meta = setting('--meta', values.meta, 'WEFT_META', io.env, `sqlite://${resolve(io.cwd, '.weft', 'shuffle-meta.db')}`);
     const blockingModule = servers === undefined ? BLOCKING_MODULE : SERVER_MODULE;
     const execArgv = workerExecArgv(jobPath);
     let prestarted: PrestartedWorkers | undefined;
@@ -201,7 +224,7 @@ export const runCommand: Command = {
     let pipelined: ShuffleServiceFactory;
     let harness: FaultHarness | undefined;
     try {
-      const tier = values.store ?? io.env['WEFT_STORE'];
+      const tier = values.store !== undefined || io.env['WEFT_STORE'] !== undefined ? store : undefined;
       [blocking, pipelined] = await Promise.all([
         servers === undefined ? blockingShuffle(store, meta) : serverShuffle(servers, tier),
         pipelinedShuffle(),

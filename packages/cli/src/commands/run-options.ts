@@ -33,7 +33,7 @@ export type RecoveryFlagValues = { readonly [K in keyof typeof RECOVERY_FLAGS]?:
 const d = DEFAULT_RESTART_STRATEGY_OPTIONS;
 
 /** The help text of the recovery flags. */
-export const RECOVERY_USAGE = `Recovery (Flink's semantics; see DESIGN.md):
+export const RECOVERY_USAGE = `Recovery (Flink's semantics; see docs/DESIGN.md):
   --restart-strategy S      none (default: the first failure fails the job) | fixed-delay | failure-rate
                             | exponential-delay; --restart-attempts or --restart-delay alone means
                             fixed-delay

@@ -184,7 +184,9 @@ export class ExecutionTopology {
     const hint =
       edge !== undefined
         ? `edge ${JSON.stringify(edge.id)} has partitions #0..#${edge.source.parallelism - 1}`
-        : `expected "<edgeId>#<producerSubtaskIndex>" with one of the edge ids ${listIds(this.edges.map((e) => e.id))}`;
+        : this.edges.length === 0
+          ? 'the topology has no edges, so it has no result partitions'
+          : `expected "<edgeId>#<producerSubtaskIndex>" with one of the edge ids ${listIds(this.edges.map((e) => e.id))}`;
     throw new EngineError('WEFT_ERR_UNKNOWN_PARTITION', `${field}: unknown result partition ${JSON.stringify(id)}; ${hint}`, {
       context: { field, partitionId: id },
     });
