@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Runs every benchmark: packages/*/bench/*.bench.ts and bench/*.bench.ts, one process each.
-// Each prints a table for people and one JSON line per figure (DESIGN.md, contract 4).
+// Each prints a table for people and one JSON line per figure (docs/DESIGN.md, contract 4).
 //   npm run bench                 all
 //   npm run bench -- memory       only files whose path contains one of the arguments
 import { spawnSync } from 'node:child_process';

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Fails on what breaks the architecture (DESIGN.md, STYLE.md):
+// Fails on what breaks the architecture (docs/DESIGN.md, STYLE.md):
 //  - a runtime import cycle between source files (type-only imports are erased and do not count);
 //  - a package importing another package's internals (a relative path out of the package, `/src/`, or a
 //    subpath the target's `exports` map does not open);

@@ -21,7 +21,7 @@ export interface Command {
   run(args: readonly string[], io: CliIo): Promise<number>;
 }
 
-/** Exit codes every command shares (DESIGN.md, command-line conventions). */
+/** Exit codes every command shares (docs/DESIGN.md, command-line conventions). */
 export const ExitCode = {
   OK: 0,
   FAILED: 1,

@@ -37,7 +37,7 @@ export interface RegionDeploymentRef {
 }
 
 /**
- * Hooks through which a fault-injection harness damages a running job on purpose (DESIGN.md's faults:
+ * Hooks through which a fault-injection harness damages a running job on purpose (docs/DESIGN.md's faults:
  * a task throws, a worker dies, a committed partition disappears or is corrupted, a store restarts).
  * The engine calls them; what to damage, and how to reach the damaged thing, is the harness's — so the
  * engine keeps depending on the shuffle API only.
@@ -58,7 +58,7 @@ export interface FaultInjector {
 /** What a fault injector is built from, once the job is planned. */
 export interface FaultInjectorContext {
   readonly jobId: string;
-  /** The job's topology (DESIGN.md contract 1). */
+  /** The job's topology (docs/DESIGN.md contract 1). */
   readonly topology: JobTopology;
   /** Its pipelined regions, as `computePipelinedRegions` returns them. */
   readonly regions: readonly (readonly string[])[];
