@@ -1,17 +1,15 @@
 // Seeded fault runs that need more than one process: a worker process killed (SIGKILL) at a random
 // record of a random task, a task throwing inside a worker, and the Redis metadata store restarted
 // mid-job (a real redis-server). Each run must produce the fault-free output, restart exactly what
-// `weft plan --fail` predicts, and leave nothing behind: no object in the store once a sweep has
-// collected the killed writers' (uncommitted) objects, no worker process alive.
+// `weft plan --fail` predicts, and leave nothing behind: no object in the store once the job has ended
+// (a killed writer's uncommitted object included), no worker process alive.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { FaultKind } from '@weft/cli/faults';
-import { createRemoteShuffleServiceFactory } from '@weft/shuffle-remote';
 import { type RedisServer, startRedis } from '@weft/testkit';
 import { assertSameOutput, checkBlastRadius, comparableCollected, EXAMPLES, type ExampleCase, filesUnder, runExample, writeTopology } from './support/fault-runs.js';
 
@@ -42,15 +40,6 @@ function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-/** Collects what killed writers left (their lease long run out by then), as a later master's sweep would. */
-async function sweep(dir: string, meta?: string): Promise<void> {
-  const factory = createRemoteShuffleServiceFactory({ store: `file://${join(dir, 'store')}`, meta: meta ?? `sqlite://${join(dir, 'meta.db')}`, attemptLeaseMs: 100, sweepIntervalMs: 0 });
-  const master = factory.createShuffleMaster();
-  await sleep(150);
-  await master.start(); // sweeps
-  await master.close();
 }
 
 interface Reference {
@@ -88,7 +77,7 @@ describe('seeded fault runs across processes: killed workers, Redis restarts', (
     process.stdout.write(`# fault runs across processes: ${correct} correct of ${runs} (${[...byKind].map(([kind, n]) => `${kind} ${n}`).join(', ')})\n`);
   });
 
-  async function check(example: ExampleCase, label: string, output: string, runDir: string, run: Awaited<ReturnType<typeof runExample>>, meta?: string): Promise<void> {
+  async function check(example: ExampleCase, label: string, output: string, run: Awaited<ReturnType<typeof runExample>>): Promise<void> {
     const reference = references.get(example.name) as Reference;
     const { result } = run;
     assert.equal(result.status, 'succeeded', `${label}: ${String(result.error?.stack)}`);
@@ -97,7 +86,7 @@ describe('seeded fault runs across processes: killed workers, Redis restarts', (
     await checkBlastRadius(result, reference.topology, label);
     for (const pid of result.workerPids) assert.equal(isAlive(pid), false, `${label}: worker process ${pid} is gone`);
     assert.deepEqual(workerChildren(), [], `${label}: no worker process left`);
-    await sweep(runDir, meta);
+    // right after the run: the job's end (unregisterJob) deletes even a killed writer's object, no sweep needed
     assert.deepEqual(await filesUnder(run.storeDir), [], `${label}: no object left in the store`);
     await rm(output, { force: true });
   }
@@ -122,7 +111,7 @@ describe('seeded fault runs across processes: killed workers, Redis restarts', (
           assert.match(run.result.executorsLost[0]?.reason ?? '', /exited with SIGKILL/);
           assert.equal(run.result.workerPids.length, 3, `${label}: a new worker took the killed one's place`);
         }
-        await check(example, label, output, runDir, run);
+        await check(example, label, output, run);
         passed(kind);
       }
     });
@@ -160,7 +149,7 @@ describe('seeded fault runs across processes: killed workers, Redis restarts', (
             },
           });
           assert.equal(restarts, 1, `${label}: Redis was restarted once, mid-job`);
-          await check(example, label, output, runDir, run, meta);
+          await check(example, label, output, run);
           passed('restart-redis');
         }
       });
