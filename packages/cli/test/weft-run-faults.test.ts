@@ -102,6 +102,11 @@ describe('weft run --inject-faults', () => {
     assert.deepEqual(failover?.lostPartitions, ['sort-assign->sort#1']);
     assert.ok(failover?.tasksToRestart.includes('sort-assign#1'), 'the producer of the lost partition runs again');
     assert.match(run.stderr, /lost partitions: sort-assign->sort#1/);
+    // reported as it happened, before the summary
+    const live = new RegExp(`failover at [\\d.]+ m?s: task ${failover?.attemptId.replace(/[#@]/g, '\\$&')} failed \\(SHF_ERR_PARTITION_NOT_FOUND\\): restarting ${failover?.tasksToRestart.length} of 14 tasks \\(\\d+ had started\\), [\\d.]+% saved against restarting all, in \\d+ ms\\n`);
+    const at = run.stderr.search(live);
+    assert.ok(at >= 0, run.stderr);
+    assert.ok(at < run.stderr.indexOf('failovers ('), 'the live line comes before the summary');
   });
 
   it('fails with "recovery is suppressed by <strategy>" and the root cause when restarts are off', async () => {

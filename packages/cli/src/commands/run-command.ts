@@ -9,7 +9,7 @@ import { integerFlag, parseCommandArgs, usageError } from '../parse-command-args
 import type { FaultHarness } from '../faults/fault-harness.js';
 import { FAULT_SPEC_GRAMMAR, type FaultSpec, parseFaultSpec } from '../faults/fault-spec.js';
 import { formatFaultReport } from './fault-report.js';
-import { describeError, formatFailure, formatProgressLine, formatRunSummary, runSummaryJson } from './run-report.js';
+import { describeError, formatFailoverLine, formatFailure, formatProgressLine, formatRunSummary, runSummaryJson } from './run-report.js';
 import { parseRecoveryFlags, RECOVERY_FLAGS, RECOVERY_USAGE } from './run-options.js';
 
 /** The restart strategy under --inject-faults when none is given. */
@@ -258,6 +258,10 @@ export const runCommand: Command = {
         cwd: io.cwd,
         workerExecArgv: execArgv,
         ...(prestarted === undefined ? {} : { prestartedWorkers: prestarted }),
+        // each failover as it happens, on stderr (stdout stays the summary, or the JSON with --json)
+        onFailover: (failover) => {
+          io.stderr.write(`${tty && shown ? '\r\x1b[K' : ''}${formatFailoverLine(failover)}`);
+        },
         ...(tty
           ? {
               onProgress: (progress) => {

@@ -95,6 +95,17 @@ export function workSaved(failover: FailoverRecord): { tasks: number; percent: n
   return { tasks, percent: failover.tasksTotal === 0 ? 0 : Math.round((1000 * tasks) / failover.tasksTotal) / 10 };
 }
 
+/** One line for a failover as it happens (the summary at the end gives the details). */
+export function formatFailoverLine(failover: FailoverRecord): string {
+  const saved = workSaved(failover);
+  const code = failover.error.code === undefined ? '' : ` (${failover.error.code})`;
+  return (
+    `failover at ${formatDuration(failover.atMs)}: task ${failover.attemptId} failed${code}: restarting ${failover.tasksToRestart.length} of ` +
+    `${failover.tasksTotal} tasks (${failover.tasksRunAgain.length} had started), ${saved.percent}% saved against restarting all, ` +
+    `in ${failover.backoffMs} ms\n`
+  );
+}
+
 /** Each failover (which task failed and why, what restarted, what that saved) and each lost worker. */
 function formatRecovery(result: JobResult): string[] {
   const lines: string[] = [];
