@@ -41,6 +41,19 @@ export type GateItem =
  * SHF_ERR_PARTITION_NOT_FOUND (unknown, released, consumed, or lost), SHF_ERR_PRODUCER_FAILED (with the
  * producer's cause), SHF_ERR_DATA_CORRUPTED, SHF_ERR_CLOSED.
  *
+ * Partitions still being produced, and producers that fail (`fail(cause)`, or `close()` before `finish()`):
+ * - Pipelined types (`canBePipelined`): records arrive as the producer flushes them (`flush()`, an event, a
+ *   full buffer). If the producer fails, the channel's read rejects with SHF_ERR_PRODUCER_FAILED naming
+ *   the partition, with the producer's error as `cause` (SHF_ERR_CLOSED for a close before `finish()`),
+ *   after whatever records it had delivered; the channel never ends with `end-of-partition`.
+ * - Blocking types: nothing of a partition is delivered before its producer's `finish()` committed it. A
+ *   read of a partition still being produced either waits until it is committed (and then delivers all of
+ *   it) or rejects with SHF_ERR_PARTITION_NOT_FOUND naming it. If the producer fails, the read rejects,
+ *   with no record delivered, with either SHF_ERR_PRODUCER_FAILED naming the partition with the
+ *   producer's error as `cause` (as for pipelined types), or SHF_ERR_PARTITION_NOT_FOUND naming the
+ *   partition, with no cause required: a failed attempt of a blocking partition commits nothing, and an
+ *   implementation whose producers run elsewhere (another process, a shuffle server) may not know why.
+ *
  * Ownership: created by `ShuffleEnvironment.createInputGate`, owned by the consuming task; `close()`
  * (idempotent) returns its buffers and tells pipelined producers the consumer is gone.
  *

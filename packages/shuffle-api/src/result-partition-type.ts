@@ -3,8 +3,10 @@ import { invalidArgument } from './shuffle-error.js';
 /**
  * How a result partition is produced and consumed (Flink's ResultPartitionType).
  *
- * - PIPELINED: consumed while produced, once; unbounded in-flight data is held back by credit.
- * - PIPELINED_BOUNDED: PIPELINED with a bounded number of in-flight buffers.
+ * - PIPELINED: consumed while produced, once. The type does not promise a bound on in-flight buffers
+ *   (`bounded: false`; Flink's PIPELINED pool may grow); an implementation may still bound it (the
+ *   in-memory shuffle bounds both pipelined types by the same credits and pool; see its README).
+ * - PIPELINED_BOUNDED: PIPELINED that promises a bounded number of in-flight buffers.
  * - PIPELINED_APPROXIMATE: bounded pipelined data that may be consumed again after a restart with loss.
  * - BLOCKING: fully produced before it is consumed; re-readable until the scheduler releases it.
  * - BLOCKING_PERSISTENT: BLOCKING that also outlives the job (released only explicitly).
@@ -34,7 +36,7 @@ export interface ResultPartitionTypeProperties {
   readonly reconsumable: boolean;
   /** The data outlives the job; only an explicit release removes it. */
   readonly persistent: boolean;
-  /** In-flight data is bounded by a fixed number of buffers. */
+  /** In-flight data is promised to be bounded by a fixed number of buffers (false: not promised, an implementation may still bound it). */
   readonly bounded: boolean;
   /** Who releases it: `upstream` after its one consumption, or the `scheduler`. */
   readonly releasedBy: 'upstream' | 'scheduler';

@@ -19,16 +19,18 @@ export interface ResultPartitionWriterMetrics {
  * Lifecycle: created by `ShuffleEnvironment.createResultPartitionWriter`, owned by the producing task
  * from then on. Emit records and events, then `finish()` — which commits: only then does the partition
  * become complete for its consumers (blocking types become readable; pipelined consumers see
- * end-of-partition). `fail(cause)` aborts: consumers see SHF_ERR_PRODUCER_FAILED with that cause.
- * `close()` releases the writer's resources; `close()` before `finish()` aborts like `fail()`.
+ * end-of-partition). `fail(cause)` aborts: consumers see SHF_ERR_PRODUCER_FAILED with that cause (a
+ * blocking type may answer SHF_ERR_PARTITION_NOT_FOUND instead; InputGate says exactly when).
+ * `close()` releases the writer's resources; `close()` before `finish()` aborts like `fail()`, with
+ * SHF_ERR_CLOSED as the cause: nothing the writer emitted becomes visible as a complete partition.
  *
  * Backpressure without a promise per record: `emitRecord` returns false once the writer holds as much
  * as its memory budget allows; the producer then awaits `ready()` before emitting more. A record is always
  * accepted (it is copied before the call returns), so a single emit may exceed the budget by up to one record.
  *
- * Not in the contract: which thread or process consumes, how bytes travel, and when (before `finish()`)
- * buffers become visible — implementations may hand buffers over as they fill (pipelined) or only on
- * commit (blocking).
+ * Not in the contract: which thread or process consumes, how bytes travel, and when a pipelined
+ * partition's buffers become visible before they fill or a `flush()` / event hands them over. Blocking
+ * types show nothing before `finish()` commits (see InputGate).
  */
 export interface ResultPartitionWriter extends AsyncDisposable {
   readonly partitionId: ResultPartitionId;
@@ -58,7 +60,11 @@ export interface ResultPartitionWriter extends AsyncDisposable {
    */
   ready(): Promise<void>;
 
-  /** Hands partially filled buffers to consumers now (pipelined types); a no-op where meaningless. */
+  /**
+   * Pipelined types: hands partially filled buffers over now, so every record emitted so far reaches its
+   * consumer without waiting for a buffer to fill or for `finish()`. Blocking types: may close the
+   * current buffers, but shows nothing before `finish()`. A no-op after finish/fail/close.
+   */
   flush(): void;
 
   /**

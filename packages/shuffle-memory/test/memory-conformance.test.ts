@@ -5,8 +5,10 @@ import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';
 describeShuffleConformance({
   name: 'in-memory',
   partitionTypes: ['PIPELINED', 'PIPELINED_BOUNDED', 'BLOCKING', 'BLOCKING_PERSISTENT'],
+  // not the default, so that a writer ignoring its configured limit fails the oversized-record case
+  maxRecordBytes: 16 * 1024 * 1024,
   async createHarness() {
-    const factory = createMemoryShuffleServiceFactory({ buffersPerPartition: 16 });
+    const factory = createMemoryShuffleServiceFactory({ buffersPerPartition: 16, maxRecordBytes: 16 * 1024 * 1024 });
     const master = factory.createShuffleMaster();
     await master.start();
     const environment = factory.createShuffleEnvironment({ taskExecutorId: taskExecutorId('local') });

@@ -29,4 +29,9 @@ export interface ConformanceOptions {
   readonly largeRecordBytes?: number;
   /** Bytes the slow-consumer test pushes through one partition. @defaultValue 24 MiB */
   readonly backpressureBytes?: number;
+  /**
+   * The largest record the harness's writers accept (the implementation's `maxRecordBytes` as the harness
+   * configures it); one byte more must be refused. @defaultValue DEFAULT_MAX_RECORD_BYTES (256 MiB)
+   */
+  readonly maxRecordBytes?: number;
 }

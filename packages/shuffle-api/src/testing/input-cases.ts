@@ -2,9 +2,10 @@ import { strict as assert } from 'node:assert';
 import { it } from 'node:test';
 import type { ResultPartitionType } from '../result-partition-type.js';
 import type { ShuffleDescriptor } from '../shuffle-descriptor.js';
+import type { InputGate } from '../input-gate.js';
 import type { ShuffleEvent } from '../shuffle-event.js';
-import { makeRecord, registerPartition, rejectionOf, thrownBy } from './exchange-helpers.js';
-import { type SuiteContext, assertInvalidArgument, uniqueJobId } from './suite-context.js';
+import { type ChannelItem, drain, emitAll, makeRecord, parseRecord, registerPartition, rejectionOf, thrownBy } from './exchange-helpers.js';
+import { type SuiteContext, assertInvalidArgument, isPipelined, uniqueJobId } from './suite-context.js';
 
 export function inputCases(ctx: SuiteContext, type: ResultPartitionType): void {
   const { timeoutMs } = ctx.options;
@@ -53,12 +54,55 @@ export function inputCases(ctx: SuiteContext, type: ResultPartitionType): void {
         await writer.finish();
         assertInvalidArgument(thrownBy(() => writer.emitRecord(makeRecord(0, 0, 1), 0)), 'state');
         assertInvalidArgument(thrownBy(() => writer.broadcastRecord(makeRecord(0, 0, 1))), 'state');
+        assertInvalidArgument(thrownBy(() => writer.broadcastEvent({ type: 'end-of-data' })), 'state');
         assertInvalidArgument(await rejectionOf(writer.finish()), 'state');
       } finally {
         await writer.close();
       }
       assertInvalidArgument(thrownBy(() => writer.emitRecord(makeRecord(0, 0, 2), 0)), 'state');
-      assert.ok(true);
+      // The refused calls changed nothing, and close() after finish() did not abort: the partition holds
+      // exactly the one record emitted before finish(), then end-of-partition, on every subpartition.
+      const gate = await h.consumerEnvironment.createInputGate({ jobId: descriptor.jobId, inputs: [descriptor], subpartitions: { start: 0, end: 2 } });
+      try {
+        const channels = await drain(gate);
+        assert.deepEqual(
+          channels.map((items) => items.map((item) => (item.kind === 'record' ? `record:${parseRecord(item.record).seq}` : `event:${item.event.type}`))),
+          [['record:0', 'event:end-of-partition'], ['event:end-of-partition'], ['event:end-of-partition']],
+        );
+      } finally {
+        await gate.close();
+      }
+    }),
+  );
+
+  it('refuses a record larger than maxRecordBytes with SHF_ERR_INVALID_ARGUMENT naming the record, and carries on', { timeout: timeoutMs }, () =>
+    ctx.withHarness(async (h) => {
+      const descriptor = await registerPartition(h.master, { jobId: uniqueJobId('oversized'), resultId: 'big', index: 0, type, subpartitions: 2 });
+      const writer = await h.producerEnvironment.createResultPartitionWriter({ descriptor });
+      let gate: InputGate | undefined;
+      try {
+        // Zero-filled and never written: the pages are not touched unless the writer copies the record.
+        const oversized = new Uint8Array(ctx.options.maxRecordBytes + 1);
+        assertInvalidArgument(thrownBy(() => writer.emitRecord(oversized, 1)), 'record');
+        assertInvalidArgument(thrownBy(() => writer.broadcastRecord(oversized)), 'record');
+        const produce = async (): Promise<void> => {
+          await emitAll(writer, [{ subpartition: 1, record: makeRecord(0, 1, 0, 10) }]);
+          await writer.finish();
+        };
+        const consume = async (): Promise<ChannelItem[][]> => {
+          gate = await h.consumerEnvironment.createInputGate({ jobId: descriptor.jobId, inputs: [descriptor], subpartitions: { start: 0, end: 1 } });
+          return drain(gate);
+        };
+        const channels = isPipelined(type) ? (await Promise.all([produce(), consume()]))[1] : await produce().then(consume);
+        assert.deepEqual(
+          channels.map((items) => items.map((item) => (item.kind === 'record' ? `record:${item.record.length}` : `event:${item.event.type}`))),
+          [['event:end-of-partition'], ['record:22', 'event:end-of-partition']],
+          'the refused record must leave no trace, and the writer must go on working',
+        );
+      } finally {
+        await gate?.close();
+        await writer.close();
+      }
     }),
   );
 }

@@ -1,51 +1,20 @@
 import { strict as assert } from 'node:assert';
 import { it } from 'node:test';
-import { findShuffleError } from '../shuffle-error.js';
 import type { ResultPartitionType } from '../result-partition-type.js';
 import type { ShuffleDescriptor } from '../shuffle-descriptor.js';
-import type { ConformanceHarness } from './harness.js';
-import { drain, emitAll, makeRecord, parseRecord, recordsOf, registerPartition, rejectionOf } from './exchange-helpers.js';
+import { drain, makeRecord, parseRecord, recordsOf, registerPartition, rejectionOf } from './exchange-helpers.js';
 import {
   type SuiteContext,
   activeResourceCounts,
   assertShuffleError,
   isPipelined,
   isReconsumable,
+  readAll,
   runExchange,
   settle,
   uniqueJobId,
+  writeFinished,
 } from './suite-context.js';
-
-async function writeFinished(h: ConformanceHarness, descriptor: ShuffleDescriptor, records: number): Promise<void> {
-  const writer = await h.producerEnvironment.createResultPartitionWriter({ descriptor });
-  try {
-    await emitAll(writer, Array.from({ length: records }, (_, seq) => ({ subpartition: seq % descriptor.partition.numberOfSubpartitions, record: makeRecord(0, seq % descriptor.partition.numberOfSubpartitions, seq, 64) })));
-    await writer.finish();
-  } finally {
-    await writer.close();
-  }
-}
-
-async function readAll(h: ConformanceHarness, descriptor: ShuffleDescriptor): Promise<number[]> {
-  const gate = await h.consumerEnvironment.createInputGate({
-    jobId: descriptor.jobId,
-    inputs: [descriptor],
-    subpartitions: { start: 0, end: descriptor.partition.numberOfSubpartitions - 1 },
-  });
-  try {
-    return (await drain(gate)).flatMap((items) => recordsOf(items).map((r) => parseRecord(r).seq));
-  } finally {
-    await gate.close();
-  }
-}
-
-function causeMessages(error: unknown): string[] {
-  const out: string[] = [];
-  for (let e = error, depth = 0; e !== undefined && e !== null && depth < 16; e = (e as { cause?: unknown }).cause, depth++) {
-    out.push(String((e as { message?: unknown }).message ?? e));
-  }
-  return out;
-}
 
 export function lifecycleCases(ctx: SuiteContext, type: ResultPartitionType): void {
   const { timeoutMs } = ctx.options;
@@ -106,55 +75,6 @@ export function lifecycleCases(ctx: SuiteContext, type: ResultPartitionType): vo
       }
       if (isPipelined(type)) {
         assert.ok(maxInFlight <= limit + recordBytes + 4, `${maxInFlight} bytes were in flight, more than the budget ${limit}`);
-      }
-    }),
-  );
-
-  it('surfaces a producer failing mid-stream at the consumer, with its cause, and never as a complete partition', { timeout: timeoutMs }, () =>
-    ctx.withHarness(async (h) => {
-      const jobId = uniqueJobId('producer-fails');
-      const descriptor = await registerPartition(h.master, { jobId, resultId: 'fail', index: 0, type, subpartitions: 2 });
-      const writer = await h.producerEnvironment.createResultPartitionWriter({ descriptor });
-      const cause = new Error('user function exploded at record 300');
-      const produce = async (): Promise<void> => {
-        await emitAll(writer, Array.from({ length: 300 }, (_, seq) => ({ subpartition: seq % 2, record: makeRecord(0, seq % 2, seq, 100) })));
-        writer.flush();
-        writer.fail(cause);
-        await writer.close();
-      };
-      const consume = async (): Promise<unknown> => {
-        const gate = await h.consumerEnvironment.createInputGate({ jobId: descriptor.jobId, inputs: [descriptor], subpartitions: { start: 0, end: 1 } });
-        try {
-          const ended: number[] = [];
-          return await rejectionOf(
-            (async () => {
-              for (;;) {
-                const batch = await gate.readBatch();
-                if (batch === null) return;
-                if (batch.kind === 'event' && batch.event.type === 'end-of-partition') ended.push(batch.channel);
-                assert.deepEqual(ended, [], 'a failed producer must not end any channel as complete');
-              }
-            })(),
-          );
-        } finally {
-          await gate.close();
-        }
-      };
-      let error: unknown;
-      if (isPipelined(type)) error = (await Promise.all([produce(), consume()]))[1];
-      else {
-        await produce();
-        error = await consume();
-      }
-      if (isPipelined(type)) {
-        assertShuffleError(error, 'SHF_ERR_PRODUCER_FAILED', descriptor.partition.partitionId);
-        const chain = causeMessages(error);
-        assert.ok(chain.some((m) => m.includes('user function exploded at record 300')), `the consumer's error must carry the producer's cause, got ${chain.join(' <- ')}`);
-      } else {
-        assert.ok(
-          findShuffleError(error, 'SHF_ERR_PRODUCER_FAILED') ?? findShuffleError(error, 'SHF_ERR_PARTITION_NOT_FOUND'),
-          `a failed blocking producer must read as PRODUCER_FAILED or PARTITION_NOT_FOUND, got ${String(error)}`,
-        );
       }
     }),
   );

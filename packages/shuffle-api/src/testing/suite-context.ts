@@ -6,7 +6,7 @@ import type { ShuffleDescriptor } from '../shuffle-descriptor.js';
 import type { SubpartitionRange } from '../subpartition-range.js';
 import type { InputChannelInfo } from '../input-gate.js';
 import type { ConformanceHarness, ConformanceOptions } from './harness.js';
-import { type ChannelItem, type DrainOptions, drain, emitAll, registerPartition } from './exchange-helpers.js';
+import { type ChannelItem, type DrainOptions, drain, emitAll, makeRecord, parseRecord, recordsOf, registerPartition } from './exchange-helpers.js';
 
 /** What every case file receives: the options, and helpers bound to them. */
 export interface SuiteContext {
@@ -135,4 +135,38 @@ export function activeResourceCounts(): Map<string, number> {
 export async function settle(): Promise<void> {
   for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
   await new Promise((resolve) => setTimeout(resolve, 20));
+}
+
+/** Writes `records` records (64-byte payloads, round robin over the subpartitions) and finishes. */
+export async function writeFinished(h: ConformanceHarness, descriptor: ShuffleDescriptor, records: number): Promise<void> {
+  const writer = await h.producerEnvironment.createResultPartitionWriter({ descriptor });
+  try {
+    await emitAll(writer, Array.from({ length: records }, (_, seq) => ({ subpartition: seq % descriptor.partition.numberOfSubpartitions, record: makeRecord(0, seq % descriptor.partition.numberOfSubpartitions, seq, 64) })));
+    await writer.finish();
+  } finally {
+    await writer.close();
+  }
+}
+
+/** Reads every subpartition of `descriptor` to the end; the records' sequence numbers. */
+export async function readAll(h: ConformanceHarness, descriptor: ShuffleDescriptor): Promise<number[]> {
+  const gate = await h.consumerEnvironment.createInputGate({
+    jobId: descriptor.jobId,
+    inputs: [descriptor],
+    subpartitions: { start: 0, end: descriptor.partition.numberOfSubpartitions - 1 },
+  });
+  try {
+    return (await drain(gate)).flatMap((items) => recordsOf(items).map((r) => parseRecord(r).seq));
+  } finally {
+    await gate.close();
+  }
+}
+
+/** The messages of `error` and its cause chain. */
+export function causeMessages(error: unknown): string[] {
+  const out: string[] = [];
+  for (let e = error, depth = 0; e !== undefined && e !== null && depth < 16; e = (e as { cause?: unknown }).cause, depth++) {
+    out.push(String((e as { message?: unknown }).message ?? e));
+  }
+  return out;
 }
