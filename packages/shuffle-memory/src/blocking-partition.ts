@@ -51,36 +51,54 @@ export class BlockingPartition implements PartitionSink {
     return Promise.resolve();
   }
 
+  /**
+   * Keeps the writer's segment itself, uncopied, even when a flush closed it partly filled: readers get
+   * views into it. The price: each flush (an event, `flush()`, `finish()`) pins a whole buffer for
+   * however few bytes it holds, which `bufferedBytes` counts. Blocking in memory is for tests and small
+   * jobs; a producer that flushes after every few records should use a pipelined type or shuffle-remote.
+   */
   addData(subpartition: number, segment: Uint8Array, length: number): void {
-    // Keep only the valid bytes: a flushed, partly filled segment would otherwise pin a whole buffer.
-    const kept = length === segment.length ? segment : segment.slice(0, length);
-    if (kept !== segment) this.allocated--;
-    this.entries[subpartition]!.push({ kind: 'data', segment: kept, length });
+    if (this.state === 'released') {
+      this.allocated--;
+      return;
+    }
+    this.entries[subpartition]!.push({ kind: 'data', segment, length });
     this.bytesPerSubpartition[subpartition]! += length;
   }
 
   addEvent(subpartition: number, event: ShuffleEvent): void {
+    if (this.state === 'released') return;
     this.entries[subpartition]!.push({ kind: 'event', event });
   }
 
   finish(): void {
+    if (this.state === 'released') return;
     for (const list of this.entries) list.push({ kind: 'event', event: END_OF_PARTITION });
     this.state = 'finished';
     this.notify();
   }
 
   fail(error: ShuffleError): void {
+    if (this.state === 'released') return;
     this.terminal = error;
     this.state = 'failed';
-    for (const list of this.entries) list.length = 0;
+    this.dropEntries();
     this.notify();
   }
 
   release(error: ShuffleError): void {
     this.terminal = error;
     this.state = 'released';
-    for (const list of this.entries) list.length = 0;
+    this.dropEntries();
     this.notify();
+  }
+
+  /** Forgets every kept buffer and event (readers already holding a view keep it alive until they move on). */
+  private dropEntries(): void {
+    for (const list of this.entries) {
+      for (const entry of list) if (entry.kind === 'data') this.allocated--;
+      list.length = 0;
+    }
   }
 
   /** A reader of one subpartition; it sees nothing until the partition finishes (or fails). */
