@@ -45,7 +45,15 @@ export interface ShuffleEnvironment extends AsyncDisposable {
 
   createInputGate(request: CreateInputGateRequest): Promise<InputGate>;
 
-  /** Drops whatever this environment holds locally of these partitions (Flink's releasePartitionsLocally). */
+  /**
+   * Drops what this environment holds locally of these partitions (Flink's releasePartitionsLocally): the
+   * data of partitions it produced and keeps itself (in its memory or on its disk), whether their writers
+   * finished or still run. Afterwards a reader of such a partition gets SHF_ERR_PARTITION_NOT_FOUND.
+   * Ids it holds nothing of (produced by another environment, already released, unknown) are ignored, so
+   * the call is idempotent. An implementation whose data lives outside the environment (a blob store, a
+   * shuffle server) holds nothing locally and does nothing here; `ShuffleMaster.releasePartitionExternally`
+   * releases that data.
+   */
   releasePartitionsLocally(partitionIds: readonly ResultPartitionId[]): Promise<void>;
 
   close(): Promise<void>;

@@ -3,6 +3,7 @@ import {
   type CreateWriterRequest,
   type InputChannelInfo,
   type InputGate,
+  type JobId,
   type Logger,
   type ResultPartitionId,
   type ResultPartitionWriter,
@@ -12,6 +13,7 @@ import {
   invalidArgument,
   noopLogger,
   partitionNotFound,
+  validateId,
   validateShuffleDescriptor,
   validateSubpartitionRange,
 } from '@weft/shuffle-api';
@@ -56,7 +58,7 @@ export class MemoryShuffleEnvironment implements ShuffleEnvironment {
   async createResultPartitionWriter(request: CreateWriterRequest): Promise<ResultPartitionWriter> {
     this.checkOpen();
     const descriptor = validateShuffleDescriptor(request?.descriptor, MEMORY_SHUFFLE_SERVICE_ID);
-    const sink = this.registry.claimForWriter(descriptor);
+    const sink = this.registry.claimForWriter(descriptor, this);
     const { bufferSizeBytes, maxRecordBytes } = this.registry.options;
     const writer: MemoryResultPartitionWriter = new MemoryResultPartitionWriter({
       partitionId: descriptor.partition.partitionId,
@@ -75,7 +77,13 @@ export class MemoryShuffleEnvironment implements ShuffleEnvironment {
     if (!Array.isArray(request?.inputs) || request.inputs.length === 0) {
       throw invalidArgument('inputs', 'expected at least one partition descriptor');
     }
+    const jobId = validateId('jobId', request.jobId) as JobId;
     const descriptors = request.inputs.map((d, i) => validateShuffleDescriptor(d, MEMORY_SHUFFLE_SERVICE_ID, `inputs[${i}]`));
+    descriptors.forEach((d, i) => {
+      if (d.jobId !== jobId) {
+        throw invalidArgument(`inputs[${i}].jobId`, `partition ${d.partition.partitionId} belongs to job ${d.jobId}, but the gate reads for job ${jobId}`);
+      }
+    });
     const infos: InputChannelInfo[] = [];
     for (const descriptor of descriptors) {
       const range = validateSubpartitionRange(request.subpartitions, descriptor.partition.numberOfSubpartitions);
@@ -85,7 +93,6 @@ export class MemoryShuffleEnvironment implements ShuffleEnvironment {
     }
     const { buffersPerChannel, floatingBuffersPerGate, maxRecordBytes } = this.registry.options;
     const floating = new FloatingCredits(floatingBuffersPerGate);
-    const jobId = descriptors[0]!.jobId;
     const gate = new MemoryInputGate(infos, maxRecordBytes, (info, listener) => this.bind(jobId, info, { buffersPerChannel, floating, listener }));
     this.open.add(gate);
     const close = gate.close.bind(gate);
@@ -96,9 +103,18 @@ export class MemoryShuffleEnvironment implements ShuffleEnvironment {
     return gate;
   }
 
+  /**
+   * Releases the partitions with these ids that this environment produced (its writers wrote, or are
+   * writing, their current attempt), in any job: their buffers are dropped and readers get
+   * SHF_ERR_PARTITION_NOT_FOUND, as after `releasePartitionExternally`. Partitions other environments
+   * produced, and unknown or already released ids, are left alone. Works after `close()` too, since
+   * partitions outlive the writers that produced them.
+   */
   async releasePartitionsLocally(partitionIds: readonly ResultPartitionId[]): Promise<void> {
-    // Partitions live in the shared registry, released through the master; nothing is held per environment.
-    void partitionIds;
+    if (!Array.isArray(partitionIds)) throw invalidArgument('partitionIds', 'expected an array of partition ids');
+    partitionIds.forEach((id, i) => validateId(`partitionIds[${i}]`, id));
+    const released = this.registry.releaseProducedBy(this, partitionIds);
+    if (released > 0) this.logger.debug({ partitions: released }, 'produced partitions released locally');
   }
 
   async close(): Promise<void> {

@@ -34,9 +34,22 @@ export const DEFAULT_MEMORY_SHUFFLE_OPTIONS: Required<MemoryShuffleOptions> = Ob
   maxRecordBytes: DEFAULT_MAX_RECORD_BYTES,
 });
 
-/** Fills in defaults and checks every field once; throws SHF_ERR_INVALID_CONFIG naming the option. */
+/**
+ * Fills in defaults and checks every field once; throws SHF_ERR_INVALID_CONFIG naming the option. An
+ * option this shuffle does not know (a typo such as `bufferSize`) is refused, naming it, rather than ignored.
+ */
 export function resolveMemoryShuffleOptions(options: MemoryShuffleOptions = {}): Required<MemoryShuffleOptions> {
-  const resolved = { ...DEFAULT_MEMORY_SHUFFLE_OPTIONS, ...options };
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw invalidConfig('options', `expected an object of memory shuffle options, got ${Array.isArray(options) ? 'an array' : options === null ? 'null' : typeof options}`);
+  }
+  for (const key of Object.keys(options)) {
+    if (!Object.hasOwn(DEFAULT_MEMORY_SHUFFLE_OPTIONS, key)) {
+      throw invalidConfig(key, `unknown memory shuffle option; the options are ${Object.keys(DEFAULT_MEMORY_SHUFFLE_OPTIONS).join(', ')}`);
+    }
+  }
+  // an option given as undefined takes its default, as an absent one does
+  const given = Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined));
+  const resolved: Required<MemoryShuffleOptions> = { ...DEFAULT_MEMORY_SHUFFLE_OPTIONS, ...given };
   const check = (name: keyof MemoryShuffleOptions, validate: () => unknown): void => {
     try {
       validate();

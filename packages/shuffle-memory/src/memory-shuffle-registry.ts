@@ -15,7 +15,8 @@ export type MemoryPartition = PipelinedPartition | BlockingPartition;
 interface Entry {
   readonly descriptor: ShuffleDescriptor;
   readonly partition: MemoryPartition;
-  writerCreated: boolean;
+  /** The environment whose writer produces (produced) this attempt; undefined until a writer is created. */
+  producedBy: object | undefined;
 }
 
 /**
@@ -55,17 +56,38 @@ export class MemoryShuffleRegistry {
           onFullyConsumed: () => this.forget(descriptor.jobId, id, partition),
         })
       : new BlockingPartition(numberOfSubpartitions, bufferSizeBytes);
-    partitions.set(id, { descriptor, partition, writerCreated: false });
+    partitions.set(id, { descriptor, partition, producedBy: undefined });
   }
 
-  /** The partition's state for its one writer; NOT_FOUND if unknown, INVALID_ARGUMENT if it has a writer. */
-  claimForWriter(descriptor: ShuffleDescriptor): MemoryPartition {
+  /**
+   * The partition's state for its one writer, created by `producer` (an environment); NOT_FOUND if
+   * unknown, INVALID_ARGUMENT if it has a writer.
+   */
+  claimForWriter(descriptor: ShuffleDescriptor, producer: object): MemoryPartition {
     const entry = this.lookup(descriptor.jobId, descriptor.partition.partitionId);
-    if (entry.writerCreated) {
+    if (entry.producedBy !== undefined) {
       throw invalidArgument('descriptor', `partition ${descriptor.partition.partitionId} already has a writer; register a new attempt to write it again`);
     }
-    entry.writerCreated = true;
+    entry.producedBy = producer;
     return entry.partition;
+  }
+
+  /**
+   * Releases, in every job, the partitions with these ids whose current attempt `producer` wrote (or is
+   * writing); others, and ids not known, are left alone. Returns how many were released.
+   */
+  releaseProducedBy(producer: object, partitionIds: readonly ResultPartitionId[]): number {
+    let released = 0;
+    for (const [jobId, partitions] of [...this.jobs]) {
+      for (const id of partitionIds) {
+        const entry = partitions.get(id);
+        if (entry === undefined || entry.producedBy !== producer) continue;
+        partitions.delete(id);
+        this.releaseEntry(entry, `released locally by the environment that produced it (job ${jobId})`);
+        released++;
+      }
+    }
+    return released;
   }
 
   /** The partition's state for a reader; throws SHF_ERR_PARTITION_NOT_FOUND. */

@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { isShuffleError, taskExecutorId } from '@weft/shuffle-api';
 import { drain, emitAll, makeRecord, registerPartition, rejectionOf } from '@weft/shuffle-api/testing';
-import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';
+import { DEFAULT_MEMORY_SHUFFLE_OPTIONS, createMemoryShuffleServiceFactory, resolveMemoryShuffleOptions } from '@weft/shuffle-memory';
 
 async function harness(options: Parameters<typeof createMemoryShuffleServiceFactory>[0] = {}) {
   const factory = createMemoryShuffleServiceFactory(options);
@@ -27,6 +27,39 @@ describe('in-memory shuffle', () => {
         (e: unknown) => isShuffleError(e, 'SHF_ERR_INVALID_CONFIG') && e.context['setting'] === option,
       );
     }
+  });
+
+  it('refuses an unknown option, or options that are not an object, with SHF_ERR_INVALID_CONFIG naming it', () => {
+    for (const [options, setting] of [
+      [{ bufferSize: 4096 }, 'bufferSize'],
+      [{ buffersPerPartition: 8, maxRecordbytes: 1 }, 'maxRecordbytes'],
+      [42, 'options'],
+      [[], 'options'],
+      ['bufferSizeBytes=1', 'options'],
+    ] as const) {
+      assert.throws(
+        () => createMemoryShuffleServiceFactory(options as never),
+        (e: unknown) => isShuffleError(e, 'SHF_ERR_INVALID_CONFIG') && e.context['setting'] === setting && e.message.includes(setting),
+        `should refuse ${JSON.stringify(options)} naming ${setting}`,
+      );
+    }
+    assert.deepEqual(resolveMemoryShuffleOptions({ bufferSizeBytes: undefined, buffersPerChannel: 3 }), { ...DEFAULT_MEMORY_SHUFFLE_OPTIONS, buffersPerChannel: 3 });
+    assert.equal(createMemoryShuffleServiceFactory(null).shuffleServiceId, 'memory', 'null options are the defaults');
+  });
+
+  it('refuses a gate whose inputs belong to another job than the request names', async () => {
+    await using h = await harness();
+    const mine = await registerPartition(h.master, { jobId: 'gate-job-a', resultId: 'r', index: 0, type: 'BLOCKING', subpartitions: 1 });
+    const theirs = await registerPartition(h.master, { jobId: 'gate-job-b', resultId: 'r', index: 1, type: 'BLOCKING', subpartitions: 1 });
+    const field = async (request: Parameters<typeof h.env.createInputGate>[0]): Promise<unknown> => {
+      const error = await rejectionOf(h.env.createInputGate(request));
+      assert.ok(isShuffleError(error, 'SHF_ERR_INVALID_ARGUMENT'), String(error));
+      return error.context['field'];
+    };
+    assert.equal(await field({ jobId: mine.jobId, inputs: [mine, theirs], subpartitions: { start: 0, end: 0 } }), 'inputs[1].jobId');
+    assert.equal(await field({ jobId: theirs.jobId, inputs: [mine], subpartitions: { start: 0, end: 0 } }), 'inputs[0].jobId');
+    assert.equal(await field({ jobId: '../x' as never, inputs: [mine], subpartitions: { start: 0, end: 0 } }), 'jobId');
+    assert.equal(await field({ jobId: undefined as never, inputs: [mine], subpartitions: { start: 0, end: 0 } }), 'jobId');
   });
 
   it('gives a partition with many subpartitions enough buffers to hold one being filled per subpartition', async () => {
