@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // Fails on what breaks the architecture (docs/DESIGN.md, STYLE.md):
 //  - a runtime import cycle between source files (type-only imports are erased and do not count);
-//  - a package importing another package's internals (a relative path out of the package, `/src/`, or a
-//    subpath the target's `exports` map does not open);
+//  - any file, in a package or not (examples/, bench/, scripts/, a package's bench/), importing a package's
+//    files by path (a relative or absolute path into packages/<name>/ from outside that package), through
+//    `/src/`, or by a subpath the target's `exports` map does not open: sibling packages are imported by
+//    name only;
 //  - @weft/engine importing a shuffle implementation; @weft/shuffle-api importing any package at all;
 //  - the shuffle server importing the shuffle client.
 import { readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
@@ -57,20 +59,21 @@ function resolveRelative(from, specifier) {
 }
 
 const graph = new Map();
-const files = [...sourceFiles(join(root, 'packages')), ...sourceFiles(join(root, 'examples')), ...sourceFiles(join(root, 'bench'))];
+// Every source file of the repository (sourceFiles skips node_modules, dist and dot-folders).
+const files = sourceFiles(root);
 for (const file of files) {
   const rel = relative(root, file);
   const fromPackage = packageOf(file);
   const edges = [];
   for (const { specifier, typeOnly } of importsOf(file)) {
-    if (specifier.startsWith('.')) {
+    if (specifier.startsWith('.') || specifier.startsWith('/')) {
       const target = resolveRelative(file, specifier);
-      if (!target) continue;
-      const toPackage = packageOf(target);
-      if (fromPackage !== toPackage && fromPackage !== undefined) {
-        problems.push(`${rel}: imports ${specifier}, inside ${toPackage ?? 'another folder'}; import the package by name`);
+      // Judge where the path points even when no file is there: a path into a package is wrong either way.
+      const toPackage = packageOf(target ?? resolve(dirname(file), specifier));
+      if (toPackage !== undefined && toPackage !== fromPackage) {
+        problems.push(`${rel}: imports ${specifier}, a path into ${toPackage}${fromPackage === undefined ? '' : ` from ${fromPackage}`}; import ${toPackage} by name`);
       }
-      if (!typeOnly) edges.push(target);
+      if (target && !typeOnly) edges.push(target);
       continue;
     }
     if (specifier.includes('/src/') || /^@weft\/[^/]+\/src/.test(specifier)) {

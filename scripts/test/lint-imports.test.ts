@@ -61,6 +61,51 @@ describe('import lint', () => {
     }
   });
 
+  it("fails on any file outside a package that imports a package's files by path, wherever it lives", () => {
+    const cases: [string, string][] = [
+      ['examples/custom.ts', '../packages/shuffle-api/src/ids.js'],
+      ['examples/test/custom.test.ts', '../../packages/shuffle-memory/src/buffer-pool.js'],
+      ['bench/exchange.bench.ts', '../packages/shuffle-memory/src/index.js'],
+      ['bench/deep/x.bench.ts', '../../packages/shuffle-api/src'],
+      ['scripts/tool.mjs', '../packages/engine/src/a.js'],
+      ['tool.mjs', './packages/shuffle-api/src/ids.js'],
+      // a path into a package is refused even when no file is there (yet)
+      ['examples/typo.ts', '../packages/shuffle-api/src/no-such-file.js'],
+      // a package's own bench/ importing a sibling package by path
+      ['packages/shuffle-memory/bench/x.bench.ts', '../../shuffle-api/src/ids.js'],
+    ];
+    for (const [from, specifier] of cases) {
+      const r = lint({
+        [from]: `import { x } from '${specifier}';\n`,
+        'packages/shuffle-api/src/ids.ts': 'export const x = 1;\n',
+        'packages/shuffle-api/src/index.ts': "export * from './ids.js';\n",
+        'packages/shuffle-memory/src/index.ts': 'export const x = 1;\n',
+        'packages/shuffle-memory/src/buffer-pool.ts': 'export const x = 1;\n',
+        'packages/engine/src/a.ts': 'export const x = 1;\n',
+      });
+      assert.equal(r.status, 1, `should refuse ${from} importing ${specifier}`);
+      assert.match(r.stderr, /a path into @weft\/[a-z-]+.*; import @weft\/[a-z-]+ by name/, r.stderr);
+    }
+    // dynamic imports and re-exports count too
+    for (const text of ["const m = await import('../packages/shuffle-api/src/ids.js');\n", "export { x } from '../packages/shuffle-api/src/ids.js';\n"]) {
+      const r = lint({ 'examples/dyn.ts': text, 'packages/shuffle-api/src/ids.ts': 'export const x = 1;\n' });
+      assert.equal(r.status, 1, `should refuse ${text.trim()}`);
+    }
+  });
+
+  it('passes files outside packages that import packages by name and their own folder by path', () => {
+    const r = lint({
+      'examples/custom.ts': "import { x } from '@weft/shuffle-api';\nimport { y } from './support/y.js';\n",
+      'examples/support/y.ts': 'export const y = 1;\n',
+      'bench/a.bench.ts': "import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';\nimport { z } from './z.js';\n",
+      'bench/z.ts': 'export const z = 1;\n',
+      'packages/shuffle-memory/bench/x.bench.ts': "import { BufferPool } from '../src/buffer-pool.js';\nimport { x } from '@weft/shuffle-api';\n",
+      'packages/shuffle-memory/src/buffer-pool.ts': 'export class BufferPool {}\n',
+      'packages/shuffle-api/src/index.ts': 'export const x = 1;\n',
+    });
+    assert.equal(r.status, 0, r.stderr);
+  });
+
   it('fails when shuffle-api imports any package', () => {
     const r = lint({ 'packages/shuffle-api/src/a.ts': "import pino from 'pino';\n" });
     assert.equal(r.status, 1);
