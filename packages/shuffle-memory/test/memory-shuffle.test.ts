@@ -1,4 +1,6 @@
 import { strict as assert } from 'node:assert';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { isShuffleError, taskExecutorId } from '@weft/shuffle-api';
 import { drain, emitAll, makeRecord, registerPartition, rejectionOf } from '@weft/shuffle-api/testing';
@@ -45,6 +47,12 @@ describe('in-memory shuffle', () => {
     }
     assert.deepEqual(resolveMemoryShuffleOptions({ bufferSizeBytes: undefined, buffersPerChannel: 3 }), { ...DEFAULT_MEMORY_SHUFFLE_OPTIONS, buffersPerChannel: 3 });
     assert.equal(createMemoryShuffleServiceFactory(null).shuffleServiceId, 'memory', 'null options are the defaults');
+  });
+
+  it('documents every option in README.md with its actual default', () => {
+    const readme = readFileSync(fileURLToPath(new URL('../README.md', import.meta.url)), 'utf8');
+    const documented = new Map([...readme.matchAll(/^\| `([A-Za-z]+)` \| (\d+)/gm)].map((m) => [m[1]!, Number(m[2])]));
+    assert.deepEqual(Object.fromEntries(documented), { ...DEFAULT_MEMORY_SHUFFLE_OPTIONS });
   });
 
   it('refuses a gate whose inputs belong to another job than the request names', async () => {
