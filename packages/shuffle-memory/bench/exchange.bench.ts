@@ -67,18 +67,19 @@ interface ExchangeResult {
   bytes: number;
   peakBufferedBytes: number;
   memoryLimitBytes: number;
-  /** Peak growth of the process's ArrayBuffer memory (process.memoryUsage().arrayBuffers) over its level before the exchange. */
+  /** Peak of the process's ArrayBuffer memory (process.memoryUsage().arrayBuffers) during the exchange, above its level without it. */
   peakArrayBufferGrowth: number;
 }
 
 async function exchange(recordBytes: number, recordsPerProducer: number, slowConsumer = false): Promise<ExchangeResult> {
+  // an independent measure of what the exchange holds: ArrayBuffer memory as V8 counts it, from before
+  // the shuffle is created (its buffer pools included), sampled during the exchange
+  globalThis.gc?.();
+  const arrayBuffersBefore = process.memoryUsage().arrayBuffers;
   const { master, env, descriptors } = await setup({ buffersPerPartition: 64 }, `bench-${recordBytes}-${slowConsumer}`);
   const record = new Uint8Array(recordBytes).fill(7);
   let peakBufferedBytes = 0;
   let memoryLimitBytes = 0;
-  // an independent measure of what the exchange holds: ArrayBuffer memory as V8 counts it, sampled
-  globalThis.gc?.();
-  const arrayBuffersBefore = process.memoryUsage().arrayBuffers;
   let peakArrayBuffers = arrayBuffersBefore;
   const sampleArrayBuffers = (): void => {
     peakArrayBuffers = Math.max(peakArrayBuffers, process.memoryUsage().arrayBuffers);
@@ -124,7 +125,11 @@ async function exchange(recordBytes: number, recordsPerProducer: number, slowCon
   await env.close();
   await master.close();
   if (received !== recordsPerProducer * PRODUCERS) throw new Error(`lost records: ${received} of ${recordsPerProducer * PRODUCERS}`);
-  return { seconds, records: received, bytes: receivedBytes, peakBufferedBytes, memoryLimitBytes, peakArrayBufferGrowth: peakArrayBuffers - arrayBuffersBefore };
+  // the floor: the lower of the level before and the level once the shuffle is closed and collected
+  // (the level before may still hold an earlier exchange's buffers)
+  globalThis.gc?.();
+  const floor = Math.min(arrayBuffersBefore, process.memoryUsage().arrayBuffers);
+  return { seconds, records: received, bytes: receivedBytes, peakBufferedBytes, memoryLimitBytes, peakArrayBufferGrowth: peakArrayBuffers - floor };
 }
 
 /**
