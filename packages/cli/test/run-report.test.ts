@@ -99,6 +99,8 @@ describe('the run summary', () => {
     assert.match(text, /^ {2}1 task in 1 pipelined region; 1 attempt deployed, 1 restart$/m);
     assert.match(text, /wrote \/o \(1 part, sink s\)/);
     assert.doesNotMatch(text, /edges:/, 'no edge table for a job without edges');
+    const oneRecord = formatRunSummary(result({ edges: [{ id: 'count->sink', source: 'count', target: 'sink', distribution: 'ALL_TO_ALL', partitionType: 'BLOCKING', records: 1, bytes: 17 }] }));
+    assert.match(oneRecord, /count->sink {2}ALL_TO_ALL BLOCKING +1 record +17 B$/m);
     assert.match(formatRunSummary(result({ tasks: 2, regions: 1, attempts: 3, restarts: 2 })), /^ {2}2 tasks in 1 pipelined region; 3 attempts deployed, 2 restarts$/m);
   });
 

@@ -56,7 +56,7 @@ export function formatRunSummary(result: JobResult): string {
     const width = Math.max(...result.edges.map((e) => e.id.length));
     lines.push('  edges:');
     for (const e of result.edges) {
-      lines.push(`    ${e.id.padEnd(width)}  ${e.distribution.padEnd(10)} ${e.partitionType.padEnd(17)} ${formatCount(e.records).padStart(13)} records  ${formatBytes(e.bytes).padStart(10)}`);
+      lines.push(`    ${e.id.padEnd(width)}  ${e.distribution.padEnd(10)} ${e.partitionType.padEnd(17)} ${formatCount(e.records).padStart(13)} ${e.records === 1 ? 'record ' : 'records'}  ${formatBytes(e.bytes).padStart(10)}`);
     }
   }
   lines.push(...formatRecovery(result));
