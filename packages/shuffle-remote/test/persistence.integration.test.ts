@@ -200,6 +200,30 @@ for (const makeBackend of [localSqliteBackend, s3RedisBackend]) {
       }
     });
 
+    it('reads back, in order, records larger than a region followed by many regions of small ones (default upload mode)', async () => {
+      const label = freshLabel('oversized');
+      await using fx = await shuffleFixture(backend.options(label, { producerMemoryBytes: 1024 * 1024 }));
+      const descriptor = await fx.register({ job: label, subpartitions: 2 });
+      const writer = await fx.env.createResultPartitionWriter({ descriptor });
+      const expected: Uint8Array[][] = [[], []];
+      const emit = async (s: number, record: Uint8Array): Promise<void> => {
+        expected[s]!.push(record);
+        if (!writer.emitRecord(record, s)) await writer.ready();
+      };
+      let i = 0;
+      for (; i < 1000; i++) await emit(i % 2, taggedRecord(1, i % 2, i, 300));
+      await emit(0, taggedRecord(1, 0, i++, 3 * 1024 * 1024));
+      await emit(0, taggedRecord(1, 0, i++, 2 * 1024 * 1024));
+      for (const end = i + 6000; i < end; i++) await emit(i % 2, taggedRecord(1, i % 2, i, 300));
+      await writer.finish();
+      await writer.close();
+      const read = await readPartition(fx.env, descriptor);
+      for (let s = 0; s < 2; s++) {
+        assert.equal(read[s]!.length, expected[s]!.length, `subpartition ${s}: every record`);
+        read[s]!.forEach((record, k) => assert.ok(Buffer.from(record).equals(expected[s]![k]!), `subpartition ${s}, record ${k}: byte for byte, in order`));
+      }
+    });
+
     it('reports one corrupted byte as DATA_CORRUPTED naming the partition and the block', async () => {
       const label = freshLabel('corrupt');
       const options = backend.options(label);

@@ -91,11 +91,12 @@ describe('remote writer: memory and layout', () => {
       assert.ok(writer.metrics.bufferedBytes <= limit, `after ready() the writer holds ${writer.metrics.bufferedBytes} bytes, budget ${limit}`);
       assert.ok(peak > limit, `the record itself (${recordBytes} bytes) is held before it is spilled: peak ${peak}`);
       assert.ok(peak <= bound, `held ${peak} bytes, more than the budget ${limit} plus the record's blocks (bound ${bound})`);
-      for (let i = 1001; i < 1101; i++) if (!writer.emitRecord(taggedRecord(1, i % 2, i, 300), i % 2)) await writer.ready();
+      // then several regions' worth (~200 KiB each at this budget) of small records: none may land between the big record's pieces
+      for (let i = 1001; i < 5001; i++) if (!writer.emitRecord(taggedRecord(1, i % 2, i, 300), i % 2)) await writer.ready();
       await writer.finish();
       await writer.close();
       const read = await readPartition(fx.env, descriptor);
-      const expected = (s: number): number[] => [...Array.from({ length: 1101 }, (_, i) => i).filter((i) => i !== 1000 && i % 2 === s)];
+      const expected = (s: number): number[] => [...Array.from({ length: 5001 }, (_, i) => i).filter((i) => i !== 1000 && i % 2 === s)];
       for (let s = 0; s < 2; s++) {
         const bigAt = copies === 2 || s === 0 ? 500 : -1;
         const list = read[s]!;
@@ -105,6 +106,36 @@ describe('remote writer: memory and layout', () => {
       }
     });
   }
+
+  it('keeps two oversized records back to back and the regions after them in order, within the budget after each ready()', async () => {
+    const producerMemoryBytes = 1024 * 1024;
+    await using fx = await shuffleFixture({ producerMemoryBytes });
+    const descriptor = await fx.register({ job: 'oversized-twice', subpartitions: 2 });
+    const writer = await fx.env.createResultPartitionWriter({ descriptor });
+    const limit = writer.metrics.memoryLimitBytes;
+    const sizes = new Map<number, number>();
+    const emit = async (s: number, i: number, bytes: number): Promise<void> => {
+      sizes.set(i, bytes);
+      if (!writer.emitRecord(taggedRecord(1, s, i, bytes), s)) {
+        await writer.ready();
+        assert.ok(writer.metrics.bufferedBytes <= limit, `after ready() at record ${i} (${bytes} bytes) the writer holds ${writer.metrics.bufferedBytes} bytes, budget ${limit}`);
+      }
+    };
+    let i = 0;
+    for (; i < 1000; i++) await emit(i % 2, i, 300);
+    await emit(0, i++, 3 * 1024 * 1024);
+    await emit(0, i++, 5 * 1024 * 1024);
+    await emit(1, i++, 3 * 1024 * 1024);
+    for (const end = i + 5000; i < end; ) await emit(i % 2, i, 300), i++;
+    await writer.finish();
+    await writer.close();
+    const read = await readPartition(fx.env, descriptor);
+    for (let s = 0; s < 2; s++) {
+      const got = read[s]!.map((r) => [tagOf(r).i, r.length]);
+      const want = [...sizes].filter(([k]) => (k === 1000 || k === 1001 ? 0 : k === 1002 ? 1 : k % 2) === s).map(([k]) => [k, taggedRecord(1, s, k, sizes.get(k)!).length]);
+      assert.deepEqual(got, want, `subpartition ${s}: every record, in order, at its length`);
+    }
+  });
 
   it('compresses with LZ4 by default and stores raw bytes when compression is off', async () => {
     const sizes: Record<string, number> = {};

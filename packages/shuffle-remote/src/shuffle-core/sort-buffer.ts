@@ -16,7 +16,7 @@ export class SortBuffer {
   private readonly framers: RecordFramer[];
   private lists: (RegionEntry[] | undefined)[];
   private readonly pool: Uint8Array[] = [];
-  private readonly maxPooled: number;
+  private readonly maxAllocated: number;
   /** Capacity of the blocks in the current region (full, partial and events). */
   private active = 0;
   private activeBlocks = 0;
@@ -27,11 +27,15 @@ export class SortBuffer {
   constructor(
     readonly numberOfSubpartitions: number,
     blockBytes: number,
-    /** Bytes the pool keeps for reuse; recycled blocks beyond it are dropped. */
-    poolBytes: number,
+    /**
+     * Bytes of blocks alive (current region, regions being spilled, pool) beyond which a recycled block
+     * is dropped instead of pooled: the sort buffer's share of the writer's budget. Blocks allocated past it
+     * (an oversized record's) go back to the system as they are recycled.
+     */
+    maxAllocatedBytes: number,
   ) {
     this.blockBytes = blockBytes;
-    this.maxPooled = Math.max(1, Math.floor(poolBytes / blockBytes));
+    this.maxAllocated = Math.max(blockBytes, maxAllocatedBytes);
     this.lists = new Array<RegionEntry[] | undefined>(numberOfSubpartitions);
     this.framers = Array.from(
       { length: numberOfSubpartitions },
@@ -86,7 +90,7 @@ export class SortBuffer {
 
   /** Returns a block handed out in a region. */
   recycle(buffer: Uint8Array): void {
-    if (buffer.length === this.blockBytes && this.pool.length < this.maxPooled && !this.draining) this.pool.push(buffer);
+    if (buffer.length === this.blockBytes && this.allocated <= this.maxAllocated && !this.draining) this.pool.push(buffer);
     else this.allocated -= buffer.length;
   }
 

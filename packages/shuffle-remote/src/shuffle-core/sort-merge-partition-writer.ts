@@ -84,6 +84,8 @@ export abstract class SortMergePartitionWriter implements ResultPartitionWriter 
   private readonly spills: Promise<void>[] = [];
   /** The piece being written of the oversized region being spilled, if any (it settles, never rejects). */
   private oversizedPiece: Promise<void> | undefined;
+  /** The whole spill of an oversized region: no other region may start before its last piece is handed over. */
+  private oversizedSpill: Promise<void> | undefined;
   /** A spill or lease failure: the writer cannot finish. */
   private broken: ShuffleError | null = null;
   private cleanup: Promise<void> | null = null;
@@ -102,7 +104,7 @@ export abstract class SortMergePartitionWriter implements ResultPartitionWriter 
     const regionsTo = settings.spill ?? settings.blob;
     this.budget = writerBudget(settings.producerMemoryBytes, this.numberOfSubpartitions, settings.bufferSizeBytes, regionsTo.maxRetainedBytes);
     // blocks of the region being filled and of the regions being spilled come back to the pool
-    this.sort = new SortBuffer(this.numberOfSubpartitions, this.budget.blockBytes, (1 + this.budget.spillsInFlight) * this.budget.regionBytes);
+    this.sort = new SortBuffer(this.numberOfSubpartitions, this.budget.blockBytes, (1 + this.budget.spillsInFlight) * this.budget.regionShareBytes);
     this.file = new PartitionFileWriter({
       blob: settings.blob,
       numberOfSubpartitions: this.numberOfSubpartitions,
@@ -181,7 +183,8 @@ export abstract class SortMergePartitionWriter implements ResultPartitionWriter 
       if (this.broken !== null) throw this.broken;
       if (this.state !== 'open') return;
       if (this.sort.activeBytes >= this.budget.regionBytes) {
-        if (this.spills.length < this.budget.spillsInFlight) this.startSpill();
+        if (this.oversizedSpill !== undefined) await this.oversizedSpill;
+        else if (this.spills.length < this.budget.spillsInFlight) this.startSpill();
         else await this.spills[0];
         continue;
       }
@@ -268,7 +271,7 @@ export abstract class SortMergePartitionWriter implements ResultPartitionWriter 
   private afterWrite(): boolean {
     const active = this.sort.activeBytes;
     if (active < this.budget.regionBytes) return true;
-    if (this.spills.length >= this.budget.spillsInFlight) return false;
+    if (this.spills.length >= this.budget.spillsInFlight || this.oversizedSpill !== undefined) return false;
     this.startSpill();
     // an oversized region: the producer waits (ready()) until it is spilled enough
     return active <= this.budget.regionShareBytes;
@@ -280,7 +283,14 @@ export abstract class SortMergePartitionWriter implements ResultPartitionWriter 
       if (at >= 0) this.spills.splice(at, 1);
     };
     const oversized = this.sort.activeBytes > this.budget.regionShareBytes;
-    const spill: Promise<void> = this.spillRegion(this.sort.takeRegion(), oversized).then(done, (error: unknown) => {
+    const written = this.spillRegion(this.sort.takeRegion(), oversized);
+    if (oversized) {
+      const whole = written.catch(() => undefined).finally(() => {
+        if (this.oversizedSpill === whole) this.oversizedSpill = undefined;
+      });
+      this.oversizedSpill = whole;
+    }
+    const spill: Promise<void> = written.then(done, (error: unknown) => {
       done();
       this.broken ??= this.asShuffleError(error);
       this.logger.warn({ partitionId: this.partitionId, error: (error as Error).message }, `${this.settings.action} a region failed`);
