@@ -45,7 +45,8 @@ const SWEEP_BATCH = 500;
  *
  * `sweep()` (run at `start()`, then every `sweepIntervalMs`) deletes the objects of attempts that will
  * never be visible: failed, conflicting, released, and abandoned ones — writers whose lease ran out
- * (a crashed producer). A live writer renews its lease, so its object is never taken from under it.
+ * (a crashed producer). A live writer renews its lease, so a sweep never takes its object from under
+ * it; only `unregisterJob` (the job is over: no writer of it may still run) deletes every attempt's object.
  */
 export class RemoteShuffleMaster implements ShuffleMaster {
   readonly shuffleServiceId = REMOTE_SHUFFLE_SERVICE_ID;
