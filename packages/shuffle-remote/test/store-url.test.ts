@@ -96,6 +96,32 @@ describe('remote shuffle options', () => {
     assert.equal(createRemoteShuffleServiceFactory({ store: 's3://bucket-ok/p', producerMemoryBytes: 8 * 1024 * 1024 }).options.producerMemoryBytes, 8 * 1024 * 1024);
   });
 
+  it('refuses option keys it does not know, naming them (a misspelt endpoint would otherwise fall back to AWS)', () => {
+    const s3 = { type: 's3', bucket: 'weft-test', endpiont: 'http://127.0.0.1:9000' };
+    assert.equal(configError(() => createRemoteShuffleServiceFactory({ store: s3 } as never)).setting, 'store.endpiont');
+    assert.equal(configError(() => createRemoteShuffleServiceFactory({ store: { type: 'file', dir: '/tmp/x', sync: true } } as never)).setting, 'store.sync');
+    assert.equal(configError(() => createRemoteShuffleServiceFactory({ meta: { type: 'redis', url: 'redis://h:1/0', keyPrefx: 'a:' } } as never)).setting, 'meta.keyPrefx');
+    assert.equal(configError(() => createRemoteShuffleServiceFactory({ meta: { type: 'sqlite', path: '/tmp/m.db', timeout: 1 } } as never)).setting, 'meta.timeout');
+    assert.equal(configError(() => createRemoteShuffleServiceFactory({ attemptLeaseMS: 1000 } as never)).setting, 'options.attemptLeaseMS');
+    // every documented key is accepted
+    const all = resolveRemoteShuffleOptions({
+      store: { type: 's3', bucket: 'weft-test', prefix: 'p', endpoint: 'http://127.0.0.1:9000', region: 'r', accessKeyId: 'a', secretAccessKey: 's', forcePathStyle: true, upload: 'spill' },
+      meta: { type: 'redis', url: 'redis://127.0.0.1:6379/0', keyPrefix: 'k:', connectTimeoutMs: 100, commandTimeoutMs: 100 },
+      producerMemoryBytes: 64 * 1024 * 1024,
+      bufferSizeBytes: 32 * 1024,
+      maxRecordBytes: 1024 * 1024,
+      compression: 'none',
+      readBufferBytes: 1024 * 1024,
+      attemptLeaseMs: 1000,
+      sweepIntervalMs: 0,
+      commitPollMaxMs: 100,
+      metaRetryAttempts: 1,
+      metaRetryInitialDelayMs: 1,
+      metaRetryMaxDelayMs: 10,
+    });
+    assert.equal(all.attemptLeaseMs, 1000);
+  });
+
   it('gives a reference whose JSON options rebuild an equal factory in another process', () => {
     const factory = createRemoteShuffleServiceFactory({ store: 'file:///tmp/weft-ref/data', meta: 'sqlite:///tmp/weft-ref/meta.db', compression: 'none' });
     assert.equal(factory.reference.module, '@weft/shuffle-remote');

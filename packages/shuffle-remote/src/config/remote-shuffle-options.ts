@@ -10,6 +10,7 @@ import {
   type BlobStoreOptions,
   DEFAULT_S3_MIN_PART_BYTES,
   type MetadataStoreOptions,
+  checkKnownKeys,
   validateBlobStoreOptions,
   validateMetadataStoreOptions,
 } from './store-options.js';
@@ -126,11 +127,17 @@ function asConfig<T>(name: string, check: () => T): T {
 }
 
 /** Validates options and fills in defaults; SHF_ERR_INVALID_CONFIG naming the first bad option. */
+const REMOTE_SHUFFLE_OPTION_KEYS = [
+  'store', 'meta', 'producerMemoryBytes', 'bufferSizeBytes', 'maxRecordBytes', 'compression', 'readBufferBytes',
+  'attemptLeaseMs', 'sweepIntervalMs', 'commitPollMaxMs', 'metaRetryAttempts', 'metaRetryInitialDelayMs', 'metaRetryMaxDelayMs',
+] as const;
+
 export function resolveRemoteShuffleOptions(input: unknown, cwd: string = process.cwd()): ResolvedRemoteShuffleOptions {
   if (input !== undefined && (typeof input !== 'object' || input === null || Array.isArray(input))) {
     throw invalidConfig('options', 'expected an object');
   }
   const o = (input ?? {}) as RemoteShuffleOptions;
+  checkKnownKeys('options', o, REMOTE_SHUFFLE_OPTION_KEYS);
   const store =
     o.store === undefined
       ? ({ type: 'file', dir: resolve(cwd, '.weft', 'shuffle') } as const)

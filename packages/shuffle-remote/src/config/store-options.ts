@@ -203,17 +203,34 @@ export function resolveS3StoreOptions(options: S3StoreOptions, env: Env = proces
   };
 }
 
+/** Refuses keys an options object does not know (a misspelt `endpiont` would otherwise fall back silently). */
+export function checkKnownKeys(setting: string, options: object, known: readonly string[]): void {
+  for (const key of Object.keys(options)) {
+    if (!known.includes(key)) throw invalidConfig(`${setting}.${key}`, `unknown option; expected one of ${known.join(', ')}`);
+  }
+}
+
+const FILE_STORE_KEYS = ['type', 'dir', 'syncOnComplete'] as const;
+const S3_STORE_KEYS = [
+  'type', 'bucket', 'prefix', 'endpoint', 'region', 'accessKeyId', 'secretAccessKey', 'sessionToken', 'forcePathStyle',
+  'minPartBytes', 'connectTimeoutMs', 'requestTimeoutMs', 'maxAttempts', 'upload', 'spillDir', 'maxPutBytes',
+] as const;
+const SQLITE_META_KEYS = ['type', 'path', 'busyTimeoutMs'] as const;
+const REDIS_META_KEYS = ['type', 'url', 'keyPrefix', 'connectTimeoutMs', 'commandTimeoutMs'] as const;
+
 /** Checks blob store options; SHF_ERR_INVALID_CONFIG naming the setting. */
 export function validateBlobStoreOptions(value: unknown): BlobStoreOptions {
   if (typeof value !== 'object' || value === null) throw invalidConfig('store', 'expected a URL or {type: "file" | "s3", ...}');
   const options = value as Record<string, unknown>;
   if (options['type'] === 'file') {
+    checkKnownKeys('store', options, FILE_STORE_KEYS);
     if (typeof options['dir'] !== 'string' || !isAbsolute(options['dir'])) {
       throw invalidConfig('store.dir', `expected an absolute directory, got ${JSON.stringify(options['dir'])}`);
     }
     return value as FileStoreOptions;
   }
   if (options['type'] === 's3') {
+    checkKnownKeys('store', options, S3_STORE_KEYS);
     resolveS3StoreOptions(value as S3StoreOptions, {});
     return value as S3StoreOptions;
   }
@@ -225,6 +242,7 @@ export function validateMetadataStoreOptions(value: unknown): MetadataStoreOptio
   if (typeof value !== 'object' || value === null) throw invalidConfig('meta', 'expected a URL or {type: "sqlite" | "redis", ...}');
   const options = value as Record<string, unknown>;
   if (options['type'] === 'sqlite') {
+    checkKnownKeys('meta', options, SQLITE_META_KEYS);
     if (typeof options['path'] !== 'string' || !isAbsolute(options['path'])) {
       throw invalidConfig('meta.path', `expected an absolute file path, got ${JSON.stringify(options['path'])}`);
     }
@@ -232,6 +250,7 @@ export function validateMetadataStoreOptions(value: unknown): MetadataStoreOptio
     return value as SqliteMetaOptions;
   }
   if (options['type'] === 'redis') {
+    checkKnownKeys('meta', options, REDIS_META_KEYS);
     const url = options['url'];
     let parsed: URL;
     try {
