@@ -145,7 +145,7 @@ export const shuffleServerCommand: Command = {
     if (tierMode !== undefined && tierMode !== 'on-commit' && tierMode !== 'write-through') {
       throw usageError('shuffle-server', `--tier-mode must be on-commit or write-through, got ${JSON.stringify(tierMode)}`);
     }
-    // the tier: --store, else WEFT_STORE (DESIGN.md: it stands in for --store on every command); S3 only
+    // the tier: --store, else WEFT_STORE (docs/DESIGN.md: it stands in for --store on every command); S3 only
     const storeSetting = values.store !== undefined ? '--store' : 'WEFT_STORE';
     const store = values.store ?? (io.env['WEFT_STORE'] === '' ? undefined : io.env['WEFT_STORE']);
     if (store !== undefined && !store.startsWith('s3://')) {

@@ -35,7 +35,7 @@ export function createFailoverStrategy(
 }
 
 export interface ComputeTasksToRestartRequest {
-  /** A job topology (DESIGN.md contract 1) or an ExecutionTopology built from one. */
+  /** A job topology (docs/DESIGN.md contract 1) or an ExecutionTopology built from one. */
   readonly topology: unknown;
   /** The failed execution vertex, `"<vertexId>#<subtaskIndex>"`. */
   readonly failedVertex: string;

@@ -4,7 +4,7 @@ import type { FailoverStrategy, FailoverStrategyOptions, PartitionAvailability, 
 import { requireLostPartitions } from './lost-partitions.js';
 
 /**
- * Flink's RestartPipelinedRegionFailoverStrategy, as DESIGN.md fixes it. The regions to restart are found
+ * Flink's RestartPipelinedRegionFailoverStrategy, as docs/DESIGN.md fixes it. The regions to restart are found
  * by a breadth-first walk from the failed task's region; for each region reached:
  *
  * - every input partition produced outside the walk that is not available adds its producer's region.

@@ -12,7 +12,7 @@ const UNREADABLE_CODES = ['SHF_ERR_PARTITION_NOT_FOUND', 'SHF_ERR_DATA_CORRUPTED
 /**
  * The result partitions a task failure names as unreadable: a SHF_ERR_PARTITION_NOT_FOUND (its object is
  * gone) or SHF_ERR_DATA_CORRUPTED (a checksum failed) anywhere in the cause chain, whose `partitionId`
- * context is a partition of this job. Their producers must run again (DESIGN.md: a persisted partition is
+ * context is a partition of this job. Their producers must run again (docs/DESIGN.md: a persisted partition is
  * available unless named in the failure cause).
  */
 export function lostPartitionsOf(error: unknown, topology: ExecutionTopology): string[] {

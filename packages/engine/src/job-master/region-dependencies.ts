@@ -4,7 +4,7 @@ import type { PipelinedRegions } from '../regions/pipelined-regions.js';
 /**
  * Which result partitions each pipelined region must wait for — the non-pipelined partitions its tasks
  * read that are produced in other regions — and, inverted, which regions wait for each partition.
- * A region is schedulable when every partition it waits for is finished (DESIGN.md: "a region starts
+ * A region is schedulable when every partition it waits for is finished (docs/DESIGN.md: "a region starts
  * when all its blocking inputs are finished").
  */
 export class RegionDependencies {

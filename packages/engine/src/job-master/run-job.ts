@@ -24,7 +24,7 @@ import { JobMaster } from './job-master.js';
 import type { EdgeSummary, JobProgress, VertexSummary } from './job-progress.js';
 import { discardTempDirs, publishSinks, textSinkTempDirs } from './sink-publisher.js';
 
-/** The two shuffle services a job uses; the engine never picks one itself (DESIGN.md). */
+/** The two shuffle services a job uses; the engine never picks one itself (docs/DESIGN.md). */
 export interface JobShuffleServices {
   /** For must-be-pipelined edges inside a region (all in one executor): e.g. the in-memory shuffle. */
   readonly pipelined: ShuffleServiceFactory;
@@ -102,7 +102,7 @@ export interface JobResult {
   readonly executor: { readonly kind: 'inprocess' | 'workers'; readonly executors: number; readonly slots: number };
   /** Process ids of every worker the job started (replacements included); empty in process. */
   readonly workerPids: readonly number[];
-  /** The job's topology (DESIGN.md contract 1): what `weft plan` reads to predict a failure's blast radius. */
+  /** The job's topology (docs/DESIGN.md contract 1): what `weft plan` reads to predict a failure's blast radius. */
   readonly topology: JobTopology;
   readonly failoverStrategy: FailoverStrategyName;
   /** The restart strategy and its settings, e.g. `FixedDelayRestartBackoffTimeStrategy(attempts=3, delayMs=100)`. */

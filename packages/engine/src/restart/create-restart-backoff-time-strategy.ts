@@ -8,7 +8,7 @@ import type { RestartBackoffTimeStrategy, RestartStrategyOptions } from './resta
 const TYPES = ['fixed-delay', 'failure-rate', 'exponential-delay', 'none'];
 
 /**
- * DESIGN.md contract 3: a restart backoff time strategy from its options (validated here; an invalid one
+ * docs/DESIGN.md contract 3: a restart backoff time strategy from its options (validated here; an invalid one
  * throws `WEFT_ERR_INVALID_ARGUMENT` naming the option, e.g. `options.delayMs`). A new strategy each call:
  * strategies are stateful, one per job.
  */
