@@ -1,6 +1,10 @@
 #!/usr/bin/env node
 // Fails on what breaks the architecture (docs/DESIGN.md, STYLE.md):
-//  - a runtime import cycle between source files (type-only imports are erased and do not count);
+//  - a runtime import cycle between source files (type-only imports are erased and do not count), through
+//    relative imports and through `@weft/<name>[/sub]` imports alike (the latter resolved to the file the target's
+//    `exports[sub].source` names, the repository's convention);
+//  - a cycle between packages: package A's src/ importing package B (type-only imports included: A then needs B
+//    built first) while B's src/ imports A, directly or through other packages;
 //  - any file, in a package or not (examples/, bench/, scripts/, a package's bench/), importing a package's
 //    files by path (a relative or absolute path into packages/<name>/ from outside that package), through
 //    `/src/`, or by a subpath the target's `exports` map does not open: sibling packages are imported by
@@ -15,12 +19,17 @@ const rootArg = process.argv.indexOf('--root');
 const root = rootArg > 0 ? resolve(process.argv[rootArg + 1]) : fileURLToPath(new URL('..', import.meta.url));
 const problems = [];
 
-const packages = new Map(); // name -> { dir, exports:Set }
+const packages = new Map(); // name -> { dir, exports: Map<subpath, source file | undefined> }
 for (const dir of readdirSync(join(root, 'packages'))) {
   const pj = join(root, 'packages', dir, 'package.json');
   if (!existsSync(pj)) continue;
   const json = JSON.parse(readFileSync(pj, 'utf8'));
-  packages.set(json.name, { dir: join(root, 'packages', dir), exports: new Set(Object.keys(json.exports ?? { '.': 1 })) });
+  const exports = new Map();
+  for (const [subpath, entry] of Object.entries(json.exports ?? { '.': {} })) {
+    const source = entry !== null && typeof entry === 'object' && typeof entry.source === 'string' ? entry.source : undefined;
+    exports.set(subpath, source === undefined ? undefined : resolve(root, 'packages', dir, source));
+  }
+  packages.set(json.name, { dir: join(root, 'packages', dir), exports });
 }
 
 function sourceFiles(dir, out = []) {
@@ -52,6 +61,11 @@ function packageOf(file) {
   return undefined;
 }
 
+/** Whether `file` is part of `name`'s shipped code (src/), not its tests or benchmarks. */
+function isPackageSource(name, file) {
+  return file.startsWith(join(packages.get(name).dir, 'src') + sep);
+}
+
 function resolveRelative(from, specifier) {
   const base = resolve(dirname(from), specifier);
   const candidates = [base, base.replace(/\.js$/, '.ts'), base.replace(/\.mjs$/, '.mts'), `${base}.ts`, join(base, 'index.ts')];
@@ -59,6 +73,8 @@ function resolveRelative(from, specifier) {
 }
 
 const graph = new Map();
+const packageGraph = new Map(); // package name -> Map<imported package name, first file of the importer that imports it>
+for (const name of packages.keys()) packageGraph.set(name, new Map());
 // Every source file of the repository (sourceFiles skips node_modules, dist and dot-folders).
 const files = sourceFiles(root);
 for (const file of files) {
@@ -84,6 +100,12 @@ for (const file of files) {
       const target = packages.get(m[1]);
       const subpath = m[2] ? `.${m[2]}` : '.';
       if (target && !target.exports.has(subpath)) problems.push(`${rel}: imports ${specifier}, which ${m[1]} does not export`);
+      const source = target?.exports.get(subpath);
+      if (source !== undefined && existsSync(source) && !typeOnly) edges.push(source);
+      if (target && fromPackage !== undefined && m[1] !== fromPackage && isPackageSource(fromPackage, file)) {
+        const importers = packageGraph.get(fromPackage);
+        if (!importers.has(m[1])) importers.set(m[1], rel);
+      }
       if (fromPackage === '@weft/engine' && /^@weft\/shuffle-(memory|remote)/.test(specifier) && rel.includes(`${sep}src${sep}`)) {
         problems.push(`${rel}: the engine imports a shuffle implementation (${specifier}); it must be handed one`);
       }
@@ -106,43 +128,80 @@ for (const [file, edges] of graph) {
   }
 }
 
-// Tarjan's strongly connected components, iterative.
-let index = 0;
-const indexOf = new Map();
-const low = new Map();
-const onStack = new Set();
-const stack = [];
-for (const start of graph.keys()) {
-  if (indexOf.has(start)) continue;
-  const work = [[start, 0]];
-  indexOf.set(start, index); low.set(start, index); index++; stack.push(start); onStack.add(start);
-  while (work.length > 0) {
-    const frame = work[work.length - 1];
-    const [node, i] = frame;
-    const edges = graph.get(node) ?? [];
-    if (i < edges.length) {
-      frame[1]++;
-      const next = edges[i];
-      if (!indexOf.has(next)) {
-        indexOf.set(next, index); low.set(next, index); index++; stack.push(next); onStack.add(next);
-        work.push([next, 0]);
-      } else if (onStack.has(next)) {
-        low.set(node, Math.min(low.get(node), indexOf.get(next)));
+/** Tarjan's strongly connected components, iterative; returns the components of more than one node. */
+function cycles(g) {
+  let index = 0;
+  const indexOf = new Map();
+  const low = new Map();
+  const onStack = new Set();
+  const stack = [];
+  const found = [];
+  for (const start of g.keys()) {
+    if (indexOf.has(start)) continue;
+    const work = [[start, 0]];
+    indexOf.set(start, index); low.set(start, index); index++; stack.push(start); onStack.add(start);
+    while (work.length > 0) {
+      const frame = work[work.length - 1];
+      const [node, i] = frame;
+      const edges = g.get(node) ?? [];
+      if (i < edges.length) {
+        frame[1]++;
+        const next = edges[i];
+        if (!indexOf.has(next)) {
+          indexOf.set(next, index); low.set(next, index); index++; stack.push(next); onStack.add(next);
+          work.push([next, 0]);
+        } else if (onStack.has(next)) {
+          low.set(node, Math.min(low.get(node), indexOf.get(next)));
+        }
+        continue;
       }
-      continue;
-    }
-    work.pop();
-    if (work.length > 0) {
-      const parent = work[work.length - 1][0];
-      low.set(parent, Math.min(low.get(parent), low.get(node)));
-    }
-    if (low.get(node) === indexOf.get(node)) {
-      const component = [];
-      let member;
-      do { member = stack.pop(); onStack.delete(member); component.push(member); } while (member !== node);
-      if (component.length > 1) problems.push(`import cycle: ${component.map((f) => relative(root, f)).join(' -> ')}`);
+      work.pop();
+      if (work.length > 0) {
+        const parent = work[work.length - 1][0];
+        low.set(parent, Math.min(low.get(parent), low.get(node)));
+      }
+      if (low.get(node) === indexOf.get(node)) {
+        const component = [];
+        let member;
+        do { member = stack.pop(); onStack.delete(member); component.push(member); } while (member !== node);
+        if (component.length > 1) found.push(component);
+      }
     }
   }
+  return found;
+}
+
+/** One closed path through a strongly connected `component` of `g`, starting and ending at its first node. */
+function cyclePath(g, component) {
+  const inside = new Set(component);
+  const start = component[0];
+  const previous = new Map();
+  const queue = [start];
+  while (queue.length > 0) {
+    const node = queue.shift();
+    for (const next of g.get(node) ?? []) {
+      if (!inside.has(next)) continue;
+      if (next === start) {
+        const path = [start];
+        for (let at = node; at !== start; at = previous.get(at)) path.unshift(at);
+        path.unshift(start);
+        return path;
+      }
+      if (!previous.has(next)) { previous.set(next, node); queue.push(next); }
+    }
+  }
+  return [...component, start];
+}
+
+for (const component of cycles(graph)) {
+  problems.push(`import cycle: ${cyclePath(graph, component).map((f) => relative(root, f)).join(' -> ')}`);
+}
+
+const packageEdges = new Map([...packageGraph].map(([name, importers]) => [name, [...importers.keys()]]));
+for (const component of cycles(packageEdges)) {
+  const path = cyclePath(packageEdges, component);
+  const via = path.slice(0, -1).map((name, i) => `${packageGraph.get(name).get(path[i + 1])} imports ${path[i + 1]}`);
+  problems.push(`package import cycle: ${path.join(' -> ')} (${via.join('; ')})`);
 }
 
 if (problems.length > 0) {

@@ -48,6 +48,68 @@ describe('import lint', () => {
     assert.equal(typeOnly.status, 0, typeOnly.stderr);
   });
 
+  it('fails on a cycle between packages through imports by name, naming the cycle', () => {
+    const pkg = (name: string, exports: Record<string, unknown>) => JSON.stringify({ name, exports });
+    const withSources = {
+      'packages/a/package.json': pkg('@weft/a', { '.': { source: './src/index.ts' }, './extra': { source: './src/extra.ts' } }),
+      'packages/b/package.json': pkg('@weft/b', { '.': { source: './src/index.ts' } }),
+    };
+    const layouts: Record<string, string>[] = [
+      // straight through the packages' main entries
+      { ...withSources, 'packages/a/src/index.ts': "import { b } from '@weft/b';\nexport const a = b;\n", 'packages/b/src/index.ts': "import { a } from '@weft/a';\nexport const b = a;\n" },
+      // through a subpath export, resolved to the file its `source` names
+      {
+        ...withSources,
+        'packages/a/src/index.ts': 'export const a = 1;\n',
+        'packages/a/src/extra.ts': "import { b } from '@weft/b';\nexport const extra = b;\n",
+        'packages/b/src/index.ts': "import { extra } from '@weft/a/extra';\nexport const b = extra;\n",
+      },
+      // exports without a `source`: the package-level check still sees it
+      {
+        'packages/a/package.json': pkg('@weft/a', { '.': {} }),
+        'packages/b/package.json': pkg('@weft/b', { '.': {} }),
+        'packages/a/src/index.ts': "import { b } from '@weft/b';\nexport const a = b;\n",
+        'packages/b/src/index.ts': "import { a } from '@weft/a';\nexport const b = a;\n",
+      },
+      // a type-only import still makes a package depend on another (it needs its types to build)
+      { ...withSources, 'packages/a/src/index.ts': "import type { B } from '@weft/b';\nexport const a: B = 1;\n", 'packages/b/src/index.ts': "import { a } from '@weft/a';\nexport const b = a;\nexport type B = number;\n" },
+    ];
+    for (const files of layouts) {
+      const r = lint(files);
+      assert.equal(r.status, 1, `should refuse ${JSON.stringify(files)}`);
+      assert.match(r.stderr, /package import cycle: (@weft\/a -> @weft\/b -> @weft\/a|@weft\/b -> @weft\/a -> @weft\/b) \(packages\/[ab]\/src\/[a-z]+\.ts imports @weft\/[ab]; packages\/[ab]\/src\/[a-z]+\.ts imports @weft\/[ab]\)/, r.stderr);
+    }
+    // with sources, the file-level cycle is named too
+    const r = lint(layouts[1]!);
+    assert.match(r.stderr, /import cycle: packages\/(a\/src\/extra\.ts -> packages\/b\/src\/index\.ts -> packages\/a\/src\/extra\.ts|b\/src\/index\.ts -> packages\/a\/src\/extra\.ts -> packages\/b\/src\/index\.ts)/, r.stderr);
+  });
+
+  it("fails on a runtime cycle through a package's own name, but not on a type-only one", () => {
+    const engine = { 'packages/engine/package.json': JSON.stringify({ name: '@weft/engine', exports: { '.': { source: './src/index.ts' } } }) };
+    const runtime = lint({
+      ...engine,
+      'packages/engine/src/index.ts': "export { a } from './a.js';\n",
+      'packages/engine/src/a.ts': "import { b } from '@weft/engine';\nexport const a = 1;\nexport const c = () => b;\n",
+    });
+    assert.equal(runtime.status, 1);
+    assert.match(runtime.stderr, /import cycle: .*index\.ts.*a\.ts|import cycle: .*a\.ts.*index\.ts/);
+    const typeOnly = lint({
+      ...engine,
+      'packages/engine/src/index.ts': "export { a } from './a.js';\n",
+      'packages/engine/src/a.ts': "import type { B } from '@weft/engine';\nexport const a = 1;\n",
+    });
+    assert.equal(typeOnly.status, 0, typeOnly.stderr);
+  });
+
+  it("passes packages whose tests import a package that depends on them (tests are not the package's code)", () => {
+    const r = lint({
+      'packages/shuffle-api/src/index.ts': 'export const x = 1;\n',
+      'packages/shuffle-api/test/x.test.ts': "import { y } from '@weft/shuffle-memory';\n",
+      'packages/shuffle-memory/src/index.ts': "import { x } from '@weft/shuffle-api';\nexport const y = x;\n",
+    });
+    assert.equal(r.status, 0, r.stderr);
+  });
+
   it('fails when the engine imports a shuffle implementation', () => {
     const r = lint({ 'packages/engine/src/a.ts': "import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';\n" });
     assert.equal(r.status, 1);
