@@ -28,7 +28,7 @@ export interface PartitionDescriptor {
 
 /**
  * Checks an untrusted value field by field; throws SHF_ERR_INVALID_ARGUMENT naming the first bad field.
- * `partitionId` must be exactly `"<resultId>#<partitionIndex>"` (DESIGN.md's result partition naming).
+ * `partitionId` must be exactly `"<resultId>#<partitionIndex>"` (docs/DESIGN.md's result partition naming).
  */
 export function validatePartitionDescriptor(value: unknown, field = 'partition'): PartitionDescriptor {
   if (typeof value !== 'object' || value === null) throw invalidArgument(field, 'expected an object');

@@ -5,7 +5,7 @@ import type { BlobStoreOptions, MetadataStoreOptions } from './store-options.js'
 import { validateMetadataStoreOptions } from './store-options.js';
 
 /**
- * Parses DESIGN.md's `--store` URL: `file:///abs/dir` or `s3://bucket/prefix`. Endpoint, region and
+ * Parses docs/DESIGN.md's `--store` URL: `file:///abs/dir` or `s3://bucket/prefix`. Endpoint, region and
  * credentials of an S3 store are not part of the URL: they come from the standard AWS variables when
  * the store is created (so the options stay free of secrets and travel to worker processes as JSON).
  * SHF_ERR_INVALID_CONFIG naming `setting` on anything else.
@@ -34,7 +34,7 @@ export function parseStoreUrl(value: string, setting = 'store'): BlobStoreOption
 }
 
 /**
- * Parses DESIGN.md's `--meta` URL: `sqlite:///abs/file.db` or `redis://host:port/db` (`rediss://` for
+ * Parses docs/DESIGN.md's `--meta` URL: `sqlite:///abs/file.db` or `redis://host:port/db` (`rediss://` for
  * TLS). SHF_ERR_INVALID_CONFIG naming `setting` on anything else.
  */
 export function parseMetaUrl(value: string, setting = 'meta'): MetadataStoreOptions {
