@@ -2,14 +2,17 @@
 // (1) push then fetch 1 GiB through one server vs raw undici PUT/GET of the same bytes (the bare server
 //     writes the body to a file and streams it back: the least a storage server does);
 // (2) 10,000 partitions of 64 KiB (push + commit, fetch) vs raw PUT / GET of the same objects: per-request overhead;
-// (3) server RSS while 200 streams push at once, vs the bare server under the same 200 PUTs.
+// (3) server RSS while 200 streams push at once, vs the bare server under the same 200 PUTs: every body holds
+//     after its first chunk until the server has all 200 open, so the figure is taken with all of them in flight.
 // Servers run in child processes (RSS is theirs alone); the client is this process. Both servers write to
 // the same temp directory; dirty pages are flushed (sync) between runs, and the order of the runs alternates.
 // Environment: WEFT_BENCH_BYTES (default 1 GiB), WEFT_BENCH_SMALL (default 10000), WEFT_BENCH_STREAMS (default 200).
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { randomFillSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { cpus } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Agent } from 'undici';
@@ -84,28 +87,89 @@ function sampleRss(pid: number): { stop(): number } {
   };
 }
 
+/** A gate every held push body waits at after its first chunk; opening it lets them all go on. */
+function gate(): { readonly opened: Promise<void>; open(): void } {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
+}
+
+/** `buffer` in chunks of `size`, waiting for `held` after the first: the request is open but unfinished until then. */
+async function* heldAfterFirstChunk(buffer: Buffer, size: number, held: Promise<void>): AsyncIterable<Uint8Array> {
+  for (let at = 0; at < buffer.length; at += size) {
+    yield buffer.subarray(at, Math.min(at + size, buffer.length));
+    if (at === 0) await held;
+  }
+}
+
 /**
- * Polls the server's own count of pushes and fetches in progress (`/healthz` `activeStreams`) until
- * stopped; resolves the most it saw. What the server serves at once, not what the client has started.
+ * Polls `count` every 10 ms until it reaches `want`; resolves the count then. Throws, naming what it last
+ * saw, when `want` is not reached within `timeoutMs`: the figure would not be taken with every stream open.
  */
-function sampleActiveStreams(agent: Agent, url: string): { stop(): Promise<number> } {
-  let most = 0;
-  let stopped = false;
-  const loop = (async () => {
-    while (!stopped) {
-      const res = await agent.request({ origin: url, path: '/healthz', method: 'GET' });
-      const body = (await res.body.json()) as { activeStreams?: number };
-      most = Math.max(most, body.activeStreams ?? 0);
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  })();
-  return {
-    async stop() {
-      stopped = true;
-      await loop;
-      return most;
-    },
-  };
+async function waitUntilOpen(what: string, want: number, count: () => Promise<number>, timeoutMs = 60_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  let seen = 0;
+  for (;;) {
+    seen = await count();
+    if (seen >= want) return seen;
+    if (Date.now() > deadline) throw new Error(`${what}: only ${seen} of ${want} streams were open at once after ${timeoutMs} ms; the memory figure would not be under ${want} concurrent streams`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** The shuffle server's own count of pushes and fetches in progress (`/healthz` `activeStreams`). */
+async function activeStreams(agent: Agent, url: string): Promise<number> {
+  const res = await agent.request({ origin: url, path: '/healthz', method: 'GET' });
+  return ((await res.body.json()) as { activeStreams?: number }).activeStreams ?? 0;
+}
+
+/**
+ * The bare server's count of PUTs in progress: it has no /healthz, so count the files its handler opened
+ * for `names` that already hold the first chunk (the handler ran and is receiving the body).
+ */
+async function bareOpenPuts(dir: string, names: readonly string[]): Promise<number> {
+  const sizes = await Promise.all(names.map((name) => stat(join(dir, encodeURIComponent(name))).then((s) => s.size, () => 0)));
+  return sizes.filter((size) => size > 0).length;
+}
+
+/**
+ * Starts `streams` requests whose bodies hold after their first chunk, waits until `count` says all are open
+ * at the server, takes its RSS there, then lets them finish; samples RSS throughout. Resolves the peak, the
+ * RSS with all open, and how many the server had open. Any request's failure fails the run.
+ */
+async function heldStreams(
+  what: string,
+  pid: number,
+  streams: number,
+  start: (i: number, held: Promise<void>) => Promise<unknown>,
+  count: () => Promise<number>,
+): Promise<{ peak: number; allOpen: number; reached: number }> {
+  const sampler = sampleRss(pid);
+  const held = gate();
+  let failure: { reason: unknown } | undefined;
+  const requests = Promise.allSettled(Array.from({ length: streams }, (_, i) => start(i, held.opened).catch((reason: unknown) => {
+    failure ??= { reason };
+    throw reason;
+  })));
+  let reached: number;
+  let allOpen: number;
+  try {
+    reached = await waitUntilOpen(what, streams, async () => {
+      if (failure !== undefined) throw new Error(`${what}: a request failed before all were open`, { cause: failure.reason });
+      return count();
+    });
+    allOpen = rssOf(pid);
+  } catch (error) {
+    held.open();
+    await requests;
+    sampler.stop();
+    throw error;
+  }
+  held.open();
+  const failed = (await requests).find((r) => r.status === 'rejected');
+  const peak = sampler.stop();
+  if (failed !== undefined) throw new Error(`${what}: a held request failed`, { cause: failed.reason });
+  return { peak, allOpen, reached };
 }
 
 /** A valid sort-merge object of about `bytes`: regions of `subpartitions` × 32 KiB random raw blocks. */
@@ -279,34 +343,39 @@ async function main(): Promise<void> {
     );
     await client.releaseJob(shuffle.url, token, job, false);
 
-    // (3) memory under concurrent pushes: a quarter of STREAMS, then STREAMS; bounded means the peak hardly grows
+    // (3) memory under concurrent pushes: a quarter of STREAMS, then STREAMS; bounded means the peak hardly grows.
+    // Every body holds after its first chunk until the server has all of them open (the shuffle server's
+    // activeStreams; the bare server's files receiving a body), RSS is taken there, then they all finish.
     const stream = await buildObject(STREAM_BYTES, 4);
     const idleShuffle = rssOf(shuffle.pid);
     const idleBare = rssOf(bare.pid);
-    const mostInFlight: string[] = [];
+    const reachedRows: string[][] = [];
     for (const streams of [Math.max(1, Math.floor(STREAMS / 4)), STREAMS]) {
       syncDisk();
-      let sampler = sampleRss(bare.pid);
-      await Promise.all(
-        Array.from({ length: streams }, async (_, i) => (await raw.request({ origin: bare.url, path: `/stream-${i}`, method: 'PUT', body: chunked(stream.object, 64 * 1024) as never })).body.dump()),
+      const names = Array.from({ length: streams }, (_, i) => `/stream-${i}`);
+      const bareRun = await heldStreams(
+        `bare node:http server, ${streams} PUTs`,
+        bare.pid,
+        streams,
+        async (i, held) => (await raw.request({ origin: bare.url, path: names[i]!, method: 'PUT', body: heldAfterFirstChunk(stream.object, 64 * 1024, held) as never })).body.dump(),
+        () => bareOpenPuts(dir.path, names),
       );
-      const barePeak = sampler.stop();
-      for (let i = 0; i < streams; i++) await (await raw.request({ origin: bare.url, path: `/stream-${i}`, method: 'DELETE' })).body.dump();
+      for (const name of names) await (await raw.request({ origin: bare.url, path: name, method: 'DELETE' })).body.dump();
       syncDisk();
-      sampler = sampleRss(shuffle.pid);
-      const inFlight = sampleActiveStreams(raw, shuffle.url);
-      await Promise.all(
-        Array.from({ length: streams }, (_, i) =>
-          client.push({ url: shuffle.url, token, jobId: job, partitionId: `stream-${streams}#${i}`, attempt: 0, body: chunked(stream.object, 64 * 1024) }),
-        ),
+      const shuffleRun = await heldStreams(
+        `shuffle server, ${streams} pushes`,
+        shuffle.pid,
+        streams,
+        (i, held) => client.push({ url: shuffle.url, token, jobId: job, partitionId: `stream-${streams}#${i}`, attempt: 0, body: heldAfterFirstChunk(stream.object, 64 * 1024, held) }),
+        () => activeStreams(raw, shuffle.url),
       );
-      const shufflePeak = sampler.stop();
-      mostInFlight.push(`${await inFlight.stop()} of ${streams}`);
-      report(`server peak RSS, ${streams} concurrent pushes of 4 MiB`, 'MiB', shufflePeak / MiB, `bare node:http server, ${streams} concurrent PUTs`, barePeak / MiB);
+      report(`server peak RSS, ${streams} concurrent pushes of 4 MiB (all open at once, then finishing)`, 'MiB', shuffleRun.peak / MiB, `bare node:http server, ${streams} concurrent PUTs, held the same way`, bareRun.peak / MiB);
+      report(`server RSS with all ${streams} pushes open, each after its first 64 KiB`, 'MiB', shuffleRun.allOpen / MiB, `bare node:http server with all ${streams} PUTs open`, bareRun.allOpen / MiB);
+      reachedRows.push([`  (streams open at once, ${streams} started)`, `${shuffleRun.reached} of ${streams} (activeStreams)`, `${bareRun.reached} of ${streams} (PUTs receiving)`, '', '']);
       await client.releaseJob(shuffle.url, token, job, false);
     }
     out.row('  (idle RSS before)', `${round(idleShuffle / MiB, 1)} MiB`, `${round(idleBare / MiB, 1)} MiB`, '', '');
-    out.row('  (most pushes the server served at once, its activeStreams)', mostInFlight.join(', '), '', '', '');
+    for (const row of reachedRows) out.row(...row);
   } finally {
     await Promise.allSettled([client.close(), raw.close()]);
     await Promise.allSettled([shuffle.stop(), structural.stop(), bare.stop()]);
