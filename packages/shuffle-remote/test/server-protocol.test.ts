@@ -11,12 +11,16 @@ import { WireError, fromWireResponse, toWireResponse, wireError } from '../src/p
 const docs = readFileSync(fileURLToPath(new URL('../docs/http-api.md', import.meta.url)), 'utf8');
 
 describe('shuffle server protocol', () => {
-  it('gives every wire error its own number and documents each in docs/http-api.md with its status and code', () => {
+  it('gives every wire error its own number and documents each in docs/http-api.md with its status, code and retryability', () => {
     const kinds = Object.values(WireError);
     assert.equal(new Set(kinds.map((k) => k.wire)).size, kinds.length, 'wire numbers are never shared');
     for (const kind of kinds) {
-      const row = new RegExp(`^\\| ${kind.wire} \\| ${kind.httpStatus} \\| \`${kind.code}\` \\| (yes|no)`, 'm');
-      assert.match(docs, row, `wire ${kind.wire} (${kind.httpStatus} ${kind.code}) is not documented in docs/http-api.md`);
+      const rows = docs.match(new RegExp(`^\\| ${kind.wire} \\|.*$`, 'gm')) ?? [];
+      assert.equal(rows.length, 1, `wire ${kind.wire} has exactly one row in docs/http-api.md`);
+      // the retryable column says what the code says: "yes" or "no", optionally followed by a note in parentheses
+      const retryable = kind.retryable ? 'yes' : 'no';
+      const row = new RegExp(`^\\| ${kind.wire} \\| ${kind.httpStatus} \\| \`${kind.code}\` \\| ${retryable}( \\([^)|]*\\))? \\|`);
+      assert.match(rows[0]!, row, `docs/http-api.md's row for wire ${kind.wire} does not say what the code does (${kind.httpStatus} ${kind.code}, retryable ${retryable}): ${rows[0]}`);
     }
   });
 
