@@ -1,5 +1,5 @@
 import { strict as assert } from 'node:assert';
-import { readdir } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
@@ -12,6 +12,7 @@ import { type RedisServer, type S3Server, createTempDir, startRedis, startS3Serv
 import { TEST_SECRET, startServerCluster } from './helpers/server-cluster.js';
 import { encodeObject, eventually, fetchedRecords, testDescriptor, text } from './helpers/server-objects.js';
 import { startPausableProxy } from './helpers/pausable-proxy.js';
+import { s3Call, startRecordingProxy } from './helpers/recording-proxy.js';
 import { s3StoreOn } from './helpers/s3-store-on.js';
 
 // A shuffle server's S3 tier against a real s3rver (and Redis for the cross-server commit index): only
@@ -231,6 +232,82 @@ describe('shuffle server S3 tier: start-up, offload, transfer limit', () => {
       proxy.resume();
       await client.close();
       await server.close();
+    }
+  });
+});
+
+describe('shuffle server S3 tier: when the data reaches S3', () => {
+  /** A server whose tier reaches s3rver through a recording proxy, a client, and a push whose body holds after `cut` bytes. */
+  async function heldPush(mode: TierMode, dirPath: string, proxyUrl: string) {
+    const store = { ...freshStore(), endpoint: proxyUrl };
+    const server = await startShuffleServer({ dir: dirPath, secret: TEST_SECRET, tier: { store, mode } });
+    const client = new ShuffleServerClient(resolveShuffleServerClientOptions({ servers: [server.url], retryAttempts: 1 }));
+    const token = createJobToken(Buffer.from(TEST_SECRET), JOB);
+    const big = await object('held', BIG_RECORDS, BIG_RECORD_BYTES);
+    const cut = 6 * 1024 * 1024; // more than one part (the store's minPartBytes, 5 MiB), less than the object
+    assert.ok(big.bytes.length > cut);
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    async function* body(): AsyncIterable<Uint8Array> {
+      yield big.bytes.subarray(0, cut);
+      await held;
+      yield big.bytes.subarray(cut);
+    }
+    const target = { url: server.url, token, jobId: JOB, partitionId: 'held#0', attempt: 0 };
+    const pushing = client.push({ ...target, body: body() });
+    pushing.catch(() => undefined);
+    const descriptor = testDescriptor({ jobId: JOB, partitionId: 'held#0', attempt: 0, subpartitions: 1, token });
+    return { store, server, client, big, cut, release, pushing, target, descriptor };
+  }
+
+  it('write-through: a whole part of a push is uploaded to S3 while the push is still open, and the object is completed there only at commit', async () => {
+    await using proxy = await startRecordingProxy(s3.endpoint);
+    await using dir = await createTempDir('weft-ss-wt-early-');
+    const run = await heldPush('write-through', dir.path, proxy.url);
+    const calls = (from = 0) => proxy.requests.slice(from).map(s3Call);
+    try {
+      // the body is held after 6 MiB: a 5 MiB part can only have come from the push in progress
+      await eventually(() => proxy.requests.some((r) => s3Call(r) === 'UploadPart' && r.status === 200), 'an UploadPart that S3 accepted while the push is held');
+      assert.ok(!calls().includes('CompleteMultipartUpload') && !calls().includes('PutObject'), `nothing completed before the commit: ${calls().join(', ')}`);
+      assert.deepEqual(await tierKeys(run.store), [], 'no S3 object while the push is open');
+      run.release();
+      await run.pushing;
+      const beforeCommit = proxy.requests.length;
+      assert.ok(!calls().includes('CompleteMultipartUpload'), 'the upload is not completed by the push');
+      const record = await run.client.commit(run.target, run.descriptor, run.big.subpartitionBytes);
+      assert.deepEqual(calls(beforeCommit).filter((c) => c !== 'other'), ['UploadPart', 'CompleteMultipartUpload'], 'the commit sends the tail part and completes the upload');
+      assert.deepEqual(await tierKeys(run.store), [record.objectKey]);
+    } finally {
+      run.release();
+      await run.client.close();
+      await run.server.close();
+    }
+  });
+
+  it('on-commit: nothing reaches S3 before the commit, even when the push holds more than a part; the commit copies the whole object', async () => {
+    await using proxy = await startRecordingProxy(s3.endpoint);
+    await using dir = await createTempDir('weft-ss-oc-late-');
+    const run = await heldPush('on-commit', dir.path, proxy.url);
+    const tierCalls = () => proxy.requests.map(s3Call).filter((c) => c !== 'other');
+    const transfers = async (): Promise<string[]> =>
+      (await (await fetch(`${run.server.url}/metrics`)).text()).split('\n').filter((l) => l.startsWith('weft_shuffle_server_tier_transfers{') && !l.endsWith(' 0'));
+    try {
+      await eventually(async () => {
+        const [file] = await filesUnder(join(dir.path, 'objects'));
+        return file !== undefined && (await stat(file)).size >= run.cut;
+      }, 'the first 6 MiB of the push to reach the disk');
+      run.release();
+      await run.pushing;
+      // a transfer started for the push would be running (a slot taken) or done (a request recorded)
+      assert.deepEqual(await transfers(), [], 'no tier transfer running or waiting before the commit');
+      assert.deepEqual(tierCalls(), [], 'no S3 call before the commit');
+      const record = await run.client.commit(run.target, run.descriptor, run.big.subpartitionBytes);
+      assert.deepEqual(tierCalls(), ['PutObject'], 'the commit copies the object in one PutObject');
+      assert.deepEqual(await tierKeys(run.store), [record.objectKey]);
+    } finally {
+      run.release();
+      await run.client.close();
+      await run.server.close();
     }
   });
 });
