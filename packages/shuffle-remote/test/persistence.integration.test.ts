@@ -14,6 +14,23 @@ import { type Backend, localSqliteBackend, s3RedisBackend } from './helpers/back
 import { startFixture } from './helpers/child-process.js';
 import { readPartition, rejection, shuffleFixture, tagOf, taggedRecord, writePartition } from './helpers/shuffle-fixture.js';
 
+/** The blob and metadata stores of `options`, started, as a producer process would open them. */
+async function openStores(options: RemoteShuffleOptions) {
+  const resolved = resolveRemoteShuffleOptions(options);
+  const blob = createBlobStore(resolved.store);
+  const meta = createMetadataStore(resolved);
+  const close = async (): Promise<void> => {
+    await Promise.allSettled([blob.close(), meta.close()]);
+  };
+  try {
+    await Promise.all([blob.start(), meta.start()]);
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { blob, meta, [Symbol.asyncDispose]: close };
+}
+
 let labels = 0;
 const freshLabel = (name: string): string => `${name}-${++labels}`;
 
@@ -106,41 +123,35 @@ for (const makeBackend of [localSqliteBackend, s3RedisBackend]) {
       const options = backend.options(label, { attemptLeaseMs: 500 });
       await using fx = await shuffleFixture(options);
       const descriptor = await fx.register({ job: label, subpartitions: 2 });
-      const resolved = resolveRemoteShuffleOptions(options);
-      const blob = createBlobStore(resolved.store);
-      const meta = createMetadataStore(resolved);
-      try {
-        await Promise.all([blob.start(), meta.start()]);
-        // two producers of the partition that died before their commit: one after uploading its whole object, one before its first byte
-        const attempt = (writeId: string) => {
-          const ids = { writeId, jobId: descriptor.jobId, partitionId: descriptor.partition.partitionId, producerId: descriptor.producer.producerId };
-          return { ...ids, objectKey: objectKey(ids) };
-        };
-        const uploaded = attempt('died-after-upload');
-        const empty = attempt('died-before-upload');
-        assert.equal(await meta.beginAttempt(uploaded), 'ok');
-        assert.equal(await meta.beginAttempt(empty), 'ok');
-        const writer = await blob.createWriter(uploaded.objectKey);
-        await writer.append([taggedRecord(1, 0, 0, 64 * 1024)]);
-        await writer.complete();
+      await using stores = await openStores(options);
+      const { blob, meta } = stores;
+      // two producers of the partition that died before their commit: one after uploading its whole object, one before its first byte
+      const attempt = (writeId: string) => {
+        const ids = { writeId, jobId: descriptor.jobId, partitionId: descriptor.partition.partitionId, producerId: descriptor.producer.producerId };
+        return { ...ids, objectKey: objectKey(ids) };
+      };
+      const uploaded = attempt('died-after-upload');
+      const empty = attempt('died-before-upload');
+      assert.equal(await meta.beginAttempt(uploaded), 'ok');
+      assert.equal(await meta.beginAttempt(empty), 'ok');
+      const writer = await blob.createWriter(uploaded.objectKey);
+      await writer.append([taggedRecord(1, 0, 0, 64 * 1024)]);
+      await writer.complete();
 
-        assert.deepEqual(await blob.listKeys(), [uploaded.objectKey], 'the uploaded object is in the store');
-        assert.deepEqual(await fx.master.listPartitions(descriptor.jobId), [], 'an attempt that never committed is not listed');
-        const total = { collectedAttempts: 0, deletedObjects: 0, failedDeletions: 0 };
-        for (let tries = 0; total.collectedAttempts < 2 && tries < 100; tries++) {
-          await new Promise((resolve) => setTimeout(resolve, 100));
-          const swept = await fx.master.sweep();
-          total.collectedAttempts += swept.collectedAttempts;
-          total.deletedObjects += swept.deletedObjects;
-          total.failedDeletions += swept.failedDeletions;
-        }
-        assert.deepEqual(total, { collectedAttempts: 2, deletedObjects: 1, failedDeletions: 0 }, 'both attempts collected, one object deleted');
-        assert.deepEqual(await blob.listKeys(), [], 'the store is empty');
-        assert.deepEqual(await backend.objectFiles(label), []);
-        expectCode(await rejection(readPartition(fx.env, descriptor)), 'SHF_ERR_PRODUCER_FAILED', 'edge#0');
-      } finally {
-        await Promise.allSettled([blob.close(), meta.close()]);
+      assert.deepEqual(await blob.listKeys(), [uploaded.objectKey], 'the uploaded object is in the store');
+      assert.deepEqual(await fx.master.listPartitions(descriptor.jobId), [], 'an attempt that never committed is not listed');
+      const total = { collectedAttempts: 0, deletedObjects: 0, failedDeletions: 0 };
+      for (let tries = 0; total.collectedAttempts < 2 && tries < 100; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const swept = await fx.master.sweep();
+        total.collectedAttempts += swept.collectedAttempts;
+        total.deletedObjects += swept.deletedObjects;
+        total.failedDeletions += swept.failedDeletions;
       }
+      assert.deepEqual(total, { collectedAttempts: 2, deletedObjects: 1, failedDeletions: 0 }, 'both attempts collected, one object deleted');
+      assert.deepEqual(await blob.listKeys(), [], 'the store is empty');
+      assert.deepEqual(await backend.objectFiles(label), []);
+      expectCode(await rejection(readPartition(fx.env, descriptor)), 'SHF_ERR_PRODUCER_FAILED', 'edge#0');
     });
 
     it('deletes at unregisterJob the object of a producer that died mid-write with its lease still running, and a sweep still collects what it writes later', async () => {
@@ -148,56 +159,50 @@ for (const makeBackend of [localSqliteBackend, s3RedisBackend]) {
       const options = backend.options(label, { attemptLeaseMs: 60_000 });
       await using fx = await shuffleFixture(options);
       const descriptor = await fx.register({ job: label, subpartitions: 2 });
-      const resolved = resolveRemoteShuffleOptions(options);
-      const blob = createBlobStore(resolved.store);
-      const meta = createMetadataStore(resolved);
+      await using stores = await openStores(options);
+      const { blob, meta } = stores;
+      const ids = { writeId: 'killed-mid-write', jobId: descriptor.jobId, partitionId: descriptor.partition.partitionId, producerId: descriptor.producer.producerId };
+      const dead = { ...ids, objectKey: objectKey(ids) };
+      assert.equal(await meta.beginAttempt(dead), 'ok');
+      const writer = await blob.createWriter(dead.objectKey);
+      await writer.append([taggedRecord(1, 0, 0, 64 * 1024)]);
+      await writer.complete();
+      assert.deepEqual(await fx.master.sweep(), { collectedAttempts: 0, deletedObjects: 0, failedDeletions: 0 }, 'its lease protects it from a sweep');
+
+      await fx.master.unregisterJob(descriptor.jobId);
+      assert.deepEqual(await blob.listKeys(), [], 'the job is over: its object is gone at once, not after the 60 s lease');
+      assert.deepEqual(await backend.objectFiles(label), []);
+
+      // a writer that was in fact still alive completes its object again after that: its commit is refused,
+      // and its record, kept, lets a sweep collect the object once the lease has run out
+      const late = await blob.createWriter(dead.objectKey);
+      await late.append([taggedRecord(1, 0, 1, 1024)]);
+      await late.complete();
+      const outcome = await meta.commit({
+        writeId: dead.writeId,
+        jobId: descriptor.jobId,
+        partitionId: descriptor.partition.partitionId,
+        descriptor,
+        objectKey: dead.objectKey,
+        objectBytes: 1028,
+        numberOfRegions: 1,
+        indexOffset: 0,
+        indexLength: 0,
+        subpartitionBytes: [1028, 0],
+        totalBytes: 1028,
+        storedBytes: 1028,
+        committedAtMs: Date.now(),
+      });
+      assert.notEqual(outcome.status, 'committed', 'the partition is gone with its job');
+      const sweeper = await shuffleFixture({ ...options, attemptLeaseMs: 100 });
       try {
-        await Promise.all([blob.start(), meta.start()]);
-        const ids = { writeId: 'killed-mid-write', jobId: descriptor.jobId, partitionId: descriptor.partition.partitionId, producerId: descriptor.producer.producerId };
-        const dead = { ...ids, objectKey: objectKey(ids) };
-        assert.equal(await meta.beginAttempt(dead), 'ok');
-        const writer = await blob.createWriter(dead.objectKey);
-        await writer.append([taggedRecord(1, 0, 0, 64 * 1024)]);
-        await writer.complete();
-        assert.deepEqual(await fx.master.sweep(), { collectedAttempts: 0, deletedObjects: 0, failedDeletions: 0 }, 'its lease protects it from a sweep');
-
-        await fx.master.unregisterJob(descriptor.jobId);
-        assert.deepEqual(await blob.listKeys(), [], 'the job is over: its object is gone at once, not after the 60 s lease');
-        assert.deepEqual(await backend.objectFiles(label), []);
-
-        // a writer that was in fact still alive completes its object again after that: its commit is refused,
-        // and its record, kept, lets a sweep collect the object once the lease has run out
-        const late = await blob.createWriter(dead.objectKey);
-        await late.append([taggedRecord(1, 0, 1, 1024)]);
-        await late.complete();
-        const outcome = await meta.commit({
-          writeId: dead.writeId,
-          jobId: descriptor.jobId,
-          partitionId: descriptor.partition.partitionId,
-          descriptor,
-          objectKey: dead.objectKey,
-          objectBytes: 1028,
-          numberOfRegions: 1,
-          indexOffset: 0,
-          indexLength: 0,
-          subpartitionBytes: [1028, 0],
-          totalBytes: 1028,
-          storedBytes: 1028,
-          committedAtMs: Date.now(),
-        });
-        assert.notEqual(outcome.status, 'committed', 'the partition is gone with its job');
-        const sweeper = await shuffleFixture({ ...options, attemptLeaseMs: 100 });
-        try {
-          await new Promise((resolve) => setTimeout(resolve, 150));
-          const swept = await sweeper.master.sweep();
-          assert.equal(swept.deletedObjects, 1);
-        } finally {
-          await sweeper[Symbol.asyncDispose]();
-        }
-        assert.deepEqual(await blob.listKeys(), []);
+        await new Promise((resolve) => setTimeout(resolve, 150));
+        const swept = await sweeper.master.sweep();
+        assert.equal(swept.deletedObjects, 1);
       } finally {
-        await Promise.allSettled([blob.close(), meta.close()]);
+        await sweeper[Symbol.asyncDispose]();
       }
+      assert.deepEqual(await blob.listKeys(), []);
     });
 
     it('reads back, in order, records larger than a region followed by many regions of small ones (default upload mode)', async () => {
