@@ -79,7 +79,12 @@ export async function handleFetch(ctx: ServerContext, req: IncomingMessage, res:
         }
       }
     };
-    for await (const bytes of readAhead(reader, pieces())) await out.write(bytes);
+    // pieces are read into pooled buffers, each back in the pool once the socket has taken its bytes
+    // (fresh ones per piece cost page faults and garbage; the pool holds what is in flight, no more)
+    const pool = new PiecePool();
+    for await (const bytes of readAhead(reader, pieces(), (length) => pool.take(length))) {
+      await out.write(bytes, () => pool.give(bytes));
+    }
     res.end();
   } finally {
     await reader.close();
@@ -113,12 +118,17 @@ class ResponseWriter {
     private readonly count: (bytes: number) => void,
   ) {}
 
-  async write(bytes: Uint8Array): Promise<void> {
-    if (bytes.length === 0) return;
+  /** `flushed` runs once the socket no longer needs `bytes` (written, or the response is gone). */
+  async write(bytes: Uint8Array, flushed?: () => void): Promise<void> {
+    if (bytes.length === 0) {
+      flushed?.();
+      return;
+    }
     const res = this.res;
     if (res.destroyed) throw gone();
     this.count(bytes.length);
-    if (res.write(bytes) || res.writableLength < this.queueBytes()) return;
+    const more = flushed === undefined ? res.write(bytes) : res.write(bytes, () => flushed());
+    if (more || res.writableLength < this.queueBytes()) return;
     await new Promise<void>((resolve, reject) => {
       const onDrain = (): void => {
         res.off('close', onClose);
@@ -131,6 +141,34 @@ class ResponseWriter {
       res.once('drain', onDrain);
       res.once('close', onClose);
     });
+  }
+}
+
+/**
+ * Buffers for the pieces of one fetch: `take` lends one at least `length` long (a pooled one, else a new
+ * one), `give` returns it. A piece read into another buffer (a reader that does not read into the one
+ * lent) is simply not pooled: only buffers this pool made come back to it.
+ */
+class PiecePool {
+  private readonly free: Uint8Array[] = [];
+  private readonly mine = new WeakSet<ArrayBufferLike>();
+
+  take(length: number): Uint8Array {
+    for (let i = this.free.length - 1; i >= 0; i--) {
+      const buffer = this.free[i]!;
+      if (buffer.length >= length) {
+        this.free.splice(i, 1);
+        return buffer.subarray(0, length);
+      }
+    }
+    const buffer = Buffer.allocUnsafeSlow(length);
+    this.mine.add(buffer.buffer);
+    return buffer;
+  }
+
+  give(bytes: Uint8Array): void {
+    if (!this.mine.has(bytes.buffer)) return;
+    this.free.push(new Uint8Array(bytes.buffer, 0, bytes.buffer.byteLength));
   }
 }
 
