@@ -8,24 +8,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { BenchReport } from '@weft/testkit';
 import { computePipelinedRegions, createFailoverStrategy, ExecutionTopology, type JobTopologyJson } from '@weft/engine';
 
-interface Figure {
-  bench: string;
-  metric: string;
-  unit: string;
-  value: number;
-  baseline: string;
-  baselineValue: number;
-  ratio: number;
-}
-
 const BENCH = 'engine/plan';
-const figures: Figure[] = [];
-const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
-function report(metric: string, value: number, baseline: string, baselineValue: number): void {
-  figures.push({ bench: BENCH, metric, unit: 'ms', value: round(value), baseline, baselineValue: round(baselineValue), ratio: round(value / baselineValue) });
-}
+const out = new BenchReport(BENCH);
+const report = (metric: string, value: number, baseline: string, baselineValue: number): void => void out.report(metric, 'ms', value, baseline, baselineValue);
 
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -123,4 +111,4 @@ const rows: Array<[string, string]> = [
 ];
 const width = Math.max(...rows.map(([k]) => k.length));
 console.log(rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n'));
-for (const figure of figures) console.log(JSON.stringify(figure));
+out.printFigures();

@@ -4,26 +4,16 @@
 // decoding reads every record back from views into that segment, as a task reads a shuffle batch.
 // Figures: ns per record to encode, to decode, and bytes per record (lower is better; ratio = default / JSON).
 import assert from 'node:assert/strict';
+import { BenchReport } from '@weft/testkit';
 import { DefaultRecordSerializer, JsonRecordSerializer, type RecordSerializer } from '@weft/engine';
-
-interface Figure {
-  bench: string;
-  metric: string;
-  unit: string;
-  value: number;
-  baseline: string;
-  baselineValue: number;
-  ratio: number;
-}
 
 const BENCH = 'engine/record-serializer';
 const BASELINE = 'JSON serializer (JSON.stringify + TextEncoder / TextDecoder + JSON.parse)';
 const RUNS = 5;
-const figures: Figure[] = [];
-const round = (x: number, digits = 3): number => Math.round(x * 10 ** digits) / 10 ** digits;
+const out = new BenchReport(BENCH);
 
 function report(metric: string, unit: string, value: number, baselineValue: number): void {
-  figures.push({ bench: BENCH, metric, unit, value: round(value), baseline: BASELINE, baselineValue: round(baselineValue), ratio: round(value / baselineValue) });
+  out.report(metric, unit, value, BASELINE, baselineValue);
 }
 
 function median(values: number[]): number {
@@ -151,4 +141,4 @@ for (const [name, records] of datasets) {
 
 const width = Math.max(...rows.map(([k]) => k.length));
 console.log(rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n'));
-for (const figure of figures) console.log(JSON.stringify(figure));
+out.printFigures();

@@ -13,27 +13,15 @@ import {
   taskExecutorId,
 } from '@weft/shuffle-api';
 import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';
+import { BenchReport, round } from '@weft/testkit';
 
 const PRODUCERS = 4;
 const CONSUMERS = 4;
 
-interface Figure {
-  bench: string;
-  metric: string;
-  unit: string;
-  value: number;
-  baseline: string;
-  baselineValue: number;
-  ratio: number;
-}
-const figures: Figure[] = [];
-function report(figure: Omit<Figure, 'ratio'> & { ratio?: number }): void {
-  const full = { ...figure, ratio: figure.ratio ?? round(figure.value / figure.baselineValue) };
-  figures.push(full);
-}
-function round(x: number, digits = 3): number {
-  const f = 10 ** digits;
-  return Math.round(x * f) / f;
+const out = new BenchReport('memory-exchange-4x4');
+/** Records one figure against its baseline (bench name implied). */
+function report(figure: { metric: string; unit: string; value: number; baseline: string; baselineValue: number }): void {
+  out.report(figure.metric, figure.unit, figure.value, figure.baseline, figure.baselineValue);
 }
 
 async function setup(options: Parameters<typeof createMemoryShuffleServiceFactory>[0], job: string) {
@@ -157,22 +145,22 @@ async function main(): Promise<void> {
   const smallCopy = memcpy(small.bytes);
   const smallMBs = small.bytes / 1e6 / small.seconds;
   const copyMBs = small.bytes / 1e6 / smallCopy;
-  report({ bench: 'memory-exchange-4x4', metric: '100B records/s', unit: 'records/s', value: Math.round(small.records / small.seconds), baseline: 'memcpy records/s (same bytes)', baselineValue: Math.round(small.records / smallCopy) });
-  report({ bench: 'memory-exchange-4x4', metric: '100B throughput', unit: 'MB/s', value: round(smallMBs, 1), baseline: 'memcpy', baselineValue: round(copyMBs, 1) });
+  report({ metric: '100B records/s', unit: 'records/s', value: Math.round(small.records / small.seconds), baseline: 'memcpy records/s (same bytes)', baselineValue: Math.round(small.records / smallCopy) });
+  report({ metric: '100B throughput', unit: 'MB/s', value: round(smallMBs, 1), baseline: 'memcpy', baselineValue: round(copyMBs, 1) });
 
   const large = await exchange(32 * 1024, 40_000);
   const largeCopy = memcpy(large.bytes);
-  report({ bench: 'memory-exchange-4x4', metric: '32KiB records/s', unit: 'records/s', value: Math.round(large.records / large.seconds), baseline: 'memcpy records/s (same bytes)', baselineValue: Math.round(large.records / largeCopy) });
-  report({ bench: 'memory-exchange-4x4', metric: '32KiB throughput', unit: 'MB/s', value: round(large.bytes / 1e6 / large.seconds, 1), baseline: 'memcpy', baselineValue: round(large.bytes / 1e6 / largeCopy, 1) });
+  report({ metric: '32KiB records/s', unit: 'records/s', value: Math.round(large.records / large.seconds), baseline: 'memcpy records/s (same bytes)', baselineValue: Math.round(large.records / largeCopy) });
+  report({ metric: '32KiB throughput', unit: 'MB/s', value: round(large.bytes / 1e6 / large.seconds, 1), baseline: 'memcpy', baselineValue: round(large.bytes / 1e6 / largeCopy, 1) });
 
   const slow = await exchange(1024, 100_000, true);
-  report({ bench: 'memory-exchange-4x4', metric: 'slow consumer: peak producer buffered bytes', unit: 'bytes', value: slow.peakBufferedBytes, baseline: 'configured pool (4 partitions x 64 x 32 KiB)', baselineValue: slow.memoryLimitBytes });
-  report({ bench: 'memory-exchange-4x4', metric: 'slow consumer: peak growth of process ArrayBuffer memory', unit: 'bytes', value: slow.peakArrayBufferGrowth, baseline: 'configured pool (4 partitions x 64 x 32 KiB)', baselineValue: slow.memoryLimitBytes });
+  report({ metric: 'slow consumer: peak producer buffered bytes', unit: 'bytes', value: slow.peakBufferedBytes, baseline: 'configured pool (4 partitions x 64 x 32 KiB)', baselineValue: slow.memoryLimitBytes });
+  report({ metric: 'slow consumer: peak growth of process ArrayBuffer memory', unit: 'bytes', value: slow.peakArrayBufferGrowth, baseline: 'configured pool (4 partitions x 64 x 32 KiB)', baselineValue: slow.memoryLimitBytes });
 
   console.log('| metric | value | baseline | ratio |');
   console.log('|---|---|---|---|');
-  for (const f of figures) console.log(`| ${f.metric} | ${f.value} ${f.unit} | ${f.baseline}: ${f.baselineValue} | ${f.ratio} |`);
-  for (const f of figures) console.log(JSON.stringify(f));
+  for (const f of out.figures) console.log(`| ${f.metric} | ${f.value} ${f.unit} | ${f.baseline}: ${f.baselineValue} | ${f.ratio} |`);
+  out.printFigures();
 }
 
 await main();

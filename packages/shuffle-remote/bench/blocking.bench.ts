@@ -35,8 +35,7 @@ import {
   taskExecutorId,
 } from '@weft/shuffle-api';
 import { DEFAULT_REMOTE_SHUFFLE_OPTIONS, type RemoteShuffleOptions, createRemoteShuffleServiceFactory, writerBudget } from '@weft/shuffle-remote';
-import { createTempDir, startRedis, startS3Server } from '@weft/testkit';
-import { BenchReport } from './bench-report.js';
+import { BenchReport, createTempDir, startRedis, startS3Server } from '@weft/testkit';
 
 const TOTAL = Number(process.env['WEFT_BENCH_BYTES'] ?? 1024 ** 3);
 const RECORD = Number(process.env['WEFT_BENCH_RECORD_BYTES'] ?? 1024);

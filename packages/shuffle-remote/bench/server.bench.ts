@@ -18,9 +18,8 @@ import { fileURLToPath } from 'node:url';
 import { Agent } from 'undici';
 import { PartitionFileWriter, type BlobWriter, SubpartitionRangeReader } from '@weft/shuffle-remote';
 import { DEFAULT_SHUFFLE_SERVER_CLIENT_OPTIONS, ShuffleServerClient, createJobToken, resolveShuffleServerClientOptions } from '@weft/shuffle-remote/client';
-import { createTempDir } from '@weft/testkit';
+import { BenchReport, createTempDir, round } from '@weft/testkit';
 import { FetchedRangeReader } from '../src/client/fetched-range-reader.js';
-import { BenchReport, round } from './bench-report.js';
 
 const TOTAL = Number(process.env['WEFT_BENCH_BYTES'] ?? 1024 ** 3);
 const SMALL = Number(process.env['WEFT_BENCH_SMALL'] ?? 10_000);

@@ -1,6 +1,7 @@
-// The figures of one benchmark (DESIGN.md, contract 4): one JSON line per figure, each with its baseline
-// measured in the same run, plus a table for people.
+// The figures of one benchmark (docs/DESIGN.md, contract 4): one JSON line per figure, each with its
+// baseline measured in the same run, plus a table for people. Shared by every package's benchmarks.
 
+/** One figure, exactly the shape of contract 4. */
 export interface Figure {
   bench: string;
   metric: string;
@@ -31,12 +32,17 @@ export class BenchReport {
     this.rows.push(cells);
   }
 
+  /** Prints one JSON line per figure. */
+  printFigures(): void {
+    for (const figure of this.figures) console.log(JSON.stringify(figure));
+  }
+
   /** Prints `title`, the table under `header`, then one JSON line per figure. */
   print(title: string, header: readonly string[]): void {
     console.log(`\n${title}\n`);
     const widths = header.map((_, i) => Math.max(...[header, ...this.rows].map((r) => (r[i] ?? '').length)));
     for (const r of [header, ...this.rows]) console.log(r.map((cell, i) => (cell ?? '').padEnd(widths[i]!)).join('  ').trimEnd());
     console.log('');
-    for (const figure of this.figures) console.log(JSON.stringify(figure));
+    this.printFigures();
   }
 }
