@@ -76,7 +76,8 @@ const SYSTEM_TIMERS: RetryTimers = {
 /**
  * The HTTP client of the shuffle server (undici): pooled keep-alive connections per server, connect /
  * headers / body timeouts, and retries with exponential backoff and jitter for retryable errors only
- * (unreachable server, broken connection, timeouts, 503/500/408) and only for replayable requests — a
+ * (unreachable server, broken connection, timeouts, 503/502/504/408/429 — never a server's internal error,
+ * 500) and only for replayable requests — a
  * streamed push is sent once. Try n waits a random time in [0, d) ("full jitter"), d starting at
  * retryInitialDelayMs and doubling up to retryMaxDelayMs. Every failure is a ShuffleError (protocol/wire-errors.ts maps responses);
  * `context.unreachable` marks a server that could not be connected to at all.
