@@ -41,12 +41,12 @@ function recordingLogger(lines: LogLine[], bindings: LogFields = {}): Logger {
 }
 
 /** A pool under its own key prefix: server processes with a 60 s heartbeat TTL, and their temp dirs. */
-async function pool(count: number): Promise<{ keyPrefix: string; dirs: TempDir[]; servers: ServerProcess[]; start(dir: TempDir, port?: number): Promise<ServerProcess> } & AsyncDisposable> {
+async function pool(count: number, heartbeatTtlMs = 60_000): Promise<{ keyPrefix: string; dirs: TempDir[]; servers: ServerProcess[]; start(dir: TempDir, port?: number): Promise<ServerProcess> } & AsyncDisposable> {
   const keyPrefix = `weft-test-failure-${process.pid}-${++prefixes}:`;
   const dirs: TempDir[] = [];
   const servers: ServerProcess[] = [];
   const start = async (dir: TempDir, port = 0): Promise<ServerProcess> => {
-    const server = await startServerProcess({ dir: dir.path, port, secret: TEST_SECRET, redis: redis.url, redisKeyPrefix: keyPrefix, heartbeatIntervalMs: 100, heartbeatTtlMs: 60_000 });
+    const server = await startServerProcess({ dir: dir.path, port, secret: TEST_SECRET, redis: redis.url, redisKeyPrefix: keyPrefix, heartbeatIntervalMs: 100, heartbeatTtlMs });
     servers.push(server);
     return server;
   };
@@ -209,6 +209,35 @@ describe('a shuffle server that dies', () => {
       assert.deepEqual([...(await placeMany(master, 'paused', 'after', 3)).on], [[a.serverId, 3]], 'a slow server is not excluded');
       assert.equal((await readPartition(factory, d)).length, 40, 'once it runs again, its partition reads');
     } finally {
+      await master.close();
+    }
+  });
+
+  it('declares a server paused past its heartbeat TTL gone: PARTITION_NOT_FOUND naming the partition', async () => {
+    await using p = await pool(1, 400);
+    const [a] = p.servers as [ServerProcess];
+    const factory = factoryOf(p.keyPrefix, { headersTimeoutMs: 300, bodyTimeoutMs: 300 });
+    const master = factory.createShuffleMaster();
+    await master.start();
+    const registry = new RedisServerRegistry({ url: redis.url, keyPrefix: p.keyPrefix });
+    await registry.start();
+    try {
+      const d = (await placeMany(master, 'silent', 's', 1)).descriptors[0]!;
+      await writePartition(factory, d, 40);
+      a.child.kill('SIGSTOP');
+      let error: unknown;
+      try {
+        await eventually(async () => (await registry.get(a.serverId)) === undefined, "the paused server's record to expire");
+        error = await rejectionOf(readPartition(factory, d));
+      } finally {
+        a.child.kill('SIGCONT');
+      }
+      const notFound = findShuffleError(error, 'SHF_ERR_PARTITION_NOT_FOUND');
+      assert.ok(notFound, `expected PARTITION_NOT_FOUND, got ${String(error)}`);
+      assert.equal(notFound.context['partitionId'], d.partition.partitionId);
+      assert.ok(findShuffleError(notFound.cause, 'SHF_ERR_TIMEOUT'), 'its cause is the timeout');
+    } finally {
+      await registry.close();
       await master.close();
     }
   });

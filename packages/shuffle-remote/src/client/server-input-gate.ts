@@ -32,13 +32,13 @@ interface Fallback {
  *
  * When the descriptor's server cannot serve the partition (packages/shuffle-remote/README.md, "When is a
  * server dead?"):
- * - slow (a headers or body timeout: a paused or overloaded server) — the retryable SHF_ERR_TIMEOUT is
- *   thrown as it is: the server is not declared dead, the partition not lost;
- * - answering but in trouble (connection reset, 503) while its registry record is live at the same URL —
- *   the retryable error is thrown as it is; a server that moved is asked at its new URL;
+ * - slow (a headers or body timeout: a paused or overloaded server) or in trouble (connection reset,
+ *   503) while its registry record is live at the same URL — the retryable error is thrown as it is: the
+ *   server is not declared dead, the partition not lost; a server that moved is asked at its new URL;
  * - gone — it refused connections (or could not be connected to) through all the client's retries
  *   (`context.unreachable`), even while its registry record is still live (the process is not
- *   listening), or its record expired, or it answered PARTITION_NOT_FOUND — then the fallbacks are tried
+ *   listening); or it is slow or in trouble and its record expired (no heartbeat for the registry's
+ *   TTL); or it answered PARTITION_NOT_FOUND — then the fallbacks are tried
  *   in order: the replicas the descriptor names (`details.replicas`), then the S3 tier's copy recorded in
  *   the commit index. When none holds it, the gate fails with SHF_ERR_PARTITION_NOT_FOUND naming the
  *   partition, with the server's error as its cause (so the engine re-runs the producer, and the master,
@@ -68,13 +68,12 @@ export class ServerInputGate extends SortMergeInputGate {
       if (!isShuffleError(error) || this.closed) throw error;
       failure = error;
     }
-    if (failure.code === 'SHF_ERR_TIMEOUT' && failure.context['unreachable'] !== true) throw failure; // slow, not dead
     const dead = failure.context['unreachable'] === true;
     const notFound = failure.code === 'SHF_ERR_PARTITION_NOT_FOUND';
+    // slow (a timeout) or in trouble (reset, 503): maybe alive — only the registry can tell
     const troubled = !dead && !notFound && failure.retryable;
     if (!dead && !notFound && !troubled) throw failure;
     if (!dead && !notFound) {
-      // in trouble but maybe alive: only the registry can tell
       if (!locator.hasRegistry) throw failure;
       const live = await locator.liveServer(details.serverId);
       if (live !== undefined) {
@@ -100,7 +99,9 @@ export class ServerInputGate extends SortMergeInputGate {
       }
     }
     if (notFound) throw failure;
-    const why = dead ? `its shuffle server ${details.serverId} (${details.url}) refuses connections` : `its shuffle server ${details.serverId} is gone (no heartbeat)`;
+    const why = dead
+      ? `its shuffle server ${details.serverId} (${details.url}) refuses connections`
+      : `its shuffle server ${details.serverId} is gone (no heartbeat, and it ${failure.code === 'SHF_ERR_TIMEOUT' ? 'does not answer' : 'fails requests'})`;
     throw partitionNotFound(partitionId, `${why} and no replica or S3 tier copy holds it`, failure);
   }
 
