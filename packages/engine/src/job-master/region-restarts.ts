@@ -11,6 +11,9 @@ import { blockingOutputsOf, type PartitionStates } from './partition-states.js';
 import type { RegionStates } from './region-states.js';
 import type { TaskAttempts } from './task-attempts.js';
 
+/** How long a reset waits for the shuffle master to take a failure report (`reportFailure`) before it goes on. */
+const REPORT_FAILURE_TIMEOUT_MS = 10_000;
+
 /** What the restarts need of their job master. */
 export interface RegionRestartsHost {
   /** Whether the job still runs: nothing restarts once it is failing or done. */
@@ -157,10 +160,17 @@ export class RegionRestarts {
     const { blockingMaster, jobId, logger } = this.#options;
     if (blockingMaster.reportFailure === undefined) return;
     const report = async (): Promise<void> => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<'late'>((resolve) => {
+        timer = setTimeout(() => resolve('late'), REPORT_FAILURE_TIMEOUT_MS);
+      });
       try {
-        await blockingMaster.reportFailure?.({ jobId, error });
+        const taken = blockingMaster.reportFailure?.({ jobId, error });
+        if ((await Promise.race([taken, late])) === 'late') logger.warn({ timeoutMs: REPORT_FAILURE_TIMEOUT_MS }, 'the shuffle master took too long to take a failure report: restarting without waiting');
       } catch (reportError) {
         logger.warn({ error: (reportError as Error)?.message ?? String(reportError) }, 'the shuffle master failed to take a failure report');
+      } finally {
+        clearTimeout(timer);
       }
     };
     this.#reported = this.#reported.then(report);
