@@ -147,6 +147,9 @@ describe('a shuffle server that dies', () => {
       }
       const after = await placeMany(master, 'killed', 'after', 10);
       assert.deepEqual([...after.on], [[b.serverId, 10]], 'nothing is placed on the reported server, though its record is live');
+      const listed = (await master.listPartitions('killed' as JobId)).map((s) => s.descriptor.partition.partitionId).sort();
+      assert.deepEqual(listed, onB.map((d) => d.partition.partitionId).sort(), "an excluded server's partitions are not listed as readable");
+      for (const d of onA) await master.releasePartitionExternally(d); // not asked: it is excluded; the index forgets them
     } finally {
       await master.close();
     }

@@ -208,7 +208,8 @@ export class ServerShuffleMaster implements ShuffleMaster {
     const { partitionId } = d.partition;
     const token = this.tokenOf(jobId);
     let url: string | undefined = d.details.url;
-    if (this.cluster !== undefined) url = (await this.cluster.registry.get(d.details.serverId))?.url;
+    // an excluded server is not asked (it refused connections): what it holds goes at unregisterJob, once back
+    if (this.cluster !== undefined) url = this.cluster.exclusions.isExcluded(d.details.serverId) ? undefined : (await this.cluster.registry.get(d.details.serverId))?.url;
     if (url !== undefined) {
       try {
         await client.release(url, token, jobId, partitionId);
