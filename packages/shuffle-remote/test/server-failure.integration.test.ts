@@ -190,7 +190,8 @@ describe('a shuffle server that dies', () => {
   it('keeps a SIGSTOPped server alive: a retryable SHF_ERR_TIMEOUT, not PARTITION_NOT_FOUND, and no exclusion', async () => {
     await using p = await pool(1);
     const [a] = p.servers as [ServerProcess];
-    const factory = factoryOf(p.keyPrefix, { headersTimeoutMs: 300, bodyTimeoutMs: 300 });
+    const factory = factoryOf(p.keyPrefix);
+    const impatient = factoryOf(p.keyPrefix, { headersTimeoutMs: 300, bodyTimeoutMs: 300 }); // reads the paused server
     const master = factory.createShuffleMaster();
     await master.start();
     try {
@@ -200,7 +201,7 @@ describe('a shuffle server that dies', () => {
       a.child.kill('SIGSTOP');
       let error: unknown;
       try {
-        error = await rejectionOf(readPartition(factory, d));
+        error = await rejectionOf(readPartition(impatient, d));
       } finally {
         a.child.kill('SIGCONT');
       }
@@ -217,9 +218,10 @@ describe('a shuffle server that dies', () => {
   });
 
   it('declares a server paused past its heartbeat TTL gone: PARTITION_NOT_FOUND naming the partition', async () => {
-    await using p = await pool(1, 400);
+    await using p = await pool(1, 1_500);
     const [a] = p.servers as [ServerProcess];
-    const factory = factoryOf(p.keyPrefix, { headersTimeoutMs: 300, bodyTimeoutMs: 300 });
+    const factory = factoryOf(p.keyPrefix);
+    const impatient = factoryOf(p.keyPrefix, { headersTimeoutMs: 300, bodyTimeoutMs: 300 }); // reads the paused server
     const master = factory.createShuffleMaster();
     await master.start();
     const registry = new RedisServerRegistry({ url: redis.url, keyPrefix: p.keyPrefix });
@@ -231,7 +233,7 @@ describe('a shuffle server that dies', () => {
       let error: unknown;
       try {
         await eventually(async () => (await registry.get(a.serverId)) === undefined, "the paused server's record to expire");
-        error = await rejectionOf(readPartition(factory, d));
+        error = await rejectionOf(readPartition(impatient, d));
       } finally {
         a.child.kill('SIGCONT');
       }
