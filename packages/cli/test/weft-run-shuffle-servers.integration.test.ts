@@ -84,6 +84,17 @@ describe('weft run --shuffle-servers', () => {
     }
   });
 
+  it('fails the job at once (exit 1, no stack, no restarts) naming the Redis URL when the pool has no live server', async () => {
+    const empty = redis.url.replace(/\/0$/, '/7'); // same Redis, a database no server registered in
+    const run = await weft(['run', 'examples/terasort.ts', '--parallelism', '2', '--shuffle-servers', empty, '--restart-strategy', 'fixed-delay', '--restart-attempts', '5', '--', '--records', '1000'], {
+      WEFT_SHUFFLE_SECRET: SECRET,
+    });
+    assert.equal(run.code, 1, run.stderr);
+    assert.ok(run.stderr.includes(`no live shuffle server is registered in ${empty}`), run.stderr);
+    assert.doesNotMatch(run.stderr, /internal error|\n\s+at /, 'a clear message, no stack trace');
+    assert.doesNotMatch(run.stderr, /restart/i, 'no failover was tried');
+  });
+
   it('exits 2 when --meta is combined with --shuffle-servers, or the secret is missing', async () => {
     const both = await weft(['run', 'examples/word-count.ts', '--shuffle-servers', redis.url, '--meta', 'sqlite:///tmp/x.db'], { WEFT_SHUFFLE_SECRET: SECRET });
     assert.equal(both.code, 2);

@@ -5,7 +5,7 @@
 // path; the job master around it is played by a small host that records what it is asked to do.
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
-import { noopLogger, type ShuffleMaster } from '@weft/shuffle-api';
+import { type JobId, noopLogger, type ShuffleMaster } from '@weft/shuffle-api';
 import { createFailoverStrategy, createRestartBackoffTimeStrategy, ExecutionTopology, type JobTopology } from '@weft/engine';
 import { buildPipelinedRegions } from '../src/regions/pipelined-regions.js';
 import type { DeploymentBuilder } from '../src/job-master/deployment-builder.js';
@@ -44,6 +44,7 @@ function setUp(delayMs: number) {
   /** `<time> <tasks of the region>` for each region rescheduled, in order. */
   const rescheduled: string[] = [];
   const restarts = new RegionRestarts({
+    jobId: 'staggered' as JobId,
     jobName: 'staggered',
     topology,
     regions,

@@ -14,6 +14,16 @@ export interface RegisterPartitionRequest {
   readonly producer: ProducerDescriptor;
 }
 
+/**
+ * A task failure, as the engine hands it to `ShuffleMaster.reportFailure`: the job and the failure's
+ * cause exactly as the task reported it (an Error with its cause chain, rebuilt on the job master's
+ * side when the task ran in another process; `code` and `context` are kept).
+ */
+export interface ShuffleFailureReport {
+  readonly jobId: JobId;
+  readonly error: unknown;
+}
+
 /** A partition that exists and can be read, with its committed size per subpartition. */
 export interface StoredPartition {
   readonly descriptor: ShuffleDescriptor;
@@ -27,7 +37,8 @@ export interface StoredPartition {
  *
  * Lifecycle: `start()` once (fails fast on bad configuration or unreachable backends), then any number
  * of jobs: `registerJob`, `registerPartitionWithProducer` for each partition the scheduler deploys,
- * `releasePartitionExternally` when the scheduler no longer needs one, `unregisterJob` at the end.
+ * `releasePartitionExternally` when the scheduler no longer needs one, `reportFailure` (optional) for each
+ * task failure, `unregisterJob` at the end.
  * `close()` releases what the master itself holds (connections, timers); it does not release partitions.
  *
  * `listPartitions` answers which finished partitions of a job still exist, with their sizes — a new
@@ -58,4 +69,20 @@ export interface ShuffleMaster extends AsyncDisposable {
 
   /** The finished (committed) partitions of `jobId` that can still be read. */
   listPartitions(jobId: JobId): Promise<readonly StoredPartition[]>;
+
+  /**
+   * Optional. The engine hands every task failure of a registered job here (Celeborn's
+   * ReportWorkerUnavailable), before it registers the partitions of the tasks it restarts, so a master
+   * can learn from the cause — e.g. stop placing partitions on a server a task could not reach — and
+   * the restarted producers go elsewhere. The engine awaits it before that registration but ignores what
+   * it returns or rejects with.
+   *
+   * An implementation must resolve for any `error` (most are not its own: user code, other shuffles,
+   * unknown shapes, `null`) — never throw for an error it does not understand — and must not fail the
+   * job, release partitions, or block for long (probe in the background). It is called between
+   * `registerJob` and `unregisterJob`, possibly concurrently with other calls of this master.
+   *
+   * Not in the contract: what an implementation concludes from a failure, or how long it remembers it.
+   */
+  reportFailure?(report: ShuffleFailureReport): Promise<void>;
 }

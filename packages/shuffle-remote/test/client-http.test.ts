@@ -46,16 +46,36 @@ function client(url: string, options: Parameters<typeof resolveShuffleServerClie
 const TARGET = { token: 't', jobId: 'j', partitionId: 'p#0', attempt: 0 };
 
 describe('shuffle server client', () => {
-  it('retries a replayable request after retryable answers (503, 500) and succeeds', async () => {
+  it('retries a replayable request after retryable answers (503 busy, 503 draining, a bare 502) and succeeds', async () => {
     await using fake = await scripted((_req, res, n) => {
       if (n === 1) return json(res, 503, { code: 'SHF_ERR_LIMIT_EXCEEDED', wire: 10, message: 'busy' });
-      if (n === 2) return json(res, 500, { code: 'SHF_ERR_STORAGE_UNAVAILABLE', wire: 14, message: 'oops' });
+      if (n === 2) return json(res, 503, { code: 'SHF_ERR_STORAGE_UNAVAILABLE', wire: 11, message: 'shutting down' });
+      if (n === 3) return void res.writeHead(502, { 'content-type': 'text/html' }).end('<html>bad gateway</html>');
       return json(res, 200, { partitions: [] });
     });
     const c = client(fake.url);
     try {
       assert.deepEqual(await c.list(fake.url, 't', 'j'), []);
-      assert.equal(fake.requests(), 3);
+      assert.equal(fake.requests(), 4);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it("does not retry a server's internal error (wire INTERNAL, or a bare 500) as if it were an outage", async () => {
+    await using fake = await scripted((_req, res, n) => {
+      if (n === 1) return json(res, 500, { code: 'SHF_ERR_STORAGE_UNAVAILABLE', wire: 14, message: 'internal server error' });
+      return void res.writeHead(500, { 'content-type': 'text/plain' }).end('oops');
+    });
+    const c = client(fake.url, { retryAttempts: 5 });
+    try {
+      const internal = await rejectionOf(c.list(fake.url, 't', 'j'));
+      assert.ok(isShuffleError(internal, 'SHF_ERR_STORAGE_UNAVAILABLE') && !internal.retryable, String(internal));
+      assert.deepEqual([internal.context['wire'], internal.context['unreachable']], [14, undefined]);
+      assert.equal(fake.requests(), 1, 'an INTERNAL answer is sent once');
+      const bare = await rejectionOf(c.release(fake.url, 't', 'j', 'p#0'));
+      assert.ok(isShuffleError(bare, 'SHF_ERR_STORAGE_UNAVAILABLE') && !bare.retryable, String(bare));
+      assert.equal(fake.requests(), 2, 'a bare 500 is sent once');
     } finally {
       await c.close();
     }

@@ -91,4 +91,28 @@ describe('server placement', () => {
     const error = await rejectionOf(new ServerPlacement(g.directory, { clock: g.clock }).place());
     assert.match(String(error), /shutting down/);
   });
+
+  it('never places on an excluded server, and names the excluded servers when every live one is', async () => {
+    const f = fixture([[live('dead', 60_000), live('alive', 60_000)]]);
+    const excluded = new Set(['dead']);
+    const placement = new ServerPlacement(f.directory, { clock: f.clock, isExcluded: (id) => excluded.has(id), registryName: 'redis://10.0.0.5:6379/0' });
+    assert.deepEqual([...(await placeMany(placement, 6))], [['alive', 6]]);
+    excluded.add('alive');
+    const error = await rejectionOf(placement.place());
+    assert.ok(isShuffleError(error, 'SHF_ERR_STORAGE_UNAVAILABLE'), String(error));
+    assert.match(error.message, /no reachable shuffle server in redis:\/\/10\.0\.0\.5:6379\/0: all 2 registered are excluded/);
+    assert.match(error.message, /http:\/\/dead:7070/);
+    excluded.clear();
+    assert.ok(((await placeMany(placement, 2)).get('dead') ?? 0) > 0, 'taken back: it gets partitions again');
+  });
+
+  it('keeps a free-disk floor of 256 MiB by default (minFreeBytes), 0 turning it off', async () => {
+    const MiB = 1024 * 1024;
+    const f = fixture([[live('full', 60_000, { capacityBytes: 255 * MiB }), live('roomy', 60_000, { capacityBytes: 257 * MiB })]]);
+    assert.deepEqual([...(await placeMany(new ServerPlacement(f.directory, { clock: f.clock }), 4))], [['roomy', 4]]);
+    const g = fixture([[live('full', 60_000, { capacityBytes: 255 * MiB })]]);
+    const error = await rejectionOf(new ServerPlacement(g.directory, { clock: g.clock }).place());
+    assert.match(String(error), /268435456 free bytes \(minFreeBytes\)/);
+    assert.equal((await new ServerPlacement(g.directory, { clock: g.clock, minFreeBytes: 0 }).place()).serverId, 'full');
+  });
 });

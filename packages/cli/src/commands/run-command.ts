@@ -69,6 +69,12 @@ function isShuffleConfigError(error: unknown): boolean {
   return code === 'SHF_ERR_INVALID_CONFIG' || code === 'SHF_ERR_INVALID_ARGUMENT';
 }
 
+/** A documented shuffle error that is not about the command line (a backend refused the job). */
+function isShuffleFailure(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  return typeof code === 'string' && code.startsWith('SHF_ERR_') && !isShuffleConfigError(error);
+}
+
 // The shuffle implementations are imported when a job runs (after its workers were forked, so their
 // start-up overlaps this import), not when `weft` starts.
 const PIPELINED_MODULE = '@weft/shuffle-memory';
@@ -273,6 +279,12 @@ export const runCommand: Command = {
       });
     } catch (error) {
       if (isShuffleConfigError(error)) throw usageError('run', (error as Error).message, error);
+      // the shuffle could not take the job (e.g. a server pool with no live server): the job failed, exit 1
+      if (isShuffleFailure(error)) {
+        io.stderr.write(`weft run: job failed: ${(error as Error).message}\n`);
+        if ((io.env['WEFT_DEBUG'] ?? '') !== '') io.stderr.write(`${JSON.stringify(describeError(error))}\n`);
+        return ExitCode.FAILED;
+      }
       throw error;
     } finally {
       if (shown) io.stderr.write('\r\x1b[K');

@@ -1,4 +1,4 @@
-import type { Logger, ShuffleMaster } from '@weft/shuffle-api';
+import type { JobId, Logger, ShuffleMaster } from '@weft/shuffle-api';
 import type { EngineError } from '../errors/engine-error.js';
 import type { ExecutionTopology } from '../execution/execution-topology.js';
 import type { FailoverStrategy } from '../failover/failover-strategy.js';
@@ -10,6 +10,9 @@ import type { FailoverRecord } from './failover-record.js';
 import { blockingOutputsOf, type PartitionStates } from './partition-states.js';
 import type { RegionStates } from './region-states.js';
 import type { TaskAttempts } from './task-attempts.js';
+
+/** How long a reset waits for the shuffle master to take a failure report (`reportFailure`) before it goes on. */
+const REPORT_FAILURE_TIMEOUT_MS = 10_000;
 
 /** What the restarts need of their job master. */
 export interface RegionRestartsHost {
@@ -23,12 +26,16 @@ export interface RegionRestartsHost {
 }
 
 export interface RegionRestartsOptions {
+  readonly jobId: JobId;
   readonly jobName: string;
   readonly topology: ExecutionTopology;
   readonly regions: PipelinedRegions;
   readonly restart: RestartBackoffTimeStrategy;
   readonly failover: FailoverStrategy;
-  /** Where the reset tasks' old partitions are released. */
+  /**
+   * Where the reset tasks' old partitions are released, and where every task failure is reported
+   * (`reportFailure`, when it has one) before the restarted regions are rescheduled.
+   */
   readonly blockingMaster: ShuffleMaster;
   readonly states: RegionStates;
   readonly attempts: TaskAttempts;
@@ -64,7 +71,8 @@ interface PendingRestart {
  * `restartTasks` `getBackoffTimeMs()` after the failure: the time its tasks take to stop counts toward
  * it), and for every task of its regions to stop — whichever ends later; then its regions' tasks get new
  * attempts, the partitions their old attempts produced are released (so a late commit of an old attempt
- * loses), and the job master reschedules them. A later failure elsewhere gets its own backoff from its
+ * loses), the shuffle master has taken every failure report so far (`reportFailure`, so the restarted
+ * producers are not placed where a task just failed to reach), and the job master reschedules them. A later failure elsewhere gets its own backoff from its
  * own time; a region it restarts that an earlier failover was restarting moves to the later one (Flink's
  * vertex versions: the later restart owns it). A failure inside a region already restarting is part of
  * that restart. Each failover is recorded.
@@ -77,6 +85,8 @@ export class RegionRestarts {
   /** The pending restart each region cancelled for a restart belongs to, until it is rescheduled. */
   readonly #restartOf = new Map<number, PendingRestart>();
   readonly #pending = new Set<PendingRestart>();
+  /** The failure reports to the shuffle master so far, chained in order; a reset awaits them. */
+  #reported: Promise<void> = Promise.resolve();
   #failures = 0;
 
   constructor(options: RegionRestartsOptions) {
@@ -100,6 +110,7 @@ export class RegionRestarts {
     const failedAtMs = this.#now();
     const failedVertex = topology.executionVertexId(v);
     logger.info({ executionVertexId: failedVertex, attempt: this.#options.attempts.numberOf(v), error: error.message }, 'task failed');
+    this.#report(error);
     if (!host.isRunning() || this.#restartOf.has(regions.regionOf[v] as number)) return;
     const decision = decideFailover({ ...this.#options, failed: v, error });
     if (!decision.restart) {
@@ -140,6 +151,31 @@ export class RegionRestarts {
     this.#pending.clear();
   }
 
+  /**
+   * Hands the failure to the shuffle master (it may exclude a server the task could not reach), after the
+   * reports before it; what it rejects with is logged. Resets await the chain, so restarted producers are
+   * registered (placed) only once the master heard of every failure before them.
+   */
+  #report(error: Error): void {
+    const { blockingMaster, jobId, logger } = this.#options;
+    if (blockingMaster.reportFailure === undefined) return;
+    const report = async (): Promise<void> => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = new Promise<'late'>((resolve) => {
+        timer = setTimeout(() => resolve('late'), REPORT_FAILURE_TIMEOUT_MS);
+      });
+      try {
+        const taken = blockingMaster.reportFailure?.({ jobId, error });
+        if ((await Promise.race([taken, late])) === 'late') logger.warn({ timeoutMs: REPORT_FAILURE_TIMEOUT_MS }, 'the shuffle master took too long to take a failure report: restarting without waiting');
+      } catch (reportError) {
+        logger.warn({ error: (reportError as Error)?.message ?? String(reportError) }, 'the shuffle master failed to take a failure report');
+      } finally {
+        clearTimeout(timer);
+      }
+    };
+    this.#reported = this.#reported.then(report);
+  }
+
   #announce(record: FailoverRecord): void {
     const onFailover = this.#options.onFailover;
     if (onFailover === undefined) return;
@@ -177,6 +213,7 @@ export class RegionRestarts {
       }
     }
     await Promise.all(releases);
+    await this.#reported;
     if (!host.isRunning() || !this.#pending.has(restart)) return;
     this.#pending.delete(restart);
     // A later failover may have taken some regions over meanwhile: it resets and reschedules those.

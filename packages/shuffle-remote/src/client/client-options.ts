@@ -69,8 +69,19 @@ export interface ShuffleServerClientOptions {
   readonly attemptLeaseMs?: number;
   /** Longest pause between a reader's checks for a commit it waits for. @defaultValue 1000 */
   readonly commitPollMaxMs?: number;
-  /** Servers with less free disk get no new partitions. @defaultValue 0 */
+  /**
+   * Servers with less free disk (their registry record's `capacityBytes`) get no new partitions: a push
+   * that fills a disk fails its task. 0 turns the floor off. @defaultValue 268435456 (256 MiB)
+   */
   readonly minFreeBytes?: number;
+  /**
+   * A server a task (or the master) could not connect to is excluded from placement at once and probed
+   * (GET /healthz) after this, then after twice the pause each time, up to probeMaxDelayMs; it is taken
+   * back once it answers healthy and is registered. @defaultValue 500
+   */
+  readonly probeInitialDelayMs?: number;
+  /** @defaultValue 10000 */
+  readonly probeMaxDelayMs?: number;
   /** TLS: a CA bundle (PEM file) to trust, e.g. for self-signed server certificates. */
   readonly caFile?: string;
 }
@@ -101,6 +112,8 @@ export interface ResolvedShuffleServerClientOptions {
   readonly attemptLeaseMs: number;
   readonly commitPollMaxMs: number;
   readonly minFreeBytes: number;
+  readonly probeInitialDelayMs: number;
+  readonly probeMaxDelayMs: number;
   readonly caFile: string | undefined;
 }
 
@@ -123,7 +136,9 @@ export const DEFAULT_SHUFFLE_SERVER_CLIENT_OPTIONS = Object.freeze({
   placementRefreshMs: 1_000,
   attemptLeaseMs: 30_000,
   commitPollMaxMs: 1_000,
-  minFreeBytes: 0,
+  minFreeBytes: 256 * 1024 * 1024,
+  probeInitialDelayMs: 500,
+  probeMaxDelayMs: 10_000,
 });
 
 function integer(setting: string, value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -165,6 +180,7 @@ export function resolveShuffleServerClientOptions(options: ShuffleServerClientOp
   if (compression !== 'lz4' && compression !== 'none') throw invalidConfig('compression', `expected "lz4" or "none", got ${JSON.stringify(compression)}`);
   const retryInitialDelayMs = integer('retryInitialDelayMs', options.retryInitialDelayMs ?? d.retryInitialDelayMs, 0);
   if (options.secret !== undefined) checkSecret(options.secret, 'secret');
+  const probeInitialDelayMs = integer('probeInitialDelayMs', options.probeInitialDelayMs ?? d.probeInitialDelayMs, 1, 3_600_000);
   return {
     redis: options.redis,
     redisKeyPrefix: options.redisKeyPrefix,
@@ -191,6 +207,8 @@ export function resolveShuffleServerClientOptions(options: ShuffleServerClientOp
     attemptLeaseMs: integer('attemptLeaseMs', options.attemptLeaseMs ?? d.attemptLeaseMs, 30, MAX_LEASE_MS),
     commitPollMaxMs: integer('commitPollMaxMs', options.commitPollMaxMs ?? d.commitPollMaxMs, 1),
     minFreeBytes: integer('minFreeBytes', options.minFreeBytes ?? d.minFreeBytes, 0),
+    probeInitialDelayMs,
+    probeMaxDelayMs: integer('probeMaxDelayMs', options.probeMaxDelayMs ?? d.probeMaxDelayMs, probeInitialDelayMs, 3_600_000),
     caFile: options.caFile,
   };
 }

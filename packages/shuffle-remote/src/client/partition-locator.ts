@@ -70,7 +70,7 @@ export class PartitionLocator {
     this.redis ??= (async () => {
       const connection = new RedisConnection({ url: this.options.redis!, keyPrefix: this.options.redisKeyPrefix, setting: 'redis' }, this.logger);
       await connection.open();
-      return { connection, registry: new RedisServerRegistry(connection), index: new RedisCommitIndex(connection) };
+      return { connection, registry: new RedisServerRegistry(connection, this.logger), index: new RedisCommitIndex(connection) };
     })();
     this.redis.catch(() => {
       this.redis = undefined;

@@ -17,13 +17,32 @@ export interface ServerInputGateOptions {
   readonly onClosed?: () => void;
 }
 
+/** Another place a partition may be read from when its server cannot serve it, tried in order. */
+interface Fallback {
+  /** For logs: `replica <serverId>`, `S3 tier`. */
+  readonly name: string;
+  /** The partition's source there, or undefined when this place does not hold it. */
+  open(): Promise<PartitionSource | undefined>;
+}
+
 /**
  * Reads partitions from shuffle servers, input after input: one streamed fetch of the gate's subpartition
- * range per input, decoded by SortMergeInputGate's range reader. When the descriptor's server cannot serve
- * the partition, the locator decides: a server that moved is asked at its new URL; a vanished server's
- * (expired heartbeat) partition is read from the S3 tier when it has a copy there, and is
- * SHF_ERR_PARTITION_NOT_FOUND when it does not. Batches are views into received chunks, valid until the
- * next read.
+ * range per input, decoded by SortMergeInputGate's range reader. Batches are views into received chunks,
+ * valid until the next read.
+ *
+ * When the descriptor's server cannot serve the partition (packages/shuffle-remote/README.md, "When is a
+ * server dead?"):
+ * - slow (a headers or body timeout: a paused or overloaded server) or in trouble (connection reset,
+ *   503) while its registry record is live at the same URL — the retryable error is thrown as it is: the
+ *   server is not declared dead, the partition not lost; a server that moved is asked at its new URL;
+ * - gone — it refused connections (or could not be connected to) through all the client's retries
+ *   (`context.unreachable`), even while its registry record is still live (the process is not
+ *   listening); or it is slow or in trouble and its record expired (no heartbeat for the registry's
+ *   TTL); or it answered PARTITION_NOT_FOUND — then the fallbacks are tried
+ *   in order: the replicas the descriptor names (`details.replicas`), then the S3 tier's copy recorded in
+ *   the commit index. When none holds it, the gate fails with SHF_ERR_PARTITION_NOT_FOUND naming the
+ *   partition, with the server's error as its cause (so the engine re-runs the producer, and the master,
+ *   told of the failure, excludes the server).
  */
 export class ServerInputGate extends SortMergeInputGate {
   /** Cancels the fetch being opened when the gate closes. */
@@ -37,51 +56,99 @@ export class ServerInputGate extends SortMergeInputGate {
     this.opening?.abort();
   }
 
-  /** Opens the partition where it can be read: its server, the server's new URL, or the S3 tier. */
+  /** Opens the partition where it can be read: its server, the server's new URL, a replica, or the S3 tier. */
   protected async openSource(descriptor: ShuffleDescriptor): Promise<PartitionSource> {
     const details = descriptor.details as unknown as ServerPartitionDetails;
+    const { partitionId } = descriptor.partition;
+    const locator = this.g.locator;
+    let failure: ShuffleError;
+    try {
+      return await this.fetchWhenCommitted(details.url, details.serverId, descriptor);
+    } catch (error) {
+      if (!isShuffleError(error) || this.closed) throw error;
+      failure = error;
+    }
+    const dead = failure.context['unreachable'] === true;
+    const notFound = failure.code === 'SHF_ERR_PARTITION_NOT_FOUND';
+    // slow (a timeout) or in trouble (reset, 503): maybe alive — only the registry can tell
+    const troubled = !dead && !notFound && failure.retryable;
+    if (!dead && !notFound && !troubled) throw failure;
+    if (!dead && !notFound) {
+      if (!locator.hasRegistry) throw failure;
+      const live = await locator.liveServer(details.serverId);
+      if (live !== undefined) {
+        if (live.url === details.url) throw failure; // alive at its address: retryable, not lost
+        return this.fetchWhenCommitted(live.url, details.serverId, descriptor);
+      }
+    } else if (dead && locator.hasRegistry) {
+      // refused at the descriptor's address: it may have come back elsewhere
+      const live = await locator.liveServer(details.serverId);
+      if (live !== undefined && live.url !== details.url) {
+        try {
+          return await this.fetchWhenCommitted(live.url, details.serverId, descriptor);
+        } catch (error) {
+          if (!isShuffleError(error) || this.closed || !(error.context['unreachable'] === true || error.code === 'SHF_ERR_PARTITION_NOT_FOUND')) throw error;
+        }
+      }
+    }
+    for (const fallback of this.fallbacksOf(descriptor)) {
+      const source = await fallback.open();
+      if (source !== undefined) {
+        this.g.logger.info({ partitionId, serverId: details.serverId, from: fallback.name, error: failure.message }, 'reading a partition elsewhere: its server cannot serve it');
+        return source;
+      }
+    }
+    if (notFound) throw failure;
+    const why = dead
+      ? `its shuffle server ${details.serverId} (${details.url}) refuses connections`
+      : `its shuffle server ${details.serverId} is gone (no heartbeat, and it ${failure.code === 'SHF_ERR_TIMEOUT' ? 'does not answer' : 'fails requests'})`;
+    throw partitionNotFound(partitionId, `${why} and no replica or S3 tier copy holds it`, failure);
+  }
+
+  /**
+   * Where else the partition may be read, in order: the descriptor's replicas, then the S3 tier. The
+   * one place to extend (a new kind of copy goes here, in the order it should be tried).
+   */
+  private fallbacksOf(descriptor: ShuffleDescriptor): Fallback[] {
     const { jobId } = descriptor;
     const { partitionId } = descriptor.partition;
     const locator = this.g.locator;
-    try {
-      return await this.fetchWhenCommitted(details.url, descriptor);
-    } catch (error) {
-      if (!isShuffleError(error) || this.closed) throw error;
-      const unreachable = error.context['unreachable'] === true || (error.retryable && error.code !== 'SHF_ERR_TIMEOUT');
-      const notFound = error.code === 'SHF_ERR_PARTITION_NOT_FOUND';
-      if (!locator.hasRegistry || (!unreachable && !notFound)) throw error;
-      if (unreachable) {
-        const live = await locator.liveServer(details.serverId);
-        if (live !== undefined) {
-          if (live.url === details.url) throw error; // alive but not answering: retryable, not lost
-          return this.fetchWhenCommitted(live.url, descriptor);
-        }
-      }
-      const record = await locator.commitOf(jobId, partitionId);
-      const tierReader = record === undefined ? undefined : await locator.openTierCopy(record);
-      if (record !== undefined && tierReader !== undefined) {
-        this.g.logger.info({ partitionId, serverId: details.serverId }, 'reading a partition from the S3 tier: its server cannot serve it');
-        return {
-          reader: tierReader,
-          location: {
-            numberOfSubpartitions: record.numberOfSubpartitions,
-            numberOfRegions: record.numberOfRegions,
-            indexOffset: record.indexOffset,
-            indexLength: record.indexLength,
-          },
-        };
-      }
-      if (notFound) throw error;
-      throw partitionNotFound(partitionId, `its shuffle server ${details.serverId} is gone (no heartbeat) and it has no copy in an S3 tier`, error);
+    const fallbacks: Fallback[] = [];
+    for (const replica of replicasOf(descriptor)) {
+      fallbacks.push({
+        name: `replica ${replica.serverId}`,
+        open: async () => {
+          try {
+            return await this.fetchWhenCommitted(replica.url, replica.serverId, descriptor);
+          } catch (error) {
+            if (!isShuffleError(error) || this.closed) throw error;
+            this.g.logger.debug({ partitionId, serverId: replica.serverId, error: error.message }, 'a replica cannot serve a partition');
+            return undefined;
+          }
+        },
+      });
     }
+    if (locator.hasRegistry) {
+      fallbacks.push({
+        name: 'S3 tier',
+        open: async () => {
+          const record = await locator.commitOf(jobId, partitionId);
+          const reader = record === undefined ? undefined : await locator.openTierCopy(record);
+          if (record === undefined || reader === undefined) return undefined;
+          const { numberOfSubpartitions, numberOfRegions, indexOffset, indexLength } = record;
+          return { reader, location: { numberOfSubpartitions, numberOfRegions, indexOffset, indexLength } };
+        },
+      });
+    }
+    return fallbacks;
   }
 
   /** Fetches, waiting (with growing pauses) while the server says the producer is still writing. */
-  private async fetchWhenCommitted(url: string, descriptor: ShuffleDescriptor): Promise<PartitionSource> {
+  private async fetchWhenCommitted(url: string, serverId: string, descriptor: ShuffleDescriptor): Promise<PartitionSource> {
     let delay = 5;
     for (;;) {
       try {
-        return await this.fetchFrom(url, descriptor);
+        return await this.fetchFrom(url, serverId, descriptor);
       } catch (error) {
         if (this.closed || !isShuffleError(error) || error.context['wire'] !== WireError.PARTITION_PENDING.wire) throw error;
       }
@@ -90,7 +157,7 @@ export class ServerInputGate extends SortMergeInputGate {
     }
   }
 
-  private async fetchFrom(url: string, descriptor: ShuffleDescriptor): Promise<PartitionSource> {
+  private async fetchFrom(url: string, serverId: string, descriptor: ShuffleDescriptor): Promise<PartitionSource> {
     const details = descriptor.details as unknown as ServerPartitionDetails;
     const { start, end } = this.g.range;
     const partitionId = descriptor.partition.partitionId;
@@ -99,7 +166,7 @@ export class ServerInputGate extends SortMergeInputGate {
     this.opening = opening;
     let response;
     try {
-      response = await this.g.client.fetch({ url, token: details.token, jobId: descriptor.jobId, partitionId, start, end, signal: opening.signal });
+      response = await this.g.client.fetch({ url, serverId, token: details.token, jobId: descriptor.jobId, partitionId, start, end, signal: opening.signal });
     } finally {
       this.opening = null;
     }
@@ -113,4 +180,14 @@ export class ServerInputGate extends SortMergeInputGate {
     }
     return { reader: new FetchedRangeReader({ body: response.body, location: response.location, start, end, partitionId }), location: response.location };
   }
+}
+
+/** The extra servers holding a copy (`details.replicas`, optional; malformed entries are skipped). */
+function replicasOf(descriptor: ShuffleDescriptor): { serverId: string; url: string }[] {
+  const replicas = (descriptor.details as { replicas?: unknown } | null)?.replicas;
+  if (!Array.isArray(replicas)) return [];
+  return replicas.filter(
+    (r): r is { serverId: string; url: string } =>
+      typeof r === 'object' && r !== null && typeof (r as { serverId?: unknown }).serverId === 'string' && typeof (r as { url?: unknown }).url === 'string' && /^https?:\/\/[^/]+$/.test((r as { url: string }).url),
+  );
 }

@@ -4,6 +4,7 @@ import {
   type Logger,
   type RegisterPartitionRequest,
   ShuffleError,
+  type ShuffleFailureReport,
   type ShuffleDescriptor,
   type ShuffleMaster,
   type ShuffleMasterContext,
@@ -19,6 +20,7 @@ import {
 import { RedisCommitIndex } from '../coordinator/redis-commit-index.js';
 import { RedisConnection } from '../coordinator/redis-connection.js';
 import { RedisServerRegistry } from '../coordinator/redis-server-registry.js';
+import { ServerExclusions } from '../coordinator/server-exclusions.js';
 import { ServerPlacement } from '../coordinator/server-placement.js';
 import type { CommittedPartition } from '../protocol/committed-partition.js';
 import { createJobToken } from '../protocol/job-token.js';
@@ -33,6 +35,25 @@ interface Cluster {
   readonly registry: RedisServerRegistry;
   readonly index: RedisCommitIndex;
   readonly placement: ServerPlacement;
+  readonly exclusions: ServerExclusions;
+}
+
+/** The servers an error's cause chain says could not be connected to (`context.unreachable`), by URL. */
+function unreachableServersOf(error: unknown): Map<string, string | undefined> {
+  const found = new Map<string, string | undefined>();
+  let current: unknown = error;
+  for (let depth = 0; depth < 32 && typeof current === 'object' && current !== null; depth++) {
+    const context = (current as { context?: unknown }).context;
+    if (typeof context === 'object' && context !== null) {
+      const c = context as Record<string, unknown>;
+      if (c['unreachable'] === true && typeof c['server'] === 'string') {
+        const serverId = typeof c['serverId'] === 'string' ? c['serverId'] : undefined;
+        if (!found.has(c['server']) || serverId !== undefined) found.set(c['server'], serverId);
+      }
+    }
+    current = (current as { cause?: unknown }).cause;
+  }
+  return found;
 }
 
 /**
@@ -43,6 +64,11 @@ interface Cluster {
  * committed), keeping partitions whose server is live or whose copy is in the S3 tier; with a fixed
  * list it asks every server. Releases go to the partition's server, and for a vanished server's tiered
  * partitions straight to the tier and the index.
+ *
+ * With a registry, a server that a task (`reportFailure`) or the master itself (release, list) could not
+ * connect to is excluded from placement at once — its record may live on for its TTL — and probed in the
+ * background; it is taken back once it answers healthy and is registered (ServerExclusions). Its
+ * partitions are not listed meanwhile unless the tier holds them.
  */
 export class ServerShuffleMaster implements ShuffleMaster {
   readonly shuffleServiceId = SHUFFLE_SERVER_SERVICE_ID;
@@ -70,12 +96,26 @@ export class ServerShuffleMaster implements ShuffleMaster {
       if (this.options.redis !== undefined) {
         const connection = new RedisConnection({ url: this.options.redis, keyPrefix: this.options.redisKeyPrefix, setting: 'redis' }, this.logger);
         await connection.open();
-        const registry = new RedisServerRegistry(connection);
+        const registry = new RedisServerRegistry(connection, this.logger);
+        const client = this.client;
+        const exclusions = new ServerExclusions({
+          directory: registry,
+          probe: (url) => client.health(url),
+          probeInitialDelayMs: this.options.probeInitialDelayMs,
+          probeMaxDelayMs: this.options.probeMaxDelayMs,
+          logger: this.logger,
+        });
         this.cluster = {
           connection,
           registry,
           index: new RedisCommitIndex(connection),
-          placement: new ServerPlacement(registry, { refreshIntervalMs: this.options.placementRefreshMs, minFreeBytes: this.options.minFreeBytes }),
+          exclusions,
+          placement: new ServerPlacement(registry, {
+            refreshIntervalMs: this.options.placementRefreshMs,
+            minFreeBytes: this.options.minFreeBytes,
+            isExcluded: (serverId) => exclusions.isExcluded(serverId),
+            registryName: connection.description,
+          }),
         };
       }
       if (this.options.tier !== undefined) this.tier = createTierStore(this.options.tier);
@@ -91,6 +131,7 @@ export class ServerShuffleMaster implements ShuffleMaster {
     if (this.closed) return;
     this.closed = true;
     await this.started?.catch(() => undefined);
+    this.cluster?.exclusions.close();
     await Promise.allSettled([this.client?.close(), this.cluster?.connection.close(), this.tier?.close()]);
   }
 
@@ -98,9 +139,37 @@ export class ServerShuffleMaster implements ShuffleMaster {
     return this.close();
   }
 
+  /**
+   * With a registry, a pool without a live server fails the job here, at once — not at its first
+   * partition, which would fail and restart tasks until the restart strategy gives up: non-retryable
+   * SHF_ERR_STORAGE_UNAVAILABLE naming the registry's URL.
+   */
   async registerJob(context: JobShuffleContext): Promise<void> {
     this.ready();
     validateId('jobId', context?.jobId);
+    if (this.cluster === undefined) return;
+    const { placement, connection } = this.cluster;
+    if (placement.liveNow(await placement.live(true)).length === 0) {
+      throw new ShuffleError(
+        'SHF_ERR_STORAGE_UNAVAILABLE',
+        `no live shuffle server is registered in ${connection.description} (key prefix ${JSON.stringify(connection.prefix)}): start one with \`weft shuffle-server --redis ${connection.description}\`, or check the URL`,
+        { retryable: false, context: { setting: 'redis', jobId: context.jobId } },
+      );
+    }
+  }
+
+  /**
+   * Excludes from placement, at once, every server the failure's cause chain says could not be connected
+   * to (`context.unreachable` with `context.server`, and `context.serverId` or the server found by its
+   * URL among the live ones). Resolves for any error, ours or not; without a registry it does nothing.
+   */
+  async reportFailure(report: ShuffleFailureReport): Promise<void> {
+    if (this.cluster === undefined || this.closed) return;
+    try {
+      for (const [url, serverId] of unreachableServersOf(report?.error)) await this.excludeServer(url, serverId, `a task of job ${String(report.jobId)} could not connect`);
+    } catch (error) {
+      this.logger.warn({ error: (error as Error)?.message ?? String(error) }, 'could not act on a failure report');
+    }
   }
 
   async unregisterJob(jobId: JobId): Promise<void> {
@@ -108,8 +177,9 @@ export class ServerShuffleMaster implements ShuffleMaster {
     validateId('jobId', jobId);
     const token = this.tokenOf(jobId);
     for (const url of await this.serverUrls()) {
-      await client.releaseJob(url, token, jobId, true).catch((error: unknown) => {
+      await client.releaseJob(url, token, jobId, true).catch(async (error: unknown) => {
         this.logger.warn({ jobId, server: url, error: (error as Error).message }, 'could not release a job on a server');
+        await this.excludeIfUnreachable(error, 'the master could not connect to release a job');
       });
     }
     // what vanished servers left: tier copies and index entries
@@ -138,12 +208,14 @@ export class ServerShuffleMaster implements ShuffleMaster {
     const { partitionId } = d.partition;
     const token = this.tokenOf(jobId);
     let url: string | undefined = d.details.url;
-    if (this.cluster !== undefined) url = (await this.cluster.registry.get(d.details.serverId))?.url;
+    // an excluded server is not asked (it refused connections): what it holds goes at unregisterJob, once back
+    if (this.cluster !== undefined) url = this.cluster.exclusions.isExcluded(d.details.serverId) ? undefined : (await this.cluster.registry.get(d.details.serverId))?.url;
     if (url !== undefined) {
       try {
         await client.release(url, token, jobId, partitionId);
       } catch (error) {
         if (!(isShuffleError(error) && error.context['unreachable'] === true && this.cluster !== undefined)) throw error;
+        await this.excludeIfUnreachable(error, 'the master could not connect to release a partition');
       }
     }
     if (this.cluster !== undefined) {
@@ -161,7 +233,8 @@ export class ServerShuffleMaster implements ShuffleMaster {
     const urls = new Map<string, string>();
     if (this.cluster !== undefined) {
       const live = await this.cluster.placement.live(true);
-      for (const server of live) urls.set(server.serverId, server.url);
+      // an excluded server's partitions cannot be read now: listed only where the tier holds them
+      for (const server of live) if (!this.cluster.exclusions.isExcluded(server.serverId)) urls.set(server.serverId, server.url);
       records = (await this.cluster.index.list(jobId)).filter((r) => urls.has(r.serverId) || r.tiered);
     } else {
       records = [];
@@ -197,6 +270,28 @@ export class ServerShuffleMaster implements ShuffleMaster {
     if (this.cluster !== undefined) return this.cluster.placement.place();
     const url = this.options.servers[this.turn++ % this.options.servers.length]!;
     return { serverId: `static-${this.options.servers.indexOf(url)}`, url };
+  }
+
+  /** Excludes the server(s) an error of the master's own request could not connect to. */
+  private async excludeIfUnreachable(error: unknown, reason: string): Promise<void> {
+    try {
+      for (const [url, serverId] of unreachableServersOf(error)) await this.excludeServer(url, serverId, reason);
+    } catch (excludeError) {
+      this.logger.warn({ error: (excludeError as Error)?.message ?? String(excludeError) }, 'could not exclude a shuffle server');
+    }
+  }
+
+  /** Excludes a server by id, or by URL among the live servers when the error did not name its id. */
+  private async excludeServer(url: string, serverId: string | undefined, reason: string): Promise<void> {
+    const cluster = this.cluster;
+    if (cluster === undefined) return;
+    let ids = serverId === undefined ? [] : [serverId];
+    if (ids.length === 0) {
+      let live = await cluster.placement.live();
+      if (!live.some((s) => s.url === url)) live = await cluster.placement.live(true);
+      ids = live.filter((s) => s.url === url).map((s) => s.serverId);
+    }
+    for (const id of ids) cluster.exclusions.exclude({ serverId: id, url }, `${reason} to ${url}`);
   }
 
   private async serverUrls(): Promise<string[]> {

@@ -15,6 +15,8 @@ export interface AttemptTarget {
   readonly jobId: string;
   readonly partitionId: string;
   readonly attempt: number;
+  /** The server's id where known: errors carry it (`context.serverId`) next to its URL. */
+  readonly serverId?: string;
 }
 
 export interface PushRequest extends AttemptTarget {
@@ -33,6 +35,15 @@ export interface FetchRequest {
   readonly start: number;
   readonly end: number;
   readonly signal?: AbortSignal;
+  /** The server's id where known: errors carry it (`context.serverId`). */
+  readonly serverId?: string;
+}
+
+/** A server's answer to `GET /healthz`. */
+export interface ServerHealth {
+  readonly serverId: string;
+  readonly activeStreams: number;
+  readonly partitions: number;
 }
 
 /** An open fetch: the committed attempt, where its index lies, and the body stream (protocol/fetch-layout.ts). */
@@ -76,7 +87,8 @@ const SYSTEM_TIMERS: RetryTimers = {
 /**
  * The HTTP client of the shuffle server (undici): pooled keep-alive connections per server, connect /
  * headers / body timeouts, and retries with exponential backoff and jitter for retryable errors only
- * (unreachable server, broken connection, timeouts, 503/500/408) and only for replayable requests — a
+ * (unreachable server, broken connection, timeouts, 503/502/504/408/429 — never a server's internal error,
+ * 500) and only for replayable requests — a
  * streamed push is sent once. Try n waits a random time in [0, d) ("full jitter"), d starting at
  * retryInitialDelayMs and doubling up to retryMaxDelayMs. Every failure is a ShuffleError (protocol/wire-errors.ts maps responses);
  * `context.unreachable` marks a server that could not be connected to at all.
@@ -122,7 +134,7 @@ export class ShuffleServerClient {
         body: () => (replayable ? (request.body as readonly Uint8Array[])[Symbol.iterator]() : (request.body as AsyncIterable<Uint8Array>)),
         replayable,
         signal: request.signal,
-        context: { partitionId: request.partitionId, server: request.url },
+        context: targetContext(request),
       },
       async (res) => (await res.body.json()) as { objectBytes: number },
     );
@@ -150,7 +162,7 @@ export class ShuffleServerClient {
           body: () => request.body[Symbol.iterator](),
           replayable: true,
           signal: request.signal,
-          context: { partitionId: request.partitionId, server: request.url },
+          context: targetContext(request),
         },
         async (res) => validateCommittedPartition(await res.body.json(), 'response'),
       );
@@ -172,7 +184,7 @@ export class ShuffleServerClient {
         headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) },
         body: () => text,
         replayable: true,
-        context: { partitionId: target.partitionId, server: target.url },
+        context: targetContext(target),
       },
       async (res) => validateCommittedPartition(await res.body.json(), 'response'),
     );
@@ -181,7 +193,7 @@ export class ShuffleServerClient {
   /** Takes or renews the producer's lease on an attempt for `ttlMs`. */
   async lease(target: AttemptTarget, ttlMs: number): Promise<void> {
     await this.send(
-      { method: 'POST', url: target.url, path: leasePath(target.jobId, target.partitionId, target.attempt, ttlMs), token: target.token, replayable: true, context: { partitionId: target.partitionId, server: target.url } },
+      { method: 'POST', url: target.url, path: leasePath(target.jobId, target.partitionId, target.attempt, ttlMs), token: target.token, replayable: true, context: targetContext(target) },
       async (res) => void (await res.body.dump()),
     );
   }
@@ -189,7 +201,7 @@ export class ShuffleServerClient {
   /** Deletes an attempt's uncommitted data (and its lease). */
   async abort(target: AttemptTarget): Promise<void> {
     await this.send(
-      { method: 'DELETE', url: target.url, path: attemptPath(target.jobId, target.partitionId, target.attempt), token: target.token, replayable: true, context: { partitionId: target.partitionId, server: target.url } },
+      { method: 'DELETE', url: target.url, path: attemptPath(target.jobId, target.partitionId, target.attempt), token: target.token, replayable: true, context: targetContext(target) },
       async (res) => void (await res.body.dump()),
     );
   }
@@ -204,7 +216,7 @@ export class ShuffleServerClient {
         token: request.token,
         replayable: true,
         signal: request.signal,
-        context: { partitionId: request.partitionId, server: request.url },
+        context: targetContext(request),
       },
       async (res) => {
         const header = (name: string): number => {
@@ -230,6 +242,21 @@ export class ShuffleServerClient {
         };
       },
     );
+  }
+
+  /**
+   * Asks a server whether it is up (`GET /healthz`, no token), once — no retries: the caller (the
+   * master's probe of an excluded server) has its own backoff. Resolves with its answer when it says
+   * `ok`; a ShuffleError as for any request otherwise (503 while it shuts down).
+   */
+  async health(url: string): Promise<ServerHealth> {
+    return this.send({ method: 'GET', url, path: '/healthz', token: '', replayable: false, context: { server: url } }, async (res) => {
+      const body = (await res.body.json()) as Partial<Record<keyof ServerHealth | 'status', unknown>>;
+      if (body.status !== 'ok' || typeof body.serverId !== 'string') {
+        throw new ShuffleError('SHF_ERR_STORAGE_UNAVAILABLE', `${url}/healthz did not answer {"status":"ok","serverId":…}`, { retryable: false, context: { server: url } });
+      }
+      return { serverId: body.serverId, activeStreams: Number(body.activeStreams) || 0, partitions: Number(body.partitions) || 0 };
+    });
   }
 
   async release(url: string, token: string, jobId: string, partitionId: string): Promise<void> {
@@ -308,6 +335,11 @@ export class ShuffleServerClient {
     }
     return new ShuffleError('SHF_ERR_STORAGE_UNAVAILABLE', message, { cause: error, context, retryable: false });
   }
+}
+
+/** What an error of a request naming one partition attempt carries. */
+function targetContext(target: { readonly url: string; readonly partitionId: string; readonly serverId?: string | undefined }): ShuffleErrorContext {
+  return { partitionId: target.partitionId, server: target.url, ...(target.serverId === undefined ? {} : { serverId: target.serverId }) };
 }
 
 interface RequestSpec {

@@ -21,13 +21,21 @@ export interface ServerDirectory {
  * The registry of shuffle servers in Redis (Celeborn's master role, without a master process): each server
  * writes its record under `server:<id>` with a TTL at every heartbeat, and adds its id to the `servers`
  * set; a server whose heartbeat stopped disappears when the TTL runs out. Deregistering deletes both.
- * Readers drop ids whose record expired from the set as they meet them.
+ * Readers drop ids whose record expired from the set as they meet them. A record that is not a valid
+ * server record (garbage JSON, a wrong shape, another server's id) is skipped with a logged warning —
+ * as if that server were not live — and left where it is (its server overwrites it at its next
+ * heartbeat); it never fails a read of the others.
  */
 export class RedisServerRegistry implements ServerDirectory {
   readonly connection: RedisConnection;
   private readonly owned: boolean;
+  /** Keys whose garbage was already reported, with the value reported: warned once per value. */
+  private readonly reported = new Map<string, string>();
 
-  constructor(options: RedisConnectionOptions | RedisConnection, logger: Logger = noopLogger) {
+  constructor(
+    options: RedisConnectionOptions | RedisConnection,
+    private readonly logger: Logger = noopLogger,
+  ) {
     this.owned = !(options instanceof RedisConnection);
     this.connection = options instanceof RedisConnection ? options : new RedisConnection(options, logger);
   }
@@ -64,10 +72,14 @@ export class RedisServerRegistry implements ServerDirectory {
       const live: LiveServer[] = [];
       const expired: string[] = [];
       ids.forEach((id, i) => {
-        const record = parse(replies[2 * i]?.[1] as string | null | undefined);
+        const value = replies[2 * i]?.[1];
         const ttl = Number(replies[2 * i + 1]?.[1]);
-        if (record === undefined || ttl === -2) expired.push(id);
-        else live.push({ ...record, expiresInMs: ttl >= 0 ? ttl : Number.MAX_SAFE_INTEGER });
+        if (value === null || value === undefined || ttl === -2) {
+          expired.push(id);
+          return;
+        }
+        const record = this.parse(id, value);
+        if (record !== undefined) live.push({ ...record, expiresInMs: ttl >= 0 ? ttl : Number.MAX_SAFE_INTEGER });
       });
       if (expired.length > 0) await r.srem(this.connection.key('servers'), ...expired);
       return live;
@@ -75,7 +87,10 @@ export class RedisServerRegistry implements ServerDirectory {
   }
 
   async get(serverId: string): Promise<ServerRecord | undefined> {
-    return this.connection.call('get', async (r) => parse(await r.get(this.serverKey(serverId))));
+    return this.connection.call('get', async (r) => {
+      const value = await r.get(this.serverKey(serverId));
+      return value === null ? undefined : this.parse(serverId, value);
+    });
   }
 
   async close(): Promise<void> {
@@ -85,13 +100,27 @@ export class RedisServerRegistry implements ServerDirectory {
   private serverKey(serverId: string): string {
     return this.connection.key('server', encodeKeySegment('serverId', serverId));
   }
-}
 
-function parse(value: string | null | undefined): ServerRecord | undefined {
-  if (value === null || value === undefined) return undefined;
-  try {
-    return validateServerRecord(JSON.parse(value));
-  } catch {
+  /** The record stored under `serverId`'s key, or undefined (warned once per value) when it is not one. */
+  private parse(serverId: string, value: unknown): ServerRecord | undefined {
+    let problem: string;
+    try {
+      if (typeof value !== 'string') throw new Error(`expected a string, got ${typeof value}`);
+      const record = validateServerRecord(JSON.parse(value));
+      if (record.serverId === serverId) {
+        this.reported.delete(serverId);
+        return record;
+      }
+      problem = `it names server ${JSON.stringify(record.serverId)}`;
+    } catch (error) {
+      problem = (error as Error)?.message ?? String(error);
+    }
+    const shown = String(value).slice(0, 200);
+    if (this.reported.get(serverId) !== shown) {
+      if (this.reported.size > 1000) this.reported.clear();
+      this.reported.set(serverId, shown);
+      this.logger.warn({ serverId, key: this.serverKey(serverId), problem, value: shown }, 'ignoring a shuffle server record that is not valid');
+    }
     return undefined;
   }
 }

@@ -4,10 +4,17 @@ import type { LiveServer, ServerDirectory } from './redis-server-registry.js';
 export interface ServerPlacementOptions {
   /** How long a list of live servers is reused before it is read again. @defaultValue 1000 */
   readonly refreshIntervalMs?: number;
-  /** A server with less free disk than this gets no new partitions. @defaultValue 0 */
+  /** A server with less free disk than this gets no new partitions. @defaultValue 268435456 (256 MiB) */
   readonly minFreeBytes?: number;
+  /** Servers to leave out whatever their record says (ServerExclusions: a task could not reach them). */
+  readonly isExcluded?: (serverId: string) => boolean;
+  /** Names the registry in errors (its redacted URL). */
+  readonly registryName?: string;
   readonly clock?: Clock;
 }
+
+/** @see ServerPlacementOptions.minFreeBytes */
+export const DEFAULT_MIN_FREE_BYTES = 256 * 1024 * 1024;
 
 /**
  * Load-aware placement of new partitions on live servers. A server's load is its reported active streams
@@ -15,7 +22,9 @@ export interface ServerPlacementOptions {
  * loaded server with enough free disk wins, ties going round-robin. A server whose heartbeat expired gets
  * nothing new — even from a list read before it expired: each server is kept only until the time its
  * record had left when the list was read (measured from the start of the read, on this clock) — and
- * one that is draining (shutting down) is skipped too. When no cached server qualifies, the list is read again.
+ * one that is draining (shutting down) is skipped too, and so is one below the free-disk floor
+ * (`minFreeBytes`) or excluded (`isExcluded`: a task or the master could not connect to it). When no cached
+ * server qualifies, the list is read again.
  */
 export class ServerPlacement {
   private servers: readonly LiveServer[] = [];
@@ -27,6 +36,8 @@ export class ServerPlacement {
   private turn = 0;
   private readonly refreshIntervalMs: number;
   private readonly minFreeBytes: number;
+  private readonly isExcluded: (serverId: string) => boolean;
+  private readonly registryName: string;
   private readonly clock: Clock;
 
   constructor(
@@ -34,7 +45,9 @@ export class ServerPlacement {
     options: ServerPlacementOptions = {},
   ) {
     this.refreshIntervalMs = options.refreshIntervalMs ?? 1_000;
-    this.minFreeBytes = options.minFreeBytes ?? 0;
+    this.minFreeBytes = options.minFreeBytes ?? DEFAULT_MIN_FREE_BYTES;
+    this.isExcluded = options.isExcluded ?? (() => false);
+    this.registryName = options.registryName ?? 'the registry';
     this.clock = options.clock ?? systemClock;
   }
 
@@ -86,24 +99,37 @@ export class ServerPlacement {
     return best;
   }
 
-  private noServer(servers: readonly LiveServer[]): ShuffleError {
+  /** The servers of the last list that are live now (heartbeat not expired), in no particular order. */
+  liveNow(servers: readonly LiveServer[] = this.servers): LiveServer[] {
     const now = this.clock.now();
-    const live = servers.filter((s) => (this.expiresAtMs.get(s.serverId) ?? Number.NEGATIVE_INFINITY) > now);
-    if (live.length === 0) {
-      return new ShuffleError('SHF_ERR_STORAGE_UNAVAILABLE', 'no live shuffle server is registered (start one with `weft shuffle-server --redis <url>`)');
-    }
-    if (live.every((s) => s.draining === true)) {
-      return new ShuffleError('SHF_ERR_STORAGE_UNAVAILABLE', `no live shuffle server takes new partitions: all ${live.length} are shutting down`);
-    }
-    return new ShuffleError('SHF_ERR_STORAGE_UNAVAILABLE', `no live shuffle server has ${this.minFreeBytes} free bytes (minFreeBytes)`, { context: { setting: 'minFreeBytes' } });
+    return servers.filter((s) => (this.expiresAtMs.get(s.serverId) ?? Number.NEGATIVE_INFINITY) > now);
   }
 
-  /** Servers that may take a new partition now: heartbeat not expired, not draining, enough free disk. */
+  private noServer(servers: readonly LiveServer[]): ShuffleError {
+    const live = this.liveNow(servers);
+    const where = `in ${this.registryName}`;
+    if (live.length === 0) {
+      return new ShuffleError('SHF_ERR_STORAGE_UNAVAILABLE', `no live shuffle server is registered ${where} (start one with \`weft shuffle-server --redis <url>\`)`, {
+        context: { setting: 'redis' },
+      });
+    }
+    const taking = live.filter((s) => s.draining !== true);
+    if (taking.length === 0) {
+      return new ShuffleError('SHF_ERR_STORAGE_UNAVAILABLE', `no live shuffle server ${where} takes new partitions: all ${live.length} are shutting down`);
+    }
+    const reachable = taking.filter((s) => !this.isExcluded(s.serverId));
+    if (reachable.length === 0) {
+      return new ShuffleError(
+        'SHF_ERR_STORAGE_UNAVAILABLE',
+        `no reachable shuffle server ${where}: all ${taking.length} registered are excluded, their connections refused or reset (${taking.map((s) => s.url).join(', ')}); they are taken back once they answer /healthz`,
+      );
+    }
+    return new ShuffleError('SHF_ERR_STORAGE_UNAVAILABLE', `no live shuffle server ${where} has ${this.minFreeBytes} free bytes (minFreeBytes)`, { context: { setting: 'minFreeBytes' } });
+  }
+
+  /** Servers that may take a new partition now: heartbeat not expired, not draining, not excluded, enough free disk. */
   private eligible(servers: readonly LiveServer[]): LiveServer[] {
-    const now = this.clock.now();
-    return servers.filter(
-      (s) => (this.expiresAtMs.get(s.serverId) ?? Number.NEGATIVE_INFINITY) > now && s.draining !== true && s.capacityBytes >= this.minFreeBytes,
-    );
+    return this.liveNow(servers).filter((s) => s.draining !== true && s.capacityBytes >= this.minFreeBytes && !this.isExcluded(s.serverId));
   }
 
   private loadOf(server: LiveServer): number {

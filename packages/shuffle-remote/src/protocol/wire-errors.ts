@@ -42,8 +42,11 @@ export const WireError = {
   STORAGE_UNAVAILABLE: { wire: 12, httpStatus: 503, code: 'SHF_ERR_STORAGE_UNAVAILABLE', retryable: true },
   /** The request (or its body) did not arrive within the server's timeouts. */
   REQUEST_TIMEOUT: { wire: 13, httpStatus: 408, code: 'SHF_ERR_TIMEOUT', retryable: true },
-  /** An unexpected server error; details are in the server's log, not in the response. */
-  INTERNAL: { wire: 14, httpStatus: 500, code: 'SHF_ERR_STORAGE_UNAVAILABLE', retryable: true },
+  /**
+   * An unexpected server error (a bug, not an outage); details are in the server's log, not in the
+   * response. Not retryable: the same request would meet the same bug.
+   */
+  INTERNAL: { wire: 14, httpStatus: 500, code: 'SHF_ERR_STORAGE_UNAVAILABLE', retryable: false },
   /** A push for an attempt of a partition that another attempt already committed. */
   ALREADY_COMMITTED: { wire: 15, httpStatus: 409, code: 'SHF_ERR_COMMIT_CONFLICT', retryable: false },
   /** The JSON body of a control request is larger than the server accepts. */
@@ -111,15 +114,22 @@ function kindOfCode(code: ShuffleErrorCode): WireErrorKind {
       return WireError.STORAGE_UNAVAILABLE;
     case 'SHF_ERR_TIMEOUT':
       return WireError.REQUEST_TIMEOUT;
+    case 'SHF_ERR_CLOSED':
+      // a part of the server closed under a request in flight: it is shutting down, ask another time
+      return WireError.SHUTTING_DOWN;
     default:
       return WireError.INTERNAL;
   }
 }
 
+/** HTTP statuses that may succeed when asked again, for answers without a known wire number. */
+const RETRYABLE_STATUS: ReadonlySet<number> = new Set([408, 429, 502, 503, 504]);
+
 /**
  * Client side, the one mapping from an error response to a ShuffleError: the body's `wire` number when
- * known (its code and retryability), else its SHF code, else the HTTP status (5xx and 408/429 are
- * retryable STORAGE_UNAVAILABLE / TIMEOUT, other 4xx INVALID_ARGUMENT). `context` (partition, server)
+ * known (its code and retryability), else its SHF code, else the HTTP status (5xx are
+ * STORAGE_UNAVAILABLE, 408 TIMEOUT, other 4xx INVALID_ARGUMENT). Retryable without a known wire number:
+ * 502, 503, 504 (a proxy or a server in trouble), 408 and 429 — not 500 or 501, a server's own error. `context` (partition, server)
  * is added to the error; the message names the server's answer.
  */
 export function fromWireResponse(httpStatus: number, body: unknown, context: ShuffleErrorContext = {}): ShuffleError {
@@ -133,13 +143,13 @@ export function fromWireResponse(httpStatus: number, body: unknown, context: Shu
     retryable = known.retryable;
   } else if (isShuffleErrorCode(b['code'])) {
     code = b['code'];
-    retryable = httpStatus >= 500 || httpStatus === 408 || httpStatus === 429;
+    retryable = RETRYABLE_STATUS.has(httpStatus);
   } else if (httpStatus === 408) {
     code = 'SHF_ERR_TIMEOUT';
     retryable = true;
   } else if (httpStatus >= 500 || httpStatus === 429) {
     code = 'SHF_ERR_STORAGE_UNAVAILABLE';
-    retryable = true;
+    retryable = RETRYABLE_STATUS.has(httpStatus);
   } else {
     code = 'SHF_ERR_INVALID_ARGUMENT';
     retryable = false;
