@@ -2,8 +2,9 @@
 // own loopback address, registered in a real redis-server), through `weft run --shuffle-servers
 // --inject-faults` as a user runs it: the server holding a partition SIGKILLed or SIGSTOPped while its
 // producer pushes it, during its commit, after its commit, or while a consumer fetches it; two servers
-// killed in one run; a committed object deleted or corrupted in a server's directory; and, with
-// `--shuffle-replicas 2`, a server killed without any task running again. Every run must succeed with
+// killed in one run; a committed object deleted or corrupted in a server's directory (the first failure
+// names it); and, with `--shuffle-replicas 2`, a server killed without any task running again. A pause
+// (800 ms, below every timeout) is a slow server, not a dead one: those runs must re-run no task. Every run must succeed with
 // its output byte for byte that of a fault-free run on the same pool — which itself equals a fault-free
 // run on the embedded default shuffle and, for word count and terasort, a reference computed here.
 // Killed servers are restarted (same port and directory) between runs; one pool serves the file. The
@@ -84,7 +85,7 @@ interface Summary {
   status: string;
   tasks: number;
   attempts: number;
-  failovers: { failedTask: string; error: { code: string; message: string } }[];
+  failovers: { failedTask: string; lostPartitions: string[]; error: { code: string; message: string } }[];
   faults?: { spec: string; injected: { kind: string; target: string; point?: string; fired: boolean; detail?: string }[] };
 }
 
@@ -117,6 +118,8 @@ interface Case {
   /** Server processes expected SIGKILLed by the run (distinct servers). */
   readonly killed: number;
   readonly noTaskRerun?: boolean;
+  /** delete-/corrupt-partition: the code the first failover must carry, naming the damaged partition. */
+  readonly damageCode?: string;
 }
 
 const KINDS = ['kill-shuffle-server', 'pause-shuffle-server'] as const;
@@ -130,11 +133,15 @@ function cases(): Case[] {
         for (let s = 1; s <= SEEDS_PER_CASE; s++) {
           const seed = s * 100 + POINTS.indexOf(point) * 10 + KINDS.indexOf(kind);
           const spec = `seed=${seed},${kind}@${point}${kind === 'pause-shuffle-server' ? `~${PAUSE_MS}` : ''}`;
-          out.push({ label: `${example.name} ${spec}`, example, spec, killed: kind === 'kill-shuffle-server' ? 1 : 0 });
+          // a pause shorter than every timeout is a slow server, not a dead one: nothing may run again
+          const pause = kind === 'pause-shuffle-server';
+          out.push({ label: `${example.name} ${spec}`, example, spec, killed: pause ? 0 : 1, ...(pause ? { noTaskRerun: true } : {}) });
         }
       }
     }
-    for (const kind of ['delete-partition', 'corrupt-partition']) out.push({ label: `${example.name} seed=7,${kind}`, example, spec: `seed=7,${kind}`, killed: 0 });
+    for (const [kind, code] of [['delete-partition', 'SHF_ERR_PARTITION_NOT_FOUND'], ['corrupt-partition', 'SHF_ERR_DATA_CORRUPTED']] as const) {
+      out.push({ label: `${example.name} seed=7,${kind}`, example, spec: `seed=7,${kind}`, killed: 0, damageCode: code });
+    }
     out.push({ label: `${example.name} two servers killed`, example, spec: 'seed=11,kill-shuffle-server@push,kill-shuffle-server@committed', killed: 2 });
     out.push({ label: `${example.name} replicas 2, kill-shuffle-server@committed`, example, spec: 'seed=13,kill-shuffle-server@committed', flags: ['--shuffle-replicas', '2'], killed: 1, noTaskRerun: true });
   }
@@ -197,8 +204,13 @@ describe('seeded fault runs on a 3-server shuffle-server pool', () => {
         const killed = pool.servers.filter((s) => !s.running && s.lastExit?.signal === 'SIGKILL' && pids.get(s) === s.pid);
         assert.equal(killed.length, c.killed, `${c.label}: servers SIGKILLed: ${killed.map((s) => s.serverId).join(', ')}`);
         if (c.killed === 0) assert.ok(pool.servers.every((s) => s.running && pids.get(s) === s.pid), `${c.label}: every server is still its own process`);
+        if (c.damageCode !== undefined) {
+          const first = run.summary?.failovers[0];
+          assert.equal(first?.error.code, c.damageCode, `${c.label}: ${failovers.join(' | ')}`);
+          assert.deepEqual(first?.lostPartitions, [injected[0]?.target], `${c.label}: the failure names the damaged partition`);
+        }
         if (c.noTaskRerun === true) {
-          assert.equal(run.summary?.failovers.length, 0, `${c.label}: no failover with replicas: ${failovers.join(' | ')}`);
+          assert.equal(run.summary?.failovers.length, 0, `${c.label}: no failover: ${failovers.join(' | ')}`);
           assert.equal(run.summary?.attempts, run.summary?.tasks, `${c.label}: each task ran once`);
         }
         results.push({ label: c.label, ok: true });

@@ -45,14 +45,16 @@ export class ServerFaultRunner {
   /** Kills (SIGKILL, resolved once it is gone) or stops (SIGSTOP, continued after the pause) a server now. */
   async signalNow(fault: PlannedFault, request: { partitionId: string; serverId: string }): Promise<void> {
     const server = await this.#actions.locate(request.serverId);
+    if (!this.#trySignal(server.pid, fault.kind === 'kill-shuffle-server' ? 'SIGKILL' : 'SIGSTOP')) {
+      fault.detail = `shuffle server ${server.serverId} (pid ${server.pid}), holding the committed ${request.partitionId}, was already gone: nothing done`;
+      return;
+    }
     if (fault.kind === 'kill-shuffle-server') {
-      this.#actions.signal(server.pid, 'SIGKILL');
       await this.#actions.watch(server.pid, 'gone', this.#abort.signal, WATCH_INTERVAL_MS);
       fault.fired = true;
       fault.detail = `SIGKILLed shuffle server ${server.serverId} (pid ${server.pid}), holding the committed ${request.partitionId}`;
       return;
     }
-    this.#actions.signal(server.pid, 'SIGSTOP');
     this.#stopped.add(server.pid);
     fault.fired = true;
     fault.detail = `SIGSTOPped shuffle server ${server.serverId} (pid ${server.pid}), holding the committed ${request.partitionId}, for ${fault.pauseMs} ms`;
@@ -81,10 +83,16 @@ export class ServerFaultRunner {
 
   #continue(pid: number): void {
     this.#stopped.delete(pid);
+    this.#trySignal(pid, 'SIGCONT');
+  }
+
+  /** False when the process is gone (its registry record outlives it until the heartbeat TTL). */
+  #trySignal(pid: number, signal: NodeJS.Signals): boolean {
     try {
-      this.#actions.signal(pid, 'SIGCONT');
+      this.#actions.signal(pid, signal);
+      return true;
     } catch {
-      // gone meanwhile
+      return false;
     }
   }
 
