@@ -82,10 +82,15 @@ export interface ShuffleServerPool extends AsyncDisposable {
   close(): Promise<void>;
 }
 
+const POOL_OPTION_KEYS: readonly string[] = ['count', 'hosts', 'secret', 'heartbeatMs', 'faultHooks', 'args', 'weftCommand', 'startTimeoutMs'];
+
 const DEFAULT_SECRET = 'weft-testkit-shuffle-pool-secret-0123456789';
 
 /** Starts a pool; see ShuffleServerPool. Fails with a clear message when redis-server is missing. */
 export async function startShuffleServerPool(options: StartShuffleServerPoolOptions = {}): Promise<ShuffleServerPool> {
+  for (const key of Object.keys(options)) {
+    if (!POOL_OPTION_KEYS.includes(key)) throw new Error(`startShuffleServerPool: unknown option ${JSON.stringify(key)}; known: ${POOL_OPTION_KEYS.join(', ')}`);
+  }
   const count = options.count ?? 3;
   if (!Number.isInteger(count) || count < 1) throw new Error(`startShuffleServerPool: count must be an integer >= 1, got ${count}`);
   const hosts = options.hosts ?? Array.from({ length: count }, (_, i) => `127.0.0.${i + 2}`);
