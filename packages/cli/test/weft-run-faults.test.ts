@@ -118,7 +118,7 @@ describe('weft run --inject-faults', () => {
   it('prints the fault spec grammar and every recovery flag in --help', async () => {
     const help = await inProcess(['run', '--help'], dir);
     assert.equal(help.code, 0);
-    for (const text of ['SPEC   := ITEM [,ITEM]...', 'kill-worker', 'delete-partition', 'corrupt-partition', 'restart-redis', 'seed=N', '--restart-strategy S', '--failover-strategy F', '--heartbeat-timeout MS', '--cancel-timeout MS', '--plan-only']) {
+    for (const text of ['SPEC   := ITEM [,ITEM]...', 'kill-worker', 'delete-partition', 'corrupt-partition', 'restart-redis', 'kill-shuffle-server', 'pause-shuffle-server', 'POINT: push', 'WEFT_SERVER_FAULT_HOOKS=1', 'seed=N', '--restart-strategy S', '--failover-strategy F', '--heartbeat-timeout MS', '--cancel-timeout MS', '--plan-only']) {
       assert.ok(help.stdout.includes(text), `--help mentions ${text}`);
     }
   });
@@ -137,6 +137,9 @@ describe('weft run --inject-faults', () => {
     ['killing a worker in process', ['--inject-faults', 'kill-worker', '--executor', 'inprocess'], /invalid --inject-faults: kill-worker needs worker processes/],
     ['an unknown task', ['--inject-faults', 'throw:nope#0', '--executor', 'inprocess'], /nope#0/],
     ['restarting Redis without Redis', ['--inject-faults', 'restart-redis', '--executor', 'inprocess'], /restart-redis needs Redis metadata/],
+    ['an unknown server fault point', ['--inject-faults', 'seed=1,kill-shuffle-server:sort-assign->sort#0@later'], /--inject-faults: unknown point "later" in "kill-shuffle-server:sort-assign->sort#0@later"; expected one of push, commit, committed, fetch/],
+    ['a pause that is not a number', ['--inject-faults', 'pause-shuffle-server@fetch~long'], /--inject-faults: the ~ of "pause-shuffle-server@fetch~long" must be an integer >= 0, got "long"/],
+    ['killing a shuffle server without a pool', ['--inject-faults', 'kill-shuffle-server@commit', '--executor', 'inprocess'], /invalid --inject-faults: kill-shuffle-server needs a shuffle-server pool/],
   ];
   for (const [what, flags, message] of refusals) {
     it(`exits 2 for ${what}`, async () => {

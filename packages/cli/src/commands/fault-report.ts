@@ -5,7 +5,7 @@ export function formatFaultReport(harness: FaultHarness): string {
   const lines = [`  injected faults (replay with --inject-faults '${harness.replaySpec}'):`];
   for (const fault of harness.faults) {
     const where = fault.target === undefined ? '' : ` ${fault.target}`;
-    const when = fault.kind === 'restart-redis' ? ` before deployment ${fault.at}` : '';
+    const when = fault.kind === 'restart-redis' ? ` before deployment ${fault.at}` : fault.point !== undefined ? ` at ${fault.point}` : '';
     lines.push(`    ${fault.kind}${where}${when}: ${fault.fired ? (fault.detail ?? 'fired') : 'did not fire (the job ended first)'}`);
   }
   return `${lines.join('\n')}\n`;

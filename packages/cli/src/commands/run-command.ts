@@ -260,7 +260,7 @@ export const runCommand: Command = {
         ...(exchangeMode === undefined ? {} : { exchangeMode: exchangeMode as ExchangeMode }),
         ...recovery,
         ...(harness === undefined ? {} : { faults: harness.factory }),
-        shuffle: { pipelined, blocking },
+        shuffle: { pipelined, blocking: harness === undefined ? blocking : harness.wrapShuffle(blocking) },
         cwd: io.cwd,
         workerExecArgv: execArgv,
         ...(prestarted === undefined ? {} : { prestartedWorkers: prestarted }),
@@ -288,6 +288,7 @@ export const runCommand: Command = {
       throw error;
     } finally {
       if (shown) io.stderr.write('\r\x1b[K');
+      await harness?.close(); // continues any shuffle server it stopped
     }
 
     const faults = harness === undefined ? '' : formatFaultReport(harness);

@@ -40,6 +40,11 @@ Options:
   --json                    print {"listening": url, "serverId": id} instead of the listening line
   -h, --help                show this help
 
+WEFT_SERVER_FAULT_HOOKS=1 (fault tests only, needs --redis): the server honours faults armed in Redis by
+\`weft run --inject-faults kill-shuffle-server|pause-shuffle-server\` and kills (SIGKILL) or stops (SIGSTOP)
+itself at exactly that point of a push, commit or fetch. Never set it in production. Its registry record
+carries its pid, hostname and --dir for such tools (meaningful on its own machine only).
+
 The shared secret (at least 16 bytes) signs job tokens: HMAC-SHA256 of the job id. Give the same one to
 the job's shuffle master (WEFT_SHUFFLE_SECRET); workers only carry tokens.
 
@@ -60,6 +65,7 @@ const FLAG_OF: Record<string, string> = {
   secret: '$WEFT_SHUFFLE_SECRET / --secret-file',
   advertiseUrl: '--advertise-url',
   tls: '--tls-cert / --tls-key',
+  faultHooks: 'WEFT_SERVER_FAULT_HOOKS',
   'tls.certFile': '--tls-cert',
   'tls.keyFile': '--tls-key',
   'tier.store': '--store',
@@ -191,6 +197,7 @@ export const shuffleServerCommand: Command = {
       maxConcurrentStreams: integer('--max-streams', values['max-streams'], 1),
       idleTimeoutMs: integer('--idle-timeout-ms', values['idle-timeout-ms'], 1),
       shutdownTimeoutMs: integer('--shutdown-timeout-ms', values['shutdown-timeout-ms'], 0),
+      ...(io.env['WEFT_SERVER_FAULT_HOOKS'] === '1' ? { faultHooks: true } : {}),
       logger: stderrLogger(io, values.verbose === true),
     };
     const signal = untilSignal();

@@ -3,7 +3,8 @@ import { REMOTE_SHUFFLE_SERVICE_ID, type RemoteShuffleServiceFactory } from '@we
 import { type FaultActions, FaultHarness } from './fault-harness.js';
 import type { FaultSpec } from './fault-spec.js';
 import { restartRedis } from './redis-restart.js';
-import { remotePartitionDamage } from './remote-fault-actions.js';
+import { remotePartitionDamage, type ShuffleServerPoolRef, shuffleServerFaultActions } from './remote-fault-actions.js';
+import { SHUFFLE_SERVER_SERVICE_ID } from '@weft/shuffle-remote/client';
 
 export interface CreateFaultHarnessRequest {
   readonly spec: FaultSpec;
@@ -17,11 +18,23 @@ function isRemote(factory: ShuffleServiceFactory): factory is RemoteShuffleServi
   return factory.shuffleServiceId === REMOTE_SHUFFLE_SERVICE_ID && typeof (factory as Partial<RemoteShuffleServiceFactory>).options === 'object';
 }
 
+/** The registry of a shuffle-server pool factory (`--shuffle-servers`), from its shareable options. */
+function shuffleServerPool(factory: ShuffleServiceFactory): ShuffleServerPoolRef | undefined {
+  if (factory.shuffleServiceId !== SHUFFLE_SERVER_SERVICE_ID) return undefined;
+  const options = (factory as { reference?: { options?: unknown } }).reference?.options as { redis?: unknown; redisKeyPrefix?: unknown } | undefined;
+  if (typeof options?.redis !== 'string') return undefined;
+  return { redis: options.redis, ...(typeof options.redisKeyPrefix === 'string' ? { redisKeyPrefix: options.redisKeyPrefix } : {}) };
+}
+
 /** A FaultHarness wired to the job's blocking shuffle, as `weft run --inject-faults` uses it. */
 export function createFaultHarness(request: CreateFaultHarnessRequest): FaultHarness {
   const actions: FaultActions = {};
   const { blocking } = request;
-  if (isRemote(blocking)) {
+  const pool = shuffleServerPool(blocking);
+  if (pool !== undefined) {
+    Object.assign(actions, shuffleServerFaultActions(pool));
+    actions.restartMetadataStore = request.restartMetadataStore ?? (() => restartRedis(pool.redis));
+  } else if (isRemote(blocking)) {
     Object.assign(actions, remotePartitionDamage(blocking));
     const meta = blocking.options.meta;
     if (request.restartMetadataStore !== undefined) actions.restartMetadataStore = request.restartMetadataStore;

@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto';
+import type { ShuffleDescriptor, ShuffleMaster, ShuffleServiceFactory } from '@weft/shuffle-api';
 import {
   buildPipelinedRegions,
   EngineError,
@@ -10,8 +11,9 @@ import {
   type TaskAttemptRef,
   type TaskFault,
 } from '@weft/engine';
-import { type FaultKind, type FaultSpec, formatFaultSpec } from './fault-spec.js';
+import { DEFAULT_PAUSE_MS, type FaultKind, type FaultSpec, formatFaultSpec, isServerFaultKind, SERVER_FAULT_POINTS, type ServerFaultPoint } from './fault-spec.js';
 import { SeededRandom } from './seeded-random.js';
+import { ServerFaultRunner } from './server-fault-runner.js';
 
 /** Where damage is done: the harness decides what and when, these know how. */
 export interface FaultActions {
@@ -19,6 +21,29 @@ export interface FaultActions {
   damagePartition?(request: DamagePartitionRequest): Promise<string>;
   /** Restarts the metadata store (Redis) while the job runs; resolves with what was done. */
   restartMetadataStore?(): Promise<string>;
+  /** The shuffle-server pool's processes (`--shuffle-servers`): for kill-shuffle-server and pause-shuffle-server. */
+  shuffleServers?: ShuffleServerFaultActions;
+}
+
+/** A shuffle server's process, as its registry record names it. */
+export interface ServerProcessRef {
+  readonly serverId: string;
+  readonly pid: number;
+}
+
+/** How server faults are done: the harness decides which server and when. */
+export interface ShuffleServerFaultActions {
+  /** Arms the server's own fault point for the partition (it kills or stops itself there). */
+  arm(request: { serverId: string; point: 'push' | 'commit' | 'fetch'; jobId: string; partitionId: string; action: 'kill' | 'stop' }): Promise<ServerProcessRef>;
+  /** The live server's process; throws when it is not registered, or not on this machine. */
+  locate(serverId: string): Promise<ServerProcessRef>;
+  /** Sends a signal to a process (throws when it is gone). */
+  signal(pid: number, signal: NodeJS.Signals): void;
+  /** The server holding the committed partition, per the commit index. */
+  holder(jobId: string, partitionId: string): Promise<string | undefined>;
+  /** Resolves true once the process is `state` (gone: exited or a zombie), false when `abort` fires first. */
+  watch(pid: number, state: 'gone' | 'stopped', abort: AbortSignal, intervalMs: number): Promise<boolean>;
+  close(): Promise<void>;
 }
 
 export interface DamagePartitionRequest {
@@ -36,6 +61,10 @@ export interface PlannedFault {
   readonly target?: string;
   /** The record (throw, kill-worker) or the deployment (restart-redis) it fires at. */
   readonly at?: number;
+  /** Server faults: the point in the target partition's life. */
+  readonly point?: ServerFaultPoint;
+  /** pause-shuffle-server: how long the server stays stopped. */
+  readonly pauseMs?: number;
   /** Whether it fired (a task fault: planted in the task's first attempt). */
   fired: boolean;
   /** What was done, once it fired (e.g. the object deleted, the byte flipped). */
@@ -65,12 +94,56 @@ export class FaultHarness {
   readonly #actions: FaultActions;
   /** Partition damage under way or done, by fault. */
   readonly #damage = new Map<PlannedFault, Promise<void>>();
+  /** Server faults at points that need the partition placed (push, commit): armed yet. */
+  readonly #armed = new Set<PlannedFault>();
+  /** The server each partition was last placed on (seen through the wrapped ShuffleMaster). */
+  readonly #placements = new Map<string, string>();
+  readonly #servers: ServerFaultRunner | undefined;
+  #jobId: string | undefined;
   #used = false;
+  #closed: Promise<void> | undefined;
 
   constructor(spec: FaultSpec, actions: FaultActions = {}) {
     this.spec = spec;
     this.seed = spec.seed ?? randomInt(0, 2 ** 31);
     this.#actions = actions;
+    this.#servers = actions.shuffleServers === undefined ? undefined : new ServerFaultRunner(actions.shuffleServers);
+  }
+
+  /**
+   * The job's blocking shuffle, wrapped so the harness learns where each partition is placed (its
+   * ShuffleMaster's registerPartitionWithProducer names the server in `details.serverId`) and can arm a
+   * push or commit fault on that server before the producer gets the descriptor. Everything else is the
+   * factory's own.
+   */
+  wrapShuffle(factory: ShuffleServiceFactory): ShuffleServiceFactory {
+    if (this.#servers === undefined) return factory;
+    const harness = this;
+    return {
+      ...factory,
+      createShuffleMaster(context) {
+        const master = factory.createShuffleMaster(context);
+        return new Proxy(master, {
+          get(target, property) {
+            if (property === 'registerPartitionWithProducer') {
+              return async (request: Parameters<ShuffleMaster['registerPartitionWithProducer']>[0]) => {
+                const descriptor = await target.registerPartitionWithProducer(request);
+                await harness.#onRegistered(descriptor);
+                return descriptor;
+              };
+            }
+            const value: unknown = Reflect.get(target, property, target);
+            return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+          },
+        });
+      },
+    };
+  }
+
+  /** Continues any server it stopped and releases what the harness holds. Idempotent; call after the run. */
+  close(): Promise<void> {
+    this.#closed ??= this.#servers?.close() ?? Promise.resolve();
+    return this.#closed;
   }
 
   /** The spec with its seed, to replay this run. */
@@ -109,6 +182,19 @@ export class FaultHarness {
           this.faults.push({ kind: request.kind, target, fired: false });
           break;
         }
+        case 'kill-shuffle-server':
+        case 'pause-shuffle-server': {
+          if (this.#servers === undefined) throw faultNotApplicable(`${request.kind} needs a shuffle-server pool (--shuffle-servers redis://…)`);
+          if (request.target !== undefined) {
+            topology.requireResultPartition(request.target, '--inject-faults');
+            if (!candidates.includes(request.target)) throw faultNotApplicable(`${request.kind}: ${request.target} is not a blocking partition that another region reads`);
+          }
+          if (request.target === undefined && candidates.length === 0) throw faultNotApplicable(`${request.kind}: the job has no blocking partition read by another region`);
+          const target = request.target ?? random.pick(candidates);
+          const point = request.point ?? random.pick(SERVER_FAULT_POINTS);
+          this.faults.push({ kind: request.kind, target, point, ...(request.kind === 'pause-shuffle-server' ? { pauseMs: request.pauseMs ?? DEFAULT_PAUSE_MS } : {}), fired: false });
+          break;
+        }
         case 'restart-redis': {
           if (this.#actions.restartMetadataStore === undefined) throw faultNotApplicable('restart-redis needs Redis metadata (--meta redis://…)');
           const regions = context.regions.length;
@@ -118,6 +204,7 @@ export class FaultHarness {
       }
     }
     const jobId = context.jobId;
+    this.#jobId = jobId;
     return {
       taskFault: (task) => this.#taskFault(task),
       beforeDeploy: (region) => this.#beforeDeploy(jobId, region, random),
@@ -147,12 +234,52 @@ export class FaultHarness {
           this.#damage.set(fault, damage);
         }
         await damage;
+      } else if (isServerFaultKind(fault.kind) && (fault.point === 'committed' || fault.point === 'fetch') && region.inputPartitions.includes(fault.target as string)) {
+        // as for damage: every consumer deployed meanwhile waits until the fault is in place
+        let done = this.#damage.get(fault);
+        if (done === undefined) {
+          done = this.#serverFaultBeforeConsumer(jobId, fault);
+          this.#damage.set(fault, done);
+        }
+        await done;
       } else if (fault.kind === 'restart-redis' && !fault.fired && region.deployment === fault.at) {
         fault.fired = true;
         fault.detail = await (this.#actions.restartMetadataStore as NonNullable<FaultActions['restartMetadataStore']>)();
       }
     }
   }
+
+  /** A partition was placed: arms the push or commit faults aimed at it (its first placement only). */
+  async #onRegistered(descriptor: ShuffleDescriptor): Promise<void> {
+    const partitionId = descriptor.partition.partitionId;
+    const serverId = serverIdOf(descriptor);
+    if (serverId === undefined || descriptor.jobId !== this.#jobId) return;
+    this.#placements.set(partitionId, serverId);
+    for (const fault of this.faults) {
+      if (!isServerFaultKind(fault.kind) || fault.target !== partitionId || (fault.point !== 'push' && fault.point !== 'commit') || this.#armed.has(fault)) continue;
+      this.#armed.add(fault);
+      await (this.#servers as ServerFaultRunner).armPoint(fault, { jobId: descriptor.jobId, partitionId, serverId, point: fault.point });
+    }
+  }
+
+  /** committed: kill or stop the holder now; fetch: arm its fetch point. */
+  async #serverFaultBeforeConsumer(jobId: string, fault: PlannedFault): Promise<void> {
+    const partitionId = fault.target as string;
+    const actions = this.#actions.shuffleServers as ShuffleServerFaultActions;
+    const serverId = (await actions.holder(jobId, partitionId)) ?? this.#placements.get(partitionId);
+    if (serverId === undefined) {
+      fault.detail = `no server holds ${partitionId}: nothing done`;
+      return;
+    }
+    const runner = this.#servers as ServerFaultRunner;
+    if (fault.point === 'fetch') await runner.armPoint(fault, { jobId, partitionId, serverId, point: 'fetch' });
+    else await runner.signalNow(fault, { partitionId, serverId });
+  }
+}
+
+function serverIdOf(descriptor: ShuffleDescriptor): string | undefined {
+  const details = descriptor.details as { serverId?: unknown } | null;
+  return typeof details === 'object' && details !== null && typeof details.serverId === 'string' ? details.serverId : undefined;
 }
 
 function faultNotApplicable(problem: string): EngineError {

@@ -1,8 +1,28 @@
 import { EngineError } from '@weft/engine';
 
 /** The faults `weft run --inject-faults` knows. */
-export const FAULT_KINDS = ['throw', 'kill-worker', 'delete-partition', 'corrupt-partition', 'restart-redis'] as const;
+export const FAULT_KINDS = ['throw', 'kill-worker', 'delete-partition', 'corrupt-partition', 'restart-redis', 'kill-shuffle-server', 'pause-shuffle-server'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/** The kinds that hit the shuffle server holding a partition (`weft run --shuffle-servers`). */
+export const SERVER_FAULT_KINDS = ['kill-shuffle-server', 'pause-shuffle-server'] as const;
+export type ServerFaultKind = (typeof SERVER_FAULT_KINDS)[number];
+
+/**
+ * When a server fault fires, in the life of its partition: `push` — while the producer pushes it (the
+ * server has its first bytes); `commit` — during its commit, between the commit index and the server's
+ * own commit record; `committed` — after it committed, before its first consumer is deployed; `fetch` —
+ * while a consumer fetches it (the first piece of data sent).
+ */
+export const SERVER_FAULT_POINTS = ['push', 'commit', 'committed', 'fetch'] as const;
+export type ServerFaultPoint = (typeof SERVER_FAULT_POINTS)[number];
+
+/** How long pause-shuffle-server keeps the server stopped when the spec does not say. */
+export const DEFAULT_PAUSE_MS = 3000;
+
+export function isServerFaultKind(kind: FaultKind): kind is ServerFaultKind {
+  return (SERVER_FAULT_KINDS as readonly string[]).includes(kind);
+}
 
 /** One fault asked for: what, where (or seeded random), when (or seeded random). */
 export interface FaultRequest {
@@ -11,6 +31,10 @@ export interface FaultRequest {
   readonly target?: string;
   /** The record (`throw`, `kill-worker`) or the region deployment (`restart-redis`) it fires at. */
   readonly at?: number;
+  /** Server faults: the point in the partition's life it fires at. */
+  readonly point?: ServerFaultPoint;
+  /** pause-shuffle-server: how long the server stays stopped (ms). */
+  readonly pauseMs?: number;
 }
 
 export interface FaultSpec {
@@ -22,6 +46,7 @@ export interface FaultSpec {
 /** The grammar, for `weft run --help` and errors. */
 export const FAULT_SPEC_GRAMMAR = `SPEC is a comma-separated list of faults and an optional seed:
     SPEC   := ITEM [,ITEM]...        ITEM := seed=N | KIND[:TARGET][@AT]
+                                     | SERVER-KIND[:TARGET][@POINT][~MS]
   KIND:
     throw              a task throws (WEFT_ERR_INJECTED_FAULT) at record AT
     kill-worker        the worker process running a task is killed (SIGKILL) at record AT
@@ -33,14 +58,27 @@ export const FAULT_SPEC_GRAMMAR = `SPEC is a comma-separated list of faults and 
     restart-redis      the Redis metadata store is restarted before region deployment AT (needs
                        --meta redis://…; uses DEBUG RESTART where the server allows it, else drops
                        every client connection)
+  SERVER-KIND (with --shuffle-servers; the servers must run on this machine — their registry record
+  gives the pid and --dir — and, for the points push, commit and fetch, with WEFT_SERVER_FAULT_HOOKS=1,
+  where the server kills or stops itself at exactly that point when the fault is armed in Redis):
+    kill-shuffle-server   the server holding the partition is killed (SIGKILL) at POINT
+    pause-shuffle-server  the server holding the partition is stopped (SIGSTOP) at POINT, and
+                          continued (SIGCONT) MS milliseconds later (default ${DEFAULT_PAUSE_MS})
+  POINT: push (while its producer pushes it), commit (between the commit index and the server's own
+         commit record), committed (after its commit, before its first consumer is deployed), fetch
+         (while a consumer fetches it); default: picked at random
+  With --shuffle-servers, delete-partition / corrupt-partition delete the object, or flip one of its
+  bytes, in the holding server's --dir.
   TARGET: an execution vertex such as sort#1 (throw, kill-worker) or a result partition such as
-          count->top-words#0 (delete-partition, corrupt-partition); default: picked at random
+          count->top-words#0 (delete-partition, corrupt-partition, the server kinds); default: picked at
+          random
   AT: a record index, 0-based, counting the records a task reads (or emits, for a source); a task with
       fewer records fires after its last (default: random in [0, 1000)); for restart-redis, the region
       deployment it precedes (default: random among the job's deployments, not the first)
   Random choices are drawn from seed=N (default: a random seed, printed), so a run can be replayed.
   Only the first attempt of a task that runs is faulted: its restart runs clean.
-  Example: --inject-faults 'seed=7,throw,delete-partition'  or  'kill-worker:sort#2@5000'`;
+  Example: --inject-faults 'seed=7,throw,delete-partition'  or  'kill-worker:sort#2@5000'
+           or  'kill-shuffle-server:sort-assign->sort#2@commit'  or  'pause-shuffle-server@fetch~2000'`;
 
 function specError(problem: string): EngineError {
   return new EngineError('WEFT_ERR_USAGE', `--inject-faults: ${problem}`, { context: { command: 'run', field: '--inject-faults' } });
@@ -68,13 +106,18 @@ export function parseFaultSpec(text: string): FaultSpec {
       continue;
     }
     const atSign = item.lastIndexOf('@');
-    const head = atSign === -1 ? item : item.slice(0, atSign);
-    const at = atSign === -1 ? undefined : nonNegativeInteger(item.slice(atSign + 1), `the @ of ${JSON.stringify(item)}`);
+    let head = atSign === -1 ? item : item.slice(0, atSign);
+    if (atSign === -1 && (SERVER_FAULT_KINDS as readonly string[]).some((k) => head.startsWith(`${k}~`))) head = head.slice(0, head.indexOf('~'));
     const colon = head.indexOf(':');
     const kind = colon === -1 ? head : head.slice(0, colon);
     const target = colon === -1 ? undefined : head.slice(colon + 1);
     if (!(FAULT_KINDS as readonly string[]).includes(kind)) throw specError(`unknown fault ${JSON.stringify(kind)}; expected one of ${FAULT_KINDS.join(', ')} (or seed=N)`);
     if (target === '') throw specError(`empty target in ${JSON.stringify(item)}`);
+    if (isServerFaultKind(kind as FaultKind)) {
+      faults.push(parseServerFault(item, kind as ServerFaultKind, target, atSign === -1 ? undefined : item.slice(atSign + 1)));
+      continue;
+    }
+    const at = atSign === -1 ? undefined : nonNegativeInteger(item.slice(atSign + 1), `the @ of ${JSON.stringify(item)}`);
     if (kind === 'restart-redis' && target !== undefined) throw specError(`restart-redis takes no target, got ${JSON.stringify(target)} (use restart-redis@N for the deployment)`);
     if ((kind === 'delete-partition' || kind === 'corrupt-partition') && at !== undefined) throw specError(`${kind} takes no @ (it fires before the partition's first consumer is deployed)`);
     if (kind === 'restart-redis' && at === 0) throw specError('restart-redis@N counts deployments from 1');
@@ -84,8 +127,37 @@ export function parseFaultSpec(text: string): FaultSpec {
   return { ...(seed === undefined ? {} : { seed }), faults };
 }
 
+/** `SERVER-KIND[:TARGET][@POINT][~MS]`; `tail` is what follows the @ (undefined without one). */
+function parseServerFault(item: string, kind: ServerFaultKind, target: string | undefined, tail: string | undefined): FaultRequest {
+  let point: string | undefined = tail;
+  let pauseMs: number | undefined;
+  const tilde = (tail ?? item).lastIndexOf('~');
+  if (tilde !== -1) {
+    if (kind !== 'pause-shuffle-server') throw specError(`${kind} takes no ~MS (only pause-shuffle-server has a duration), in ${JSON.stringify(item)}`);
+    if (tail === undefined) throw specError(`~MS goes after @POINT, in ${JSON.stringify(item)}`);
+    pauseMs = nonNegativeInteger(tail.slice(tilde + 1), `the ~ of ${JSON.stringify(item)}`);
+    if (pauseMs < 1 || pauseMs > 600_000) throw specError(`the pause of ${JSON.stringify(item)} must be 1 to 600000 ms, got ${pauseMs}`);
+    point = tail.slice(0, tilde);
+  }
+  if (point !== undefined && !(SERVER_FAULT_POINTS as readonly string[]).includes(point)) {
+    throw specError(`unknown point ${JSON.stringify(point)} in ${JSON.stringify(item)}; expected one of ${SERVER_FAULT_POINTS.join(', ')}`);
+  }
+  return {
+    kind,
+    ...(target === undefined ? {} : { target }),
+    ...(point === undefined ? {} : { point: point as ServerFaultPoint }),
+    ...(pauseMs === undefined ? {} : { pauseMs }),
+  };
+}
+
+function formatItem(f: FaultRequest): string {
+  const where = f.target === undefined ? '' : `:${f.target}`;
+  if (isServerFaultKind(f.kind)) return `${f.kind}${where}${f.point === undefined ? '' : `@${f.point}`}${f.pauseMs === undefined ? '' : `~${f.pauseMs}`}`;
+  return `${f.kind}${where}${f.at === undefined ? '' : `@${f.at}`}`;
+}
+
 /** The spec back as text (with its seed), for reports: `weft run --inject-faults` accepts it as is. */
 export function formatFaultSpec(spec: FaultSpec): string {
-  const items = spec.faults.map((f) => `${f.kind}${f.target === undefined ? '' : `:${f.target}`}${f.at === undefined ? '' : `@${f.at}`}`);
+  const items = spec.faults.map(formatItem);
   return [...(spec.seed === undefined ? [] : [`seed=${spec.seed}`]), ...items].join(',');
 }

@@ -11,3 +11,6 @@ export { ServerShuffleEnvironment } from './server-shuffle-environment.js';
 export { ShuffleServerClient, type AttemptTarget, type FetchRequest, type FetchResponse, type PushRequest, type RetryTimers } from './shuffle-server-client.js';
 export { createJobToken } from '../protocol/job-token.js';
 export type { CommittedPartition } from '../protocol/committed-partition.js';
+export { ShuffleServerFaults, type ShuffleServerFaultsOptions } from './shuffle-server-faults.js';
+export { SERVER_FAULT_POINTS, type ArmServerFaultRequest, type ServerFaultAction, type ServerFaultPoint } from '../coordinator/server-fault-points.js';
+export type { ServerRecord } from '../coordinator/server-record.js';

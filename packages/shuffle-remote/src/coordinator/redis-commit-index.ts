@@ -2,45 +2,149 @@ import { type Logger, noopLogger } from '@weft/shuffle-api';
 import { type CommittedPartition, validateCommittedPartition } from '../protocol/committed-partition.js';
 import { encodeKeySegment } from '../storage/object-key.js';
 import { RedisConnection, type RedisConnectionOptions } from './redis-connection.js';
+import type { ServerDirectory } from './redis-server-registry.js';
 
 export type PublishOutcome = { readonly status: 'committed' } | { readonly status: 'conflict'; readonly winner: CommittedPartition };
 
+/** Which process of a server claims a commit: its registry record's `pid` and `startedAtMs`. */
+export interface CommitClaimant {
+  readonly pid: number;
+  readonly startedAtMs: number;
+}
+
+/** A claim published as pending: hand it to `confirm` once the local commit record is written, or `abandon`. */
+export interface PendingClaim {
+  readonly jobId: string;
+  readonly partitionId: string;
+  /** The entry exactly as written (compare-and-set on it). */
+  readonly entry: string;
+}
+
+export type ClaimOutcome = { readonly status: 'claimed'; readonly claim: PendingClaim } | { readonly status: 'conflict'; readonly winner: CommittedPartition };
+
+/** Marks an entry as not yet a commit: written by `claim`, removed by `confirm`. */
+interface PendingMark {
+  /** Redis time (ms) after which the claim no longer counts if unconfirmed. */
+  readonly untilMs: number;
+  readonly pid: number;
+  readonly startedAtMs: number;
+}
+
+/** How long a pending claim holds, at most, unconfirmed: a local commit record is one small fsynced file. */
+export const DEFAULT_PENDING_COMMIT_MS = 2_000;
+/** How often a claim waiting on another server's pending claim looks again. */
+const PENDING_POLL_MS = 50;
+
+// compare-and-set of one hash field: replace (or delete, with no new value) only if it still holds `expected`
+const CAS_SCRIPT = `if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
+  if ARGV[3] == '' then redis.call('HDEL', KEYS[1], ARGV[1]) else redis.call('HSET', KEYS[1], ARGV[1], ARGV[3]) end
+  return 1
+end
+return 0`;
+
 /**
  * The cluster-wide view of committed partitions, in Redis: one hash per job (`job:<job>:commits`,
- * partition id → CommittedPartition JSON). Servers publish at commit with HSETNX, so the first attempt
- * to commit a partition wins across servers, not only on one; masters list a job from it (JobMaster
- * failover) and readers find a vanished server's S3-tiered copy in it.
+ * partition id → CommittedPartition JSON). Masters list a job from it (JobMaster failover) and readers
+ * find a vanished server's S3-tiered copy in it; the first attempt to commit a partition wins across
+ * servers, not only on one.
+ *
+ * A server commits in two steps (`claim`, then `confirm` once its local commit record is written): the
+ * entry is first written *pending*, marked with the claiming process (pid, start time) and a deadline in
+ * Redis time, and counts as the partition's commit only once confirmed. A server that dies between the
+ * two steps (SIGKILL, power) leaves a pending entry nobody will confirm; a later claim replaces it once
+ * the claimant is no longer the live incarnation of its server in the registry (its record is gone, or
+ * names another pid or start time: it restarted) or its deadline has passed (it is dead but its record
+ * has not expired yet, or it froze) — waiting for the deadline meanwhile, instead of failing. A claimant
+ * that comes back after being replaced finds its `confirm` refused and drops its commit. Lookups and
+ * lists never show pending entries.
  */
 export class RedisCommitIndex {
   readonly connection: RedisConnection;
   private readonly owned: boolean;
+  private readonly directory: ServerDirectory | undefined;
+  private readonly pendingMs: number;
 
-  constructor(options: RedisConnectionOptions | RedisConnection, logger: Logger = noopLogger) {
+  constructor(options: RedisConnectionOptions | RedisConnection, logger: Logger = noopLogger, settings: CommitIndexSettings = {}) {
     this.owned = !(options instanceof RedisConnection);
     this.connection = options instanceof RedisConnection ? options : new RedisConnection(options, logger);
+    this.directory = settings.directory;
+    this.pendingMs = settings.pendingCommitMs ?? DEFAULT_PENDING_COMMIT_MS;
   }
 
   async start(): Promise<void> {
     await this.connection.open();
   }
 
-  /** Publishes a commit unless another attempt (or server) committed the partition first. Idempotent. */
+  /**
+   * Publishes the commit of a partition this server already holds committed (confirmed at once):
+   * idempotent for the same server and attempt (a pending entry of it is confirmed; a tiered copy
+   * replaces an untiered one), a conflict when another attempt or server holds the entry.
+   */
   async publish(record: CommittedPartition): Promise<PublishOutcome> {
     const key = this.jobKey(record.jobId);
     const json = JSON.stringify(record);
     return this.connection.call('publishCommit', async (r) => {
       for (let tries = 0; tries < 5; tries++) {
         if ((await r.hsetnx(key, record.partitionId, json)) === 1) return { status: 'committed' } as const;
-        const current = parse(await r.hget(key, record.partitionId));
+        const raw = await r.hget(key, record.partitionId);
+        const current = parseEntry(raw);
         if (current === undefined) continue; // released in between: try again
-        if (current.serverId === record.serverId && current.attempt === record.attempt) {
-          if (!current.tiered && record.tiered) await r.hset(key, record.partitionId, json);
+        if (current.record.serverId === record.serverId && current.record.attempt === record.attempt) {
+          if (current.pending !== undefined || (!current.record.tiered && record.tiered)) await r.eval(CAS_SCRIPT, 1, key, record.partitionId, raw as string, json);
           return { status: 'committed' } as const;
         }
-        return { status: 'conflict', winner: current } as const;
+        return { status: 'conflict', winner: current.record } as const;
       }
       throw new Error(`partition ${record.partitionId} kept changing while its commit was published`);
     });
+  }
+
+  /**
+   * Step one of a commit: writes the entry pending for `claimant`, unless another attempt holds it
+   * (confirmed, or pending and still live: then this waits until it is confirmed — a conflict — or
+   * abandoned or stale — replaced).
+   */
+  async claim(record: CommittedPartition, claimant: CommitClaimant): Promise<ClaimOutcome> {
+    const key = this.jobKey(record.jobId);
+    return this.connection.call('claimCommit', async (r) => {
+      for (let tries = 0; ; tries++) {
+        const now = await redisNowMs(r);
+        const mark: PendingMark = { untilMs: now + this.pendingMs, pid: claimant.pid, startedAtMs: claimant.startedAtMs };
+        const entry = JSON.stringify({ ...record, pending: mark });
+        const claim: PendingClaim = { jobId: record.jobId, partitionId: record.partitionId, entry };
+        if ((await r.hsetnx(key, record.partitionId, entry)) === 1) return { status: 'claimed', claim } as const;
+        const raw = await r.hget(key, record.partitionId);
+        const current = parseEntry(raw);
+        if (current === undefined) continue; // released in between (or garbage, replaced below)
+        if (current.pending === undefined) return { status: 'conflict', winner: current.record } as const;
+        const own = current.pending.pid === claimant.pid && current.pending.startedAtMs === claimant.startedAtMs && current.record.serverId === record.serverId;
+        if (own || now > current.pending.untilMs || !(await this.claimantLive(current.record.serverId, current.pending))) {
+          if ((await r.eval(CAS_SCRIPT, 1, key, record.partitionId, raw as string, entry)) === 1) return { status: 'claimed', claim } as const;
+          continue;
+        }
+        if (tries > 10_000) throw new Error(`partition ${record.partitionId}: a pending commit never resolved`);
+        await sleep(Math.min(PENDING_POLL_MS, Math.max(1, current.pending.untilMs - now + 1)));
+      }
+    });
+  }
+
+  /** Step two: the claim becomes the commit. False when it was replaced meanwhile (the commit is lost). */
+  async confirm(claim: PendingClaim, record: CommittedPartition): Promise<boolean> {
+    const key = this.jobKey(claim.jobId);
+    return this.connection.call('confirmCommit', async (r) => (await r.eval(CAS_SCRIPT, 1, key, claim.partitionId, claim.entry, JSON.stringify(record))) === 1);
+  }
+
+  /** Withdraws a claim that was not confirmed (the local commit failed). Idempotent. */
+  async abandon(claim: PendingClaim): Promise<void> {
+    const key = this.jobKey(claim.jobId);
+    await this.connection.call('abandonCommit', (r) => r.eval(CAS_SCRIPT, 1, key, claim.partitionId, claim.entry, ''));
+  }
+
+  /** Whether the registry still shows `mark`'s process as the live incarnation of `serverId`. */
+  private async claimantLive(serverId: string, mark: PendingMark): Promise<boolean> {
+    if (this.directory === undefined) return true; // only the deadline can tell
+    const server = await this.directory.get(serverId);
+    return server !== undefined && server.pid === mark.pid && server.startedAtMs === mark.startedAtMs;
   }
 
   async lookup(jobId: string, partitionId: string): Promise<CommittedPartition | undefined> {
@@ -67,7 +171,7 @@ export class RedisCommitIndex {
       const removed: CommittedPartition[] = [];
       const fields: string[] = [];
       for (const [field, json] of Object.entries(all)) {
-        const record = parse(json);
+        const record = parseEntry(json)?.record; // pending ones too: their tier copies are garbage as well
         if (keepPersistent && record?.persistent === true) continue;
         fields.push(field);
         if (record !== undefined) removed.push(record);
@@ -86,11 +190,39 @@ export class RedisCommitIndex {
   }
 }
 
-function parse(value: string | null | undefined): CommittedPartition | undefined {
+export interface CommitIndexSettings {
+  /** Where a pending claimant's liveness is read; without it only the deadline replaces a stale claim. */
+  readonly directory?: ServerDirectory;
+  /** How long a pending claim holds unconfirmed, in Redis time. @defaultValue DEFAULT_PENDING_COMMIT_MS */
+  readonly pendingCommitMs?: number;
+}
+
+/** An entry: the commit, and its pending mark when not yet confirmed. Garbage is undefined. */
+function parseEntry(value: string | null | undefined): { record: CommittedPartition; pending: PendingMark | undefined } | undefined {
   if (value === null || value === undefined) return undefined;
   try {
-    return validateCommittedPartition(JSON.parse(value));
+    const parsed = JSON.parse(value) as Record<string, unknown>;
+    const mark = parsed['pending'] as Partial<PendingMark> | undefined;
+    const pending =
+      mark === undefined ? undefined : { untilMs: Number(mark.untilMs), pid: Number(mark.pid), startedAtMs: Number(mark.startedAtMs) };
+    if (pending !== undefined) delete parsed['pending'];
+    return { record: validateCommittedPartition(parsed), pending };
   } catch {
     return undefined;
   }
+}
+
+/** A confirmed commit; pending entries and garbage are undefined. */
+function parse(value: string | null | undefined): CommittedPartition | undefined {
+  const entry = parseEntry(value);
+  return entry === undefined || entry.pending !== undefined ? undefined : entry.record;
+}
+
+async function redisNowMs(r: { time(): Promise<(string | number)[]> }): Promise<number> {
+  const [seconds, micros] = await r.time();
+  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

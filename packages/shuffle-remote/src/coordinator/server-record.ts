@@ -21,6 +21,16 @@ export interface ServerRecord {
   readonly heartbeatAtMs: number;
   /** It is shutting down: it finishes what it serves but takes no new partitions. */
   readonly draining?: boolean;
+  /**
+   * For operators and tests, never for placement: the server's process id, the host it runs on and its
+   * data directory (`--dir`). They mean something only on that host (`weft run --inject-faults
+   * kill-shuffle-server` signals the pid, and damages partitions in the directory, on the same machine).
+   * The pid and `startedAtMs` also name this incarnation of the server: the commit index uses them to
+   * tell a pending commit of a server that has since died or restarted.
+   */
+  readonly pid?: number;
+  readonly hostname?: string;
+  readonly dir?: string;
 }
 
 /** Checks a record read from the registry; SHF_ERR_INVALID_ARGUMENT naming the field. */
@@ -34,5 +44,9 @@ export function validateServerRecord(value: unknown): ServerRecord {
   }
   if (typeof v['tiered'] !== 'boolean') throw invalidArgument('server.tiered', 'expected a boolean');
   if (v['draining'] !== undefined && typeof v['draining'] !== 'boolean') throw invalidArgument('server.draining', 'expected a boolean');
+  if (v['pid'] !== undefined) validateInteger('server.pid', v['pid'], 1, 2 ** 31 - 1);
+  for (const key of ['hostname', 'dir']) {
+    if (v[key] !== undefined && (typeof v[key] !== 'string' || v[key] === '')) throw invalidArgument(`server.${key}`, 'expected a non-empty string');
+  }
   return value as ServerRecord;
 }

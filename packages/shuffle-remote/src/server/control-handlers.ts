@@ -3,6 +3,7 @@ import { ShuffleError, type ShuffleDescriptor, invalidArgument, isShuffleError, 
 import { FOOTER_BYTES, type IndexLocation, decodeFooter } from '../format/partition-index.js';
 import { type CommitRequestBody, type CommittedPartition, validateCommitRequestBody } from '../protocol/committed-partition.js';
 import { WireError, wireError } from '../protocol/wire-errors.js';
+import type { PendingClaim } from '../coordinator/redis-commit-index.js';
 import { readJsonBody, sendJson } from './http-io.js';
 import type { ServerContext } from './server-context.js';
 
@@ -89,20 +90,32 @@ export async function commitLocked(ctx: ServerContext, route: AttemptRoute, desc
     objectKey: upload.key,
     tiered: upload.tier !== undefined,
   };
+  // two steps in the index: claimed pending, then confirmed once the local record is written (a server
+  // dying in between leaves a pending claim that a later attempt replaces, see RedisCommitIndex)
+  let claim: PendingClaim | undefined;
   if (commitIndex !== undefined) {
-    const outcome = await commitIndex.publish(record);
+    const outcome = await commitIndex.claim(record, ctx.claimant);
     if (outcome.status === 'conflict') {
       await store.dropUpload(upload); // its S3 copy too
       throw conflict(route, `attempt ${outcome.winner.attempt} on server ${outcome.winner.serverId}`);
     }
+    claim = outcome.claim;
   }
+  await ctx.faultPoint?.('commit', route.jobId, route.partitionId);
   try {
     await store.writeCommit(record, upload);
   } catch (error) {
-    await commitIndex?.remove(route.jobId, route.partitionId).catch(() => undefined);
+    if (claim !== undefined) await commitIndex?.abandon(claim).catch(() => undefined);
     // a lost race drops the attempt (S3 copy included); a failed disk keeps it for a retry of the commit (or the sweep)
     if (isShuffleError(error, 'SHF_ERR_COMMIT_CONFLICT')) await store.dropUpload(upload);
     throw error;
+  }
+  if (claim !== undefined && commitIndex !== undefined && !(await commitIndex.confirm(claim, record))) {
+    // replaced while unconfirmed (this server was frozen past the claim's deadline): the other attempt won
+    if (record.tiered) await tier?.delete(record.objectKey).catch(() => undefined);
+    await store.release(route.jobId, route.partitionId);
+    const winner = await commitIndex.lookup(route.jobId, route.partitionId).catch(() => undefined);
+    throw conflict(route, winner === undefined ? 'another attempt' : `attempt ${winner.attempt} on server ${winner.serverId}`);
   }
   if (tier !== undefined && !tier.keepLocal) {
     // offload: fetches read the S3 copy from now on; a disk copy left behind is only disk, still served

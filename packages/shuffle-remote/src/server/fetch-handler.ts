@@ -82,9 +82,15 @@ export async function handleFetch(ctx: ServerContext, req: IncomingMessage, res:
     // pieces are read into pooled buffers, each back in the pool once the socket has taken its bytes
     // (fresh ones per piece cost page faults and garbage; the pool holds what is in flight, no more)
     const pool = new PiecePool();
+    let sent = false;
     for await (const bytes of readAhead(reader, pieces(), (length) => pool.take(length))) {
       await out.write(bytes, () => pool.give(bytes));
+      if (!sent) {
+        sent = true; // the first piece is out, the rest of the range is still to come
+        await ctx.faultPoint?.('fetch', route.jobId, route.partitionId);
+      }
     }
+    if (!sent) await ctx.faultPoint?.('fetch', route.jobId, route.partitionId);
     res.end();
   } finally {
     await reader.close();

@@ -50,6 +50,7 @@ export async function handlePush(ctx: ServerContext, req: IncomingMessage, res: 
   }
   const upload = await store.createUpload(route.jobId, route.partitionId, route.attempt);
   if (tier !== undefined) upload.tier = tier.begin(upload.key, () => store.openObject(upload.key));
+  let started = false;
   try {
     const validator = new ObjectValidator(options.verifyPushChecksums);
     await receiveBody(req, {
@@ -58,6 +59,10 @@ export async function handlePush(ctx: ServerContext, req: IncomingMessage, res: 
       onChunk: (chunk) => validator.update(chunk),
       write: async (batch, bytes) => {
         ctx.metrics.bytesIn.inc(bytes);
+        if (!started) {
+          started = true; // the push is under way: its first bytes arrived, the rest is still to come
+          await ctx.faultPoint?.('push', route.jobId, route.partitionId);
+        }
         await store.append(upload, batch, bytes);
         upload.tier?.advance(upload.bytes);
       },

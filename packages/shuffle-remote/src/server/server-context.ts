@@ -1,5 +1,6 @@
 import type { Clock, Logger } from '@weft/shuffle-api';
-import type { RedisCommitIndex } from '../coordinator/redis-commit-index.js';
+import type { CommitClaimant, RedisCommitIndex } from '../coordinator/redis-commit-index.js';
+import type { ServerFaultPoint } from '../coordinator/server-fault-points.js';
 import type { PartitionStore } from './partition-store.js';
 import type { ServerMetrics } from './server-metrics.js';
 import type { ServerTier } from './server-tier.js';
@@ -16,6 +17,14 @@ export interface ServerContext {
   readonly tier: ServerTier | undefined;
   /** The cluster-wide commit index, when the server has Redis. */
   readonly commitIndex: RedisCommitIndex | undefined;
+  /** This process, as it claims commits in the index (its registry record's pid and start time). */
+  readonly claimant: CommitClaimant;
+  /**
+   * A fault point (fault tests only, `faultHooks`): resolves at once unless a fault is armed here for
+   * the partition — then the process SIGKILLs itself (never resolves) or SIGSTOPs itself (resolves once
+   * continued). Undefined when fault hooks are off.
+   */
+  readonly faultPoint: ((point: ServerFaultPoint, jobId: string, partitionId: string) => Promise<void>) | undefined;
   /** Buffer bytes one stream may use now: streamMemoryBytes shared by the streams in flight. */
   streamShareBytes(): number;
 }

@@ -101,6 +101,13 @@ export interface ShuffleServerOptions {
    * about 0.2 s of CPU per GiB saved. @defaultValue true
    */
   readonly verifyPushChecksums?: boolean;
+  /**
+   * For fault tests only: at its fault points (push, commit, fetch: see SERVER_FAULT_POINTS) the server
+   * asks Redis whether a fault was armed there for the partition and, if so, SIGKILLs or SIGSTOPs itself.
+   * Needs `redis`. `weft shuffle-server` turns it on with `WEFT_SERVER_FAULT_HOOKS=1`. Never on in production:
+   * anyone who can write to the Redis can then kill the server. @defaultValue false
+   */
+  readonly faultHooks?: boolean;
   readonly logger?: Logger;
 }
 
@@ -130,6 +137,7 @@ export interface ResolvedShuffleServerOptions {
   readonly uncommittedTtlMs: number;
   readonly syncOnPush: boolean;
   readonly verifyPushChecksums: boolean;
+  readonly faultHooks: boolean;
   readonly logger: Logger;
 }
 
@@ -155,6 +163,7 @@ export const DEFAULT_SHUFFLE_SERVER_OPTIONS = Object.freeze({
   uncommittedTtlMs: 600_000,
   syncOnPush: false,
   verifyPushChecksums: true,
+  faultHooks: false,
 });
 
 function integer(setting: string, value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
@@ -162,6 +171,13 @@ function integer(setting: string, value: unknown, min: number, max = Number.MAX_
     throw invalidConfig(setting, `expected an integer in [${min}, ${max}], got ${JSON.stringify(value)}`);
   }
   return value;
+}
+
+function faultHooks(options: ShuffleServerOptions): boolean {
+  const on = options.faultHooks ?? DEFAULT_SHUFFLE_SERVER_OPTIONS.faultHooks;
+  if (typeof on !== 'boolean') throw invalidConfig('faultHooks', `expected true or false, got ${JSON.stringify(on)}`);
+  if (on && options.redis === undefined) throw invalidConfig('faultHooks', 'fault points are armed in Redis: set redis too');
+  return on;
 }
 
 /** Fills in defaults and checks every option; SHF_ERR_INVALID_CONFIG naming the first bad one. */
@@ -233,6 +249,7 @@ export function resolveShuffleServerOptions(options: ShuffleServerOptions): Reso
     uncommittedTtlMs: integer('uncommittedTtlMs', options.uncommittedTtlMs ?? d.uncommittedTtlMs, 1),
     syncOnPush: options.syncOnPush ?? d.syncOnPush,
     verifyPushChecksums: options.verifyPushChecksums ?? d.verifyPushChecksums,
+    faultHooks: faultHooks(options),
     logger: options.logger ?? noopLogger,
   };
 }

@@ -3,10 +3,12 @@ import { type IncomingMessage, STATUS_CODES, type Server, type ServerResponse, c
 import { createServer as createHttpsServer } from 'node:https';
 import { type AddressInfo, Server as NetServer } from 'node:net';
 import { hostname } from 'node:os';
+import { resolve } from 'node:path';
 import { type Clock, invalidConfig, isShuffleError, systemClock } from '@weft/shuffle-api';
 import type { RedisCommitIndex } from '../coordinator/redis-commit-index.js';
 import type { RedisConnection } from '../coordinator/redis-connection.js';
 import type { RedisServerRegistry } from '../coordinator/redis-server-registry.js';
+import { ServerFaultPoints } from '../coordinator/server-fault-points.js';
 import type { ServerRecord } from '../coordinator/server-record.js';
 import { bearerToken, verifyJobToken } from '../protocol/job-token.js';
 import { type Route, parseRoute, routeJobId } from '../protocol/routes.js';
@@ -85,6 +87,8 @@ export class ShuffleServer implements AsyncDisposable {
       clock,
       tier,
       commitIndex: redis?.commitIndex,
+      claimant: { pid: process.pid, startedAtMs: this.startedAtMs },
+      faultPoint: redis !== undefined && options.faultHooks ? faultPointOf(new ServerFaultPoints(redis.connection), store, options.logger) : undefined,
       streamShareBytes: () => Math.floor(options.streamMemoryBytes / Math.max(1, this.activeStreamCount)),
     };
   }
@@ -113,7 +117,8 @@ export class ShuffleServer implements AsyncDisposable {
         ]);
         const connection = new RedisConnection({ url: options.redis, keyPrefix: options.redisKeyPrefix, setting: 'redis' }, options.logger);
         await connection.open();
-        redis = { connection, registry: new RedisServerRegistry(connection), commitIndex: new RedisCommitIndex(connection) };
+        const registry = new RedisServerRegistry(connection);
+        redis = { connection, registry, commitIndex: new RedisCommitIndex(connection, options.logger, { directory: registry }) };
       }
       http = await listen(options);
       const server = new ShuffleServer(options, http, store, tier, redis, clock);
@@ -279,6 +284,9 @@ export class ShuffleServer implements AsyncDisposable {
       tiered: this.ctx.tier !== undefined,
       startedAtMs: this.startedAtMs,
       heartbeatAtMs: this.ctx.clock.now(),
+      pid: process.pid,
+      hostname: hostname(),
+      dir: resolve(this.options.dir),
     };
   }
 
@@ -319,6 +327,17 @@ async function deleteTierGarbage(tier: ServerTier, store: PartitionStore, logger
 }
 
 const netServerClose = NetServer.prototype.close;
+
+/** The fault hook of a server started with `faultHooks` (see ServerContext.faultPoint). */
+function faultPointOf(points: ServerFaultPoints, store: PartitionStore, logger: ResolvedShuffleServerOptions['logger']): NonNullable<ServerContext['faultPoint']> {
+  return async (point, jobId, partitionId) => {
+    const action = await points.take(store.serverId, point, jobId, partitionId).catch(() => undefined);
+    if (action === undefined) return;
+    logger.warn({ point, jobId, partitionId, action }, 'armed fault point reached');
+    process.kill(process.pid, action === 'kill' ? 'SIGKILL' : 'SIGSTOP');
+    if (action === 'kill') await new Promise<never>(() => undefined); // the signal is on its way
+  };
+}
 
 /** Starts a shuffle server (see ShuffleServer). */
 export function startShuffleServer(options: ShuffleServerOptions, clock?: Clock): Promise<ShuffleServer> {
