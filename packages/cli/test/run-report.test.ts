@@ -50,6 +50,8 @@ function result(overrides: Partial<JobResult> = {}): JobResult {
     failovers: [],
     executorsLost: [],
     taskAttempts: {},
+    partitionsReleasedDuringJob: 0,
+    bytesReleasedDuringJob: 0,
     outputs: [{ sink: 'write-counts', path: '/tmp/out/counts.tsv', parts: 2 }],
     collected: { 'top words': ['the\t1000', 'of\t900'] },
     ...overrides,

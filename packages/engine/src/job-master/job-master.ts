@@ -16,6 +16,7 @@ import { ExecutorSlots } from './executor-slots.js';
 import type { ExecutorLossRecord, FailoverRecord } from './failover-record.js';
 import type { JobOutcome } from './job-outcome.js';
 import type { JobProgress } from './job-progress.js';
+import { PartitionReleases } from './partition-releases.js';
 import { blockingOutputsOf, PartitionStates } from './partition-states.js';
 import { progressCounters } from './progress-counters.js';
 import { RegionDependencies } from './region-dependencies.js';
@@ -49,6 +50,12 @@ export interface JobMasterOptions {
   readonly cancelTimeoutMs?: number;
   /** Called at each failover, as it happens (RunJobOptions.onFailover). */
   readonly onFailover?: (failover: FailoverRecord) => void;
+  /**
+   * Release each partition group once every region consuming it finished (PartitionReleases), not only
+   * at the job's end (Flink's `jobmanager.partition.release-during-job-execution`).
+   * @defaultValue true
+   */
+  readonly releasePartitionsDuringJob?: boolean;
 }
 
 /** @see JobMasterOptions.cancelTimeoutMs */
@@ -80,6 +87,7 @@ export class JobMaster implements TaskExecutorListener {
   readonly #states: RegionStates;
   readonly #partitions: PartitionStates;
   readonly #restarts: RegionRestarts;
+  readonly #releases: PartitionReleases;
   readonly #cancelTimeouts: CancelTimeouts;
   readonly #executorsLost: ExecutorLossRecord[] = [];
   readonly #started = performance.now();
@@ -99,6 +107,9 @@ export class JobMaster implements TaskExecutorListener {
     this.#states = new RegionStates(this.#dependencies, this.#slots, this.#logger);
     this.#partitions = new PartitionStates(topology.partitionCount);
     this.#builder = new DeploymentBuilder({ ...options, attempts: this.#attempts });
+    const { plan, blockingMaster } = options;
+    const enabled = options.releasePartitionsDuringJob ?? true;
+    this.#releases = new PartitionReleases({ plan, topology, regions, blockingMaster, partitions: this.#partitions, builder: this.#builder, attempts: this.#attempts, logger: this.#logger, enabled });
     this.#restarts = new RegionRestarts({
       ...options,
       jobName: options.plan.name,
@@ -107,6 +118,7 @@ export class JobMaster implements TaskExecutorListener {
       partitions: this.#partitions,
       builder: this.#builder,
       logger: this.#logger,
+      releases: this.#releases,
       elapsedMs: () => this.#elapsedMs(),
       host: {
         isRunning: () => this.#state === 'running',
@@ -119,6 +131,11 @@ export class JobMaster implements TaskExecutorListener {
       },
     });
     this.#done = new Promise<JobOutcome>((resolve) => (this.#resolve = resolve));
+  }
+
+  /** Resolves once the partition releases under way settled (await it before the job's partitions go). */
+  releasesSettled(): Promise<void> {
+    return this.#releases.settled();
   }
 
   /** Starts scheduling on `executors`; resolves when the job succeeded or failed (never rejects). */
@@ -276,6 +293,7 @@ export class JobMaster implements TaskExecutorListener {
       states.set(region, FINISHED);
       states.finished++;
       states.releaseSlot(region);
+      this.#releases.regionFinished(region);
       if (states.finished === states.count && this.#state === 'running') {
         this.#complete('succeeded');
         return;
@@ -312,8 +330,11 @@ export class JobMaster implements TaskExecutorListener {
       if (state === DEPLOYING) states.active[r] = 0;
       if (states.active[r] === 0) states.releaseSlot(r);
     } else if (state !== CANCELLING) {
-      // A finished region runs again: it no longer counts as finished.
-      if (state === FINISHED) states.finished--;
+      // A finished region runs again: it no longer counts as finished (nor for releases).
+      if (state === FINISHED) {
+        states.finished--;
+        this.#releases.regionUnfinished(r);
+      }
       states.set(r, CANCELLING);
     }
   }
@@ -400,6 +421,8 @@ export class JobMaster implements TaskExecutorListener {
       failovers: [...this.#restarts.failovers],
       executorsLost: [...this.#executorsLost],
       attempts: this.#attempts.numbers(),
+      partitionsReleasedDuringJob: this.#releases.released,
+      bytesReleasedDuringJob: this.#releases.bytesReleased,
     });
   }
 }
