@@ -41,7 +41,11 @@ const SERVICE_ID = 'testing-recording-blocking';
  * unfinished partition waits for it (and records that it had to). A released partition is gone: a gate
  * created over it fails with SHF_ERR_PARTITION_NOT_FOUND naming it, as a real store's would.
  */
-export function testingRecordingBlockingShuffle(): ShuffleServiceFactory & { readonly records: ShuffleRecord[] } {
+export function testingRecordingBlockingShuffle(): ShuffleServiceFactory & {
+  readonly records: ShuffleRecord[];
+  /** Loses every attempt of the partition now (a disk gone): gates over it fail as over a released one. */
+  lose(partitionId: string): void;
+} {
   const records: ShuffleRecord[] = [];
   const partitions = new Map<string, StoredPartition>();
   const released = new Set<string>();
@@ -159,5 +163,12 @@ export function testingRecordingBlockingShuffle(): ShuffleServiceFactory & { rea
     close: async () => {},
     [Symbol.asyncDispose]: async () => {},
   };
-  return { shuffleServiceId: SERVICE_ID, records, createShuffleMaster: () => master, createShuffleEnvironment: () => environment };
+  const lose = (partitionId: string): void => {
+    for (const key of partitions.keys()) {
+      if (key.slice(0, key.lastIndexOf('@')) !== partitionId) continue;
+      partitions.delete(key);
+      released.add(key);
+    }
+  };
+  return { shuffleServiceId: SERVICE_ID, records, lose, createShuffleMaster: () => master, createShuffleEnvironment: () => environment };
 }
