@@ -71,6 +71,7 @@ export const DEFAULT_CANCEL_TIMEOUT_MS = 30_000;
  * `cancelled`) and lost executors are the only inputs. Every failure goes to RegionRestarts, which fails
  * the job (every running task is cancelled first) or cancels the regions to restart and, once their tasks
  * stopped and the backoff passed, hands them back reset (new attempts, TaskAttempts) to be rescheduled.
+ * As regions finish, the partition groups they were the last readers of are released (PartitionReleases).
  *
  * An old attempt is only ever given up once it reported its end or its executor is gone (a lost worker is
  * reported once its process exited; cancelled tasks that do not stop within `cancelTimeoutMs` get their
@@ -157,8 +158,9 @@ export class JobMaster implements TaskExecutorListener {
 
   /**
    * Live availability for the failover strategy: a re-readable partition is unavailable while its data
-   * is released — produced once, then given up by a restart of its producer not deployed again yet.
-   * One whose producer runs (or has not run yet) is not lost: it is being produced.
+   * is released — produced once, then given up (by a restart of its producer, or during the job once its
+   * consumers all finished: PartitionReleases) and its producer not deployed again yet. One whose producer
+   * runs (or has not run yet) is not lost: it is being produced.
    */
   isPartitionAvailable(partitionId: string): boolean {
     const p = this.#options.topology.indexOfResultPartition(partitionId);
