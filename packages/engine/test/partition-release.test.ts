@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { defineJob, ExecutionTopology, type JobResult, type JobTopology, runJob } from '@weft/engine';
-import type { ResultPartitionType } from '@weft/shuffle-api';
+import type { Logger, ResultPartitionType } from '@weft/shuffle-api';
 import { buildPipelinedRegions } from '../src/regions/pipelined-regions.js';
 import { PartitionGroupReleaseStrategy } from '../src/job-master/partition-group-release-strategy.js';
 import { testingNoShuffleFactory } from './support/no-shuffle.js';
@@ -216,6 +216,29 @@ describe('releasing partitions while the job runs', () => {
     assert.deepEqual(releasedBeforeDeploy.get('c#0@0'), []);
     assert.equal(result.partitionsReleasedDuringJob, 0);
     assert.equal(result.bytesReleasedDuringJob, 0);
+  });
+
+  it('logs a release that fails and goes on: the job succeeds', async () => {
+    const recording = testingRecordingBlockingShuffle();
+    const blocking = {
+      ...recording,
+      createShuffleMaster: (context: Parameters<typeof recording.createShuffleMaster>[0]) => ({
+        ...recording.createShuffleMaster(context),
+        releasePartitionExternally: async () => {
+          throw new Error('store unreachable');
+        },
+      }),
+    };
+    const warnings: string[] = [];
+    const logger: Logger = { debug: () => {}, info: () => {}, warn: (obj, msg) => void warnings.push(`${msg}: ${JSON.stringify(obj)}`), error: () => {}, child: () => logger };
+    const result = await runJob({ job: chain(1, 1, 'rebalance'), parallelism: 1, executor: 'inprocess', slotsPerExecutor: 1, shuffle: { pipelined: testingNoShuffleFactory(), blocking }, logger });
+    assert.equal(result.status, 'succeeded', String(result.error?.stack));
+    assert.deepEqual([...(result.collected['out'] as number[])].sort((x, y) => x - y), expected);
+    assert.equal(result.partitionsReleasedDuringJob, 2, 'counted as released: the engine gave them up');
+    assert.deepEqual(
+      warnings.filter((w) => w.startsWith('releasing a consumed partition failed')).map((w) => JSON.parse(w.slice(w.indexOf('{'))).partitionId).sort(),
+      ['a->b#0', 'b->c#0'],
+    );
   });
 
   it('refuses a releasePartitionsDuringJob that is not a boolean, naming it', async () => {
