@@ -117,7 +117,6 @@ async function runChecked(example: (typeof EXAMPLES)[number], executor: 'inproce
     assert.equal(deployments, regionCount, 'one deployment per region (no failure)');
     assert.ok((await readFile(join(dir, 'out.txt'), 'utf8')).length > 0);
     assert.deepEqual([...(await partitionsOnDisk(store))], [], 'nothing left once the job ended');
-    if (process.env["WEFT_TEST_DEBUG"]) console.log(example.name, executor, release, { deployments, goneEarly, onDiskAtLast, released: result.partitionsReleasedDuringJob, bytes: result.bytesReleasedDuringJob });
     return { result, check: { deployments, goneEarly, onDiskAtLast } };
   } finally {
     await rm(dir, { recursive: true, force: true });
