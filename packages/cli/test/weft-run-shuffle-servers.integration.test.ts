@@ -7,9 +7,6 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { runJob } from '@weft/engine';
-import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';
-import { createShuffleServerServiceFactory } from '@weft/shuffle-remote/client';
 import { type RedisServer, type TempDir, createTempDir, startRedis } from '@weft/testkit';
 
 const bin = fileURLToPath(new URL('../bin/weft.js', import.meta.url));
@@ -85,42 +82,6 @@ describe('weft run --shuffle-servers', () => {
       const stored = (await readdir(join(dir.path, server), { recursive: true, withFileTypes: true })).filter((e) => e.isFile());
       assert.ok(stored.length > 0, `server ${server} stored no partition file`);
     }
-  });
-
-  it('releases a partition on its server once its consumers finished, while the job still runs', async () => {
-    const blocking = createShuffleServerServiceFactory({ redis: redis.url, secret: SECRET });
-    const partitionFiles = async (partitionId: string): Promise<number> => {
-      const segment = encodeURIComponent(partitionId).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).replace(/\./g, '%2E');
-      let n = 0;
-      for (const server of ['a', 'b']) {
-        const files = await readdir(join(dir.path, server), { recursive: true, withFileTypes: true }).catch(() => []);
-        n += files.filter((e) => e.isFile() && join(e.parentPath ?? e.path, e.name).includes(`/${segment}/`)).length;
-      }
-      return n;
-    };
-    const seen: { listed: string[]; generatedFiles: number }[] = [];
-    const result = await runJob({
-      job: join(repo, 'examples', 'word-count.ts'),
-      args: ['--lines', '5000'],
-      parallelism: 2,
-      executor: 'inprocess',
-      slotsPerExecutor: 1,
-      exchangeMode: 'ALL_EDGES_BLOCKING',
-      shuffle: { pipelined: createMemoryShuffleServiceFactory(), blocking },
-      faults: (context) => ({
-        beforeDeploy: async (region) => {
-          // the last region (top-words) runs once every count task finished: the generated lines are consumed
-          if (region.deployment !== context.regions.length) return;
-          await using master = blocking.createShuffleMaster();
-          await master.start();
-          const listed = (await master.listPartitions(context.jobId as never)).map((p) => p.descriptor.partition.partitionId).sort();
-          seen.push({ listed, generatedFiles: (await partitionFiles('generate-lines->count#0')) + (await partitionFiles('generate-lines->count#1')) });
-        },
-      }),
-    });
-    assert.equal(result.status, 'succeeded', String(result.error?.stack));
-    assert.deepEqual(seen, [{ listed: ['count->top-words#0', 'count->top-words#1'], generatedFiles: 0 }], 'only what top-words still reads is there');
-    assert.equal(result.partitionsReleasedDuringJob, 4);
   });
 
   it('exits 2 when --meta is combined with --shuffle-servers, or the secret is missing', async () => {
