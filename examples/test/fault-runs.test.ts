@@ -23,6 +23,12 @@
 // prediction on every failover, but not against half: for a lost partition of an all-to-all edge it is
 // more than half of terasort's tasks by DESIGN.md's semantics (bench/README.md shows why).
 //
+// Every run releases partitions as the job goes (the engine's default), except the paired ones: issue 5's
+// target is about partitions kept until the job ends, so each paired seed runs region failover and
+// restart-all with the release off; the region run of that seed with the release on is paired with the
+// same restart-all run and printed ("released as the job goes"), not checked against half — a lost
+// partition's producer that finds its own inputs released re-runs their producers too (Flink's rule).
+//
 // The file prints "fault runs: N correct of N", then per example and per fault kind the tasks run again
 // (region against restart-all, paired runs), and over every region run the tasks run again against the
 // tasks started when the failure happened (what restart-all would have run again then) and the blast
@@ -143,12 +149,21 @@ describe('seeded fault runs on the examples (in process, local directory + SQLit
       assert.ok(pipelined.regions < blocking.regions, `${example.name}: ${PIPELINED_MODE} joins tasks into regions`);
 
       /** One run of `seed` under `failover` (in `exchangeMode` when given), checked; what it ran again. */
-      const faultRun = async (seed: number, kind: FaultKind, failover: FailoverStrategyName, exchangeMode?: ExchangeMode): Promise<{ result: JobResult; radius: BlastRadius }> => {
+      const faultRun = async (seed: number, kind: FaultKind, failover: FailoverStrategyName, exchangeMode?: ExchangeMode, release = true): Promise<{ result: JobResult; radius: BlastRadius }> => {
         const { expected, collected: expectedCollected, topologyFile } = exchangeMode === undefined ? blocking : pipelined;
-        const label = `${example.name} seed=${seed} ${kind} (${failover}${exchangeMode === undefined ? '' : `, ${exchangeMode}`})`;
-        const output = join(base, `run-${seed}-${failover}-${exchangeMode ?? 'default'}.out`);
+        const label = `${example.name} seed=${seed} ${kind} (${failover}${exchangeMode === undefined ? '' : `, ${exchangeMode}`}${release ? '' : ', kept until the end'})`;
+        const output = join(base, `run-${seed}-${failover}-${exchangeMode ?? 'default'}-${release}.out`);
         runs++;
-        const { result, harness, storeDir } = await runExample({ example, dir: base, output, spec: { seed, faults: [{ kind }] }, failover, parallelism: PARALLELISM, ...(exchangeMode === undefined ? {} : { exchangeMode }) });
+        const { result, harness, storeDir } = await runExample({
+          example,
+          dir: base,
+          output,
+          spec: { seed, faults: [{ kind }] },
+          failover,
+          parallelism: PARALLELISM,
+          releasePartitionsDuringJob: release,
+          ...(exchangeMode === undefined ? {} : { exchangeMode }),
+        });
         assert.equal(result.status, 'succeeded', `${label}: ${String(result.error?.stack)}`);
         const fault = harness?.faults[0];
         assert.ok(fault?.fired, `${label}: the fault fired`);
@@ -156,7 +171,10 @@ describe('seeded fault runs on the examples (in process, local directory + SQLit
         const first = result.failovers[0];
         if (kind === 'throw') assert.equal(first?.error.code, 'WEFT_ERR_INJECTED_FAULT', label);
         else {
-          assert.deepEqual(first?.lostPartitions, [fault?.target], `${label}: the consumer's failure names the damaged partition`);
+          // Named first; any others are partitions released during the job (their consumers had all finished)
+          // that the failover walk met: their producers re-run too.
+          assert.equal(first?.lostPartitions[0], fault?.target, `${label}: the consumer's failure names the damaged partition`);
+          if ((first?.lostPartitions.length ?? 0) > 1) assert.ok(result.partitionsReleasedDuringJob > 0, `${label}: ${first?.lostPartitions.join(', ')} lost, though none was released`);
           assert.equal(first?.error.code, kind === 'delete-partition' ? 'SHF_ERR_PARTITION_NOT_FOUND' : 'SHF_ERR_DATA_CORRUPTED', label);
         }
         if (exchangeMode !== undefined) assert.ok((first?.tasksToRestart.length ?? 0) > 1, `${label}: the failed task's region has several tasks`);
@@ -180,8 +198,17 @@ describe('seeded fault runs on the examples (in process, local directory + SQLit
           addRun(entry(figures, `${example.name} throw, ${PIPELINED_MODE}`, newFigures), run.result, run.radius);
         }
         if (!isPaired(seed)) continue;
-        const all = await faultRun(seed, kind, 'all');
+        // Issue 5's target compares the strategies with every partition kept until the job ends; released as
+        // the job goes (the default), a lost partition's producer may find its own inputs released and re-run
+        // their producers too (Flink's semantics): that figure is printed beside it.
+        const kept = await faultRun(seed, kind, 'region', undefined, false);
+        const all = await faultRun(seed, kind, 'all', undefined, false);
         for (const p of [here, entry(paired, `${example.name} ${kind}`, newPaired)]) {
+          p.runs++;
+          p.region += kept.radius.runAgain;
+          p.all += all.radius.runAgain;
+        }
+        for (const p of [entry(paired, `${example.name}, released as the job goes`, newPaired), entry(paired, `${example.name} ${kind}, released as the job goes`, newPaired)]) {
           p.runs++;
           p.region += region.radius.runAgain;
           p.all += all.radius.runAgain;

@@ -38,6 +38,8 @@ export interface RunRequest {
   readonly meta?: string;
   readonly restartMetadataStore?: () => Promise<string>;
   readonly parallelism?: number;
+  /** @defaultValue true (RunJobOptions.releasePartitionsDuringJob) */
+  readonly releasePartitionsDuringJob?: boolean;
 }
 
 export interface RunOutcome {
@@ -71,6 +73,7 @@ export async function runExample(request: RunRequest): Promise<RunOutcome> {
     restartStrategy: { type: 'fixed-delay', attempts: 8, delayMs: 1 },
     ...(request.failover === undefined ? {} : { failoverStrategy: request.failover }),
     ...(request.exchangeMode === undefined ? {} : { exchangeMode: request.exchangeMode }),
+    ...(request.releasePartitionsDuringJob === undefined ? {} : { releasePartitionsDuringJob: request.releasePartitionsDuringJob }),
     ...(harness === undefined ? {} : { faults: harness.factory }),
   });
   return { result, harness, storeDir: join(request.dir, 'store'), blocking };

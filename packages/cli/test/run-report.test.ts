@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { JobProgress, JobResult } from '@weft/engine';
-import { formatBytes, formatProgressLine, formatRunSummary, formatTaskSet } from '../src/commands/run-report.js';
+import { formatBytes, formatProgressLine, formatRunSummary, formatTaskSet, runSummaryJson } from '../src/commands/run-report.js';
 
 function progress(overrides: Partial<JobProgress> = {}): JobProgress {
   return {
@@ -50,6 +50,8 @@ function result(overrides: Partial<JobResult> = {}): JobResult {
     failovers: [],
     executorsLost: [],
     taskAttempts: {},
+    partitionsReleasedDuringJob: 0,
+    bytesReleasedDuringJob: 0,
     outputs: [{ sink: 'write-counts', path: '/tmp/out/counts.tsv', parts: 2 }],
     collected: { 'top words': ['the\t1000', 'of\t900'] },
     ...overrides,
@@ -102,6 +104,14 @@ describe('the run summary', () => {
     const oneRecord = formatRunSummary(result({ edges: [{ id: 'count->sink', source: 'count', target: 'sink', distribution: 'ALL_TO_ALL', partitionType: 'BLOCKING', records: 1, bytes: 17 }] }));
     assert.match(oneRecord, /count->sink {2}ALL_TO_ALL BLOCKING +1 record +17 B$/m);
     assert.match(formatRunSummary(result({ tasks: 2, regions: 1, attempts: 3, restarts: 2 })), /^ {2}2 tasks in 1 pipelined region; 3 attempts deployed, 2 restarts$/m);
+  });
+
+  it('says how many partitions (and bytes) were released while the job ran, and nothing when none was', () => {
+    const text = formatRunSummary(result({ partitionsReleasedDuringJob: 2, bytesReleasedDuringJob: 12 * 1024 * 1024 }));
+    assert.match(text, /^ {2}released 2 partitions \(12\.0 MiB\) while the job ran, once their consumers finished$/m);
+    assert.doesNotMatch(formatRunSummary(result()), /released/);
+    assert.equal(runSummaryJson(result({ partitionsReleasedDuringJob: 2, bytesReleasedDuringJob: 300 }))['partitionsReleasedDuringJob'], 2);
+    assert.equal(runSummaryJson(result({ partitionsReleasedDuringJob: 2, bytesReleasedDuringJob: 300 }))['bytesReleasedDuringJob'], 300);
   });
 
   it('shows at most 20 collected values of a sink and counts the rest', () => {

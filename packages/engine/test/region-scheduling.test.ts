@@ -47,6 +47,7 @@ function mostAtOnce(records: readonly ShuffleRecord[]): number {
   const first = new Map<string, number>();
   const last = new Map<string, number>();
   records.forEach((r, i) => {
+    if (r.kind === 'released') return; // the job master's doing, not a task's
     if (!first.has(r.attempt)) first.set(r.attempt, i);
     last.set(r.attempt, i);
   });

@@ -154,6 +154,26 @@ for (const makeBackend of [localSqliteBackend, s3RedisBackend]) {
       expectCode(await rejection(readPartition(fx.env, descriptor)), 'SHF_ERR_PRODUCER_FAILED', 'edge#0');
     });
 
+    it('deletes at unregisterJob the object of a producer that died mid-write, though its partition was released before (the engine releases partitions as the job goes)', async () => {
+      const label = freshLabel('released-then-unregister');
+      const options = backend.options(label, { attemptLeaseMs: 60_000 });
+      await using fx = await shuffleFixture(options);
+      const descriptor = await fx.register({ job: label, subpartitions: 2 });
+      await using stores = await openStores(options);
+      const { blob, meta } = stores;
+      const ids = { writeId: 'killed-then-released', jobId: descriptor.jobId, partitionId: descriptor.partition.partitionId, producerId: descriptor.producer.producerId };
+      const dead = { ...ids, objectKey: objectKey(ids) };
+      assert.equal(await meta.beginAttempt(dead), 'ok');
+      const writer = await blob.createWriter(dead.objectKey);
+      await writer.append([taggedRecord(1, 0, 0, 64 * 1024)]);
+      await writer.complete();
+      await fx.master.releasePartitionExternally(descriptor);
+      assert.deepEqual(await blob.listKeys(), [dead.objectKey], 'its lease still runs: the release leaves the object to a sweep');
+      await fx.master.unregisterJob(descriptor.jobId);
+      assert.deepEqual(await blob.listKeys(), [], 'the job is over: the object is gone at once');
+      assert.deepEqual(await backend.objectFiles(label), []);
+    });
+
     it('deletes at unregisterJob the object of a producer that died mid-write with its lease still running, and a sweep still collects what it writes later', async () => {
       const label = freshLabel('unregister');
       const options = backend.options(label, { attemptLeaseMs: 60_000 });

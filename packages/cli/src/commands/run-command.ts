@@ -40,6 +40,8 @@ Options:
                             --executor inprocess, the number of cores)
   --exchange-mode MODE      ${EXCHANGE_MODES.join(' | ')}
                             (default: the job's own, else ALL_EDGES_BLOCKING)
+  --no-release-during-job   keep every blocking partition until the job ends (default: a result's
+                            partitions are released as soon as every region reading them finished)
   --json                    print a machine-readable summary on stdout (with every failover)
   --plan-only               print the job's topology (docs/DESIGN.md contract 1: what \`weft plan\` reads;
                             one line with --json) and exit without running it
@@ -184,6 +186,7 @@ export const runCommand: Command = {
       ...RECOVERY_FLAGS,
       'inject-faults': { type: 'string' },
       'plan-only': { type: 'boolean' },
+      'no-release-during-job': { type: 'boolean' },
       json: { type: 'boolean' },
     });
     if (positionals.length === 0) throw usageError('run', 'missing <job module>');
@@ -259,6 +262,7 @@ export const runCommand: Command = {
         ...(slots === undefined ? {} : { slotsPerExecutor: slots }),
         ...(exchangeMode === undefined ? {} : { exchangeMode: exchangeMode as ExchangeMode }),
         ...recovery,
+        releasePartitionsDuringJob: values['no-release-during-job'] !== true,
         ...(harness === undefined ? {} : { faults: harness.factory }),
         shuffle: { pipelined, blocking: harness === undefined ? blocking : harness.wrapShuffle(blocking) },
         cwd: io.cwd,

@@ -52,6 +52,9 @@ export function formatRunSummary(result: JobResult): string {
     `  ${plural(result.tasks, 'task')} in ${plural(result.regions, 'pipelined region')}; ${plural(result.attempts, 'attempt')} deployed${result.restarts > 0 ? `, ${plural(result.restarts, 'restart')}` : ''}`,
     `  read ${formatCount(result.recordsRead)} records; shuffled ${formatCount(result.recordsShuffled)} records, ${formatBytes(result.bytesShuffled)}`,
   );
+  if (result.partitionsReleasedDuringJob > 0) {
+    lines.push(`  released ${plural(result.partitionsReleasedDuringJob, 'partition')} (${formatBytes(result.bytesReleasedDuringJob)}) while the job ran, once their consumers finished`);
+  }
   if (result.edges.length > 0) {
     const width = Math.max(...result.edges.map((e) => e.id.length));
     lines.push('  edges:');
@@ -155,6 +158,8 @@ export function runSummaryJson(result: JobResult, extra: Record<string, unknown>
     recordsRead: result.recordsRead,
     recordsShuffled: result.recordsShuffled,
     bytesShuffled: result.bytesShuffled,
+    partitionsReleasedDuringJob: result.partitionsReleasedDuringJob,
+    bytesReleasedDuringJob: result.bytesReleasedDuringJob,
     vertices: result.vertices,
     edges: result.edges,
     outputs: result.outputs,

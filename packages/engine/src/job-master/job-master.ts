@@ -16,6 +16,7 @@ import { ExecutorSlots } from './executor-slots.js';
 import type { ExecutorLossRecord, FailoverRecord } from './failover-record.js';
 import type { JobOutcome } from './job-outcome.js';
 import type { JobProgress } from './job-progress.js';
+import { PartitionReleases } from './partition-releases.js';
 import { blockingOutputsOf, PartitionStates } from './partition-states.js';
 import { progressCounters } from './progress-counters.js';
 import { RegionDependencies } from './region-dependencies.js';
@@ -49,6 +50,12 @@ export interface JobMasterOptions {
   readonly cancelTimeoutMs?: number;
   /** Called at each failover, as it happens (RunJobOptions.onFailover). */
   readonly onFailover?: (failover: FailoverRecord) => void;
+  /**
+   * Release each partition group once every region consuming it finished (PartitionReleases), not only
+   * at the job's end (Flink's `jobmanager.partition.release-during-job-execution`).
+   * @defaultValue true
+   */
+  readonly releasePartitionsDuringJob?: boolean;
 }
 
 /** @see JobMasterOptions.cancelTimeoutMs */
@@ -64,6 +71,7 @@ export const DEFAULT_CANCEL_TIMEOUT_MS = 30_000;
  * `cancelled`) and lost executors are the only inputs. Every failure goes to RegionRestarts, which fails
  * the job (every running task is cancelled first) or cancels the regions to restart and, once their tasks
  * stopped and the backoff passed, hands them back reset (new attempts, TaskAttempts) to be rescheduled.
+ * As regions finish, the partition groups they were the last readers of are released (PartitionReleases).
  *
  * An old attempt is only ever given up once it reported its end or its executor is gone (a lost worker is
  * reported once its process exited; cancelled tasks that do not stop within `cancelTimeoutMs` get their
@@ -80,6 +88,7 @@ export class JobMaster implements TaskExecutorListener {
   readonly #states: RegionStates;
   readonly #partitions: PartitionStates;
   readonly #restarts: RegionRestarts;
+  readonly #releases: PartitionReleases;
   readonly #cancelTimeouts: CancelTimeouts;
   readonly #executorsLost: ExecutorLossRecord[] = [];
   readonly #started = performance.now();
@@ -99,6 +108,9 @@ export class JobMaster implements TaskExecutorListener {
     this.#states = new RegionStates(this.#dependencies, this.#slots, this.#logger);
     this.#partitions = new PartitionStates(topology.partitionCount);
     this.#builder = new DeploymentBuilder({ ...options, attempts: this.#attempts });
+    const { plan, blockingMaster } = options;
+    const enabled = options.releasePartitionsDuringJob ?? true;
+    this.#releases = new PartitionReleases({ plan, topology, regions, blockingMaster, partitions: this.#partitions, builder: this.#builder, attempts: this.#attempts, logger: this.#logger, enabled });
     this.#restarts = new RegionRestarts({
       ...options,
       jobName: options.plan.name,
@@ -107,6 +119,7 @@ export class JobMaster implements TaskExecutorListener {
       partitions: this.#partitions,
       builder: this.#builder,
       logger: this.#logger,
+      releases: this.#releases,
       elapsedMs: () => this.#elapsedMs(),
       host: {
         isRunning: () => this.#state === 'running',
@@ -119,6 +132,11 @@ export class JobMaster implements TaskExecutorListener {
       },
     });
     this.#done = new Promise<JobOutcome>((resolve) => (this.#resolve = resolve));
+  }
+
+  /** Resolves once the partition releases under way settled (await it before the job's partitions go). */
+  releasesSettled(): Promise<void> {
+    return this.#releases.settled();
   }
 
   /** Starts scheduling on `executors`; resolves when the job succeeded or failed (never rejects). */
@@ -140,8 +158,9 @@ export class JobMaster implements TaskExecutorListener {
 
   /**
    * Live availability for the failover strategy: a re-readable partition is unavailable while its data
-   * is released — produced once, then given up by a restart of its producer not deployed again yet.
-   * One whose producer runs (or has not run yet) is not lost: it is being produced.
+   * is released — produced once, then given up (by a restart of its producer, or during the job once its
+   * consumers all finished: PartitionReleases) and its producer not deployed again yet. One whose producer
+   * runs (or has not run yet) is not lost: it is being produced.
    */
   isPartitionAvailable(partitionId: string): boolean {
     const p = this.#options.topology.indexOfResultPartition(partitionId);
@@ -276,6 +295,7 @@ export class JobMaster implements TaskExecutorListener {
       states.set(region, FINISHED);
       states.finished++;
       states.releaseSlot(region);
+      this.#releases.regionFinished(region);
       if (states.finished === states.count && this.#state === 'running') {
         this.#complete('succeeded');
         return;
@@ -312,8 +332,11 @@ export class JobMaster implements TaskExecutorListener {
       if (state === DEPLOYING) states.active[r] = 0;
       if (states.active[r] === 0) states.releaseSlot(r);
     } else if (state !== CANCELLING) {
-      // A finished region runs again: it no longer counts as finished.
-      if (state === FINISHED) states.finished--;
+      // A finished region runs again: it no longer counts as finished (nor for releases).
+      if (state === FINISHED) {
+        states.finished--;
+        this.#releases.regionUnfinished(r);
+      }
       states.set(r, CANCELLING);
     }
   }
@@ -400,6 +423,8 @@ export class JobMaster implements TaskExecutorListener {
       failovers: [...this.#restarts.failovers],
       executorsLost: [...this.#executorsLost],
       attempts: this.#attempts.numbers(),
+      partitionsReleasedDuringJob: this.#releases.released,
+      bytesReleasedDuringJob: this.#releases.bytesReleased,
     });
   }
 }

@@ -18,4 +18,8 @@ export interface JobOutcome {
   readonly executorsLost: readonly ExecutorLossRecord[];
   /** Per execution vertex (topology order): its last attempt number (0: never restarted). */
   readonly attempts: readonly number[];
+  /** Partitions released while the job ran, once their consumers finished (JobMasterOptions.releasePartitionsDuringJob). */
+  readonly partitionsReleasedDuringJob: number;
+  /** Bytes their producers wrote to those partitions (framed records, before compression). */
+  readonly bytesReleasedDuringJob: number;
 }

@@ -6,9 +6,10 @@ const RELEASED = 2;
 
 /**
  * Where each result partition of a job stands: pending (not produced yet, or being produced), done
- * (finished, readable), or released (produced once, then given up when its producer was reset, and its
- * producer not deployed again yet). A released partition is lost to its readers; a pending one is not —
- * its producer is on it (Flink's partition tracker sees the same).
+ * (finished, readable), or released (produced once, then given up — when its producer was reset, or
+ * during the job once every consumer region of its group finished — and its producer not deployed again
+ * yet). A released partition is lost to its readers; a pending one is not — its producer is on it
+ * (Flink's partition tracker sees the same: a released partition is no longer tracked).
  */
 export class PartitionStates {
   readonly #state: Uint8Array;
@@ -31,11 +32,16 @@ export class PartitionStates {
     this.#state[p] = DONE;
   }
 
-  /** Its producer was reset: produced data is released; data never produced stays pending. */
-  markReset(p: number): void {
+  /** Released during the job (its consumers all finished): a done partition is released. */
+  markReleased(p: number): void {
     if (this.#state[p] !== DONE) return;
     this.#state[p] = RELEASED;
     this.#released++;
+  }
+
+  /** Its producer was reset: produced data is released; data never produced stays pending. */
+  markReset(p: number): void {
+    this.markReleased(p);
   }
 
   /** Its producer's new attempt was deployed: it is being produced again. */

@@ -37,6 +37,8 @@ export interface RegionRestartsOptions {
    * (`reportFailure`, when it has one) before the restarted regions are rescheduled.
    */
   readonly blockingMaster: ShuffleMaster;
+  /** Releases during the job: those of a reset task's partitions under way are awaited before it is rescheduled. */
+  readonly releases?: { settled(partitions: Iterable<number>): Promise<void> };
   readonly states: RegionStates;
   readonly attempts: TaskAttempts;
   readonly partitions: PartitionStates;
@@ -202,16 +204,20 @@ export class RegionRestarts {
   async #reset(restart: PendingRestart): Promise<void> {
     const { topology, regions, blockingMaster, attempts, partitions, builder, host, logger } = this.#options;
     const releases: Promise<void>[] = [];
+    const outputs: number[] = [];
     for (const r of restart.regions) {
       for (const v of regions.membersOf(r)) {
         attempts.reset(v);
         for (const partition of blockingOutputsOf(topology, v)) {
+          outputs.push(partition);
           partitions.markReset(partition);
           const old = builder.takeDescriptor(partition);
           if (old !== undefined) releases.push(blockingMaster.releasePartitionExternally(old).catch((error: unknown) => logger.warn({ partitionId: old.partition.partitionId, error: (error as Error).message }, 'releasing a restarted partition failed')));
         }
       }
     }
+    // Released during the job, and that release not settled yet: it must not land on the new attempt.
+    if (this.#options.releases !== undefined) releases.push(this.#options.releases.settled(outputs));
     await Promise.all(releases);
     await this.#reported;
     if (!host.isRunning() || !this.#pending.has(restart)) return;

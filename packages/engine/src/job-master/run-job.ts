@@ -87,6 +87,14 @@ export interface RunJobOptions {
   readonly replaceLostWorkers?: boolean;
   /** Fault injection (tests, `weft run --inject-faults`): called once the job is planned. */
   readonly faults?: FaultInjectorFactory;
+  /**
+   * Release a blocking result's partitions as soon as every pipelined region consuming them finished
+   * (Flink's RegionPartitionGroupReleaseStrategy, `jobmanager.partition.release-during-job-execution`),
+   * so a job holds only the shuffle data still to be read; a later failover that needs a released
+   * partition re-runs its producer. BLOCKING_PERSISTENT partitions are never released. Off: everything
+   * stays until the job ends. @defaultValue true
+   */
+  readonly releasePartitionsDuringJob?: boolean;
 }
 
 /** How a job ended, with what it produced and moved. */
@@ -123,6 +131,10 @@ export interface JobResult {
   readonly executorsLost: readonly ExecutorLossRecord[];
   /** The last attempt number of each execution vertex, by id (0: never reset). */
   readonly taskAttempts: Readonly<Record<string, number>>;
+  /** Partitions released while the job ran, once every region reading them finished (RunJobOptions.releasePartitionsDuringJob). */
+  readonly partitionsReleasedDuringJob: number;
+  /** What their producers wrote to them: framed record bytes, before compression. */
+  readonly bytesReleasedDuringJob: number;
   /** Files the text sinks published (none when the job failed). */
   readonly outputs: readonly { readonly sink: string; readonly path: string; readonly parts: number }[];
   /** Values of `collect(name)` sinks, subtask by subtask (empty when the job failed). */
@@ -165,6 +177,8 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   const parallelism = checkCount('parallelism', options.parallelism, availableParallelism());
   const workers = checkCount('workers', options.workers, availableParallelism());
   const slots = checkCount('slotsPerExecutor', options.slotsPerExecutor, kind === 'workers' ? 1 : availableParallelism());
+  const releasePartitionsDuringJob = options.releasePartitionsDuringJob ?? true;
+  if (typeof releasePartitionsDuringJob !== 'boolean') throw invalidEngineArgument('releasePartitionsDuringJob', `expected a boolean, got ${JSON.stringify(releasePartitionsDuringJob)}`);
   const serializerName = options.serializer ?? 'default';
   let serializer = resolveSerializer(serializerName);
   if (options.shuffle?.pipelined === undefined || options.shuffle.blocking === undefined) {
@@ -206,6 +220,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       failover,
       restart,
       logger,
+      releasePartitionsDuringJob,
       ...(faults === undefined ? {} : { faults }),
       ...(options.cancelTimeoutMs === undefined ? {} : { cancelTimeoutMs: options.cancelTimeoutMs }),
       ...(options.onFailover === undefined ? {} : { onFailover: options.onFailover }),
@@ -310,6 +325,8 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       failovers: outcome.failovers,
       executorsLost: outcome.executorsLost,
       taskAttempts: Object.fromEntries(topology.executionVertexIds().map((task, v) => [task, outcome.attempts[v] ?? 0])),
+      partitionsReleasedDuringJob: outcome.partitionsReleasedDuringJob,
+      bytesReleasedDuringJob: outcome.bytesReleasedDuringJob,
       outputs: published.files,
       collected: published.collected,
     };
@@ -319,6 +336,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
     await Promise.all(
       executors.map((executor) => executor.close().catch((error: unknown) => logger.warn({ taskExecutorId: executor.id, error: (error as Error).message }, 'closing a task executor failed'))),
     );
+    await master?.releasesSettled();
     await blockingMaster.unregisterJob(id).catch((error: unknown) => logger.warn({ jobId: id, error: (error as Error).message }, 'unregistering the job failed'));
     await blockingMaster.close().catch(() => {});
   }

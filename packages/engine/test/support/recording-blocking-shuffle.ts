@@ -8,6 +8,7 @@ import {
   type ShuffleMaster,
   type ShuffleServiceFactory,
   gateItems,
+  partitionNotFound,
 } from '@weft/shuffle-api';
 
 /** What the recording shuffle saw, in order. `attempt` is the producing or consuming execution attempt. */
@@ -17,7 +18,9 @@ export type ShuffleRecord =
   | { readonly kind: 'writer-closed'; readonly attempt: string; readonly partitionId: string }
   /** `unfinished`: the gate's input partitions whose producer had not finished when the gate was created. */
   | { readonly kind: 'gate-created'; readonly attempt: string; readonly partitionIds: readonly string[]; readonly unfinished: readonly string[] }
-  | { readonly kind: 'gate-closed'; readonly attempt: string };
+  | { readonly kind: 'gate-closed'; readonly attempt: string }
+  /** `releasePartitionExternally` of the partition attempt `producer` wrote. */
+  | { readonly kind: 'released'; readonly producer: string; readonly partitionId: string };
 
 interface StoredPartition {
   readonly subpartitions: Uint8Array[][];
@@ -35,11 +38,17 @@ const SERVICE_ID = 'testing-recording-blocking';
  *
  * A writer's `finish()` takes a few turns of the event loop (as a real store's flush would), so a scheduler
  * that starts consumers early, or more regions than it has slots, is seen doing it. A gate over an
- * unfinished partition waits for it (and records that it had to).
+ * unfinished partition waits for it (and records that it had to). A released partition is gone: a gate
+ * created over it fails with SHF_ERR_PARTITION_NOT_FOUND naming it, as a real store's would.
  */
-export function testingRecordingBlockingShuffle(): ShuffleServiceFactory & { readonly records: ShuffleRecord[] } {
+export function testingRecordingBlockingShuffle(): ShuffleServiceFactory & {
+  readonly records: ShuffleRecord[];
+  /** Loses every attempt of the partition now (a disk gone): gates over it fail as over a released one. */
+  lose(partitionId: string): void;
+} {
   const records: ShuffleRecord[] = [];
   const partitions = new Map<string, StoredPartition>();
+  const released = new Set<string>();
   const keyOf = (d: ShuffleDescriptor): string => `${d.partition.partitionId}@${d.producer.attempt}`;
   const partitionOf = (d: ShuffleDescriptor): StoredPartition => {
     const key = keyOf(d);
@@ -58,7 +67,12 @@ export function testingRecordingBlockingShuffle(): ShuffleServiceFactory & { rea
     registerJob: async () => {},
     unregisterJob: async () => {},
     registerPartitionWithProducer: async (request) => ({ shuffleServiceId: SERVICE_ID, jobId: request.jobId, partition: request.partition, producer: request.producer, details: null }),
-    releasePartitionExternally: async (descriptor) => void partitions.delete(keyOf(descriptor)),
+    releasePartitionExternally: async (descriptor) => {
+      if (released.has(keyOf(descriptor))) return;
+      released.add(keyOf(descriptor));
+      partitions.delete(keyOf(descriptor));
+      records.push({ kind: 'released', producer: descriptor.producer.producerId, partitionId: descriptor.partition.partitionId });
+    },
     listPartitions: async () => [],
     [Symbol.asyncDispose]: async () => {},
   };
@@ -100,6 +114,8 @@ export function testingRecordingBlockingShuffle(): ShuffleServiceFactory & { rea
   };
 
   const createGate = (inputs: readonly ShuffleDescriptor[], start: number, end: number, attempt: string): InputGate => {
+    const gone = inputs.find((d) => released.has(keyOf(d)));
+    if (gone !== undefined) throw partitionNotFound(gone.partition.partitionId, `attempt ${gone.producer.producerId}'s partition was released`);
     const channels: InputChannelInfo[] = [];
     const sources: { stored: StoredPartition; subpartition: number }[] = [];
     for (const descriptor of inputs) {
@@ -147,5 +163,12 @@ export function testingRecordingBlockingShuffle(): ShuffleServiceFactory & { rea
     close: async () => {},
     [Symbol.asyncDispose]: async () => {},
   };
-  return { shuffleServiceId: SERVICE_ID, records, createShuffleMaster: () => master, createShuffleEnvironment: () => environment };
+  const lose = (partitionId: string): void => {
+    for (const key of partitions.keys()) {
+      if (key.slice(0, key.lastIndexOf('@')) !== partitionId) continue;
+      partitions.delete(key);
+      released.add(key);
+    }
+  };
+  return { shuffleServiceId: SERVICE_ID, records, lose, createShuffleMaster: () => master, createShuffleEnvironment: () => environment };
 }

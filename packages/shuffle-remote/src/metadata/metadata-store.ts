@@ -129,7 +129,11 @@ export interface MetadataStore {
   listCommitted(jobId: string): Promise<CommitRecord[]>;
   /** Unregisters the partition: its commit disappears, every attempt becomes `released`. Returns them. */
   releasePartition(jobId: string, partitionId: string): Promise<ReleasedAttempts>;
-  /** Releases every partition of the job (but persistent ones when `keepPersistent`) and forgets the job. */
+  /**
+   * Releases every partition of the job (but persistent ones when `keepPersistent`) and forgets the job; the
+   * attempts it returns include those of partitions released before whose objects may remain (a writer
+   * killed mid-write keeps its lease), so the job's end deletes them too.
+   */
   releaseJob(jobId: string, keepPersistent: boolean): Promise<ReleasedAttempts>;
   /**
    * Marks `writing` attempts whose lease is older than `leaseMs` `abandoned`, then returns up to `limit`

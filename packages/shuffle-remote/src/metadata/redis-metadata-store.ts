@@ -233,6 +233,17 @@ export class RedisMetadataStore implements MetadataStore {
       released.push(...(await this.releasePartition(jobId, partitionId)).attempts);
     }
     return this.call('releaseJob', async (r) => {
+      // attempts of partitions released before whose objects are still there (a writer killed mid-write
+      // keeps its lease, so its object outlived that release): the job's end takes them too
+      const seen = new Set(released.map((a) => a.writeId));
+      let cursor = '0';
+      do {
+        const [next, ids] = await r.sscan(this.key('garbage'), cursor, 'COUNT', 500);
+        cursor = next;
+        for (const attempt of await this.attempts(r, ids.filter((id) => !seen.has(id)))) {
+          if (attempt.jobId === jobId && attempt.state === 'released' && !attempt.collected) released.push(attempt);
+        }
+      } while (cursor !== '0');
       if ((await r.scard(this.jobPartitionsKey(jobId))) === 0) await r.srem(this.key('jobs'), jobId);
       return { attempts: released, nowMs: toMs(await r.time()) };
     });

@@ -255,10 +255,13 @@ export class SqliteMetadataStore implements MetadataStore {
       const partitions = db
         .prepare(`SELECT partition_id FROM weft_partitions WHERE job_id = ?${keepPersistent ? ' AND persistent = 0' : ''}`)
         .all(jobId) as { partition_id: string }[];
-      // attempts of partitions that were never registered here (or were released before) go too
-      const orphans = keepPersistent
-        ? []
-        : (db.prepare('SELECT DISTINCT partition_id FROM weft_attempts WHERE job_id = ?').all(jobId) as { partition_id: string }[]);
+      // attempts of partitions that were never registered here (or were released before: a writer killed
+      // mid-write keeps its lease, so its object outlived that release) go too — not a kept persistent one's
+      const orphans = db
+        .prepare(
+          `SELECT DISTINCT partition_id FROM weft_attempts WHERE job_id = ?${keepPersistent ? ' AND partition_id NOT IN (SELECT partition_id FROM weft_partitions WHERE job_id = ? AND persistent = 1)' : ''}`,
+        )
+        .all(...(keepPersistent ? [jobId, jobId] : [jobId])) as { partition_id: string }[];
       const ids = new Set([...partitions, ...orphans].map((row) => row.partition_id));
       const released = [...ids].flatMap((partitionId) => this.releaseIn(db, jobId, partitionId));
       const remaining = db.prepare('SELECT 1 FROM weft_partitions WHERE job_id = ? LIMIT 1').get(jobId);
