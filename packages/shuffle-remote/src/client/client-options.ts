@@ -71,6 +71,13 @@ export interface ShuffleServerClientOptions {
   readonly commitPollMaxMs?: number;
   /** Servers with less free disk get no new partitions. @defaultValue 0 */
   readonly minFreeBytes?: number;
+  /**
+   * Servers each partition is pushed to (`weft run --shuffle-replicas`): the same bytes to each, on
+   * different hosts (URL hostnames) where the pool has them, else on different servers of one host;
+   * committed on all, read from whichever answers. More than the live servers: a warning, and as many as
+   * there are. At most 8. @defaultValue 1
+   */
+  readonly replicas?: number;
   /** TLS: a CA bundle (PEM file) to trust, e.g. for self-signed server certificates. */
   readonly caFile?: string;
 }
@@ -101,6 +108,7 @@ export interface ResolvedShuffleServerClientOptions {
   readonly attemptLeaseMs: number;
   readonly commitPollMaxMs: number;
   readonly minFreeBytes: number;
+  readonly replicas: number;
   readonly caFile: string | undefined;
 }
 
@@ -124,7 +132,11 @@ export const DEFAULT_SHUFFLE_SERVER_CLIENT_OPTIONS = Object.freeze({
   attemptLeaseMs: 30_000,
   commitPollMaxMs: 1_000,
   minFreeBytes: 0,
+  replicas: 1,
 });
+
+/** Most copies of a partition `replicas` may ask for. */
+export const MAX_REPLICAS = 8;
 
 function integer(setting: string, value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
@@ -191,6 +203,7 @@ export function resolveShuffleServerClientOptions(options: ShuffleServerClientOp
     attemptLeaseMs: integer('attemptLeaseMs', options.attemptLeaseMs ?? d.attemptLeaseMs, 30, MAX_LEASE_MS),
     commitPollMaxMs: integer('commitPollMaxMs', options.commitPollMaxMs ?? d.commitPollMaxMs, 1),
     minFreeBytes: integer('minFreeBytes', options.minFreeBytes ?? d.minFreeBytes, 0),
+    replicas: integer('replicas', options.replicas ?? d.replicas, 1, MAX_REPLICAS),
     caFile: options.caFile,
   };
 }
