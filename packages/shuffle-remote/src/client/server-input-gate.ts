@@ -37,16 +37,60 @@ export class ServerInputGate extends SortMergeInputGate {
     this.opening?.abort();
   }
 
-  /** Opens the partition where it can be read: its server, the server's new URL, or the S3 tier. */
+  /**
+   * Opens the partition where it can be read: its server, else — when that server is unreachable or
+   * lacks it — each other server that may hold a copy, in turn (see `otherCopies`), else the primary's
+   * dead-server rule (`openPrimaryFallback`): its new URL, or the S3 tier.
+   */
   protected async openSource(descriptor: ShuffleDescriptor): Promise<PartitionSource> {
+    const details = descriptor.details as unknown as ServerPartitionDetails;
+    let primaryError: unknown;
+    try {
+      return await this.fetchWhenCommitted(details.url, descriptor);
+    } catch (error) {
+      if (!isShuffleError(error) || this.closed || !mayHaveCopyElsewhere(error)) throw error;
+      primaryError = error;
+    }
+    const tried = new Set([details.url]);
+    for await (const url of this.otherCopies(descriptor, tried)) {
+      try {
+        const source = await this.fetchWhenCommitted(url, descriptor);
+        this.g.logger.info({ partitionId: descriptor.partition.partitionId, serverId: details.serverId, from: url }, 'reading a copy of a partition: its server cannot serve it');
+        return source;
+      } catch (error) {
+        if (!isShuffleError(error) || this.closed || !mayHaveCopyElsewhere(error)) throw error;
+      }
+    }
+    return this.openPrimaryFallback(descriptor, primaryError as ShuffleError);
+  }
+
+  /**
+   * Servers other than the primary that may hold a copy, each once: the descriptor's replicas, then
+   * (with a registry) every server the commit index says committed it, at its current URL, then the
+   * descriptor's spares (a writer whose server died may have moved there).
+   */
+  private async *otherCopies(descriptor: ShuffleDescriptor, tried: Set<string>): AsyncGenerator<string> {
+    const details = descriptor.details as unknown as ServerPartitionDetails;
+    const fresh = (url: string | undefined): url is string => url !== undefined && !tried.has(url) && (tried.add(url), true);
+    for (const replica of details.replicas ?? []) if (fresh(replica.url)) yield replica.url;
+    if (this.g.locator.hasRegistry) {
+      const committed = await this.g.locator.copiesOf(descriptor.jobId, descriptor.partition.partitionId).catch(() => []);
+      for (const record of committed) {
+        if (record.serverId === details.serverId) continue;
+        const live = await this.g.locator.liveServer(record.serverId).catch(() => undefined);
+        if (fresh(live?.url)) yield live!.url;
+      }
+    }
+    for (const spare of details.spares ?? []) if (fresh(spare.url)) yield spare.url;
+  }
+
+  /** The primary's dead-server rule, once no other copy answered: a moved server, the S3 tier, or lost. */
+  private async openPrimaryFallback(descriptor: ShuffleDescriptor, error: ShuffleError): Promise<PartitionSource> {
     const details = descriptor.details as unknown as ServerPartitionDetails;
     const { jobId } = descriptor;
     const { partitionId } = descriptor.partition;
     const locator = this.g.locator;
-    try {
-      return await this.fetchWhenCommitted(details.url, descriptor);
-    } catch (error) {
-      if (!isShuffleError(error) || this.closed) throw error;
+    {
       const unreachable = error.context['unreachable'] === true || (error.retryable && error.code !== 'SHF_ERR_TIMEOUT');
       const notFound = error.code === 'SHF_ERR_PARTITION_NOT_FOUND';
       if (!locator.hasRegistry || (!unreachable && !notFound)) throw error;
@@ -113,4 +157,9 @@ export class ServerInputGate extends SortMergeInputGate {
     }
     return { reader: new FetchedRangeReader({ body: response.body, location: response.location, start, end, partitionId }), location: response.location };
   }
+}
+
+/** An error after which another server may still serve the partition: an outage, or "not here". */
+function mayHaveCopyElsewhere(error: ShuffleError): boolean {
+  return error.code === 'SHF_ERR_PARTITION_NOT_FOUND' || error.context['unreachable'] === true || error.retryable;
 }
