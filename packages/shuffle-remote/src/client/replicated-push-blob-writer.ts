@@ -23,6 +23,8 @@ interface Copy {
   readonly push: HttpPushBlobWriter;
   serverId: string;
   committed: boolean;
+  /** A move in progress (a lease renewal and a push may fail at once: the copy moves once). */
+  moving?: Promise<boolean>;
 }
 
 /**
@@ -126,32 +128,47 @@ export class ReplicatedPushBlobWriter implements BlobWriter {
    * `step` run again there) when it still holds its bytes, else dropped while another copy remains.
    */
   private async each(step: (copy: Copy) => Promise<void>): Promise<void> {
-    const outcomes = await Promise.allSettled(this.copies.map((c) => this.withMoves(c, step)));
+    // a lease renewal may run next to an append or a commit: work on this step's own list
+    const copies = [...this.copies];
+    const outcomes = await Promise.allSettled(copies.map((c) => this.withMoves(c, step)));
     let lastOutage: { copy: Copy; error: ShuffleError } | undefined;
     const failed: Copy[] = [];
     outcomes.forEach((outcome, i) => {
       if (outcome.status === 'fulfilled') return;
-      const copy = this.copies[i]!;
+      const copy = copies[i]!;
+      if (!this.copies.includes(copy)) return; // dropped by a concurrent step (and aborted): its failure no longer counts
       const error: unknown = outcome.reason;
       if (!isOutage(error)) throw error;
       failed.push(copy);
       lastOutage = { copy, error };
     });
     if (failed.length === 0) return;
-    if (failed.length === this.copies.length) throw await this.noCopyLeft(lastOutage!.copy, lastOutage!.error);
+    if (this.copies.every((c) => failed.includes(c))) throw await this.noCopyLeft(lastOutage!.copy, lastOutage!.error);
     for (const copy of failed) {
-      this.copies.splice(this.copies.indexOf(copy), 1);
+      const at = this.copies.indexOf(copy);
+      if (at === -1) continue; // dropped by a concurrent step
+      this.copies.splice(at, 1);
       this.dropped.push(copy);
+      // its stream gets no more bytes: end it now, and drop what its server holds of it (if it can)
+      void copy.push.abort();
       this.o.logger.warn({ partitionId: copy.push.target.partitionId, server: copy.push.target.url, serverId: copy.serverId, copiesLeft: this.copies.length }, 'dropping a copy of a partition: its server failed; pushing on to the others');
     }
   }
 
   private async withMoves(copy: Copy, step: (copy: Copy) => Promise<void>): Promise<void> {
     for (;;) {
+      const at = copy.push.target.url;
       try {
         return await step(copy);
       } catch (error) {
-        if (!isDead(error) || !copy.push.holdsAll || !(await this.moveToSpare(copy))) throw error;
+        if (!isDead(error)) throw error;
+        if (copy.push.target.url !== at) continue; // moved meanwhile (by a concurrent step): try there
+        // one move at a time: a step failing while another moves the copy waits for that move
+        copy.moving ??= (copy.push.holdsAll ? this.moveToSpare(copy) : Promise.resolve(false)).finally(() => {
+          copy.moving = undefined;
+        });
+        const moved = await copy.moving;
+        if (!moved) throw error;
       }
     }
   }
