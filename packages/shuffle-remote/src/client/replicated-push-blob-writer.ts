@@ -130,6 +130,7 @@ export class ReplicatedPushBlobWriter implements BlobWriter {
   private async each(step: (copy: Copy) => Promise<void>): Promise<void> {
     // a lease renewal may run next to an append or a commit: work on this step's own list
     const copies = [...this.copies];
+    if (copies.length === 0) throw new ShuffleError('SHF_ERR_STORAGE_UNAVAILABLE', 'no server holding a copy of the partition is left', { retryable: true });
     const outcomes = await Promise.allSettled(copies.map((c) => this.withMoves(c, step)));
     let lastOutage: { copy: Copy; error: ShuffleError } | undefined;
     const failed: Copy[] = [];
