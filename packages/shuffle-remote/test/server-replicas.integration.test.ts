@@ -244,6 +244,36 @@ describe('shuffle-server writes that survive a server death, and replicas', () =
     }
   });
 
+  it('with a fixed list of servers and replicas 2, lists each partition once, reads the copy when a server dies, and releases both copies', async () => {
+    await using pool = await startPool(['127.0.0.2', '127.0.0.3']);
+    const factory = createShuffleServerServiceFactory({ servers: pool.servers.map((s) => s.url), secret: TEST_SECRET, replicas: 2, retryAttempts: 2, retryMaxDelayMs: 50 });
+    const master = factory.createShuffleMaster();
+    await master.start();
+    try {
+      const descriptors: ShuffleDescriptor[] = [];
+      for (let i = 0; i < 3; i++) descriptors.push(await registerPartition(master, { jobId: 'fixed', resultId: 'f', index: i, type: 'BLOCKING', subpartitions: 2 }));
+      {
+        await using producer = factory.createShuffleEnvironment({ taskExecutorId: taskExecutorId('producer') });
+        for (const d of descriptors) {
+          const writer = await producer.createResultPartitionWriter({ descriptor: d });
+          await emitAll(writer, Array.from({ length: 300 }, (_, seq) => ({ subpartition: seq % 2, record: record(d, seq) })));
+          await writer.finish();
+          await writer.close();
+        }
+      }
+      for (let i = 0; i < 2; i++) assert.deepEqual(await pool.listed(i, 'fixed'), ['f#0', 'f#1', 'f#2'], `server ${i} holds every partition`);
+      const listed = await master.listPartitions(descriptors[0]!.jobId);
+      assert.deepEqual(listed.map((p) => p.descriptor.partition.partitionId).sort(), ['f#0', 'f#1', 'f#2'], 'each partition listed once');
+      assert.ok(listed.every((p) => copiesOf(p.descriptor).length === 2), 'with its replica');
+      await master.releasePartitionExternally(descriptors[0]!);
+      for (let i = 0; i < 2; i++) assert.deepEqual(await pool.listed(i, 'fixed'), ['f#1', 'f#2'], `server ${i} released f#0`);
+      await pool.servers[0]!.kill('SIGKILL');
+      for (const d of descriptors.slice(1)) await assertReadsBack(factory, d, 300);
+    } finally {
+      await master.close();
+    }
+  });
+
   it('uses as many replicas as there are live servers when asked for more, with a warning, and reports it', async () => {
     await using cluster = await startServerCluster({ redisUrl: redis.url, count: 2 });
     const warnings: string[] = [];
