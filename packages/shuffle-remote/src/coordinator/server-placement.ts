@@ -95,9 +95,12 @@ export class ServerPlacement {
    */
   async placeSeveral(request: { readonly count: number; readonly distinctHosts: boolean; readonly spares?: number }): Promise<SeveralServers<LiveServer>> {
     const primary = await this.place();
-    const eligible = this.eligible(this.servers);
+    let eligible = this.eligible(this.servers);
+    // a cached list loses servers as their read TTLs pass: read it again before settling for fewer copies
+    if (eligible.length < request.count) eligible = this.eligible(await this.live(true));
     const rest = eligible.filter((s) => s.serverId !== primary.serverId).sort((a, b) => this.loadOf(a) - this.loadOf(b));
     const several = chooseServers([primary, ...rest], request);
+    this.placed.set(primary.serverId, this.placed.get(primary.serverId) ?? 1);
     for (const server of several.servers.slice(1)) this.placed.set(server.serverId, (this.placed.get(server.serverId) ?? 0) + 1);
     return several;
   }
