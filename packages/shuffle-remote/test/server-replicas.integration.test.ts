@@ -128,6 +128,30 @@ describe('shuffle-server writes that survive a server death, and replicas', () =
     }
   });
 
+  it('opens a writer on a spare when its server is already dead: the lease moves before any data', async () => {
+    await using pool = await startPool(['127.0.0.2', '127.0.0.3']);
+    const factory = pool.factory({ maxBufferedPushBytes: 0, producerMemoryBytes: 64 * 1024 });
+    const master = factory.createShuffleMaster();
+    await master.start();
+    try {
+      const d = await registerPartition(master, { jobId: 'dead-at-open', resultId: 'o', index: 0, type: 'BLOCKING', subpartitions: 2 });
+      const dead = pool.servers.findIndex((s) => s.serverId === serverOf(d));
+      await pool.servers[dead]!.kill('SIGKILL');
+      {
+        await using producer = factory.createShuffleEnvironment({ taskExecutorId: taskExecutorId('producer') });
+        const writer = await producer.createResultPartitionWriter({ descriptor: d });
+        // streamed (maxBufferedPushBytes 0): only a move before the first byte can save it
+        await emitAll(writer, Array.from({ length: 3000 }, (_, seq) => ({ subpartition: seq % 2, record: record(d, seq) })));
+        await writer.finish();
+        await writer.close();
+      }
+      assert.deepEqual(await pool.listed(1 - dead, 'dead-at-open'), ['o#0']);
+      await assertReadsBack(factory, d, 3000);
+    } finally {
+      await master.close();
+    }
+  });
+
   it("fails a streamed producer whose server dies mid-push with a retryable SHF_ERR_STORAGE_UNAVAILABLE naming it, shows nothing, and the server's restart deletes the upload", async () => {
     await using pool = await startPool(['127.0.0.2', '127.0.0.3']);
     const factory = pool.factory({ maxBufferedPushBytes: 0, producerMemoryBytes: 64 * 1024 });
