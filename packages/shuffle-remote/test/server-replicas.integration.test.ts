@@ -10,9 +10,10 @@ import { drain, emitAll, makeRecord, parseRecord, recordsOf, registerPartition, 
 import { type ShuffleServerClientOptions, type ShuffleServerServiceFactory, ShuffleServerClient, createShuffleServerServiceFactory, resolveShuffleServerClientOptions } from '@weft/shuffle-remote/client';
 import { type RedisServer, type TempDir, createTempDir, startRedis } from '@weft/testkit';
 import { RedisCommitIndex } from '../src/coordinator/redis-commit-index.js';
+import type { CommittedPartition } from '../src/protocol/committed-partition.js';
 import { createJobToken } from '../src/protocol/job-token.js';
 import { TEST_SECRET, startServerCluster } from './helpers/server-cluster.js';
-import { eventually } from './helpers/server-objects.js';
+import { eventually, testDescriptor } from './helpers/server-objects.js';
 import { type ServerProcess, startServerProcess } from './helpers/server-process.js';
 
 let redis: RedisServer;
@@ -94,6 +95,56 @@ async function objectFiles(dir: string): Promise<string[]> {
   await walk(join(dir, 'objects'));
   return out;
 }
+
+describe('the commit index with copies', () => {
+  const committed = (serverId: string, attempt: number): CommittedPartition => ({
+    jobId: 'copies',
+    partitionId: 'c#0',
+    attempt,
+    serverId,
+    descriptor: testDescriptor({ jobId: 'copies', partitionId: 'c#0', attempt, subpartitions: 1, token: 't' }),
+    persistent: false,
+    numberOfSubpartitions: 1,
+    numberOfRegions: 1,
+    indexOffset: 10,
+    indexLength: 20,
+    objectBytes: 50,
+    subpartitionBytes: [30],
+    totalBytes: 30,
+    committedAtMs: 1,
+    objectKey: `copies/c%230/attempt-${attempt}.${serverId}-1.wsm`,
+    tiered: false,
+  });
+
+  it('keeps one record and a copy per further server of the same attempt, refuses another attempt, and lets a copy take the record\'s place when its server releases first', async () => {
+    const index = new RedisCommitIndex({ url: redis.url, keyPrefix: `weft-test-copies-${process.pid}:` });
+    await index.start();
+    try {
+      assert.deepEqual(await index.addCopy(committed('s1', 0)), { status: 'committed' });
+      assert.deepEqual(await index.addCopy(committed('s2', 0)), { status: 'committed' });
+      assert.deepEqual(await index.addCopy(committed('s2', 0)), { status: 'committed' }, 'idempotent');
+      const rival = await index.addCopy(committed('s3', 1));
+      assert.equal(rival.status, 'conflict', 'another attempt is a rival, not a copy');
+      assert.deepEqual((await index.publish(committed('s3', 0))).status, 'conflict', 'a plain commit of the same attempt elsewhere still conflicts');
+      assert.deepEqual((await index.locations('copies', 'c#0')).map((r) => [r.serverId, r.objectKey]), [
+        ['s1', 'copies/c%230/attempt-0.s1-1.wsm'],
+        ['s2', 'copies/c%230/attempt-0.s2-1.wsm'],
+      ]);
+      assert.equal((await index.list('copies')).length, 1, 'listed once');
+      await index.removeCopy('copies', 'c#0', 's1');
+      assert.deepEqual((await index.locations('copies', 'c#0')).map((r) => r.serverId), ['s2'], 'the copy took the record\'s place');
+      assert.equal((await index.lookup('copies', 'c#0'))?.objectKey, 'copies/c%230/attempt-0.s2-1.wsm');
+      await index.removeCopy('copies', 'c#0', 's2');
+      assert.deepEqual(await index.locations('copies', 'c#0'), []);
+      await index.addCopy(committed('s1', 0));
+      await index.addCopy(committed('s2', 0));
+      assert.equal((await index.removeJob('copies', false)).length, 2, 'removing the job returns every copy (their tier objects go too)');
+      assert.deepEqual(await index.listLocations('copies'), []);
+    } finally {
+      await index.close();
+    }
+  });
+});
 
 describe('shuffle-server writes that survive a server death, and replicas', () => {
   it('moves a buffered producer whose server is SIGKILLed before finish() to a spare: finish() succeeds and every record reads back byte for byte', async () => {
