@@ -20,7 +20,8 @@ export interface ServerInputGateOptions {
 /**
  * Reads partitions from shuffle servers, input after input: one streamed fetch of the gate's subpartition
  * range per input, decoded by SortMergeInputGate's range reader. When the descriptor's server cannot serve
- * the partition, the locator decides: a server that moved is asked at its new URL; a vanished server's
+ * the partition, every other server that may hold a copy is tried (replicas, the commit index's copies,
+ * spares); then the locator decides: a server that moved is asked at its new URL; a vanished server's
  * (expired heartbeat) partition is read from the S3 tier when it has a copy there, and is
  * SHF_ERR_PARTITION_NOT_FOUND when it does not. Batches are views into received chunks, valid until the
  * next read.
@@ -90,34 +91,32 @@ export class ServerInputGate extends SortMergeInputGate {
     const { jobId } = descriptor;
     const { partitionId } = descriptor.partition;
     const locator = this.g.locator;
-    {
-      const unreachable = error.context['unreachable'] === true || (error.retryable && error.code !== 'SHF_ERR_TIMEOUT');
-      const notFound = error.code === 'SHF_ERR_PARTITION_NOT_FOUND';
-      if (!locator.hasRegistry || (!unreachable && !notFound)) throw error;
-      if (unreachable) {
-        const live = await locator.liveServer(details.serverId);
-        if (live !== undefined) {
-          if (live.url === details.url) throw error; // alive but not answering: retryable, not lost
-          return this.fetchWhenCommitted(live.url, descriptor);
-        }
+    const unreachable = error.context['unreachable'] === true || (error.retryable && error.code !== 'SHF_ERR_TIMEOUT');
+    const notFound = error.code === 'SHF_ERR_PARTITION_NOT_FOUND';
+    if (!locator.hasRegistry || (!unreachable && !notFound)) throw error;
+    if (unreachable) {
+      const live = await locator.liveServer(details.serverId);
+      if (live !== undefined) {
+        if (live.url === details.url) throw error; // alive but not answering: retryable, not lost
+        return this.fetchWhenCommitted(live.url, descriptor);
       }
-      const record = await locator.commitOf(jobId, partitionId);
-      const tierReader = record === undefined ? undefined : await locator.openTierCopy(record);
-      if (record !== undefined && tierReader !== undefined) {
-        this.g.logger.info({ partitionId, serverId: details.serverId }, 'reading a partition from the S3 tier: its server cannot serve it');
-        return {
-          reader: tierReader,
-          location: {
-            numberOfSubpartitions: record.numberOfSubpartitions,
-            numberOfRegions: record.numberOfRegions,
-            indexOffset: record.indexOffset,
-            indexLength: record.indexLength,
-          },
-        };
-      }
-      if (notFound) throw error;
-      throw partitionNotFound(partitionId, `its shuffle server ${details.serverId} is gone (no heartbeat) and it has no copy in an S3 tier`, error);
     }
+    const record = await locator.commitOf(jobId, partitionId);
+    const tierReader = record === undefined ? undefined : await locator.openTierCopy(record);
+    if (record !== undefined && tierReader !== undefined) {
+      this.g.logger.info({ partitionId, serverId: details.serverId }, 'reading a partition from the S3 tier: its server cannot serve it');
+      return {
+        reader: tierReader,
+        location: {
+          numberOfSubpartitions: record.numberOfSubpartitions,
+          numberOfRegions: record.numberOfRegions,
+          indexOffset: record.indexOffset,
+          indexLength: record.indexLength,
+        },
+      };
+    }
+    if (notFound) throw error;
+    throw partitionNotFound(partitionId, `its shuffle server ${details.serverId} is gone (no heartbeat) and no other server or S3 tier has a copy`, error);
   }
 
   /** Fetches, waiting (with growing pauses) while the server says the producer is still writing. */
