@@ -170,6 +170,8 @@ describe('shuffle-server writes that survive a server death, and replicas', () =
       await assertReadsBack(factory, d, 500);
       const listed = await master.listPartitions(d.jobId);
       assert.deepEqual(listed.map((p) => serverOf(p.descriptor)), [pool.servers[spare]!.serverId], 'listed where it was committed');
+      await master.releasePartitionExternally(d);
+      assert.deepEqual(await pool.listed(spare, 'revive'), [], 'releasing the descriptor releases the moved copy');
       // the dead server comes back: nothing of the attempt is there
       await pool.restart(dead);
       assert.deepEqual(await pool.listed(dead, 'revive'), []);

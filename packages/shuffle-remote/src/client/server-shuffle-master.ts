@@ -162,8 +162,9 @@ export class ServerShuffleMaster implements ShuffleMaster {
   }
 
   /**
-   * Releases every copy: on the primary, the replicas and the spares the descriptor names and, with a
-   * registry, every server the commit index lists; then what vanished servers left (tier copies, index).
+   * Releases every copy: on the primary and the replicas the descriptor names and, with a registry, every
+   * server the commit index lists (without one, the spares too); then what vanished servers left (tier
+   * copies, index).
    */
   async releasePartitionExternally(descriptor: ShuffleDescriptor): Promise<void> {
     const { client } = this.ready();
@@ -173,7 +174,9 @@ export class ServerShuffleMaster implements ShuffleMaster {
     const token = this.tokenOf(jobId);
     const locations = (await this.cluster?.index.locations(jobId, partitionId)) ?? [];
     const servers = new Map<string, string>([[d.details.serverId, d.details.url]]);
-    for (const s of [...(d.details.replicas ?? []), ...(d.details.spares ?? [])]) servers.set(s.serverId, s.url);
+    // a copy moved to a spare is in the commit index; without one, only asking the spares finds it
+    const spares = this.cluster === undefined ? (d.details.spares ?? []) : [];
+    for (const s of [...(d.details.replicas ?? []), ...spares]) servers.set(s.serverId, s.url);
     for (const record of locations) if (!servers.has(record.serverId)) servers.set(record.serverId, '');
     for (const [serverId, listed] of servers) {
       const primary = serverId === d.details.serverId;
