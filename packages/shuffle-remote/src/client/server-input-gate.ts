@@ -3,6 +3,7 @@ import { WireError } from '../protocol/wire-errors.js';
 import { type PartitionSource, SortMergeInputGate } from '../shuffle-core/sort-merge-input-gate.js';
 import type { ResolvedShuffleServerClientOptions } from './client-options.js';
 import { FetchedRangeReader } from './fetched-range-reader.js';
+import { ResumingRangeReader } from './resuming-range-reader.js';
 import type { PartitionLocator } from './partition-locator.js';
 import type { ServerPartitionDetails } from './server-descriptor.js';
 import type { ShuffleServerClient } from './shuffle-server-client.js';
@@ -57,8 +58,19 @@ export class ServerInputGate extends SortMergeInputGate {
     this.opening?.abort();
   }
 
-  /** Opens the partition where it can be read: its server, the server's new URL, a replica, or the S3 tier. */
+  /**
+   * Opens the partition (see `locate`) behind a reader that, when the fetch breaks half-way (its server
+   * killed mid-range, a connection reset), locates it again — so a dead server's partition with no other
+   * copy becomes SHF_ERR_PARTITION_NOT_FOUND there too, and one with a copy is read on from the copy.
+   */
   protected async openSource(descriptor: ShuffleDescriptor): Promise<PartitionSource> {
+    const first = await this.locate(descriptor);
+    const reader = new ResumingRangeReader({ partitionId: descriptor.partition.partitionId, first, reopen: () => this.locate(descriptor) });
+    return { reader, location: first.location };
+  }
+
+  /** Finds the partition where it can be read: its server, the server's new URL, a replica, or the S3 tier. */
+  private async locate(descriptor: ShuffleDescriptor): Promise<PartitionSource> {
     const details = descriptor.details as unknown as ServerPartitionDetails;
     const { partitionId } = descriptor.partition;
     const locator = this.g.locator;
