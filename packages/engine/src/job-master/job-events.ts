@@ -35,7 +35,8 @@ export interface JobEventError {
  * consumer regions finish; a failure adds `failover` (the decision, once its tasks are chosen) and later
  * `tasks-reset` (their attempts given up, once they stopped and the backoff passed), after which the reset
  * tasks are deployed again with the next attempt. The job ends with a `sink-published` per text sink, then
- * `job-finished`; or with `job-cancelled` (aborted) and/or `job-failed`.
+ * `job-finished`; or with `job-failed`, or `job-cancelled` when it was aborted — exactly one of the three,
+ * always the last event.
  *
  * Deliberately not here: `running` acknowledgements, progress counters of running tasks, executor loss
  * (a lost executor shows as the `failover` of its tasks) — nothing a replay needs.

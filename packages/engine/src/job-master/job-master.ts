@@ -14,7 +14,8 @@ import type { ExecutorLossRecord, FailoverRecord } from './failover-record.js';
 import type { JobEventListener } from './job-events.js';
 import type { JobOutcome } from './job-outcome.js';
 import type { JobProgress } from './job-progress.js';
-import { type JobSubmission, JobScheduler } from './job-scheduler.js';
+import { JobScheduler } from './job-scheduler.js';
+import type { JobSubmission } from './job-scheduler-options.js';
 
 export interface JobMasterOptions {
   readonly jobId: JobId;

@@ -1,21 +1,14 @@
-import type { JobId, Logger, ShuffleMaster, TaskExecutorId } from '@weft/shuffle-api';
+import type { Logger, TaskExecutorId } from '@weft/shuffle-api';
 import { EngineError } from '../errors/engine-error.js';
-import type { ExecutionTopology } from '../execution/execution-topology.js';
 import type { TaskExecutor } from '../executor/task-executor.js';
-import type { FailoverStrategy } from '../failover/failover-strategy.js';
-import type { FaultInjector } from '../faults/fault-injector.js';
-import type { JobPlan } from '../graph/job-plan.js';
-import type { PipelinedRegions } from '../regions/pipelined-regions.js';
-import type { RestartBackoffTimeStrategy } from '../restart/restart-backoff-time-strategy.js';
 import type { RegionDeployment, TaskMetrics } from '../runtime/task-deployment.js';
 import type { TaskResult } from '../runtime/task-events.js';
 import { CancelTimeouts } from './cancel-timeouts.js';
 import { DeploymentBuilder } from './deployment-builder.js';
-import type { ExecutorSlots } from './executor-slots.js';
-import type { FailoverRecord } from './failover-record.js';
+import { JobCompletion } from './job-completion.js';
 import { JobEventEmitter } from './job-event-emitter.js';
-import { type JobEvent, type JobEventListener, type JobSubmittedOptions, noopJobEventListener } from './job-events.js';
-import type { JobOutcome } from './job-outcome.js';
+import { type JobEvent, noopJobEventListener } from './job-events.js';
+import type { JobSchedulerOptions, ScheduledOutcome } from './job-scheduler-options.js';
 import type { JobProgress } from './job-progress.js';
 import { PartitionReleases } from './partition-releases.js';
 import { blockingOutputsOf, PartitionStates } from './partition-states.js';
@@ -24,52 +17,10 @@ import { RegionDependencies } from './region-dependencies.js';
 import { RegionDeployer } from './region-deployer.js';
 import { RegionRestarts } from './region-restarts.js';
 import { RegionState, RegionStates } from './region-states.js';
-import { discardTempDirs, type PublishedSinks, publishSinks } from './sink-publisher.js';
+import { taskFinishedEvent } from './task-finished-event.js';
 import { TaskAttempts } from './task-attempts.js';
 
 const { READY, DEPLOYING, RUNNING, FINISHED, CANCELLING } = RegionState;
-
-/** What `job-submitted` says besides the plan: the module, its hash, the arguments and the run options. */
-export interface JobSubmission {
-  readonly jobModule: string | null;
-  readonly jobModuleHash: string | null;
-  readonly args: readonly string[];
-  /** Null where the scheduler was built without run options (a test driving a JobMaster directly). */
-  readonly options: JobSubmittedOptions | null;
-}
-
-export interface JobSchedulerOptions {
-  readonly jobId: JobId;
-  readonly plan: JobPlan;
-  readonly topology: ExecutionTopology;
-  readonly regions: PipelinedRegions;
-  readonly blockingMaster: ShuffleMaster;
-  readonly failover: FailoverStrategy;
-  readonly restart: RestartBackoffTimeStrategy;
-  /** The job's logger (its `jobId` child). */
-  readonly logger: Logger;
-  /** The executors regions are placed on (the job master's registry); the scheduler takes and gives back slots. */
-  readonly slots: ExecutorSlots;
-  /** Milliseconds since the job started. */
-  readonly elapsedMs: () => number;
-  readonly faults?: FaultInjector | undefined;
-  /** @defaultValue DEFAULT_CANCEL_TIMEOUT_MS */
-  readonly cancelTimeoutMs: number;
-  readonly onFailover?: ((failover: FailoverRecord) => void) | undefined;
-  /** @defaultValue true */
-  readonly releasePartitionsDuringJob?: boolean | undefined;
-  /** Told of every transition (job-events.ts). @defaultValue a no-op */
-  readonly eventListener?: JobEventListener | undefined;
-  /** @defaultValue no module, no arguments, no options */
-  readonly submission?: JobSubmission | undefined;
-  /** The text sinks' per-attempt directories, published from (or discarded) at the job's end. @defaultValue [] */
-  readonly sinkTempDirs?: readonly string[] | undefined;
-}
-
-/** How the job ended, as the scheduler knows it (the job master adds the executors it lost). */
-export type ScheduledOutcome = Omit<JobOutcome, 'executorsLost'>;
-
-const NOTHING_PUBLISHED: PublishedSinks = { collected: {}, files: [] };
 
 /**
  * The scheduler of one job (Flink's DefaultScheduler over its ExecutionGraph): the one place that writes
@@ -82,8 +33,8 @@ const NOTHING_PUBLISHED: PublishedSinks = { collected: {}, files: [] };
  * `taskRunning`, `taskFinished`, `taskFailed`, `taskCancelled` and `executorLost`; every failure goes to
  * RegionRestarts, which fails the job (`failJob`) or cancels the regions to restart (`cancelRegion`) and
  * later has their tasks reset (`resetTasks`) and rescheduled. When every region finished, the last
- * transitions publish the sinks (`publishSinks`, one `sink-published` each) and end the job
- * (`finishJob`); a failed job ends once every task stopped.
+ * transition publishes the sinks (`publishSinks`: JobCompletion emits a `sink-published` each, then
+ * `job-finished`); a failed job ends (`job-failed`) once every task stopped.
  *
  * A `task-finished` counts only once the event listener took it: when the listener returns a promise,
  * the task's partitions become readable (and its consumers schedulable) only after it resolved — what
@@ -103,13 +54,10 @@ export class JobScheduler {
   readonly #releases: PartitionReleases;
   readonly #cancelTimeouts: CancelTimeouts;
   readonly #events: JobEventEmitter;
-  /** Plan edge index of each topology edge (task metrics count bytes by plan edge). */
-  readonly #planEdgeIndex: Int32Array;
   #state: 'created' | 'running' | 'failing' | 'publishing' | 'done' = 'created';
   #failure: EngineError | undefined;
   #aborted = false;
-  #resolve!: (outcome: ScheduledOutcome) => void;
-  readonly #done: Promise<ScheduledOutcome>;
+  readonly #completion: JobCompletion;
 
   constructor(options: JobSchedulerOptions) {
     this.#options = options;
@@ -122,9 +70,7 @@ export class JobScheduler {
     this.#partitions = new PartitionStates(topology.partitionCount);
     this.#builder = new DeploymentBuilder({ ...options, attempts: this.#attempts });
     this.#deployer = new RegionDeployer({ topology, dependencies: this.#dependencies, builder: this.#builder, faults: options.faults, logger });
-    this.#events = new JobEventEmitter(options.eventListener ?? noopJobEventListener, (error) => this.failJob(this.#jobFailed(error)));
-    const planIndex = new Map(plan.edges.map((e) => [e.id, e.index]));
-    this.#planEdgeIndex = Int32Array.from(topology.edges, (e) => planIndex.get(e.id) ?? -1);
+    this.#events = new JobEventEmitter(options.eventListener ?? noopJobEventListener, (error) => this.failJob(this.#completion.jobFailed(error)));
     const enabled = options.releasePartitionsDuringJob ?? true;
     this.#releases = new PartitionReleases({ plan, topology, regions, blockingMaster, partitions: this.#partitions, builder: this.#builder, attempts: this.#attempts, logger, enabled });
     this.#restarts = new RegionRestarts({
@@ -147,7 +93,7 @@ export class JobScheduler {
         rescheduled: (restarted) => this.#rescheduled(restarted),
       },
     });
-    this.#done = new Promise<ScheduledOutcome>((resolve) => (this.#resolve = resolve));
+    this.#completion = new JobCompletion({ jobName: plan.name, sinkTempDirs: options.sinkTempDirs ?? [], events: this.#events, attempts: this.#attempts, restarts: this.#restarts, releases: this.#releases });
   }
 
   /** Whether the job runs (not failing, publishing or done): only then are regions scheduled, restarted, executors replaced. */
@@ -199,7 +145,7 @@ export class JobScheduler {
     for (const vertex of topology.vertices) this.#emit({ type: 'vertex-initialized', data: { vertexId: vertex.id, parallelism: vertex.parallelism } });
     this.#states.start();
     this.schedule();
-    return this.#done;
+    return this.#completion.outcome;
   }
 
   /** Deploys ready regions while executors have free slots. */
@@ -224,7 +170,7 @@ export class JobScheduler {
    */
   taskFinished(executor: TaskExecutorId, v: number, result: TaskResult): void {
     this.#attempts.running.delete(result.attemptId);
-    const stored = this.#emit(this.#taskFinishedEvent(v, result));
+    const stored = this.#emit(taskFinishedEvent({ ...this.#options, v, attempt: this.#attempts.numberOf(v), result }));
     if (stored === true) {
       this.#finishTask(v, result);
       return;
@@ -429,89 +375,26 @@ export class JobScheduler {
     this.schedule();
   }
 
-  /** Every region finished: the sinks are published from the finished attempts, all or nothing (`sink-published` each). */
-  async #publishSinks(): Promise<void> {
+  /** Every region finished: the last transition publishes the sinks (`sink-published` each), then `job-finished`. */
+  #publishSinks(): void {
     this.#state = 'publishing';
     this.#restarts.stop();
     this.#cancelTimeouts.clearAll();
-    let published: PublishedSinks;
-    try {
-      published = await publishSinks(
-        this.#attempts.results.flatMap((r) => (r === undefined ? [] : r.sinks)),
-        this.#options.sinkTempDirs ?? [],
-      );
-    } catch (error) {
-      this.#failure = this.#jobFailed(error as Error);
-      this.#end('failed', NOTHING_PUBLISHED);
-      return;
-    }
-    for (const file of published.files) this.#emit({ type: 'sink-published', data: { sink: file.sink, path: file.path } });
-    this.#finishJob(published);
+    void this.#completion.succeeded().finally(() => (this.#state = 'done'));
   }
 
-  /** The job succeeded (`job-finished`) — unless an event of it could not be stored. */
-  #finishJob(published: PublishedSinks): void {
-    const failure = this.#events.failure;
-    if (failure !== undefined) this.#failure = this.#jobFailed(failure);
-    this.#end(failure === undefined ? 'succeeded' : 'failed', published);
-  }
-
+  /** A failing job's tasks all stopped: it ends with `job-failed` (`job-cancelled` when aborted). */
   #maybeSettleFailure(): void {
     if (this.#state !== 'failing') return;
     for (let r = 0; r < this.#states.count; r++) if ((this.#states.active[r] as number) > 0) return;
     this.#state = 'done';
     this.#restarts.stop();
     this.#cancelTimeouts.clearAll();
-    void discardTempDirs(this.#options.sinkTempDirs ?? []).then(() => this.#end('failed', NOTHING_PUBLISHED));
-  }
-
-  /** The job's last event (`job-finished`, `job-failed` or `job-cancelled`); the outcome once the listener took every event. */
-  #end(ended: 'succeeded' | 'failed', published: PublishedSinks): void {
-    this.#state = 'done';
-    const failure = this.#failure;
-    if (ended === 'succeeded') this.#emit({ type: 'job-finished', data: {} });
-    else if (this.#aborted) this.#emit({ type: 'job-cancelled', data: { reason: failure?.message ?? 'aborted' } });
-    else this.#emit({ type: 'job-failed', data: { error: { ...(failure?.code === undefined ? {} : { code: failure.code }), message: failure?.message ?? 'failed' } } });
-    void this.#events.settled().then(() => {
-      let status = ended;
-      let error = ended === 'failed' ? failure : undefined;
-      const unrecorded = this.#events.failure;
-      if (status === 'succeeded' && unrecorded !== undefined) {
-        status = 'failed';
-        error = this.#jobFailed(unrecorded);
-      }
-      this.#resolve({
-        status,
-        ...(error === undefined ? {} : { error }),
-        results: this.#attempts.results.filter((r): r is TaskResult => r !== undefined),
-        published,
-        attemptsDeployed: this.#attempts.deployedTotal,
-        failures: this.#restarts.failures,
-        restarts: this.#restarts.failovers.length,
-        failovers: [...this.#restarts.failovers],
-        attempts: this.#attempts.numbers(),
-        partitionsReleasedDuringJob: this.#releases.released,
-        bytesReleasedDuringJob: this.#releases.bytesReleased,
-      });
-    });
+    void this.#completion.failed(this.#failure as EngineError, this.#aborted);
   }
 
   #emit(event: JobEvent): boolean | Promise<boolean> {
     return this.#events.emit(event);
-  }
-
-  #taskFinishedEvent(v: number, result: TaskResult): JobEvent {
-    const { topology } = this.#options;
-    const partitions = blockingOutputsOf(topology, v).map((p) => {
-      const planEdge = this.#planEdgeIndex[topology.edgeOfPartition(p).index];
-      const bytes = result.metrics.outputs.find((o) => o.edgeIndex === planEdge)?.bytes;
-      return { partitionId: topology.resultPartitionId(p), ...(bytes === undefined ? {} : { bytes }) };
-    });
-    return { type: 'task-finished', data: { executionVertexId: topology.executionVertexId(v), attempt: this.#attempts.numberOf(v), partitions, metrics: result.metrics } };
-  }
-
-  #jobFailed(cause: Error): EngineError {
-    return new EngineError('WEFT_ERR_JOB_FAILED', `job ${JSON.stringify(this.#options.plan.name)} failed: ${cause.message}`, { cause });
   }
 
   #regionOf(v: number): number {

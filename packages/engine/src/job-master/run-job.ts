@@ -21,7 +21,7 @@ import type { ExecutorLossRecord, FailoverRecord } from './failover-record.js';
 import { JobMaster } from './job-master.js';
 import type { EdgeSummary, JobProgress, VertexSummary } from './job-progress.js';
 import type { JobEventListener } from './job-events.js';
-import type { JobSubmission } from './job-scheduler.js';
+import type { JobSubmission } from './job-scheduler-options.js';
 import { type JobShuffleServices, JobSession } from './job-session.js';
 import { textSinkTempDirs } from './sink-publisher.js';
 
