@@ -90,7 +90,8 @@ export type JobEventOf<T extends JobEventType> = Extract<JobEvent, { type: T }>;
  * finished — only once that promise resolved; the job's end waits for every promise. Other events are not
  * waited for one by one (the listener sees them in order and must keep that order itself, as an
  * append-only log does). A listener that throws or rejects fails the job with `WEFT_ERR_EVENT_LOG`: the
- * job never goes on with events unrecorded.
+ * job never goes on with events unrecorded. A promise that never settles holds the job: retries and
+ * timeouts are the listener's (a durable log's) own.
  */
 export interface JobEventListener {
   onJobEvent(event: JobEvent): void | Promise<void>;

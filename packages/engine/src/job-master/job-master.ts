@@ -76,6 +76,7 @@ export class JobMaster implements TaskExecutorListener {
   readonly #scheduler: JobScheduler;
   readonly #executorsLost: ExecutorLossRecord[] = [];
   readonly #started = performance.now();
+  #ran = false;
 
   constructor(options: JobMasterOptions) {
     this.#options = options;
@@ -95,10 +96,11 @@ export class JobMaster implements TaskExecutorListener {
   }
 
   /** Starts scheduling on `executors`; resolves when the job succeeded or failed, its sinks published (never rejects). */
-  async run(executors: readonly TaskExecutor[]): Promise<JobOutcome> {
+  run(executors: readonly TaskExecutor[]): Promise<JobOutcome> {
+    if (this.#ran) throw new EngineError('WEFT_ERR_ILLEGAL_STATE', 'a job master runs once');
+    this.#ran = true;
     for (const executor of executors) this.#slots.add(executor);
-    const outcome = await this.#scheduler.start();
-    return { ...outcome, executorsLost: [...this.#executorsLost] };
+    return this.#scheduler.start().then((outcome) => ({ ...outcome, executorsLost: [...this.#executorsLost] }));
   }
 
   /** Fails the job from outside (the caller's AbortSignal): running tasks are cancelled first. */
