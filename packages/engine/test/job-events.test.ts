@@ -193,6 +193,24 @@ describe('the job event stream', () => {
     });
   });
 
+  it('ends an aborted job with job-cancelled, its one terminal event', async () => {
+    await withDir(async (dir) => {
+      const controller = new AbortController();
+      const seen: string[] = [];
+      const listener: JobEventListener = {
+        onJobEvent(event) {
+          seen.push(brief(event));
+          if (event.type === 'task-finished' && event.data.executionVertexId === 'a#0') controller.abort(new Error('operator stop'));
+        },
+      };
+      const result = await runJob(options(dir, listener, { slotsPerExecutor: 1, signal: controller.signal }));
+      assert.equal(result.status, 'failed');
+      assert.match(String(result.error?.message), /aborted: operator stop/);
+      assert.equal(seen.at(-1), 'job-cancelled');
+      assert.ok(!seen.includes('job-failed') && !seen.includes('job-finished'), seen.join(' | '));
+    });
+  });
+
   it('refuses an event listener without onJobEvent', async () => {
     await withDir(async (dir) => {
       await assert.rejects(runJob(options(dir, {} as JobEventListener)), { code: 'WEFT_ERR_INVALID_ARGUMENT', message: /eventListener/ });
