@@ -25,9 +25,10 @@ export interface PartitionReleasesOptions {
  * Releases partitions while the job runs (Flink's `jobmanager.partition.release-during-job-execution`):
  * when a region finishes, the partition groups PartitionGroupReleaseStrategy finds fully consumed are
  * released through the blocking ShuffleMaster. The scheduler marks each released partition released in
- * PartitionStates (it alone writes them) — from then on it is unavailable to the failover strategy, exactly as the partitions
- * a restart gives up, so a later failover that needs it re-runs its producer — and its descriptor is
- * taken from the DeploymentBuilder (a restart of its producer does not release it twice).
+ * PartitionStates (it alone writes them) — from then on it is unavailable to the failover strategy,
+ * exactly as the partitions a restart gives up, so a later failover that needs it re-runs its producer —
+ * and its descriptor is taken from the DeploymentBuilder (a restart of its producer does not release it
+ * twice).
  *
  * Releases are not awaited by the scheduler: a failed one is logged (`warn`) and the job goes on (the
  * job's end releases everything again). They cannot race a reader: a group is released only when every
