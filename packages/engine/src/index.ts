@@ -64,4 +64,5 @@ export type * from './job-master/job-progress.js';
 export type * from './job-master/failover-record.js';
 export type * from './faults/fault-injector.js';
 export { DEFAULT_CANCEL_TIMEOUT_MS } from './job-master/job-master.js';
+export * from './job-master/job-events.js';
 export * from './job-master/run-job.js';

@@ -38,6 +38,8 @@ export const EngineErrorCode = {
   SINK_FAILED: 'WEFT_ERR_SINK_FAILED',
   /** A fault planted on purpose (`weft run --inject-faults`, a fault-injection test) fired in a task. */
   INJECTED_FAULT: 'WEFT_ERR_INJECTED_FAULT',
+  /** The job's event listener (its event log) threw or rejected on an event: the job fails, never runs on unrecorded. Carries `event`. */
+  EVENT_LOG: 'WEFT_ERR_EVENT_LOG',
 } as const;
 
 export type EngineErrorCode = (typeof EngineErrorCode)[keyof typeof EngineErrorCode];
