@@ -113,6 +113,29 @@ async function placeMany(master: ShuffleMaster, jobId: string, tag: string, n: n
 const serverOf = (d: ShuffleDescriptor): string => (d.details as { serverId: string }).serverId;
 
 describe('a shuffle server that dies', () => {
+  it('is excluded by a master when a writer that moved off it to a spare reports it in the registry (no task failed, no failure report)', async () => {
+    await using p = await pool(2);
+    const [a, b] = p.servers as [ServerProcess, ServerProcess];
+    const lines: LogLine[] = [];
+    const factory = factoryOf(p.keyPrefix, { probeInitialDelayMs: 60_000, probeMaxDelayMs: 60_000 });
+    const master = factory.createShuffleMaster({ logger: recordingLogger(lines) });
+    await master.start();
+    try {
+      const placed = await placeMany(master, 'moved', 'm', 6);
+      const onA = placed.descriptors.find((d) => serverOf(d) === a.serverId);
+      assert.ok(onA !== undefined && (placed.on.get(b.serverId) ?? 0) > 0, 'both servers take partitions');
+      await a.kill('SIGKILL');
+      // a small partition still held whole: its writer moves to the spare and finishes there
+      await writePartition(factory, onA, 20);
+      assert.deepEqual(await readPartition(factory, onA), Array.from({ length: 20 }, (_, i) => i), 'read back whole from the spare');
+      // the master reads the list for its next placements: the report is there (the record is still live)
+      assert.deepEqual([...(await placeMany(master, 'moved', 'after', 6)).on], [[b.serverId, 6]], 'nothing placed on it any more');
+      assert.ok(lines.some((l) => l.fields['serverId'] === a.serverId && /excluded/.test(l.message)), 'the exclusion is logged');
+    } finally {
+      await master.close();
+    }
+  });
+
   it("fails a consumer of a SIGKILLed server's committed partition with PARTITION_NOT_FOUND naming it, while the server's record is still live", async () => {
     await using p = await pool(2);
     const [a, b] = p.servers as [ServerProcess, ServerProcess];

@@ -64,6 +64,20 @@ export class PartitionLocator {
     return this.tierStore.openReader(record.objectKey);
   }
 
+  /**
+   * Leaves a report in the registry that a server could not be connected to (RedisServerRegistry
+   * `reportSuspect`), for a failure no task failure will report: a writer that moved to a spare, a reader
+   * that read a copy elsewhere. Masters then exclude and probe it. Fire and forget (a failed report is
+   * logged); without a registry, nothing.
+   */
+  reportUnreachable(server: { readonly serverId: string; readonly url: string }): void {
+    if (!this.hasRegistry) return;
+    void (async () => {
+      const redis = await this.connect();
+      await redis?.registry.reportSuspect(server.serverId, server.url);
+    })().catch((error: unknown) => this.logger.debug({ serverId: server.serverId, error: (error as Error)?.message ?? String(error) }, 'could not report an unreachable shuffle server'));
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     const redis = this.redis;

@@ -16,6 +16,8 @@ export interface ReplicatedPushBlobWriterOptions {
   readonly commitRequest: () => { readonly descriptor: ShuffleDescriptor; readonly subpartitionBytes: readonly number[] };
   /** Commit as one copy among several (the server then accepts the same attempt committed elsewhere). */
   readonly replica: boolean;
+  /** Told of each server found dead while the writer carries on without failing (so no task failure reports it). */
+  readonly onUnreachable?: (server: ServerLocation) => void;
   readonly logger: Logger;
 }
 
@@ -164,6 +166,7 @@ export class ReplicatedPushBlobWriter implements BlobWriter {
       } catch (error) {
         if (!isDead(error)) throw error;
         if (copy.push.target.url !== at) continue; // moved meanwhile (by a concurrent step): try there
+        this.o.onUnreachable?.({ serverId: copy.serverId, url: at });
         // one move at a time: a step failing while another moves the copy waits for that move
         copy.moving ??= (copy.push.holdsAll ? this.moveToSpare(copy) : Promise.resolve(false)).finally(() => {
           copy.moving = undefined;

@@ -91,6 +91,7 @@ export class ServerInputGate extends SortMergeInputGate {
       const source = await fallback.open();
       if (source !== undefined) {
         this.g.logger.info({ partitionId, serverId: details.serverId, from: fallback.name, error: failure.message }, 'reading a partition elsewhere: its server cannot serve it');
+        if (dead) locator.reportUnreachable(details);
         return source;
       }
     }

@@ -11,6 +11,8 @@ export interface ServerWriterOptions {
   readonly targets: readonly (AttemptTarget & { readonly serverId: string })[];
   /** Where a copy whose server dies may move (descriptor `details.spares`). */
   readonly spares: readonly ServerLocation[];
+  /** Told of each server found dead while the writer carries on (see ReplicatedPushBlobWriter). */
+  readonly onUnreachable?: (server: ServerLocation) => void;
   readonly client: ShuffleServerClient;
   readonly options: ResolvedShuffleServerClientOptions;
   readonly logger: Logger;
@@ -44,6 +46,7 @@ export class ServerResultPartitionWriter extends SortMergePartitionWriter {
       replica: w.targets.length > 1 || w.spares.length > 0,
       logger: w.logger,
       commitRequest: () => ({ descriptor: w.descriptor, subpartitionBytes }),
+      ...(w.onUnreachable === undefined ? {} : { onUnreachable: w.onUnreachable }),
     });
     const { producerMemoryBytes, bufferSizeBytes, maxRecordBytes, compression } = w.options;
     super({ descriptor: w.descriptor, blob, producerMemoryBytes, bufferSizeBytes, maxRecordBytes, compression, logger: w.logger, action: 'pushing', subpartitionBytes, onClosed: w.onClosed });

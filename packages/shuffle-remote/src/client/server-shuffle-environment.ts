@@ -58,6 +58,7 @@ export class ServerShuffleEnvironment implements ShuffleEnvironment {
         attempt: descriptor.producer.attempt,
       })),
       spares: descriptor.details.spares ?? [],
+      onUnreachable: (server) => this.locator.reportUnreachable(server),
       client: this.client,
       options: this.options,
       logger,

@@ -20,7 +20,7 @@ import {
 } from '@weft/shuffle-api';
 import { RedisCommitIndex } from '../coordinator/redis-commit-index.js';
 import { RedisConnection } from '../coordinator/redis-connection.js';
-import { RedisServerRegistry } from '../coordinator/redis-server-registry.js';
+import { RedisServerRegistry, type ServerDirectory } from '../coordinator/redis-server-registry.js';
 import { ServerExclusions } from '../coordinator/server-exclusions.js';
 import { ServerPlacement, chooseServers } from '../coordinator/server-placement.js';
 import type { CommittedPartition } from '../protocol/committed-partition.js';
@@ -126,14 +126,27 @@ export class ServerShuffleMaster implements ShuffleMaster {
           probe: (url) => client.health(url),
           probeInitialDelayMs: this.options.probeInitialDelayMs,
           probeMaxDelayMs: this.options.probeMaxDelayMs,
+          onTakenBack: (serverId) => {
+            registry.clearSuspect(serverId).catch((error: unknown) => this.logger.debug({ serverId, error: (error as Error).message }, 'could not clear the reports of a shuffle server'));
+          },
           logger: this.logger,
         });
+        // what clients reported without a task failing (a writer that moved to a spare, a reader that read
+        // a copy): excluded as soon as the list is read, like a reported failure
+        const directory: ServerDirectory = {
+          listLive: async () => {
+            const live = await registry.listLive();
+            for (const server of live) if (server.suspect === true) exclusions.exclude(server, 'a client could not connect to it');
+            return live;
+          },
+          get: (serverId) => registry.get(serverId),
+        };
         this.cluster = {
           connection,
           registry,
           index: new RedisCommitIndex(connection),
           exclusions,
-          placement: new ServerPlacement(registry, {
+          placement: new ServerPlacement(directory, {
             refreshIntervalMs: this.options.placementRefreshMs,
             minFreeBytes: this.options.minFreeBytes,
             isExcluded: (serverId) => exclusions.isExcluded(serverId),

@@ -7,7 +7,15 @@ import { type ServerRecord, validateServerRecord } from './server-record.js';
 export interface LiveServer extends ServerRecord {
   /** Milliseconds until the record expires, as the registry said when it was read (its TTL, not a clock). */
   readonly expiresInMs: number;
+  /** A client reported it unreachable within the last SUSPECT_TTL_MS (`reportSuspect`). */
+  readonly suspect?: boolean;
 }
+
+/**
+ * How long a client's report that a server is unreachable stands in the registry (`reportSuspect`): a
+ * master reading it excludes the server and probes it, and clears the report once it takes it back.
+ */
+export const SUSPECT_TTL_MS = 30_000;
 
 /** Where clients find live shuffle servers. */
 export interface ServerDirectory {
@@ -67,19 +75,20 @@ export class RedisServerRegistry implements ServerDirectory {
       if (ids.length === 0) return [];
       // each record with its remaining TTL, in one transaction: expiry from Redis, not from anyone's clock
       const tx = r.multi();
-      for (const id of ids) tx.get(this.serverKey(id)).pttl(this.serverKey(id));
+      for (const id of ids) tx.get(this.serverKey(id)).pttl(this.serverKey(id)).exists(this.suspectKey(id));
       const replies = (await tx.exec()) ?? [];
       const live: LiveServer[] = [];
       const expired: string[] = [];
       ids.forEach((id, i) => {
-        const value = replies[2 * i]?.[1];
-        const ttl = Number(replies[2 * i + 1]?.[1]);
+        const value = replies[3 * i]?.[1];
+        const ttl = Number(replies[3 * i + 1]?.[1]);
+        const suspect = Number(replies[3 * i + 2]?.[1]) === 1;
         if (value === null || value === undefined || ttl === -2) {
           expired.push(id);
           return;
         }
         const record = this.parse(id, value);
-        if (record !== undefined) live.push({ ...record, expiresInMs: ttl >= 0 ? ttl : Number.MAX_SAFE_INTEGER });
+        if (record !== undefined) live.push({ ...record, expiresInMs: ttl >= 0 ? ttl : Number.MAX_SAFE_INTEGER, ...(suspect ? { suspect: true } : {}) });
       });
       if (expired.length > 0) await r.srem(this.connection.key('servers'), ...expired);
       return live;
@@ -93,8 +102,26 @@ export class RedisServerRegistry implements ServerDirectory {
     });
   }
 
+  /**
+   * A client (a writer that moved to a spare, a reader that read a copy elsewhere: no task failed, so no
+   * failure report reaches a master) could not connect to `serverId`: the report stands for `ttlMs`, and
+   * masters reading the list exclude the server and probe it.
+   */
+  async reportSuspect(serverId: string, url: string, ttlMs = SUSPECT_TTL_MS): Promise<void> {
+    await this.connection.call('reportSuspect', (r) => r.set(this.suspectKey(serverId), url, 'PX', ttlMs));
+  }
+
+  /** Withdraws the reports of `serverId` (a master found it healthy and registered again). */
+  async clearSuspect(serverId: string): Promise<void> {
+    await this.connection.call('clearSuspect', (r) => r.del(this.suspectKey(serverId)));
+  }
+
   async close(): Promise<void> {
     if (this.owned) await this.connection.close();
+  }
+
+  private suspectKey(serverId: string): string {
+    return this.connection.key('suspect', encodeKeySegment('serverId', serverId));
   }
 
   private serverKey(serverId: string): string {

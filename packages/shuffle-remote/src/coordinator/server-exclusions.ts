@@ -11,6 +11,8 @@ export interface ServerExclusionsOptions {
   readonly probeInitialDelayMs?: number;
   /** Longest pause between two probes. @defaultValue 10000 */
   readonly probeMaxDelayMs?: number;
+  /** Called once a server is taken back (e.g. to withdraw clients' reports of it). */
+  readonly onTakenBack?: (serverId: string) => void;
   readonly logger?: Logger;
 }
 
@@ -107,6 +109,7 @@ export class ServerExclusions {
     if (back) {
       this.excluded.delete(exclusion.serverId);
       this.logger.info({ serverId: exclusion.serverId, probes: exclusion.probes + 1 }, 'shuffle server excluded -> placeable (healthy and registered)');
+      this.options.onTakenBack?.(exclusion.serverId);
       return;
     }
     exclusion.probes++;
