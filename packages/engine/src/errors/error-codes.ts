@@ -38,6 +38,10 @@ export const EngineErrorCode = {
   SINK_FAILED: 'WEFT_ERR_SINK_FAILED',
   /** A fault planted on purpose (`weft run --inject-faults`, a fault-injection test) fired in a task. */
   INJECTED_FAULT: 'WEFT_ERR_INJECTED_FAULT',
+  /** A job event log append by an epoch that is no longer the newest for its job: nothing was written. Carries `jobId`, `epoch`, `newestEpoch`. */
+  FENCED: 'WEFT_ERR_FENCED',
+  /** The job event log failed: an append failed past its retries, an event of a newer format version, or a corrupt log. Carries `jobId`. */
+  EVENT_LOG: 'WEFT_ERR_EVENT_LOG',
 } as const;
 
 export type EngineErrorCode = (typeof EngineErrorCode)[keyof typeof EngineErrorCode];
