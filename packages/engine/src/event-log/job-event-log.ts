@@ -8,9 +8,11 @@
  * - A `JobEventLog` is a handle on one store. Its owner (the CLI) creates it and calls `close()` once;
  *   `close()` is graceful, idempotent and memoized (a second call waits for the first). Every method called
  *   after `close()` rejects with `SHF_ERR_CLOSED`. Closing the store closes every `JobLog` it opened.
- * - `open()` takes the job's lease: it makes a new epoch, exactly the previous epoch + 1 (1 for a job id the
- *   store has never seen), in the same atomic step that reads the history, and returns a `JobLog` holding
- *   every whole event earlier epochs wrote. Only one job master should run a job at a time; when two do, the
+ * - `open()` takes the job's lease: it makes a new epoch, the previous epoch + 1 (1 for a job id the store
+ *   has never seen; a store may skip a number when it retried an open whose reply was lost — epochs only
+ *   ever grow), and returns a `JobLog` holding every whole event earlier epochs wrote (once the new epoch
+ *   exists no earlier one can append, so the history is complete). A torn last event is dropped from the
+ *   store under the new lease. Only one job master should run a job at a time; when two do, the
  *   newest epoch wins and the older one is fenced (below).
  * - A `JobLog` belongs to the job master that opened it. `close()` releases its resources only (the events
  *   and the epoch stay in the store); appends after it reject with `SHF_ERR_CLOSED`.
@@ -87,7 +89,7 @@ export interface JobEventInput {
 /** The current format version of a logged event. */
 export const JOB_EVENT_FORMAT_VERSION = 1;
 
-/** One stored event. `seq` counts from 1 per job, across epochs; `atMs` is the store's clock at append. */
+/** One stored event. `seq` counts from 1 per job, across epochs; `atMs` is the appending process's clock. */
 export interface LoggedJobEvent {
   readonly v: typeof JOB_EVENT_FORMAT_VERSION;
   readonly seq: number;
@@ -121,8 +123,13 @@ export interface JobRunRecord {
    * would reuse (if their partitions still exist).
    */
   readonly tasksFinished: number;
-  /** From the last terminal event: 'job-finished', 'job-failed', 'job-cancelled'; else 'unfinished'. */
+  /**
+   * From the last terminal event ('job-finished', 'job-failed', 'job-cancelled'; a later 'job-submitted'
+   * makes the run unfinished again); 'unreadable' when the log cannot be read (see `problem`).
+   */
   readonly status: JobRunStatus;
+  /** Why the log cannot be read (a newer format version, corruption); the counts are then 0. */
+  readonly problem: string | undefined;
 }
 
-export type JobRunStatus = 'unfinished' | 'succeeded' | 'failed' | 'cancelled';
+export type JobRunStatus = 'unfinished' | 'succeeded' | 'failed' | 'cancelled' | 'unreadable';

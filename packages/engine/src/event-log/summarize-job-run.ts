@@ -20,6 +20,15 @@ function field(data: unknown, name: string): unknown {
   return typeof data === 'object' && data !== null ? (data as Record<string, unknown>)[name] : undefined;
 }
 
+/** The record of a run whose log cannot be read: status 'unreadable', `problem` the error's message. */
+export function summarizeUnreadableJobRun(lease: JobRunLease, error: unknown): JobRunRecord {
+  return {
+    ...summarizeJobRun(lease, []),
+    status: 'unreadable',
+    problem: error instanceof Error ? error.message : String(error),
+  };
+}
+
 /**
  * Sums up one run's events (`listRuns()` of every JobEventLog): status from the last terminal event
  * (a later 'job-submitted' — a resume — makes it unfinished again), tasks finished = execution vertices
@@ -68,5 +77,6 @@ export function summarizeJobRun(lease: JobRunLease, events: readonly LoggedJobEv
     tasksTotal,
     tasksFinished: finished.size,
     status,
+    problem: undefined,
   };
 }
