@@ -32,6 +32,8 @@ function isTransientSqlite(error: unknown): boolean {
   return TRANSIENT_SQLITE.test(String((error as { code?: unknown } | null)?.code ?? ''));
 }
 
+type AppendOutcome = { status: 'stored' } | { status: 'fenced'; newest: number } | { status: 'taken'; by: number };
+
 interface LeaseRow {
   job_id: string;
   epoch: number;
@@ -54,6 +56,8 @@ export class SqliteJobEventLog implements JobEventLog {
   readonly #logs = new Set<FencedJobLog>();
   #closing = false;
   #closed: Promise<void> | undefined;
+  /** One append: the epoch check and the insert in one BEGIN IMMEDIATE transaction (`.immediate(...)`). */
+  readonly #append: Database.Transaction<(jobId: string, event: LoggedJobEvent, body: string) => AppendOutcome>;
 
   /** Opens (creating when missing) the database at `path`; SHF_ERR_INVALID_CONFIG naming `setting` when it cannot. */
   constructor(request: { readonly path: string; readonly setting?: string }, options: JobEventLogOptions = {}) {
@@ -74,6 +78,18 @@ export class SqliteJobEventLog implements JobEventLog {
     } catch (cause) {
       throw invalidConfig(request.setting ?? 'meta', `cannot open the SQLite database ${request.path}: ${(cause as Error).message}`, cause);
     }
+    const lease = this.#db.prepare<[string], { epoch: number }>('SELECT epoch FROM weft_job_leases WHERE job_id = ?');
+    const existing = this.#db.prepare<[string, number], { epoch: number }>('SELECT epoch FROM weft_job_events WHERE job_id = ? AND seq = ?');
+    const insert = this.#db.prepare('INSERT INTO weft_job_events (job_id, seq, epoch, event) VALUES (?, ?, ?, ?)');
+    this.#append = this.#db.transaction((jobId: string, event: LoggedJobEvent, body: string): AppendOutcome => {
+      const newest = lease.get(jobId)?.epoch ?? 0;
+      if (newest !== event.epoch) return { status: 'fenced', newest };
+      const taken = existing.get(jobId, event.seq);
+      // the same epoch's event at this seq: an earlier try of this append went through
+      if (taken !== undefined) return taken.epoch === event.epoch ? { status: 'stored' } : { status: 'taken', by: taken.epoch };
+      insert.run(jobId, event.seq, event.epoch, body);
+      return { status: 'stored' };
+    });
   }
 
   async open(request: OpenJobLogRequest): Promise<JobLog> {
@@ -160,26 +176,9 @@ export class SqliteJobEventLog implements JobEventLog {
 
   async #write(jobId: string, event: LoggedJobEvent, checkOpen: () => void): Promise<void> {
     const body = JSON.stringify(event);
-    await this.#retry(
-      'append',
-      jobId,
-      () =>
-        this.#db
-          .transaction(() => {
-            const lease = this.#db.prepare('SELECT epoch FROM weft_job_leases WHERE job_id = ?').get(jobId) as { epoch: number } | undefined;
-            if (lease?.epoch !== event.epoch) throw fencedError(jobId, event.epoch, lease?.epoch ?? 0);
-            const existing = this.#db.prepare('SELECT epoch FROM weft_job_events WHERE job_id = ? AND seq = ?').get(jobId, event.seq) as
-              | { epoch: number }
-              | undefined;
-            if (existing !== undefined) {
-              if (existing.epoch === event.epoch) return;
-              throw eventLogError({ jobId: jobId, description: this.description, problem: `seq ${event.seq} is already taken by epoch ${existing.epoch}` });
-            }
-            this.#db.prepare('INSERT INTO weft_job_events (job_id, seq, epoch, event) VALUES (?, ?, ?, ?)').run(jobId, event.seq, event.epoch, body);
-          })
-          .immediate(),
-      checkOpen,
-    );
+    const outcome = await this.#retry('append', jobId, () => this.#append.immediate(jobId, event, body), checkOpen);
+    if (outcome.status === 'fenced') throw fencedError(jobId, event.epoch, outcome.newest);
+    if (outcome.status === 'taken') throw eventLogError({ jobId, description: this.description, problem: `seq ${event.seq} is already taken by epoch ${outcome.by}` });
   }
 
   #decode(jobId: string): DecodedHistory {
