@@ -1,3 +1,5 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { RedisJobEventLog } from '@weft/job-store';
 import { type RedisServer, startRedis } from '@weft/testkit';
@@ -33,4 +35,30 @@ describeJobEventLogContract('RedisJobEventLog', {
   },
   disrupt: () => (server as RedisServer).stop(),
   restore: () => (server as RedisServer).start(),
+});
+
+describe('RedisJobEventLog', () => {
+  let redis: RedisServer;
+  before(async () => {
+    redis = await startRedis({ persistent: false });
+  });
+  after(() => redis.close());
+
+  it('writes an append once when its reply was lost and a retry finds it stored (Redis paused past the command timeout)', async () => {
+    await using store = await RedisJobEventLog.connect({ url: redis.url }, { keyPrefix: 'lost-reply:', commandTimeoutMs: 100, retryTimeoutMs: 10_000 });
+    const log = await store.open({ jobId: 'j', owner: 'test' });
+    await log.append({ type: 'job-submitted', data: {} });
+    const admin = new Redis(redis.url);
+    try {
+      // write commands (scripts included) wait while the pause lasts; the log's tries time out and repeat,
+      // and all of them run once it ends: the first stores the event, the later ones find it stored
+      await admin.call('CLIENT', 'PAUSE', '700', 'WRITE');
+      const event = await log.append({ type: 'task-finished', data: { executionVertexId: 'a#0' } });
+      assert.equal(event.seq, 2);
+    } finally {
+      admin.disconnect();
+    }
+    assert.deepEqual((await store.readRun('j')).map((e) => [e.seq, e.type]), [[1, 'job-submitted'], [2, 'task-finished']]);
+    assert.equal((await log.append({ type: 'job-finished', data: {} })).seq, 3);
+  });
 });

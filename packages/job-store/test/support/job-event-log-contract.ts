@@ -182,9 +182,13 @@ export function describeJobEventLogContract(name: string, harness: JobEventLogHa
       await harness.disrupt();
       let settled = false;
       const pending = log.append({ type: 'task-finished', data: { executionVertexId: 'a#0' } }).finally(() => (settled = true));
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      assert.equal(settled, false, 'the append waits for the store');
-      await harness.restore();
+      pending.catch(() => {});
+      try {
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        assert.equal(settled, false, 'the append waits for the store');
+      } finally {
+        await harness.restore();
+      }
       assert.equal((await pending).seq, 2);
       assert.deepEqual((await store.readRun(id)).map((e) => [e.seq, e.type]), [[1, 'job-submitted'], [2, 'task-finished']]);
     });
