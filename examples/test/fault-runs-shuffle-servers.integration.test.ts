@@ -21,7 +21,7 @@ import { readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { runCli } from '@weft/cli';
-import { findShuffleError, isShuffleError, type ShuffleDescriptor } from '@weft/shuffle-api';
+import { findShuffleError, gateItems, isShuffleError, type ShuffleDescriptor } from '@weft/shuffle-api';
 import { drain, emitAll, registerPartition, rejectionOf } from '@weft/shuffle-api/testing';
 import { createShuffleServerServiceFactory, ShuffleServerFaults } from '@weft/shuffle-remote/client';
 import { createTempDir, type PoolServer, type ShuffleServerPool, startShuffleServerPool, type TempDir } from '@weft/testkit';
@@ -250,6 +250,49 @@ describe('seeded fault runs on a 3-server shuffle-server pool', () => {
       const notFound = findShuffleError(error, 'SHF_ERR_PARTITION_NOT_FOUND');
       assert.ok(notFound !== undefined, `expected SHF_ERR_PARTITION_NOT_FOUND, got ${isShuffleError(error) ? `${error.code}: ${error.message}` : String(error)}`);
       assert.equal(notFound.context['partitionId'], descriptor.partition.partitionId);
+    } finally {
+      await master.close();
+      await pool.ensureAllRunning();
+    }
+  });
+
+  it('a consumer fetching a range of four subpartitions from a server killed mid-range reads on from the replica, every record once (--shuffle-replicas 2)', async () => {
+    await pool.ensureAllRunning();
+    const factory = createShuffleServerServiceFactory({ redis: pool.redisUrl, secret: pool.secret, replicas: 2 });
+    const master = factory.createShuffleMaster();
+    await master.start();
+    await using faults = await ShuffleServerFaults.open({ redis: pool.redisUrl });
+    try {
+      const descriptor = await registerPartition(master, { jobId: 'range-fetch-r2', resultId: 'wide', index: 0, type: 'BLOCKING', subpartitions: 4 });
+      const sent = Array.from({ length: 4 * 512 }, (_, seq) => ({ subpartition: seq % 4, record: randomBytes(4096) }));
+      const env = factory.createShuffleEnvironment({ taskExecutorId: 'producer' as never });
+      try {
+        const writer = await env.createResultPartitionWriter({ descriptor });
+        await emitAll(writer, sent);
+        await writer.finish();
+        await writer.close();
+      } finally {
+        await env.close();
+      }
+      const holder = pool.servers.find((s) => s.serverId === (descriptor.details as { serverId: string }).serverId) as PoolServer;
+      await faults.arm({ serverId: holder.serverId, point: 'fetch', jobId: 'range-fetch-r2', partitionId: descriptor.partition.partitionId, action: 'kill' });
+      const reader = factory.createShuffleEnvironment({ taskExecutorId: 'consumer' as never });
+      const got: string[] = [];
+      try {
+        const gate = await reader.createInputGate({ jobId: descriptor.jobId, inputs: [descriptor], subpartitions: { start: 0, end: 3 } });
+        try {
+          for await (const item of gateItems(gate)) if (item.kind === 'record') got.push(Buffer.from(item.record).toString('hex'));
+        } finally {
+          await gate.close();
+        }
+      } finally {
+        await reader.close();
+      }
+      await holder.exited();
+      assert.equal(holder.lastExit?.signal, 'SIGKILL', 'the server was SIGKILLed during the fetch');
+      const expected = sent.map((r) => Buffer.from(r.record).toString('hex'));
+      assert.equal(got.length, expected.length, 'every record read once: none lost, none repeated');
+      assert.deepEqual([...got].sort(), [...expected].sort());
     } finally {
       await master.close();
       await pool.ensureAllRunning();

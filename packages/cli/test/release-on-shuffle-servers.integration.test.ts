@@ -74,8 +74,16 @@ describe('partitions released during the job on shuffle servers', () => {
           if (region.deployment !== context.regions.length) return;
           await using master = blocking.createShuffleMaster();
           await master.start();
-          const listed = (await master.listPartitions(context.jobId as never)).map((p) => p.descriptor.partition.partitionId).sort();
-          seen.push({ listed, generatedFiles: (await partitionFiles('generate-lines->count#0')) + (await partitionFiles('generate-lines->count#1')) });
+          // releases are not awaited by the scheduler: give the ones in flight a bounded while (this region waits meanwhile)
+          const look = async (): Promise<{ listed: string[]; generatedFiles: number }> => ({
+            listed: (await master.listPartitions(context.jobId as never)).map((p) => p.descriptor.partition.partitionId).sort(),
+            generatedFiles: (await partitionFiles('generate-lines->count#0')) + (await partitionFiles('generate-lines->count#1')),
+          });
+          let now = await look();
+          for (const until = Date.now() + 10_000; (now.generatedFiles > 0 || now.listed.some((id) => id.startsWith('generate-lines'))) && Date.now() < until; now = await look()) {
+            await new Promise((resolve) => setTimeout(resolve, 50));
+          }
+          seen.push(now);
         },
       }),
     });

@@ -82,7 +82,10 @@ describe('a shuffle server killed between publishing a commit and writing its co
 
   /** Attempt 0 of `partition` is pushed to `server`, which dies at its commit point: returns the descriptor. */
   async function crashAtCommit(jobId: string, resultId: string): Promise<{ descriptor: ShuffleDescriptor; server: (typeof pool.servers)[number] }> {
-    const placed = await registerPartition(master, { jobId, resultId, index: 0, type: 'BLOCKING', subpartitions: 2, attempt: 0 });
+    const registered = await registerPartition(master, { jobId, resultId, index: 0, type: 'BLOCKING', subpartitions: 2, attempt: 0 });
+    // no spares: this attempt must die with its server (with one, its writer would move there and commit)
+    const { spares: _spares, ...details } = registered.details as { spares?: unknown };
+    const placed: ShuffleDescriptor = { ...registered, details };
     const serverId = (placed.details as { serverId: string }).serverId;
     const server = pool.servers.find((s) => s.serverId === serverId);
     assert.ok(server, `placed on a pool server (${serverId})`);

@@ -95,6 +95,22 @@ describe('weft run --shuffle-servers', () => {
     assert.doesNotMatch(run.stderr, /restart/i, 'no failover was tried');
   });
 
+  it('pushes every partition to as many servers as it can with --shuffle-replicas above the pool size, and says so in its summary', async () => {
+    const lines = Array.from({ length: 5_000 }, (_, i) => `r${i % 211} s${(i * 3) % 57}`);
+    const input = join(dir.path, 'replicas-input.txt');
+    await writeFile(input, `${lines.join('\n')}\n`);
+    const output = join(dir.path, 'replicas-counts.tsv');
+    const args = ['run', 'examples/word-count.ts', '--parallelism', '2', '--workers', '2', '--shuffle-servers', redis.url, '--shuffle-replicas', '3'];
+    const run = await weft([...args, '--', '--input', input, '--output', output], { WEFT_SHUFFLE_SECRET: SECRET });
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stdout, /^ {2}shuffle replicas: 3 requested, 2 used \(2 live servers\); some copies share a host/m);
+    const got = (await readFile(output, 'utf8')).split('\n').filter((l) => l !== '').length;
+    assert.equal(got, wordCounts(lines.join('\n')).size);
+    const json = await weft([...args, '--json', '--', '--input', input, '--output', output], { WEFT_SHUFFLE_SECRET: SECRET });
+    assert.equal(json.code, 0, json.stderr);
+    assert.deepEqual((JSON.parse(json.stdout) as { shuffleReplicas: unknown }).shuffleReplicas, { requested: 3, used: 2, liveServers: 2, sameHost: true });
+  });
+
   it('exits 2 when --meta is combined with --shuffle-servers, or the secret is missing', async () => {
     const both = await weft(['run', 'examples/word-count.ts', '--shuffle-servers', redis.url, '--meta', 'sqlite:///tmp/x.db'], { WEFT_SHUFFLE_SECRET: SECRET });
     assert.equal(both.code, 2);

@@ -69,6 +69,11 @@ describe('weft run', () => {
       [['--meta', 'mysql://flag'], {}, /^weft run: --meta: .*unsupported scheme mysql:/],
       [['--meta', 'sqlite:///tmp/x.db'], { WEFT_SHUFFLE_SERVERS: 'redis://127.0.0.1:1/0' }, /^weft run: --meta cannot be combined with WEFT_SHUFFLE_SERVERS/],
       [[], { WEFT_SHUFFLE_SERVERS: 'http://x', WEFT_SHUFFLE_SECRET: 'a'.repeat(64) }, /^weft run: WEFT_SHUFFLE_SERVERS: .*expected redis:\/\/host:port\/db/],
+      [['--shuffle-servers', 'redis://127.0.0.1:1/0', '--shuffle-replicas', '0'], {}, /^weft run: --shuffle-replicas must be an integer >= 1, got "0"/],
+      [['--shuffle-servers', 'redis://127.0.0.1:1/0', '--shuffle-replicas', 'two'], {}, /^weft run: --shuffle-replicas must be an integer >= 1, got "two"/],
+      [['--shuffle-servers', 'redis://127.0.0.1:1/0', '--shuffle-replicas', '1.5'], {}, /^weft run: --shuffle-replicas must be an integer >= 1, got "1.5"/],
+      [['--shuffle-servers', 'redis://127.0.0.1:1/0', '--shuffle-replicas', '9'], {}, /^weft run: --shuffle-replicas must be at most 8, got 9/],
+      [['--shuffle-replicas', '2'], {}, /^weft run: --shuffle-replicas needs --shuffle-servers/],
     ];
     for (const [flags, env, pattern] of cases) {
       const run = await weft(['run', join(fixtures, 'failing-job.ts'), '--executor', 'inprocess', ...flags], dir, env);

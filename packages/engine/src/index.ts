@@ -64,6 +64,7 @@ export type * from './job-master/job-progress.js';
 export type * from './job-master/failover-record.js';
 export type * from './faults/fault-injector.js';
 export { DEFAULT_CANCEL_TIMEOUT_MS } from './job-master/job-master.js';
+export * from './job-master/job-events.js';
 export * from './job-master/run-job.js';
 
 // ---- the job event log the engine is handed (implementations: @weft/job-store) ----

@@ -61,6 +61,9 @@ describe('shuffle server service factory', () => {
       [{ servers: ['http://x:1'], producerMemoryBytes: -1 }, 'producerMemoryBytes'],
       [{ servers: ['http://x:1'], compression: 'zstd' }, 'compression'],
       [{ servers: ['http://x:1'], secret: 'short' }, 'secret'],
+      [{ servers: ['http://x:1'], replicas: 0 }, 'replicas'],
+      [{ servers: ['http://x:1'], replicas: 9 }, 'replicas'],
+      [{ servers: ['http://x:1'], replicas: 1.5 }, 'replicas'],
     ] as const) {
       const refused = (() => {
         try {

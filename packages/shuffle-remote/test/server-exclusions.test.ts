@@ -39,9 +39,10 @@ describe('server exclusions', () => {
     let answer = { status: 503, serverId: 's1' };
     await using http = await healthServer(() => answer);
     const registered = new Map<string, ServerRecord>();
+    let lookups = 0;
     const client = new ShuffleServerClient(resolveShuffleServerClientOptions({ servers: [http.url] }));
     const exclusions = new ServerExclusions({
-      directory: { get: async (id) => registered.get(id) },
+      directory: { get: async (id) => (lookups++, registered.get(id)) },
       probe: (url) => client.health(url),
       probeInitialDelayMs: 5,
       probeMaxDelayMs: 20,
@@ -60,9 +61,13 @@ describe('server exclusions', () => {
       await eventually(() => http.probes() >= seen + 2, 'two probes answered by another server');
       assert.ok(exclusions.isExcluded('s1'));
       // healthy under its id, but not registered: not even probed, stays out
-      answer = { status: 200, serverId: 's1' };
+      // (probe rounds run one after another: a lookup after the change means the round before it is over)
       registered.delete('s1');
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      const before = lookups;
+      await eventually(() => lookups >= before + 1, 'a lookup after the server left the registry');
+      answer = { status: 200, serverId: 's1' };
+      const after = lookups;
+      await eventually(() => lookups >= after + 2, 'two rounds while healthy and unregistered');
       assert.ok(exclusions.isExcluded('s1'), 'a server that is not registered is not taken back');
       // registered and healthy: back
       registered.set('s1', record('s1', http.url));

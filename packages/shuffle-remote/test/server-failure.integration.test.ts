@@ -168,7 +168,10 @@ describe('a shuffle server that dies', () => {
       const port = Number(new URL(a.url).port);
       await a.kill('SIGKILL');
       // what a producer's push to it would have failed with
-      const error = await rejectionOf(writePartition(factory, before.descriptors.find((d) => serverOf(d) === a.serverId)!, 10));
+      // (without its spares: a writer would move to one and succeed)
+      const onA = before.descriptors.find((d) => serverOf(d) === a.serverId)!;
+      const { spares: _spares, ...details } = onA.details as { spares?: unknown };
+      const error = await rejectionOf(writePartition(factory, { ...onA, details }, 10));
       assert.ok(findShuffleError(error)?.context['unreachable'] === true, `a push to a killed server is unreachable: ${String(error)}`);
       await master.reportFailure({ jobId: 'revive' as JobId, error });
       assert.ok(lines.some((l) => l.level === 'warn' && l.fields['serverId'] === a.serverId && /excluded/.test(l.message)), 'the exclusion is logged');

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { isShuffleError } from '@weft/shuffle-api';
 import { rejectionOf } from '@weft/shuffle-api/testing';
 import type { LiveServer, ServerDirectory } from '../src/coordinator/redis-server-registry.js';
-import { ServerPlacement } from '../src/coordinator/server-placement.js';
+import { ServerPlacement, chooseServers } from '../src/coordinator/server-placement.js';
 
 function live(serverId: string, expiresInMs: number, extra: Partial<LiveServer> = {}): LiveServer {
   return {
@@ -114,5 +114,26 @@ describe('server placement', () => {
     const error = await rejectionOf(new ServerPlacement(g.directory, { clock: g.clock }).place());
     assert.match(String(error), /268435456 free bytes \(minFreeBytes\)/);
     assert.equal((await new ServerPlacement(g.directory, { clock: g.clock, minFreeBytes: 0 }).place()).serverId, 'full');
+  });
+
+  it('places replicas on hosts not used yet, the spares on other hosts again, and says when a host must be shared', async () => {
+    const at = (id: string, host: string): LiveServer => live(id, 10_000, { url: `http://${host}:7070` });
+    const [a1, a2, b1, c1] = [at('a1', '10.0.0.1'), at('a2', '10.0.0.1'), at('b1', '10.0.0.2'), at('c1', '10.0.0.3')];
+    const two = chooseServers([a1, a2, b1, c1], { count: 2, distinctHosts: true, spares: 2 });
+    assert.deepEqual(two.servers.map((s) => s.serverId), ['a1', 'b1'], 'the second copy skips the primary\'s host');
+    assert.deepEqual(two.spares.map((s) => s.serverId), ['c1', 'a2'], 'spares: an unused host first');
+    assert.equal(two.sameHost, false);
+    const crowded = chooseServers([a1, a2], { count: 2, distinctHosts: true });
+    assert.deepEqual(crowded.servers.map((s) => s.serverId), ['a1', 'a2'], 'one host only: different servers of it');
+    assert.equal(crowded.sameHost, true);
+    const short = chooseServers([a1], { count: 3, distinctHosts: true, spares: 2 });
+    assert.deepEqual([short.servers.length, short.spares.length, short.eligible], [1, 0, 1], 'fewer servers than replicas: as many as there are');
+
+    // through the placement: the primary is the least loaded server, each replica counts as load
+    const g = fixture([[at('a1', 'h1'), { ...at('a2', 'h1'), activeStreams: 5 }, { ...at('b1', 'h2'), activeStreams: 9 }]]);
+    const placement = new ServerPlacement(g.directory, { clock: g.clock });
+    const placed = await placement.placeSeveral({ count: 2, distinctHosts: true, spares: 1 });
+    assert.deepEqual(placed.servers.map((s) => s.serverId), ['a1', 'b1'], 'a busier server on another host beats an idle one on the same host');
+    assert.deepEqual(placed.spares.map((s) => s.serverId), ['a2']);
   });
 });

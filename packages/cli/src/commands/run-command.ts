@@ -4,19 +4,23 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { EngineError, EXCHANGE_MODES, type ExchangeMode, isExchangeMode, type JobResult, loadJob, type PrestartedWorkers, prestartWorkers, type RestartStrategyOptions, runJob } from '@weft/engine';
 import type { ShuffleServiceFactory } from '@weft/shuffle-api';
+import type { ShuffleServerServiceFactory } from '@weft/shuffle-remote/client';
 import { type CliIo, type Command, ExitCode } from '../command.js';
 import { integerFlag, parseCommandArgs, usageError } from '../parse-command-args.js';
 import type { FaultHarness } from '../faults/fault-harness.js';
 import { FAULT_SPEC_GRAMMAR, type FaultSpec, parseFaultSpec } from '../faults/fault-spec.js';
 import { formatFaultReport } from './fault-report.js';
-import { describeError, formatFailoverLine, formatFailure, formatProgressLine, formatRunSummary, runSummaryJson } from './run-report.js';
+import { describeError, formatFailoverLine, formatFailure, formatProgressLine, formatReplicationLine, formatRunSummary, runSummaryJson } from './run-report.js';
 import { parseRecoveryFlags, RECOVERY_FLAGS, RECOVERY_USAGE } from './run-options.js';
+
+/** The most copies --shuffle-replicas takes (the client's `replicas` limit). */
+const MAX_SHUFFLE_REPLICAS = 8;
 
 /** The restart strategy under --inject-faults when none is given. */
 const FAULT_RESTART_ATTEMPTS = 10;
 const FAULT_RESTART_DELAY_MS = 100;
 
-const USAGE = `Usage: weft run <job module> [--parallelism N] [--store URL] [--meta URL] [--shuffle-servers URL] [--executor inprocess|workers]
+const USAGE = `Usage: weft run <job module> [--parallelism N] [--store URL] [--meta URL] [--shuffle-servers URL [--shuffle-replicas N]] [--executor inprocess|workers]
                 [--workers N] [--slots N] [--exchange-mode MODE] [--restart-strategy S ...]
                 [--failover-strategy F] [--inject-faults SPEC] [--plan-only] [--json] [-- job args...]
 
@@ -34,6 +38,10 @@ Options:
                             Redis (redis://host:port/db; default: $WEFT_SHUFFLE_SERVERS) instead of --store/--meta;
                             job tokens are signed with $WEFT_SHUFFLE_SECRET. --store s3://… then names the
                             servers' S3 tier, read when a server is gone.
+  --shuffle-replicas N      with --shuffle-servers: push every blocking partition to N servers (default 1,
+                            at most ${MAX_SHUFFLE_REPLICAS}), on different hosts where the pool has them; a reader uses any copy,
+                            so one server's death re-runs no task. More than the live servers: a warning,
+                            and as many as there are (the summary says how many were used).
   --executor KIND           workers (default): a pool of worker processes; inprocess: this process only
   --workers N               worker processes (default: the number of cores)
   --slots N                 regions one executor runs at once (default: 1 per worker; with
@@ -125,10 +133,10 @@ async function blockingShuffle(store: Setting, meta: Setting): Promise<ShuffleSe
  * The blocking shuffle of a `weft shuffle-server` pool found in the Redis registry at `registry`; `tier`
  * is the servers' S3 tier, if they have one.
  */
-async function serverShuffle(registry: Setting, tier: Setting | undefined): Promise<ShuffleServiceFactory> {
+async function serverShuffle(registry: Setting, tier: Setting | undefined, replicas: number | undefined): Promise<ShuffleServerServiceFactory> {
   const { createShuffleServerServiceFactory } = await import('@weft/shuffle-remote/client');
   try {
-    return createShuffleServerServiceFactory({ redis: registry.value, ...(tier === undefined ? {} : { tier: tier.value }) });
+    return createShuffleServerServiceFactory({ redis: registry.value, ...(tier === undefined ? {} : { tier: tier.value }), ...(replicas === undefined ? {} : { replicas }) });
   } catch (error) {
     if (!isShuffleConfigError(error)) throw error;
     const secret = { value: '', source: 'WEFT_SHUFFLE_SECRET' };
@@ -179,6 +187,7 @@ export const runCommand: Command = {
       store: { type: 'string' },
       meta: { type: 'string' },
       'shuffle-servers': { type: 'string' },
+      'shuffle-replicas': { type: 'string' },
       executor: { type: 'string' },
       workers: { type: 'string' },
       slots: { type: 'string' },
@@ -194,6 +203,8 @@ export const runCommand: Command = {
     const parallelism = integerFlag('run', '--parallelism', values.parallelism, 1);
     const workers = integerFlag('run', '--workers', values.workers, 1);
     const slots = integerFlag('run', '--slots', values.slots, 1);
+    const replicas = integerFlag('run', '--shuffle-replicas', values['shuffle-replicas'], 1);
+    if (replicas !== undefined && replicas > MAX_SHUFFLE_REPLICAS) throw usageError('run', `--shuffle-replicas must be at most ${MAX_SHUFFLE_REPLICAS}, got ${replicas}`);
     const executor = values.executor ?? 'workers';
     if (executor !== 'workers' && executor !== 'inprocess') throw usageError('run', `--executor must be inprocess or workers, got ${JSON.stringify(executor)}`);
     const exchangeMode = values['exchange-mode'];
@@ -220,6 +231,7 @@ export const runCommand: Command = {
         : io.env['WEFT_SHUFFLE_SERVERS'] !== undefined
           ? { value: io.env['WEFT_SHUFFLE_SERVERS'], source: 'WEFT_SHUFFLE_SERVERS' }
           : undefined;
+    if (servers === undefined && replicas !== undefined) throw usageError('run', '--shuffle-replicas needs --shuffle-servers (or WEFT_SHUFFLE_SERVERS): replicas are copies on shuffle servers');
     if (servers !== undefined && values.meta !== undefined) throw usageError('run', `--meta cannot be combined with ${servers.source}: the servers keep the metadata`);
     const store = setting('--store', values.store, 'WEFT_STORE', io.env, pathToFileURL(resolve(io.cwd, '.weft', 'shuffle')).href);
     const meta = setting('--meta', values.meta, 'WEFT_META', io.env, `sqlite://${resolve(io.cwd, '.weft', 'shuffle-meta.db')}`);
@@ -230,12 +242,13 @@ export const runCommand: Command = {
       prestarted = prestartWorkers({ workers: workers ?? availableParallelism(), cwd: io.cwd, execArgv, preload: [pathToFileURL(jobPath).href, PIPELINED_MODULE, blockingModule] });
     }
     let blocking: ShuffleServiceFactory;
+    let serverFactory: ShuffleServerServiceFactory | undefined;
     let pipelined: ShuffleServiceFactory;
     let harness: FaultHarness | undefined;
     try {
       const tier = values.store !== undefined || io.env['WEFT_STORE'] !== undefined ? store : undefined;
       [blocking, pipelined] = await Promise.all([
-        servers === undefined ? blockingShuffle(store, meta) : serverShuffle(servers, tier),
+        servers === undefined ? blockingShuffle(store, meta) : serverShuffle(servers, tier, replicas).then((f) => (serverFactory = f)),
         pipelinedShuffle(),
       ]);
       if (faultSpec !== undefined) {
@@ -296,12 +309,17 @@ export const runCommand: Command = {
     }
 
     const faults = harness === undefined ? '' : formatFaultReport(harness);
+    const replication = serverFactory?.replication();
+    const shuffle = replication === undefined ? '' : formatReplicationLine(replication);
     if (values.json === true) {
-      const extra = harness === undefined ? {} : { faults: { spec: harness.replaySpec, seed: harness.seed, injected: harness.faults } };
+      const extra = {
+        ...(harness === undefined ? {} : { faults: { spec: harness.replaySpec, seed: harness.seed, injected: harness.faults } }),
+        ...(replication === undefined ? {} : { shuffleReplicas: replication }),
+      };
       io.stdout.write(`${JSON.stringify(runSummaryJson(result, extra))}\n`);
-      io.stderr.write(formatRunSummary(result) + faults);
+      io.stderr.write(formatRunSummary(result) + shuffle + faults);
     } else {
-      io.stdout.write(formatRunSummary(result) + faults);
+      io.stdout.write(formatRunSummary(result) + shuffle + faults);
     }
     if (result.status === 'failed') {
       io.stderr.write(`weft run: ${formatFailure(result.error)}`);

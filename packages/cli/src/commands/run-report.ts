@@ -67,6 +67,16 @@ export function formatRunSummary(result: JobResult): string {
   return `${lines.join('\n')}\n`;
 }
 
+/**
+ * The shuffle-server copies line: `  shuffle replicas: 2 requested, 1 used (1 live server)`; the live
+ * servers are said when fewer were used than requested, and a shared host when copies had to share one.
+ */
+export function formatReplicationLine(r: { readonly requested: number; readonly used: number; readonly liveServers: number | undefined; readonly sameHost: boolean }): string {
+  const live = r.used < r.requested && r.liveServers !== undefined ? ` (${plural(r.liveServers, 'live server')})` : '';
+  const host = r.sameHost ? '; some copies share a host (too few hosts in the pool)' : '';
+  return `  shuffle replicas: ${r.requested} requested, ${r.used} used${live}${host}\n`;
+}
+
 /** Execution vertex ids grouped by vertex, subtasks as ranges: `sort#0-3, count#0`. */
 export function formatTaskSet(ids: readonly string[]): string {
   const byVertex = new Map<string, number[]>();

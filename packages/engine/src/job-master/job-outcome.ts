@@ -1,14 +1,17 @@
 import type { EngineError } from '../errors/engine-error.js';
 import type { TaskResult } from '../runtime/task-events.js';
 import type { ExecutorLossRecord, FailoverRecord } from './failover-record.js';
+import type { PublishedSinks } from './sink-publisher.js';
 
-/** How a job ended, before its sinks are published. */
+/** How a job ended, its sinks published (when it succeeded). */
 export interface JobOutcome {
   readonly status: 'succeeded' | 'failed';
   /** `WEFT_ERR_JOB_FAILED` with the failing task's error as cause. */
   readonly error?: EngineError;
   /** The result of the finished (current) attempt of each execution vertex. */
   readonly results: readonly TaskResult[];
+  /** What the sinks published: nothing when the job failed (except when only its last events could not be stored). */
+  readonly published: PublishedSinks;
   readonly attemptsDeployed: number;
   readonly failures: number;
   readonly restarts: number;

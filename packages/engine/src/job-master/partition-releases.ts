@@ -12,6 +12,7 @@ export interface PartitionReleasesOptions {
   readonly topology: ExecutionTopology;
   readonly regions: PipelinedRegions;
   readonly blockingMaster: ShuffleMaster;
+  /** Read only: which partitions are done (the scheduler writes them). */
   readonly partitions: PartitionStates;
   readonly builder: DeploymentBuilder;
   readonly attempts: TaskAttempts;
@@ -23,10 +24,11 @@ export interface PartitionReleasesOptions {
 /**
  * Releases partitions while the job runs (Flink's `jobmanager.partition.release-during-job-execution`):
  * when a region finishes, the partition groups PartitionGroupReleaseStrategy finds fully consumed are
- * released through the blocking ShuffleMaster. Each released partition is marked released in
- * PartitionStates — from then on it is unavailable to the failover strategy, exactly as the partitions
- * a restart gives up, so a later failover that needs it re-runs its producer — and its descriptor is
- * taken from the DeploymentBuilder (a restart of its producer does not release it twice).
+ * released through the blocking ShuffleMaster. The scheduler marks each released partition released in
+ * PartitionStates (it alone writes them) — from then on it is unavailable to the failover strategy,
+ * exactly as the partitions a restart gives up, so a later failover that needs it re-runs its producer —
+ * and its descriptor is taken from the DeploymentBuilder (a restart of its producer does not release it
+ * twice).
  *
  * Releases are not awaited by the scheduler: a failed one is logged (`warn`) and the job goes on (the
  * job's end releases everything again). They cannot race a reader: a group is released only when every
@@ -61,10 +63,16 @@ export class PartitionReleases {
     return this.#bytes;
   }
 
-  /** Region `region` finished: releases the partition groups it was the last consumer region of. */
-  regionFinished(region: number): void {
-    if (this.#strategy === undefined) return;
-    for (const group of this.#strategy.regionFinished(region)) for (const p of group) this.#release(p);
+  /**
+   * Region `region` finished: releases the partition groups it was the last consumer region of, and
+   * returns the partitions whose release began (done ones with a descriptor), for the scheduler to mark
+   * released in PartitionStates.
+   */
+  regionFinished(region: number): number[] {
+    if (this.#strategy === undefined) return [];
+    const released: number[] = [];
+    for (const group of this.#strategy.regionFinished(region)) for (const p of group) if (this.#release(p)) released.push(p);
+    return released;
   }
 
   /** A finished region `region` is restarted: the groups it reads are not releasable until it finishes again. */
@@ -87,12 +95,11 @@ export class PartitionReleases {
     await Promise.all(waits);
   }
 
-  #release(p: number): void {
+  #release(p: number): boolean {
     const { partitions, builder, blockingMaster, logger } = this.#options;
-    if (!partitions.isDone(p)) return;
+    if (!partitions.isDone(p)) return false;
     const descriptor = builder.takeDescriptor(p);
-    if (descriptor === undefined) return;
-    partitions.markReleased(p);
+    if (descriptor === undefined) return false;
     this.#released++;
     this.#bytes += this.#bytesOf(p);
     const partitionId = descriptor.partition.partitionId;
@@ -104,6 +111,7 @@ export class PartitionReleases {
         if (this.#inFlight.get(p) === release) this.#inFlight.delete(p);
       });
     this.#inFlight.set(p, release);
+    return true;
   }
 
   #bytesOf(p: number): number {

@@ -7,7 +7,7 @@ import type { RestartBackoffTimeStrategy } from '../restart/restart-backoff-time
 import type { DeploymentBuilder } from './deployment-builder.js';
 import { decideFailover } from './failover-decision.js';
 import type { FailoverRecord } from './failover-record.js';
-import { blockingOutputsOf, type PartitionStates } from './partition-states.js';
+import type { PartitionStates } from './partition-states.js';
 import type { RegionStates } from './region-states.js';
 import type { TaskAttempts } from './task-attempts.js';
 
@@ -21,6 +21,13 @@ export interface RegionRestartsHost {
   failJob(error: EngineError): void;
   /** Cancels the region's tasks (or takes it out of the schedule when none runs). */
   cancelRegion(region: number, reason: string): void;
+  /**
+   * Gives up the current attempts of every task of `regions` (the scheduler's `resetTasks`: new attempt
+   * numbers, their blocking partitions released in PartitionStates) and returns those partitions, whose
+   * old descriptors are then released here. Absent only where a test drives the backoffs alone: nothing
+   * is reset.
+   */
+  resetTasks?(regions: readonly number[], reason: string): readonly number[];
   /** The regions were reset: they wait for their inputs again and are scheduled. */
   rescheduled(regions: readonly number[]): void;
 }
@@ -39,6 +46,7 @@ export interface RegionRestartsOptions {
   readonly blockingMaster: ShuffleMaster;
   /** Releases during the job: those of a reset task's partitions under way are awaited before it is rescheduled. */
   readonly releases?: { settled(partitions: Iterable<number>): Promise<void> };
+  /** Read only, as `attempts` and `partitions`: the scheduler writes them (through `host`). */
   readonly states: RegionStates;
   readonly attempts: TaskAttempts;
   readonly partitions: PartitionStates;
@@ -64,6 +72,8 @@ interface PendingRestart {
   due: boolean;
   /** The reset began (it awaits the release of the old partitions). */
   resetting: boolean;
+  /** Why its tasks are reset (the `tasks-reset` event's reason). */
+  readonly reason: string;
 }
 
 /**
@@ -122,7 +132,7 @@ export class RegionRestarts {
     this.failovers.push(decision.record);
     this.#announce(decision.record);
     const { backoffMs } = decision.record;
-    const restart: PendingRestart = { regions: new Set(), dueAtMs: failedAtMs + backoffMs, timer: undefined, due: false, resetting: false };
+    const restart: PendingRestart = { regions: new Set(), dueAtMs: failedAtMs + backoffMs, timer: undefined, due: false, resetting: false, reason: `${failedVertex} failed: ${error.message}` };
     for (const u of decision.vertices) restart.regions.add(regions.regionOf[u] as number);
     logger.info({ executionVertexId: failedVertex, regions: [...restart.regions], tasks: decision.vertices.length, backoffMs }, 'restarting regions');
     for (const r of restart.regions) {
@@ -202,19 +212,12 @@ export class RegionRestarts {
   }
 
   async #reset(restart: PendingRestart): Promise<void> {
-    const { topology, regions, blockingMaster, attempts, partitions, builder, host, logger } = this.#options;
+    const { blockingMaster, builder, host, logger } = this.#options;
     const releases: Promise<void>[] = [];
-    const outputs: number[] = [];
-    for (const r of restart.regions) {
-      for (const v of regions.membersOf(r)) {
-        attempts.reset(v);
-        for (const partition of blockingOutputsOf(topology, v)) {
-          outputs.push(partition);
-          partitions.markReset(partition);
-          const old = builder.takeDescriptor(partition);
-          if (old !== undefined) releases.push(blockingMaster.releasePartitionExternally(old).catch((error: unknown) => logger.warn({ partitionId: old.partition.partitionId, error: (error as Error).message }, 'releasing a restarted partition failed')));
-        }
-      }
+    const outputs = host.resetTasks?.([...restart.regions], restart.reason) ?? [];
+    for (const partition of outputs) {
+      const old = builder.takeDescriptor(partition);
+      if (old !== undefined) releases.push(blockingMaster.releasePartitionExternally(old).catch((error: unknown) => logger.warn({ partitionId: old.partition.partitionId, error: (error as Error).message }, 'releasing a restarted partition failed')));
     }
     // Released during the job, and that release not settled yet: it must not land on the new attempt.
     if (this.#options.releases !== undefined) releases.push(this.#options.releases.settled(outputs));

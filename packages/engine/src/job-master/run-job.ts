@@ -1,15 +1,13 @@
 import { availableParallelism } from 'node:os';
-import { randomBytes } from 'node:crypto';
-import { type Logger, type ShuffleServiceFactory, jobId as toJobId, noopLogger, taskExecutorId } from '@weft/shuffle-api';
+import { createHash, randomBytes } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { type Logger, jobId as toJobId, noopLogger } from '@weft/shuffle-api';
 import type { JobDefinition } from '../api/define-job.js';
 import type { ExchangeMode } from '../api/exchange-mode.js';
 import { EngineError, invalidEngineArgument } from '../errors/engine-error.js';
 import { ExecutionTopology } from '../execution/execution-topology.js';
-import { InProcessTaskExecutor } from '../executor/in-process-task-executor.js';
-import type { TaskExecutor, TaskExecutorListener } from '../executor/task-executor.js';
 import type { PrestartedWorkers } from '../executor/prestarted-workers.js';
-import { WorkerPool } from '../executor/worker-pool.js';
-import type { WorkerPoolOptions } from '../executor/worker-pool-options.js';
 import { createFailoverStrategy } from '../failover/create-failover-strategy.js';
 import type { FailoverStrategyName } from '../failover/failover-strategy.js';
 import type { FaultInjectorFactory } from '../faults/fault-injector.js';
@@ -22,15 +20,12 @@ import { resolveSerializer, type SerializerName } from '../serialization/seriali
 import type { ExecutorLossRecord, FailoverRecord } from './failover-record.js';
 import { JobMaster } from './job-master.js';
 import type { EdgeSummary, JobProgress, VertexSummary } from './job-progress.js';
-import { discardTempDirs, publishSinks, textSinkTempDirs } from './sink-publisher.js';
+import type { JobEventListener } from './job-events.js';
+import type { JobSubmission } from './job-scheduler-options.js';
+import { type JobShuffleServices, JobSession } from './job-session.js';
+import { textSinkTempDirs } from './sink-publisher.js';
 
-/** The two shuffle services a job uses; the engine never picks one itself (docs/DESIGN.md). */
-export interface JobShuffleServices {
-  /** For must-be-pipelined edges inside a region (all in one executor): e.g. the in-memory shuffle. */
-  readonly pipelined: ShuffleServiceFactory;
-  /** For BLOCKING edges between regions: must be readable from every executor (for workers: another process). */
-  readonly blocking: ShuffleServiceFactory;
-}
+export type { JobShuffleServices } from './job-session.js';
 
 export interface RunJobOptions {
   /** A job module path (relative to `cwd`) or file URL, or — in-process only — a `defineJob` result. */
@@ -95,6 +90,15 @@ export interface RunJobOptions {
    * stays until the job ends. @defaultValue true
    */
   readonly releasePartitionsDuringJob?: boolean;
+  /**
+   * Told of every transition of the job, as it happens and in causal order (JobEvent: `job-submitted`,
+   * `vertex-initialized`, `task-deployed`, `task-finished`, … `job-finished`) — where a durable job event
+   * log plugs in. When it returns a promise, a finished task counts (its partitions readable, its
+   * consumers scheduled) only once that promise resolved, and the job's end waits for every promise. A
+   * listener that throws or rejects fails the job (`WEFT_ERR_JOB_FAILED` with a `WEFT_ERR_EVENT_LOG`
+   * cause). @defaultValue none
+   */
+  readonly eventListener?: JobEventListener;
 }
 
 /** How a job ended, with what it produced and moved. */
@@ -179,100 +183,85 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   const slots = checkCount('slotsPerExecutor', options.slotsPerExecutor, kind === 'workers' ? 1 : availableParallelism());
   const releasePartitionsDuringJob = options.releasePartitionsDuringJob ?? true;
   if (typeof releasePartitionsDuringJob !== 'boolean') throw invalidEngineArgument('releasePartitionsDuringJob', `expected a boolean, got ${JSON.stringify(releasePartitionsDuringJob)}`);
+  const eventListener = options.eventListener;
+  if (eventListener !== undefined && typeof eventListener?.onJobEvent !== 'function') throw invalidEngineArgument('eventListener', 'expected an object with an onJobEvent(event) method');
   const serializerName = options.serializer ?? 'default';
   let serializer = resolveSerializer(serializerName);
   if (options.shuffle?.pipelined === undefined || options.shuffle.blocking === undefined) {
     throw invalidEngineArgument('shuffle', 'expected { pipelined, blocking } shuffle service factories (the engine never picks one)');
   }
   const id = toJobId(options.jobId ?? newJobId());
-  const loaded = await loadJob({ job: options.job, args: options.args ?? [], parallelism, cwd, ...(options.exchangeMode === undefined ? {} : { exchangeMode: options.exchangeMode }) });
+  const args = options.args ?? [];
+  const loaded = await loadJob({ job: options.job, args, parallelism, cwd, ...(options.exchangeMode === undefined ? {} : { exchangeMode: options.exchangeMode }) });
   serializer = loaded.definition.options.serializer ?? serializer;
   if (kind === 'workers' && loaded.moduleUrl === undefined) throw new EngineError('WEFT_ERR_INVALID_JOB', 'a job run on worker processes must be given as a module path, so workers can load it', { context: { field: 'job' } });
   const topology = ExecutionTopology.from(loaded.plan.topology);
   const regions = buildPipelinedRegions(topology);
-  const restart = createRestartBackoffTimeStrategy(options.restartStrategy ?? { type: 'none' });
+  const restartStrategy = options.restartStrategy ?? { type: 'none' };
+  const restart = createRestartBackoffTimeStrategy(restartStrategy);
   // The strategy asks the job master (built below) which partitions are released.
   let master: JobMaster | undefined;
   const failover = createFailoverStrategy(topology, options.failoverStrategy ?? 'region', { regions, isPartitionAvailable: (id) => master?.isPartitionAvailable(id) ?? true });
   const faults = options.faults?.({ jobId: id, topology: loaded.plan.topology, regions: regions.toIds(), executor: kind });
-  const tempDirs = textSinkTempDirs(loaded.plan, cwd, id);
+  const submission: JobSubmission = {
+    jobModule: loaded.moduleUrl ?? null,
+    jobModuleHash: await moduleHash(loaded.moduleUrl),
+    args,
+    options: {
+      parallelism,
+      exchangeMode: loaded.plan.exchangeMode,
+      executor: kind,
+      workers,
+      slotsPerExecutor: slots,
+      failoverStrategy: failover.name,
+      restartStrategy: JSON.parse(JSON.stringify(restartStrategy)) as RestartStrategyOptions, // without its clock
+      serializer: serializerName,
+      releasePartitionsDuringJob,
+    },
+  };
 
-  const blockingMaster = options.shuffle.blocking.createShuffleMaster({ logger });
-  const executors: TaskExecutor[] = [];
-  let poolOptions: WorkerPoolOptions | undefined;
+  const session = new JobSession({
+    jobId: id,
+    loaded,
+    args,
+    shuffle: options.shuffle,
+    executor: kind,
+    workers,
+    slotsPerExecutor: slots,
+    cwd,
+    serializer,
+    serializerName,
+    logger,
+    replaceLostWorkers: options.replaceLostWorkers ?? true,
+    workerExecArgv: options.workerExecArgv,
+    prestartedWorkers: options.prestartedWorkers,
+    heartbeatIntervalMs: options.heartbeatIntervalMs,
+    heartbeatTimeoutMs: options.heartbeatTimeoutMs,
+  });
   let progressTimer: ReturnType<typeof setInterval> | undefined;
   let onAbort: (() => void) | undefined;
   try {
-    // A replacement worker joins `executors` as soon as it is forked, so it is closed with the others
-    // (which stops it if it is still starting when the job ends).
-    let replaced = 0;
-    const replaceExecutor = (): Promise<TaskExecutor> => {
-      const { executor, ready } = WorkerPool.startReplacement(poolOptions as WorkerPoolOptions, taskExecutorId(`worker-${workers + replaced++}`));
-      executors.push(executor);
-      return ready;
-    };
+    const replaceExecutor = session.replaceExecutor;
     const jobMaster = new JobMaster({
       jobId: id,
       plan: loaded.plan,
       topology,
       regions,
-      blockingMaster,
+      blockingMaster: session.blockingMaster,
       failover,
       restart,
       logger,
       releasePartitionsDuringJob,
+      submission,
+      sinkTempDirs: textSinkTempDirs(loaded.plan, cwd, id),
+      ...(eventListener === undefined ? {} : { eventListener }),
       ...(faults === undefined ? {} : { faults }),
       ...(options.cancelTimeoutMs === undefined ? {} : { cancelTimeoutMs: options.cancelTimeoutMs }),
       ...(options.onFailover === undefined ? {} : { onFailover: options.onFailover }),
-      ...(kind === 'workers' && (options.replaceLostWorkers ?? true) ? { replaceExecutor } : {}),
+      ...(replaceExecutor === undefined ? {} : { replaceExecutor }),
     });
     master = jobMaster;
-    const listener: TaskExecutorListener = jobMaster;
-    // The blocking master and the executors start together (worker processes take the longest).
-    const startMaster = (async () => {
-      await blockingMaster.start();
-      await blockingMaster.registerJob({ jobId: id });
-    })();
-    const startExecutors = (async (): Promise<TaskExecutor[]> => {
-      if (kind === 'inprocess') {
-        return [
-          await InProcessTaskExecutor.start({
-            id: taskExecutorId('inprocess-0'),
-            slots,
-            jobId: id,
-            plan: loaded.plan,
-            pipelined: options.shuffle.pipelined,
-            blocking: options.shuffle.blocking,
-            listener,
-            cwd,
-            serializer,
-            logger,
-          }),
-        ];
-      }
-      poolOptions = {
-        workers,
-        slotsPerWorker: slots,
-        jobId: id,
-        loaded: loaded as LoadedJob & { moduleUrl: string },
-        args: options.args ?? [],
-        pipelined: options.shuffle.pipelined,
-        blocking: options.shuffle.blocking,
-        listener,
-        cwd,
-        serializer: serializerName,
-        logger,
-        ...(options.workerExecArgv === undefined ? {} : { execArgv: options.workerExecArgv }),
-        ...(options.prestartedWorkers === undefined ? {} : { prestarted: options.prestartedWorkers }),
-        ...(options.heartbeatIntervalMs === undefined ? {} : { heartbeatIntervalMs: options.heartbeatIntervalMs }),
-        ...(options.heartbeatTimeoutMs === undefined ? {} : { heartbeatTimeoutMs: options.heartbeatTimeoutMs }),
-      };
-      return WorkerPool.start(poolOptions);
-    })();
-    const [masterStarted, executorsStarted] = await Promise.allSettled([startMaster, startExecutors]);
-    if (executorsStarted.status === 'fulfilled') executors.push(...executorsStarted.value);
-    if (masterStarted.status === 'rejected') throw masterStarted.reason;
-    if (executorsStarted.status === 'rejected') throw executorsStarted.reason;
+    const executors = await session.start(jobMaster);
     if (options.onProgress !== undefined) {
       const onProgress = options.onProgress;
       progressTimer = setInterval(() => onProgress({ elapsedMs: performance.now() - started, ...jobMaster.progress() }), options.progressIntervalMs ?? 250);
@@ -285,30 +274,17 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
     }
     const outcome = await jobMaster.run(executors);
     const progress = jobMaster.progress();
-    let status = outcome.status;
-    let error = outcome.error;
-    let published: Awaited<ReturnType<typeof publishSinks>> = { collected: {}, files: [] };
-    if (status === 'succeeded') {
-      try {
-        published = await publishSinks(outcome.results.flatMap((r) => r.sinks), tempDirs);
-      } catch (publishError) {
-        status = 'failed';
-        error = new EngineError('WEFT_ERR_JOB_FAILED', `job ${JSON.stringify(loaded.plan.name)} failed: ${(publishError as Error).message}`, { cause: publishError });
-      }
-    } else {
-      await discardTempDirs(tempDirs);
-    }
     if (options.onProgress !== undefined) options.onProgress({ elapsedMs: performance.now() - started, ...progress });
     return {
       jobId: id,
       name: loaded.plan.name,
-      status,
-      ...(error === undefined ? {} : { error }),
+      status: outcome.status,
+      ...(outcome.error === undefined ? {} : { error: outcome.error }),
       durationMs: performance.now() - started,
       parallelism,
       exchangeMode: loaded.plan.exchangeMode,
       executor: { kind, executors: kind === 'inprocess' ? executors.length : workers, slots },
-      workerPids: executors.flatMap((e) => (e.pid === undefined ? [] : [e.pid])),
+      workerPids: session.executors.flatMap((e) => (e.pid === undefined ? [] : [e.pid])),
       topology: loaded.plan.topology,
       failoverStrategy: failover.name,
       restartStrategy: restart.toString(),
@@ -327,19 +303,20 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       taskAttempts: Object.fromEntries(topology.executionVertexIds().map((task, v) => [task, outcome.attempts[v] ?? 0])),
       partitionsReleasedDuringJob: outcome.partitionsReleasedDuringJob,
       bytesReleasedDuringJob: outcome.bytesReleasedDuringJob,
-      outputs: published.files,
-      collected: published.collected,
+      outputs: outcome.published.files,
+      collected: outcome.published.collected,
     };
   } finally {
     if (progressTimer !== undefined) clearInterval(progressTimer);
     if (onAbort !== undefined) options.signal?.removeEventListener('abort', onAbort);
-    await Promise.all(
-      executors.map((executor) => executor.close().catch((error: unknown) => logger.warn({ taskExecutorId: executor.id, error: (error as Error).message }, 'closing a task executor failed'))),
-    );
-    await master?.releasesSettled();
-    await blockingMaster.unregisterJob(id).catch((error: unknown) => logger.warn({ jobId: id, error: (error as Error).message }, 'unregistering the job failed'));
-    await blockingMaster.close().catch(() => {});
+    await session.close(() => master?.releasesSettled() ?? Promise.resolve());
   }
+}
+
+/** sha256 (hex) of the job module's file, for `job-submitted` (a resumed run must run the same code). */
+async function moduleHash(moduleUrl: string | undefined): Promise<string | null> {
+  if (moduleUrl === undefined || !moduleUrl.startsWith('file:')) return null;
+  return createHash('sha256').update(await readFile(fileURLToPath(moduleUrl))).digest('hex');
 }
 
 function summarizeEdges(loaded: LoadedJob, results: readonly { metrics: { outputs: readonly { edgeIndex: number; records: number; bytes: number }[] } }[]): EdgeSummary[] {

@@ -82,6 +82,13 @@ export interface ShuffleServerClientOptions {
   readonly probeInitialDelayMs?: number;
   /** @defaultValue 10000 */
   readonly probeMaxDelayMs?: number;
+  /**
+   * Servers each partition is pushed to (`weft run --shuffle-replicas`): the same bytes to each, on
+   * different hosts (URL hostnames) where the pool has them, else on different servers of one host;
+   * committed on all, read from whichever answers. More than the live servers: a warning, and as many as
+   * there are. At most 8. @defaultValue 1
+   */
+  readonly replicas?: number;
   /** TLS: a CA bundle (PEM file) to trust, e.g. for self-signed server certificates. */
   readonly caFile?: string;
 }
@@ -114,6 +121,7 @@ export interface ResolvedShuffleServerClientOptions {
   readonly minFreeBytes: number;
   readonly probeInitialDelayMs: number;
   readonly probeMaxDelayMs: number;
+  readonly replicas: number;
   readonly caFile: string | undefined;
 }
 
@@ -139,7 +147,11 @@ export const DEFAULT_SHUFFLE_SERVER_CLIENT_OPTIONS = Object.freeze({
   minFreeBytes: 256 * 1024 * 1024,
   probeInitialDelayMs: 500,
   probeMaxDelayMs: 10_000,
+  replicas: 1,
 });
+
+/** Most copies of a partition `replicas` may ask for. */
+export const MAX_REPLICAS = 8;
 
 function integer(setting: string, value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
@@ -209,6 +221,7 @@ export function resolveShuffleServerClientOptions(options: ShuffleServerClientOp
     minFreeBytes: integer('minFreeBytes', options.minFreeBytes ?? d.minFreeBytes, 0),
     probeInitialDelayMs,
     probeMaxDelayMs: integer('probeMaxDelayMs', options.probeMaxDelayMs ?? d.probeMaxDelayMs, probeInitialDelayMs, 3_600_000),
+    replicas: integer('replicas', options.replicas ?? d.replicas, 1, MAX_REPLICAS),
     caFile: options.caFile,
   };
 }

@@ -13,6 +13,8 @@ export interface HttpPushBlobWriterOptions {
   readonly streamQueueBytes: number;
   /** The commit request, asked at `complete()`: a held object is then pushed and committed in one request. */
   readonly commitRequest?: () => { readonly descriptor: ShuffleDescriptor; readonly subpartitionBytes: readonly number[] };
+  /** Commit as one of several copies of the attempt (replicas, or after a move to a spare). @defaultValue false */
+  readonly replica?: boolean;
   readonly logger: Logger;
 }
 
@@ -20,7 +22,10 @@ export interface HttpPushBlobWriterOptions {
  * A BlobWriter that pushes the object to a shuffle server (`PUT …/attempts/<a>/data`). A small object is
  * held and sent at `complete()` in one request with a Content-Length (retried on retryable errors); once
  * it grows past `maxBufferedBytes` the push starts and streams (chunked, sent once), `append` waiting
- * while the socket is behind. Appended chunks are copied (the caller reuses its buffers), once.
+ * while the socket is behind. Appended chunks are copied (the caller reuses its buffers), once;
+ * `appendOwned` takes a copy already made (a ReplicatedPushBlobWriter shares one among its replicas).
+ * While it still holds everything (nothing streamed, nothing committed) it may be moved to another
+ * server (`moveTo`): a writer whose server died pushes there instead.
  */
 export class HttpPushBlobWriter implements BlobWriter {
   readonly key: string;
@@ -35,8 +40,27 @@ export class HttpPushBlobWriter implements BlobWriter {
   private readonly abortController = new AbortController();
   private aborted = false;
 
+  private current: AttemptTarget;
+
   constructor(private readonly o: HttpPushBlobWriterOptions) {
+    this.current = o.target;
     this.key = `${o.target.url}/…/${o.target.partitionId}@${o.target.attempt}`;
+  }
+
+  /** The server and attempt pushed to now. */
+  get target(): AttemptTarget {
+    return this.current;
+  }
+
+  /** True while every byte appended is still held here: nothing streamed, nothing committed. */
+  get holdsAll(): boolean {
+    return this.channel === undefined && this.committed === undefined && !this.aborted;
+  }
+
+  /** Pushes to `target` instead (only while `holdsAll`): the caller took the attempt's lease there. */
+  moveTo(target: AttemptTarget): void {
+    if (!this.holdsAll) throw new ShuffleError('SHF_ERR_CLOSED', `the push of ${target.partitionId} cannot move: its bytes were sent`);
+    this.current = target;
   }
 
   get bufferedBytes(): number {
@@ -58,6 +82,14 @@ export class HttpPushBlobWriter implements BlobWriter {
       copy.set(chunk, at);
       at += chunk.length;
     }
+    return this.appendOwned(copy);
+  }
+
+  /** Appends `copy`, which the writer may keep (nobody changes it afterwards). */
+  async appendOwned(copy: Uint8Array): Promise<void> {
+    const length = copy.length;
+    if (length === 0) return;
+    if (this.aborted) throw new ShuffleError('SHF_ERR_CLOSED', `the push of ${this.o.target.partitionId} was aborted`);
     this.bytesWritten += length;
     if (this.channel === undefined) {
       this.held.push(copy);
@@ -71,12 +103,12 @@ export class HttpPushBlobWriter implements BlobWriter {
 
   async complete(): Promise<number> {
     if (this.channel === undefined) {
-      const body = this.held;
-      this.held = [];
-      const push = { ...this.o.target, body, length: this.heldBytes, signal: this.abortController.signal };
+      // held until it is acknowledged: a push that fails may be moved and sent again
+      const push = { ...this.current, body: this.held, length: this.heldBytes, signal: this.abortController.signal };
       const commit = this.o.commitRequest?.();
-      this.committed = commit === undefined ? undefined : await this.o.client.pushAndCommit(push, commit.descriptor, commit.subpartitionBytes);
+      this.committed = commit === undefined ? undefined : await this.o.client.pushAndCommit(push, commit.descriptor, commit.subpartitionBytes, this.o.replica === true);
       if (this.committed === undefined) await this.o.client.push(push);
+      this.held = [];
       this.heldBytes = 0;
       return this.bytesWritten;
     }
@@ -93,7 +125,7 @@ export class HttpPushBlobWriter implements BlobWriter {
     this.abortController.abort();
     this.channel?.fail(new ShuffleError('SHF_ERR_CLOSED', `the push of ${this.o.target.partitionId} was aborted`));
     await this.response?.catch(() => undefined);
-    await this.o.client.abort(this.o.target).catch((error: unknown) => {
+    await this.o.client.abort(this.current).catch((error: unknown) => {
       this.o.logger.debug({ partitionId: this.o.target.partitionId, error: (error as Error).message }, 'could not delete an aborted attempt on the server');
     });
   }
@@ -104,7 +136,7 @@ export class HttpPushBlobWriter implements BlobWriter {
     for (const chunk of this.held) void channel.put(chunk).catch(() => undefined);
     this.held = [];
     this.heldBytes = 0;
-    const response = this.o.client.push({ ...this.o.target, body: channel, signal: this.abortController.signal });
+    const response = this.o.client.push({ ...this.current, body: channel, signal: this.abortController.signal });
     // a refusal (409, 413, malformed) or a broken connection stops the writer's next append
     response.catch((error: unknown) => channel.fail(isShuffleError(error) ? error : new ShuffleError('SHF_ERR_STORAGE_UNAVAILABLE', String(error), { cause: error })));
     this.response = response;

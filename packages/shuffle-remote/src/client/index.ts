@@ -5,8 +5,8 @@ export {
   type ResolvedShuffleServerClientOptions,
   type ShuffleServerClientOptions,
 } from './client-options.js';
-export { SHUFFLE_SERVER_SERVICE_ID, type ServerPartitionDetails } from './server-descriptor.js';
-export { ServerShuffleMaster } from './server-shuffle-master.js';
+export { SHUFFLE_SERVER_SERVICE_ID, type ServerLocation, type ServerPartitionDetails } from './server-descriptor.js';
+export { type ReplicationReport, ServerShuffleMaster } from './server-shuffle-master.js';
 export { ServerShuffleEnvironment } from './server-shuffle-environment.js';
 export { ShuffleServerClient, type AttemptTarget, type FetchRequest, type FetchResponse, type PushRequest, type RetryTimers } from './shuffle-server-client.js';
 export { createJobToken } from '../protocol/job-token.js';

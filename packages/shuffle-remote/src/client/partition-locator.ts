@@ -51,6 +51,12 @@ export class PartitionLocator {
     return redis?.index.lookup(jobId, partitionId);
   }
 
+  /** Every server's committed copy of a partition (commit record first), or [] (or no registry). */
+  async copiesOf(jobId: string, partitionId: string): Promise<CommittedPartition[]> {
+    const redis = await this.connect();
+    return (await redis?.index.locations(jobId, partitionId)) ?? [];
+  }
+
   /** A reader of the tier's copy, or undefined when no tier is configured. */
   async openTierCopy(record: CommittedPartition): Promise<BlobReader | undefined> {
     if (this.options.tier === undefined || !record.tiered) return undefined;

@@ -3,13 +3,28 @@ import { type ShuffleDescriptor, invalidArgument, validateId, validateShuffleDes
 /** The id every descriptor of the shuffle-server shuffle carries. */
 export const SHUFFLE_SERVER_SERVICE_ID = 'shuffle-server';
 
-/** `details` of a shuffle-server descriptor: where the partition lives and the job token that opens it. */
-export interface ServerPartitionDetails {
+/** One shuffle server, as a descriptor names it. */
+export interface ServerLocation {
   readonly serverId: string;
-  /** The server's URL when the partition was placed (readers look it up again if it moved). */
   readonly url: string;
+}
+
+/** Most servers a descriptor lists in `replicas` or in `spares`. */
+export const MAX_LISTED_SERVERS = 16;
+
+/**
+ * `details` of a shuffle-server descriptor: where the partition lives and the job token that opens it.
+ * `replicas` and `spares` are optional (descriptors without them stay valid): every replica holds a
+ * copy of the same bytes, committed along with the primary's; a spare is where a writer whose server
+ * died moves the partition, so readers look there too.
+ */
+export interface ServerPartitionDetails extends ServerLocation {
   /** HMAC of the job id under the shared secret: environments need no secret. */
   readonly token: string;
+  /** Other servers holding a copy (`--shuffle-replicas`), on other hosts where the pool allows. */
+  readonly replicas?: readonly ServerLocation[];
+  /** Live servers a writer may re-place the partition on if its server dies, other hosts first. */
+  readonly spares?: readonly ServerLocation[];
 }
 
 /**
@@ -29,5 +44,23 @@ export function checkServerDescriptor(value: unknown, field = 'descriptor'): Shu
   if (typeof details['token'] !== 'string' || details['token'].length === 0 || details['token'].length > 4096) {
     throw invalidArgument(`${field}.details.token`, 'expected a job token');
   }
+  for (const list of ['replicas', 'spares'] as const) {
+    const value = details[list];
+    if (value === undefined) continue;
+    if (!Array.isArray(value) || value.length > MAX_LISTED_SERVERS) throw invalidArgument(`${field}.details.${list}`, `expected at most ${MAX_LISTED_SERVERS} {serverId, url}`);
+    value.forEach((server: unknown, i) => checkLocation(server, `${field}.details.${list}[${i}]`));
+  }
   return descriptor as ShuffleDescriptor & { readonly details: ServerPartitionDetails };
+}
+
+function checkLocation(value: unknown, field: string): void {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalidArgument(field, 'expected {serverId, url}');
+  const v = value as Record<string, unknown>;
+  validateId(`${field}.serverId`, v['serverId']);
+  if (typeof v['url'] !== 'string' || !/^https?:\/\/[^/]+$/.test(v['url'])) throw invalidArgument(`${field}.url`, 'expected http(s)://host:port');
+}
+
+/** Primary first, then the replicas: every server that should hold a copy. */
+export function copiesOf(details: ServerPartitionDetails): ServerLocation[] {
+  return [{ serverId: details.serverId, url: details.url }, ...(details.replicas ?? [])];
 }

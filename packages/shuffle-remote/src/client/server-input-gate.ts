@@ -3,6 +3,7 @@ import { WireError } from '../protocol/wire-errors.js';
 import { type PartitionSource, SortMergeInputGate } from '../shuffle-core/sort-merge-input-gate.js';
 import type { ResolvedShuffleServerClientOptions } from './client-options.js';
 import { FetchedRangeReader } from './fetched-range-reader.js';
+import { ResumingRangeReader } from './resuming-range-reader.js';
 import type { PartitionLocator } from './partition-locator.js';
 import type { ServerPartitionDetails } from './server-descriptor.js';
 import type { ShuffleServerClient } from './shuffle-server-client.js';
@@ -39,8 +40,9 @@ interface Fallback {
  *   (`context.unreachable`), even while its registry record is still live (the process is not
  *   listening); or it is slow or in trouble and its record expired (no heartbeat for the registry's
  *   TTL); or it answered PARTITION_NOT_FOUND — then the fallbacks are tried
- *   in order: the replicas the descriptor names (`details.replicas`), then the S3 tier's copy recorded in
- *   the commit index. When none holds it, the gate fails with SHF_ERR_PARTITION_NOT_FOUND naming the
+ *   in order: every other server that may hold a copy (the descriptor's replicas, the servers the commit
+ *   index lists as holding one, the descriptor's spares a writer may have moved to), then the S3 tier's
+ *   copy recorded in the commit index. When none holds it, the gate fails with SHF_ERR_PARTITION_NOT_FOUND naming the
  *   partition, with the server's error as its cause (so the engine re-runs the producer, and the master,
  *   told of the failure, excludes the server).
  */
@@ -56,8 +58,19 @@ export class ServerInputGate extends SortMergeInputGate {
     this.opening?.abort();
   }
 
-  /** Opens the partition where it can be read: its server, the server's new URL, a replica, or the S3 tier. */
+  /**
+   * Opens the partition (see `locate`) behind a reader that, when the fetch breaks half-way (its server
+   * killed mid-range, a connection reset), locates it again — so a dead server's partition with no other
+   * copy becomes SHF_ERR_PARTITION_NOT_FOUND there too, and one with a copy is read on from the copy.
+   */
   protected async openSource(descriptor: ShuffleDescriptor): Promise<PartitionSource> {
+    const first = await this.locate(descriptor);
+    const reader = new ResumingRangeReader({ partitionId: descriptor.partition.partitionId, first, reopen: () => this.locate(descriptor) });
+    return { reader, location: first.location };
+  }
+
+  /** Finds the partition where it can be read: its server, the server's new URL, a replica, or the S3 tier. */
+  private async locate(descriptor: ShuffleDescriptor): Promise<PartitionSource> {
     const details = descriptor.details as unknown as ServerPartitionDetails;
     const { partitionId } = descriptor.partition;
     const locator = this.g.locator;
@@ -73,24 +86,7 @@ export class ServerInputGate extends SortMergeInputGate {
     // slow (a timeout) or in trouble (reset, 503): maybe alive — only the registry can tell
     const troubled = !dead && !notFound && failure.retryable;
     if (!dead && !notFound && !troubled) throw failure;
-    if (!dead && !notFound) {
-      if (!locator.hasRegistry) throw failure;
-      const live = await locator.liveServer(details.serverId);
-      if (live !== undefined) {
-        if (live.url === details.url) throw failure; // alive at its address: retryable, not lost
-        return this.fetchWhenCommitted(live.url, details.serverId, descriptor);
-      }
-    } else if (dead && locator.hasRegistry) {
-      // refused at the descriptor's address: it may have come back elsewhere
-      const live = await locator.liveServer(details.serverId);
-      if (live !== undefined && live.url !== details.url) {
-        try {
-          return await this.fetchWhenCommitted(live.url, details.serverId, descriptor);
-        } catch (error) {
-          if (!isShuffleError(error) || this.closed || !(error.context['unreachable'] === true || error.code === 'SHF_ERR_PARTITION_NOT_FOUND')) throw error;
-        }
-      }
-    }
+    // a copy anywhere else is read at once, whatever ails this server
     for (const fallback of this.fallbacksOf(descriptor)) {
       const source = await fallback.open();
       if (source !== undefined) {
@@ -99,6 +95,21 @@ export class ServerInputGate extends SortMergeInputGate {
       }
     }
     if (notFound) throw failure;
+    if (locator.hasRegistry) {
+      const live = await locator.liveServer(details.serverId);
+      // alive at its address and only slow or in trouble: retryable, not lost
+      if (live !== undefined && live.url === details.url && troubled) throw failure;
+      // it came back elsewhere
+      if (live !== undefined && live.url !== details.url) {
+        try {
+          return await this.fetchWhenCommitted(live.url, details.serverId, descriptor);
+        } catch (error) {
+          if (!isShuffleError(error) || this.closed || !(error.context['unreachable'] === true || error.code === 'SHF_ERR_PARTITION_NOT_FOUND')) throw error;
+        }
+      }
+    } else if (troubled) {
+      throw failure; // without a registry a slow server is only slow
+    }
     const why = dead
       ? `its shuffle server ${details.serverId} (${details.url}) refuses connections`
       : `its shuffle server ${details.serverId} is gone (no heartbeat, and it ${failure.code === 'SHF_ERR_TIMEOUT' ? 'does not answer' : 'fails requests'})`;
@@ -106,28 +117,49 @@ export class ServerInputGate extends SortMergeInputGate {
   }
 
   /**
-   * Where else the partition may be read, in order: the descriptor's replicas, then the S3 tier. The
-   * one place to extend (a new kind of copy goes here, in the order it should be tried).
+   * Where else the partition may be read, in order: the descriptor's replicas, the servers the commit
+   * index lists as holding a copy, the descriptor's spares, then the S3 tier. The one place to extend (a
+   * new kind of copy goes here, in the order it should be tried).
    */
   private fallbacksOf(descriptor: ShuffleDescriptor): Fallback[] {
     const { jobId } = descriptor;
     const { partitionId } = descriptor.partition;
     const locator = this.g.locator;
     const fallbacks: Fallback[] = [];
-    for (const replica of replicasOf(descriptor)) {
+    const details = descriptor.details as unknown as ServerPartitionDetails;
+    const tried = new Set([details.url]);
+    const fresh = (url: string | undefined): url is string => url !== undefined && !tried.has(url) && (tried.add(url), true);
+    const copyAt = (name: string, serverId: string, url: string): Fallback => ({
+      name,
+      open: async () => {
+        try {
+          return await this.fetchWhenCommitted(url, serverId, descriptor);
+        } catch (error) {
+          if (!isShuffleError(error) || this.closed) throw error;
+          this.g.logger.debug({ partitionId, serverId, error: error.message }, 'another server cannot serve a partition');
+          return undefined;
+        }
+      },
+    });
+    for (const replica of details.replicas ?? []) if (fresh(replica.url)) fallbacks.push(copyAt(`replica ${replica.serverId}`, replica.serverId, replica.url));
+    if (locator.hasRegistry) {
+      // the servers the commit index says committed a copy (a replica, or a spare a writer moved to), at their current URLs
       fallbacks.push({
-        name: `replica ${replica.serverId}`,
+        name: 'a copy the commit index lists',
         open: async () => {
-          try {
-            return await this.fetchWhenCommitted(replica.url, replica.serverId, descriptor);
-          } catch (error) {
-            if (!isShuffleError(error) || this.closed) throw error;
-            this.g.logger.debug({ partitionId, serverId: replica.serverId, error: error.message }, 'a replica cannot serve a partition');
-            return undefined;
+          const committed = await locator.copiesOf(jobId, partitionId).catch(() => []);
+          for (const record of committed) {
+            if (record.serverId === details.serverId) continue;
+            const live = await locator.liveServer(record.serverId).catch(() => undefined);
+            if (!fresh(live?.url)) continue;
+            const source = await copyAt(`copy ${record.serverId}`, record.serverId, live!.url).open();
+            if (source !== undefined) return source;
           }
+          return undefined;
         },
       });
     }
+    for (const spare of details.spares ?? []) if (fresh(spare.url)) fallbacks.push(copyAt(`spare ${spare.serverId}`, spare.serverId, spare.url));
     if (locator.hasRegistry) {
       fallbacks.push({
         name: 'S3 tier',
@@ -180,14 +212,4 @@ export class ServerInputGate extends SortMergeInputGate {
     }
     return { reader: new FetchedRangeReader({ body: response.body, location: response.location, start, end, partitionId }), location: response.location };
   }
-}
-
-/** The extra servers holding a copy (`details.replicas`, optional; malformed entries are skipped). */
-function replicasOf(descriptor: ShuffleDescriptor): { serverId: string; url: string }[] {
-  const replicas = (descriptor.details as { replicas?: unknown } | null)?.replicas;
-  if (!Array.isArray(replicas)) return [];
-  return replicas.filter(
-    (r): r is { serverId: string; url: string } =>
-      typeof r === 'object' && r !== null && typeof (r as { serverId?: unknown }).serverId === 'string' && typeof (r as { url?: unknown }).url === 'string' && /^https?:\/\/[^/]+$/.test((r as { url: string }).url),
-  );
 }

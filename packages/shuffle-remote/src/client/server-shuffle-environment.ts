@@ -15,7 +15,7 @@ import {
 } from '@weft/shuffle-api';
 import type { ResolvedShuffleServerClientOptions } from './client-options.js';
 import { PartitionLocator } from './partition-locator.js';
-import { SHUFFLE_SERVER_SERVICE_ID, checkServerDescriptor } from './server-descriptor.js';
+import { SHUFFLE_SERVER_SERVICE_ID, checkServerDescriptor, copiesOf } from './server-descriptor.js';
 import { ServerInputGate } from './server-input-gate.js';
 import { ServerResultPartitionWriter } from './server-result-partition-writer.js';
 import { ShuffleServerClient } from './shuffle-server-client.js';
@@ -49,13 +49,15 @@ export class ServerShuffleEnvironment implements ShuffleEnvironment {
     const logger = (request.logger ?? this.logger).child({ jobId: descriptor.jobId, partitionId: descriptor.partition.partitionId, attempt: descriptor.producer.attempt });
     const writer: ServerResultPartitionWriter = new ServerResultPartitionWriter({
       descriptor,
-      target: {
-        url: descriptor.details.url,
+      targets: copiesOf(descriptor.details).map((server) => ({
+        serverId: server.serverId,
+        url: server.url,
         token: descriptor.details.token,
         jobId: descriptor.jobId,
         partitionId: descriptor.partition.partitionId,
         attempt: descriptor.producer.attempt,
-      },
+      })),
+      spares: descriptor.details.spares ?? [],
       client: this.client,
       options: this.options,
       logger,

@@ -1,5 +1,6 @@
 import {
   type JobId,
+  type JsonValue,
   type JobShuffleContext,
   type Logger,
   type RegisterPartitionRequest,
@@ -21,14 +22,29 @@ import { RedisCommitIndex } from '../coordinator/redis-commit-index.js';
 import { RedisConnection } from '../coordinator/redis-connection.js';
 import { RedisServerRegistry } from '../coordinator/redis-server-registry.js';
 import { ServerExclusions } from '../coordinator/server-exclusions.js';
-import { ServerPlacement } from '../coordinator/server-placement.js';
+import { ServerPlacement, chooseServers } from '../coordinator/server-placement.js';
 import type { CommittedPartition } from '../protocol/committed-partition.js';
 import { createJobToken } from '../protocol/job-token.js';
 import type { S3BlobStore } from '../storage/s3-blob-store.js';
 import { type ResolvedShuffleServerClientOptions, readSecret } from './client-options.js';
 import { createTierStore } from './partition-locator.js';
-import { SHUFFLE_SERVER_SERVICE_ID, type ServerPartitionDetails, checkServerDescriptor } from './server-descriptor.js';
+import { SHUFFLE_SERVER_SERVICE_ID, type ServerLocation, type ServerPartitionDetails, checkServerDescriptor } from './server-descriptor.js';
 import { ShuffleServerClient } from './shuffle-server-client.js';
+
+/** Spares a descriptor lists: where a writer whose server died moves its partition. */
+const SPARES = 2;
+
+/** How many copies of each partition the master asked for and could place (`weft run` states it). */
+export interface ReplicationReport {
+  /** The `replicas` option. */
+  readonly requested: number;
+  /** The fewest copies any partition got (`requested` until a partition is registered). */
+  readonly used: number;
+  /** Servers that could take partitions when a partition got fewer copies than requested, else the latest count. */
+  readonly liveServers: number | undefined;
+  /** Some partition has two copies on one host: the pool had too few hosts. */
+  readonly sameHost: boolean;
+}
 
 interface Cluster {
   readonly connection: RedisConnection;
@@ -78,6 +94,7 @@ export class ServerShuffleMaster implements ShuffleMaster {
   private cluster: Cluster | undefined;
   private tier: S3BlobStore | undefined;
   private turn = 0;
+  private report: ReplicationReport;
   private started: Promise<void> | undefined;
   private closed = false;
 
@@ -86,6 +103,12 @@ export class ServerShuffleMaster implements ShuffleMaster {
     context: ShuffleMasterContext = {},
   ) {
     this.logger = (context.logger ?? noopLogger).child({ component: 'shuffle-server-master' });
+    this.report = { requested: options.replicas, used: options.replicas, liveServers: undefined, sameHost: false };
+  }
+
+  /** Copies per partition: requested, and the fewest placed. */
+  get replication(): ReplicationReport {
+    return this.report;
   }
 
   /** Reads the secret and connects to the registry: SHF_ERR_INVALID_CONFIG naming the setting when either fails. */
@@ -196,60 +219,94 @@ export class ServerShuffleMaster implements ShuffleMaster {
     if (partition.partitionType !== 'BLOCKING' && partition.partitionType !== 'BLOCKING_PERSISTENT') {
       throw invalidArgument('partition.partitionType', `the shuffle server stores BLOCKING and BLOCKING_PERSISTENT partitions, not ${partition.partitionType}`);
     }
-    const server = await this.place();
-    const details: ServerPartitionDetails = { serverId: server.serverId, url: server.url, token: this.tokenOf(jobId) };
-    return { shuffleServiceId: SHUFFLE_SERVER_SERVICE_ID, jobId, partition, producer, details: { ...details } };
+    const { servers, spares } = await this.place();
+    const [primary, ...replicas] = servers;
+    const details: ServerPartitionDetails = {
+      serverId: primary!.serverId,
+      url: primary!.url,
+      token: this.tokenOf(jobId),
+      ...(replicas.length === 0 ? {} : { replicas }),
+      ...(spares.length === 0 ? {} : { spares }),
+    };
+    return { shuffleServiceId: SHUFFLE_SERVER_SERVICE_ID, jobId, partition, producer, details: details as unknown as JsonValue };
   }
 
+  /**
+   * Releases every copy: on the primary and the replicas the descriptor names and, with a registry, every
+   * server the commit index lists (without one, the spares too); then what vanished servers left (tier
+   * copies, index).
+   */
   async releasePartitionExternally(descriptor: ShuffleDescriptor): Promise<void> {
     const { client } = this.ready();
     const d = checkServerDescriptor(descriptor);
     const { jobId } = d;
     const { partitionId } = d.partition;
     const token = this.tokenOf(jobId);
-    let url: string | undefined = d.details.url;
-    // an excluded server is not asked (it refused connections): what it holds goes at unregisterJob, once back
-    if (this.cluster !== undefined) url = this.cluster.exclusions.isExcluded(d.details.serverId) ? undefined : (await this.cluster.registry.get(d.details.serverId))?.url;
-    if (url !== undefined) {
+    const locations = (await this.cluster?.index.locations(jobId, partitionId)) ?? [];
+    const servers = new Map<string, string>([[d.details.serverId, d.details.url]]);
+    // a copy moved to a spare is in the commit index; without one, only asking the spares finds it
+    const spares = this.cluster === undefined ? (d.details.spares ?? []) : [];
+    for (const s of [...(d.details.replicas ?? []), ...spares]) servers.set(s.serverId, s.url);
+    for (const record of locations) if (!servers.has(record.serverId)) servers.set(record.serverId, '');
+    for (const [serverId, listed] of servers) {
+      const primary = serverId === d.details.serverId;
+      // an excluded server is not asked (it refused connections): what it holds goes at unregisterJob, once back
+      if (this.cluster?.exclusions.isExcluded(serverId) === true) continue;
+      const url = this.cluster !== undefined ? (await this.cluster.registry.get(serverId))?.url : listed;
+      if (url === undefined || url === '') continue;
       try {
         await client.release(url, token, jobId, partitionId);
       } catch (error) {
-        if (!(isShuffleError(error) && error.context['unreachable'] === true && this.cluster !== undefined)) throw error;
+        // an unreachable copy is forgotten below; without a registry only the primary's failure is the caller's
+        const unreachable = isShuffleError(error) && error.context['unreachable'] === true;
+        if (!unreachable || (primary && this.cluster === undefined)) throw error;
         await this.excludeIfUnreachable(error, 'the master could not connect to release a partition');
+        this.logger.warn({ jobId, partitionId, server: url, error: (error as Error).message }, 'could not release a copy of a partition: its server is unreachable');
       }
     }
     if (this.cluster !== undefined) {
-      const record = await this.cluster.index.lookup(jobId, partitionId);
-      if (record?.tiered === true) await this.tier?.delete(record.objectKey);
+      for (const record of locations) if (record.tiered) await this.tier?.delete(record.objectKey);
       await this.cluster.index.remove(jobId, partitionId);
     }
   }
 
+  /**
+   * The job's committed partitions, each once: with a registry from the commit index (a copy is kept
+   * when its server is live or it is in the S3 tier; the first kept copy is the primary, the other live
+   * ones its replicas); with a fixed list from every server, copies of one attempt merged.
+   */
   async listPartitions(jobId: JobId): Promise<readonly StoredPartition[]> {
     const { client } = this.ready();
     validateId('jobId', jobId);
     const token = this.tokenOf(jobId);
-    let records: CommittedPartition[];
+    let groups: CommittedPartition[][];
     const urls = new Map<string, string>();
     if (this.cluster !== undefined) {
       const live = await this.cluster.placement.live(true);
       // an excluded server's partitions cannot be read now: listed only where the tier holds them
       for (const server of live) if (!this.cluster.exclusions.isExcluded(server.serverId)) urls.set(server.serverId, server.url);
-      records = (await this.cluster.index.list(jobId)).filter((r) => urls.has(r.serverId) || r.tiered);
+      groups = (await this.cluster.index.listLocations(jobId)).map((copies) => copies.filter((r) => urls.has(r.serverId) || r.tiered)).filter((g) => g.length > 0);
     } else {
-      records = [];
+      const byAttempt = new Map<string, CommittedPartition[]>();
       for (const url of this.options.servers) {
         for (const record of await client.list(url, token, jobId)) {
           urls.set(record.serverId, url);
-          records.push(record);
+          const key = `${record.partitionId}\n${record.attempt}`;
+          byAttempt.set(key, [...(byAttempt.get(key) ?? []), record]);
         }
       }
+      groups = [...byAttempt.values()];
     }
-    return records.map((record) => {
+    return groups.map((copies) => {
+      const record = copies[0]!;
       const url = urls.get(record.serverId) ?? (record.descriptor.details as Partial<ServerPartitionDetails> | null)?.url ?? 'http://unknown';
-      const details: ServerPartitionDetails = { serverId: record.serverId, url, token };
+      const replicas: ServerLocation[] = copies.slice(1).flatMap((c) => {
+        const at = urls.get(c.serverId);
+        return at === undefined ? [] : [{ serverId: c.serverId, url: at }];
+      });
+      const details: ServerPartitionDetails = { serverId: record.serverId, url, token, ...(replicas.length === 0 ? {} : { replicas }) };
       return {
-        descriptor: { ...record.descriptor, shuffleServiceId: SHUFFLE_SERVER_SERVICE_ID, details: { ...details } },
+        descriptor: { ...record.descriptor, shuffleServiceId: SHUFFLE_SERVER_SERVICE_ID, details: details as unknown as JsonValue },
         subpartitionBytes: record.subpartitionBytes,
         totalBytes: record.totalBytes,
       };
@@ -266,10 +323,34 @@ export class ServerShuffleMaster implements ShuffleMaster {
     return createJobToken(this.secret!, jobId);
   }
 
-  private async place(): Promise<{ serverId: string; url: string }> {
-    if (this.cluster !== undefined) return this.cluster.placement.place();
-    const url = this.options.servers[this.turn++ % this.options.servers.length]!;
-    return { serverId: `static-${this.options.servers.indexOf(url)}`, url };
+  /** The servers for a new partition (primary first, then its replicas) and its spares; notes shortfalls. */
+  private async place(): Promise<{ servers: ServerLocation[]; spares: ServerLocation[] }> {
+    const count = this.options.replicas;
+    const request = { count, distinctHosts: true, spares: SPARES };
+    let several;
+    if (this.cluster !== undefined) {
+      several = await this.cluster.placement.placeSeveral(request);
+    } else {
+      const list = this.options.servers.map((url, i) => ({ serverId: `static-${i}`, url }));
+      const start = this.turn++ % list.length;
+      several = chooseServers([...list.slice(start), ...list.slice(0, start)], request);
+    }
+    const servers = several.servers.map((s) => ({ serverId: s.serverId, url: s.url }));
+    const spares = several.spares.map((s) => ({ serverId: s.serverId, url: s.url }));
+    if (servers.length < this.report.used) {
+      this.logger.warn(
+        { requested: count, used: servers.length, liveServers: several.eligible },
+        `shuffle replicas: ${count} requested, ${servers.length} used: only ${several.eligible} live shuffle server${several.eligible === 1 ? '' : 's'} can take partitions`,
+      );
+      this.report = { ...this.report, used: servers.length, liveServers: several.eligible };
+    } else if (servers.length === this.report.used && this.report.used === count) {
+      this.report = { ...this.report, liveServers: several.eligible };
+    }
+    if (several.sameHost && !this.report.sameHost) {
+      this.logger.warn({ requested: count }, 'shuffle replicas: the pool has fewer hosts than replicas; some copies share a host (different servers)');
+      this.report = { ...this.report, sameHost: true };
+    }
+    return { servers, spares };
   }
 
   /** Excludes the server(s) an error of the master's own request could not connect to. */

@@ -146,8 +146,13 @@ export class ShuffleServerClient {
    * a header (push and commit separately then). A retry that finds the partition already committed asks
    * again with a plain commit, which is idempotent for the winner.
    */
-  async pushAndCommit(request: PushRequest & { readonly body: readonly Uint8Array[] }, descriptor: ShuffleDescriptor, subpartitionBytes: readonly number[]): Promise<CommittedPartition | undefined> {
-    const header = Buffer.from(JSON.stringify({ descriptor, subpartitionBytes })).toString('base64url');
+  async pushAndCommit(
+    request: PushRequest & { readonly body: readonly Uint8Array[] },
+    descriptor: ShuffleDescriptor,
+    subpartitionBytes: readonly number[],
+    replica = false,
+  ): Promise<CommittedPartition | undefined> {
+    const header = Buffer.from(JSON.stringify({ descriptor, subpartitionBytes, ...(replica ? { replica } : {}) })).toString('base64url');
     if (header.length > MAX_COMMIT_HEADER_CHARS) return undefined;
     const headers: Record<string, string> = { 'content-type': 'application/octet-stream', [COMMIT_HEADER]: header };
     if (request.length !== undefined) headers['content-length'] = String(request.length);
@@ -167,14 +172,17 @@ export class ShuffleServerClient {
         async (res) => validateCommittedPartition(await res.body.json(), 'response'),
       );
     } catch (error) {
-      if (isShuffleError(error) && error.context['wire'] === WireError.ALREADY_COMMITTED.wire) return this.commit(request, descriptor, subpartitionBytes);
+      if (isShuffleError(error) && error.context['wire'] === WireError.ALREADY_COMMITTED.wire) return this.commit(request, descriptor, subpartitionBytes, replica);
       throw error;
     }
   }
 
-  /** Commits an attempt (idempotent for the winner). SHF_ERR_COMMIT_CONFLICT when another attempt won. */
-  async commit(target: AttemptTarget, descriptor: ShuffleDescriptor, subpartitionBytes: readonly number[]): Promise<CommittedPartition> {
-    const text = JSON.stringify({ descriptor, subpartitionBytes });
+  /**
+   * Commits an attempt (idempotent for the winner). SHF_ERR_COMMIT_CONFLICT when another attempt won.
+   * `replica`: the attempt is pushed to several servers, so its commit on another server is a copy.
+   */
+  async commit(target: AttemptTarget, descriptor: ShuffleDescriptor, subpartitionBytes: readonly number[], replica = false): Promise<CommittedPartition> {
+    const text = JSON.stringify({ descriptor, subpartitionBytes, ...(replica ? { replica } : {}) });
     return this.send(
       {
         method: 'POST',

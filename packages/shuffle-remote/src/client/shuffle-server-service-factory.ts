@@ -2,12 +2,14 @@ import type { JsonValue, ShuffleEnvironmentContext, ShuffleMasterContext, Shuffl
 import { type ShuffleServerClientOptions, resolveShuffleServerClientOptions } from './client-options.js';
 import { SHUFFLE_SERVER_SERVICE_ID } from './server-descriptor.js';
 import { ServerShuffleEnvironment } from './server-shuffle-environment.js';
-import { ServerShuffleMaster } from './server-shuffle-master.js';
+import { type ReplicationReport, ServerShuffleMaster } from './server-shuffle-master.js';
 
 export interface ShuffleServerServiceFactory extends ShuffleServiceFactory {
   readonly reference: ShuffleServiceReference;
   createShuffleMaster(context?: ShuffleMasterContext): ServerShuffleMaster;
   createShuffleEnvironment(context: ShuffleEnvironmentContext): ServerShuffleEnvironment;
+  /** Copies per partition of the latest master this factory made (undefined before one): what `weft run` reports. */
+  replication(): ReplicationReport | undefined;
 }
 
 /**
@@ -19,6 +21,7 @@ export interface ShuffleServerServiceFactory extends ShuffleServiceFactory {
 export function createShuffleServerServiceFactory(options: ShuffleServerClientOptions = {}): ShuffleServerServiceFactory {
   const resolved = resolveShuffleServerClientOptions(options);
   const { secret: _secret, ...shareable } = options;
+  let latest: ServerShuffleMaster | undefined;
   return {
     shuffleServiceId: SHUFFLE_SERVER_SERVICE_ID,
     reference: {
@@ -26,7 +29,8 @@ export function createShuffleServerServiceFactory(options: ShuffleServerClientOp
       exportName: 'createShuffleServerServiceFactory',
       options: JSON.parse(JSON.stringify(shareable)) as JsonValue,
     },
-    createShuffleMaster: (context) => new ServerShuffleMaster(resolved, context),
+    createShuffleMaster: (context) => (latest = new ServerShuffleMaster(resolved, context)),
+    replication: () => latest?.replication,
     createShuffleEnvironment: (context) => new ServerShuffleEnvironment(resolved, context),
   };
 }

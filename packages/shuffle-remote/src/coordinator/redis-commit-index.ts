@@ -4,6 +4,22 @@ import { encodeKeySegment } from '../storage/object-key.js';
 import { RedisConnection, type RedisConnectionOptions } from './redis-connection.js';
 import type { ServerDirectory } from './redis-server-registry.js';
 
+/** A further server's copy of the committed attempt (a replica, or a push a writer moved to a spare). */
+export interface PartitionCopy {
+  readonly serverId: string;
+  readonly objectKey: string;
+  readonly tiered: boolean;
+}
+
+/** Compare-and-set of a partition's two fields (record, copies): '' means absent. 1 when set. */
+const SET_IF_UNCHANGED = `
+local p = redis.call('HGET', KEYS[1], ARGV[1]) or ''
+local c = redis.call('HGET', KEYS[2], ARGV[1]) or ''
+if p ~= ARGV[2] or c ~= ARGV[3] then return 0 end
+if ARGV[4] == '' then redis.call('HDEL', KEYS[1], ARGV[1]) else redis.call('HSET', KEYS[1], ARGV[1], ARGV[4]) end
+if ARGV[5] == '' then redis.call('HDEL', KEYS[2], ARGV[1]) else redis.call('HSET', KEYS[2], ARGV[1], ARGV[5]) end
+return 1`;
+
 export type PublishOutcome = { readonly status: 'committed' } | { readonly status: 'conflict'; readonly winner: CommittedPartition };
 
 /** Which process of a server claims a commit: its registry record's `pid` and `startedAtMs`. */
@@ -57,6 +73,12 @@ return 0`;
  * has not expired yet, or it froze) — waiting for the deadline meanwhile, instead of failing. A claimant
  * that comes back after being replaced finds its `confirm` refused and drops its commit. Lookups and
  * lists never show pending entries.
+ *
+ * Copies: when a writer pushes one attempt to several servers (replicas, or a spare it moved to), the
+ * first server to commit claims and confirms the record; the others add themselves to `job:<job>:copies`
+ * (partition id → JSON list of PartitionCopy) with `addCopy` — the same attempt, never a rival one.
+ * `locations` gives the record once per server holding it; a server releasing its copy removes only
+ * that one (`removeCopy`: a copy takes the record's place when the record's server goes first).
  */
 export class RedisCommitIndex {
   readonly connection: RedisConnection;
@@ -119,7 +141,11 @@ export class RedisCommitIndex {
         if (current.pending === undefined) return { status: 'conflict', winner: current.record } as const;
         const own = current.pending.pid === claimant.pid && current.pending.startedAtMs === claimant.startedAtMs && current.record.serverId === record.serverId;
         if (own || now > current.pending.untilMs || !(await this.claimantLive(current.record.serverId, current.pending))) {
-          if ((await r.eval(CAS_SCRIPT, 1, key, record.partitionId, raw as string, entry)) === 1) return { status: 'claimed', claim } as const;
+          if ((await r.eval(CAS_SCRIPT, 1, key, record.partitionId, raw as string, entry)) === 1) {
+            // the copies of a replaced attempt are not copies of this one
+            if (current.record.attempt !== record.attempt) await r.hdel(this.copiesKey(record.jobId), record.partitionId);
+            return { status: 'claimed', claim } as const;
+          }
           continue;
         }
         if (tries > 10_000) throw new Error(`partition ${record.partitionId}: a pending commit never resolved`);
@@ -158,9 +184,63 @@ export class RedisCommitIndex {
     });
   }
 
-  /** Forgets a partition's commit (only `attempt`'s, when given). Idempotent. */
+  /**
+   * Records `record` (committed on its server) as a copy of the partition's committed attempt: published
+   * as the record when none is there yet, added to the copies when the record is the same attempt on
+   * another server, a conflict when another attempt won. Idempotent.
+   */
+  async addCopy(record: CommittedPartition): Promise<PublishOutcome> {
+    const copy: PartitionCopy = { serverId: record.serverId, objectKey: record.objectKey, tiered: record.tiered };
+    const outcome = await this.update<PublishOutcome>('addCopy', record.jobId, record.partitionId, (current, copies) => {
+      if (current === undefined) return { record, copies: [], outcome: { status: 'committed' } };
+      if (current.attempt !== record.attempt) return { outcome: { status: 'conflict', winner: current } };
+      if (current.serverId === record.serverId) {
+        return current.tiered || !record.tiered ? { outcome: { status: 'committed' } } : { record, copies, outcome: { status: 'committed' } };
+      }
+      const kept = copies.filter((c) => c.serverId !== copy.serverId);
+      const same = copies.find((c) => c.serverId === copy.serverId);
+      if (same !== undefined && same.objectKey === copy.objectKey && same.tiered === copy.tiered) return { outcome: { status: 'committed' } };
+      return { copies: [...kept, copy], outcome: { status: 'committed' } };
+    });
+    return outcome ?? { status: 'committed' };
+  }
+
+  /** The committed attempt once per server holding it: the record first, then its copies. */
+  async locations(jobId: string, partitionId: string): Promise<CommittedPartition[]> {
+    return this.connection.call('lookupCopies', async (r) => {
+      const [json, copiesJson] = await Promise.all([r.hget(this.jobKey(jobId), partitionId), r.hget(this.copiesKey(jobId), partitionId)]);
+      const record = parse(json);
+      return record === undefined ? [] : [record, ...parseCopies(copiesJson).map((c) => ({ ...record, ...c }))];
+    });
+  }
+
+  /** Every committed partition of a job, once per server holding it (see `locations`). */
+  async listLocations(jobId: string): Promise<CommittedPartition[][]> {
+    return this.connection.call('listCopies', async (r) => {
+      const [all, copies] = await Promise.all([r.hgetall(this.jobKey(jobId)), r.hgetall(this.copiesKey(jobId))]);
+      return Object.entries(all).flatMap(([field, json]) => {
+        const record = parse(json);
+        return record === undefined ? [] : [[record, ...parseCopies(copies[field]).map((c) => ({ ...record, ...c }))]];
+      });
+    });
+  }
+
+  /** Forgets one server's copy of a partition (the record's server: a copy takes its place). Idempotent. */
+  async removeCopy(jobId: string, partitionId: string, serverId: string): Promise<void> {
+    await this.update('removeCopy', jobId, partitionId, (current, copies) => {
+      if (current === undefined) return copies.length === 0 ? {} : { copies: [] };
+      if (current.serverId !== serverId) {
+        const kept = copies.filter((c) => c.serverId !== serverId);
+        return kept.length === copies.length ? {} : { copies: kept };
+      }
+      const [next, ...others] = copies;
+      return next === undefined ? { record: null, copies: [] } : { record: { ...current, ...next }, copies: others };
+    });
+  }
+
+  /** Forgets a partition's commit and every copy of it. Idempotent. */
   async remove(jobId: string, partitionId: string): Promise<void> {
-    await this.connection.call('removeCommit', (r) => r.hdel(this.jobKey(jobId), partitionId));
+    await this.connection.call('removeCommit', (r) => r.multi().hdel(this.jobKey(jobId), partitionId).hdel(this.copiesKey(jobId), partitionId).exec());
   }
 
   /** Forgets every commit of a job (but persistent ones when `keepPersistent`); returns what it removed. */
@@ -176,13 +256,47 @@ export class RedisCommitIndex {
         fields.push(field);
         if (record !== undefined) removed.push(record);
       }
-      if (fields.length > 0) await r.hdel(key, ...fields);
+      const copies = await r.hgetall(this.copiesKey(jobId));
+      for (const record of [...removed]) for (const c of parseCopies(copies[record.partitionId])) removed.push({ ...record, ...c });
+      if (fields.length > 0) await r.multi().hdel(key, ...fields).hdel(this.copiesKey(jobId), ...fields).exec();
       return removed;
     });
   }
 
   async close(): Promise<void> {
     if (this.owned) await this.connection.close();
+  }
+
+  /**
+   * Read, decide, compare-and-set (in Redis, atomically against both fields) until nothing changed in
+   * between. `decide` returns the new record (null: delete it; undefined: keep) and copies (undefined:
+   * keep), and the outcome.
+   */
+  private async update<T>(
+    operation: string,
+    jobId: string,
+    partitionId: string,
+    decide: (record: CommittedPartition | undefined, copies: PartitionCopy[]) => { record?: CommittedPartition | null; copies?: PartitionCopy[]; outcome?: T },
+  ): Promise<T | undefined> {
+    const keys = [this.jobKey(jobId), this.copiesKey(jobId)];
+    return this.connection.call(operation, async (r) => {
+      for (let tries = 0; tries < 10; tries++) {
+        const [json, copiesJson] = await Promise.all([r.hget(keys[0]!, partitionId), r.hget(keys[1]!, partitionId)]);
+        const copies = parseCopies(copiesJson);
+        // a pending entry counts: a copy of the attempt being confirmed is a copy of it (its mark is kept)
+        const change = decide(parseEntry(json)?.record, copies);
+        if (change.record === undefined && change.copies === undefined) return change.outcome;
+        const record = change.record === undefined ? (json ?? '') : change.record === null ? '' : JSON.stringify(change.record);
+        const nextCopies = change.copies === undefined ? (copiesJson ?? '') : change.copies.length === 0 ? '' : JSON.stringify(change.copies);
+        const set = await r.eval(SET_IF_UNCHANGED, 2, keys[0]!, keys[1]!, partitionId, json ?? '', copiesJson ?? '', record, nextCopies);
+        if (set === 1) return change.outcome;
+      }
+      throw new Error(`partition ${partitionId} kept changing while its copies were updated`);
+    });
+  }
+
+  private copiesKey(jobId: string): string {
+    return this.connection.key('job', encodeKeySegment('jobId', jobId), 'copies');
   }
 
   private jobKey(jobId: string): string {
@@ -225,4 +339,17 @@ async function redisNowMs(r: { time(): Promise<(string | number)[]> }): Promise<
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function parseCopies(value: string | null | undefined): PartitionCopy[] {
+  if (value === null || value === undefined || value === '') return [];
+  try {
+    const list: unknown = JSON.parse(value);
+    if (!Array.isArray(list)) return [];
+    return list.filter(
+      (c): c is PartitionCopy => typeof c === 'object' && c !== null && typeof c.serverId === 'string' && typeof c.objectKey === 'string' && typeof c.tiered === 'boolean',
+    );
+  } catch {
+    return [];
+  }
 }

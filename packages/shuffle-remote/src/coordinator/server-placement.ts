@@ -99,6 +99,25 @@ export class ServerPlacement {
     return best;
   }
 
+  /**
+   * Picks `count` different servers for one partition (its primary and replicas) and up to `spares`
+   * more a writer may move to if one dies. The primary is what `place()` would pick; each further server
+   * is the least loaded one on a host (the URL's hostname) not used yet, falling back to another server
+   * on a used host only when every host is taken (`sameHost` then says so). Fewer than `count` when
+   * fewer servers are eligible; SHF_ERR_STORAGE_UNAVAILABLE when none is.
+   */
+  async placeSeveral(request: { readonly count: number; readonly distinctHosts: boolean; readonly spares?: number }): Promise<SeveralServers<LiveServer>> {
+    const primary = await this.place();
+    let eligible = this.eligible(this.servers);
+    // a cached list loses servers as their read TTLs pass: read it again before settling for fewer copies
+    if (eligible.length < request.count) eligible = this.eligible(await this.live(true));
+    const rest = eligible.filter((s) => s.serverId !== primary.serverId).sort((a, b) => this.loadOf(a) - this.loadOf(b));
+    const several = chooseServers([primary, ...rest], request);
+    this.placed.set(primary.serverId, this.placed.get(primary.serverId) ?? 1);
+    for (const server of several.servers.slice(1)) this.placed.set(server.serverId, (this.placed.get(server.serverId) ?? 0) + 1);
+    return several;
+  }
+
   /** The servers of the last list that are live now (heartbeat not expired), in no particular order. */
   liveNow(servers: readonly LiveServer[] = this.servers): LiveServer[] {
     const now = this.clock.now();
@@ -135,4 +154,51 @@ export class ServerPlacement {
   private loadOf(server: LiveServer): number {
     return (server.activeStreams + (this.placed.get(server.serverId) ?? 0)) / Math.max(1, server.maxConcurrentStreams);
   }
+}
+
+/** The host part of a server URL (what "another host" means for replicas). */
+export function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return url;
+  }
+}
+
+/** Servers chosen for one partition: primary first, then its replicas; the spares; how many could be. */
+export interface SeveralServers<T extends { readonly url: string }> {
+  readonly servers: T[];
+  readonly spares: T[];
+  /** How many servers were there to choose from. */
+  readonly eligible: number;
+  /** Some replica shares a host with another copy (the pool had too few hosts). */
+  readonly sameHost: boolean;
+}
+
+/**
+ * Takes `count` servers from `ordered` (most preferred first; the first is the primary) and then up to
+ * `spares` more, each time the first one on a host not used yet when `distinctHosts`, else the first
+ * left. Pure: the master uses it for a fixed list of servers too.
+ */
+export function chooseServers<T extends { readonly url: string }>(ordered: readonly T[], request: { readonly count: number; readonly distinctHosts: boolean; readonly spares?: number }): SeveralServers<T> {
+  const rest = [...ordered];
+  const hosts = new Set<string>();
+  let sameHost = false;
+  const take = (limit: number, isCopy: boolean): T[] => {
+    const into: T[] = [];
+    while (into.length < limit && rest.length > 0) {
+      let at = request.distinctHosts ? rest.findIndex((s) => !hosts.has(hostOf(s.url))) : 0;
+      if (at === -1) {
+        at = 0;
+        if (isCopy) sameHost = true;
+      }
+      const server = rest.splice(at, 1)[0]!;
+      hosts.add(hostOf(server.url));
+      into.push(server);
+    }
+    return into;
+  };
+  const servers = take(request.count, true);
+  const spares = take(request.spares ?? 0, false);
+  return { servers, spares, eligible: ordered.length, sameHost };
 }

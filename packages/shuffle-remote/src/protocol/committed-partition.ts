@@ -14,6 +14,12 @@ export interface CommitRequestBody {
   readonly descriptor: ShuffleDescriptor;
   /** Framed record bytes per subpartition, before compression. */
   readonly subpartitionBytes: readonly number[];
+  /**
+   * The writer pushes this attempt to several servers (replicas, or a spare it moved to): the same
+   * attempt committed on another server first is a copy of it, recorded next to it, not a conflict.
+   * @defaultValue false
+   */
+  readonly replica?: boolean;
 }
 
 /**
@@ -56,7 +62,8 @@ export function validateCommitRequestBody(value: unknown): CommitRequestBody {
     throw invalidArgument('subpartitionBytes', 'expected an array with one size per subpartition');
   }
   for (let i = 0; i < sizes.length; i++) validateInteger(`subpartitionBytes[${i}]`, sizes[i], 0, Number.MAX_SAFE_INTEGER);
-  return { descriptor, subpartitionBytes: sizes as number[] };
+  if (v['replica'] !== undefined && typeof v['replica'] !== 'boolean') throw invalidArgument('replica', 'expected a boolean');
+  return { descriptor, subpartitionBytes: sizes as number[], ...(v['replica'] === true ? { replica: true } : {}) };
 }
 
 /** Checks a committed partition read back from disk, Redis or a server; SHF_ERR_INVALID_ARGUMENT naming the field. */

@@ -30,7 +30,7 @@ function withoutToken(descriptor: ShuffleDescriptor): ShuffleDescriptor {
  */
 export async function handleCommit(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, route: AttemptRoute): Promise<void> {
   const body = checkCommitRequest(await readJsonBody(req, ctx.options.maxJsonBodyBytes), route);
-  const record = await ctx.store.withLock(route.jobId, route.partitionId, () => commitLocked(ctx, route, body.descriptor, body.subpartitionBytes));
+  const record = await ctx.store.withLock(route.jobId, route.partitionId, () => commitLocked(ctx, route, body.descriptor, body.subpartitionBytes, body.replica === true));
   sendJson(res, 200, record);
 }
 
@@ -53,12 +53,12 @@ export function checkCommitRequest(value: unknown, route: AttemptRoute): CommitR
  * it again, so only committed partitions have S3 objects. Offloading (`tier.keepLocal: false`), the disk
  * copy is deleted once the commit is recorded.
  */
-export async function commitLocked(ctx: ServerContext, route: AttemptRoute, descriptor: ShuffleDescriptor, sizes: readonly number[]): Promise<CommittedPartition> {
+export async function commitLocked(ctx: ServerContext, route: AttemptRoute, descriptor: ShuffleDescriptor, sizes: readonly number[], replica = false): Promise<CommittedPartition> {
   const { store, tier, commitIndex } = ctx;
   const existing = await store.committed(route.jobId, route.partitionId);
   if (existing !== undefined) {
     if (existing.attempt === route.attempt) {
-      await commitIndex?.publish(existing);
+      await (replica ? commitIndex?.addCopy(existing) : commitIndex?.publish(existing));
       return existing;
     }
     for (const upload of store.uploadsOf(route.jobId, route.partitionId)) if (upload.attempt === route.attempt) await store.dropUpload(upload);
@@ -94,18 +94,20 @@ export async function commitLocked(ctx: ServerContext, route: AttemptRoute, desc
   // dying in between leaves a pending claim that a later attempt replaces, see RedisCommitIndex)
   let claim: PendingClaim | undefined;
   if (commitIndex !== undefined) {
-    const outcome = await commitIndex.claim(record, ctx.claimant);
+    // a replica's commit: the same attempt committed (or being committed) on another server is a copy, not a rival
+    const outcome = replica ? await commitIndex.addCopy(record) : await commitIndex.claim(record, ctx.claimant);
     if (outcome.status === 'conflict') {
       await store.dropUpload(upload); // its S3 copy too
       throw conflict(route, `attempt ${outcome.winner.attempt} on server ${outcome.winner.serverId}`);
     }
-    claim = outcome.claim;
+    if (outcome.status === 'claimed') claim = outcome.claim;
   }
   await ctx.faultPoint?.('commit', route.jobId, route.partitionId);
   try {
     await store.writeCommit(record, upload);
   } catch (error) {
     if (claim !== undefined) await commitIndex?.abandon(claim).catch(() => undefined);
+    else if (replica) await commitIndex?.removeCopy(route.jobId, route.partitionId, store.serverId).catch(() => undefined);
     // a lost race drops the attempt (S3 copy included); a failed disk keeps it for a retry of the commit (or the sweep)
     if (isShuffleError(error, 'SHF_ERR_COMMIT_CONFLICT')) await store.dropUpload(upload);
     throw error;
@@ -172,7 +174,8 @@ async function releaseOne(ctx: ServerContext, jobId: string, partitionId: string
     const committed = await ctx.store.committed(jobId, partitionId);
     if (committed?.tiered === true) await ctx.tier?.delete(committed.objectKey);
     const record = await ctx.store.release(jobId, partitionId);
-    if (record !== undefined) await ctx.commitIndex?.remove(jobId, partitionId);
+    // only this server's copy: replicas on other servers stay listed until they are released too
+    if (record !== undefined) await ctx.commitIndex?.removeCopy(jobId, partitionId, ctx.store.serverId);
   });
 }
 

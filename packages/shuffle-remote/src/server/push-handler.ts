@@ -78,7 +78,7 @@ export async function handlePush(ctx: ServerContext, req: IncomingMessage, res: 
       });
     }
     if (commit !== undefined) {
-      const record = await store.withLock(route.jobId, route.partitionId, () => commitLocked(ctx, route, commit.descriptor, commit.subpartitionBytes));
+      const record = await store.withLock(route.jobId, route.partitionId, () => commitLocked(ctx, route, commit.descriptor, commit.subpartitionBytes, commit.replica === true));
       sendJson(res, 200, record);
       return;
     }

@@ -1,0 +1,94 @@
+import { EngineError } from '../errors/engine-error.js';
+import type { TaskResult } from '../runtime/task-events.js';
+import type { JobEventEmitter } from './job-event-emitter.js';
+import type { ScheduledOutcome } from './job-scheduler-options.js';
+import type { PartitionReleases } from './partition-releases.js';
+import type { RegionRestarts } from './region-restarts.js';
+import { discardTempDirs, type PublishedSinks, publishSinks } from './sink-publisher.js';
+import type { TaskAttempts } from './task-attempts.js';
+
+export interface JobCompletionOptions {
+  readonly jobName: string;
+  /** The text sinks' per-attempt directories. */
+  readonly sinkTempDirs: readonly string[];
+  readonly events: JobEventEmitter;
+  /** Read only: the finished attempts' results (their sinks), and the counts the outcome reports. */
+  readonly attempts: TaskAttempts;
+  readonly restarts: RegionRestarts;
+  readonly releases: PartitionReleases;
+}
+
+const NOTHING_PUBLISHED: PublishedSinks = { collected: {}, files: [] };
+
+/**
+ * The end of a job, once its scheduler decided it (the scheduler's last transitions call it):
+ * `succeeded()` publishes the sinks from the finished attempts (all or nothing, a `sink-published` per
+ * text sink) and emits `job-finished`; `failed(error)` discards the sinks' attempt files and emits
+ * `job-failed` (or `job-cancelled` when the job was aborted). Either way `outcome` resolves only once the
+ * event listener took every event; a job whose events could not all be taken is reported failed
+ * (`WEFT_ERR_JOB_FAILED` caused by `WEFT_ERR_EVENT_LOG`). It changes no scheduling state.
+ */
+export class JobCompletion {
+  readonly outcome: Promise<ScheduledOutcome>;
+  readonly #options: JobCompletionOptions;
+  #resolve!: (outcome: ScheduledOutcome) => void;
+
+  constructor(options: JobCompletionOptions) {
+    this.#options = options;
+    this.outcome = new Promise<ScheduledOutcome>((resolve) => (this.#resolve = resolve));
+  }
+
+  /** `WEFT_ERR_JOB_FAILED` for the job, caused by `cause`. */
+  jobFailed(cause: Error): EngineError {
+    return new EngineError('WEFT_ERR_JOB_FAILED', `job ${JSON.stringify(this.#options.jobName)} failed: ${cause.message}`, { cause });
+  }
+
+  /** Every task finished: the sinks are published, then the job finishes — unless publishing, or storing an event, failed. */
+  async succeeded(): Promise<void> {
+    const { events, attempts, sinkTempDirs } = this.#options;
+    let published: PublishedSinks;
+    try {
+      published = await publishSinks(
+        attempts.results.flatMap((r) => (r === undefined ? [] : r.sinks)),
+        sinkTempDirs,
+      );
+    } catch (error) {
+      this.#end({ error: this.jobFailed(error as Error), aborted: false }, NOTHING_PUBLISHED);
+      return;
+    }
+    for (const file of published.files) events.emit({ type: 'sink-published', data: { sink: file.sink, path: file.path } });
+    const unrecorded = events.failure;
+    this.#end(unrecorded === undefined ? undefined : { error: this.jobFailed(unrecorded), aborted: false }, published);
+  }
+
+  /** The job failed and every task stopped: the sinks' attempt files are discarded. */
+  async failed(error: EngineError, aborted: boolean): Promise<void> {
+    await discardTempDirs(this.#options.sinkTempDirs);
+    this.#end({ error, aborted }, NOTHING_PUBLISHED);
+  }
+
+  /** The job's last event, then its outcome once every event was taken. */
+  #end(failure: { error: EngineError; aborted: boolean } | undefined, published: PublishedSinks): void {
+    const { events, attempts, restarts, releases } = this.#options;
+    if (failure === undefined) events.emit({ type: 'job-finished', data: {} });
+    else if (failure.aborted) events.emit({ type: 'job-cancelled', data: { reason: failure.error.message } });
+    else events.emit({ type: 'job-failed', data: { error: { code: failure.error.code, message: failure.error.message } } });
+    void events.settled().then(() => {
+      const unrecorded = events.failure;
+      const error = failure?.error ?? (unrecorded === undefined ? undefined : this.jobFailed(unrecorded));
+      this.#resolve({
+        status: error === undefined ? 'succeeded' : 'failed',
+        ...(error === undefined ? {} : { error }),
+        results: attempts.results.filter((r): r is TaskResult => r !== undefined),
+        published,
+        attemptsDeployed: attempts.deployedTotal,
+        failures: restarts.failures,
+        restarts: restarts.failovers.length,
+        failovers: [...restarts.failovers],
+        attempts: attempts.numbers(),
+        partitionsReleasedDuringJob: releases.released,
+        bytesReleasedDuringJob: releases.bytesReleased,
+      });
+    });
+  }
+}

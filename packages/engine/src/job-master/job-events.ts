@@ -1,0 +1,101 @@
+import type { ExchangeMode } from '../api/exchange-mode.js';
+import type { FailoverStrategyName } from '../failover/failover-strategy.js';
+import type { RestartStrategyOptions } from '../restart/restart-backoff-time-strategy.js';
+import type { TaskMetrics } from '../runtime/task-deployment.js';
+import type { JobTopology } from '../topology/job-topology.js';
+import type { FailoverRecord } from './failover-record.js';
+
+/** The run options that decide what a job computes and how it is scheduled (plain JSON: no clock, no callbacks). */
+export interface JobSubmittedOptions {
+  readonly parallelism: number;
+  readonly exchangeMode: ExchangeMode;
+  readonly executor: 'inprocess' | 'workers';
+  readonly workers: number;
+  readonly slotsPerExecutor: number;
+  readonly failoverStrategy: FailoverStrategyName;
+  /** The restart strategy options as given, without a `clock`. */
+  readonly restartStrategy: RestartStrategyOptions;
+  readonly serializer: string;
+  readonly releasePartitionsDuringJob: boolean;
+}
+
+/** One error, as events carry it. */
+export interface JobEventError {
+  readonly code?: string;
+  readonly message: string;
+}
+
+/**
+ * What happened to a job, one event per scheduler transition (Flink's JobEvent: ExecutionJobVertexInitializedEvent,
+ * ExecutionVertexFinishedEvent, ExecutionVertexResetEvent …), in causal order: the order the scheduler made
+ * the transitions. Every `data` is plain JSON, so an event log can store it and a new job master replay it.
+ *
+ * The order of one job: `job-submitted`, one `vertex-initialized` per job vertex (plan order), then per
+ * region `task-deployed` for each of its tasks, `task-finished` as each reports, `partitions-released` as
+ * consumer regions finish; a failure adds `failover` (the decision, once its tasks are chosen) and later
+ * `tasks-reset` (their attempts given up, once they stopped and the backoff passed), after which the reset
+ * tasks are deployed again with the next attempt. The job ends with a `sink-published` per text sink, then
+ * `job-finished`; or with `job-failed`, or `job-cancelled` when it was aborted — exactly one of the three,
+ * always the last event.
+ *
+ * Deliberately not here: `running` acknowledgements, progress counters of running tasks, executor loss
+ * (a lost executor shows as the `failover` of its tasks) — nothing a replay needs.
+ */
+export type JobEvent =
+  | {
+      readonly type: 'job-submitted';
+      readonly data: {
+        readonly name: string;
+        /** The job module's file URL; null for a job given in process as a `defineJob` result. */
+        readonly jobModule: string | null;
+        /** sha256 (hex) of the job module's file; null when there is no module. */
+        readonly jobModuleHash: string | null;
+        readonly args: readonly string[];
+        readonly topology: JobTopology;
+        /** Null for a job master built without run options (a test driving one directly). */
+        readonly options: JobSubmittedOptions | null;
+        readonly tasksTotal: number;
+      };
+    }
+  | { readonly type: 'vertex-initialized'; readonly data: { readonly vertexId: string; readonly parallelism: number } }
+  | { readonly type: 'task-deployed'; readonly data: { readonly executionVertexId: string; readonly attempt: number } }
+  | {
+      readonly type: 'task-finished';
+      readonly data: {
+        readonly executionVertexId: string;
+        readonly attempt: number;
+        /** The blocking result partitions the attempt committed, with the framed bytes it wrote to each. */
+        readonly partitions: readonly { readonly partitionId: string; readonly bytes?: number }[];
+        readonly metrics: TaskMetrics;
+      };
+    }
+  | { readonly type: 'tasks-reset'; readonly data: { readonly tasks: readonly string[]; readonly reason: string } }
+  | { readonly type: 'failover'; readonly data: FailoverRecord }
+  | { readonly type: 'partitions-released'; readonly data: { readonly partitionIds: readonly string[] } }
+  | { readonly type: 'sink-published'; readonly data: { readonly sink: string; readonly path: string } }
+  | { readonly type: 'job-finished'; readonly data: Record<string, never> }
+  | { readonly type: 'job-failed'; readonly data: { readonly error: JobEventError } }
+  | { readonly type: 'job-cancelled'; readonly data: { readonly reason: string } };
+
+export type JobEventType = JobEvent['type'];
+
+/** The event of type `T`. */
+export type JobEventOf<T extends JobEventType> = Extract<JobEvent, { type: T }>;
+
+/**
+ * Told of every event of a job, synchronously, as the scheduler makes the transition (RunJobOptions.eventListener).
+ *
+ * A listener that returns a promise is awaited where the event must be stored before the scheduler acts
+ * on it: a `task-finished` counts — its partitions become readable, its consumers schedulable, its region
+ * finished — only once that promise resolved; the job's end waits for every promise. Other events are not
+ * waited for one by one (the listener sees them in order and must keep that order itself, as an
+ * append-only log does). A listener that throws or rejects fails the job with `WEFT_ERR_EVENT_LOG`: the
+ * job never goes on with events unrecorded. A promise that never settles holds the job: retries and
+ * timeouts are the listener's (a durable log's) own.
+ */
+export interface JobEventListener {
+  onJobEvent(event: JobEvent): void | Promise<void>;
+}
+
+/** The listener of a job given none. */
+export const noopJobEventListener: JobEventListener = { onJobEvent: () => {} };

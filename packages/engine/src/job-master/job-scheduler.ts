@@ -1,0 +1,409 @@
+import type { Logger, TaskExecutorId } from '@weft/shuffle-api';
+import { EngineError } from '../errors/engine-error.js';
+import type { TaskExecutor } from '../executor/task-executor.js';
+import type { RegionDeployment, TaskMetrics } from '../runtime/task-deployment.js';
+import type { TaskResult } from '../runtime/task-events.js';
+import { CancelTimeouts } from './cancel-timeouts.js';
+import { DeploymentBuilder } from './deployment-builder.js';
+import { JobCompletion } from './job-completion.js';
+import { JobEventEmitter } from './job-event-emitter.js';
+import { type JobEvent, noopJobEventListener } from './job-events.js';
+import type { JobSchedulerOptions, ScheduledOutcome } from './job-scheduler-options.js';
+import type { JobProgress } from './job-progress.js';
+import { PartitionReleases } from './partition-releases.js';
+import { blockingOutputsOf, PartitionStates } from './partition-states.js';
+import { progressCounters } from './progress-counters.js';
+import { RegionDependencies } from './region-dependencies.js';
+import { RegionDeployer } from './region-deployer.js';
+import { RegionRestarts } from './region-restarts.js';
+import { RegionState, RegionStates } from './region-states.js';
+import { taskFinishedEvent } from './task-finished-event.js';
+import { TaskAttempts } from './task-attempts.js';
+
+const { READY, DEPLOYING, RUNNING, FINISHED, CANCELLING } = RegionState;
+
+/**
+ * The scheduler of one job (Flink's DefaultScheduler over its ExecutionGraph): the one place that writes
+ * where regions, attempts and partitions stand (RegionStates, TaskAttempts, PartitionStates), each change
+ * a named transition that emits its JobEvent as it happens, in causal order.
+ *
+ * Regions move `waiting → ready → deploying → running → finished` (`markDeploying`, `markRunning`,
+ * `markRegionFinished`); a region is ready when every partition it waits for (RegionDependencies) is
+ * finished, and is deployed whole to the executor with the most free slots. Task reports come in through
+ * `taskRunning`, `taskFinished`, `taskFailed`, `taskCancelled` and `executorLost`; every failure goes to
+ * RegionRestarts, which fails the job (`failJob`) or cancels the regions to restart (`cancelRegion`) and
+ * later has their tasks reset (`resetTasks`) and rescheduled. When every region finished, the last
+ * transition publishes the sinks (`publishSinks`: JobCompletion emits a `sink-published` each, then
+ * `job-finished`); a failed job ends (`job-failed`) once every task stopped.
+ *
+ * A `task-finished` counts only once the event listener took it: when the listener returns a promise,
+ * the task's partitions become readable (and its consumers schedulable) only after it resolved — what
+ * makes "finished" durable once a job event log listens. A listener that fails fails the job
+ * (`WEFT_ERR_EVENT_LOG`).
+ */
+export class JobScheduler {
+  readonly #options: JobSchedulerOptions;
+  readonly #logger: Logger;
+  readonly #dependencies: RegionDependencies;
+  readonly #builder: DeploymentBuilder;
+  readonly #deployer: RegionDeployer;
+  readonly #attempts: TaskAttempts;
+  readonly #states: RegionStates;
+  readonly #partitions: PartitionStates;
+  readonly #restarts: RegionRestarts;
+  readonly #releases: PartitionReleases;
+  readonly #cancelTimeouts: CancelTimeouts;
+  readonly #events: JobEventEmitter;
+  #state: 'created' | 'running' | 'failing' | 'publishing' | 'done' = 'created';
+  #failure: EngineError | undefined;
+  #aborted = false;
+  readonly #completion: JobCompletion;
+
+  constructor(options: JobSchedulerOptions) {
+    this.#options = options;
+    const { topology, regions, plan, blockingMaster, logger } = options;
+    this.#logger = logger;
+    this.#cancelTimeouts = new CancelTimeouts(options.cancelTimeoutMs, logger);
+    this.#dependencies = new RegionDependencies(topology, regions);
+    this.#attempts = new TaskAttempts(topology);
+    this.#states = new RegionStates(this.#dependencies, options.slots, logger);
+    this.#partitions = new PartitionStates(topology.partitionCount);
+    this.#builder = new DeploymentBuilder({ ...options, attempts: this.#attempts });
+    this.#deployer = new RegionDeployer({ topology, dependencies: this.#dependencies, builder: this.#builder, faults: options.faults, logger });
+    this.#events = new JobEventEmitter(options.eventListener ?? noopJobEventListener, (error) => this.failJob(this.#completion.jobFailed(error)));
+    const enabled = options.releasePartitionsDuringJob ?? true;
+    this.#releases = new PartitionReleases({ plan, topology, regions, blockingMaster, partitions: this.#partitions, builder: this.#builder, attempts: this.#attempts, logger, enabled });
+    this.#restarts = new RegionRestarts({
+      ...options,
+      jobName: plan.name,
+      states: this.#states,
+      attempts: this.#attempts,
+      partitions: this.#partitions,
+      builder: this.#builder,
+      releases: this.#releases,
+      onFailover: (record) => {
+        this.#emit({ type: 'failover', data: record });
+        options.onFailover?.(record);
+      },
+      host: {
+        isRunning: () => this.#state === 'running',
+        failJob: (error) => this.failJob(error),
+        cancelRegion: (region, reason) => this.#cancelRegion(region, reason),
+        resetTasks: (regions, reason) => this.#resetTasks(regions, reason),
+        rescheduled: (restarted) => this.#rescheduled(restarted),
+      },
+    });
+    this.#completion = new JobCompletion({ jobName: plan.name, sinkTempDirs: options.sinkTempDirs ?? [], events: this.#events, attempts: this.#attempts, restarts: this.#restarts, releases: this.#releases });
+  }
+
+  /** Whether the job runs (not failing, publishing or done): only then are regions scheduled, restarted, executors replaced. */
+  get isRunning(): boolean {
+    return this.#state === 'running';
+  }
+
+  /** The execution vertex whose current attempt `attemptId` is; -1 for a stale or unknown attempt. */
+  currentVertexOf(attemptId: string): number {
+    return this.#attempts.currentVertexOf(attemptId);
+  }
+
+  /** @see JobMaster.isPartitionAvailable */
+  isPartitionAvailable(partitionId: string): boolean {
+    const p = this.#options.topology.indexOfResultPartition(partitionId);
+    return p < 0 || !this.#partitions.isReleased(p);
+  }
+
+  /** Resolves once the partition releases under way settled. */
+  releasesSettled(): Promise<void> {
+    return this.#releases.settled();
+  }
+
+  progress(): Omit<JobProgress, 'elapsedMs'> {
+    const live = new Map<string, TaskMetrics>();
+    for (const p of this.#options.slots.progress()) live.set(p.attemptId, p.metrics);
+    const attempts = this.#attempts;
+    const counters = progressCounters({ topology: this.#options.topology, results: attempts.results, live, attemptIdOf: (v) => attempts.attemptIdOf(v) });
+    return {
+      tasksFinished: attempts.finishedCount,
+      tasksTotal: this.#options.topology.executionVertexCount,
+      tasksRunning: attempts.running.size,
+      regionsFinished: this.#states.finished,
+      regionsTotal: this.#states.count,
+      ...counters,
+      failures: this.#restarts.failures,
+    };
+  }
+
+  // ---- transitions ------------------------------------------------------------------------------
+
+  /** The job is submitted: `job-submitted`, a `vertex-initialized` per job vertex, then regions without inputs are scheduled. */
+  start(): Promise<ScheduledOutcome> {
+    if (this.#state !== 'created') throw new EngineError('WEFT_ERR_ILLEGAL_STATE', 'a job master runs once');
+    this.#state = 'running';
+    const { plan, topology } = this.#options;
+    const submission = this.#options.submission ?? { jobModule: null, jobModuleHash: null, args: [], options: null };
+    this.#emit({ type: 'job-submitted', data: { name: plan.name, ...submission, topology: topology.topology, tasksTotal: topology.executionVertexCount } });
+    for (const vertex of topology.vertices) this.#emit({ type: 'vertex-initialized', data: { vertexId: vertex.id, parallelism: vertex.parallelism } });
+    this.#states.start();
+    this.schedule();
+    return this.#completion.outcome;
+  }
+
+  /** Deploys ready regions while executors have free slots. */
+  schedule(): void {
+    if (this.#state !== 'running') return;
+    while (this.#states.hasReady) {
+      const best = this.#options.slots.best();
+      if (best === undefined) return;
+      void this.#deploy(this.#states.nextReady() as number, best);
+    }
+  }
+
+  /** The executor acknowledged a deployed attempt: it runs. */
+  taskRunning(attemptId: string): void {
+    this.#attempts.running.add(attemptId);
+  }
+
+  /**
+   * Execution vertex `v`'s current attempt finished on `executor`: `task-finished` is emitted, and once
+   * the listener took it the task counts as finished. Should its executor be lost, or the task reset, while
+   * the listener stores it, the report no longer counts.
+   */
+  taskFinished(executor: TaskExecutorId, v: number, result: TaskResult): void {
+    this.#attempts.running.delete(result.attemptId);
+    const stored = this.#emit(taskFinishedEvent({ ...this.#options, v, attempt: this.#attempts.numberOf(v), result }));
+    if (stored === true) {
+      this.#finishTask(v, result);
+      return;
+    }
+    const attempt = this.#attempts.numberOf(v);
+    const settle = (ok: boolean): void => {
+      if (this.#options.slots.isLost(executor) || this.#attempts.numberOf(v) !== attempt) return;
+      if (ok) this.#finishTask(v, result);
+      else this.#taskStopped(this.#regionOf(v)); // unrecorded: not finished; the job is failing
+    };
+    if (stored === false) settle(false);
+    else void stored.then(settle);
+  }
+
+  /** Execution vertex `v`'s current attempt failed: its region stops; the failure goes to RegionRestarts. */
+  taskFailed(v: number, error: Error): void {
+    this.#attempts.running.delete(this.#attempts.attemptIdOf(v));
+    const region = this.#regionOf(v);
+    this.#states.active[region] = (this.#states.active[region] as number) - 1;
+    this.#restarts.onFailure(v, error);
+    this.#afterTerminal(region);
+  }
+
+  /** Execution vertex `v`'s current attempt confirmed its cancellation. */
+  taskCancelled(v: number): void {
+    this.#attempts.running.delete(this.#attempts.attemptIdOf(v));
+    this.#taskStopped(this.#regionOf(v));
+  }
+
+  /** `executor` is gone (the job master removed it from its registry): every task it ran fails with `lost`. */
+  executorLost(executor: TaskExecutor, lost: EngineError): void {
+    const { regions } = this.#options;
+    for (const r of this.#states.activeOn(executor)) {
+      const members = regions.membersOf(r);
+      const failed = Array.from(members).find((v) => !this.#attempts.isDone(v));
+      this.#states.active[r] = 0;
+      this.#states.releaseSlot(r); // gives nothing back: the executor is gone
+      for (const v of members) this.#attempts.running.delete(this.#attempts.attemptIdOf(v));
+      if (failed !== undefined) this.#restarts.onFailure(failed, lost);
+      this.#afterTerminal(r);
+    }
+  }
+
+  /** Fails the job from outside (the caller's AbortSignal): it ends with `job-cancelled`. */
+  abort(reason: unknown): void {
+    if (this.#state !== 'running') return;
+    const error = reason instanceof Error ? reason : new Error(String(reason));
+    this.#aborted = true;
+    this.failJob(new EngineError('WEFT_ERR_JOB_FAILED', `job ${this.#options.plan.name} was aborted: ${error.message}`, { cause: error }));
+  }
+
+  /** The job fails: running tasks are cancelled; it ends (`job-failed`) once every one stopped. */
+  failJob(error: EngineError): void {
+    if (this.#state !== 'running') return;
+    this.#state = 'failing';
+    this.#failure = error;
+    this.#restarts.stop();
+    this.#logger.info({ error: error.message }, 'running -> failing');
+    for (let r = 0; r < this.#states.count; r++) {
+      const state = this.#states.stateOf(r);
+      if (state === RUNNING || state === DEPLOYING) this.#cancelRegion(r, 'the job failed');
+    }
+    this.#maybeSettleFailure();
+  }
+
+  async #deploy(region: number, executor: TaskExecutor): Promise<void> {
+    const states = this.#states;
+    this.#markDeploying(region, executor);
+    const version = states.version[region];
+    const prepared = await this.#deployer.prepare(region, executor, () => states.version[region] === version && states.stateOf(region) === DEPLOYING);
+    if (prepared.kind === 'stale') return;
+    if (prepared.kind === 'failed') {
+      if (states.version[region] === version) this.#deployFailed(region, prepared.error);
+      return;
+    }
+    this.#markRunning(region, prepared.deployment);
+    executor.deploy(prepared.deployment);
+  }
+
+  /** The region is being deployed to `executor`, taking one of its slots. */
+  #markDeploying(region: number, executor: TaskExecutor): void {
+    this.#states.deploying(region, executor, this.#options.regions.membersOf(region).length);
+  }
+
+  /** The region's deployment is handed to its executor: a `task-deployed` per task; its blocking outputs are being produced. */
+  #markRunning(region: number, deployment: RegionDeployment): void {
+    const { topology, regions } = this.#options;
+    this.#states.set(region, RUNNING);
+    this.#attempts.markDeployed(regions.membersOf(region));
+    for (const task of deployment.tasks) for (const output of task.outputs) if (!output.pipelined) this.#partitions.markDeployed(topology.indexOfResultPartition(output.partition.partitionId));
+    for (const task of deployment.tasks) this.#emit({ type: 'task-deployed', data: { executionVertexId: task.executionVertexId, attempt: task.attempt } });
+  }
+
+  /** Building the region's deployment failed (e.g. registering a partition): it fails as its first task. */
+  #deployFailed(region: number, error: Error): void {
+    const states = this.#states;
+    states.active[region] = 0;
+    states.releaseSlot(region);
+    states.set(region, CANCELLING);
+    this.#restarts.onFailure(this.#options.regions.membersOf(region)[0] as number, error);
+    this.#afterTerminal(region);
+  }
+
+  #finishTask(v: number, result: TaskResult): void {
+    const states = this.#states;
+    const region = this.#regionOf(v);
+    this.#attempts.finish(v, result);
+    states.active[region] = (states.active[region] as number) - 1;
+    states.remaining[region] = (states.remaining[region] as number) - 1;
+    if (states.stateOf(region) === CANCELLING) {
+      this.#afterTerminal(region);
+      return;
+    }
+    const restarting = (r: number): boolean => this.#restarts.isRestarting(r);
+    for (const partition of blockingOutputsOf(this.#options.topology, v)) {
+      this.#partitions.markDone(partition);
+      states.partitionFinished(partition, restarting);
+    }
+    if (states.remaining[region] === 0) {
+      this.#markRegionFinished(region);
+      if (states.finished === states.count && this.#state === 'running') {
+        void this.#publishSinks();
+        return;
+      }
+    }
+    this.schedule();
+  }
+
+  /** Every task of the region finished: it gives its slot back; partition groups it was the last reader of are released. */
+  #markRegionFinished(region: number): void {
+    const states = this.#states;
+    states.set(region, FINISHED);
+    states.finished++;
+    states.releaseSlot(region);
+    const released = this.#releases.regionFinished(region);
+    for (const p of released) this.#partitions.markReleased(p);
+    if (released.length > 0) this.#emit({ type: 'partitions-released', data: { partitionIds: released.map((p) => this.#options.topology.resultPartitionId(p)) } });
+  }
+
+  /** One task of the region stopped without finishing (cancelled, or its finish was not recorded). */
+  #taskStopped(region: number): void {
+    this.#states.active[region] = (this.#states.active[region] as number) - 1;
+    this.#afterTerminal(region);
+  }
+
+  #afterTerminal(region: number): void {
+    const states = this.#states;
+    if (states.active[region] === 0) this.#cancelTimeouts.clear(region);
+    const state = states.stateOf(region);
+    if (states.active[region] === 0 && (state === CANCELLING || state === RUNNING) && states.remaining[region] !== 0) {
+      states.set(region, CANCELLING);
+      states.releaseSlot(region);
+    }
+    if (this.#state === 'failing') this.#maybeSettleFailure();
+    else this.#restarts.maybeRestart();
+  }
+
+  #cancelRegion(r: number, reason: string): void {
+    const states = this.#states;
+    const state = states.stateOf(r);
+    if (state === READY) states.unready(r);
+    if (state === RUNNING || state === DEPLOYING) {
+      states.set(r, CANCELLING);
+      states.version[r] = (states.version[r] as number) + 1;
+      const executor = states.executorOf(r);
+      const attemptIds = Array.from(this.#options.regions.membersOf(r)).filter((v) => !this.#attempts.isDone(v)).map((v) => this.#attempts.attemptIdOf(v));
+      if (state === RUNNING && executor !== undefined && attemptIds.length > 0) {
+        executor.cancel(attemptIds, reason);
+        this.#cancelTimeouts.arm(r, executor, () => (states.active[r] as number) > 0 && states.executorOf(r) === executor);
+      }
+      if (state === DEPLOYING) states.active[r] = 0;
+      if (states.active[r] === 0) states.releaseSlot(r);
+    } else if (state !== CANCELLING) {
+      // A finished region runs again: it no longer counts as finished (nor for releases).
+      if (state === FINISHED) {
+        states.finished--;
+        this.#releases.regionUnfinished(r);
+      }
+      states.set(r, CANCELLING);
+    }
+  }
+
+  /** The tasks of `regions` get new attempts (`tasks-reset`); their blocking partitions are released. Returns those partitions. */
+  #resetTasks(regions: readonly number[], reason: string): number[] {
+    const { topology } = this.#options;
+    const vertices = regions.flatMap((r) => Array.from(this.#options.regions.membersOf(r))).sort((a, b) => a - b);
+    const outputs: number[] = [];
+    for (const v of vertices) {
+      this.#attempts.reset(v);
+      for (const partition of blockingOutputsOf(topology, v)) {
+        outputs.push(partition);
+        this.#partitions.markReset(partition);
+      }
+    }
+    this.#emit({ type: 'tasks-reset', data: { tasks: vertices.map((v) => topology.executionVertexId(v)), reason } });
+    return outputs;
+  }
+
+  /** Reset regions wait for their inputs again (a finished input whose producer is still restarting is not done). */
+  #rescheduled(restarted: readonly number[]): void {
+    this.#states.waitAgain(restarted, (p) => this.#partitions.isDone(p) && !this.#restarts.isRestarting(this.#producerRegionOf(p)));
+    this.schedule();
+  }
+
+  /** Every region finished: the last transition publishes the sinks (`sink-published` each), then `job-finished`. */
+  #publishSinks(): void {
+    this.#state = 'publishing';
+    this.#restarts.stop();
+    this.#cancelTimeouts.clearAll();
+    void this.#completion.succeeded().finally(() => (this.#state = 'done'));
+  }
+
+  /** A failing job's tasks all stopped: it ends with `job-failed` (`job-cancelled` when aborted). */
+  #maybeSettleFailure(): void {
+    if (this.#state !== 'failing') return;
+    for (let r = 0; r < this.#states.count; r++) if ((this.#states.active[r] as number) > 0) return;
+    this.#state = 'done';
+    this.#restarts.stop();
+    this.#cancelTimeouts.clearAll();
+    void this.#completion.failed(this.#failure as EngineError, this.#aborted);
+  }
+
+  #emit(event: JobEvent): boolean | Promise<boolean> {
+    return this.#events.emit(event);
+  }
+
+  #regionOf(v: number): number {
+    return this.#options.regions.regionOf[v] as number;
+  }
+
+  /** The region of the execution vertex producing result partition `p`. */
+  #producerRegionOf(p: number): number {
+    const edge = this.#options.topology.edgeOfPartition(p);
+    return this.#options.regions.regionOf[edge.source.firstExecutionVertex + p - edge.firstPartition] as number;
+  }
+}

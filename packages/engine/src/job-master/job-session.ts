@@ -1,0 +1,146 @@
+import { type JobId, type Logger, type ShuffleMaster, type ShuffleServiceFactory, taskExecutorId } from '@weft/shuffle-api';
+import { InProcessTaskExecutor } from '../executor/in-process-task-executor.js';
+import type { PrestartedWorkers } from '../executor/prestarted-workers.js';
+import type { TaskExecutor, TaskExecutorListener } from '../executor/task-executor.js';
+import { WorkerPool } from '../executor/worker-pool.js';
+import type { WorkerPoolOptions } from '../executor/worker-pool-options.js';
+import type { LoadedJob } from '../graph/load-job.js';
+import type { RecordSerializerFactory } from '../serialization/record-serializer.js';
+import type { SerializerName } from '../serialization/serializers.js';
+
+/** The two shuffle services a job uses; the engine never picks one itself (docs/DESIGN.md). */
+export interface JobShuffleServices {
+  /** For must-be-pipelined edges inside a region (all in one executor): e.g. the in-memory shuffle. */
+  readonly pipelined: ShuffleServiceFactory;
+  /** For BLOCKING edges between regions: must be readable from every executor (for workers: another process). */
+  readonly blocking: ShuffleServiceFactory;
+}
+
+export interface JobSessionOptions {
+  readonly jobId: JobId;
+  readonly loaded: LoadedJob;
+  readonly args: readonly string[];
+  readonly shuffle: JobShuffleServices;
+  /** `inprocess`: one executor in this process; `workers`: a pool of worker processes. */
+  readonly executor: 'inprocess' | 'workers';
+  readonly workers: number;
+  readonly slotsPerExecutor: number;
+  readonly cwd: string;
+  /** The serializer in process; workers resolve it by `serializerName`. */
+  readonly serializer: RecordSerializerFactory;
+  readonly serializerName: SerializerName;
+  readonly logger: Logger;
+  /** Start a worker process in place of each one lost (workers only). */
+  readonly replaceLostWorkers: boolean;
+  readonly workerExecArgv?: readonly string[] | undefined;
+  readonly prestartedWorkers?: PrestartedWorkers | undefined;
+  readonly heartbeatIntervalMs?: number | undefined;
+  readonly heartbeatTimeoutMs?: number | undefined;
+}
+
+/**
+ * The services a job runs on, apart from its job master (Flink's session: the shuffle masters and the
+ * resource side): the blocking ShuffleMaster — created here, started and the job registered with it in
+ * `start`, the job unregistered and the master closed in `close` — and the executor provider: the
+ * in-process task executor or a worker pool, and replacements for lost workers.
+ *
+ * Ownership: every executor it starts (replacements included, from the moment they are forked, so one
+ * still starting is stopped too) is closed by `close()`, which runs every step even if one fails
+ * (failures are logged) and is what a job's `finally` calls, whether or not `start` succeeded.
+ */
+export class JobSession {
+  readonly blockingMaster: ShuffleMaster;
+  readonly #options: JobSessionOptions;
+  readonly #executors: TaskExecutor[] = [];
+  #poolOptions: WorkerPoolOptions | undefined;
+  #replaced = 0;
+
+  constructor(options: JobSessionOptions) {
+    this.#options = options;
+    this.blockingMaster = options.shuffle.blocking.createShuffleMaster({ logger: options.logger });
+  }
+
+  /** Every executor started so far, replacements included. */
+  get executors(): readonly TaskExecutor[] {
+    return this.#executors;
+  }
+
+  /**
+   * Starts the blocking master (`start`, `registerJob`) and the task executors together (worker processes
+   * take the longest), reporting to `listener`; rejects when either fails (what started is closed by `close`).
+   */
+  async start(listener: TaskExecutorListener): Promise<readonly TaskExecutor[]> {
+    const { jobId } = this.#options;
+    const startMaster = (async () => {
+      await this.blockingMaster.start();
+      await this.blockingMaster.registerJob({ jobId });
+    })();
+    const [masterStarted, executorsStarted] = await Promise.allSettled([startMaster, this.#startExecutors(listener)]);
+    if (executorsStarted.status === 'fulfilled') this.#executors.push(...executorsStarted.value);
+    if (masterStarted.status === 'rejected') throw masterStarted.reason;
+    if (executorsStarted.status === 'rejected') throw executorsStarted.reason;
+    return [...this.#executors];
+  }
+
+  /** Starts a worker in place of a lost one; undefined where lost executors are not replaced (in process, or turned off). */
+  get replaceExecutor(): ((lost: unknown) => Promise<TaskExecutor>) | undefined {
+    if (this.#options.executor !== 'workers' || !this.#options.replaceLostWorkers) return undefined;
+    return () => {
+      const { executor, ready } = WorkerPool.startReplacement(this.#poolOptions as WorkerPoolOptions, taskExecutorId(`worker-${this.#options.workers + this.#replaced++}`));
+      this.#executors.push(executor);
+      return ready;
+    };
+  }
+
+  /**
+   * Closes every executor, then awaits `beforeUnregister` (the job master's partition releases in
+   * flight), unregisters the job (releasing what is left of its partitions) and closes the blocking master.
+   */
+  async close(beforeUnregister: () => Promise<void>): Promise<void> {
+    const { logger, jobId } = this.#options;
+    await Promise.all(
+      this.#executors.map((executor) => executor.close().catch((error: unknown) => logger.warn({ taskExecutorId: executor.id, error: (error as Error).message }, 'closing a task executor failed'))),
+    );
+    await beforeUnregister().catch((error: unknown) => logger.warn({ jobId, error: (error as Error).message }, 'awaiting partition releases failed'));
+    await this.blockingMaster.unregisterJob(jobId).catch((error: unknown) => logger.warn({ jobId, error: (error as Error).message }, 'unregistering the job failed'));
+    await this.blockingMaster.close().catch(() => {});
+  }
+
+  async #startExecutors(listener: TaskExecutorListener): Promise<TaskExecutor[]> {
+    const o = this.#options;
+    if (o.executor === 'inprocess') {
+      return [
+        await InProcessTaskExecutor.start({
+          id: taskExecutorId('inprocess-0'),
+          slots: o.slotsPerExecutor,
+          jobId: o.jobId,
+          plan: o.loaded.plan,
+          pipelined: o.shuffle.pipelined,
+          blocking: o.shuffle.blocking,
+          listener,
+          cwd: o.cwd,
+          serializer: o.serializer,
+          logger: o.logger,
+        }),
+      ];
+    }
+    this.#poolOptions = {
+      workers: o.workers,
+      slotsPerWorker: o.slotsPerExecutor,
+      jobId: o.jobId,
+      loaded: o.loaded as LoadedJob & { moduleUrl: string },
+      args: o.args,
+      pipelined: o.shuffle.pipelined,
+      blocking: o.shuffle.blocking,
+      listener,
+      cwd: o.cwd,
+      serializer: o.serializerName,
+      logger: o.logger,
+      ...(o.workerExecArgv === undefined ? {} : { execArgv: o.workerExecArgv }),
+      ...(o.prestartedWorkers === undefined ? {} : { prestarted: o.prestartedWorkers }),
+      ...(o.heartbeatIntervalMs === undefined ? {} : { heartbeatIntervalMs: o.heartbeatIntervalMs }),
+      ...(o.heartbeatTimeoutMs === undefined ? {} : { heartbeatTimeoutMs: o.heartbeatTimeoutMs }),
+    };
+    return WorkerPool.start(this.#poolOptions);
+  }
+}

@@ -1,0 +1,60 @@
+import type { Logger } from '@weft/shuffle-api';
+import type { ExecutionTopology } from '../execution/execution-topology.js';
+import type { TaskExecutor } from '../executor/task-executor.js';
+import type { FaultInjector } from '../faults/fault-injector.js';
+import type { RegionDeployment } from '../runtime/task-deployment.js';
+import type { DeploymentBuilder } from './deployment-builder.js';
+import type { RegionDependencies } from './region-dependencies.js';
+
+export interface RegionDeployerOptions {
+  readonly topology: ExecutionTopology;
+  readonly dependencies: RegionDependencies;
+  readonly builder: DeploymentBuilder;
+  readonly faults?: FaultInjector | undefined;
+  readonly logger: Logger;
+}
+
+/** What preparing a deployment came to: deploy it, fail the region, or nothing (the region moved on meanwhile). */
+export type PreparedDeployment =
+  | { readonly kind: 'ready'; readonly deployment: RegionDeployment }
+  | { readonly kind: 'failed'; readonly error: Error }
+  | { readonly kind: 'stale' };
+
+/**
+ * The asynchronous part of deploying a region (Flink's ExecutionDeployer, before `submitTask`): builds
+ * its deployment (registering its blocking partitions) and runs the fault injector's `beforeDeploy`
+ * hook. It changes no state: the scheduler makes the transitions around it, and `current()` tells it
+ * whether the deployment is still wanted after each wait (a cancellation bumps the region's version).
+ */
+export class RegionDeployer {
+  readonly #options: RegionDeployerOptions;
+  #deployments = 0;
+
+  constructor(options: RegionDeployerOptions) {
+    this.#options = options;
+  }
+
+  async prepare(region: number, executor: TaskExecutor, current: () => boolean): Promise<PreparedDeployment> {
+    let deployment: RegionDeployment;
+    try {
+      deployment = await this.#options.builder.build(region, executor.id);
+    } catch (error) {
+      return { kind: 'failed', error: error as Error };
+    }
+    if (!current()) return { kind: 'stale' };
+    const { faults, topology, dependencies, logger } = this.#options;
+    if (faults?.beforeDeploy === undefined) return { kind: 'ready', deployment };
+    try {
+      await faults.beforeDeploy({
+        deployment: ++this.#deployments,
+        region,
+        taskExecutorId: executor.id,
+        tasks: deployment.tasks.map((t) => ({ executionVertexId: t.executionVertexId, attempt: t.attempt })),
+        inputPartitions: Array.from(dependencies.inputsOf[region] as Int32Array, (p) => topology.resultPartitionId(p)),
+      });
+    } catch (error) {
+      logger.warn({ region, error: (error as Error).message }, 'the fault injector failed before a deployment');
+    }
+    return current() ? { kind: 'ready', deployment } : { kind: 'stale' };
+  }
+}
