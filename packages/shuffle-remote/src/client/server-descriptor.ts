@@ -10,6 +10,8 @@ export interface ServerPartitionDetails {
   readonly url: string;
   /** HMAC of the job id under the shared secret: environments need no secret. */
   readonly token: string;
+  /** The job master epoch it was registered under (RegisterPartitionRequest.epoch), if any: servers check it at commit. */
+  readonly epoch?: number;
 }
 
 /**
