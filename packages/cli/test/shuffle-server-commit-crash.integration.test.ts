@@ -67,7 +67,8 @@ describe('a shuffle server killed between publishing a commit and writing its co
   let faults: ShuffleServerFaults;
   before(async () => {
     pool = await startShuffleServerPool({ count: 2, faultHooks: true });
-    factory = createShuffleServerServiceFactory({ redis: pool.redisUrl, secret: pool.secret });
+    // quick probes: a server a writer reported dead (it died at its commit) is taken back soon after its restart
+    factory = createShuffleServerServiceFactory({ redis: pool.redisUrl, secret: pool.secret, probeInitialDelayMs: 20, probeMaxDelayMs: 100 });
     master = factory.createShuffleMaster();
     await master.start();
     faults = await ShuffleServerFaults.open({ redis: pool.redisUrl });
@@ -80,9 +81,20 @@ describe('a shuffle server killed between publishing a commit and writing its co
     await pool?.close();
   });
 
+  /** Registers once the master has a server to place on: it excluded the servers killed by earlier tests until it takes them back. */
+  async function registerWhenPlaceable(request: Parameters<typeof registerPartition>[1]): Promise<ShuffleDescriptor> {
+    for (const until = Date.now() + 10_000; ; await new Promise((resolve) => setTimeout(resolve, 50))) {
+      try {
+        return await registerPartition(master, request);
+      } catch (error) {
+        if (!isShuffleError(error, 'SHF_ERR_STORAGE_UNAVAILABLE') || !/no reachable shuffle server/.test(error.message) || Date.now() > until) throw error;
+      }
+    }
+  }
+
   /** Attempt 0 of `partition` is pushed to `server`, which dies at its commit point: returns the descriptor. */
   async function crashAtCommit(jobId: string, resultId: string): Promise<{ descriptor: ShuffleDescriptor; server: (typeof pool.servers)[number] }> {
-    const registered = await registerPartition(master, { jobId, resultId, index: 0, type: 'BLOCKING', subpartitions: 2, attempt: 0 });
+    const registered = await registerWhenPlaceable({ jobId, resultId, index: 0, type: 'BLOCKING', subpartitions: 2, attempt: 0 });
     // no spares: this attempt must die with its server (with one, its writer would move there and commit)
     const { spares: _spares, ...details } = registered.details as { spares?: unknown };
     const placed: ShuffleDescriptor = { ...registered, details };
@@ -115,11 +127,18 @@ describe('a shuffle server killed between publishing a commit and writing its co
     };
   }
 
+  /** The next attempt as an engine makes it: registered with the master (which fences older attempts), then pinned to `server`. */
+  async function registeredAttempt(descriptor: ShuffleDescriptor, attemptNumber: number, server: { serverId: string; url: string }): Promise<ShuffleDescriptor> {
+    const { resultId, partitionIndex: index } = descriptor.partition;
+    await registerWhenPlaceable({ jobId: descriptor.jobId, resultId, index, type: 'BLOCKING', subpartitions: 2, attempt: attemptNumber });
+    return attempt(descriptor, attemptNumber, server);
+  }
+
   it('lets the next attempt commit on another server, and only that attempt is visible', async () => {
     const jobId = 'crash-other';
     const { descriptor, server } = await crashAtCommit(jobId, 'r1');
     const other = pool.servers.find((s) => s !== server)!;
-    const next = attempt(descriptor, 1, other);
+    const next = await registeredAttempt(descriptor, 1, other);
     await write(factory, next); // before the fix: SHF_ERR_COMMIT_CONFLICT naming attempt 0 on the dead server
     const listed = await master.listPartitions(jobId as JobId);
     assert.deepEqual(listed.map((p) => [p.descriptor.partition.partitionId, p.descriptor.producer.attempt, (p.descriptor.details as { serverId: string }).serverId]), [[descriptor.partition.partitionId, 1, other.serverId]]);
@@ -133,9 +152,14 @@ describe('a shuffle server killed between publishing a commit and writing its co
     const { descriptor, server } = await crashAtCommit(jobId, 'r2');
     await server.ensureRunning();
     assert.equal((await faults.server(server.serverId))?.pid, server.pid, 'the restarted server registered with its new pid');
-    const next = attempt(descriptor, 1, server);
+    const next = await registeredAttempt(descriptor, 1, server);
     await write(factory, next);
-    const listed = await master.listPartitions(jobId as JobId);
+    // the master excluded the server when it died (a writer reported it) and lists nothing of it until its
+    // probe takes it back: wait for that (bounded)
+    let listed = await master.listPartitions(jobId as JobId);
+    for (const until = Date.now() + 10_000; listed.length === 0 && Date.now() < until; listed = await master.listPartitions(jobId as JobId)) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     assert.deepEqual(listed.map((p) => [p.descriptor.producer.attempt, (p.descriptor.details as { serverId: string }).serverId]), [[1, server.serverId]]);
     const got = await read(factory, listed[0]!.descriptor);
     assert.deepEqual([...got.producers], [1]);
@@ -145,7 +169,7 @@ describe('a shuffle server killed between publishing a commit and writing its co
 
   it('still refuses a second attempt once the first has committed (first committer wins)', async () => {
     const jobId = 'no-crash';
-    const first = await registerPartition(master, { jobId, resultId: 'r3', index: 0, type: 'BLOCKING', subpartitions: 2, attempt: 0 });
+    const first = await registerWhenPlaceable({ jobId, resultId: 'r3', index: 0, type: 'BLOCKING', subpartitions: 2, attempt: 0 });
     await write(factory, first);
     const serverId = (first.details as { serverId: string }).serverId;
     const other = pool.servers.find((s) => s.serverId !== serverId)!;

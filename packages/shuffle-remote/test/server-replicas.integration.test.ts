@@ -281,6 +281,11 @@ describe('shuffle-server writes that survive a server death, and replicas', () =
       await pool.servers[victim]!.kill('SIGKILL');
       for (const [i, d] of descriptors.entries()) await assertReadsBack(factory, d, sizes[i]!);
       await pool.restart(victim);
+      // the readers reported the killed servers (no task failed): the master excluded them, and takes them
+      // back once they answer healthy and are registered — until then it neither lists nor releases there
+      const copiesListed = async (): Promise<number> =>
+        (await master.listPartitions(descriptors[0]!.jobId)).reduce((n, p) => n + 1 + ((p.descriptor.details as { replicas?: unknown[] }).replicas?.length ?? 0), 0);
+      await eventually(async () => (await copiesListed()) === 2 * descriptors.length, 'the master to take the restarted servers back');
 
       assert.equal((await master.listPartitions(descriptors[0]!.jobId)).length, 4);
       await master.releasePartitionExternally(descriptors[0]!);

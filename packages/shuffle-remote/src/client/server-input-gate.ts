@@ -205,6 +205,11 @@ export class ServerInputGate extends SortMergeInputGate {
     }
     // once the response started, the reader owns the body; errors after its destruction are expected
     response.body.on('error', () => undefined);
+    if (response.attempt !== descriptor.producer.attempt) {
+      // another attempt's data (a stale copy): not this partition's, as if it were not here
+      response.body.destroy();
+      throw partitionNotFound(partitionId, `${url} holds attempt ${response.attempt} of it, not attempt ${descriptor.producer.attempt}`);
+    }
     if (response.location.numberOfSubpartitions !== descriptor.partition.numberOfSubpartitions) {
       response.body.destroy();
       throw new ShuffleError('SHF_ERR_DATA_CORRUPTED', `partition ${partitionId} on ${url} has ${response.location.numberOfSubpartitions} subpartitions, its descriptor ${descriptor.partition.numberOfSubpartitions}`, {
