@@ -6,8 +6,8 @@ import { strict as assert } from 'node:assert';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { JobId, ShuffleDescriptor } from '@weft/shuffle-api';
-import { emitAll, makeRecord, registerPartition } from '@weft/shuffle-api/testing';
+import { type JobId, type ShuffleDescriptor, findShuffleError } from '@weft/shuffle-api';
+import { drain, emitAll, makeRecord, parseRecord, recordsOf, registerPartition, rejectionOf } from '@weft/shuffle-api/testing';
 import { type ShuffleServerServiceFactory, createShuffleServerServiceFactory } from '@weft/shuffle-remote/client';
 import { type RedisServer, type TempDir, createTempDir, startRedis } from '@weft/testkit';
 import { TEST_SECRET } from './helpers/server-cluster.js';
@@ -79,6 +79,133 @@ describe('a shuffle server that was down when its job ended', () => {
       // A comes back on its directory (same id) after the job is gone
       await start(dirs[0]!);
       await eventually(async () => (await jobFiles(dirs[0]!.path, jobId)).length === 0, `server A to drop the finished job's files: ${(await jobFiles(dirs[0]!.path, jobId)).join(', ')}`, 15_000);
+    } finally {
+      for (const s of servers) await s.kill();
+      await Promise.all(dirs.map((d) => d.remove()));
+    }
+  });
+});
+
+async function readPartition(factory: ShuffleServerServiceFactory, descriptor: ShuffleDescriptor): Promise<number[]> {
+  const environment = factory.createShuffleEnvironment({ taskExecutorId: 'consumer' as never });
+  try {
+    const gate = await environment.createInputGate({ jobId: descriptor.jobId, inputs: [descriptor], subpartitions: { start: 0, end: 1 } });
+    try {
+      return (await drain(gate)).flatMap((items) => recordsOf(items).map((r) => parseRecord(r).seq)).sort((a, b) => a - b);
+    } finally {
+      await gate.close();
+    }
+  } finally {
+    await environment.close();
+  }
+}
+
+const serverOf = (d: ShuffleDescriptor): string => (d.details as { serverId: string }).serverId;
+
+describe('an earlier attempt left on a server that came back', () => {
+  it("is never read for a later attempt's descriptor (the reader's fallback to a spare)", async () => {
+    const keyPrefix = `weft-test-stale-${process.pid}:`;
+    const dirs: TempDir[] = [await createTempDir('weft-ss-stale-'), await createTempDir('weft-ss-stale-')];
+    const servers: ServerProcess[] = [];
+    const start = async (dir: TempDir): Promise<ServerProcess> => {
+      const s = await startServerProcess({ dir: dir.path, port: 0, secret: TEST_SECRET, redis: redis.url, redisKeyPrefix: keyPrefix, heartbeatIntervalMs: 100, heartbeatTtlMs: 60_000 });
+      servers.push(s);
+      return s;
+    };
+    try {
+      const a = await start(dirs[0]!);
+      const b = await start(dirs[1]!);
+      const factory = createShuffleServerServiceFactory({ redis: redis.url, redisKeyPrefix: keyPrefix, secret: TEST_SECRET, placementRefreshMs: 0, retryAttempts: 2, retryInitialDelayMs: 5, retryMaxDelayMs: 20, probeInitialDelayMs: 20, probeMaxDelayMs: 100 });
+      const master = factory.createShuffleMaster();
+      await master.start();
+      const jobId = 'stale-job';
+      const spec = (attempt: number) => ({ jobId, resultId: 'r', index: 0, type: 'BLOCKING' as const, subpartitions: 2, attempt });
+      try {
+        // attempt 0 on A, committed (40 records)
+        let d0 = await registerPartition(master, spec(0));
+        for (let i = 0; serverOf(d0) !== a.serverId && i < 20; i++) d0 = await registerPartition(master, spec(0));
+        assert.equal(serverOf(d0), a.serverId);
+        await writePartition(factory, d0, 40);
+        // A dies: the consumer's failure is reported, the producer's partition released (A skipped), the producer re-runs
+        await a.kill('SIGKILL');
+        const error = await rejectionOf(readPartition(factory, d0));
+        assert.ok(findShuffleError(error, 'SHF_ERR_PARTITION_NOT_FOUND'), String(error));
+        await master.reportFailure({ jobId: jobId as JobId, error });
+        await master.releasePartitionExternally(d0);
+        // A is back on its directory (same id), and taken back
+        await start(dirs[0]!);
+        let d1 = await registerPartition(master, spec(1));
+        await eventually(async () => {
+          d1 = await registerPartition(master, spec(1));
+          const spares = (d1.details as { spares?: { serverId: string }[] }).spares ?? [];
+          return serverOf(d1) === b.serverId && spares.some((s) => s.serverId === a.serverId);
+        }, 'attempt 1 placed on B with A as its spare');
+        // attempt 1 on B, committed (10 records); then B dies
+        await writePartition(factory, d1, 10);
+        assert.equal((await readPartition(factory, d1)).length, 10);
+        await b.kill('SIGKILL');
+        const read = await readPartition(factory, d1).then(
+          (seqs) => `read ${seqs.length} records`,
+          (e: unknown) => String(findShuffleError(e)?.code ?? e),
+        );
+        assert.equal(read, 'SHF_ERR_PARTITION_NOT_FOUND', "attempt 1's only copy is gone: attempt 0's leftover on A must not be served for it");
+      } finally {
+        await master.close();
+      }
+    } finally {
+      for (const s of servers) await s.kill();
+      await Promise.all(dirs.map((d) => d.remove()));
+    }
+  });
+});
+
+describe('an earlier attempt left on a server that came back, placed on again', () => {
+  it("does not block a later attempt placed on that server", async () => {
+    const keyPrefix = `weft-test-stale-${process.pid}:`;
+    const dirs: TempDir[] = [await createTempDir('weft-ss-stale-'), await createTempDir('weft-ss-stale-')];
+    const servers: ServerProcess[] = [];
+    const start = async (dir: TempDir): Promise<ServerProcess> => {
+      const s = await startServerProcess({ dir: dir.path, port: 0, secret: TEST_SECRET, redis: redis.url, redisKeyPrefix: keyPrefix, heartbeatIntervalMs: 100, heartbeatTtlMs: 60_000 });
+      servers.push(s);
+      return s;
+    };
+    try {
+      const a = await start(dirs[0]!);
+      const b = await start(dirs[1]!);
+      const factory = createShuffleServerServiceFactory({ redis: redis.url, redisKeyPrefix: keyPrefix, secret: TEST_SECRET, placementRefreshMs: 0, retryAttempts: 2, retryInitialDelayMs: 5, retryMaxDelayMs: 20, probeInitialDelayMs: 20, probeMaxDelayMs: 100 });
+      const master = factory.createShuffleMaster();
+      await master.start();
+      const jobId = 'stale-job';
+      const spec = (attempt: number) => ({ jobId, resultId: 'r', index: 0, type: 'BLOCKING' as const, subpartitions: 2, attempt });
+      try {
+        // attempt 0 on A, committed (40 records)
+        let d0 = await registerPartition(master, spec(0));
+        for (let i = 0; serverOf(d0) !== a.serverId && i < 20; i++) d0 = await registerPartition(master, spec(0));
+        assert.equal(serverOf(d0), a.serverId);
+        await writePartition(factory, d0, 40);
+        // A dies: the consumer's failure is reported, the producer's partition released (A skipped), the producer re-runs
+        await a.kill('SIGKILL');
+        const error = await rejectionOf(readPartition(factory, d0));
+        assert.ok(findShuffleError(error, 'SHF_ERR_PARTITION_NOT_FOUND'), String(error));
+        await master.reportFailure({ jobId: jobId as JobId, error });
+        await master.releasePartitionExternally(d0);
+        // A is back on its directory (same id), and taken back
+        await start(dirs[0]!);
+        let d1 = await registerPartition(master, spec(1));
+        await eventually(async () => {
+          d1 = await registerPartition(master, spec(1));
+          return serverOf(d1) === a.serverId;
+        }, 'attempt 1 placed on A again');
+        const { spares: _spares, ...details } = d1.details as { spares?: unknown };
+        const outcome = await writePartition(factory, { ...d1, details }, 10).then(
+          () => 'committed',
+          (e: unknown) => `${String(findShuffleError(e)?.code)}: ${String((e as Error).message).slice(0, 300)}`,
+        );
+        assert.equal(outcome, 'committed', 'attempt 1 commits on the server that came back');
+        assert.equal((await readPartition(factory, d1)).length, 10, "attempt 1's records are read");
+      } finally {
+        await master.close();
+      }
     } finally {
       for (const s of servers) await s.kill();
       await Promise.all(dirs.map((d) => d.remove()));
