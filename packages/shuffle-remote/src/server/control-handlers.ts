@@ -5,6 +5,7 @@ import { type CommitRequestBody, type CommittedPartition, validateCommitRequestB
 import { WireError, wireError } from '../protocol/wire-errors.js';
 import type { PendingClaim } from '../coordinator/redis-commit-index.js';
 import { readJsonBody, sendJson } from './http-io.js';
+import { countedByIndex } from './index-reconciliation.js';
 import type { ServerContext } from './server-context.js';
 
 interface AttemptRoute {
@@ -61,8 +62,14 @@ export async function commitLocked(ctx: ServerContext, route: AttemptRoute, desc
       await (replica ? commitIndex?.addCopy(existing) : commitIndex?.publish(existing));
       return existing;
     }
-    for (const upload of store.uploadsOf(route.jobId, route.partitionId)) if (upload.attempt === route.attempt) await store.dropUpload(upload);
-    throw conflict(route, `attempt ${existing.attempt}`);
+    if (commitIndex !== undefined && !(await countedByIndex(commitIndex, store.serverId, existing))) {
+      // a stale commit (released or replaced while this server was down): it goes, and this attempt commits
+      if (existing.tiered) await tier?.delete(existing.objectKey);
+      await store.release(route.jobId, route.partitionId);
+    } else {
+      for (const upload of store.uploadsOf(route.jobId, route.partitionId)) if (upload.attempt === route.attempt) await store.dropUpload(upload);
+      throw conflict(route, `attempt ${existing.attempt}`);
+    }
   }
   const upload = store.completeUploadOf(route.jobId, route.partitionId, route.attempt);
   if (upload === undefined) throw partitionNotFound(route.partitionId, `attempt ${route.attempt} has no complete push on this server to commit`);

@@ -55,7 +55,8 @@ export class PartitionStore {
   private readonly uploads = new Map<string, Upload[]>();
   private readonly cache = new Map<string, CommittedPartition>();
   /** Partition keys with a commit record on disk. */
-  private readonly committedKeys = new Set<string>();
+  /** Partition key → its job id, for every committed partition here. */
+  private readonly committedKeys = new Map<string, string>();
   /** Job directories under commits/ known to exist. */
   private readonly jobDirs = new Set<string>();
   private readonly locks = new Map<string, Promise<unknown>>();
@@ -108,7 +109,7 @@ export class PartitionStore {
           continue;
         }
         referenced.add(record.objectKey);
-        this.committedKeys.add(this.partitionKey(record.jobId, record.partitionId));
+        this.committedKeys.set(this.partitionKey(record.jobId, record.partitionId), record.jobId);
         this.jobDirs.add(join(this.commitsDir, job));
         this.partitions++;
       }
@@ -262,7 +263,7 @@ export class PartitionStore {
       await unlink(path).catch(() => undefined);
       throw storageUnavailable('the server disk', `commit ${record.partitionId}`, cause);
     }
-    this.committedKeys.add(this.partitionKey(record.jobId, record.partitionId));
+    this.committedKeys.set(this.partitionKey(record.jobId, record.partitionId), record.jobId);
     this.forgetUpload(upload);
     upload.state = 'gone';
     this.dropLease(record.jobId, record.partitionId);
@@ -292,6 +293,11 @@ export class PartitionStore {
     this.uploads.delete(pkey);
     this.leases.drop(pkey);
     return record;
+  }
+
+  /** The ids of the jobs with a committed partition here. */
+  committedJobIds(): string[] {
+    return [...new Set(this.committedKeys.values())];
   }
 
   /** The committed partitions of a job. */

@@ -119,6 +119,8 @@ export class ShuffleServer implements AsyncDisposable {
         await connection.open();
         const registry = new RedisServerRegistry(connection);
         redis = { connection, registry, commitIndex: new RedisCommitIndex(connection, options.logger, { directory: registry }) };
+        const { dropPartitionsTheIndexForgot } = await import('./index-reconciliation.js');
+        await dropPartitionsTheIndexForgot({ store, index: redis.commitIndex, tier, logger: options.logger });
       }
       http = await listen(options);
       const server = new ShuffleServer(options, http, store, tier, redis, clock);
