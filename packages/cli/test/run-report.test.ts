@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { JobProgress, JobResult } from '@weft/engine';
-import { formatBytes, formatProgressLine, formatRunSummary, formatTaskSet, runSummaryJson } from '../src/commands/run-report.js';
+import { formatBytes, formatFailure, formatProgressLine, formatRunSummary, formatTaskSet, runSummaryJson } from '../src/commands/run-report.js';
 
 function progress(overrides: Partial<JobProgress> = {}): JobProgress {
   return {
@@ -155,5 +155,14 @@ describe('the run summary', () => {
 
   it('groups task ids by vertex with subtask ranges', () => {
     assert.equal(formatTaskSet(['sort#0', 'sort#1', 'sort#2', 'sort#5', 'count#0']), 'sort#0-2,5, count#0');
+  });
+
+  it('names an expected fault by its code without a stack trace, and shows the stack of anything else', () => {
+    const expected = Object.assign(new Error('no reachable shuffle server in redis://127.0.0.1:1/0'), { code: 'SHF_ERR_STORAGE_UNAVAILABLE' });
+    const text = formatFailure(new Error('job terasort failed', { cause: new Error('task sort#1 failed', { cause: expected }) }));
+    assert.match(text, /^caused by: SHF_ERR_STORAGE_UNAVAILABLE: no reachable shuffle server in redis:\/\/127\.0\.0\.1:1\/0$/m);
+    assert.doesNotMatch(text, /\n\s+at /, 'no stack trace for an expected fault');
+    const bug = formatFailure(new Error('job failed', { cause: new TypeError('x is not a function') }));
+    assert.match(bug, /caused by: TypeError: x is not a function\n\s+at /, 'a bug keeps its stack');
   });
 });

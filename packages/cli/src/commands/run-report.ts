@@ -196,8 +196,12 @@ export function formatFailure(error: unknown): string {
   let root: unknown = error;
   for (let depth = 0; depth < 16 && (root as { cause?: unknown })?.cause !== undefined; depth++) root = (root as { cause?: unknown }).cause;
   if (root !== error) {
+    // an expected fault (an error with a documented code) by its code and message; anything else — a
+    // user function's throw, a bug — with its stack, where to look
+    const code = (root as { code?: unknown })?.code;
     const stack = (root as Error)?.stack;
-    lines.push(`caused by: ${typeof stack === 'string' ? stack : String(root)}`);
+    if (typeof code === 'string' && /^(SHF|WEFT)_ERR_/.test(code)) lines.push(`caused by: ${code}: ${(root as Error).message}`);
+    else lines.push(`caused by: ${typeof stack === 'string' ? stack : String(root)}`);
   }
   return `${lines.join('\n')}\n`;
 }
