@@ -38,7 +38,9 @@ export const EngineErrorCode = {
   SINK_FAILED: 'WEFT_ERR_SINK_FAILED',
   /** A fault planted on purpose (`weft run --inject-faults`, a fault-injection test) fired in a task. */
   INJECTED_FAULT: 'WEFT_ERR_INJECTED_FAULT',
-  /** The job's event listener (its event log) threw or rejected on an event: the job fails, never runs on unrecorded. Carries `event`. */
+  /** A job event log append by an epoch that is no longer the newest for its job: nothing was written. Carries `jobId`, `epoch`, `newestEpoch`. */
+  FENCED: 'WEFT_ERR_FENCED',
+  /** The job event log failed: an append failed past its retries, an event of a newer format version, or a corrupt log (carries `jobId`); or the job's event listener threw or rejected on an event (carries `event`): the job fails, never runs on unrecorded. */
   EVENT_LOG: 'WEFT_ERR_EVENT_LOG',
 } as const;
 

@@ -1,0 +1,135 @@
+/**
+ * The job event log: a generic append-only log per job id, typed by event name, that lets a new job master
+ * recover what an earlier one knew (docs/DESIGN.md, JobMaster failover; Flink FLIP-383). The engine owns
+ * this contract and is handed an implementation (`@weft/job-store` has SQLite and Redis ones); it never
+ * imports one.
+ *
+ * Lifecycle and ownership:
+ * - A `JobEventLog` is a handle on one store. Its owner (the CLI) creates it and calls `close()` once;
+ *   `close()` is graceful, idempotent and memoized (a second call waits for the first). Every method called
+ *   after `close()` rejects with `SHF_ERR_CLOSED`. Closing the store closes every `JobLog` it opened.
+ * - `open()` takes the job's lease: it makes a new epoch, the previous epoch + 1 (1 for a job id the store
+ *   has never seen; a store may skip a number when it retried an open whose reply was lost — epochs only
+ *   ever grow), and returns a `JobLog` holding every whole event earlier epochs wrote (once the new epoch
+ *   exists no earlier one can append, so the history is complete). A torn last event is dropped from the
+ *   store under the new lease. Only one job master should run a job at a time; when two do, the
+ *   newest epoch wins and the older one is fenced (below).
+ * - A `JobLog` belongs to the job master that opened it. `close()` releases its resources only (the events
+ *   and the epoch stay in the store); appends after it reject with `SHF_ERR_CLOSED`.
+ *
+ * Durability: `append()` resolves only once the event is stored durably (SQLite: committed with
+ * `synchronous = FULL`; Redis: acknowledged by Redis, so as durable as the server's `appendfsync`). A job
+ * master acts on an event (counts a task as finished, deploys a consumer) only after its append resolved.
+ * An append that fails transiently (lock held, connection re-established) is retried with backoff for a
+ * bounded time, then rejects with `WEFT_ERR_EVENT_LOG`: the log never silently stops recording, and the
+ * caller fails the job loudly.
+ *
+ * Fencing: an append is stored only if, atomically with the write, its log's epoch is still the newest for
+ * the job. Otherwise it rejects with `WEFT_ERR_FENCED` and writes nothing — an old job master that wakes
+ * up (SIGSTOP/SIGCONT, a network partition) cannot change the log.
+ *
+ * Format: every event carries `v`, the format version (1). Reading an event with a higher version rejects
+ * with `WEFT_ERR_EVENT_LOG` naming the version (a newer weft wrote it). A torn last event (a crash in the
+ * middle of a write) is dropped with a logged warning — the history ends at the last whole event; a damaged
+ * event followed by whole ones is corruption, refused with `WEFT_ERR_EVENT_LOG`.
+ *
+ * Not in the contract: the meaning of `type` and the shape of `data` (the job master's, see
+ * job-master/job-events.ts; the log stores any JSON), compaction or snapshots, subscriptions/tailing
+ * (readers poll `readRun`), ordering across jobs, access control, and retention (`deleteRun` is called by
+ * garbage collection; nothing expires by itself).
+ */
+export interface JobEventLog {
+  /** A description of the store for messages, without secrets, e.g. `sqlite:///var/weft/meta.db`. */
+  readonly description: string;
+  /**
+   * Takes the lease of `jobId` with the next epoch and returns its log with the history earlier epochs
+   * wrote. `owner` names the taker in the leases record (host/pid, for operators); it is not checked.
+   */
+  open(request: OpenJobLogRequest): Promise<JobLog>;
+  /** Every run the store knows, one record per job id, oldest first. Takes no lease. */
+  listRuns(): Promise<JobRunRecord[]>;
+  /** Every whole event of `jobId`, in order (empty for an unknown id). Takes no lease. */
+  readRun(jobId: string): Promise<readonly LoggedJobEvent[]>;
+  /** Removes the events and the lease record of `jobId` (garbage collection). A no-op for an unknown id. */
+  deleteRun(jobId: string): Promise<void>;
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+export interface OpenJobLogRequest {
+  readonly jobId: string;
+  /** Who takes the lease, e.g. `host:pid`; stored with the epoch for operators. */
+  readonly owner: string;
+}
+
+/** One job's log, as seen by the job master that holds its lease at `epoch`. */
+export interface JobLog {
+  readonly jobId: string;
+  /** This log's epoch: previous epoch + 1, the newest at the time `open()` returned. */
+  readonly epoch: number;
+  /** Every whole event earlier epochs wrote, in order, at the time of `open()`. */
+  readonly history: readonly LoggedJobEvent[];
+  /**
+   * Appends one event and resolves with it once it is durable; `WEFT_ERR_FENCED` (nothing written) when a
+   * newer epoch has opened the job since; `WEFT_ERR_EVENT_LOG` when the store kept failing past the retry
+   * bound. `data` must be JSON (no undefined at the top, no cycles, no bigint). Appends of one log are
+   * stored in the order they were called.
+   */
+  append(event: JobEventInput): Promise<LoggedJobEvent>;
+  close(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** What a job master appends: a type name and its JSON data. */
+export interface JobEventInput {
+  readonly type: string;
+  readonly data: unknown;
+}
+
+/** The current format version of a logged event. */
+export const JOB_EVENT_FORMAT_VERSION = 1;
+
+/** One stored event. `seq` counts from 1 per job, across epochs; `atMs` is the appending process's clock. */
+export interface LoggedJobEvent {
+  readonly v: typeof JOB_EVENT_FORMAT_VERSION;
+  readonly seq: number;
+  readonly epoch: number;
+  readonly atMs: number;
+  readonly type: string;
+  /** JSON */
+  readonly data: unknown;
+}
+
+/** A run as `listRuns()` sums it up (what `weft jobs` prints). */
+export interface JobRunRecord {
+  readonly jobId: string;
+  /** The newest epoch that opened the job (0 when the lease record is gone but events remain). */
+  readonly epoch: number;
+  /** How many whole events the log holds. */
+  readonly events: number;
+  /** `atMs` of the first and the last event; the lease's time when there is no event yet. */
+  readonly firstAtMs: number;
+  readonly lastAtMs: number;
+  /** `type` of the last event (undefined when there is none yet). */
+  readonly lastType: string | undefined;
+  /** Owner of the newest lease (undefined when unknown). */
+  readonly owner: string | undefined;
+  /** `data.name` of the first 'job-submitted' event, when it has one. */
+  readonly jobName: string | undefined;
+  /** `data.tasksTotal` of the last 'job-submitted' event, when it has one. */
+  readonly tasksTotal: number | undefined;
+  /**
+   * Execution vertices with a 'task-finished' event that no later 'tasks-reset' names: the tasks a resume
+   * would reuse (if their partitions still exist).
+   */
+  readonly tasksFinished: number;
+  /**
+   * From the last terminal event ('job-finished', 'job-failed', 'job-cancelled'; a later 'job-submitted'
+   * makes the run unfinished again); 'unreadable' when the log cannot be read (see `problem`).
+   */
+  readonly status: JobRunStatus;
+  /** Why the log cannot be read (a newer format version, corruption); the counts are then 0. */
+  readonly problem: string | undefined;
+}
+
+export type JobRunStatus = 'unfinished' | 'succeeded' | 'failed' | 'cancelled' | 'unreadable';

@@ -1,0 +1,82 @@
+import type { JobRunRecord, JobRunStatus, LoggedJobEvent } from './job-event-log.js';
+
+/** What a store knows about a run besides its events. */
+export interface JobRunLease {
+  readonly jobId: string;
+  /** Newest epoch, 0 when unknown. */
+  readonly epoch: number;
+  readonly owner: string | undefined;
+  /** When the newest lease was taken, ms since the epoch; 0 when unknown. */
+  readonly takenAtMs: number;
+}
+
+const TERMINAL: Readonly<Record<string, JobRunStatus>> = {
+  'job-finished': 'succeeded',
+  'job-failed': 'failed',
+  'job-cancelled': 'cancelled',
+};
+
+function field(data: unknown, name: string): unknown {
+  return typeof data === 'object' && data !== null ? (data as Record<string, unknown>)[name] : undefined;
+}
+
+/** The record of a run whose log cannot be read: status 'unreadable', `problem` the error's message. */
+export function summarizeUnreadableJobRun(lease: JobRunLease, error: unknown): JobRunRecord {
+  return {
+    ...summarizeJobRun(lease, []),
+    status: 'unreadable',
+    problem: error instanceof Error ? error.message : String(error),
+  };
+}
+
+/**
+ * Sums up one run's events (`listRuns()` of every JobEventLog): status from the last terminal event
+ * (a later 'job-submitted' — a resume — makes it unfinished again), tasks finished = execution vertices
+ * with a 'task-finished' not named by a later 'tasks-reset'. Unknown event types are ignored.
+ */
+export function summarizeJobRun(lease: JobRunLease, events: readonly LoggedJobEvent[]): JobRunRecord {
+  let status: JobRunStatus = 'unfinished';
+  let jobName: string | undefined;
+  let tasksTotal: number | undefined;
+  const finished = new Set<string>();
+  for (const event of events) {
+    const terminal = TERMINAL[event.type];
+    if (terminal !== undefined) status = terminal;
+    switch (event.type) {
+      case 'job-submitted': {
+        status = 'unfinished';
+        const name = field(event.data, 'name');
+        if (jobName === undefined && typeof name === 'string') jobName = name;
+        const total = field(event.data, 'tasksTotal');
+        if (typeof total === 'number') tasksTotal = total;
+        break;
+      }
+      case 'task-finished': {
+        const id = field(event.data, 'executionVertexId');
+        if (typeof id === 'string') finished.add(id);
+        break;
+      }
+      case 'tasks-reset': {
+        const tasks = field(event.data, 'tasks');
+        if (Array.isArray(tasks)) for (const id of tasks) if (typeof id === 'string') finished.delete(id);
+        break;
+      }
+    }
+  }
+  const first = events[0];
+  const last = events[events.length - 1];
+  return {
+    jobId: lease.jobId,
+    epoch: lease.epoch,
+    events: events.length,
+    firstAtMs: first?.atMs ?? lease.takenAtMs,
+    lastAtMs: last?.atMs ?? lease.takenAtMs,
+    lastType: last?.type,
+    owner: lease.owner,
+    jobName,
+    tasksTotal,
+    tasksFinished: finished.size,
+    status,
+    problem: undefined,
+  };
+}

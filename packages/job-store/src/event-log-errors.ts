@@ -1,0 +1,19 @@
+import { EngineError } from '@weft/engine';
+
+/** WEFT_ERR_FENCED: `epoch` of `jobId` is no longer the newest (`newestEpoch`); nothing was written. */
+export function fencedError(jobId: string, epoch: number, newestEpoch: number): EngineError {
+  return new EngineError(
+    'WEFT_ERR_FENCED',
+    `job ${jobId}: append by epoch ${epoch} refused, epoch ${newestEpoch} has opened the job since (another job master owns it)`,
+    { context: { jobId, epoch, newestEpoch } },
+  );
+}
+
+/** WEFT_ERR_EVENT_LOG about `jobId` in the store `description`. */
+export function eventLogError(request: { jobId?: string; description: string; problem: string; cause?: unknown; context?: Record<string, string | number> }): EngineError {
+  const subject = request.jobId === undefined ? '' : `job ${request.jobId}: `;
+  return new EngineError('WEFT_ERR_EVENT_LOG', `job event log ${request.description}: ${subject}${request.problem}`, {
+    context: { ...(request.jobId === undefined ? {} : { jobId: request.jobId }), ...request.context },
+    ...(request.cause === undefined ? {} : { cause: request.cause }),
+  });
+}

@@ -1,0 +1,99 @@
+import { invalidEngineArgument, isEngineError, JOB_EVENT_FORMAT_VERSION, type JobEventInput, type JobLog, type LoggedJobEvent } from '@weft/engine';
+import { closedError } from '@weft/shuffle-api';
+
+/** What a store does for one log: write one event at its seq, if the epoch is still the newest. */
+export interface JobLogWriter {
+  /**
+   * Stores `event` atomically with the check that `event.epoch` is the job's newest epoch: WEFT_ERR_FENCED
+   * otherwise, nothing written. Idempotent: an event already stored at `event.seq` by the same epoch (a
+   * retry whose first try went through) is success. Retries transient failures itself.
+   */
+  write(event: LoggedJobEvent, checkOpen: () => void): Promise<void>;
+}
+
+export interface FencedJobLogRequest {
+  readonly jobId: string;
+  readonly epoch: number;
+  readonly history: readonly LoggedJobEvent[];
+  readonly writer: JobLogWriter;
+  readonly clock: () => number;
+  /** Throws SHF_ERR_CLOSED once the store is closing: ends the retries of a pending append. */
+  readonly checkStoreOpen: () => void;
+  /** Called once when the log has closed (the store forgets it). */
+  readonly onClose: () => void;
+}
+
+/**
+ * The JobLog of every store here: appends run one at a time in call order, each with the next seq. Once
+ * an append has failed (fenced, or the store kept failing) every later append rejects with that error:
+ * the log never skips an event and goes on as if nothing happened.
+ */
+export class FencedJobLog implements JobLog {
+  readonly jobId: string;
+  readonly epoch: number;
+  readonly history: readonly LoggedJobEvent[];
+  readonly #writer: JobLogWriter;
+  readonly #clock: () => number;
+  readonly #onClose: () => void;
+  readonly #checkStoreOpen: () => void;
+  #nextSeq: number;
+  #tail: Promise<unknown> = Promise.resolve();
+  #failure: unknown;
+  #closing = false;
+  #closed: Promise<void> | undefined;
+
+  constructor(request: FencedJobLogRequest) {
+    this.jobId = request.jobId;
+    this.epoch = request.epoch;
+    this.history = Object.freeze([...request.history]);
+    this.#writer = request.writer;
+    this.#clock = request.clock;
+    this.#onClose = request.onClose;
+    this.#checkStoreOpen = request.checkStoreOpen;
+    this.#nextSeq = (request.history[request.history.length - 1]?.seq ?? 0) + 1;
+  }
+
+  append(input: JobEventInput): Promise<LoggedJobEvent> {
+    if (this.#closing) return Promise.reject(closedError(`job log ${this.jobId}`));
+    if (typeof input !== 'object' || input === null || typeof input.type !== 'string' || input.type === '') {
+      return Promise.reject(invalidEngineArgument('event.type', 'expected a non-empty string'));
+    }
+    let data: unknown;
+    try {
+      const json = JSON.stringify(input.data);
+      if (json === undefined) throw new Error('not JSON');
+      data = JSON.parse(json);
+    } catch (cause) {
+      return Promise.reject(invalidEngineArgument('event.data', `must be JSON (${(cause as Error).message})`));
+    }
+    const run = async (): Promise<LoggedJobEvent> => {
+      if (this.#failure !== undefined) throw this.#failure;
+      const event: LoggedJobEvent = { v: JOB_EVENT_FORMAT_VERSION, seq: this.#nextSeq, epoch: this.epoch, atMs: this.#clock(), type: input.type, data };
+      try {
+        await this.#writer.write(event, this.#checkStoreOpen);
+      } catch (error) {
+        if (!isClosed(error)) this.#failure = error;
+        throw error;
+      }
+      this.#nextSeq++;
+      return event;
+    };
+    const result = this.#tail.then(run, run);
+    this.#tail = result.catch(() => undefined);
+    return result;
+  }
+
+  /** Graceful: appends called before it still complete (or fail); later ones reject with SHF_ERR_CLOSED. */
+  close(): Promise<void> {
+    this.#closing = true;
+    return (this.#closed ??= this.#tail.then(() => this.#onClose()));
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}
+
+function isClosed(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === 'SHF_ERR_CLOSED' && !isEngineError(error);
+}

@@ -1,0 +1,7 @@
+// @weft/job-store: implementations of @weft/engine's JobEventLog — the fenced, durable, append-only log per
+// job that a new job master resumes from. SQLite (the embedded default) and Redis (a Stream per job).
+
+export * from './create-job-event-log.js';
+export * from './sqlite-job-event-log.js';
+export * from './redis-job-event-log.js';
+export * from './job-event-log-options.js';

@@ -1,0 +1,208 @@
+import { Redis } from 'ioredis';
+import {
+  isEngineError,
+  type JobEventLog,
+  type JobLog,
+  type JobRunRecord,
+  type LoggedJobEvent,
+  type OpenJobLogRequest,
+  summarizeJobRun,
+  summarizeUnreadableJobRun,
+} from '@weft/engine';
+import { closedError, invalidConfig } from '@weft/shuffle-api';
+import { decodeHistory, type DecodedHistory, type StoredEntry } from './decode-history.js';
+import { eventLogError, fencedError } from './event-log-errors.js';
+import { FencedJobLog } from './fenced-job-log.js';
+import { type JobEventLogOptions, type ResolvedJobEventLogOptions, resolveJobEventLogOptions } from './job-event-log-options.js';
+import { APPEND_SCRIPT, DROP_TAIL_SCRIPT, OPEN_SCRIPT } from './redis-scripts.js';
+import { withRetry } from './retry.js';
+
+/** Redis replies worth retrying; connection failures (no reply at all) are always retried. */
+const TRANSIENT_REPLY = /^(LOADING|TRYAGAIN|BUSY |MASTERDOWN|CLUSTERDOWN|READONLY|NOREPLICAS)/;
+
+function isTransientRedis(error: unknown): boolean {
+  if (isEngineError(error)) return false;
+  if ((error as { name?: unknown } | null)?.name !== 'ReplyError') return true;
+  return TRANSIENT_REPLY.test(String((error as Error).message));
+}
+
+/** The URL without its password, for messages and logs. */
+function redact(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== '') parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return 'redis://(unparseable)';
+  }
+}
+
+type StreamEntry = [id: string, fields: string[]];
+
+/**
+ * The job event log in Redis: one Stream per job (`<prefix>{<jobId>}:events`), its epoch in a counter
+ * (`…:epoch`, INCR in `open()`), the lease's owner in a hash (`…:lease`), and every job id in a sorted set
+ * (`<prefix>runs`). An append is one Lua script that checks the epoch and XADDs atomically. Durable means
+ * acknowledged by Redis: how much survives a Redis crash is the server's `appendonly` / `appendfsync`
+ * setting (`appendfsync always` for no loss; the default `everysec` may lose the last second). While Redis
+ * is away, commands fail at once and are retried with backoff until `retryTimeoutMs`. Not for Redis Cluster.
+ */
+export class RedisJobEventLog implements JobEventLog {
+  readonly description: string;
+  readonly #options: ResolvedJobEventLogOptions;
+  readonly #redis: Redis;
+  readonly #logs = new Set<FencedJobLog>();
+  #closing = false;
+  #closed: Promise<void> | undefined;
+
+  private constructor(redis: Redis, description: string, options: ResolvedJobEventLogOptions) {
+    this.#redis = redis;
+    this.description = description;
+    this.#options = options;
+  }
+
+  /**
+   * Connects to `url` (`redis://[user:password@]host:port/db`, `rediss://` for TLS) and checks it with
+   * PING: SHF_ERR_INVALID_CONFIG naming `setting` when Redis cannot be reached.
+   */
+  static async connect(request: { readonly url: string; readonly setting?: string }, options: JobEventLogOptions = {}): Promise<RedisJobEventLog> {
+    const resolved = resolveJobEventLogOptions(options);
+    const description = redact(request.url);
+    let closing = false;
+    const redis = new Redis(request.url, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      connectTimeout: resolved.commandTimeoutMs,
+      commandTimeout: resolved.commandTimeoutMs,
+      retryStrategy: (times) => (closing ? null : Math.min(50 * 2 ** Math.min(times, 5), 1_000)),
+    });
+    redis.on('error', (error: Error) => resolved.logger.debug({ redis: description, error: error.message }, 'job event log: redis connection error'));
+    redis.on('end', () => (closing = true));
+    try {
+      await redis.connect();
+      await redis.ping();
+    } catch (cause) {
+      closing = true;
+      redis.disconnect();
+      throw invalidConfig(request.setting ?? 'meta', `cannot reach Redis at ${description}: ${(cause as Error).message}`, cause);
+    }
+    return new RedisJobEventLog(redis, description, resolved);
+  }
+
+  async open(request: OpenJobLogRequest): Promise<JobLog> {
+    const { jobId, owner } = request;
+    const keys = this.#keys(jobId);
+    const epoch = Number(await this.#retry('open', jobId, () => OPEN_SCRIPT.run(this.#redis, [keys.epoch, keys.lease, keys.runs], [jobId, owner, this.#options.clock()])));
+    const decoded = await this.#read(jobId);
+    if (decoded.tornTail !== undefined) {
+      const tail = decoded.tornTail;
+      await this.#retry('open', jobId, () => DROP_TAIL_SCRIPT.run(this.#redis, [keys.epoch, keys.events], [epoch, tail]));
+    }
+    this.#options.logger.info({ jobId, epoch, owner }, `job event log: lease epoch ${epoch - 1} -> ${epoch}`);
+    const log: FencedJobLog = new FencedJobLog({
+      jobId,
+      epoch,
+      history: decoded.events,
+      clock: this.#options.clock,
+      writer: { write: (event, checkOpen) => this.#write(jobId, event, checkOpen) },
+      checkStoreOpen: () => this.#checkOpen(),
+      onClose: () => this.#logs.delete(log),
+    });
+    this.#logs.add(log);
+    return log;
+  }
+
+  async readRun(jobId: string): Promise<readonly LoggedJobEvent[]> {
+    return (await this.#read(jobId)).events;
+  }
+
+  async listRuns(): Promise<JobRunRecord[]> {
+    const ids = await this.#retry('listRuns', undefined, () => this.#redis.zrange(`${this.#options.keyPrefix}runs`, '0', '-1'));
+    const runs: JobRunRecord[] = [];
+    for (const jobId of ids) {
+      const keys = this.#keys(jobId);
+      const [epoch, lease] = await this.#retry('listRuns', jobId, () => Promise.all([this.#redis.get(keys.epoch), this.#redis.hgetall(keys.lease)]));
+      const record = { jobId, epoch: Number(epoch ?? 0), owner: lease['owner'], takenAtMs: Number(lease['takenAt'] ?? 0) };
+      try {
+        runs.push(summarizeJobRun(record, await this.readRun(jobId)));
+      } catch (error) {
+        runs.push(summarizeUnreadableJobRun(record, error));
+      }
+    }
+    return runs.sort((a, b) => a.firstAtMs - b.firstAtMs || a.jobId.localeCompare(b.jobId));
+  }
+
+  async deleteRun(jobId: string): Promise<void> {
+    const keys = this.#keys(jobId);
+    await this.#retry('deleteRun', jobId, () => this.#redis.multi().del(keys.events, keys.epoch, keys.lease).zrem(keys.runs, jobId).exec());
+  }
+
+  /** Closes every JobLog it opened (their pending appends stop retrying), then the connection (QUIT). Memoized. */
+  close(): Promise<void> {
+    this.#closing = true;
+    return (this.#closed ??= (async () => {
+      await Promise.allSettled([...this.#logs].map((log) => log.close()));
+      try {
+        await this.#redis.quit();
+      } catch {
+        this.#redis.disconnect();
+      }
+    })());
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  #keys(jobId: string): { events: string; epoch: string; lease: string; runs: string } {
+    const base = `${this.#options.keyPrefix}{${jobId}}`;
+    return { events: `${base}:events`, epoch: `${base}:epoch`, lease: `${base}:lease`, runs: `${this.#options.keyPrefix}runs` };
+  }
+
+  async #write(jobId: string, event: LoggedJobEvent, checkOpen: () => void): Promise<void> {
+    const keys = this.#keys(jobId);
+    const args = [event.epoch, event.seq, event.atMs, event.type, JSON.stringify(event.data), event.v];
+    const reply = (await this.#retry('append', jobId, () => APPEND_SCRIPT.run(this.#redis, [keys.epoch, keys.events], args), checkOpen)) as [string, number];
+    const [status, value] = reply;
+    if (status === 'fenced') throw fencedError(jobId, event.epoch, Number(value));
+    if (status === 'conflict') throw eventLogError({ jobId, description: this.description, problem: `seq ${event.seq} cannot follow seq ${value} already in the log` });
+  }
+
+  async #read(jobId: string): Promise<DecodedHistory> {
+    const raw = (await this.#retry('readRun', jobId, () => this.#redis.xrange(this.#keys(jobId).events, '-', '+'))) as StreamEntry[];
+    const entries = raw.map(([id, fields]): StoredEntry => {
+      const f = new Map<string, string>();
+      for (let i = 0; i + 1 < fields.length; i += 2) f.set(fields[i] as string, fields[i + 1] as string);
+      const [v, seq, epoch, at, type, data] = ['v', 'seq', 'epoch', 'at', 'type', 'data'].map((name) => f.get(name));
+      if (v === undefined || seq === undefined || epoch === undefined || at === undefined || type === undefined || data === undefined) {
+        return { ok: false, problem: `fields missing (${[...f.keys()].join(', ') || 'none'})`, at: id };
+      }
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(data);
+      } catch (error) {
+        return { ok: false, problem: `data is not JSON (${(error as Error).message})`, at: id };
+      }
+      return { ok: true, value: { v: Number(v), seq: Number(seq), epoch: Number(epoch), atMs: Number(at), type, data: parsed }, at: id };
+    });
+    return decodeHistory({ jobId, description: this.description, entries, logger: this.#options.logger });
+  }
+
+  #retry<T>(operation: string, jobId: string | undefined, attempt: () => Promise<T>, checkOpen: () => void = () => this.#checkOpen()): Promise<T> {
+    return withRetry({
+      operation,
+      ...(jobId === undefined ? {} : { jobId }),
+      description: this.description,
+      timeoutMs: this.#options.retryTimeoutMs,
+      logger: this.#options.logger,
+      isTransient: isTransientRedis,
+      checkOpen,
+      attempt,
+    });
+  }
+
+  #checkOpen(): void {
+    if (this.#closing) throw closedError(`job event log ${this.description}`);
+  }
+}

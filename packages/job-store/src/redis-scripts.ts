@@ -1,0 +1,65 @@
+import { createHash } from 'node:crypto';
+import type { Redis } from 'ioredis';
+
+/** A Lua script run by EVALSHA, falling back to EVAL when the server has not cached it (e.g. after a restart). */
+export class RedisScript {
+  readonly #sha: string;
+  constructor(
+    readonly name: string,
+    readonly lua: string,
+  ) {
+    this.#sha = createHash('sha1').update(lua).digest('hex');
+  }
+
+  async run(redis: Redis, keys: readonly string[], args: readonly (string | number)[]): Promise<unknown> {
+    try {
+      return await redis.evalsha(this.#sha, keys.length, ...keys, ...args);
+    } catch (error) {
+      if (!String((error as Error).message).startsWith('NOSCRIPT')) throw error;
+      return redis.eval(this.lua, keys.length, ...keys, ...args);
+    }
+  }
+}
+
+/** KEYS: epoch, lease, runs. ARGV: jobId, owner, nowMs. Takes the next epoch and returns it. */
+export const OPEN_SCRIPT = new RedisScript(
+  'open',
+  `local epoch = redis.call('INCR', KEYS[1])
+redis.call('HSET', KEYS[2], 'owner', ARGV[2], 'takenAt', ARGV[3])
+redis.call('ZADD', KEYS[3], 'NX', ARGV[3], ARGV[1])
+return epoch`,
+);
+
+/**
+ * KEYS: epoch, events. ARGV: epoch, seq, atMs, type, data, v. Appends one entry if ARGV epoch is still the
+ * newest: {'ok'}, {'duplicate'} (the last entry is this seq by this epoch: an earlier try went through),
+ * {'fenced', newest}, or {'conflict', lastSeq}.
+ */
+export const APPEND_SCRIPT = new RedisScript(
+  'append',
+  `local newest = tonumber(redis.call('GET', KEYS[1]) or '0')
+if newest ~= tonumber(ARGV[1]) then return {'fenced', newest} end
+local last = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
+if #last > 0 then
+  local fields = last[1][2]
+  local lastSeq, lastEpoch
+  for i = 1, #fields, 2 do
+    if fields[i] == 'seq' then lastSeq = tonumber(fields[i + 1]) elseif fields[i] == 'epoch' then lastEpoch = tonumber(fields[i + 1]) end
+  end
+  if lastSeq ~= nil and lastSeq >= tonumber(ARGV[2]) then
+    if lastSeq == tonumber(ARGV[2]) and lastEpoch == tonumber(ARGV[1]) then return {'duplicate', lastSeq} end
+    return {'conflict', lastSeq}
+  end
+end
+redis.call('XADD', KEYS[2], '*', 'v', ARGV[6], 'seq', ARGV[2], 'epoch', ARGV[1], 'at', ARGV[3], 'type', ARGV[4], 'data', ARGV[5])
+return {'ok', 0}`,
+);
+
+/** KEYS: epoch, events. ARGV: epoch, id. Deletes the torn last entry `id` if ARGV epoch is still the newest. */
+export const DROP_TAIL_SCRIPT = new RedisScript(
+  'dropTail',
+  `if tonumber(redis.call('GET', KEYS[1]) or '0') ~= tonumber(ARGV[1]) then return 0 end
+local last = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
+if #last == 0 or last[1][1] ~= ARGV[2] then return 0 end
+return redis.call('XDEL', KEYS[2], ARGV[2])`,
+);

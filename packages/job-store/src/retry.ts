@@ -1,0 +1,47 @@
+import type { Logger } from '@weft/shuffle-api';
+import { eventLogError } from './event-log-errors.js';
+
+export interface RetryRequest<T> {
+  readonly operation: string;
+  readonly jobId?: string;
+  readonly description: string;
+  readonly timeoutMs: number;
+  readonly logger: Logger;
+  /** Whether `error` may pass if tried again (a lock held, a connection coming back). */
+  readonly isTransient: (error: unknown) => boolean;
+  /** Checked before each try: throws (e.g. SHF_ERR_CLOSED) to stop retrying. */
+  readonly checkOpen: () => void;
+  readonly attempt: () => T | Promise<T>;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Runs `attempt`, retrying transient failures with exponential backoff (10 ms doubling to 500 ms) until
+ * `timeoutMs` has passed since the first try; then WEFT_ERR_EVENT_LOG with the last error as `cause`.
+ * Other errors pass through at once.
+ */
+export async function withRetry<T>(request: RetryRequest<T>): Promise<T> {
+  const started = Date.now();
+  let delayMs = 10;
+  for (let tries = 1; ; tries++) {
+    request.checkOpen();
+    try {
+      return await request.attempt();
+    } catch (error) {
+      if (!request.isTransient(error)) throw error;
+      const elapsedMs = Date.now() - started;
+      if (elapsedMs >= request.timeoutMs) {
+        throw eventLogError({
+          ...(request.jobId === undefined ? {} : { jobId: request.jobId }),
+          description: request.description,
+          problem: `${request.operation} failed after ${tries} tries over ${elapsedMs} ms (retryTimeoutMs ${request.timeoutMs}): ${(error as Error).message}`,
+          cause: error,
+        });
+      }
+      request.logger.warn({ jobId: request.jobId, operation: request.operation, tries, error: (error as Error).message }, 'job event log: transient failure, retrying');
+      await sleep(Math.min(delayMs, Math.max(1, request.timeoutMs - elapsedMs)));
+      delayMs = Math.min(delayMs * 2, 500);
+    }
+  }
+}

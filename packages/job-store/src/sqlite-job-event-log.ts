@@ -1,0 +1,216 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { type JobEventLog, type JobLog, type JobRunRecord, type LoggedJobEvent, type OpenJobLogRequest, summarizeJobRun, summarizeUnreadableJobRun } from '@weft/engine';
+import { closedError, invalidConfig } from '@weft/shuffle-api';
+import { decodeHistory, type DecodedHistory, type StoredEntry } from './decode-history.js';
+import { eventLogError, fencedError } from './event-log-errors.js';
+import { FencedJobLog } from './fenced-job-log.js';
+import { type JobEventLogOptions, type ResolvedJobEventLogOptions, resolveJobEventLogOptions } from './job-event-log-options.js';
+import { withRetry } from './retry.js';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS weft_job_events (
+  job_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  epoch INTEGER NOT NULL,
+  event TEXT NOT NULL,
+  PRIMARY KEY (job_id, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS weft_job_leases (
+  job_id TEXT PRIMARY KEY,
+  epoch INTEGER NOT NULL,
+  owner TEXT NOT NULL,
+  taken_at INTEGER NOT NULL
+);
+`;
+
+/** SQLite result codes worth retrying: another connection holds the lock, or the disk hiccupped. */
+const TRANSIENT_SQLITE = /^SQLITE_(BUSY|LOCKED|IOERR|PROTOCOL)/;
+
+function isTransientSqlite(error: unknown): boolean {
+  return TRANSIENT_SQLITE.test(String((error as { code?: unknown } | null)?.code ?? ''));
+}
+
+type AppendOutcome = { status: 'stored' } | { status: 'fenced'; newest: number } | { status: 'taken'; by: number };
+
+interface LeaseRow {
+  job_id: string;
+  epoch: number;
+  owner: string;
+  taken_at: number;
+}
+
+/**
+ * The job event log in an SQLite file (better-sqlite3), the embedded default: the same file as `--meta`
+ * (its own tables). WAL journal with `synchronous = FULL`, so a committed append is on disk (fsync) before
+ * `append()` resolves; several processes on one machine may share the file. `open()` bumps the epoch in a
+ * `BEGIN IMMEDIATE` transaction that also reads the history; `append()` checks in its own `BEGIN
+ * IMMEDIATE` transaction that its epoch is still the newest. A statement that meets another process's lock
+ * waits `busyTimeoutMs`, then is retried with backoff until `retryTimeoutMs`.
+ */
+export class SqliteJobEventLog implements JobEventLog {
+  readonly description: string;
+  readonly #options: ResolvedJobEventLogOptions;
+  readonly #db: Database.Database;
+  readonly #logs = new Set<FencedJobLog>();
+  #closing = false;
+  #closed: Promise<void> | undefined;
+  /** One append: the epoch check and the insert in one BEGIN IMMEDIATE transaction (`.immediate(...)`). */
+  readonly #append: Database.Transaction<(jobId: string, event: LoggedJobEvent, body: string) => AppendOutcome>;
+
+  /** Opens (creating when missing) the database at `path`; SHF_ERR_INVALID_CONFIG naming `setting` when it cannot. */
+  constructor(request: { readonly path: string; readonly setting?: string }, options: JobEventLogOptions = {}) {
+    this.#options = resolveJobEventLogOptions(options);
+    this.description = `sqlite://${request.path}`;
+    try {
+      mkdirSync(dirname(request.path), { recursive: true });
+      const db = new Database(request.path, { timeout: this.#options.busyTimeoutMs });
+      try {
+        db.pragma('journal_mode = WAL');
+        db.pragma('synchronous = FULL');
+        db.exec(SCHEMA);
+      } catch (error) {
+        db.close();
+        throw error;
+      }
+      this.#db = db;
+    } catch (cause) {
+      throw invalidConfig(request.setting ?? 'meta', `cannot open the SQLite database ${request.path}: ${(cause as Error).message}`, cause);
+    }
+    const lease = this.#db.prepare<[string], { epoch: number }>('SELECT epoch FROM weft_job_leases WHERE job_id = ?');
+    const existing = this.#db.prepare<[string, number], { epoch: number }>('SELECT epoch FROM weft_job_events WHERE job_id = ? AND seq = ?');
+    const insert = this.#db.prepare('INSERT INTO weft_job_events (job_id, seq, epoch, event) VALUES (?, ?, ?, ?)');
+    this.#append = this.#db.transaction((jobId: string, event: LoggedJobEvent, body: string): AppendOutcome => {
+      const newest = lease.get(jobId)?.epoch ?? 0;
+      if (newest !== event.epoch) return { status: 'fenced', newest };
+      const taken = existing.get(jobId, event.seq);
+      // the same epoch's event at this seq: an earlier try of this append went through
+      if (taken !== undefined) return taken.epoch === event.epoch ? { status: 'stored' } : { status: 'taken', by: taken.epoch };
+      insert.run(jobId, event.seq, event.epoch, body);
+      return { status: 'stored' };
+    });
+  }
+
+  async open(request: OpenJobLogRequest): Promise<JobLog> {
+    const { jobId, owner } = request;
+    const { epoch, history } = await this.#retry('open', jobId, () =>
+      this.#db
+        .transaction(() => {
+          const lease = this.#db.prepare('SELECT epoch FROM weft_job_leases WHERE job_id = ?').get(jobId) as { epoch: number } | undefined;
+          const epoch = (lease?.epoch ?? 0) + 1;
+          const decoded = this.#decode(jobId);
+          if (decoded.tornTail !== undefined) this.#db.prepare('DELETE FROM weft_job_events WHERE job_id = ? AND seq = ?').run(jobId, Number(decoded.tornTail));
+          this.#db
+            .prepare(
+              `INSERT INTO weft_job_leases (job_id, epoch, owner, taken_at) VALUES (?, ?, ?, ?)
+               ON CONFLICT (job_id) DO UPDATE SET epoch = excluded.epoch, owner = excluded.owner, taken_at = excluded.taken_at`,
+            )
+            .run(jobId, epoch, owner, this.#options.clock());
+          return { epoch, history: decoded.events };
+        })
+        .immediate(),
+    );
+    this.#options.logger.info({ jobId, epoch, owner }, `job event log: lease epoch ${epoch - 1} -> ${epoch}`);
+    const log: FencedJobLog = new FencedJobLog({
+      jobId,
+      epoch,
+      history,
+      clock: this.#options.clock,
+      writer: { write: (event, checkOpen) => this.#write(jobId, event, checkOpen) },
+      checkStoreOpen: () => this.#checkOpen(),
+      onClose: () => this.#logs.delete(log),
+    });
+    this.#logs.add(log);
+    return log;
+  }
+
+  async readRun(jobId: string): Promise<readonly LoggedJobEvent[]> {
+    return this.#retry('readRun', jobId, () => this.#decode(jobId).events);
+  }
+
+  async listRuns(): Promise<JobRunRecord[]> {
+    const rows = await this.#retry('listRuns', undefined, () =>
+      this.#db
+        .prepare(
+          `SELECT job_id, epoch, owner, taken_at FROM weft_job_leases
+           UNION ALL SELECT DISTINCT job_id, 0, NULL, 0 FROM weft_job_events WHERE job_id NOT IN (SELECT job_id FROM weft_job_leases)`,
+        )
+        .all() as LeaseRow[],
+    );
+    const runs: JobRunRecord[] = [];
+    for (const row of rows) {
+      const lease = { jobId: row.job_id, epoch: row.epoch, owner: row.owner ?? undefined, takenAtMs: row.taken_at };
+      try {
+        runs.push(summarizeJobRun(lease, await this.readRun(row.job_id)));
+      } catch (error) {
+        runs.push(summarizeUnreadableJobRun(lease, error));
+      }
+    }
+    return runs.sort((a, b) => a.firstAtMs - b.firstAtMs || a.jobId.localeCompare(b.jobId));
+  }
+
+  async deleteRun(jobId: string): Promise<void> {
+    await this.#retry('deleteRun', jobId, () =>
+      this.#db
+        .transaction(() => {
+          this.#db.prepare('DELETE FROM weft_job_events WHERE job_id = ?').run(jobId);
+          this.#db.prepare('DELETE FROM weft_job_leases WHERE job_id = ?').run(jobId);
+        })
+        .immediate(),
+    );
+  }
+
+  /** Closes every JobLog it opened (their pending appends stop retrying), then the database. Memoized. */
+  close(): Promise<void> {
+    this.#closing = true;
+    return (this.#closed ??= (async () => {
+      await Promise.allSettled([...this.#logs].map((log) => log.close()));
+      this.#db.close();
+    })());
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  async #write(jobId: string, event: LoggedJobEvent, checkOpen: () => void): Promise<void> {
+    const body = JSON.stringify(event);
+    const outcome = await this.#retry('append', jobId, () => this.#append.immediate(jobId, event, body), checkOpen);
+    if (outcome.status === 'fenced') throw fencedError(jobId, event.epoch, outcome.newest);
+    if (outcome.status === 'taken') throw eventLogError({ jobId, description: this.description, problem: `seq ${event.seq} is already taken by epoch ${outcome.by}` });
+  }
+
+  #decode(jobId: string): DecodedHistory {
+    const rows = this.#db.prepare('SELECT seq, event FROM weft_job_events WHERE job_id = ? ORDER BY seq').all(jobId) as { seq: number; event: string }[];
+    const entries: StoredEntry[] = rows.map((row) => {
+      const at = String(row.seq);
+      let value: unknown;
+      try {
+        value = JSON.parse(row.event);
+      } catch (error) {
+        return { ok: false, problem: `not JSON (${(error as Error).message})`, at };
+      }
+      if ((value as { seq?: unknown } | null)?.seq !== row.seq) return { ok: false, problem: 'its seq differs from its row', at };
+      return { ok: true, value, at };
+    });
+    return decodeHistory({ jobId, description: this.description, entries, logger: this.#options.logger });
+  }
+
+  #retry<T>(operation: string, jobId: string | undefined, attempt: () => T, checkOpen: () => void = () => this.#checkOpen()): Promise<T> {
+    return withRetry({
+      operation,
+      ...(jobId === undefined ? {} : { jobId }),
+      description: this.description,
+      timeoutMs: this.#options.retryTimeoutMs,
+      logger: this.#options.logger,
+      isTransient: isTransientSqlite,
+      checkOpen,
+      attempt,
+    });
+  }
+
+  #checkOpen(): void {
+    if (this.#closing) throw closedError(`job event log ${this.description}`);
+  }
+}

@@ -1,0 +1,47 @@
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { SqliteJobEventLog } from '@weft/job-store';
+import { createTempDir, type TempDir } from '@weft/testkit';
+import { describeJobEventLogContract } from './support/job-event-log-contract.js';
+
+let dir: TempDir | undefined;
+let path = '';
+let raw: Database.Database | undefined;
+let holder: Database.Database | undefined;
+
+const lastSeq = (db: Database.Database, jobId: string): number =>
+  (db.prepare('SELECT COALESCE(MAX(seq), 0) AS seq FROM weft_job_events WHERE job_id = ?').get(jobId) as { seq: number }).seq;
+
+describeJobEventLogContract('SqliteJobEventLog', {
+  async setUp() {
+    dir = await createTempDir('weft-job-store-');
+    path = join(dir.path, 'meta.db');
+    new SqliteJobEventLog({ path }).close();
+    raw = new Database(path);
+  },
+  async tearDown() {
+    holder?.close();
+    raw?.close();
+    await dir?.remove();
+  },
+  url: () => `sqlite://${path}`,
+  create: async (options) => new SqliteJobEventLog({ path }, { busyTimeoutMs: 20, ...options }),
+  async appendTorn(jobId) {
+    const db = raw as Database.Database;
+    const seq = lastSeq(db, jobId) + 1;
+    const whole = JSON.stringify({ v: 1, seq, epoch: 1, atMs: 1, type: 'task-finished', data: { executionVertexId: 'a#0' } });
+    db.prepare('INSERT INTO weft_job_events (job_id, seq, epoch, event) VALUES (?, ?, 1, ?)').run(jobId, seq, whole.slice(0, whole.length >> 1));
+  },
+  async appendRaw(jobId, event) {
+    (raw as Database.Database).prepare('INSERT INTO weft_job_events (job_id, seq, epoch, event) VALUES (?, ?, ?, ?)').run(jobId, event.seq, event.epoch, JSON.stringify(event));
+  },
+  async disrupt() {
+    holder = new Database(path);
+    holder.exec('BEGIN IMMEDIATE');
+  },
+  async restore() {
+    holder?.exec('COMMIT');
+    holder?.close();
+    holder = undefined;
+  },
+});
