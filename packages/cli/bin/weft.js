@@ -22,8 +22,11 @@ if (existsSync(fileURLToPath(dist))) {
     child?.kill(signal);
   };
   for (const signal of forwarded) process.on(signal, forward);
+  // WEFT_SHIM_PID: the child stops itself if this shim dies without passing a signal on (SIGKILL), so
+  // no job master is left running behind a command its user believes killed.
   child = spawn(process.execPath, ['--conditions=source', '--import', tsx, main, ...process.argv.slice(2)], {
     stdio: 'inherit',
+    env: { ...process.env, WEFT_SHIM_PID: String(process.pid) },
   });
   child.on('error', (error) => {
     process.stderr.write(`weft: cannot start ${process.execPath}: ${error.message}\n`);

@@ -18,8 +18,10 @@ export const ShuffleErrorCode = {
   DATA_CORRUPTED: 'SHF_ERR_DATA_CORRUPTED',
   /** The object (writer, gate, environment, master, client) was closed or aborted. */
   CLOSED: 'SHF_ERR_CLOSED',
-  /** Another attempt of the same partition committed first; this attempt's data is discarded. */
+  /** Another attempt of the same partition committed first, or a newer attempt was registered; this attempt's data is discarded. */
   COMMIT_CONFLICT: 'SHF_ERR_COMMIT_CONFLICT',
+  /** A registration, or the commit of a partition registered, carried a job master epoch older than the newest the shuffle has seen for the job. */
+  FENCED: 'SHF_ERR_FENCED',
   /** A storage or metadata backend (S3, Redis, disk, shuffle server) is unreachable. Retryable. */
   STORAGE_UNAVAILABLE: 'SHF_ERR_STORAGE_UNAVAILABLE',
   /** An operation did not complete within its configured timeout. Retryable. */

@@ -78,3 +78,9 @@ export function executionAttemptId(vertexId: ExecutionVertexId, attempt: number)
 export function taskExecutorId(value: string): TaskExecutorId {
   return validateId('taskExecutorId', value) as TaskExecutorId;
 }
+
+/** Checks an optional job master epoch (`RegisterPartitionRequest.epoch`): undefined, or a non-negative safe integer. */
+export function validateEpoch(field: string, value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  return validateInteger(field, value, 0, Number.MAX_SAFE_INTEGER);
+}

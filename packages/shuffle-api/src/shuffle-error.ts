@@ -143,3 +143,20 @@ export function partitionNotFound(partitionId: string, reason: string, cause?: u
 export function closedError(what: string): ShuffleError {
   return new ShuffleError('SHF_ERR_CLOSED', `${what} is closed`);
 }
+
+/** What a SHF_ERR_FENCED error names: the job, the refused epoch, the newest one seen, and the partition if any. */
+export interface FencedErrorContext {
+  readonly jobId: string;
+  readonly epoch: number;
+  readonly newestEpoch: number;
+  readonly partitionId?: string;
+}
+
+/** `SHF_ERR_FENCED`: a job master run older than the newest one seen for the job tried to change it. */
+export function fencedError(what: string, context: FencedErrorContext): ShuffleError {
+  return new ShuffleError(
+    'SHF_ERR_FENCED',
+    `${what} of job ${context.jobId} refused: it carries job master epoch ${context.epoch}, but epoch ${context.newestEpoch} already took over the job`,
+    { retryable: false, context: { ...context } },
+  );
+}

@@ -8,10 +8,27 @@ export interface JobShuffleContext {
   readonly jobId: JobId;
 }
 
+/**
+ * One partition about to be produced by one producer attempt.
+ *
+ * Attempts: the newest registration of a partition is the one whose writer may commit. Registering it
+ * again for another producer attempt (with or without `releasePartitionExternally` in between) fences
+ * every older attempt: an older writer's `finish()` rejects with SHF_ERR_COMMIT_CONFLICT, an older commit
+ * is no longer visible, and consumers of the new descriptor see only the new attempt's records.
+ * Registering it again for the same attempt and epoch is idempotent (a commit stays).
+ */
 export interface RegisterPartitionRequest {
   readonly jobId: JobId;
   readonly partition: PartitionDescriptor;
   readonly producer: ProducerDescriptor;
+  /**
+   * The epoch of the job master run registering it (the lease it holds on `jobId`, increasing with every
+   * run). A master must refuse a registration with an epoch older than the newest it has seen for the job
+   * — and the commit of a partition registered under one once a newer epoch was seen — with
+   * SHF_ERR_FENCED, so an old job master that wakes up cannot change anything. Omitted: no fencing by
+   * epoch (an engine without a job lease); such a registration is never refused for its epoch.
+   */
+  readonly epoch?: number;
 }
 
 /**

@@ -24,6 +24,8 @@ export interface MemoryWriterOptions {
   readonly bufferSizeBytes: number;
   readonly maxRecordBytes: number;
   readonly logger: Logger;
+  /** Asked at `finish()`: an error when this attempt may no longer commit (a newer attempt or epoch took over). */
+  readonly commitRefusal?: () => ShuffleError | undefined;
   /** Called once when the writer finishes, fails or closes. */
   readonly onDone?: (outcome: 'finished' | 'failed') => void;
 }
@@ -115,6 +117,11 @@ export class MemoryResultPartitionWriter implements ResultPartitionWriter {
 
   async finish(): Promise<void> {
     if (this.state !== OPEN) throw this.stateError('finish');
+    const refused = this.options.commitRefusal?.();
+    if (refused !== undefined) {
+      this.fail(refused);
+      throw refused;
+    }
     for (const framer of this.framers) framer.flush();
     this.sink.finish();
     this.state = FINISHED;

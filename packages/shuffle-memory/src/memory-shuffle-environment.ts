@@ -48,7 +48,7 @@ function failedReader(error: ChannelEntry & { kind: 'error' }): SubpartitionRead
 export class MemoryShuffleEnvironment implements ShuffleEnvironment {
   readonly shuffleServiceId = MEMORY_SHUFFLE_SERVICE_ID;
   private readonly open = new Set<{ close(): Promise<void> }>();
-  private closed = false;
+  #closed: Promise<void> | undefined;
 
   constructor(
     private readonly registry: MemoryShuffleRegistry,
@@ -66,6 +66,7 @@ export class MemoryShuffleEnvironment implements ShuffleEnvironment {
       bufferSizeBytes,
       maxRecordBytes,
       logger: request.logger ?? this.logger,
+      commitRefusal: () => this.registry.commitRefusal(descriptor, sink),
       onDone: () => this.open.delete(writer),
     });
     this.open.add(writer);
@@ -117,9 +118,12 @@ export class MemoryShuffleEnvironment implements ShuffleEnvironment {
     if (released > 0) this.logger.debug({ partitions: released }, 'produced partitions released locally');
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
+  close(): Promise<void> {
+    this.#closed ??= this.#close();
+    return this.#closed;
+  }
+
+  async #close(): Promise<void> {
     const pending = [...this.open];
     this.open.clear();
     const results = await Promise.allSettled(pending.map((resource) => resource.close()));
@@ -152,6 +156,6 @@ export class MemoryShuffleEnvironment implements ShuffleEnvironment {
   }
 
   private checkOpen(): void {
-    if (this.closed) throw closedError('memory shuffle environment');
+    if (this.#closed !== undefined) throw closedError('memory shuffle environment');
   }
 }

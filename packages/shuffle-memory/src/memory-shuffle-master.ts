@@ -9,6 +9,7 @@ import {
   closedError,
   invalidArgument,
   noopLogger,
+  validateEpoch,
   validateId,
   validatePartitionDescriptor,
   validateProducerDescriptor,
@@ -26,7 +27,7 @@ const SUPPORTED_TYPES = new Set(['PIPELINED', 'PIPELINED_BOUNDED', 'BLOCKING', '
  */
 export class MemoryShuffleMaster implements ShuffleMaster {
   readonly shuffleServiceId = MEMORY_SHUFFLE_SERVICE_ID;
-  private closed = false;
+  #closed: Promise<void> | undefined;
 
   constructor(
     private readonly registry: MemoryShuffleRegistry,
@@ -37,10 +38,9 @@ export class MemoryShuffleMaster implements ShuffleMaster {
     this.checkOpen();
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.registry.clear();
+  close(): Promise<void> {
+    this.#closed ??= Promise.resolve().then(() => this.registry.clear());
+    return this.#closed;
   }
 
   [Symbol.asyncDispose](): Promise<void> {
@@ -62,6 +62,7 @@ export class MemoryShuffleMaster implements ShuffleMaster {
     validateId('jobId', request?.jobId);
     const partition = validatePartitionDescriptor(request.partition);
     const producer = validateProducerDescriptor(request.producer);
+    const epoch = validateEpoch('epoch', request.epoch);
     if (!SUPPORTED_TYPES.has(partition.partitionType)) {
       throw invalidArgument('partition.partitionType', `the memory shuffle supports ${[...SUPPORTED_TYPES].join(', ')}, not ${partition.partitionType}`);
     }
@@ -72,7 +73,7 @@ export class MemoryShuffleMaster implements ShuffleMaster {
       producer: { ...producer },
       details: null,
     };
-    this.registry.register(descriptor);
+    this.registry.register(descriptor, epoch);
     this.logger.debug({ jobId: request.jobId, partitionId: partition.partitionId, attempt: producer.attempt }, 'partition registered');
     return descriptor;
   }
@@ -93,6 +94,6 @@ export class MemoryShuffleMaster implements ShuffleMaster {
   }
 
   private checkOpen(): void {
-    if (this.closed) throw closedError('memory shuffle master');
+    if (this.#closed !== undefined) throw closedError('memory shuffle master');
   }
 }

@@ -2,6 +2,8 @@ import {
   type JobId,
   type ResultPartitionId,
   type ShuffleDescriptor,
+  ShuffleError,
+  fencedError,
   invalidArgument,
   partitionNotFound,
   resultPartitionTypeProperties,
@@ -15,6 +17,8 @@ export type MemoryPartition = PipelinedPartition | BlockingPartition;
 interface Entry {
   readonly descriptor: ShuffleDescriptor;
   readonly partition: MemoryPartition;
+  /** The job master epoch it was registered under, if any. */
+  readonly epoch: number | undefined;
   /** The environment whose writer produces (produced) this attempt; undefined until a writer is created. */
   producedBy: object | undefined;
 }
@@ -26,6 +30,8 @@ interface Entry {
  */
 export class MemoryShuffleRegistry {
   private readonly jobs = new Map<JobId, Map<ResultPartitionId, Entry>>();
+  /** The newest job master epoch seen per job (kept after the job is unregistered, so an old master stays fenced). */
+  private readonly epochs = new Map<JobId, number>();
 
   constructor(readonly options: Required<MemoryShuffleOptions>) {}
 
@@ -37,13 +43,21 @@ export class MemoryShuffleRegistry {
     return this.jobs.has(jobId);
   }
 
-  /** Creates the partition's state; a new attempt of a known partition replaces (and releases) the old one. */
-  register(descriptor: ShuffleDescriptor): void {
+  /**
+   * Creates the partition's state; a new attempt of a known partition replaces (and releases) the old one,
+   * whose writer's `finish()` is then refused. SHF_ERR_FENCED for an epoch older than the job's newest.
+   */
+  register(descriptor: ShuffleDescriptor, epoch: number | undefined): void {
     const partitions = this.jobs.get(descriptor.jobId);
     if (partitions === undefined) {
       throw invalidArgument('jobId', `job ${descriptor.jobId} is not registered; call registerJob first`);
     }
     const id = descriptor.partition.partitionId;
+    if (epoch !== undefined) {
+      const newest = this.epochs.get(descriptor.jobId) ?? epoch;
+      if (epoch < newest) throw fencedError(`registration of partition ${id}`, { jobId: descriptor.jobId, epoch, newestEpoch: newest, partitionId: id });
+      this.epochs.set(descriptor.jobId, epoch);
+    }
     const previous = partitions.get(id);
     if (previous !== undefined) this.releaseEntry(previous, 'replaced by a new attempt');
     const { numberOfSubpartitions } = descriptor.partition;
@@ -56,7 +70,31 @@ export class MemoryShuffleRegistry {
           onFullyConsumed: () => this.forget(descriptor.jobId, id, partition),
         })
       : new BlockingPartition(numberOfSubpartitions, bufferSizeBytes);
-    partitions.set(id, { descriptor, partition, producedBy: undefined });
+    partitions.set(id, { descriptor, partition, epoch, producedBy: undefined });
+  }
+
+  /**
+   * Why the writer of `descriptor` writing `partition` may not commit: a newer registration of the
+   * partition replaced it (SHF_ERR_COMMIT_CONFLICT), or a newer job master epoch registered in the job
+   * (SHF_ERR_FENCED). Undefined when it may (or when the partition was released: the writer's data is
+   * dropped with it).
+   */
+  commitRefusal(descriptor: ShuffleDescriptor, partition: MemoryPartition): ShuffleError | undefined {
+    const id = descriptor.partition.partitionId;
+    const entry = this.jobs.get(descriptor.jobId)?.get(id);
+    if (entry === undefined) return undefined;
+    if (entry.partition !== partition) {
+      return new ShuffleError(
+        'SHF_ERR_COMMIT_CONFLICT',
+        `attempt ${descriptor.producer.producerId} of partition ${id} may no longer commit: ${entry.descriptor.producer.producerId} was registered after it; its data is discarded`,
+        { context: { partitionId: id, producerId: descriptor.producer.producerId } },
+      );
+    }
+    const newest = this.epochs.get(descriptor.jobId);
+    if (entry.epoch !== undefined && newest !== undefined && entry.epoch < newest) {
+      return fencedError(`commit of partition ${id}`, { jobId: descriptor.jobId, epoch: entry.epoch, newestEpoch: newest, partitionId: id });
+    }
+    return undefined;
   }
 
   /**
@@ -65,6 +103,13 @@ export class MemoryShuffleRegistry {
    */
   claimForWriter(descriptor: ShuffleDescriptor, producer: object): MemoryPartition {
     const entry = this.lookup(descriptor.jobId, descriptor.partition.partitionId);
+    if (entry.descriptor.producer.producerId !== descriptor.producer.producerId) {
+      throw new ShuffleError(
+        'SHF_ERR_COMMIT_CONFLICT',
+        `attempt ${descriptor.producer.producerId} of partition ${descriptor.partition.partitionId} may not write it: ${entry.descriptor.producer.producerId} was registered after it`,
+        { context: { partitionId: descriptor.partition.partitionId, producerId: descriptor.producer.producerId } },
+      );
+    }
     if (entry.producedBy !== undefined) {
       throw invalidArgument('descriptor', `partition ${descriptor.partition.partitionId} already has a writer; register a new attempt to write it again`);
     }

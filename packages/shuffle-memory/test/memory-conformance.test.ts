@@ -16,6 +16,12 @@ describeShuffleConformance({
       master,
       producerEnvironment: environment,
       consumerEnvironment: environment,
+      // a second master of the same factory shares its registry, as a new job master shares the backends
+      async createMaster() {
+        const second = factory.createShuffleMaster();
+        await second.start();
+        return second;
+      },
       async close() {
         await environment.close();
         await master.close();

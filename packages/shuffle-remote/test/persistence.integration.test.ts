@@ -74,7 +74,9 @@ for (const makeBackend of [localSqliteBackend, s3RedisBackend]) {
       const options = backend.options(label);
       await using fx = await shuffleFixture(options);
       const first = await fx.register({ job: label, subpartitions: 2 });
-      const second = fx.attemptOf(first, 1);
+      // two writers of the one registered attempt (a zombie producer and its retry): the first commit wins; a
+      // writer of an attempt that is not the registered one may never commit (see the conformance suite)
+      const second = first;
       await using a = startFixture('produce', { options, descriptor: first, records: 3000, tag: 10, waitForCommit: true });
       await using b = startFixture('produce', { options, descriptor: second, records: 3000, tag: 20, waitForCommit: true });
       await Promise.all([a.until('ready'), b.until('ready')]);

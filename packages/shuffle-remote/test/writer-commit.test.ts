@@ -158,7 +158,9 @@ describe('remote writer: commit protocol', () => {
   it('lets the first attempt to commit win; the later one gets SHF_ERR_COMMIT_CONFLICT and its object is deleted', async () => {
     await using fx = await shuffleFixture();
     const first = await fx.register({ job: 'race', subpartitions: 2 });
-    const second = fx.attemptOf(first, 1);
+    // two writers of the one registered attempt (a zombie producer and its retry): the first commit wins; a
+    // writer of an attempt that is not the registered one may never commit (see the conformance suite)
+    const second = first;
     const a = await fx.env.createResultPartitionWriter({ descriptor: first });
     const b = await fx.env.createResultPartitionWriter({ descriptor: second });
     for (let i = 0; i < 500; i++) {

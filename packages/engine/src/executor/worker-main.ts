@@ -14,8 +14,20 @@ import type { FromWorkerMessage, ToWorkerMessage, WorkerInitMessage } from './wo
 // their loading with the master's start; later imports of the same specifiers reuse these.
 for (const specifier of JSON.parse(process.env['WEFT_WORKER_PRELOAD'] ?? '[]') as string[]) void import(specifier).catch(() => {});
 
+/**
+ * Sends to the job master. A channel that breaks under a send (the master was killed) reports it to the
+ * callback instead of as an unhandled 'error' event (`write EPIPE` and a stack trace): the 'disconnect'
+ * that follows stops the worker.
+ */
 function send(message: FromWorkerMessage): void {
-  if (process.connected) process.send?.(message);
+  if (!process.connected) return;
+  try {
+    process.send?.(message, undefined, {}, (error: Error | null) => {
+      if (error !== null) masterGone();
+    });
+  } catch {
+    masterGone();
+  }
 }
 
 function ipcLogger(bindings: LogFields = {}): Logger {
@@ -42,8 +54,33 @@ async function rebuildFactory(reference: ShuffleServiceReference, field: string)
 let executor: InProcessTaskExecutor | undefined;
 const timers: ReturnType<typeof setInterval>[] = [];
 let shuttingDown = false;
+let executorId = '?';
+let lost = false;
+
+/** How long a worker whose job master vanished waits for its tasks to stop before it exits regardless. */
+const ORPHAN_EXIT_MS = 5_000;
+
+/**
+ * The job master went away without telling us (killed, crashed): one line on stderr, cancel the tasks,
+ * exit — within ORPHAN_EXIT_MS even if a task is stuck (blocked on a write that will never drain).
+ * Whatever fails while stopping is expected (the tasks lost their master) and is not reported again.
+ */
+function masterGone(): void {
+  if (lost) return;
+  lost = true;
+  const running = executor?.progress().length ?? 0;
+  if (!shuttingDown) {
+    process.stderr.write(`weft worker ${executorId} (pid ${process.pid}): its job master is gone; stopping ${running} running task(s) and exiting\n`);
+  }
+  const quietExit = (): void => process.exit(1);
+  process.on('uncaughtException', quietExit);
+  process.on('unhandledRejection', quietExit);
+  setTimeout(quietExit, ORPHAN_EXIT_MS).unref();
+  void shutdown(1).finally(() => process.exit(process.exitCode ?? 1));
+}
 
 async function init(message: WorkerInitMessage): Promise<void> {
+  executorId = message.executorId;
   const logger = ipcLogger({ taskExecutorId: message.executorId });
   // Load the job and both shuffle modules at once: imports dominate a worker's start.
   const [loaded, pipelined, blocking] = await Promise.all([
@@ -124,7 +161,12 @@ process.on('message', (raw: unknown) => {
   }
 });
 
-// The job master went away: stop everything and exit.
+// The channel closed: after a 'shutdown' message that is the job master letting go (exit 0 once closed);
+// otherwise the job master vanished.
 process.on('disconnect', () => {
-  void shutdown(shuttingDown ? 0 : 1);
+  if (shuttingDown) {
+    setTimeout(() => process.exit(process.exitCode ?? 0), ORPHAN_EXIT_MS).unref();
+    return;
+  }
+  masterGone();
 });

@@ -1,5 +1,6 @@
 import { describe } from 'node:test';
 import { DEFAULT_BUFFER_SIZE_BYTES, DEFAULT_MAX_RECORD_BYTES } from '../record-framing.js';
+import { attemptCases } from './attempt-cases.js';
 import type { ConformanceHarness, ConformanceOptions } from './harness.js';
 import { dataCases } from './data-cases.js';
 import { inputCases } from './input-cases.js';
@@ -49,6 +50,7 @@ export function describeShuffleConformance(options: ConformanceOptions): void {
         lifecycleCases(ctx, type);
         visibilityCases(ctx, type);
         inputCases(ctx, type);
+        attemptCases(ctx, type);
       });
     }
   });

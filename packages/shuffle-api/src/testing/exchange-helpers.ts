@@ -14,6 +14,8 @@ export interface PartitionSpec {
   readonly type: ResultPartitionType;
   readonly subpartitions: number;
   readonly attempt?: number;
+  /** The job master run's epoch (`RegisterPartitionRequest.epoch`); omitted when undefined. */
+  readonly epoch?: number;
 }
 
 const registeredJobs = new WeakMap<ShuffleMaster, Set<string>>();
@@ -41,6 +43,7 @@ export async function registerPartition(master: ShuffleMaster, spec: PartitionSp
       attempt: spec.attempt ?? 0,
       taskExecutorId: taskExecutorId('conformance'),
     },
+    ...(spec.epoch === undefined ? {} : { epoch: spec.epoch }),
   });
 }
 

@@ -13,7 +13,13 @@ export interface ConformanceHarness {
   readonly producerEnvironment: ShuffleEnvironment;
   /** Where input gates are created; may be the same object as `producerEnvironment`. */
   readonly consumerEnvironment: ShuffleEnvironment;
-  /** Closes environments, master and whatever else the harness opened. */
+  /**
+   * A new, started master on the same backends as `master` (a new job master after JobMaster failover),
+   * closed by the harness's `close()`. The suite checks that it lists exactly what `master` committed.
+   * Omit it only where no second master can see the first one's partitions; those cases are then skipped.
+   */
+  createMaster?(): Promise<ShuffleMaster>;
+  /** Closes environments, master(s) and whatever else the harness opened. Idempotent. */
   close(): Promise<void>;
 }
 

@@ -71,6 +71,7 @@ export function wireHarness(harness: ConformanceHarness): ConformanceHarness {
     master: wireMaster(harness.master),
     producerEnvironment,
     consumerEnvironment,
+    ...(harness.createMaster === undefined ? {} : { createMaster: async () => wireMaster(await harness.createMaster!()) }),
     close: () => harness.close(),
   };
 }

@@ -1,4 +1,4 @@
-import { type Logger, type ShuffleDescriptor, ShuffleError, partitionNotFound, serializeError } from '@weft/shuffle-api';
+import { type Logger, type ShuffleDescriptor, ShuffleError, fencedError, partitionNotFound, serializeError } from '@weft/shuffle-api';
 import type { ResolvedRemoteShuffleOptions } from '../config/remote-shuffle-options.js';
 import type { PartitionFileSummary } from '../format/partition-file-writer.js';
 import type { MetadataStore } from '../metadata/metadata-store.js';
@@ -58,6 +58,12 @@ export class RemoteResultPartitionWriter extends SortMergePartitionWriter {
         return new ShuffleError('SHF_ERR_COMMIT_CONFLICT', `partition ${this.partitionId} was committed first by another attempt (${outcome.winner}); this attempt's data is discarded`, {
           context: { partitionId: this.partitionId, producerId },
         });
+      case 'superseded':
+        return new ShuffleError('SHF_ERR_COMMIT_CONFLICT', `attempt ${producerId} of partition ${this.partitionId} may no longer commit: the partition was registered again for ${outcome.current}; this attempt's data is discarded`, {
+          context: { partitionId: this.partitionId, producerId },
+        });
+      case 'epoch-fenced':
+        return fencedError(`commit of partition ${this.partitionId}`, { jobId: this.descriptor.jobId, epoch: outcome.epoch, newestEpoch: outcome.newestEpoch, partitionId: this.partitionId });
       case 'not-registered':
         return partitionNotFound(this.partitionId, 'it was released (or never registered) while this attempt wrote it; its data is discarded');
       default:

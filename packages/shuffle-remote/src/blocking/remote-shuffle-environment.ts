@@ -36,6 +36,7 @@ export class RemoteShuffleEnvironment implements ShuffleEnvironment {
   private readonly logger: Logger;
   private readonly open = new Set<{ close(): Promise<void> }>();
   private closed = false;
+  #closing: Promise<void> | undefined;
 
   constructor(
     private readonly options: ResolvedRemoteShuffleOptions,
@@ -118,8 +119,12 @@ export class RemoteShuffleEnvironment implements ShuffleEnvironment {
     void partitionIds;
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
     this.closed = true;
     const pending = [...this.open];
     this.open.clear();

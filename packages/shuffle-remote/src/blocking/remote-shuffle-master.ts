@@ -8,8 +8,10 @@ import {
   type ShuffleMasterContext,
   type StoredPartition,
   closedError,
+  fencedError,
   invalidArgument,
   noopLogger,
+  validateEpoch,
   validateId,
   validatePartitionDescriptor,
   validateProducerDescriptor,
@@ -54,6 +56,7 @@ export class RemoteShuffleMaster implements ShuffleMaster {
   private readonly logger: Logger;
   private started = false;
   private closed = false;
+  #closing: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private sweeping: Promise<SweepResult> | undefined;
 
@@ -80,8 +83,12 @@ export class RemoteShuffleMaster implements ShuffleMaster {
     this.logger.info({ store: this.stores.blob.description, meta: this.stores.meta.description }, 'remote shuffle master started');
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
     this.closed = true;
     if (this.timer !== undefined) clearInterval(this.timer);
     await this.sweeping?.catch(() => undefined);
@@ -119,20 +126,30 @@ export class RemoteShuffleMaster implements ShuffleMaster {
     const jobId = validateId('jobId', request.jobId) as JobId;
     const partition = validatePartitionDescriptor(request.partition, 'partition');
     const producer = validateProducerDescriptor(request.producer, 'producer');
+    const epoch = validateEpoch('epoch', request.epoch);
     const descriptor = checkRemoteDescriptor({
       shuffleServiceId: REMOTE_SHUFFLE_SERVICE_ID,
       jobId,
       partition: { ...partition },
       producer: { ...producer },
-      details: { ...REMOTE_DESCRIPTOR_DETAILS },
+      details: { ...REMOTE_DESCRIPTOR_DETAILS, ...(epoch === undefined ? {} : { epoch }) },
     });
     this.checkStarted();
-    await this.stores.meta.registerPartition({
+    const outcome = await this.stores.meta.registerPartition({
       jobId,
       partitionId: partition.partitionId,
       persistent: partition.partitionType === 'BLOCKING_PERSISTENT',
       descriptor,
+      ...(epoch === undefined ? {} : { epoch }),
     });
+    if (outcome.status === 'fenced') {
+      throw fencedError(`registration of partition ${partition.partitionId}`, { jobId, epoch: epoch ?? 0, newestEpoch: outcome.newestEpoch, partitionId: partition.partitionId });
+    }
+    // a registration of another attempt replaced an older one: what that one wrote is garbage now
+    if (outcome.released.attempts.length > 0) {
+      this.logger.debug({ jobId, partitionId: partition.partitionId, attempt: producer.attempt, replaced: outcome.released.attempts.length }, 'registration replaced an older attempt');
+      await this.collect(outcome.released);
+    }
     return descriptor;
   }
 

@@ -14,6 +14,7 @@ export class StorePair {
   readonly meta: MetadataStore;
   private starting: Promise<void> | undefined;
   private closed = false;
+  #closing: Promise<void> | undefined;
 
   constructor(options: ResolvedRemoteShuffleOptions, logger: Logger, clock: Clock = systemClock) {
     this.blob = createBlobStore(options.store);
@@ -35,8 +36,12 @@ export class StorePair {
   }
 
   /** Closes both, whatever happens to either. Idempotent. */
-  async close(): Promise<void> {
-    if (this.closed) return;
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
     this.closed = true;
     await this.starting?.catch(() => undefined);
     const results = await Promise.allSettled([this.blob.close(), this.meta.close()]);

@@ -25,6 +25,8 @@ export interface ServerPartitionDetails extends ServerLocation {
   readonly replicas?: readonly ServerLocation[];
   /** Live servers a writer may re-place the partition on if its server dies, other hosts first. */
   readonly spares?: readonly ServerLocation[];
+  /** The job master epoch it was registered under (RegisterPartitionRequest.epoch), if any: servers check it at commit. */
+  readonly epoch?: number;
 }
 
 /**

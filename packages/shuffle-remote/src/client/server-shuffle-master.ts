@@ -11,9 +11,11 @@ import {
   type ShuffleMasterContext,
   type StoredPartition,
   closedError,
+  fencedError,
   invalidArgument,
   isShuffleError,
   noopLogger,
+  validateEpoch,
   validateId,
   validatePartitionDescriptor,
   validateProducerDescriptor,
@@ -97,6 +99,7 @@ export class ServerShuffleMaster implements ShuffleMaster {
   private report: ReplicationReport;
   private started: Promise<void> | undefined;
   private closed = false;
+  #closing: Promise<void> | undefined;
 
   constructor(
     private readonly options: ResolvedShuffleServerClientOptions,
@@ -150,8 +153,12 @@ export class ServerShuffleMaster implements ShuffleMaster {
     return this.started;
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
     this.closed = true;
     await this.started?.catch(() => undefined);
     this.cluster?.exclusions.close();
@@ -216,9 +223,11 @@ export class ServerShuffleMaster implements ShuffleMaster {
     const jobId = validateId('jobId', request.jobId) as JobId;
     const partition = validatePartitionDescriptor(request.partition);
     const producer = validateProducerDescriptor(request.producer);
+    const epoch = validateEpoch('epoch', request.epoch);
     if (partition.partitionType !== 'BLOCKING' && partition.partitionType !== 'BLOCKING_PERSISTENT') {
       throw invalidArgument('partition.partitionType', `the shuffle server stores BLOCKING and BLOCKING_PERSISTENT partitions, not ${partition.partitionType}`);
     }
+    if (this.cluster !== undefined) await this.recordRegistration(jobId, partition.partitionId, producer.attempt, epoch);
     const { servers, spares } = await this.place();
     const [primary, ...replicas] = servers;
     const details: ServerPartitionDetails = {
@@ -227,8 +236,32 @@ export class ServerShuffleMaster implements ShuffleMaster {
       token: this.tokenOf(jobId),
       ...(replicas.length === 0 ? {} : { replicas }),
       ...(spares.length === 0 ? {} : { spares }),
+      ...(epoch === undefined ? {} : { epoch }),
     };
     return { shuffleServiceId: SHUFFLE_SERVER_SERVICE_ID, jobId, partition, producer, details: details as unknown as JsonValue };
+  }
+
+  /**
+   * With a commit index: records which attempt may commit the partition (and under which epoch), so a
+   * server refuses the claim of an older attempt or epoch; SHF_ERR_FENCED for an epoch older than the
+   * job's newest. A commit of another attempt that this registration replaced is released where it lives.
+   */
+  private async recordRegistration(jobId: JobId, partitionId: string, attempt: number, epoch: number | undefined): Promise<void> {
+    const cluster = this.cluster!;
+    const outcome = await cluster.index.register({ jobId, partitionId, attempt, epoch });
+    if (outcome.status === 'fenced') {
+      throw fencedError(`registration of partition ${partitionId}`, { jobId, epoch: epoch ?? 0, newestEpoch: outcome.newestEpoch, partitionId });
+    }
+    const replaced = outcome.replaced;
+    if (replaced === undefined) return;
+    this.logger.debug({ jobId, partitionId, attempt, replacedAttempt: replaced.attempt }, 'registration replaced an older attempt');
+    const url = (await cluster.registry.get(replaced.serverId))?.url;
+    if (url !== undefined) {
+      await this.client!.release(url, this.tokenOf(jobId), jobId, partitionId).catch((error: unknown) => {
+        this.logger.warn({ jobId, partitionId, server: url, error: (error as Error).message }, 'could not release a replaced attempt on its server');
+      });
+    }
+    if (replaced.tiered) await this.tier?.delete(replaced.objectKey).catch(() => undefined);
   }
 
   /**

@@ -96,6 +96,7 @@ const SYSTEM_TIMERS: RetryTimers = {
 export class ShuffleServerClient {
   private readonly agent: Agent;
   private closed = false;
+  #closing: Promise<void> | undefined;
 
   constructor(
     private readonly options: ResolvedShuffleServerClientOptions,
@@ -290,10 +291,10 @@ export class ShuffleServerClient {
     });
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
+  close(): Promise<void> {
     this.closed = true;
-    await this.agent.close().catch(() => this.agent.destroy());
+    this.#closing ??= this.agent.close().catch(() => this.agent.destroy());
+    return this.#closing;
   }
 
   private async send<T>(spec: RequestSpec, handle: (res: Dispatcher.ResponseData) => Promise<T>): Promise<T> {

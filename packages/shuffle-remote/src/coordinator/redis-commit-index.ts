@@ -36,7 +36,69 @@ export interface PendingClaim {
   readonly entry: string;
 }
 
-export type ClaimOutcome = { readonly status: 'claimed'; readonly claim: PendingClaim } | { readonly status: 'conflict'; readonly winner: CommittedPartition };
+export type ClaimOutcome =
+  | { readonly status: 'claimed'; readonly claim: PendingClaim }
+  | { readonly status: 'conflict'; readonly winner: CommittedPartition }
+  /** The partition was registered again for another attempt (or epoch): `current` names it (`<attempt>|<epoch>`). */
+  | { readonly status: 'superseded'; readonly current: string }
+  /** The partition was registered under `epoch`, and `newestEpoch` registered in its job since. */
+  | { readonly status: 'epoch-fenced'; readonly epoch: number; readonly newestEpoch: number };
+
+/** A partition registration, as the master records it: which attempt of it may commit, under which epoch. */
+export interface PartitionRegistrationEntry {
+  readonly jobId: string;
+  readonly partitionId: string;
+  readonly attempt: number;
+  /** The job master run's epoch, if it gave one. */
+  readonly epoch: number | undefined;
+}
+
+export type RegistrationOutcome =
+  /** Recorded. `replaced`: the commit of another attempt that this registration took out of the index (its data is garbage). */
+  | { readonly status: 'registered'; readonly replaced: CommittedPartition | undefined }
+  | { readonly status: 'fenced'; readonly newestEpoch: number };
+
+/** `<attempt>|<epoch>` ('' for no epoch): what a registration and a commit must agree on. */
+export function registrationIdentity(attempt: number, epoch: number | undefined): string {
+  return `${attempt}|${epoch === undefined ? '' : String(epoch)}`;
+}
+
+// KEYS: registrations, epoch, commits. ARGV: partitionId, identity, epoch ('' for none).
+const REGISTER_SCRIPT = `if ARGV[3] ~= '' then
+  local newest = redis.call('GET', KEYS[2])
+  if newest and tonumber(newest) > tonumber(ARGV[3]) then return {'fenced', newest} end
+  redis.call('SET', KEYS[2], ARGV[3])
+end
+local current = redis.call('HGET', KEYS[1], ARGV[1])
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+if current and current ~= ARGV[2] then
+  local entry = redis.call('HGET', KEYS[3], ARGV[1])
+  if entry then
+    redis.call('HDEL', KEYS[3], ARGV[1])
+    return {'replaced', entry}
+  end
+end
+return {'registered'}`;
+
+// KEYS: commits, registrations, epoch. ARGV: partitionId, entry, identity, epoch ('' for none), expected
+// entry ('' to write only where there is none). A claim is refused when the partition's registration names
+// another attempt or epoch, or a newer epoch registered in the job; partitions never registered here
+// (a master without a commit index) are not checked.
+const CLAIM_SCRIPT = `local registered = redis.call('HGET', KEYS[2], ARGV[1])
+if registered and registered ~= ARGV[3] then return {'superseded', registered} end
+if ARGV[4] ~= '' then
+  local newest = redis.call('GET', KEYS[3])
+  if newest and tonumber(newest) > tonumber(ARGV[4]) then return {'epoch-fenced', newest} end
+end
+if ARGV[5] == '' then
+  if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 1 then return {'claimed'} end
+  return {'taken'}
+end
+if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[5] then
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+  return {'claimed'}
+end
+return {'taken'}`;
 
 /** Marks an entry as not yet a commit: written by `claim`, removed by `confirm`. */
 interface PendingMark {
@@ -122,30 +184,77 @@ export class RedisCommitIndex {
   }
 
   /**
+   * Records which attempt of a partition may commit (a master registering it), atomically: refused for an
+   * epoch older than the job's newest; a registration of another attempt (or epoch) takes the partition's
+   * commit out of the index (returned, so its data can be released) and makes later claims of older
+   * attempts `superseded`. The job's newest epoch outlives the job (`removeJob` keeps it).
+   */
+  async register(registration: PartitionRegistrationEntry): Promise<RegistrationOutcome> {
+    const { jobId, partitionId, attempt, epoch } = registration;
+    return this.connection.call('registerPartition', async (r) => {
+      const reply = (await r.eval(
+        REGISTER_SCRIPT,
+        3,
+        this.registrationsKey(jobId),
+        this.epochKey(jobId),
+        this.jobKey(jobId),
+        partitionId,
+        registrationIdentity(attempt, epoch),
+        epoch === undefined ? '' : String(epoch),
+      )) as string[];
+      if (reply[0] === 'fenced') return { status: 'fenced', newestEpoch: Number(reply[1]) } as const;
+      return { status: 'registered', replaced: reply[0] === 'replaced' ? parseEntry(reply[1])?.record : undefined } as const;
+    });
+  }
+
+  /**
    * Step one of a commit: writes the entry pending for `claimant`, unless another attempt holds it
    * (confirmed, or pending and still live: then this waits until it is confirmed — a conflict — or
-   * abandoned or stale — replaced).
+   * abandoned or stale — replaced), or the partition's registration names another attempt or epoch
+   * (`superseded`), or a newer epoch registered in the job (`epoch-fenced`).
    */
   async claim(record: CommittedPartition, claimant: CommitClaimant): Promise<ClaimOutcome> {
     const key = this.jobKey(record.jobId);
+    const epoch = epochOf(record);
+    const claimScript = async (r: RedisLike, entry: string, expected: string): Promise<ClaimOutcome | 'taken' | 'claimed'> => {
+      const reply = (await r.eval(
+        CLAIM_SCRIPT,
+        3,
+        key,
+        this.registrationsKey(record.jobId),
+        this.epochKey(record.jobId),
+        record.partitionId,
+        entry,
+        registrationIdentity(record.attempt, epoch),
+        epoch === undefined ? '' : String(epoch),
+        expected,
+      )) as string[];
+      if (reply[0] === 'superseded') return { status: 'superseded', current: reply[1] ?? '' };
+      if (reply[0] === 'epoch-fenced') return { status: 'epoch-fenced', epoch: epoch ?? 0, newestEpoch: Number(reply[1]) };
+      return reply[0] === 'claimed' ? 'claimed' : 'taken';
+    };
     return this.connection.call('claimCommit', async (r) => {
       for (let tries = 0; ; tries++) {
         const now = await redisNowMs(r);
         const mark: PendingMark = { untilMs: now + this.pendingMs, pid: claimant.pid, startedAtMs: claimant.startedAtMs };
         const entry = JSON.stringify({ ...record, pending: mark });
         const claim: PendingClaim = { jobId: record.jobId, partitionId: record.partitionId, entry };
-        if ((await r.hsetnx(key, record.partitionId, entry)) === 1) return { status: 'claimed', claim } as const;
+        const first = await claimScript(r, entry, '');
+        if (first === 'claimed') return { status: 'claimed', claim } as const;
+        if (first !== 'taken') return first;
         const raw = await r.hget(key, record.partitionId);
         const current = parseEntry(raw);
         if (current === undefined) continue; // released in between (or garbage, replaced below)
         if (current.pending === undefined) return { status: 'conflict', winner: current.record } as const;
         const own = current.pending.pid === claimant.pid && current.pending.startedAtMs === claimant.startedAtMs && current.record.serverId === record.serverId;
         if (own || now > current.pending.untilMs || !(await this.claimantLive(current.record.serverId, current.pending))) {
-          if ((await r.eval(CAS_SCRIPT, 1, key, record.partitionId, raw as string, entry)) === 1) {
+          const replaced = await claimScript(r, entry, raw as string);
+          if (replaced === 'claimed') {
             // the copies of a replaced attempt are not copies of this one
             if (current.record.attempt !== record.attempt) await r.hdel(this.copiesKey(record.jobId), record.partitionId);
             return { status: 'claimed', claim } as const;
           }
+          if (replaced !== 'taken') return replaced;
           continue;
         }
         if (tries > 10_000) throw new Error(`partition ${record.partitionId}: a pending commit never resolved`);
@@ -259,6 +368,11 @@ export class RedisCommitIndex {
       const copies = await r.hgetall(this.copiesKey(jobId));
       for (const record of [...removed]) for (const c of parseCopies(copies[record.partitionId])) removed.push({ ...record, ...c });
       if (fields.length > 0) await r.multi().hdel(key, ...fields).hdel(this.copiesKey(jobId), ...fields).exec();
+      // registrations go with the job, but persistent partitions' (their commits stay); its epoch stays
+      const registrations = await r.hkeys(this.registrationsKey(jobId));
+      const kept = new Set(Object.keys(all).filter((field) => !fields.includes(field)));
+      const forgotten = registrations.filter((field) => !kept.has(field));
+      if (forgotten.length > 0) await r.hdel(this.registrationsKey(jobId), ...forgotten);
       return removed;
     });
   }
@@ -302,6 +416,16 @@ export class RedisCommitIndex {
   private jobKey(jobId: string): string {
     return this.connection.key('job', encodeKeySegment('jobId', jobId), 'commits');
   }
+
+  /** partition id → `<attempt>|<epoch>` of its current registration. */
+  private registrationsKey(jobId: string): string {
+    return this.connection.key('job', encodeKeySegment('jobId', jobId), 'registrations');
+  }
+
+  /** The newest job master epoch registered for the job. */
+  private epochKey(jobId: string): string {
+    return this.connection.key('job', encodeKeySegment('jobId', jobId), 'epoch');
+  }
 }
 
 export interface CommitIndexSettings {
@@ -330,6 +454,14 @@ function parseEntry(value: string | null | undefined): { record: CommittedPartit
 function parse(value: string | null | undefined): CommittedPartition | undefined {
   const entry = parseEntry(value);
   return entry === undefined || entry.pending !== undefined ? undefined : entry.record;
+}
+
+type RedisLike = { eval(script: string, numKeys: number, ...args: (string | number)[]): Promise<unknown> };
+
+/** The epoch a committed partition's descriptor was registered under (`details.epoch`), if any. */
+function epochOf(record: CommittedPartition): number | undefined {
+  const details = record.descriptor.details as { epoch?: unknown } | null;
+  return typeof details?.epoch === 'number' ? details.epoch : undefined;
 }
 
 async function redisNowMs(r: { time(): Promise<(string | number)[]> }): Promise<number> {

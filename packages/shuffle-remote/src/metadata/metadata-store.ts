@@ -57,14 +57,41 @@ export type CommitOutcome =
   /** The partition is not registered (never, or released). This attempt is now `released`. */
   | { readonly status: 'not-registered' }
   /** This attempt is no longer `writing` (its lease ran out and a sweep took it, or it failed). */
-  | { readonly status: 'fenced'; readonly state: AttemptState | 'missing' };
+  | { readonly status: 'fenced'; readonly state: AttemptState | 'missing' }
+  /** The partition was registered again for another producer attempt (or epoch): `current` is its producer. This attempt is now `conflicted`. */
+  | { readonly status: 'superseded'; readonly current: string }
+  /** The partition was registered under job master `epoch`, and `newestEpoch` registered in the job since. This attempt is now `conflicted`. */
+  | { readonly status: 'epoch-fenced'; readonly epoch: number; readonly newestEpoch: number };
+
+export type RegisterOutcome =
+  /** Registered; `released` holds what a replaced registration of another attempt left to collect (nothing when none was replaced). */
+  | { readonly status: 'registered'; readonly released: ReleasedAttempts }
+  /** Refused: the job saw `newestEpoch`, newer than the registration's. Nothing changed. */
+  | { readonly status: 'fenced'; readonly newestEpoch: number };
 
 export interface PartitionRegistration {
   readonly jobId: string;
   readonly partitionId: string;
   /** BLOCKING_PERSISTENT: survives unregisterJob. */
   readonly persistent: boolean;
+  /** Its descriptor; `details.epoch` holds the job master epoch it was registered under, if any. */
   readonly descriptor: ShuffleDescriptor;
+  /** The job master run's epoch (RegisterPartitionRequest.epoch); refused when older than the job's newest. */
+  readonly epoch?: number;
+}
+
+/** The job master epoch a descriptor of this shuffle was registered under (`details.epoch`), if any. */
+export function descriptorEpoch(descriptor: ShuffleDescriptor): number | undefined {
+  const details = descriptor.details as { epoch?: unknown } | null;
+  return typeof details?.epoch === 'number' ? details.epoch : undefined;
+}
+
+/**
+ * True when two descriptors of one partition name the same registration: the same producer attempt under
+ * the same epoch. Registering a partition again for the same one is idempotent; any other replaces it.
+ */
+export function sameRegistration(a: ShuffleDescriptor, b: ShuffleDescriptor): boolean {
+  return a.producer.producerId === b.producer.producerId && descriptorEpoch(a) === descriptorEpoch(b);
 }
 
 /** All a reader needs to resolve a partition. */
@@ -95,7 +122,11 @@ export interface BeginAttemptRequest {
 /**
  * Partition metadata shared by masters, producers and consumers, possibly in several processes
  * (Redis: several machines). Every visibility decision is one atomic operation here: an attempt's data is
- * visible once `commit` says `committed`, and the first writer to commit a partition wins.
+ * visible once `commit` says `committed`, and the first writer of the partition's current registration to
+ * commit wins. A registration for another producer attempt (or epoch) replaces the current one in the same
+ * atomic step: its commit disappears and its attempts become `released`, so an older attempt can never
+ * commit afterwards. The newest job master epoch seen per job is kept with the job (and outlives it): a
+ * registration under an older epoch is refused, and so is the commit of a partition registered under one.
  *
  * Errors: SHF_ERR_INVALID_CONFIG from `start()` for a store that cannot be reached or opened;
  * SHF_ERR_STORAGE_UNAVAILABLE (retryable) for a store that stops answering later. Every operation is
@@ -111,8 +142,11 @@ export interface MetadataStore {
   close(): Promise<void>;
 
   registerJob(jobId: string): Promise<void>;
-  /** Registers (or re-registers) a partition; an existing commit stays. */
-  registerPartition(registration: PartitionRegistration): Promise<void>;
+  /**
+   * Registers a partition. Again for the same producer attempt and epoch: idempotent, an existing commit
+   * stays. For another one: replaces the registration (see above). Refused for an epoch older than the job's newest.
+   */
+  registerPartition(registration: PartitionRegistration): Promise<RegisterOutcome>;
   /** Records a new `writing` attempt with a fresh lease; `not-registered` if the partition is not registered. */
   beginAttempt(request: BeginAttemptRequest): Promise<'ok' | 'not-registered'>;
   /** Renews the lease (and records the upload id); returns the attempt's state, `missing` once forgotten. */

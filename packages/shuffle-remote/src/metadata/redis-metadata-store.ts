@@ -13,7 +13,9 @@ import {
   type MetadataStore,
   type PartitionLookup,
   type PartitionRegistration,
+  type RegisterOutcome,
   type ReleasedAttempts,
+  descriptorEpoch,
   isCollectible,
 } from './metadata-store.js';
 import {
@@ -24,6 +26,7 @@ import {
   FAIL_ATTEMPT,
   FORGET_ATTEMPT,
   HEARTBEAT,
+  REGISTER_PARTITION,
   RELEASE_PARTITION,
   type RedisScript,
 } from './redis-scripts.js';
@@ -38,6 +41,11 @@ function isTransient(error: unknown): boolean {
 }
 
 type Hash = Record<string, string>;
+
+/** An epoch as the scripts take it: its decimal digits, '' for none. */
+function epochArg(epoch: number | undefined): string {
+  return epoch === undefined ? '' : String(epoch);
+}
 
 /** A TIME reply (seconds, microseconds) in milliseconds: the server's clock, the one leases are renewed by. */
 function toMs(time: readonly [string, string] | readonly (string | number)[]): number {
@@ -71,7 +79,7 @@ function toCommit(json: string | null | undefined, committedAt: string | null | 
 /**
  * Metadata in Redis (ioredis). Every decision is one Lua script, atomic on the server; the commit script
  * lets the first writer of a partition in and turns every later one away. Keys (prefix `weft:` by
- * default; ids percent-encoded, so they cannot forge a key): `jobs`, `job:<job>:partitions`,
+ * default; ids percent-encoded, so they cannot forge a key): `jobs`, `job:<job>:partitions`, `job:<job>:epoch`,
  * `partition:<job>:<partition>` (registration and commit), `partition:<job>:<partition>:attempts`,
  * `attempt:<writeId>`, `leases` (writing attempts by renewal time), `garbage`.
  *
@@ -117,19 +125,20 @@ export class RedisMetadataStore implements MetadataStore {
     await this.call('registerJob', (r) => r.sadd(this.key('jobs'), jobId));
   }
 
-  async registerPartition(reg: PartitionRegistration): Promise<void> {
+  async registerPartition(reg: PartitionRegistration): Promise<RegisterOutcome> {
     const partition = this.partitionKey(reg.jobId, reg.partitionId);
-    await this.call('registerPartition', async (r) => {
-      // every time here is the server's (informational here; leases depend on it elsewhere)
-      const now = toMs(await r.time());
-      return r
-        .multi()
-        .sadd(this.key('jobs'), reg.jobId)
-        .sadd(this.jobPartitionsKey(reg.jobId), reg.partitionId)
-        .hset(partition, 'descriptor', JSON.stringify(reg.descriptor), 'persistent', reg.persistent ? '1' : '0')
-        .hsetnx(partition, 'registeredAt', String(now))
-        .exec();
-    });
+    const reply = (await this.script(
+      'registerPartition',
+      REGISTER_PARTITION,
+      [this.key('jobs'), this.jobPartitionsKey(reg.jobId), partition, `${partition}:attempts`, this.jobEpochKey(reg.jobId), this.key('leases'), this.key('garbage')],
+      [reg.jobId, reg.partitionId, JSON.stringify(reg.descriptor), reg.persistent ? '1' : '0', reg.descriptor.producer.producerId, epochArg(reg.epoch), this.key('attempt:')],
+    )) as string[];
+    if (reply[0] === 'fenced') return { status: 'fenced', newestEpoch: Number(reply[1]) };
+    const ids = reply.slice(1);
+    return this.call('registerPartition', async (r) => ({
+      status: 'registered',
+      released: { attempts: await this.attempts(r, ids), nowMs: toMs(await r.time()) },
+    }));
   }
 
   async beginAttempt(a: BeginAttemptRequest): Promise<'ok' | 'not-registered'> {
@@ -162,8 +171,8 @@ export class RedisMetadataStore implements MetadataStore {
     const reply = (await this.script(
       'commit',
       COMMIT,
-      [this.partitionKey(c.jobId, c.partitionId), this.attemptKey(c.writeId), this.key('leases'), this.key('garbage')],
-      [c.writeId, JSON.stringify(c)],
+      [this.partitionKey(c.jobId, c.partitionId), this.attemptKey(c.writeId), this.key('leases'), this.key('garbage'), this.jobEpochKey(c.jobId)],
+      [c.writeId, JSON.stringify(c), c.descriptor.producer.producerId, epochArg(descriptorEpoch(c.descriptor))],
     )) as string[];
     switch (reply[0]) {
       case 'committed':
@@ -172,6 +181,10 @@ export class RedisMetadataStore implements MetadataStore {
         return { status: 'conflict', winner: reply[1] ?? '' };
       case 'not-registered':
         return { status: 'not-registered' };
+      case 'superseded':
+        return { status: 'superseded', current: reply[1] ?? '' };
+      case 'epoch-fenced':
+        return { status: 'epoch-fenced', epoch: Number(reply[1]), newestEpoch: Number(reply[2]) };
       default:
         return { status: 'fenced', state: (reply[1] ?? 'missing') as AttemptState | 'missing' };
     }
@@ -293,6 +306,11 @@ export class RedisMetadataStore implements MetadataStore {
 
   private jobPartitionsKey(jobId: string): string {
     return this.key(`job:${encodeKeySegment('jobId', jobId)}:partitions`);
+  }
+
+  /** The newest job master epoch seen for the job; outlives the job, so an old master stays fenced. */
+  private jobEpochKey(jobId: string): string {
+    return this.key(`job:${encodeKeySegment('jobId', jobId)}:epoch`);
   }
 
   private partitionKey(jobId: string, partitionId: string): string {

@@ -10,6 +10,68 @@ export interface RedisScript {
   readonly lua: string;
 }
 
+// Releases every attempt of a partition (KEYS[rp_attempts] its attempts set, leases, garbage; prefix the
+// attempt key prefix) into table \`out\`: attempts already collected are dropped, the others become \`released\`.
+const RELEASE_ATTEMPTS = `
+local function releaseAttempts(attemptsKey, leasesKey, garbageKey, prefix, out)
+  for _, id in ipairs(redis.call('SMEMBERS', attemptsKey)) do
+    local key = prefix .. id
+    local state = redis.call('HGET', key, 'state')
+    if state then
+      if redis.call('HGET', key, 'collected') == '1' then
+        redis.call('DEL', key)
+        redis.call('SREM', garbageKey, id)
+      else
+        redis.call('HSET', key, 'state', 'released')
+        redis.call('ZREM', leasesKey, id)
+        redis.call('SADD', garbageKey, id)
+        table.insert(out, id)
+      end
+    end
+  end
+end`;
+
+// The registration a partition hash holds: its producer and epoch ('' for none), from its descriptor.
+const REGISTRATION_OF = `
+local function registrationOf(partitionKey)
+  local json = redis.call('HGET', partitionKey, 'descriptor')
+  if not json then return nil, nil end
+  local d = cjson.decode(json)
+  local epoch = ''
+  if type(d.details) == 'table' and type(d.details.epoch) == 'number' then epoch = string.format('%d', d.details.epoch) end
+  return d.producer.producerId, epoch
+end`;
+
+/**
+ * KEYS: jobs, jobPartitions, partition, partitionAttempts, jobEpoch, leases, garbage.
+ * ARGV: jobId, partitionId, descriptor JSON, persistent ('1'/'0'), producerId, epoch ('' for none), attempt key prefix.
+ * Returns {'fenced', newest} or {'registered', ...write ids a replaced registration left released}.
+ */
+export const REGISTER_PARTITION: RedisScript = {
+  name: 'weftRegisterPartition',
+  keys: 7,
+  lua: `
+${RELEASE_ATTEMPTS}
+${REGISTRATION_OF}
+if ARGV[6] ~= '' then
+  local newest = redis.call('GET', KEYS[5])
+  if newest and tonumber(newest) > tonumber(ARGV[6]) then return {'fenced', newest} end
+  redis.call('SET', KEYS[5], ARGV[6])
+end
+local out = {'registered'}
+local producer, epoch = registrationOf(KEYS[3])
+if producer and (producer ~= ARGV[5] or epoch ~= ARGV[6]) then
+  releaseAttempts(KEYS[4], KEYS[6], KEYS[7], ARGV[7], out)
+  redis.call('DEL', KEYS[3], KEYS[4])
+end
+${NOW}
+redis.call('SADD', KEYS[1], ARGV[1])
+redis.call('SADD', KEYS[2], ARGV[2])
+redis.call('HSET', KEYS[3], 'descriptor', ARGV[3], 'persistent', ARGV[4])
+redis.call('HSETNX', KEYS[3], 'registeredAt', now)
+return out`,
+};
+
 /** KEYS: partition, partitionAttempts, attempt, leases. ARGV: writeId, jobId, partitionId, producerId, objectKey. */
 export const BEGIN_ATTEMPT: RedisScript = {
   name: 'weftBeginAttempt',
@@ -55,11 +117,12 @@ end
 return 1`,
 };
 
-/** KEYS: partition, attempt, leases, garbage. ARGV: writeId, commit JSON. */
+/** KEYS: partition, attempt, leases, garbage, jobEpoch. ARGV: writeId, commit JSON, producerId, epoch ('' for none) of the writer's descriptor. */
 export const COMMIT: RedisScript = {
   name: 'weftCommit',
-  keys: 4,
+  keys: 5,
   lua: `
+${REGISTRATION_OF}
 local state = redis.call('HGET', KEYS[2], 'state')
 local existing = redis.call('HGET', KEYS[1], 'commitWriteId')
 local function discard(as)
@@ -79,6 +142,18 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
   discard('released')
   return {'not-registered'}
 end
+local producer, epoch = registrationOf(KEYS[1])
+if producer ~= ARGV[3] or epoch ~= ARGV[4] then
+  discard('conflicted')
+  return {'superseded', producer or ''}
+end
+if epoch ~= '' then
+  local newest = redis.call('GET', KEYS[5])
+  if newest and tonumber(newest) > tonumber(epoch) then
+    discard('conflicted')
+    return {'epoch-fenced', epoch, newest}
+  end
+end
 if state ~= 'writing' then return {'fenced', state} end
 ${NOW}
 redis.call('HSET', KEYS[1], 'commitWriteId', ARGV[1], 'commit', ARGV[2], 'committedAt', now)
@@ -95,22 +170,9 @@ export const RELEASE_PARTITION: RedisScript = {
   name: 'weftReleasePartition',
   keys: 5,
   lua: `
+${RELEASE_ATTEMPTS}
 local out = {}
-for _, id in ipairs(redis.call('SMEMBERS', KEYS[2])) do
-  local key = ARGV[2] .. id
-  local state = redis.call('HGET', key, 'state')
-  if state then
-    if redis.call('HGET', key, 'collected') == '1' then
-      redis.call('DEL', key)
-      redis.call('SREM', KEYS[5], id)
-    else
-      redis.call('HSET', key, 'state', 'released')
-      redis.call('ZREM', KEYS[4], id)
-      redis.call('SADD', KEYS[5], id)
-      table.insert(out, id)
-    end
-  end
-end
+releaseAttempts(KEYS[2], KEYS[4], KEYS[5], ARGV[2], out)
 redis.call('DEL', KEYS[1], KEYS[2])
 redis.call('SREM', KEYS[3], ARGV[1])
 return out`,
@@ -157,4 +219,4 @@ redis.call('DEL', KEYS[1])
 return 1`,
 };
 
-export const ALL_SCRIPTS: readonly RedisScript[] = [BEGIN_ATTEMPT, HEARTBEAT, FAIL_ATTEMPT, COMMIT, RELEASE_PARTITION, EXPIRE_ATTEMPT, FORGET_ATTEMPT];
+export const ALL_SCRIPTS: readonly RedisScript[] = [REGISTER_PARTITION, BEGIN_ATTEMPT, HEARTBEAT, FAIL_ATTEMPT, COMMIT, RELEASE_PARTITION, EXPIRE_ATTEMPT, FORGET_ATTEMPT];

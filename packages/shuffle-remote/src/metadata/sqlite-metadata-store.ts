@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { type Clock, type SerializedShuffleError, invalidConfig, systemClock } from '@weft/shuffle-api';
+import { type Clock, type SerializedShuffleError, type ShuffleDescriptor, invalidConfig, systemClock } from '@weft/shuffle-api';
 import type { SqliteMetaOptions } from '../config/store-options.js';
 import { storageUnavailable, storeNotOpen } from '../storage/storage-errors.js';
 import type {
@@ -13,8 +13,10 @@ import type {
   MetadataStore,
   PartitionLookup,
   PartitionRegistration,
+  RegisterOutcome,
   ReleasedAttempts,
 } from './metadata-store.js';
+import { descriptorEpoch, sameRegistration } from './metadata-store.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS weft_jobs (
@@ -45,6 +47,10 @@ CREATE TABLE IF NOT EXISTS weft_attempts (
 );
 CREATE INDEX IF NOT EXISTS weft_attempts_by_partition ON weft_attempts (job_id, partition_id);
 CREATE INDEX IF NOT EXISTS weft_attempts_by_state ON weft_attempts (state, collected);
+CREATE TABLE IF NOT EXISTS weft_job_epochs (
+  job_id TEXT PRIMARY KEY,
+  epoch INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS weft_commits (
   job_id TEXT NOT NULL,
   partition_id TEXT NOT NULL,
@@ -142,14 +148,23 @@ export class SqliteMetadataStore implements MetadataStore {
     });
   }
 
-  async registerPartition(r: PartitionRegistration): Promise<void> {
-    this.transaction('registerPartition', (db) => {
+  async registerPartition(r: PartitionRegistration): Promise<RegisterOutcome> {
+    return this.transaction('registerPartition', (db): RegisterOutcome => {
       const now = this.clock.now();
+      if (r.epoch !== undefined) {
+        const newest = this.newestEpoch(db, r.jobId);
+        if (newest !== undefined && newest > r.epoch) return { status: 'fenced', newestEpoch: newest };
+        db.prepare('INSERT INTO weft_job_epochs (job_id, epoch) VALUES (?, ?) ON CONFLICT (job_id) DO UPDATE SET epoch = MAX(epoch, excluded.epoch)').run(r.jobId, r.epoch);
+      }
+      const current = this.registeredDescriptor(db, r.jobId, r.partitionId);
+      // another attempt (or epoch) replaces the registration: its commit goes, its attempts are released
+      const released = current !== undefined && !sameRegistration(current, r.descriptor) ? this.releaseIn(db, r.jobId, r.partitionId) : [];
       db.prepare('INSERT OR IGNORE INTO weft_jobs (job_id, registered_at) VALUES (?, ?)').run(r.jobId, now);
       db.prepare(
         `INSERT INTO weft_partitions (job_id, partition_id, persistent, descriptor, registered_at) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (job_id, partition_id) DO UPDATE SET persistent = excluded.persistent, descriptor = excluded.descriptor`,
       ).run(r.jobId, r.partitionId, r.persistent ? 1 : 0, JSON.stringify(r.descriptor), now);
+      return { status: 'registered', released: { attempts: released, nowMs: now } };
     });
   }
 
@@ -205,10 +220,23 @@ export class SqliteMetadataStore implements MetadataStore {
         return { status: 'conflict', winner: existing.write_id };
       }
       if (attempt === undefined) return { status: 'fenced', state: 'missing' };
-      const registered = db.prepare('SELECT 1 FROM weft_partitions WHERE job_id = ? AND partition_id = ?').get(c.jobId, c.partitionId);
+      const registered = this.registeredDescriptor(db, c.jobId, c.partitionId);
       if (registered === undefined) {
         db.prepare("UPDATE weft_attempts SET state = 'released' WHERE write_id = ? AND state = 'writing'").run(c.writeId);
         return { status: 'not-registered' };
+      }
+      const conflicted = (): void => {
+        db.prepare("UPDATE weft_attempts SET state = 'conflicted' WHERE write_id = ? AND state = 'writing'").run(c.writeId);
+      };
+      if (!sameRegistration(registered, c.descriptor)) {
+        conflicted();
+        return { status: 'superseded', current: registered.producer.producerId };
+      }
+      const epoch = descriptorEpoch(registered);
+      const newest = this.newestEpoch(db, c.jobId);
+      if (epoch !== undefined && newest !== undefined && newest > epoch) {
+        conflicted();
+        return { status: 'epoch-fenced', epoch, newestEpoch: newest };
       }
       if (attempt.state !== 'writing') return { status: 'fenced', state: attempt.state };
       const now = this.clock.now();
@@ -290,6 +318,15 @@ export class SqliteMetadataStore implements MetadataStore {
       db.prepare("UPDATE weft_attempts SET collected = 1 WHERE write_id = ? AND state IN ('failed', 'abandoned')").run(writeId);
       db.prepare("DELETE FROM weft_attempts WHERE write_id = ? AND state IN ('conflicted', 'released')").run(writeId);
     });
+  }
+
+  private newestEpoch(db: Database.Database, jobId: string): number | undefined {
+    return (db.prepare('SELECT epoch FROM weft_job_epochs WHERE job_id = ?').get(jobId) as { epoch: number } | undefined)?.epoch;
+  }
+
+  private registeredDescriptor(db: Database.Database, jobId: string, partitionId: string): ShuffleDescriptor | undefined {
+    const row = db.prepare('SELECT descriptor FROM weft_partitions WHERE job_id = ? AND partition_id = ?').get(jobId, partitionId) as { descriptor: string } | undefined;
+    return row === undefined ? undefined : (JSON.parse(row.descriptor) as ShuffleDescriptor);
   }
 
   /** Unregisters one partition inside a transaction; returns its attempts, now `released`. */

@@ -53,6 +53,8 @@ export const WireError = {
   JSON_TOO_LARGE: { wire: 16, httpStatus: 413, code: 'SHF_ERR_LIMIT_EXCEEDED', retryable: false },
   /** Not committed yet, but a producer holds a live lease on an attempt of it: ask again later. */
   PARTITION_PENDING: { wire: 17, httpStatus: 404, code: 'SHF_ERR_PARTITION_NOT_FOUND', retryable: false },
+  /** The partition was registered under a job master epoch older than the newest registered in its job; this attempt's data is removed. */
+  FENCED: { wire: 18, httpStatus: 409, code: 'SHF_ERR_FENCED', retryable: false },
 } as const satisfies Record<string, WireErrorKind>;
 
 export type WireErrorName = keyof typeof WireError;
@@ -102,6 +104,8 @@ function kindOfCode(code: ShuffleErrorCode): WireErrorKind {
       return WireError.PARTITION_NOT_FOUND;
     case 'SHF_ERR_COMMIT_CONFLICT':
       return WireError.COMMIT_CONFLICT;
+    case 'SHF_ERR_FENCED':
+      return WireError.FENCED;
     case 'SHF_ERR_DATA_CORRUPTED':
       return WireError.MALFORMED_BODY;
     case 'SHF_ERR_UNAUTHORIZED':

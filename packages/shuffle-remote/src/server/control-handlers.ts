@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ShuffleError, type ShuffleDescriptor, invalidArgument, isShuffleError, partitionNotFound } from '@weft/shuffle-api';
+import { ShuffleError, type ShuffleDescriptor, fencedError, invalidArgument, isShuffleError, partitionNotFound } from '@weft/shuffle-api';
 import { FOOTER_BYTES, type IndexLocation, decodeFooter } from '../format/partition-index.js';
 import { type CommitRequestBody, type CommittedPartition, validateCommitRequestBody } from '../protocol/committed-partition.js';
 import { WireError, wireError } from '../protocol/wire-errors.js';
@@ -99,6 +99,17 @@ export async function commitLocked(ctx: ServerContext, route: AttemptRoute, desc
     if (outcome.status === 'conflict') {
       await store.dropUpload(upload); // its S3 copy too
       throw conflict(route, `attempt ${outcome.winner.attempt} on server ${outcome.winner.serverId}`);
+    }
+    if (outcome.status === 'superseded') {
+      await store.dropUpload(upload);
+      throw wireError(WireError.COMMIT_CONFLICT, `attempt ${route.attempt} of partition ${route.partitionId} may no longer commit: the partition was registered again (attempt|epoch ${outcome.current}); its data is deleted`, {
+        partitionId: route.partitionId,
+      });
+    }
+    if (outcome.status === 'epoch-fenced') {
+      await store.dropUpload(upload);
+      const fenced = fencedError(`commit of partition ${route.partitionId}`, { jobId: route.jobId, epoch: outcome.epoch, newestEpoch: outcome.newestEpoch, partitionId: route.partitionId });
+      throw wireError(WireError.FENCED, `${fenced.message}; its data is deleted`, fenced.context);
     }
     if (outcome.status === 'claimed') claim = outcome.claim;
   }

@@ -18,6 +18,7 @@ export class SpillFile implements BlobWriter, BlobReader {
   readonly uploadId = undefined;
   bytesWritten = 0;
   private closed = false;
+  #closing: Promise<void> | undefined;
 
   private constructor(
     private readonly handle: FileHandle,
@@ -70,10 +71,10 @@ export class SpillFile implements BlobWriter, BlobReader {
   }
 
   /** Closes the file (its space is freed). Idempotent. */
-  async close(): Promise<void> {
-    if (this.closed) return;
+  close(): Promise<void> {
     this.closed = true;
-    await this.handle.close().catch(() => undefined);
+    this.#closing ??= this.handle.close().catch(() => undefined);
+    return this.#closing;
   }
 
   abort(): Promise<void> {

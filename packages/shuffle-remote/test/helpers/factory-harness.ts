@@ -1,4 +1,4 @@
-import { type ShuffleServiceFactory, taskExecutorId } from '@weft/shuffle-api';
+import { type ShuffleMaster, type ShuffleServiceFactory, taskExecutorId } from '@weft/shuffle-api';
 import type { ConformanceHarness } from '@weft/shuffle-api/testing';
 
 /**
@@ -9,11 +9,13 @@ export async function factoryHarness(factory: ShuffleServiceFactory, onClose?: (
   const master = factory.createShuffleMaster();
   const producerEnvironment = factory.createShuffleEnvironment({ taskExecutorId: taskExecutorId('producer') });
   const consumerEnvironment = factory.createShuffleEnvironment({ taskExecutorId: taskExecutorId('consumer') });
+  const extraMasters: ShuffleMaster[] = [];
   const closeAll = async (): Promise<void> => {
     try {
       await producerEnvironment.close();
       await consumerEnvironment.close();
       await master.close();
+      for (const extra of extraMasters) await extra.close();
     } finally {
       await onClose?.();
     }
@@ -24,5 +26,11 @@ export async function factoryHarness(factory: ShuffleServiceFactory, onClose?: (
     await closeAll().catch(() => undefined);
     throw error;
   }
-  return { master, producerEnvironment, consumerEnvironment, close: closeAll };
+  const createMaster = async (): Promise<ShuffleMaster> => {
+    const extra = factory.createShuffleMaster();
+    extraMasters.push(extra);
+    await extra.start();
+    return extra;
+  };
+  return { master, producerEnvironment, consumerEnvironment, createMaster, close: closeAll };
 }
