@@ -1,0 +1,109 @@
+// `weft run --job-id ID` (docs/DESIGN.md contract 7): a SIGKILLed run resumed by the same command, and
+// the refusals of what cannot be resumed. Real `weft` processes, a real SQLite job event log.
+import assert from 'node:assert/strict';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { SqliteJobEventLog } from '@weft/job-store';
+import { createTempDir, type TempDir } from '@weft/testkit';
+
+const bin = fileURLToPath(new URL('../bin/weft.js', import.meta.url));
+const terasort = fileURLToPath(new URL('../../../examples/terasort.ts', import.meta.url));
+const wordCount = fileURLToPath(new URL('../../../examples/word-count.ts', import.meta.url));
+
+function weft(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [bin, ...args], { cwd, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) =>
+      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr }),
+    );
+  });
+}
+
+/** Tasks the log says finished (a task-finished no later tasks-reset names). */
+async function finishedInLog(path: string, jobId: string): Promise<Set<string>> {
+  await using store = new SqliteJobEventLog({ path });
+  const finished = new Set<string>();
+  for (const e of await store.readRun(jobId)) {
+    const data = e.data as { executionVertexId?: string; tasks?: string[] };
+    if (e.type === 'task-finished') finished.add(data.executionVertexId as string);
+    if (e.type === 'tasks-reset') for (const t of data.tasks ?? []) finished.delete(t);
+  }
+  return finished;
+}
+
+describe('weft run --job-id', () => {
+  let dir: TempDir;
+  let metaPath = '';
+  let common: string[] = [];
+  before(async () => {
+    dir = await createTempDir('weft-resume-');
+    metaPath = join(dir.path, 'meta.db');
+    common = ['--meta', `sqlite://${metaPath}`, '--store', pathToFileURL(join(dir.path, 'store')).href, '--json'];
+  });
+  after(() => dir.remove());
+
+  it('resumes a SIGKILLed terasort: byte-for-byte the clean output, reusing every task the log says finished', async () => {
+    const records = ['--records', '200000'];
+    const clean = await weft(['run', terasort, '--parallelism', '2', '--workers', '2', ...common, '--', ...records, '--output', join(dir.path, 'clean.txt')], dir.path);
+    assert.equal(clean.code, 0, clean.stderr);
+    const args = ['run', terasort, '--job-id', 'ts-kill', '--parallelism', '2', '--workers', '2', ...common, '--', ...records, '--output', join(dir.path, 'resumed.txt')];
+    const child: ChildProcess = spawn(process.execPath, [bin, ...args], { cwd: dir.path, stdio: 'ignore' });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    // kill it once some tasks finished (as its durable log says) and before the job ended
+    let killedAt = new Set<string>();
+    for (;;) {
+      await new Promise((r) => setTimeout(r, 50));
+      const finished = await finishedInLog(metaPath, 'ts-kill').catch(() => new Set<string>());
+      if (finished.size >= 2) {
+        child.kill('SIGKILL');
+        killedAt = finished;
+        break;
+      }
+      if (child.exitCode !== null) assert.fail('the run ended before two tasks finished: nothing to kill');
+    }
+    await exited;
+    await new Promise((r) => setTimeout(r, 500)); // its workers notice their master is gone and exit
+    const logged = await finishedInLog(metaPath, 'ts-kill');
+    assert.ok(logged.size >= killedAt.size);
+    const resumed = await weft(args, dir.path);
+    assert.equal(resumed.code, 0, resumed.stderr);
+    const summary = JSON.parse(resumed.stdout) as { resumed: boolean; tasksReused: number; attempts: number; tasks: number };
+    assert.equal(summary.resumed, true);
+    // every task the dead run logged finished is reused here: its partitions still exist (nothing deleted them)
+    assert.equal(summary.tasksReused, logged.size, resumed.stderr);
+    assert.ok(summary.tasksReused > 0);
+    assert.equal(summary.attempts, summary.tasks - summary.tasksReused, 'attempts counts only this run’s');
+    assert.ok((await readFile(join(dir.path, 'resumed.txt'))).equals(await readFile(join(dir.path, 'clean.txt'))), 'the resumed output equals a clean run’s, byte for byte');
+    // a finished id is refused
+    const again = await weft(args, dir.path);
+    assert.equal(again.code, 2, again.stderr);
+    assert.match(again.stderr, /cannot resume job ts-kill: its run already finished/);
+  });
+
+  it('refuses to resume a run with other job arguments, or another job module, naming what differs (exit 2)', async () => {
+    await using store = new SqliteJobEventLog({ path: metaPath });
+    const log = await store.open({ jobId: 'wc-unfinished', owner: 'test' });
+    await log.append({ type: 'job-submitted', data: { name: 'word-count', jobModule: pathToFileURL(wordCount).href, jobModuleHash: 'not-the-hash', args: ['--output', 'x.txt'], topology: { vertices: [], edges: [] }, options: null, tasksTotal: 1 } });
+    await log.close();
+    const module = await weft(['run', wordCount, '--job-id', 'wc-unfinished', '--executor', 'inprocess', ...common, '--', '--output', 'x.txt'], dir.path);
+    assert.equal(module.code, 2, module.stderr);
+    assert.match(module.stderr, /cannot resume job wc-unfinished: the job module differs/);
+    const { createHash } = await import('node:crypto');
+    const hash = createHash('sha256').update(await readFile(wordCount)).digest('hex');
+    const log2 = await store.open({ jobId: 'wc-args', owner: 'test' });
+    await log2.append({ type: 'job-submitted', data: { name: 'word-count', jobModule: pathToFileURL(wordCount).href, jobModuleHash: hash, args: ['--output', 'x.txt'], topology: { vertices: [], edges: [] }, options: null, tasksTotal: 1 } });
+    await log2.close();
+    const args = await weft(['run', wordCount, '--job-id', 'wc-args', '--executor', 'inprocess', ...common, '--', '--output', 'y.txt'], dir.path);
+    assert.equal(args.code, 2, args.stderr);
+    assert.match(args.stderr, /the job arguments differ: the run was submitted with \["--output","x.txt"\], these are \["--output","y.txt"\]/);
+  });
+
+  it('runs an unknown id fresh (resumed: false)', async () => {
+    const fresh = await weft(['run', wordCount, '--job-id', 'wc-new', '--executor', 'inprocess', ...common, '--', '--output', join(dir.path, 'wc.txt')], dir.path);
+    assert.equal(fresh.code, 0, fresh.stderr);
+    const summary = JSON.parse(fresh.stdout) as { resumed: boolean; tasksReused: number; epoch: number };
+    assert.deepEqual([summary.resumed, summary.tasksReused, summary.epoch], [false, 0, 1]);
+  });
+});
