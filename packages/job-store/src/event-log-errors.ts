@@ -2,11 +2,13 @@ import { EngineError } from '@weft/engine';
 
 /** WEFT_ERR_FENCED: `epoch` of `jobId` is no longer the newest (`newestEpoch`); nothing was written. */
 export function fencedError(jobId: string, epoch: number, newestEpoch: number): EngineError {
-  return new EngineError(
-    'WEFT_ERR_FENCED',
-    `job ${jobId}: append by epoch ${epoch} refused, epoch ${newestEpoch} has opened the job since (another job master owns it)`,
-    { context: { jobId, epoch, newestEpoch } },
-  );
+  const why =
+    newestEpoch > epoch
+      ? `epoch ${newestEpoch} has opened the job since (another job master owns it)`
+      : `the job's lease record is gone (newest epoch ${newestEpoch}: the run was deleted, or the store lost data)`;
+  return new EngineError('WEFT_ERR_FENCED', `job ${jobId}: append by epoch ${epoch} refused, ${why}; nothing was written`, {
+    context: { jobId, epoch, newestEpoch },
+  });
 }
 
 /** WEFT_ERR_EVENT_LOG about `jobId` in the store `description`. */

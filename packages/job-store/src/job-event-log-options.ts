@@ -9,7 +9,10 @@ export interface JobEventLogOptions {
    * fails with WEFT_ERR_EVENT_LOG. @defaultValue 30000
    */
   readonly retryTimeoutMs?: number;
-  /** SQLite: how long one statement waits for another process's lock before a retry. @defaultValue 1000 */
+  /**
+   * SQLite: how long one statement waits for another connection's lock before it is retried (the wait blocks the
+   * event loop, so keep it short; the retries wait asynchronously). @defaultValue 100
+   */
   readonly busyTimeoutMs?: number;
   /** Redis: connect timeout, and the time one command may take. @defaultValue 5000 */
   readonly commandTimeoutMs?: number;
@@ -30,7 +33,7 @@ export interface ResolvedJobEventLogOptions {
 
 export const DEFAULT_JOB_EVENT_LOG_OPTIONS: Omit<ResolvedJobEventLogOptions, 'logger' | 'clock'> = Object.freeze({
   retryTimeoutMs: 30_000,
-  busyTimeoutMs: 1_000,
+  busyTimeoutMs: 100,
   commandTimeoutMs: 5_000,
   keyPrefix: 'weft:joblog:',
 });

@@ -40,7 +40,11 @@ export const EngineErrorCode = {
   INJECTED_FAULT: 'WEFT_ERR_INJECTED_FAULT',
   /** A job event log append by an epoch that is no longer the newest for its job: nothing was written. Carries `jobId`, `epoch`, `newestEpoch`. */
   FENCED: 'WEFT_ERR_FENCED',
-  /** The job event log failed: an append failed past its retries, an event of a newer format version, or a corrupt log (carries `jobId`); or the job's event listener threw or rejected on an event (carries `event`): the job fails, never runs on unrecorded. */
+  /**
+   * The job event log failed: the job's event listener threw or rejected on an event (carries `event`; the job
+   * fails, never runs on unrecorded), an append failed past its retries, an event of a newer format version,
+   * or a corrupt log (carries `jobId`).
+   */
   EVENT_LOG: 'WEFT_ERR_EVENT_LOG',
   /** `--job-id` names a run that cannot be resumed: it finished, or another job module or other job arguments were given. Carries `jobId`, `field`. */
   RESUME_REFUSED: 'WEFT_ERR_RESUME_REFUSED',

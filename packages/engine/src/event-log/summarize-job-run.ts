@@ -1,3 +1,4 @@
+import type { JobEventType } from '../job-master/job-events.js';
 import type { JobRunRecord, JobRunStatus, LoggedJobEvent } from './job-event-log.js';
 
 /** What a store knows about a run besides its events. */
@@ -10,7 +11,7 @@ export interface JobRunLease {
   readonly takenAtMs: number;
 }
 
-const TERMINAL: Readonly<Record<string, JobRunStatus>> = {
+const TERMINAL: Readonly<Partial<Record<JobEventType, JobRunStatus>>> = {
   'job-finished': 'succeeded',
   'job-failed': 'failed',
   'job-cancelled': 'cancelled',
@@ -40,7 +41,7 @@ export function summarizeJobRun(lease: JobRunLease, events: readonly LoggedJobEv
   let tasksTotal: number | undefined;
   const finished = new Set<string>();
   for (const event of events) {
-    const terminal = TERMINAL[event.type];
+    const terminal = TERMINAL[event.type as JobEventType];
     if (terminal !== undefined) status = terminal;
     switch (event.type) {
       case 'job-submitted': {
