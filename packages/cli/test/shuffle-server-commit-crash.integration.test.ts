@@ -115,11 +115,18 @@ describe('a shuffle server killed between publishing a commit and writing its co
     };
   }
 
+  /** The next attempt as an engine makes it: registered with the master (which fences older attempts), then pinned to `server`. */
+  async function registeredAttempt(descriptor: ShuffleDescriptor, attemptNumber: number, server: { serverId: string; url: string }): Promise<ShuffleDescriptor> {
+    const { resultId, partitionIndex: index } = descriptor.partition;
+    await registerPartition(master, { jobId: descriptor.jobId, resultId, index, type: 'BLOCKING', subpartitions: 2, attempt: attemptNumber });
+    return attempt(descriptor, attemptNumber, server);
+  }
+
   it('lets the next attempt commit on another server, and only that attempt is visible', async () => {
     const jobId = 'crash-other';
     const { descriptor, server } = await crashAtCommit(jobId, 'r1');
     const other = pool.servers.find((s) => s !== server)!;
-    const next = attempt(descriptor, 1, other);
+    const next = await registeredAttempt(descriptor, 1, other);
     await write(factory, next); // before the fix: SHF_ERR_COMMIT_CONFLICT naming attempt 0 on the dead server
     const listed = await master.listPartitions(jobId as JobId);
     assert.deepEqual(listed.map((p) => [p.descriptor.partition.partitionId, p.descriptor.producer.attempt, (p.descriptor.details as { serverId: string }).serverId]), [[descriptor.partition.partitionId, 1, other.serverId]]);
@@ -133,7 +140,7 @@ describe('a shuffle server killed between publishing a commit and writing its co
     const { descriptor, server } = await crashAtCommit(jobId, 'r2');
     await server.ensureRunning();
     assert.equal((await faults.server(server.serverId))?.pid, server.pid, 'the restarted server registered with its new pid');
-    const next = attempt(descriptor, 1, server);
+    const next = await registeredAttempt(descriptor, 1, server);
     await write(factory, next);
     const listed = await master.listPartitions(jobId as JobId);
     assert.deepEqual(listed.map((p) => [p.descriptor.producer.attempt, (p.descriptor.details as { serverId: string }).serverId]), [[1, server.serverId]]);

@@ -27,7 +27,8 @@ export interface CreateInputGateRequest {
  *
  * Creates writers and gates from descriptors a ShuffleMaster produced (possibly in another process).
  * The task that asked for a writer or gate owns it and must close it; the environment's `close()`
- * aborts whatever is still open. Creation validates its arguments (SHF_ERR_INVALID_ARGUMENT naming the
+ * aborts whatever is still open; it is memoized (a second call resolves once the first one's work is done),
+ * and `createResultPartitionWriter` / `createInputGate` after it reject with SHF_ERR_CLOSED. Creation validates its arguments (SHF_ERR_INVALID_ARGUMENT naming the
  * field) but does not wait for data: an unknown or released partition surfaces on the first read.
  */
 export interface ShuffleEnvironment extends AsyncDisposable {

@@ -57,6 +57,8 @@ export interface StoredPartition {
  * `releasePartitionExternally` when the scheduler no longer needs one, `reportFailure` (optional) for each
  * task failure, `unregisterJob` at the end.
  * `close()` releases what the master itself holds (connections, timers); it does not release partitions.
+ * It is memoized: a second call resolves when the first one's work is done (it is done once); every call
+ * after it rejects with SHF_ERR_CLOSED.
  *
  * `listPartitions` answers which finished partitions of a job still exist, with their sizes — a new
  * master on the same backends (JobMaster failover) sees exactly what an old one committed.
