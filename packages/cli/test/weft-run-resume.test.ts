@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import Database from 'better-sqlite3';
 import { SqliteJobEventLog } from '@weft/job-store';
 import { createTempDir, type TempDir } from '@weft/testkit';
 
@@ -98,6 +99,19 @@ describe('weft run --job-id', () => {
     const args = await weft(['run', wordCount, '--job-id', 'wc-args', '--executor', 'inprocess', ...common, '--', '--output', 'y.txt'], dir.path);
     assert.equal(args.code, 2, args.stderr);
     assert.match(args.stderr, /the job arguments differ: the run was submitted with \["--output","x.txt"\], these are \["--output","y.txt"\]/);
+  });
+
+  it('refuses a log written by a newer format version, naming the version (exit 2)', async () => {
+    await using store = new SqliteJobEventLog({ path: metaPath });
+    const log = await store.open({ jobId: 'wc-newer', owner: 'test' });
+    await log.append({ type: 'job-submitted', data: { name: 'word-count', args: [] } });
+    await log.close();
+    const raw = new Database(metaPath);
+    raw.prepare('INSERT INTO weft_job_events (job_id, seq, epoch, event) VALUES (?, ?, ?, ?)').run('wc-newer', 2, 1, JSON.stringify({ v: 2, seq: 2, epoch: 1, atMs: 1, type: 'task-finished', data: {} }));
+    raw.close();
+    const newer = await weft(['run', wordCount, '--job-id', 'wc-newer', '--executor', 'inprocess', ...common, '--', '--output', join(dir.path, 'n.txt')], dir.path);
+    assert.equal(newer.code, 2, newer.stderr);
+    assert.match(newer.stderr, /version 2/);
   });
 
   it('runs an unknown id fresh (resumed: false)', async () => {
