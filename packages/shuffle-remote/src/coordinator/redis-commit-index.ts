@@ -100,6 +100,15 @@ if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[5] then
 end
 return {'taken'}`;
 
+// the registration checks of CLAIM_SCRIPT alone, for a copy's commit (addCopy)
+const REGISTRATION_SCRIPT = `local registered = redis.call('HGET', KEYS[1], ARGV[1])
+if registered and registered ~= ARGV[2] then return {'superseded', registered} end
+if ARGV[3] ~= '' then
+  local newest = redis.call('GET', KEYS[2])
+  if newest and tonumber(newest) > tonumber(ARGV[3]) then return {'epoch-fenced', newest} end
+end
+return {'ok'}`;
+
 /** Marks an entry as not yet a commit: written by `claim`, removed by `confirm`. */
 interface PendingMark {
   /** Redis time (ms) after which the claim no longer counts if unconfirmed. */
@@ -298,6 +307,21 @@ export class RedisCommitIndex {
    * as the record when none is there yet, added to the copies when the record is the same attempt on
    * another server, a conflict when another attempt won. Idempotent.
    */
+  /**
+   * Whether `record`'s attempt and epoch may still commit: `superseded` when the partition's registration
+   * names another attempt or epoch, `epoch-fenced` when a newer epoch registered in the job (the checks
+   * `claim` makes atomically; a copy's commit, `addCopy`, makes them first).
+   */
+  async checkRegistration(record: CommittedPartition): Promise<{ readonly status: 'ok' } | Extract<ClaimOutcome, { status: 'superseded' | 'epoch-fenced' }>> {
+    const epoch = epochOf(record);
+    const reply = (await this.connection.call('checkRegistration', (r) =>
+      r.eval(REGISTRATION_SCRIPT, 2, this.registrationsKey(record.jobId), this.epochKey(record.jobId), record.partitionId, registrationIdentity(record.attempt, epoch), epoch === undefined ? '' : String(epoch)),
+    )) as string[];
+    if (reply[0] === 'superseded') return { status: 'superseded', current: reply[1] ?? '' };
+    if (reply[0] === 'epoch-fenced') return { status: 'epoch-fenced', epoch: epoch ?? 0, newestEpoch: Number(reply[1]) };
+    return { status: 'ok' };
+  }
+
   async addCopy(record: CommittedPartition): Promise<PublishOutcome> {
     const copy: PartitionCopy = { serverId: record.serverId, objectKey: record.objectKey, tiered: record.tiered };
     const outcome = await this.update<PublishOutcome>('addCopy', record.jobId, record.partitionId, (current, copies) => {

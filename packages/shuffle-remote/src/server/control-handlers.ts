@@ -95,7 +95,9 @@ export async function commitLocked(ctx: ServerContext, route: AttemptRoute, desc
   let claim: PendingClaim | undefined;
   if (commitIndex !== undefined) {
     // a replica's commit: the same attempt committed (or being committed) on another server is a copy, not a rival
-    const outcome = replica ? await commitIndex.addCopy(record) : await commitIndex.claim(record, ctx.claimant);
+    // a copy's commit checks the registration first (a claim does so atomically)
+    const registration = replica ? await commitIndex.checkRegistration(record) : undefined;
+    const outcome = registration !== undefined && registration.status !== 'ok' ? registration : replica ? await commitIndex.addCopy(record) : await commitIndex.claim(record, ctx.claimant);
     if (outcome.status === 'conflict') {
       await store.dropUpload(upload); // its S3 copy too
       throw conflict(route, `attempt ${outcome.winner.attempt} on server ${outcome.winner.serverId}`);
