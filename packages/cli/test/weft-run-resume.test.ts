@@ -1,7 +1,6 @@
 // `weft run --job-id ID` (docs/DESIGN.md contract 7): a SIGKILLed run resumed by the same command, and
 // the refusals of what cannot be resumed. Real `weft` processes, a real SQLite job event log.
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -9,29 +8,14 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
 import { SqliteJobEventLog } from '@weft/job-store';
 import { createTempDir, type TempDir } from '@weft/testkit';
+import { finishedInLog, killOnceFinished, weft as runWeft, type WeftOutcome } from './helpers/kill-and-resume.js';
 
 const bin = fileURLToPath(new URL('../bin/weft.js', import.meta.url));
 const terasort = fileURLToPath(new URL('../../../examples/terasort.ts', import.meta.url));
 const wordCount = fileURLToPath(new URL('../../../examples/word-count.ts', import.meta.url));
 
-function weft(args: string[], cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) =>
-      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr }),
-    );
-  });
-}
-
-/** Tasks the log says finished (a task-finished no later tasks-reset names). */
-async function finishedInLog(path: string, jobId: string): Promise<Set<string>> {
-  await using store = new SqliteJobEventLog({ path });
-  const finished = new Set<string>();
-  for (const e of await store.readRun(jobId)) {
-    const data = e.data as { executionVertexId?: string; tasks?: string[] };
-    if (e.type === 'task-finished') finished.add(data.executionVertexId as string);
-    if (e.type === 'tasks-reset') for (const t of data.tasks ?? []) finished.delete(t);
-  }
-  return finished;
+function weft(args: string[], cwd: string): Promise<WeftOutcome> {
+  return runWeft(bin, args, cwd);
 }
 
 describe('weft run --job-id', () => {
@@ -50,24 +34,13 @@ describe('weft run --job-id', () => {
     const clean = await weft(['run', terasort, '--parallelism', '2', '--workers', '2', ...common, '--', ...records, '--output', join(dir.path, 'clean.txt')], dir.path);
     assert.equal(clean.code, 0, clean.stderr);
     const args = ['run', terasort, '--job-id', 'ts-kill', '--parallelism', '2', '--workers', '2', ...common, '--', ...records, '--output', join(dir.path, 'resumed.txt')];
-    const child: ChildProcess = spawn(process.execPath, [bin, ...args], { cwd: dir.path, stdio: 'ignore' });
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    // kill it once some tasks finished (as its durable log says) and before the job ended
-    let killedAt = new Set<string>();
-    for (;;) {
-      await new Promise((r) => setTimeout(r, 50));
-      const finished = await finishedInLog(metaPath, 'ts-kill').catch(() => new Set<string>());
-      if (finished.size >= 2) {
-        child.kill('SIGKILL');
-        killedAt = finished;
-        break;
-      }
-      if (child.exitCode !== null) assert.fail('the run ended before two tasks finished: nothing to kill');
+    {
+      await using log = new SqliteJobEventLog({ path: metaPath });
+      // kill it once some tasks finished (as its durable log says) and before the job ended
+      await killOnceFinished({ bin, args, cwd: dir.path, log, jobId: 'ts-kill', atLeast: 2 });
     }
-    await exited;
-    await new Promise((r) => setTimeout(r, 500)); // its workers notice their master is gone and exit
-    const logged = await finishedInLog(metaPath, 'ts-kill');
-    assert.ok(logged.size >= killedAt.size);
+    await using log = new SqliteJobEventLog({ path: metaPath });
+    const logged = await finishedInLog(log, 'ts-kill');
     const resumed = await weft(args, dir.path);
     assert.equal(resumed.code, 0, resumed.stderr);
     const summary = JSON.parse(resumed.stdout) as { resumed: boolean; tasksReused: number; attempts: number; tasks: number };
