@@ -248,6 +248,8 @@ export class ServerShuffleMaster implements ShuffleMaster {
    */
   private async recordRegistration(jobId: JobId, partitionId: string, attempt: number, epoch: number | undefined): Promise<void> {
     const cluster = this.cluster!;
+    // the copies of a commit this registration may replace, read first (the registration drops its record)
+    const before = await cluster.index.locations(jobId, partitionId).catch(() => []);
     const outcome = await cluster.index.register({ jobId, partitionId, attempt, epoch });
     if (outcome.status === 'fenced') {
       throw fencedError(`registration of partition ${partitionId}`, { jobId, epoch: epoch ?? 0, newestEpoch: outcome.newestEpoch, partitionId });
@@ -255,12 +257,18 @@ export class ServerShuffleMaster implements ShuffleMaster {
     const replaced = outcome.replaced;
     if (replaced === undefined) return;
     this.logger.debug({ jobId, partitionId, attempt, replacedAttempt: replaced.attempt }, 'registration replaced an older attempt');
-    const url = (await cluster.registry.get(replaced.serverId))?.url;
-    if (url !== undefined) {
+    // every copy of the replaced attempt goes (replicas, moves to spares), or its server would refuse the new attempt's commit
+    const copies = before;
+    const holders = new Set([replaced.serverId, ...copies.filter((c) => c.attempt === replaced.attempt).map((c) => c.serverId)]);
+    if (copies.length > 0 || holders.size > 0) await cluster.index.remove(jobId, partitionId).catch(() => undefined);
+    for (const serverId of holders) {
+      const url = (await cluster.registry.get(serverId))?.url;
+      if (url === undefined) continue;
       await this.client!.release(url, this.tokenOf(jobId), jobId, partitionId).catch((error: unknown) => {
         this.logger.warn({ jobId, partitionId, server: url, error: (error as Error).message }, 'could not release a replaced attempt on its server');
       });
     }
+    for (const copy of copies) if (copy.tiered && copy.objectKey !== replaced.objectKey) await this.tier?.delete(copy.objectKey).catch(() => undefined);
     if (replaced.tiered) await this.tier?.delete(replaced.objectKey).catch(() => undefined);
   }
 
