@@ -87,6 +87,24 @@ describe('weft run --job-id', () => {
     assert.match(newer.stderr, /version 2/);
   });
 
+  it('restarts cleanly, saying why on stderr, when the history does not fit the job (a vertex it does not have)', async () => {
+    const { createHash } = await import('node:crypto');
+    const hash = createHash('sha256').update(await readFile(wordCount)).digest('hex');
+    const output = join(dir.path, 'fallback.txt');
+    const jobArgs = ['--output', output];
+    await using store = new SqliteJobEventLog({ path: metaPath });
+    const log = await store.open({ jobId: 'wc-misfit', owner: 'test' });
+    await log.append({ type: 'job-submitted', data: { name: 'word-count', jobModule: pathToFileURL(wordCount).href, jobModuleHash: hash, args: jobArgs, topology: { vertices: [], edges: [] }, options: null, tasksTotal: 1 } });
+    await log.append({ type: 'vertex-initialized', data: { vertexId: 'no-such-vertex', parallelism: 7 } });
+    await log.close();
+    const run = await weft(['run', wordCount, '--job-id', 'wc-misfit', '--executor', 'inprocess', '--parallelism', '2', ...common, '--', ...jobArgs], dir.path);
+    assert.equal(run.code, 0, run.stderr);
+    assert.match(run.stderr, /could not resume job wc-misfit, so it ran again from the start: .*no-such-vertex/);
+    const summary = JSON.parse(run.stdout) as { resumed: boolean; tasksReused: number; epoch: number };
+    assert.deepEqual([summary.resumed, summary.tasksReused, summary.epoch], [false, 0, 2]);
+    assert.ok((await readFile(output, 'utf8')).length > 0);
+  });
+
   it('runs an unknown id fresh (resumed: false)', async () => {
     const fresh = await weft(['run', wordCount, '--job-id', 'wc-new', '--executor', 'inprocess', ...common, '--', '--output', join(dir.path, 'wc.txt')], dir.path);
     assert.equal(fresh.code, 0, fresh.stderr);
