@@ -27,7 +27,7 @@ export interface RecoveryPlan {
   readonly attempts: Int32Array;
   /** Descriptors of the kept tasks' partitions the listing found (partition index → descriptor). */
   readonly descriptors: ReadonlyMap<number, ShuffleDescriptor>;
-  /** Tasks an earlier run finished that run again (they get a `tasks-reset`). */
+  /** Tasks an earlier run logged finished that run again (they get a `tasks-reset`), ascending. */
   readonly reset: readonly number[];
   /** Listed partitions no kept task owns: the dead run's garbage, to release. */
   readonly garbage: readonly StoredPartition[];
@@ -65,9 +65,11 @@ export function planRecovery(request: RecoveryPlanRequest): RecoveryPlan {
     attempts[v] = attempt + 1;
   }
   const finished = new Map<number, TaskResult>();
+  const loggedFinished: number[] = [];
   for (const [task, logged] of replayed.finished) {
     const v = topology.indexOfExecutionVertex(task);
     if (v < 0) throw bad(`it names task ${task}, which the job does not have`);
+    loggedFinished.push(v);
     if (logged.sinks === undefined) continue;
     const sinks: readonly SinkOutput[] = logged.sinks;
     const outputsThere = sinks.every((s) => s.kind !== 'text-file' || replayed.publishedSinks.has(s.sink) || sinkFileExists(s.file));
@@ -118,13 +120,12 @@ export function planRecovery(request: RecoveryPlanRequest): RecoveryPlan {
   const reset: number[] = [];
   for (let v = 0; v < n; v++) {
     const result = finished.get(v);
-    if (result === undefined) continue;
-    if (rerun[regions.regionOf[v] as number] === 1) reset.push(v);
-    else {
-      kept.set(v, result);
-      attempts[v] = attemptOfResult(result);
-    }
+    if (result === undefined || rerun[regions.regionOf[v] as number] === 1) continue;
+    kept.set(v, result);
+    attempts[v] = attemptOfResult(result);
   }
+  // every logged finish that no longer counts (its region runs again, or its sink's part file is gone)
+  for (const v of loggedFinished.sort((x, y) => x - y)) if (!kept.has(v)) reset.push(v);
   const descriptors = new Map<number, ShuffleDescriptor>();
   for (const v of kept.keys()) {
     for (const p of blockingOutputsOf(topology, v)) {
