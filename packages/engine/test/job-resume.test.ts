@@ -73,4 +73,28 @@ describe('a job resumed from its event log, in process', () => {
       await assert.rejects(runJob(base), (e: { code?: string }) => e.code === 'WEFT_ERR_RESUME_REFUSED');
     });
   });
+
+  it('fails the job loudly when an append is refused (a newer epoch took the job over): nothing is published', async () => {
+    await withDir(async (dir) => {
+      const eventLog = testingJobEventLog();
+      const open = eventLog.open.bind(eventLog);
+      eventLog.open = async (request) => {
+        const log = await open(request);
+        return {
+          ...log,
+          history: log.history,
+          append: async (event) => {
+            if (event.type === 'task-finished') throw Object.assign(new Error('epoch 1 was fenced by epoch 2'), { code: 'WEFT_ERR_FENCED' });
+            return log.append(event);
+          },
+        };
+      };
+      const result = await runJob({ job, cwd: dir, parallelism: 2, jobId: 'r3', exchangeMode: 'ALL_EDGES_BLOCKING', shuffle: { pipelined: testingNoShuffleFactory(), blocking: testingRecordingBlockingShuffle() }, eventLog });
+      assert.equal(result.status, 'failed');
+      assert.equal(result.error?.code, 'WEFT_ERR_JOB_FAILED');
+      assert.equal((result.error?.cause as { code?: string }).code, 'WEFT_ERR_EVENT_LOG');
+      assert.match(result.error?.message ?? '', /epoch 1 was fenced/);
+      await assert.rejects(readFile(join(dir, 'out.txt')), /ENOENT/);
+    });
+  });
 });
