@@ -33,6 +33,8 @@ function result(overrides: Partial<JobResult> = {}): JobResult {
     workerPids: [101, 102],
     topology: { vertices: [{ id: 'read', parallelism: 2 }, { id: 'count', parallelism: 2 }], edges: [{ id: 'read->count', source: 'read', target: 'count', distribution: 'ALL_TO_ALL', partitionType: 'BLOCKING' }] },
     failoverStrategy: 'region',
+    resumed: false,
+    tasksReused: 0,
     restartStrategy: 'NoRestartBackoffTimeStrategy',
     regions: 4,
     tasks: 4,

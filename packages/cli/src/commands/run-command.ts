@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { EngineError, EXCHANGE_MODES, type ExchangeMode, isExchangeMode, type JobResult, loadJob, type PrestartedWorkers, prestartWorkers, type RestartStrategyOptions, runJob } from '@weft/engine';
+import { EngineError, EXCHANGE_MODES, type JobEventLog, type ExchangeMode, isExchangeMode, type JobResult, loadJob, type PrestartedWorkers, prestartWorkers, type RestartStrategyOptions, runJob } from '@weft/engine';
 import type { ShuffleServiceFactory } from '@weft/shuffle-api';
 import type { ShuffleServerServiceFactory } from '@weft/shuffle-remote/client';
 import { type CliIo, type Command, ExitCode } from '../command.js';
@@ -22,7 +22,7 @@ const FAULT_RESTART_DELAY_MS = 100;
 
 const USAGE = `Usage: weft run <job module> [--parallelism N] [--store URL] [--meta URL] [--shuffle-servers URL [--shuffle-replicas N]] [--executor inprocess|workers]
                 [--workers N] [--slots N] [--exchange-mode MODE] [--restart-strategy S ...]
-                [--failover-strategy F] [--inject-faults SPEC] [--plan-only] [--json] [-- job args...]
+                [--failover-strategy F] [--inject-faults SPEC] [--job-id ID] [--plan-only] [--json] [-- job args...]
 
 Runs a batch job: a .ts or .js module whose default export is defineJob((ctx) => ...). Its pipelined
 regions are scheduled as their blocking inputs finish; pipelined exchanges go through the in-memory
@@ -50,6 +50,11 @@ Options:
                             (default: the job's own, else ALL_EDGES_BLOCKING)
   --no-release-during-job   keep every blocking partition until the job ends (default: a result's
                             partitions are released as soon as every region reading them finished)
+  --job-id ID               name the run (default: a fresh random id). Every run's events go to the job
+                            event log in the --meta store (with --shuffle-servers: the servers' Redis);
+                            when it holds an unfinished run of ID, the same command resumes it: tasks
+                            that finished and whose partitions still exist are not run again. A
+                            finished ID, another job module or other job arguments are refused (exit 2)
   --json                    print a machine-readable summary on stdout (with every failover)
   --plan-only               print the job's topology (docs/DESIGN.md contract 1: what \`weft plan\` reads;
                             one line with --json) and exit without running it
@@ -144,6 +149,17 @@ async function serverShuffle(registry: Setting, tier: Setting | undefined, repli
   }
 }
 
+/** The job event log in the store named by `where` (--meta, or the shuffle servers' Redis). */
+async function openEventLog(where: Setting): Promise<JobEventLog> {
+  const { createJobEventLog } = await import('@weft/job-store');
+  try {
+    return await createJobEventLog(where.value, { setting: where.source });
+  } catch (error) {
+    if (!isShuffleConfigError(error)) throw error;
+    throw usageError('run', `${where.source}: ${(error as Error).message}`, error);
+  }
+}
+
 /**
  * A TypeScript job module in a process started without tsx (the built CLI): register tsx's loader
  * here, as the workers get it through their exec arguments.
@@ -197,6 +213,7 @@ export const runCommand: Command = {
       'plan-only': { type: 'boolean' },
       'no-release-during-job': { type: 'boolean' },
       json: { type: 'boolean' },
+      'job-id': { type: 'string' },
     });
     if (positionals.length === 0) throw usageError('run', 'missing <job module>');
     if (positionals.length > 1) throw usageError('run', `expected one job module, got ${positionals.length}: ${positionals.join(' ')} (job arguments go after --)`);
@@ -262,6 +279,17 @@ export const runCommand: Command = {
       throw error;
     }
 
+    const jobId = values['job-id'];
+    if (jobId !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(jobId)) throw usageError('run', `--job-id must be 1 to 128 letters, digits, '.', '_' or '-' (starting with a letter or digit), got ${JSON.stringify(jobId)}`);
+    // the job event log lives in the metadata store the run uses: --meta, or the servers' Redis
+    let eventLog: JobEventLog;
+    try {
+      eventLog = await openEventLog(servers ?? meta);
+    } catch (error) {
+      await prestarted?.close();
+      await harness?.close();
+      throw error;
+    }
     const tty = (io.stderr as { isTTY?: boolean }).isTTY === true;
     let shown = false;
     let result: JobResult;
@@ -269,6 +297,8 @@ export const runCommand: Command = {
       result = await runJob({
         job: jobPath,
         args: rest,
+        ...(jobId === undefined ? {} : { jobId }),
+        eventLog,
         ...(parallelism === undefined ? {} : { parallelism }),
         executor,
         ...(workers === undefined ? {} : { workers }),
@@ -306,7 +336,9 @@ export const runCommand: Command = {
     } finally {
       if (shown) io.stderr.write('\r\x1b[K');
       await harness?.close(); // continues any shuffle server it stopped
+      await eventLog.close().catch(() => {});
     }
+    if (result.resumeFallback !== undefined) io.stderr.write(`weft run: could not resume job ${result.jobId}, so it ran again from the start: ${result.resumeFallback}\n`);
 
     const faults = harness === undefined ? '' : formatFaultReport(harness);
     const replication = serverFactory?.replication();

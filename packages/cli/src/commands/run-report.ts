@@ -50,6 +50,7 @@ export function formatRunSummary(result: JobResult): string {
   lines.push(
     `Job ${result.name} ${result.status} in ${formatDuration(result.durationMs)} (parallelism ${result.parallelism}, ${executor}, ${result.exchangeMode})`,
     `  ${plural(result.tasks, 'task')} in ${plural(result.regions, 'pipelined region')}; ${plural(result.attempts, 'attempt')} deployed${result.restarts > 0 ? `, ${plural(result.restarts, 'restart')}` : ''}`,
+    ...(result.resumed ? [`  resumed run of ${result.jobId}: ${plural(result.tasksReused, 'task')} reused`] : []),
     `  read ${formatCount(result.recordsRead)} records; shuffled ${formatCount(result.recordsShuffled)} records, ${formatBytes(result.bytesShuffled)}`,
   );
   if (result.partitionsReleasedDuringJob > 0) {
@@ -153,6 +154,10 @@ export function runSummaryJson(result: JobResult, extra: Record<string, unknown>
     regions: result.regions,
     tasks: result.tasks,
     attempts: result.attempts,
+    resumed: result.resumed,
+    tasksReused: result.tasksReused,
+    ...(result.resumeFallback === undefined ? {} : { resumeFallback: result.resumeFallback }),
+    ...(result.epoch === undefined ? {} : { epoch: result.epoch }),
     failures: result.failures,
     restarts: result.restarts,
     failoverStrategy: result.failoverStrategy,

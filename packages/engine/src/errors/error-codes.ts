@@ -46,6 +46,8 @@ export const EngineErrorCode = {
    * or a corrupt log (carries `jobId`).
    */
   EVENT_LOG: 'WEFT_ERR_EVENT_LOG',
+  /** `--job-id` names a run that cannot be resumed: it finished, or another job module or other job arguments were given. Carries `jobId`, `field`. */
+  RESUME_REFUSED: 'WEFT_ERR_RESUME_REFUSED',
 } as const;
 
 export type EngineErrorCode = (typeof EngineErrorCode)[keyof typeof EngineErrorCode];

@@ -26,6 +26,8 @@ export interface DeploymentBuilderOptions {
   readonly attempts: TaskAttempts;
   /** Plants faults in task deployments. */
   readonly faults?: FaultInjector;
+  /** The job master's lease epoch (its job event log's), carried by every partition registration. @defaultValue none */
+  readonly epoch?: number | undefined;
 }
 
 /**
@@ -44,6 +46,7 @@ export class DeploymentBuilder {
   private readonly blockingMaster: ShuffleMaster;
   private readonly attempts: TaskAttempts;
   private readonly faults: FaultInjector | undefined;
+  private readonly epoch: number | undefined;
 
   constructor(options: DeploymentBuilderOptions) {
     this.topology = options.topology;
@@ -52,6 +55,7 @@ export class DeploymentBuilder {
     this.blockingMaster = options.blockingMaster;
     this.attempts = options.attempts;
     this.faults = options.faults;
+    this.epoch = options.epoch;
     this.#descriptors = new Array<ShuffleDescriptor | undefined>(options.topology.partitionCount);
     options.plan.vertices.forEach((v) => this.#planVertexOf.set(v.id, v.index));
     options.plan.edges.forEach((e) => this.#planEdgeOf.set(e.id, e));
@@ -62,6 +66,11 @@ export class DeploymentBuilder {
     const descriptor = this.#descriptors[partition];
     this.#descriptors[partition] = undefined;
     return descriptor;
+  }
+
+  /** A resumed run: partition `partition` of a kept task is readable through `descriptor` (from the ShuffleMaster's listing). */
+  restoreDescriptor(partition: number, descriptor: ShuffleDescriptor): void {
+    this.#descriptors[partition] = descriptor;
   }
 
   async build(region: number, executor: TaskExecutorId): Promise<RegionDeployment> {
@@ -110,7 +119,7 @@ export class DeploymentBuilder {
         out.push({ edgeIndex: planned.index, edgeId: edge.id, pipelined: true, partition, producer });
         continue;
       }
-      const descriptor = await this.blockingMaster.registerPartitionWithProducer({ jobId: this.jobId, partition, producer });
+      const descriptor = await this.blockingMaster.registerPartitionWithProducer({ jobId: this.jobId, partition, producer, ...(this.epoch === undefined ? {} : { epoch: this.epoch }) });
       this.#descriptors[edge.firstPartition + subtask] = descriptor;
       out.push({ edgeIndex: planned.index, edgeId: edge.id, pipelined: false, partition, producer, descriptor });
     }

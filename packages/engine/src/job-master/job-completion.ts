@@ -11,6 +11,8 @@ export interface JobCompletionOptions {
   readonly jobName: string;
   /** The text sinks' per-attempt directories. */
   readonly sinkTempDirs: readonly string[];
+  /** Sinks an earlier run of a resumed job published (sink → path): they stay published, not published again. */
+  readonly publishedSinks: ReadonlyMap<string, string>;
   readonly events: JobEventEmitter;
   /** Read only: the finished attempts' results (their sinks), and the counts the outcome reports. */
   readonly attempts: TaskAttempts;
@@ -45,13 +47,16 @@ export class JobCompletion {
 
   /** Every task finished: the sinks are published, then the job finishes — unless publishing, or storing an event, failed. */
   async succeeded(): Promise<void> {
-    const { events, attempts, sinkTempDirs } = this.#options;
+    const { events, attempts, sinkTempDirs, publishedSinks } = this.#options;
     let published: PublishedSinks;
     try {
+      const outputs = attempts.results.flatMap((r) => (r === undefined ? [] : r.sinks));
       published = await publishSinks(
-        attempts.results.flatMap((r) => (r === undefined ? [] : r.sinks)),
+        outputs.filter((o) => o.kind !== 'text-file' || !publishedSinks.has(o.sink)),
         sinkTempDirs,
       );
+      const earlier = [...publishedSinks].map(([sink, path]) => ({ sink, path, parts: outputs.filter((o) => o.kind === 'text-file' && o.sink === sink).length }));
+      if (earlier.length > 0) published = { ...published, files: [...earlier, ...published.files] };
     } catch (error) {
       this.#end({ error: this.jobFailed(error as Error), aborted: false }, NOTHING_PUBLISHED);
       return;

@@ -1,6 +1,7 @@
 import type { ExchangeMode } from '../api/exchange-mode.js';
 import type { FailoverStrategyName } from '../failover/failover-strategy.js';
 import type { RestartStrategyOptions } from '../restart/restart-backoff-time-strategy.js';
+import type { SinkOutput } from '../operators/stream-operator.js';
 import type { TaskMetrics } from '../runtime/task-deployment.js';
 import type { JobTopology } from '../topology/job-topology.js';
 import type { FailoverRecord } from './failover-record.js';
@@ -67,6 +68,9 @@ export type JobEvent =
         /** The blocking result partitions the attempt committed, with the framed bytes it wrote to each. */
         readonly partitions: readonly { readonly partitionId: string; readonly bytes?: number }[];
         readonly metrics: TaskMetrics;
+        /** What the attempt's sinks wrote (text-sink part files, collected values): what publishing a resumed run needs. */
+        readonly sinks: readonly SinkOutput[];
+        readonly durationMs: number;
       };
     }
   | { readonly type: 'tasks-reset'; readonly data: { readonly tasks: readonly string[]; readonly reason: string } }

@@ -9,6 +9,7 @@ import type { ExecutorSlots } from './executor-slots.js';
 import type { FailoverRecord } from './failover-record.js';
 import type { JobEventListener, JobSubmittedOptions } from './job-events.js';
 import type { JobOutcome } from './job-outcome.js';
+import type { RecoveryPlan } from './recovery-plan.js';
 
 /** What `job-submitted` says besides the plan: the module, its hash, the arguments and the run options. */
 export interface JobSubmission {
@@ -45,6 +46,10 @@ export interface JobSchedulerOptions {
   readonly submission?: JobSubmission | undefined;
   /** The text sinks' per-attempt directories, published from (or discarded) at the job's end. @defaultValue [] */
   readonly sinkTempDirs?: readonly string[] | undefined;
+  /** The job master's lease epoch, carried by every partition registration. @defaultValue none (no fencing by epoch) */
+  readonly epoch?: number | undefined;
+  /** A resumed run: what it keeps of earlier runs (planRecovery). @defaultValue a fresh run */
+  readonly recovery?: RecoveryPlan | undefined;
 }
 
 /** How the job ended, as the scheduler knows it (the job master adds the executors it lost). */

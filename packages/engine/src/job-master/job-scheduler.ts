@@ -17,6 +17,7 @@ import { RegionDependencies } from './region-dependencies.js';
 import { RegionDeployer } from './region-deployer.js';
 import { RegionRestarts } from './region-restarts.js';
 import { RegionState, RegionStates } from './region-states.js';
+import type { RecoveryPlan } from './recovery-plan.js';
 import { taskFinishedEvent } from './task-finished-event.js';
 import { TaskAttempts } from './task-attempts.js';
 
@@ -93,7 +94,7 @@ export class JobScheduler {
         rescheduled: (restarted) => this.#rescheduled(restarted),
       },
     });
-    this.#completion = new JobCompletion({ jobName: plan.name, sinkTempDirs: options.sinkTempDirs ?? [], events: this.#events, attempts: this.#attempts, restarts: this.#restarts, releases: this.#releases });
+    this.#completion = new JobCompletion({ jobName: plan.name, sinkTempDirs: options.sinkTempDirs ?? [], publishedSinks: options.recovery?.publishedSinks ?? new Map(), events: this.#events, attempts: this.#attempts, restarts: this.#restarts, releases: this.#releases });
   }
 
   /** Whether the job runs (not failing, publishing or done): only then are regions scheduled, restarted, executors replaced. */
@@ -143,9 +144,51 @@ export class JobScheduler {
     const submission = this.#options.submission ?? { jobModule: null, jobModuleHash: null, args: [], options: null };
     this.#emit({ type: 'job-submitted', data: { name: plan.name, ...submission, topology: topology.topology, tasksTotal: topology.executionVertexCount } });
     for (const vertex of topology.vertices) this.#emit({ type: 'vertex-initialized', data: { vertexId: vertex.id, parallelism: vertex.parallelism } });
-    this.#states.start();
+    const recovery = this.#options.recovery;
+    if (recovery === undefined) this.#states.start();
+    else if (this.#resume(recovery)) return this.#completion.outcome;
     this.schedule();
     return this.#completion.outcome;
+  }
+
+  /**
+   * A resumed run starts where the earlier ones left off (RecoveryPlan): kept tasks stay finished with
+   * their attempts (their partitions readable through the listed descriptors), the finished tasks that
+   * run again get a `tasks-reset`, and every other task starts at an attempt above every logged one.
+   * Regions whose tasks are all kept stay finished. True when nothing is left to run (the sinks are
+   * being published).
+   */
+  #resume(recovery: RecoveryPlan): boolean {
+    const { topology, regions } = this.#options;
+    for (let v = 0; v < topology.executionVertexCount; v++) this.#attempts.restore(v, recovery.attempts[v] as number, recovery.kept.get(v));
+    for (const [p, descriptor] of recovery.descriptors) {
+      this.#builder.restoreDescriptor(p, descriptor);
+      this.#partitions.markDone(p);
+    }
+    for (const v of recovery.kept.keys()) {
+      for (const p of blockingOutputsOf(topology, v)) {
+        if (recovery.descriptors.has(p)) continue;
+        // gone (released once every reader finished): lost to a later failover, which re-runs its producer
+        this.#partitions.markDone(p);
+        this.#partitions.markReleased(p);
+      }
+    }
+    if (recovery.reset.length > 0) {
+      this.#emit({ type: 'tasks-reset', data: { tasks: recovery.reset.map((v) => topology.executionVertexId(v)), reason: 'resumed: their region runs again (an unfinished task, or a partition it needs is missing)' } });
+    }
+    const keptRegion = (r: number): boolean => Array.from(regions.membersOf(r)).every((v) => recovery.kept.has(v));
+    this.#states.start({ isFinished: keptRegion, isDone: (p) => this.#partitions.isDone(p) });
+    for (let r = 0; r < this.#states.count; r++) {
+      if (this.#states.stateOf(r) !== FINISHED) continue;
+      const released = this.#releases.regionFinished(r);
+      for (const p of released) this.#partitions.markReleased(p);
+      if (released.length > 0) this.#emit({ type: 'partitions-released', data: { partitionIds: released.map((p) => topology.resultPartitionId(p)) } });
+    }
+    if (this.#states.finished === this.#states.count) {
+      this.#publishSinks();
+      return true;
+    }
+    return false;
   }
 
   /** Deploys ready regions while executors have free slots. */

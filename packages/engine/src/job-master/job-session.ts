@@ -54,6 +54,7 @@ export class JobSession {
   readonly #executors: TaskExecutor[] = [];
   #poolOptions: WorkerPoolOptions | undefined;
   #replaced = 0;
+  #shuffleStarted: Promise<void> | undefined;
 
   constructor(options: JobSessionOptions) {
     this.#options = options;
@@ -70,16 +71,25 @@ export class JobSession {
    * take the longest), reporting to `listener`; rejects when either fails (what started is closed by `close`).
    */
   async start(listener: TaskExecutorListener): Promise<readonly TaskExecutor[]> {
-    const { jobId } = this.#options;
-    const startMaster = (async () => {
-      await this.blockingMaster.start();
-      await this.blockingMaster.registerJob({ jobId });
-    })();
+    const startMaster = this.startShuffle();
     const [masterStarted, executorsStarted] = await Promise.allSettled([startMaster, this.#startExecutors(listener)]);
     if (executorsStarted.status === 'fulfilled') this.#executors.push(...executorsStarted.value);
     if (masterStarted.status === 'rejected') throw masterStarted.reason;
     if (executorsStarted.status === 'rejected') throw executorsStarted.reason;
     return [...this.#executors];
+  }
+
+  /**
+   * Starts the blocking master and registers the job with it, once (memoized): `start` does it too; a
+   * resumed run calls it first, to ask the master which partitions exist before its job master is built.
+   */
+  startShuffle(): Promise<void> {
+    const { jobId } = this.#options;
+    this.#shuffleStarted ??= (async () => {
+      await this.blockingMaster.start();
+      await this.blockingMaster.registerJob({ jobId });
+    })();
+    return this.#shuffleStarted;
   }
 
   /** Starts a worker in place of a lost one; undefined where lost executors are not replaced (in process, or turned off). */

@@ -68,11 +68,21 @@ export class RegionStates {
     this.#logger.debug({ region, from: NAMES[from], to: NAMES[state] }, `${NAMES[from]} -> ${NAMES[state]}`);
   }
 
-  /** The job starts: regions that wait for no partition are ready. */
-  start(): void {
+  /**
+   * The job starts: regions that wait for no partition are ready. A resumed run passes the regions an
+   * earlier run finished (they stay finished) and the partitions it kept (`isDone`: not waited for).
+   */
+  start(resumed?: { readonly isFinished: (region: number) => boolean; readonly isDone: (partition: number) => boolean }): void {
     for (let r = 0; r < this.count; r++) {
-      this.pending[r] = (this.#dependencies.inputsOf[r] as Int32Array).length;
-      if (this.pending[r] === 0) this.setReady(r);
+      if (resumed?.isFinished(r) === true) {
+        this.set(r, RegionState.FINISHED);
+        this.finished++;
+        continue;
+      }
+      let pending = 0;
+      for (const p of this.#dependencies.inputsOf[r] as Int32Array) if (resumed === undefined || !resumed.isDone(p)) pending++;
+      this.pending[r] = pending;
+      if (pending === 0) this.setReady(r);
     }
   }
 

@@ -24,6 +24,8 @@ import type { JobEventListener } from './job-events.js';
 import type { JobSubmission } from './job-scheduler-options.js';
 import { type JobShuffleServices, JobSession } from './job-session.js';
 import { textSinkTempDirs } from './sink-publisher.js';
+import type { JobEventLog } from '../event-log/job-event-log.js';
+import { jobLogListener, type OpenedJobLog, openJobLog, prepareResume, type ResumeDecision } from './job-resume.js';
 
 export type { JobShuffleServices } from './job-session.js';
 
@@ -99,6 +101,16 @@ export interface RunJobOptions {
    * cause). @defaultValue none
    */
   readonly eventListener?: JobEventListener;
+  /**
+   * The durable job event log (docs/DESIGN.md contract 7; the CLI's `--meta` store). The job's log is
+   * opened — its lease taken, whose epoch every partition registration carries — before anything is
+   * registered, and every event is appended (a task counts as finished once its append is durable; a
+   * failed or fenced append fails the job). When it holds an unfinished run of `jobId`, the run resumes
+   * it: finished tasks whose partitions still exist are not run again. A finished run, or one submitted
+   * with another job module or other arguments, is refused (`WEFT_ERR_RESUME_REFUSED`). The caller owns
+   * it (runJob never closes it). @defaultValue none: nothing is logged, nothing resumed
+   */
+  readonly eventLog?: JobEventLog;
 }
 
 /** How a job ended, with what it produced and moved. */
@@ -143,6 +155,14 @@ export interface JobResult {
   readonly outputs: readonly { readonly sink: string; readonly path: string; readonly parts: number }[];
   /** Values of `collect(name)` sinks, subtask by subtask (empty when the job failed). */
   readonly collected: Readonly<Record<string, unknown[]>>;
+  /** Whether this run resumed an earlier run of its job id (RunJobOptions.eventLog). */
+  readonly resumed: boolean;
+  /** Tasks an earlier run finished that this one did not run again (`attempts` counts only this run's). */
+  readonly tasksReused: number;
+  /** Why an earlier run of the job id could not be resumed, when it restarted cleanly instead. */
+  readonly resumeFallback?: string;
+  /** The lease epoch this run held in the event log (absent without one). */
+  readonly epoch?: number;
 }
 
 function newJobId(): string {
@@ -185,6 +205,8 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   if (typeof releasePartitionsDuringJob !== 'boolean') throw invalidEngineArgument('releasePartitionsDuringJob', `expected a boolean, got ${JSON.stringify(releasePartitionsDuringJob)}`);
   const eventListener = options.eventListener;
   if (eventListener !== undefined && typeof eventListener?.onJobEvent !== 'function') throw invalidEngineArgument('eventListener', 'expected an object with an onJobEvent(event) method');
+  const eventLog = options.eventLog;
+  if (eventLog !== undefined && (typeof eventLog?.open !== 'function' || typeof eventLog.readRun !== 'function')) throw invalidEngineArgument('eventLog', 'expected a JobEventLog (open, readRun, …)');
   const serializerName = options.serializer ?? 'default';
   let serializer = resolveSerializer(serializerName);
   if (options.shuffle?.pipelined === undefined || options.shuffle.blocking === undefined) {
@@ -220,7 +242,12 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
     },
   };
 
-  const session = new JobSession({
+  // the lease first: nothing is registered before this run's epoch exists
+  const opened: OpenedJobLog | undefined = eventLog === undefined ? undefined : await openJobLog({ eventLog, jobId: id, submission });
+  const sinkTempDirs = textSinkTempDirs(loaded.plan, cwd, id);
+  let session: JobSession;
+  try {
+    session = new JobSession({
     jobId: id,
     loaded,
     args,
@@ -238,9 +265,20 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
     heartbeatIntervalMs: options.heartbeatIntervalMs,
     heartbeatTimeoutMs: options.heartbeatTimeoutMs,
   });
+  } catch (error) {
+    await opened?.log.close().catch(() => {});
+    throw error;
+  }
   let progressTimer: ReturnType<typeof setInterval> | undefined;
   let onAbort: (() => void) | undefined;
+  let resume: ResumeDecision = { plan: undefined, fallback: undefined };
   try {
+    if (opened !== undefined && (opened.replayed !== undefined || opened.problem !== undefined)) {
+      await session.startShuffle();
+      resume = await prepareResume({ jobId: id, opened, topology, regions, failover, blockingMaster: session.blockingMaster, sinkTempDirs, logger });
+    }
+    const recovery = resume.plan;
+    const listener = opened === undefined ? eventListener : jobLogListener(opened.log, eventListener);
     const replaceExecutor = session.replaceExecutor;
     const jobMaster = new JobMaster({
       jobId: id,
@@ -253,8 +291,10 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       logger,
       releasePartitionsDuringJob,
       submission,
-      sinkTempDirs: textSinkTempDirs(loaded.plan, cwd, id),
-      ...(eventListener === undefined ? {} : { eventListener }),
+      sinkTempDirs,
+      ...(listener === undefined ? {} : { eventListener: listener }),
+      ...(opened === undefined ? {} : { epoch: opened.log.epoch }),
+      ...(recovery === undefined ? {} : { recovery }),
       ...(faults === undefined ? {} : { faults }),
       ...(options.cancelTimeoutMs === undefined ? {} : { cancelTimeoutMs: options.cancelTimeoutMs }),
       ...(options.onFailover === undefined ? {} : { onFailover: options.onFailover }),
@@ -305,11 +345,16 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       bytesReleasedDuringJob: outcome.bytesReleasedDuringJob,
       outputs: outcome.published.files,
       collected: outcome.published.collected,
+      resumed: resume.fallback === undefined && recovery !== undefined,
+      tasksReused: recovery === undefined ? 0 : [...recovery.kept.keys()].filter((v) => outcome.attempts[v] === recovery.attempts[v]).length,
+      ...(resume.fallback === undefined ? {} : { resumeFallback: resume.fallback }),
+      ...(opened === undefined ? {} : { epoch: opened.log.epoch }),
     };
   } finally {
     if (progressTimer !== undefined) clearInterval(progressTimer);
     if (onAbort !== undefined) options.signal?.removeEventListener('abort', onAbort);
     await session.close(() => master?.releasesSettled() ?? Promise.resolve());
+    await opened?.log.close().catch((error: unknown) => logger.warn({ jobId: id, error: (error as Error).message }, 'closing the job event log failed'));
   }
 }
 

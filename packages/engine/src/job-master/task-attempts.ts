@@ -96,6 +96,15 @@ export class TaskAttempts {
     this.#finished++;
   }
 
+  /**
+   * A resumed run: `v` starts at attempt `attempt`, finished with `result` when an earlier run's finished
+   * attempt is kept (it counts as finished, not as deployed by this run).
+   */
+  restore(v: number, attempt: number, result: TaskResult | undefined): void {
+    this.#numbers[v] = attempt;
+    if (result !== undefined) this.finish(v, result);
+  }
+
   /** Starts `v`'s next attempt: nothing of the current one counts any more. */
   reset(v: number): void {
     if (this.#done[v] === 1) this.#finished--;

@@ -15,7 +15,8 @@ export interface TaskFinishedEventRequest {
 
 /**
  * The `task-finished` event of a finished attempt: the blocking partitions it committed (its
- * non-pipelined outputs), each with the framed bytes the task's metrics say it wrote there, and its metrics.
+ * non-pipelined outputs), each with the framed bytes the task's metrics say it wrote there, its metrics,
+ * and what its sinks wrote (a resumed run publishes from them).
  */
 export function taskFinishedEvent(request: TaskFinishedEventRequest): JobEventOf<'task-finished'> {
   const { plan, topology, v, attempt, result } = request;
@@ -25,5 +26,5 @@ export function taskFinishedEvent(request: TaskFinishedEventRequest): JobEventOf
     const bytes = result.metrics.outputs.find((o) => o.edgeIndex === planEdge)?.bytes;
     return { partitionId: topology.resultPartitionId(p), ...(bytes === undefined ? {} : { bytes }) };
   });
-  return { type: 'task-finished', data: { executionVertexId: topology.executionVertexId(v), attempt, partitions, metrics: result.metrics } };
+  return { type: 'task-finished', data: { executionVertexId: topology.executionVertexId(v), attempt, partitions, metrics: result.metrics, sinks: result.sinks, durationMs: result.durationMs } };
 }

@@ -49,6 +49,8 @@ export function testingRecordingBlockingShuffle(): ShuffleServiceFactory & {
   const records: ShuffleRecord[] = [];
   const partitions = new Map<string, StoredPartition>();
   const released = new Set<string>();
+  /** The newest registration of each partition id (what listPartitions answers for, once finished). */
+  const registered = new Map<string, ShuffleDescriptor>();
   const keyOf = (d: ShuffleDescriptor): string => `${d.partition.partitionId}@${d.producer.attempt}`;
   const partitionOf = (d: ShuffleDescriptor): StoredPartition => {
     const key = keyOf(d);
@@ -66,14 +68,25 @@ export function testingRecordingBlockingShuffle(): ShuffleServiceFactory & {
     close: async () => {},
     registerJob: async () => {},
     unregisterJob: async () => {},
-    registerPartitionWithProducer: async (request) => ({ shuffleServiceId: SERVICE_ID, jobId: request.jobId, partition: request.partition, producer: request.producer, details: null }),
+    registerPartitionWithProducer: async (request) => {
+      const descriptor: ShuffleDescriptor = { shuffleServiceId: SERVICE_ID, jobId: request.jobId, partition: request.partition, producer: request.producer, details: null };
+      registered.set(request.partition.partitionId, descriptor);
+      return descriptor;
+    },
     releasePartitionExternally: async (descriptor) => {
       if (released.has(keyOf(descriptor))) return;
       released.add(keyOf(descriptor));
       partitions.delete(keyOf(descriptor));
       records.push({ kind: 'released', producer: descriptor.producer.producerId, partitionId: descriptor.partition.partitionId });
     },
-    listPartitions: async () => [],
+    // partitions outlive a job (unregisterJob keeps them), so a second job master on this factory sees them
+    listPartitions: async (jobId) =>
+      [...registered.values()]
+        .filter((d) => d.jobId === jobId && partitions.get(keyOf(d))?.finished === true)
+        .map((descriptor) => {
+          const subpartitionBytes = (partitions.get(keyOf(descriptor)) as StoredPartition).subpartitions.map((records) => records.reduce((n, r) => n + r.length, 0));
+          return { descriptor, subpartitionBytes, totalBytes: subpartitionBytes.reduce((a, b) => a + b, 0) };
+        }),
     [Symbol.asyncDispose]: async () => {},
   };
 

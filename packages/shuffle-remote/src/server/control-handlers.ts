@@ -102,6 +102,7 @@ export async function commitLocked(ctx: ServerContext, route: AttemptRoute, desc
   let claim: PendingClaim | undefined;
   if (commitIndex !== undefined) {
     // a replica's commit: the same attempt committed (or being committed) on another server is a copy, not a rival
+    // (either checks the partition's registration: another attempt or a newer epoch registered refuses it)
     const outcome = replica ? await commitIndex.addCopy(record) : await commitIndex.claim(record, ctx.claimant);
     if (outcome.status === 'conflict') {
       await store.dropUpload(upload); // its S3 copy too

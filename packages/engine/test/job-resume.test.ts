@@ -1,0 +1,100 @@
+// A job resumed in process (RunJobOptions.eventLog): a second runJob of the same job id on the same
+// shuffle keeps what the first finished and whose partitions exist, and runs the rest.
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { defineJob, type RunJobOptions, runJob } from '@weft/engine';
+import { testingNoShuffleFactory } from './support/no-shuffle.js';
+import { testingRecordingBlockingShuffle } from './support/recording-blocking-shuffle.js';
+import { testingJobEventLog } from './support/testing-job-event-log.js';
+
+/** a (2 subtasks) → b (2 subtasks), ALL_TO_ALL BLOCKING: four regions, one task each; b writes a text file. */
+const job = defineJob(
+  (ctx) => {
+    ctx
+      .range(0, 20, { name: 'a', parallelism: 2 })
+      .keyBy((i) => i % 4)
+      .reduce((x, y) => x + y, { name: 'b', parallelism: 2 })
+      .writeText('out.txt', { name: 'out' });
+  },
+  { name: 'resume' },
+);
+
+const EXPECTED_LINES = ['40', '45', '50', '55'];
+
+async function withDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+  const dir = await mkdtemp(join(tmpdir(), 'weft-job-resume-'));
+  try {
+    return await fn(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+async function outputLines(dir: string): Promise<string[]> {
+  return (await readFile(join(dir, 'out.txt'), 'utf8')).split('\n').filter((l) => l !== '').sort();
+}
+
+describe('a job resumed from its event log, in process', () => {
+  it('keeps a#0 and a#1 of a run whose b#1 failed, runs b again (b#0’s part file went with the failed run) and publishes the right output', async () => {
+    await withDir(async (dir) => {
+      const blocking = testingRecordingBlockingShuffle();
+      const eventLog = testingJobEventLog();
+      const base: RunJobOptions = { job, cwd: dir, parallelism: 2, jobId: 'r1', slotsPerExecutor: 1, exchangeMode: 'ALL_EDGES_BLOCKING', shuffle: { pipelined: testingNoShuffleFactory(), blocking }, eventLog };
+      const first = await runJob({ ...base, faults: () => ({ taskFault: (t) => (t.executionVertexId === 'b#1' ? { kind: 'throw', atRecord: 1 } : undefined) }) });
+      assert.equal(first.status, 'failed');
+      const second = await runJob(base);
+      assert.equal(second.status, 'succeeded', String(second.error?.stack));
+      assert.deepEqual([second.resumed, second.tasksReused, second.attempts, second.epoch], [true, 2, 2, 2]);
+      // b#0 and b#1 run as attempts above every logged one (b#1's attempt 0 was deployed, b#0's finished)
+      assert.deepEqual(second.taskAttempts, { 'a#0': 0, 'a#1': 0, 'b#0': 1, 'b#1': 1 });
+      assert.deepEqual(await outputLines(dir), EXPECTED_LINES);
+      const types = (eventLog.events.get('r1') ?? []).filter((e) => e.epoch === 2).map((e) => `${e.type}${e.type === 'tasks-reset' ? ` ${JSON.stringify((e.data as { tasks: string[] }).tasks)}` : ''}`);
+      assert.ok(types.includes('tasks-reset ["b#0"]'), `the finished b#0 that runs again is reset in the log: ${types.join(', ')}`);
+    });
+  });
+
+  it('keeps a published sink published: a run that died after sink-published, before job-finished, only finishes', async () => {
+    await withDir(async (dir) => {
+      const blocking = testingRecordingBlockingShuffle();
+      const eventLog = testingJobEventLog();
+      const base: RunJobOptions = { job, cwd: dir, parallelism: 2, jobId: 'r2', exchangeMode: 'ALL_EDGES_BLOCKING', shuffle: { pipelined: testingNoShuffleFactory(), blocking }, eventLog };
+      const first = await runJob(base);
+      assert.equal(first.status, 'succeeded');
+      const events = eventLog.events.get('r2') as { type: string }[];
+      assert.equal(events.pop()?.type, 'job-finished'); // the master died before it was stored
+      const second = await runJob(base);
+      assert.equal(second.status, 'succeeded', String(second.error?.stack));
+      assert.deepEqual([second.resumed, second.tasksReused, second.attempts], [true, 4, 0]);
+      assert.deepEqual(second.outputs.map((o) => [o.sink, o.path]), [['out', join(dir, 'out.txt')]]);
+      assert.deepEqual(await outputLines(dir), EXPECTED_LINES);
+      await assert.rejects(runJob(base), (e: { code?: string }) => e.code === 'WEFT_ERR_RESUME_REFUSED');
+    });
+  });
+
+  it('fails the job loudly when an append is refused (a newer epoch took the job over): nothing is published', async () => {
+    await withDir(async (dir) => {
+      const eventLog = testingJobEventLog();
+      const open = eventLog.open.bind(eventLog);
+      eventLog.open = async (request) => {
+        const log = await open(request);
+        return {
+          ...log,
+          history: log.history,
+          append: async (event) => {
+            if (event.type === 'task-finished') throw Object.assign(new Error('epoch 1 was fenced by epoch 2'), { code: 'WEFT_ERR_FENCED' });
+            return log.append(event);
+          },
+        };
+      };
+      const result = await runJob({ job, cwd: dir, parallelism: 2, jobId: 'r3', exchangeMode: 'ALL_EDGES_BLOCKING', shuffle: { pipelined: testingNoShuffleFactory(), blocking: testingRecordingBlockingShuffle() }, eventLog });
+      assert.equal(result.status, 'failed');
+      assert.equal(result.error?.code, 'WEFT_ERR_JOB_FAILED');
+      assert.equal((result.error?.cause as { code?: string }).code, 'WEFT_ERR_EVENT_LOG');
+      assert.match(result.error?.message ?? '', /epoch 1 was fenced/);
+      await assert.rejects(readFile(join(dir, 'out.txt')), /ENOENT/);
+    });
+  });
+});
