@@ -133,6 +133,25 @@ describe('shuffle server client', () => {
     assert.equal(fake.requests(), 14, 'seven tries each');
   });
 
+  it('tries a server it just found unreachable once per request, not through every retry', async () => {
+    const fake = await scripted((_req, res) => json(res, 200, { partitions: [] }));
+    const url = fake.url;
+    await fake[Symbol.asyncDispose](); // nothing listens there now: connections are refused
+    const slept: number[] = [];
+    const timers = { random: () => 1, sleep: async (ms: number) => void slept.push(ms) };
+    const c = new ShuffleServerClient(resolveShuffleServerClientOptions({ servers: [url], retryAttempts: 4, retryInitialDelayMs: 10 }), undefined, timers);
+    try {
+      const first = await rejectionOf(c.list(url, 't', 'j'));
+      assert.ok(isShuffleError(first, 'SHF_ERR_STORAGE_UNAVAILABLE') && first.context['unreachable'] === true, String(first));
+      assert.equal(slept.length, 3, 'the first request goes through its four tries');
+      const second = await rejectionOf(c.list(url, 't', 'j'));
+      assert.ok(isShuffleError(second, 'SHF_ERR_STORAGE_UNAVAILABLE') && second.context['unreachable'] === true, String(second));
+      assert.equal(slept.length, 3, 'the next one is tried once: no more waits');
+    } finally {
+      await c.close();
+    }
+  });
+
   it('maps answers that are not from a shuffle server by their HTTP status', async () => {
     await using fake = await scripted((_req, res, n) => {
       if (n === 1) return void res.writeHead(502, { 'content-type': 'text/html' }).end('<html>bad gateway</html>');

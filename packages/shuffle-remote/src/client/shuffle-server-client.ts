@@ -62,6 +62,8 @@ const TIMEOUTS: Record<string, string> = {
 };
 const BROKEN = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'ETIMEDOUT', 'UND_ERR_INFO']);
 const MAX_ERROR_BODY = 64 * 1024;
+/** How long a server found unreachable (after every retry) is tried only once per request. */
+const UNREACHABLE_MEMORY_MS = 5_000;
 
 /** The first `code` in an error's cause chain. */
 function codeOf(error: unknown): string | undefined {
@@ -95,6 +97,8 @@ const SYSTEM_TIMERS: RetryTimers = {
  */
 export class ShuffleServerClient {
   private readonly agent: Agent;
+  /** Server URL → until when (Date.now) a request to it is tried once: it was just found unreachable. */
+  private readonly unreachableUntil = new Map<string, number>();
   private closed = false;
   #closing: Promise<void> | undefined;
 
@@ -298,7 +302,23 @@ export class ShuffleServerClient {
   }
 
   private async send<T>(spec: RequestSpec, handle: (res: Dispatcher.ResponseData) => Promise<T>): Promise<T> {
-    let delay = this.options.retryInitialDelayMs;
+    const delay = this.options.retryInitialDelayMs;
+    // a server this client just found unreachable is tried once, not retried (every reader and writer of
+    // its partitions would otherwise pay the whole backoff before moving on to a copy)
+    const refused = (this.unreachableUntil.get(spec.url) ?? 0) > Date.now();
+    const attempts = refused ? 1 : this.options.retryAttempts;
+    try {
+      const result = await this.sendTries(spec, handle, attempts, delay);
+      if (refused) this.unreachableUntil.delete(spec.url);
+      return result;
+    } catch (error) {
+      if (isShuffleError(error) && error.context['unreachable'] === true) this.unreachableUntil.set(spec.url, Date.now() + UNREACHABLE_MEMORY_MS);
+      throw error;
+    }
+  }
+
+  private async sendTries<T>(spec: RequestSpec, handle: (res: Dispatcher.ResponseData) => Promise<T>, attempts: number, initialDelayMs: number): Promise<T> {
+    let delay = initialDelayMs;
     for (let attempt = 1; ; attempt++) {
       if (this.closed) throw closedError('shuffle server client');
       try {
@@ -315,7 +335,7 @@ export class ShuffleServerClient {
         return await handle(res);
       } catch (raw) {
         const error = this.normalize(raw, spec);
-        if (!error.retryable || !spec.replayable || attempt >= this.options.retryAttempts || this.closed || spec.signal?.aborted === true) throw error;
+        if (!error.retryable || !spec.replayable || attempt >= attempts || this.closed || spec.signal?.aborted === true) throw error;
         const wait = this.timers.random() * delay;
         this.logger.debug({ server: spec.url, path: spec.path, attempt, waitMs: Math.round(wait), error: error.message }, 'retrying a shuffle server request');
         await this.timers.sleep(wait);
