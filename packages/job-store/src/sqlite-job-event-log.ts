@@ -7,7 +7,7 @@ import { decodeHistory, type DecodedHistory, type StoredEntry } from './decode-h
 import { eventLogError, fencedError } from './event-log-errors.js';
 import { FencedJobLog } from './fenced-job-log.js';
 import { type JobEventLogOptions, type ResolvedJobEventLogOptions, resolveJobEventLogOptions } from './job-event-log-options.js';
-import { withRetry } from './retry.js';
+import { type StoreRetry, storeRetry } from './retry.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS weft_job_events (
@@ -56,6 +56,7 @@ export class SqliteJobEventLog implements JobEventLog {
   readonly #logs = new Set<FencedJobLog>();
   #closing = false;
   #closed: Promise<void> | undefined;
+  readonly #retry: StoreRetry;
   /** One append: the epoch check and the insert in one BEGIN IMMEDIATE transaction (`.immediate(...)`). */
   readonly #append: Database.Transaction<(jobId: string, event: LoggedJobEvent, body: string) => AppendOutcome>;
 
@@ -63,6 +64,7 @@ export class SqliteJobEventLog implements JobEventLog {
   constructor(request: { readonly path: string; readonly setting?: string }, options: JobEventLogOptions = {}) {
     this.#options = resolveJobEventLogOptions(options);
     this.description = `sqlite://${request.path}`;
+    this.#retry = storeRetry({ description: this.description, options: this.#options, isTransient: isTransientSqlite, checkOpen: () => this.#checkOpen() });
     try {
       mkdirSync(dirname(request.path), { recursive: true });
       const db = new Database(request.path, { timeout: this.#options.busyTimeoutMs });
@@ -195,19 +197,6 @@ export class SqliteJobEventLog implements JobEventLog {
       return { ok: true, value, at };
     });
     return decodeHistory({ jobId, description: this.description, entries, logger: this.#options.logger });
-  }
-
-  #retry<T>(operation: string, jobId: string | undefined, attempt: () => T, checkOpen: () => void = () => this.#checkOpen()): Promise<T> {
-    return withRetry({
-      operation,
-      ...(jobId === undefined ? {} : { jobId }),
-      description: this.description,
-      timeoutMs: this.#options.retryTimeoutMs,
-      logger: this.#options.logger,
-      isTransient: isTransientSqlite,
-      checkOpen,
-      attempt,
-    });
   }
 
   #checkOpen(): void {
