@@ -12,7 +12,7 @@ import {
 import { closedError, invalidConfig } from '@weft/shuffle-api';
 import { decodeHistory, type DecodedHistory, type StoredEntry } from './decode-history.js';
 import { eventLogError, fencedError } from './event-log-errors.js';
-import { FencedJobLog } from './fenced-job-log.js';
+import { type FencedJobLog, openedJobLog } from './fenced-job-log.js';
 import { type JobEventLogOptions, type ResolvedJobEventLogOptions, resolveJobEventLogOptions } from './job-event-log-options.js';
 import { APPEND_SCRIPT, DROP_TAIL_SCRIPT, OPEN_SCRIPT } from './redis-scripts.js';
 import { type StoreRetry, storeRetry } from './retry.js';
@@ -101,18 +101,17 @@ export class RedisJobEventLog implements JobEventLog {
       const tail = decoded.tornTail;
       await this.#retry('open', jobId, () => DROP_TAIL_SCRIPT.run(this.#redis, [keys.epoch, keys.events], [epoch, tail]));
     }
-    this.#options.logger.info({ jobId, epoch, owner }, `job event log: lease epoch ${epoch - 1} -> ${epoch}`);
-    const log: FencedJobLog = new FencedJobLog({
+    return openedJobLog({
       jobId,
       epoch,
+      owner,
       history: decoded.events,
       clock: this.#options.clock,
+      logger: this.#options.logger,
       writer: { write: (event, checkOpen) => this.#write(jobId, event, checkOpen) },
       checkStoreOpen: () => this.#checkOpen(),
-      onClose: () => this.#logs.delete(log),
+      openLogs: this.#logs,
     });
-    this.#logs.add(log);
-    return log;
   }
 
   async readRun(jobId: string): Promise<readonly LoggedJobEvent[]> {

@@ -5,7 +5,7 @@ import { type JobEventLog, type JobLog, type JobRunRecord, type LoggedJobEvent, 
 import { closedError, invalidConfig } from '@weft/shuffle-api';
 import { decodeHistory, type DecodedHistory, type StoredEntry } from './decode-history.js';
 import { eventLogError, fencedError } from './event-log-errors.js';
-import { FencedJobLog } from './fenced-job-log.js';
+import { type FencedJobLog, openedJobLog } from './fenced-job-log.js';
 import { type JobEventLogOptions, type ResolvedJobEventLogOptions, resolveJobEventLogOptions } from './job-event-log-options.js';
 import { type StoreRetry, storeRetry } from './retry.js';
 
@@ -113,18 +113,17 @@ export class SqliteJobEventLog implements JobEventLog {
         })
         .immediate(),
     );
-    this.#options.logger.info({ jobId, epoch, owner }, `job event log: lease epoch ${epoch - 1} -> ${epoch}`);
-    const log: FencedJobLog = new FencedJobLog({
+    return openedJobLog({
       jobId,
       epoch,
+      owner,
       history,
       clock: this.#options.clock,
+      logger: this.#options.logger,
       writer: { write: (event, checkOpen) => this.#write(jobId, event, checkOpen) },
       checkStoreOpen: () => this.#checkOpen(),
-      onClose: () => this.#logs.delete(log),
+      openLogs: this.#logs,
     });
-    this.#logs.add(log);
-    return log;
   }
 
   async readRun(jobId: string): Promise<readonly LoggedJobEvent[]> {
