@@ -8,10 +8,11 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { type JobId, type ShuffleDescriptor, findShuffleError } from '@weft/shuffle-api';
 import { registerPartition, rejectionOf } from '@weft/shuffle-api/testing';
+import type { ShuffleServerServiceFactory } from '@weft/shuffle-remote/client';
 import { type RedisServer, startRedis } from '@weft/testkit';
 import { eventually } from './helpers/server-objects.js';
 import type { ServerProcess } from './helpers/server-process.js';
-import { readPartition, startServerProcessPool, writePartition } from './helpers/server-process-pool.js';
+import { type ServerProcessPool, readPartition, startServerProcessPool, writePartition } from './helpers/server-process-pool.js';
 
 let redis: RedisServer;
 
@@ -63,33 +64,43 @@ describe('a shuffle server that was down when its job ended', () => {
 
 const serverOf = (d: ShuffleDescriptor): string => (d.details as { serverId: string }).serverId;
 
+const STALE_JOB = 'stale-job';
+const staleSpec = (attempt: number) => ({ jobId: STALE_JOB, resultId: 'r', index: 0, type: 'BLOCKING' as const, subpartitions: 2, attempt });
+
+/**
+ * Attempt 0 of the stale job's partition committed (40 records) on the pool's first server, A; A dies (the
+ * consumer's failure is reported, the producer's partition released, A skipped: the producer re-runs); A
+ * comes back on its directory (same id).
+ */
+async function leaveAttemptZeroOnA(p: ServerProcessPool, master: ReturnType<ShuffleServerServiceFactory['createShuffleMaster']>, factory: ShuffleServerServiceFactory): Promise<void> {
+  const a = p.servers[0]!;
+  // attempt 0 on A, committed (40 records)
+  let d0 = await registerPartition(master, staleSpec(0));
+  for (let i = 0; serverOf(d0) !== a.serverId && i < 20; i++) d0 = await registerPartition(master, staleSpec(0));
+  assert.equal(serverOf(d0), a.serverId);
+  await writePartition(factory, d0, 40);
+  // A dies: the consumer's failure is reported, the producer's partition released (A skipped), the producer re-runs
+  await a.kill('SIGKILL');
+  const error = await rejectionOf(readPartition(factory, d0));
+  assert.ok(findShuffleError(error, 'SHF_ERR_PARTITION_NOT_FOUND'), String(error));
+  await master.reportFailure({ jobId: STALE_JOB as JobId, error });
+  await master.releasePartitionExternally(d0);
+  // A is back on its directory (same id), and taken back
+  await p.start(p.dirs[0]!);
+}
+
 describe('an earlier attempt left on a server that came back', () => {
   it("is never read for a later attempt's descriptor (the reader's fallback to a spare)", async () => {
     await using p = await startServerProcessPool({ redisUrl: redis.url, keyPrefix: `weft-test-stale-${process.pid}:`, count: 2, dirPrefix: 'weft-ss-stale-' });
-    const dirs = p.dirs;
     const [a, b] = p.servers as [ServerProcess, ServerProcess];
     const factory = p.factory({ probeInitialDelayMs: 20, probeMaxDelayMs: 100 });
     const master = factory.createShuffleMaster();
     await master.start();
-    const jobId = 'stale-job';
-    const spec = (attempt: number) => ({ jobId, resultId: 'r', index: 0, type: 'BLOCKING' as const, subpartitions: 2, attempt });
     try {
-      // attempt 0 on A, committed (40 records)
-      let d0 = await registerPartition(master, spec(0));
-      for (let i = 0; serverOf(d0) !== a.serverId && i < 20; i++) d0 = await registerPartition(master, spec(0));
-      assert.equal(serverOf(d0), a.serverId);
-      await writePartition(factory, d0, 40);
-      // A dies: the consumer's failure is reported, the producer's partition released (A skipped), the producer re-runs
-      await a.kill('SIGKILL');
-      const error = await rejectionOf(readPartition(factory, d0));
-      assert.ok(findShuffleError(error, 'SHF_ERR_PARTITION_NOT_FOUND'), String(error));
-      await master.reportFailure({ jobId: jobId as JobId, error });
-      await master.releasePartitionExternally(d0);
-      // A is back on its directory (same id), and taken back
-      await p.start(dirs[0]!);
-      let d1 = await registerPartition(master, spec(1));
+      await leaveAttemptZeroOnA(p, master, factory);
+      let d1 = await registerPartition(master, staleSpec(1));
       await eventually(async () => {
-        d1 = await registerPartition(master, spec(1));
+        d1 = await registerPartition(master, staleSpec(1));
         const spares = (d1.details as { spares?: { serverId: string }[] }).spares ?? [];
         return serverOf(d1) === b.serverId && spares.some((s) => s.serverId === a.serverId);
       }, 'attempt 1 placed on B with A as its spare');
@@ -111,30 +122,15 @@ describe('an earlier attempt left on a server that came back', () => {
 describe('an earlier attempt left on a server that came back, placed on again', () => {
   it("does not block a later attempt placed on that server", async () => {
     await using p = await startServerProcessPool({ redisUrl: redis.url, keyPrefix: `weft-test-stale-${process.pid}:`, count: 2, dirPrefix: 'weft-ss-stale-' });
-    const dirs = p.dirs;
-    const [a, b] = p.servers as [ServerProcess, ServerProcess];
+    const [a] = p.servers as [ServerProcess, ServerProcess];
     const factory = p.factory({ probeInitialDelayMs: 20, probeMaxDelayMs: 100 });
     const master = factory.createShuffleMaster();
     await master.start();
-    const jobId = 'stale-job';
-    const spec = (attempt: number) => ({ jobId, resultId: 'r', index: 0, type: 'BLOCKING' as const, subpartitions: 2, attempt });
     try {
-      // attempt 0 on A, committed (40 records)
-      let d0 = await registerPartition(master, spec(0));
-      for (let i = 0; serverOf(d0) !== a.serverId && i < 20; i++) d0 = await registerPartition(master, spec(0));
-      assert.equal(serverOf(d0), a.serverId);
-      await writePartition(factory, d0, 40);
-      // A dies: the consumer's failure is reported, the producer's partition released (A skipped), the producer re-runs
-      await a.kill('SIGKILL');
-      const error = await rejectionOf(readPartition(factory, d0));
-      assert.ok(findShuffleError(error, 'SHF_ERR_PARTITION_NOT_FOUND'), String(error));
-      await master.reportFailure({ jobId: jobId as JobId, error });
-      await master.releasePartitionExternally(d0);
-      // A is back on its directory (same id), and taken back
-      await p.start(dirs[0]!);
-      let d1 = await registerPartition(master, spec(1));
+      await leaveAttemptZeroOnA(p, master, factory);
+      let d1 = await registerPartition(master, staleSpec(1));
       await eventually(async () => {
-        d1 = await registerPartition(master, spec(1));
+        d1 = await registerPartition(master, staleSpec(1));
         return serverOf(d1) === a.serverId;
       }, 'attempt 1 placed on A again');
       const { spares: _spares, ...details } = d1.details as { spares?: unknown };
