@@ -62,86 +62,92 @@ describe('a shuffle server that was down when its job ended', () => {
   });
 });
 
+type ShuffleServerMaster = ReturnType<ShuffleServerServiceFactory['createShuffleMaster']>;
+
 const serverOf = (d: ShuffleDescriptor): string => (d.details as { serverId: string }).serverId;
 
 const STALE_JOB = 'stale-job';
 const staleSpec = (attempt: number) => ({ jobId: STALE_JOB, resultId: 'r', index: 0, type: 'BLOCKING' as const, subpartitions: 2, attempt });
 
 /**
- * Attempt 0 of the stale job's partition committed (40 records) on the pool's first server, A; A dies (the
- * consumer's failure is reported, the producer's partition released, A skipped: the producer re-runs); A
- * comes back on its directory (same id).
+ * The stale-attempt cases' start: two servers (A, B) and a client with quick probes; attempt 0 of the stale
+ * job's partition committed (40 records) on A; A dies (the consumer's failure is reported, the producer's
+ * partition released, A skipped: the producer re-runs); A comes back on its directory (same id). Disposing
+ * it closes the master, then the pool.
  */
-async function leaveAttemptZeroOnA(p: ServerProcessPool, master: ReturnType<ShuffleServerServiceFactory['createShuffleMaster']>, factory: ShuffleServerServiceFactory): Promise<void> {
-  const a = p.servers[0]!;
-  // attempt 0 on A, committed (40 records)
-  let d0 = await registerPartition(master, staleSpec(0));
-  for (let i = 0; serverOf(d0) !== a.serverId && i < 20; i++) d0 = await registerPartition(master, staleSpec(0));
-  assert.equal(serverOf(d0), a.serverId);
-  await writePartition(factory, d0, 40);
-  // A dies: the consumer's failure is reported, the producer's partition released (A skipped), the producer re-runs
-  await a.kill('SIGKILL');
-  const error = await rejectionOf(readPartition(factory, d0));
-  assert.ok(findShuffleError(error, 'SHF_ERR_PARTITION_NOT_FOUND'), String(error));
-  await master.reportFailure({ jobId: STALE_JOB as JobId, error });
-  await master.releasePartitionExternally(d0);
-  // A is back on its directory (same id), and taken back
-  await p.start(p.dirs[0]!);
+async function startStaleCase(): Promise<{ readonly pool: ServerProcessPool; readonly factory: ShuffleServerServiceFactory; readonly master: ShuffleServerMaster } & AsyncDisposable> {
+  const pool = await startServerProcessPool({ redisUrl: redis.url, keyPrefix: `weft-test-stale-${process.pid}:`, count: 2, dirPrefix: 'weft-ss-stale-' });
+  const factory = pool.factory({ probeInitialDelayMs: 20, probeMaxDelayMs: 100 });
+  const master = factory.createShuffleMaster();
+  const dispose = async (): Promise<void> => {
+    try {
+      await master.close();
+    } finally {
+      await pool[Symbol.asyncDispose]();
+    }
+  };
+  try {
+    await master.start();
+    const a = pool.servers[0]!;
+    // attempt 0 on A, committed (40 records)
+    let d0 = await registerPartition(master, staleSpec(0));
+    for (let i = 0; serverOf(d0) !== a.serverId && i < 20; i++) d0 = await registerPartition(master, staleSpec(0));
+    assert.equal(serverOf(d0), a.serverId);
+    await writePartition(factory, d0, 40);
+    // A dies: the consumer's failure is reported, the producer's partition released (A skipped), the producer re-runs
+    await a.kill('SIGKILL');
+    const error = await rejectionOf(readPartition(factory, d0));
+    assert.ok(findShuffleError(error, 'SHF_ERR_PARTITION_NOT_FOUND'), String(error));
+    await master.reportFailure({ jobId: STALE_JOB as JobId, error });
+    await master.releasePartitionExternally(d0);
+    // A is back on its directory (same id), and taken back
+    await pool.start(pool.dirs[0]!);
+  } catch (error) {
+    await dispose();
+    throw error;
+  }
+  return { pool, factory, master, [Symbol.asyncDispose]: dispose };
 }
 
 describe('an earlier attempt left on a server that came back', () => {
   it("is never read for a later attempt's descriptor (the reader's fallback to a spare)", async () => {
-    await using p = await startServerProcessPool({ redisUrl: redis.url, keyPrefix: `weft-test-stale-${process.pid}:`, count: 2, dirPrefix: 'weft-ss-stale-' });
-    const [a, b] = p.servers as [ServerProcess, ServerProcess];
-    const factory = p.factory({ probeInitialDelayMs: 20, probeMaxDelayMs: 100 });
-    const master = factory.createShuffleMaster();
-    await master.start();
-    try {
-      await leaveAttemptZeroOnA(p, master, factory);
-      let d1 = await registerPartition(master, staleSpec(1));
-      await eventually(async () => {
-        d1 = await registerPartition(master, staleSpec(1));
-        const spares = (d1.details as { spares?: { serverId: string }[] }).spares ?? [];
-        return serverOf(d1) === b.serverId && spares.some((s) => s.serverId === a.serverId);
-      }, 'attempt 1 placed on B with A as its spare');
-      // attempt 1 on B, committed (10 records); then B dies
-      await writePartition(factory, d1, 10);
-      assert.equal((await readPartition(factory, d1)).length, 10);
-      await b.kill('SIGKILL');
-      const read = await readPartition(factory, d1).then(
-        (seqs) => `read ${seqs.length} records`,
-        (e: unknown) => String(findShuffleError(e)?.code ?? e),
-      );
-      assert.equal(read, 'SHF_ERR_PARTITION_NOT_FOUND', "attempt 1's only copy is gone: attempt 0's leftover on A must not be served for it");
-    } finally {
-      await master.close();
-    }
+    await using stale = await startStaleCase();
+    const { factory, master } = stale;
+    const [a, b] = stale.pool.servers as [ServerProcess, ServerProcess];
+    let d1 = await registerPartition(master, staleSpec(1));
+    await eventually(async () => {
+      d1 = await registerPartition(master, staleSpec(1));
+      const spares = (d1.details as { spares?: { serverId: string }[] }).spares ?? [];
+      return serverOf(d1) === b.serverId && spares.some((s) => s.serverId === a.serverId);
+    }, 'attempt 1 placed on B with A as its spare');
+    // attempt 1 on B, committed (10 records); then B dies
+    await writePartition(factory, d1, 10);
+    assert.equal((await readPartition(factory, d1)).length, 10);
+    await b.kill('SIGKILL');
+    const read = await readPartition(factory, d1).then(
+      (seqs) => `read ${seqs.length} records`,
+      (e: unknown) => String(findShuffleError(e)?.code ?? e),
+    );
+    assert.equal(read, 'SHF_ERR_PARTITION_NOT_FOUND', "attempt 1's only copy is gone: attempt 0's leftover on A must not be served for it");
   });
 });
 
 describe('an earlier attempt left on a server that came back, placed on again', () => {
   it("does not block a later attempt placed on that server", async () => {
-    await using p = await startServerProcessPool({ redisUrl: redis.url, keyPrefix: `weft-test-stale-${process.pid}:`, count: 2, dirPrefix: 'weft-ss-stale-' });
-    const [a] = p.servers as [ServerProcess, ServerProcess];
-    const factory = p.factory({ probeInitialDelayMs: 20, probeMaxDelayMs: 100 });
-    const master = factory.createShuffleMaster();
-    await master.start();
-    try {
-      await leaveAttemptZeroOnA(p, master, factory);
-      let d1 = await registerPartition(master, staleSpec(1));
-      await eventually(async () => {
-        d1 = await registerPartition(master, staleSpec(1));
-        return serverOf(d1) === a.serverId;
-      }, 'attempt 1 placed on A again');
-      const { spares: _spares, ...details } = d1.details as { spares?: unknown };
-      const outcome = await writePartition(factory, { ...d1, details }, 10).then(
-        () => 'committed',
-        (e: unknown) => `${String(findShuffleError(e)?.code)}: ${String((e as Error).message).slice(0, 300)}`,
-      );
-      assert.equal(outcome, 'committed', 'attempt 1 commits on the server that came back');
-      assert.equal((await readPartition(factory, d1)).length, 10, "attempt 1's records are read");
-    } finally {
-      await master.close();
-    }
+    await using stale = await startStaleCase();
+    const { factory, master } = stale;
+    const [a] = stale.pool.servers as [ServerProcess, ServerProcess];
+    let d1 = await registerPartition(master, staleSpec(1));
+    await eventually(async () => {
+      d1 = await registerPartition(master, staleSpec(1));
+      return serverOf(d1) === a.serverId;
+    }, 'attempt 1 placed on A again');
+    const { spares: _spares, ...details } = d1.details as { spares?: unknown };
+    const outcome = await writePartition(factory, { ...d1, details }, 10).then(
+      () => 'committed',
+      (e: unknown) => `${String(findShuffleError(e)?.code)}: ${String((e as Error).message).slice(0, 300)}`,
+    );
+    assert.equal(outcome, 'committed', 'attempt 1 commits on the server that came back');
+    assert.equal((await readPartition(factory, d1)).length, 10, "attempt 1's records are read");
   });
 });
