@@ -2,59 +2,33 @@
 // Redis registry: once every region reading a partition finished, it is gone from its server — files and
 // the committed index — while the job still runs.
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { runJob } from '@weft/engine';
 import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';
 import { createShuffleServerServiceFactory } from '@weft/shuffle-remote/client';
-import { type RedisServer, type TempDir, createTempDir, startRedis } from '@weft/testkit';
+import { type ShuffleServerPool, startShuffleServerPool } from '@weft/testkit';
 
-const bin = fileURLToPath(new URL('../bin/weft.js', import.meta.url));
 const repo = fileURLToPath(new URL('../../..', import.meta.url));
-const SECRET = 'shuffle-servers-run-secret-0123456789';
-
-async function startServer(redisUrl: string, dir: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [bin, 'shuffle-server', '--port', '0', '--dir', dir, '--redis', redisUrl, '--heartbeat-ms', '200'], {
-    env: { ...process.env, WEFT_SHUFFLE_SECRET: SECRET },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  await new Promise<void>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      if (/^listening on https?:\/\//.test(line)) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`weft shuffle-server exited (${code}) before listening:\n${stderr}`)));
-  });
-  return child;
-}
 
 describe('partitions released during the job on shuffle servers', () => {
-  let redis: RedisServer;
-  let dir: TempDir;
-  const servers: ChildProcess[] = [];
+  let pool: ShuffleServerPool;
   before(async () => {
-    [redis, dir] = await Promise.all([startRedis({ persistent: false }), createTempDir('weft-release-servers-')]);
-    servers.push(...(await Promise.all([startServer(redis.url, join(dir.path, 'a')), startServer(redis.url, join(dir.path, 'b'))])));
+    pool = await startShuffleServerPool({ count: 2 });
   });
   after(async () => {
-    await Promise.allSettled(
-      servers.map((child) => new Promise<void>((resolve) => (child.exitCode !== null ? resolve() : (child.once('exit', () => resolve()), child.kill('SIGTERM'))))),
-    );
-    await Promise.allSettled([redis?.close(), dir?.remove()]);
+    await pool?.close();
   });
 
   it('releases a partition on its server once its consumers finished, while the job still runs', async () => {
-    const blocking = createShuffleServerServiceFactory({ redis: redis.url, secret: SECRET });
+    const blocking = createShuffleServerServiceFactory({ redis: pool.redisUrl, secret: pool.secret });
     const partitionFiles = async (partitionId: string): Promise<number> => {
       const segment = encodeURIComponent(partitionId).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`).replace(/\./g, '%2E');
       let n = 0;
-      for (const server of ['a', 'b']) {
-        const files = await readdir(join(dir.path, server), { recursive: true, withFileTypes: true }).catch(() => []);
+      for (const server of pool.servers) {
+        const files = await readdir(server.dir, { recursive: true, withFileTypes: true }).catch(() => []);
         n += files.filter((e) => e.isFile() && join(e.parentPath ?? e.path, e.name).includes(`/${segment}/`)).length;
       }
       return n;

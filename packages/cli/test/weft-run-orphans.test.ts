@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { GONE_LINE, alive, descendants, filesUnder, isWorker, readStat, waitFor } from './helpers/process-tree.js';
+import { alive, assertRunGone, descendants, filesUnder, isWorker, readStat, waitFor } from './helpers/process-tree.js';
 
 const bin = fileURLToPath(new URL('../bin/weft.js', import.meta.url));
 const terasort = fileURLToPath(new URL('../../../examples/terasort.ts', import.meta.url));
@@ -63,17 +63,7 @@ describe('weft run SIGKILLed while its tasks run', { skip: process.platform !== 
         const master = tree.find((pid) => !isWorker(pid) && readStat(pid)?.ppid === shimPid);
         assert.ok(master !== undefined, 'the job master runs under the shim');
         process.kill(target === 'the weft command' ? shimPid : master, 'SIGKILL');
-        await waitFor('every process of the run to exit', () => ([shimPid, ...tree].some(alive) ? undefined : true), 10_000).catch(() => {
-          assert.fail(`still running 10 s after the kill: ${[shimPid, ...tree].filter(alive).join(', ')}\n${run.stderr()}`);
-        });
-        await run.closed;
-        const stderr = run.stderr();
-        assert.doesNotMatch(stderr, /EPIPE/, stderr);
-        assert.doesNotMatch(stderr, /^\s+at /m, `no stack trace: ${stderr}`);
-        const goneLines = stderr.split('\n').filter((line) => line.includes('its job master is gone'));
-        assert.equal(goneLines.length, 2, `one line per worker: ${stderr}`);
-        for (const line of goneLines) assert.match(line, GONE_LINE);
-        assert.deepEqual(new Set(goneLines.map((line) => Number(/\(pid (\d+)\)/.exec(line)![1]))), new Set(workers));
+        await assertRunGone({ pids: [shimPid, ...tree], workers, closed: run.closed, stderr: run.stderr });
       } finally {
         for (const pid of [shimPid, ...tree]) if (alive(pid)) process.kill(pid, 'SIGKILL');
       }

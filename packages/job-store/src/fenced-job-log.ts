@@ -1,5 +1,5 @@
 import { invalidEngineArgument, isEngineError, JOB_EVENT_FORMAT_VERSION, type JobEventInput, type JobLog, type LoggedJobEvent } from '@weft/engine';
-import { closedError } from '@weft/shuffle-api';
+import { type Logger, closedError } from '@weft/shuffle-api';
 
 /** What a store does for one log: write one event at its seq, if the epoch is still the newest. */
 export interface JobLogWriter {
@@ -21,6 +21,23 @@ export interface FencedJobLogRequest {
   readonly checkStoreOpen: () => void;
   /** Called once when the log has closed (the store forgets it). */
   readonly onClose: () => void;
+}
+
+/** What a store knows once it has taken a job's lease at a new epoch. */
+export interface OpenedJobLogRequest extends Omit<FencedJobLogRequest, 'onClose'> {
+  readonly owner: string;
+  readonly logger: Logger;
+  /** The store's open logs: the new log is added, and removed once it has closed. */
+  readonly openLogs: Set<FencedJobLog>;
+}
+
+/** Logs the lease change (`epoch - 1 -> epoch`) and returns the new log, kept in `openLogs` until it closes. */
+export function openedJobLog(request: OpenedJobLogRequest): FencedJobLog {
+  const { owner, logger, openLogs, ...fenced } = request;
+  logger.info({ jobId: fenced.jobId, epoch: fenced.epoch, owner }, `job event log: lease epoch ${fenced.epoch - 1} -> ${fenced.epoch}`);
+  const log: FencedJobLog = new FencedJobLog({ ...fenced, onClose: () => openLogs.delete(log) });
+  openLogs.add(log);
+  return log;
 }
 
 /**

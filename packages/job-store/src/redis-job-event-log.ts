@@ -12,10 +12,10 @@ import {
 import { closedError, invalidConfig } from '@weft/shuffle-api';
 import { decodeHistory, type DecodedHistory, type StoredEntry } from './decode-history.js';
 import { eventLogError, fencedError } from './event-log-errors.js';
-import { FencedJobLog } from './fenced-job-log.js';
+import { type FencedJobLog, openedJobLog } from './fenced-job-log.js';
 import { type JobEventLogOptions, type ResolvedJobEventLogOptions, resolveJobEventLogOptions } from './job-event-log-options.js';
 import { APPEND_SCRIPT, DROP_TAIL_SCRIPT, OPEN_SCRIPT } from './redis-scripts.js';
-import { withRetry } from './retry.js';
+import { type StoreRetry, storeRetry } from './retry.js';
 
 /** Redis replies worth retrying; connection failures (no reply at all) are always retried. */
 const TRANSIENT_REPLY = /^(LOADING|TRYAGAIN|BUSY |MASTERDOWN|CLUSTERDOWN|READONLY|NOREPLICAS)/;
@@ -54,11 +54,13 @@ export class RedisJobEventLog implements JobEventLog {
   readonly #logs = new Set<FencedJobLog>();
   #closing = false;
   #closed: Promise<void> | undefined;
+  readonly #retry: StoreRetry;
 
   private constructor(redis: Redis, description: string, options: ResolvedJobEventLogOptions) {
     this.#redis = redis;
     this.description = description;
     this.#options = options;
+    this.#retry = storeRetry({ description, options, isTransient: isTransientRedis, checkOpen: () => this.#checkOpen() });
   }
 
   /**
@@ -99,18 +101,17 @@ export class RedisJobEventLog implements JobEventLog {
       const tail = decoded.tornTail;
       await this.#retry('open', jobId, () => DROP_TAIL_SCRIPT.run(this.#redis, [keys.epoch, keys.events], [epoch, tail]));
     }
-    this.#options.logger.info({ jobId, epoch, owner }, `job event log: lease epoch ${epoch - 1} -> ${epoch}`);
-    const log: FencedJobLog = new FencedJobLog({
+    return openedJobLog({
       jobId,
       epoch,
+      owner,
       history: decoded.events,
       clock: this.#options.clock,
+      logger: this.#options.logger,
       writer: { write: (event, checkOpen) => this.#write(jobId, event, checkOpen) },
       checkStoreOpen: () => this.#checkOpen(),
-      onClose: () => this.#logs.delete(log),
+      openLogs: this.#logs,
     });
-    this.#logs.add(log);
-    return log;
   }
 
   async readRun(jobId: string): Promise<readonly LoggedJobEvent[]> {
@@ -187,19 +188,6 @@ export class RedisJobEventLog implements JobEventLog {
       return { ok: true, value: { v: Number(v), seq: Number(seq), epoch: Number(epoch), atMs: Number(at), type, data: parsed }, at: id };
     });
     return decodeHistory({ jobId, description: this.description, entries, logger: this.#options.logger });
-  }
-
-  #retry<T>(operation: string, jobId: string | undefined, attempt: () => Promise<T>, checkOpen: () => void = () => this.#checkOpen()): Promise<T> {
-    return withRetry({
-      operation,
-      ...(jobId === undefined ? {} : { jobId }),
-      description: this.description,
-      timeoutMs: this.#options.retryTimeoutMs,
-      logger: this.#options.logger,
-      isTransient: isTransientRedis,
-      checkOpen,
-      attempt,
-    });
   }
 
   #checkOpen(): void {

@@ -45,3 +45,26 @@ export async function withRetry<T>(request: RetryRequest<T>): Promise<T> {
     }
   }
 }
+
+/** `withRetry` bound to one store: its description, options and which failures are transient. */
+export type StoreRetry = <T>(operation: string, jobId: string | undefined, attempt: () => T | Promise<T>, checkOpen?: () => void) => Promise<T>;
+
+/** A StoreRetry for a job event log; `checkOpen` is used unless a call passes its own (an append checks its log too). */
+export function storeRetry(store: {
+  readonly description: string;
+  readonly options: { readonly retryTimeoutMs: number; readonly logger: Logger };
+  readonly isTransient: (error: unknown) => boolean;
+  readonly checkOpen: () => void;
+}): StoreRetry {
+  return (operation, jobId, attempt, checkOpen = store.checkOpen) =>
+    withRetry({
+      operation,
+      ...(jobId === undefined ? {} : { jobId }),
+      description: store.description,
+      timeoutMs: store.options.retryTimeoutMs,
+      logger: store.options.logger,
+      isTransient: store.isTransient,
+      checkOpen,
+      attempt,
+    });
+}

@@ -5,9 +5,9 @@ import { type JobEventLog, type JobLog, type JobRunRecord, type LoggedJobEvent, 
 import { closedError, invalidConfig } from '@weft/shuffle-api';
 import { decodeHistory, type DecodedHistory, type StoredEntry } from './decode-history.js';
 import { eventLogError, fencedError } from './event-log-errors.js';
-import { FencedJobLog } from './fenced-job-log.js';
+import { type FencedJobLog, openedJobLog } from './fenced-job-log.js';
 import { type JobEventLogOptions, type ResolvedJobEventLogOptions, resolveJobEventLogOptions } from './job-event-log-options.js';
-import { withRetry } from './retry.js';
+import { type StoreRetry, storeRetry } from './retry.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS weft_job_events (
@@ -56,6 +56,7 @@ export class SqliteJobEventLog implements JobEventLog {
   readonly #logs = new Set<FencedJobLog>();
   #closing = false;
   #closed: Promise<void> | undefined;
+  readonly #retry: StoreRetry;
   /** One append: the epoch check and the insert in one BEGIN IMMEDIATE transaction (`.immediate(...)`). */
   readonly #append: Database.Transaction<(jobId: string, event: LoggedJobEvent, body: string) => AppendOutcome>;
 
@@ -63,6 +64,7 @@ export class SqliteJobEventLog implements JobEventLog {
   constructor(request: { readonly path: string; readonly setting?: string }, options: JobEventLogOptions = {}) {
     this.#options = resolveJobEventLogOptions(options);
     this.description = `sqlite://${request.path}`;
+    this.#retry = storeRetry({ description: this.description, options: this.#options, isTransient: isTransientSqlite, checkOpen: () => this.#checkOpen() });
     try {
       mkdirSync(dirname(request.path), { recursive: true });
       const db = new Database(request.path, { timeout: this.#options.busyTimeoutMs });
@@ -111,18 +113,17 @@ export class SqliteJobEventLog implements JobEventLog {
         })
         .immediate(),
     );
-    this.#options.logger.info({ jobId, epoch, owner }, `job event log: lease epoch ${epoch - 1} -> ${epoch}`);
-    const log: FencedJobLog = new FencedJobLog({
+    return openedJobLog({
       jobId,
       epoch,
+      owner,
       history,
       clock: this.#options.clock,
+      logger: this.#options.logger,
       writer: { write: (event, checkOpen) => this.#write(jobId, event, checkOpen) },
       checkStoreOpen: () => this.#checkOpen(),
-      onClose: () => this.#logs.delete(log),
+      openLogs: this.#logs,
     });
-    this.#logs.add(log);
-    return log;
   }
 
   async readRun(jobId: string): Promise<readonly LoggedJobEvent[]> {
@@ -195,19 +196,6 @@ export class SqliteJobEventLog implements JobEventLog {
       return { ok: true, value, at };
     });
     return decodeHistory({ jobId, description: this.description, entries, logger: this.#options.logger });
-  }
-
-  #retry<T>(operation: string, jobId: string | undefined, attempt: () => T, checkOpen: () => void = () => this.#checkOpen()): Promise<T> {
-    return withRetry({
-      operation,
-      ...(jobId === undefined ? {} : { jobId }),
-      description: this.description,
-      timeoutMs: this.#options.retryTimeoutMs,
-      logger: this.#options.logger,
-      isTransient: isTransientSqlite,
-      checkOpen,
-      attempt,
-    });
   }
 
   #checkOpen(): void {

@@ -4,17 +4,21 @@
 import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import { type JobId, type LogFields, type Logger, type ShuffleDescriptor, type ShuffleMaster, findShuffleError, isShuffleError } from '@weft/shuffle-api';
-import { drain, emitAll, makeRecord, parseRecord, recordsOf, registerPartition, rejectionOf } from '@weft/shuffle-api/testing';
-import { type ShuffleServerClientOptions, type ShuffleServerServiceFactory, createShuffleServerServiceFactory } from '@weft/shuffle-remote/client';
-import { type RedisServer, type TempDir, createTempDir, startRedis } from '@weft/testkit';
+import { registerPartition, rejectionOf } from '@weft/shuffle-api/testing';
+import { type RedisServer, startRedis } from '@weft/testkit';
 import { RedisServerRegistry } from '../src/coordinator/redis-server-registry.js';
 import type { ServerRecord } from '../src/coordinator/server-record.js';
-import { TEST_SECRET } from './helpers/server-cluster.js';
 import { eventually } from './helpers/server-objects.js';
-import { type ServerProcess, startServerProcess } from './helpers/server-process.js';
+import type { ServerProcess } from './helpers/server-process.js';
+import { type ServerProcessPool, processPoolFactory, readPartition, startServerProcessPool, writePartition } from './helpers/server-process-pool.js';
 
 let redis: RedisServer;
 let prefixes = 0;
+
+/** A pool under its own key prefix: server processes with a 60 s heartbeat TTL, and their temp dirs. */
+function pool(count: number, heartbeatTtlMs = 60_000): Promise<ServerProcessPool> {
+  return startServerProcessPool({ redisUrl: redis.url, keyPrefix: `weft-test-failure-${process.pid}-${++prefixes}:`, count, heartbeatTtlMs, dirPrefix: 'weft-ss-failure-' });
+}
 
 before(async () => {
   redis = await startRedis({ persistent: false });
@@ -40,63 +44,6 @@ function recordingLogger(lines: LogLine[], bindings: LogFields = {}): Logger {
   return { debug: log('debug'), info: log('info'), warn: log('warn'), error: log('error'), child: (more) => recordingLogger(lines, { ...bindings, ...more }) };
 }
 
-/** A pool under its own key prefix: server processes with a 60 s heartbeat TTL, and their temp dirs. */
-async function pool(count: number, heartbeatTtlMs = 60_000): Promise<{ keyPrefix: string; dirs: TempDir[]; servers: ServerProcess[]; start(dir: TempDir, port?: number): Promise<ServerProcess> } & AsyncDisposable> {
-  const keyPrefix = `weft-test-failure-${process.pid}-${++prefixes}:`;
-  const dirs: TempDir[] = [];
-  const servers: ServerProcess[] = [];
-  const start = async (dir: TempDir, port = 0): Promise<ServerProcess> => {
-    const server = await startServerProcess({ dir: dir.path, port, secret: TEST_SECRET, redis: redis.url, redisKeyPrefix: keyPrefix, heartbeatIntervalMs: 100, heartbeatTtlMs });
-    servers.push(server);
-    return server;
-  };
-  for (let i = 0; i < count; i++) dirs.push(await createTempDir('weft-ss-failure-'));
-  for (const dir of dirs) await start(dir);
-  return {
-    keyPrefix,
-    dirs,
-    servers,
-    start,
-    [Symbol.asyncDispose]: async () => {
-      for (const server of servers) {
-        if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGCONT');
-        await server.kill();
-      }
-      await Promise.all(dirs.map((d) => d.remove()));
-    },
-  };
-}
-
-function factoryOf(keyPrefix: string, options: ShuffleServerClientOptions = {}): ShuffleServerServiceFactory {
-  return createShuffleServerServiceFactory({ redis: redis.url, redisKeyPrefix: keyPrefix, secret: TEST_SECRET, placementRefreshMs: 0, retryAttempts: 2, retryInitialDelayMs: 5, retryMaxDelayMs: 20, ...options });
-}
-
-async function writePartition(factory: ShuffleServerServiceFactory, descriptor: ShuffleDescriptor, records: number): Promise<void> {
-  const environment = factory.createShuffleEnvironment({ taskExecutorId: 'producer' as never });
-  try {
-    const writer = await environment.createResultPartitionWriter({ descriptor });
-    await emitAll(writer, Array.from({ length: records }, (_, seq) => ({ subpartition: seq % 2, record: makeRecord(descriptor.partition.partitionIndex, seq % 2, seq, 100) })));
-    await writer.finish();
-    await writer.close();
-  } finally {
-    await environment.close();
-  }
-}
-
-async function readPartition(factory: ShuffleServerServiceFactory, descriptor: ShuffleDescriptor): Promise<number[]> {
-  const environment = factory.createShuffleEnvironment({ taskExecutorId: 'consumer' as never });
-  try {
-    const gate = await environment.createInputGate({ jobId: descriptor.jobId, inputs: [descriptor], subpartitions: { start: 0, end: 1 } });
-    try {
-      return (await drain(gate)).flatMap((items) => recordsOf(items).map((r) => parseRecord(r).seq)).sort((a, b) => a - b);
-    } finally {
-      await gate.close();
-    }
-  } finally {
-    await environment.close();
-  }
-}
-
 /** Registers `n` partitions; counts where they were placed. */
 async function placeMany(master: ShuffleMaster, jobId: string, tag: string, n: number): Promise<{ descriptors: ShuffleDescriptor[]; on: Map<string, number> }> {
   const descriptors: ShuffleDescriptor[] = [];
@@ -117,7 +64,7 @@ describe('a shuffle server that dies', () => {
     await using p = await pool(2);
     const [a, b] = p.servers as [ServerProcess, ServerProcess];
     const lines: LogLine[] = [];
-    const factory = factoryOf(p.keyPrefix, { probeInitialDelayMs: 60_000, probeMaxDelayMs: 60_000 });
+    const factory = p.factory({ probeInitialDelayMs: 60_000, probeMaxDelayMs: 60_000 });
     const master = factory.createShuffleMaster({ logger: recordingLogger(lines) });
     await master.start();
     try {
@@ -139,7 +86,7 @@ describe('a shuffle server that dies', () => {
   it("fails a consumer of a SIGKILLed server's committed partition with PARTITION_NOT_FOUND naming it, while the server's record is still live", async () => {
     await using p = await pool(2);
     const [a, b] = p.servers as [ServerProcess, ServerProcess];
-    const factory = factoryOf(p.keyPrefix);
+    const factory = p.factory();
     const master = factory.createShuffleMaster();
     await master.start();
     try {
@@ -182,7 +129,7 @@ describe('a shuffle server that dies', () => {
     await using p = await pool(2);
     const [a, b] = p.servers as [ServerProcess, ServerProcess];
     const lines: LogLine[] = [];
-    const factory = factoryOf(p.keyPrefix, { probeInitialDelayMs: 20, probeMaxDelayMs: 100 });
+    const factory = p.factory({ probeInitialDelayMs: 20, probeMaxDelayMs: 100 });
     const master = factory.createShuffleMaster({ logger: recordingLogger(lines) });
     await master.start();
     try {
@@ -216,8 +163,8 @@ describe('a shuffle server that dies', () => {
   it('keeps a SIGSTOPped server alive: a retryable SHF_ERR_TIMEOUT, not PARTITION_NOT_FOUND, and no exclusion', async () => {
     await using p = await pool(1);
     const [a] = p.servers as [ServerProcess];
-    const factory = factoryOf(p.keyPrefix);
-    const impatient = factoryOf(p.keyPrefix, { headersTimeoutMs: 300, bodyTimeoutMs: 300 }); // reads the paused server
+    const factory = p.factory();
+    const impatient = p.factory({ headersTimeoutMs: 300, bodyTimeoutMs: 300 }); // reads the paused server
     const master = factory.createShuffleMaster();
     await master.start();
     try {
@@ -246,8 +193,8 @@ describe('a shuffle server that dies', () => {
   it('declares a server paused past its heartbeat TTL gone: PARTITION_NOT_FOUND naming the partition', async () => {
     await using p = await pool(1, 1_500);
     const [a] = p.servers as [ServerProcess];
-    const factory = factoryOf(p.keyPrefix);
-    const impatient = factoryOf(p.keyPrefix, { headersTimeoutMs: 300, bodyTimeoutMs: 300 }); // reads the paused server
+    const factory = p.factory();
+    const impatient = p.factory({ headersTimeoutMs: 300, bodyTimeoutMs: 300 }); // reads the paused server
     const master = factory.createShuffleMaster();
     await master.start();
     const registry = new RedisServerRegistry({ url: redis.url, keyPrefix: p.keyPrefix });
@@ -275,7 +222,7 @@ describe('a shuffle server that dies', () => {
 
   it('takes any failure report without throwing: unknown shapes, null, errors not about servers', async () => {
     await using p = await pool(1);
-    const master = factoryOf(p.keyPrefix).createShuffleMaster();
+    const master = p.factory().createShuffleMaster();
     await master.start();
     try {
       const cyclic: { cause?: unknown; context: unknown } = { context: { unreachable: true, server: 42 } };
@@ -292,7 +239,7 @@ describe('a shuffle server that dies', () => {
 
 describe('bad input and limits', () => {
   it('fails registerJob at once, naming the Redis URL, when no server is live in the pool', async () => {
-    const factory = factoryOf(`weft-test-failure-empty-${process.pid}:`);
+    const factory = processPoolFactory(redis.url, `weft-test-failure-empty-${process.pid}:`);
     const master = factory.createShuffleMaster();
     await master.start();
     try {
@@ -311,7 +258,7 @@ describe('bad input and limits', () => {
     const lines: LogLine[] = [];
     const registry = new RedisServerRegistry({ url: redis.url, keyPrefix: p.keyPrefix }, recordingLogger(lines));
     await registry.start();
-    const master = factoryOf(p.keyPrefix).createShuffleMaster({ logger: recordingLogger(lines) });
+    const master = p.factory().createShuffleMaster({ logger: recordingLogger(lines) });
     await master.start();
     try {
       const shaped: Partial<ServerRecord> = { serverId: 'wrong-shape', url: 'http://127.0.0.1:9' }; // no capacity, load, ...

@@ -2,15 +2,16 @@ import { strict as assert } from 'node:assert';
 import { after, before, describe, it } from 'node:test';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { type ShuffleDescriptor, findShuffleError, isShuffleError } from '@weft/shuffle-api';
-import { drain, emitAll, makeRecord, parseRecord, recordsOf, registerPartition, rejectionOf } from '@weft/shuffle-api/testing';
+import { registerPartition, rejectionOf } from '@weft/shuffle-api/testing';
 import type { S3StoreOptions } from '@weft/shuffle-remote';
-import { type ShuffleServerServiceFactory, ShuffleServerClient, resolveShuffleServerClientOptions } from '@weft/shuffle-remote/client';
+import { ShuffleServerClient, resolveShuffleServerClientOptions } from '@weft/shuffle-remote/client';
 import { type RedisServer, type S3Server, createTempDir, startRedis, startS3Server } from '@weft/testkit';
 import { RedisServerRegistry } from '../src/coordinator/redis-server-registry.js';
 import type { ServerRecord } from '../src/coordinator/server-record.js';
 import { TEST_SECRET, clusterHarness, startServerCluster } from './helpers/server-cluster.js';
 import { encodeObject, eventually, testDescriptor, text } from './helpers/server-objects.js';
 import { startServerProcess } from './helpers/server-process.js';
+import { readPartition, writePartition } from './helpers/server-process-pool.js';
 import { createJobToken } from '../src/protocol/job-token.js';
 
 let redis: RedisServer;
@@ -41,32 +42,6 @@ function fakeServer(serverId: string, activeStreams: number): ServerRecord {
     startedAtMs: Date.now(),
     heartbeatAtMs: Date.now(),
   };
-}
-
-async function writePartition(factory: ShuffleServerServiceFactory, descriptor: ShuffleDescriptor, records: number): Promise<void> {
-  const environment = factory.createShuffleEnvironment({ taskExecutorId: 'producer' as never });
-  try {
-    const writer = await environment.createResultPartitionWriter({ descriptor });
-    await emitAll(writer, Array.from({ length: records }, (_, seq) => ({ subpartition: seq % 2, record: makeRecord(descriptor.partition.partitionIndex, seq % 2, seq, 100) })));
-    await writer.finish();
-    await writer.close();
-  } finally {
-    await environment.close();
-  }
-}
-
-async function readPartition(factory: ShuffleServerServiceFactory, descriptor: ShuffleDescriptor): Promise<number[]> {
-  const environment = factory.createShuffleEnvironment({ taskExecutorId: 'consumer' as never });
-  try {
-    const gate = await environment.createInputGate({ jobId: descriptor.jobId, inputs: [descriptor], subpartitions: { start: 0, end: 1 } });
-    try {
-      return (await drain(gate)).flatMap((items) => recordsOf(items).map((r) => parseRecord(r).seq)).sort((a, b) => a - b);
-    } finally {
-      await gate.close();
-    }
-  } finally {
-    await environment.close();
-  }
 }
 
 function tierStore(prefix: string): S3StoreOptions {

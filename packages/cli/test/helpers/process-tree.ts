@@ -1,4 +1,5 @@
 // The processes of a run as /proc shows them, for tests that kill `weft run` and check nothing stays.
+import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 
 /** The pids below `root` (children, grandchildren, ...), from /proc; zombies count as gone. */
@@ -63,3 +64,21 @@ export function filesUnder(dir: string): number {
 
 /** The line a worker writes when its job master vanished. */
 export const GONE_LINE = /^weft worker \S+ \(pid \d+\): its job master is gone; stopping \d+ running task\(s\) and exiting$/;
+
+/**
+ * After a run was SIGKILLed: every process of it (`pids`) exits within 10 s and its stderr closes, with no
+ * EPIPE and no stack trace, and each of `workers` said once, in one line, that its job master is gone.
+ */
+export async function assertRunGone(run: { readonly pids: readonly number[]; readonly workers: readonly number[]; readonly closed: Promise<void>; readonly stderr: () => string }): Promise<void> {
+  await waitFor('every process of the run to exit', () => (run.pids.some(alive) ? undefined : true), 10_000).catch(() => {
+    assert.fail(`still running 10 s after the kill: ${run.pids.filter(alive).join(', ')}\n${run.stderr()}`);
+  });
+  await run.closed;
+  const stderr = run.stderr();
+  assert.doesNotMatch(stderr, /EPIPE/, stderr);
+  assert.doesNotMatch(stderr, /^\s+at /m, `no stack trace: ${stderr}`);
+  const goneLines = stderr.split('\n').filter((line) => line.includes('its job master is gone'));
+  assert.equal(goneLines.length, 2, `one line per worker: ${stderr}`);
+  for (const line of goneLines) assert.match(line, GONE_LINE);
+  assert.deepEqual(new Set(goneLines.map((line) => Number(/\(pid (\d+)\)/.exec(line)![1]))), new Set(run.workers));
+}
