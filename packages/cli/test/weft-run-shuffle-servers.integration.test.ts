@@ -83,6 +83,7 @@ describe('weft run --shuffle-servers', () => {
     const run = await weft([...args, '--', '--input', input, '--output', output], { WEFT_SHUFFLE_SECRET: SECRET });
     assert.equal(run.code, 0, run.stderr);
     assert.match(run.stdout, /^ {2}shuffle replicas: 3 requested, 2 used \(2 live servers\); some copies share a host/m);
+    assert.match(run.stderr, /^weft run: warning: --shuffle-replicas 3 asks for more copies than the pool can hold \(2 live shuffle servers\): 2 kept of each partition$/m);
     const got = (await readFile(output, 'utf8')).split('\n').filter((l) => l !== '').length;
     assert.equal(got, wordCounts(lines.join('\n')).size);
     const json = await weft([...args, '--json', '--', '--input', input, '--output', output], { WEFT_SHUFFLE_SECRET: SECRET });

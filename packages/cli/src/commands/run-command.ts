@@ -343,6 +343,10 @@ export const runCommand: Command = {
     const faults = harness === undefined ? '' : formatFaultReport(harness);
     const replication = serverFactory?.replication();
     const shuffle = replication === undefined ? '' : formatReplicationLine(replication);
+    if (replication !== undefined && replication.used < replication.requested) {
+      const live = replication.liveServers === undefined ? '' : ` (${replication.liveServers} live shuffle server${replication.liveServers === 1 ? '' : 's'})`;
+      io.stderr.write(`weft run: warning: --shuffle-replicas ${replication.requested} asks for more copies than the pool can hold${live}: ${replication.used} kept of each partition\n`);
+    }
     if (values.json === true) {
       const extra = {
         ...(harness === undefined ? {} : { faults: { spec: harness.replaySpec, seed: harness.seed, injected: harness.faults } }),
