@@ -1,4 +1,5 @@
 import type { Command } from '../command.js';
+import { gcCommand } from './gc-command.js';
 import { jobsCommand } from './jobs-command.js';
 import { planCommand } from './plan-command.js';
 import { runCommand } from './run-command.js';
@@ -8,4 +9,4 @@ import { shuffleServerCommand } from './shuffle-server-command.js';
  * Every `weft` subcommand, in `weft --help` order. A new command is one file under commands/ exporting a
  * `Command`, plus one line here.
  */
-export const COMMANDS: readonly Command[] = [runCommand, planCommand, jobsCommand, shuffleServerCommand];
+export const COMMANDS: readonly Command[] = [runCommand, planCommand, jobsCommand, gcCommand, shuffleServerCommand];

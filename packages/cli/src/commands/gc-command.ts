@@ -1,0 +1,184 @@
+import { existsSync } from 'node:fs';
+import { readdir, rm, stat } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
+import type { JobEventLog, JobRunRecord } from '@weft/engine';
+import type { JobId } from '@weft/shuffle-api';
+import { type Command, ExitCode } from '../command.js';
+import { parseCommandArgs, usageError } from '../parse-command-args.js';
+
+const USAGE = `Usage: weft gc [--meta URL] [--store URL] [--older-than DURATION] [--dry-run] [--json]
+
+Collects the garbage of dead runs: for every run in the job event log (unfinished or finished) whose last
+event is older than --older-than and whose job master is not alive, it unregisters the job in the shuffle
+store (deleting its partitions; BLOCKING_PERSISTENT ones are kept), removes its text sinks' per-attempt
+temporary directories that the log names, then deletes the run from the log. One line per run removed
+(id, partitions, bytes), then a total.
+
+Liveness: the log records the lease owner as host:pid. A run whose owner is a live process on this host is
+kept whatever its age; for an owner on another host (or none) age alone decides.
+
+Options:
+  --meta URL                the job event log and the shuffle metadata: sqlite:///abs/file.db or
+                            redis://host:port/db (default: $WEFT_META, else ./.weft/shuffle-meta.db)
+  --store URL               where the partitions are: file:///abs/dir or s3://bucket/prefix (default:
+                            $WEFT_STORE, else ./.weft/shuffle-store — the same as \`weft run\`)
+  --older-than DURATION     only runs whose last event is older: 30s, 30m, 1h, 7d (default 24h)
+  --dry-run                 print what would be removed, remove nothing
+  --json                    print {"removed": [{"jobId", "status", "lastEventAt", "partitions", "bytes",
+                            "sinkDirs"}], "partitions", "bytes", "dryRun"}
+  -h, --help                show this help
+
+Exit codes: 0 done (also when nothing was removed); 1 a store failed; 2 bad usage, a bad --meta or --store,
+or a bad --older-than.
+`;
+
+const JOB_STORE_MODULE = '@weft/job-store';
+const BLOCKING_MODULE = '@weft/shuffle-remote';
+const UNITS: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `30s`, `30m`, `1h`, `7d` (also `ms`) in milliseconds; undefined when malformed. */
+export function parseDuration(text: string): number | undefined {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/.exec(text.trim());
+  if (match === null) return undefined;
+  return Number(match[1]) * (UNITS[match[2] as string] as number);
+}
+
+/** Whether `owner` (`host:pid`) names a live process on this host. */
+function ownerAlive(owner: string | undefined): boolean {
+  if (owner === undefined) return false;
+  const at = owner.lastIndexOf(':');
+  if (at < 0 || owner.slice(0, at) !== hostname()) return false;
+  const pid = Number(owner.slice(at + 1));
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** The text sinks' attempt directories (`.<name>.weft-<jobId>`) the run's logged events name. */
+async function sinkDirsOf(log: JobEventLog, jobId: string): Promise<string[]> {
+  const dirs = new Set<string>();
+  for (const e of await log.readRun(jobId).catch(() => [])) {
+    const sinks = (e.data as { sinks?: unknown } | null)?.sinks;
+    if (!Array.isArray(sinks)) continue;
+    for (const s of sinks as { kind?: unknown; file?: unknown }[]) {
+      if (s?.kind !== 'text-file' || typeof s.file !== 'string') continue;
+      const dir = dirname(s.file);
+      if (basename(dir).endsWith(`.weft-${jobId}`)) dirs.add(dir);
+    }
+  }
+  return [...dirs].filter((d) => existsSync(d));
+}
+
+async function dirBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    const s = await stat(join(dir, name)).catch(() => undefined);
+    if (s?.isFile() === true) total += s.size;
+  }
+  return total;
+}
+
+interface Removed {
+  readonly jobId: string;
+  readonly status: string;
+  readonly lastEventAt: string;
+  readonly partitions: number;
+  readonly bytes: number;
+  readonly sinkDirs: readonly string[];
+}
+
+export const gcCommand: Command = {
+  name: 'gc',
+  summary: 'remove the partitions, sink temp files and log of dead runs older than an age',
+  usage: USAGE,
+  async run(args, io) {
+    const { values, positionals } = parseCommandArgs('gc', args, {
+      meta: { type: 'string' },
+      store: { type: 'string' },
+      'older-than': { type: 'string' },
+      'dry-run': { type: 'boolean' },
+      json: { type: 'boolean' },
+    });
+    if (positionals.length > 0) throw usageError('gc', `unexpected argument ${JSON.stringify(positionals[0])}`);
+    const olderThanText = values['older-than'] ?? '24h';
+    const olderThanMs = parseDuration(olderThanText);
+    if (olderThanMs === undefined) throw usageError('gc', `--older-than: expected a duration such as 30s, 30m, 1h, 7d, got ${JSON.stringify(olderThanText)}`);
+    const metaFlag = values.meta !== undefined ? '--meta' : io.env['WEFT_META'] !== undefined ? 'WEFT_META' : '--meta (default)';
+    const meta = values.meta ?? io.env['WEFT_META'] ?? `sqlite://${resolve(io.cwd, '.weft', 'shuffle-meta.db')}`;
+    const storeFlag = values.store !== undefined ? '--store' : io.env['WEFT_STORE'] !== undefined ? 'WEFT_STORE' : '--store (default)';
+    const store = values.store ?? io.env['WEFT_STORE'] ?? `file://${resolve(io.cwd, '.weft', 'shuffle-store')}`;
+    const dryRun = values['dry-run'] === true;
+    const { createJobEventLog, parseJobEventLogUrl } = (await import(JOB_STORE_MODULE)) as typeof import('@weft/job-store');
+    let location: ReturnType<typeof parseJobEventLogUrl>;
+    try {
+      location = parseJobEventLogUrl(meta, metaFlag);
+    } catch (error) {
+      throw usageError('gc', `${metaFlag}: ${(error as Error).message}`, error);
+    }
+    const { createRemoteShuffleServiceFactory, parseStoreUrl } = (await import(BLOCKING_MODULE)) as typeof import('@weft/shuffle-remote');
+    try {
+      parseStoreUrl(store);
+    } catch (error) {
+      throw usageError('gc', `${storeFlag}: ${(error as Error).message}`, error);
+    }
+    const removed: Removed[] = [];
+    if (location.type === 'redis' || existsSync(location.path)) {
+      let log: JobEventLog;
+      try {
+        log = await createJobEventLog(meta, { setting: metaFlag, retryTimeoutMs: 5_000 });
+      } catch (error) {
+        throw usageError('gc', `${metaFlag}: ${(error as Error).message}`, error);
+      }
+      try {
+        const now = Date.now();
+        const dead = (await log.listRuns()).filter((r: JobRunRecord) => now - r.lastAtMs >= olderThanMs && !ownerAlive(r.owner));
+        if (dead.length > 0) {
+          let factory: ReturnType<typeof createRemoteShuffleServiceFactory>;
+          try {
+            factory = createRemoteShuffleServiceFactory({ store, meta });
+          } catch (error) {
+            throw usageError('gc', `${storeFlag} / ${metaFlag}: ${(error as Error).message}`, error);
+          }
+          const master = factory.createShuffleMaster({});
+          await master.start();
+          try {
+            for (const run of dead) {
+              const jobId = run.jobId as JobId;
+              const partitions = await master.listPartitions(jobId);
+              const sinkDirs = await sinkDirsOf(log, run.jobId);
+              let bytes = partitions.reduce((sum, p) => sum + p.totalBytes, 0);
+              for (const d of sinkDirs) bytes += await dirBytes(d);
+              if (!dryRun) {
+                await master.unregisterJob(jobId);
+                await Promise.all(sinkDirs.map((d) => rm(d, { recursive: true, force: true })));
+                await log.deleteRun(run.jobId);
+              }
+              removed.push({ jobId: run.jobId, status: run.status, lastEventAt: new Date(run.lastAtMs).toISOString(), partitions: partitions.length, bytes, sinkDirs });
+            }
+          } finally {
+            await master.close();
+          }
+        }
+      } finally {
+        await log.close();
+      }
+    }
+    const partitions = removed.reduce((s, r) => s + r.partitions, 0);
+    const bytes = removed.reduce((s, r) => s + r.bytes, 0);
+    if (values.json === true) {
+      io.stdout.write(`${JSON.stringify({ removed, partitions, bytes, dryRun })}\n`);
+    } else {
+      const verb = dryRun ? 'would remove' : 'removed';
+      for (const r of removed) {
+        io.stdout.write(`${verb} ${r.jobId} (${r.status}, last event ${r.lastEventAt}): ${r.partitions} partitions, ${r.bytes} bytes${r.sinkDirs.length > 0 ? `, ${r.sinkDirs.length} sink temp dirs` : ''}\n`);
+      }
+      io.stdout.write(`${dryRun ? 'would remove' : 'removed'} ${removed.length} runs in total: ${partitions} partitions, ${bytes} bytes (older than ${olderThanText})\n`);
+    }
+    return ExitCode.OK;
+  },
+};

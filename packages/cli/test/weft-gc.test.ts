@@ -1,0 +1,127 @@
+// `weft gc`: the partitions, sink attempt files and log of a SIGKILLed run are collected once it is older
+// than --older-than; --dry-run and a younger run keep everything. Real `weft` processes, a real SQLite log.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { SqliteJobEventLog } from '@weft/job-store';
+import { createTempDir, type TempDir } from '@weft/testkit';
+import { killOnceFinished, weft as runWeft, type WeftOutcome } from './helpers/kill-and-resume.js';
+
+const bin = fileURLToPath(new URL('../bin/weft.js', import.meta.url));
+const terasort = fileURLToPath(new URL('../../../examples/terasort.ts', import.meta.url));
+
+function weft(args: string[], cwd: string): Promise<WeftOutcome> {
+  return runWeft(bin, args, cwd);
+}
+
+/** Every plain file under `dir`, recursively (none when it does not exist). */
+async function filesUnder(dir: string): Promise<string[]> {
+  if (!existsSync(dir)) return [];
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+}
+
+describe('weft gc', () => {
+  let dir: TempDir;
+  let metaPath = '';
+  let storeDir = '';
+  let flags: string[] = [];
+  before(async () => {
+    dir = await createTempDir('weft-gc-');
+    metaPath = join(dir.path, 'meta.db');
+    storeDir = join(dir.path, 'store');
+    flags = ['--meta', `sqlite://${metaPath}`, '--store', pathToFileURL(storeDir).href];
+  });
+  after(() => dir.remove());
+
+  async function listedIds(): Promise<string[]> {
+    const jobs = await weft(['jobs', '--meta', `sqlite://${metaPath}`, '--json'], dir.path);
+    assert.equal(jobs.code, 0, jobs.stderr);
+    return (JSON.parse(jobs.stdout) as { runs: { jobId: string }[] }).runs.map((r) => r.jobId);
+  }
+
+  it('collects a SIGKILLed run only once it is older than --older-than, and --dry-run removes nothing', async () => {
+    const output = join(dir.path, 'out.txt');
+    const args = ['run', terasort, '--job-id', 'gc-killed', '--parallelism', '2', '--workers', '2', ...flags, '--', '--records', '200000', '--output', output];
+    {
+      await using log = new SqliteJobEventLog({ path: metaPath });
+      await killOnceFinished({ bin, args, cwd: dir.path, log, jobId: 'gc-killed', atLeast: 2 });
+    }
+    // the killed run's workers notice on their own and may still drop an unfinished attempt's file: wait until the store is still
+    let before = await filesUnder(storeDir);
+    for (let i = 0; i < 20; i++) {
+      await new Promise((r) => setTimeout(r, 1_000));
+      const now = await filesUnder(storeDir);
+      if (JSON.stringify(now) === JSON.stringify(before)) break;
+      before = now;
+    }
+    assert.ok(before.length > 0, 'the killed run left partition files in the store');
+    assert.deepEqual(await listedIds(), ['gc-killed']);
+
+    // the default age (24h) keeps a run that died a moment ago
+    const young = await weft(['gc', ...flags], dir.path);
+    assert.equal(young.code, 0, young.stderr);
+    assert.match(young.stdout, /removed 0 runs in total/);
+    assert.deepEqual(await filesUnder(storeDir), before);
+    assert.deepEqual(await listedIds(), ['gc-killed']);
+
+    // --dry-run names it but removes nothing
+    const dry = await weft(['gc', ...flags, '--older-than', '0s', '--dry-run'], dir.path);
+    assert.equal(dry.code, 0, dry.stderr);
+    assert.match(dry.stdout, /^would remove gc-killed \(unfinished, .*\): [1-9]\d* partitions, [1-9]\d* bytes/m);
+    assert.deepEqual(await filesUnder(storeDir), before);
+    assert.deepEqual(await listedIds(), ['gc-killed']);
+
+    const gc = await weft(['gc', ...flags, '--older-than', '0s', '--json'], dir.path);
+    assert.equal(gc.code, 0, gc.stderr);
+    const report = JSON.parse(gc.stdout) as { removed: { jobId: string; partitions: number; bytes: number }[]; partitions: number; bytes: number; dryRun: boolean };
+    assert.deepEqual(report.removed.map((r) => r.jobId), ['gc-killed']);
+    assert.ok(report.partitions > 0 && report.bytes > 0, gc.stdout);
+    assert.equal(report.dryRun, false);
+    assert.deepEqual(await filesUnder(storeDir), [], 'every partition file of the run is gone');
+    assert.deepEqual(await listedIds(), [], '`weft jobs` no longer lists it');
+    assert.equal((await readdir(dir.path)).filter((n) => n.includes('.weft-gc-killed')).length, 0, 'no sink attempt directory is left');
+
+    // nothing left: a second gc removes nothing
+    const again = await weft(['gc', ...flags, '--older-than', '0s'], dir.path);
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stdout, /removed 0 runs in total: 0 partitions, 0 bytes/);
+  });
+
+  it('removes the text sinks\' attempt directories the log names', async () => {
+    const sinkDir = join(dir.path, '.words.txt.weft-gc-sink');
+    await mkdir(sinkDir, { recursive: true });
+    await writeFile(join(sinkDir, 'part-0@0'), 'a\nb\n');
+    {
+      await using store = new SqliteJobEventLog({ path: metaPath });
+      const log = await store.open({ jobId: 'gc-sink', owner: 'elsewhere:1' });
+      await log.append({ type: 'job-submitted', data: { name: 'word-count', args: [], tasksTotal: 1 } });
+      await log.append({ type: 'task-finished', data: { executionVertexId: 'sink#0', attempt: 0, partitions: [], sinks: [{ kind: 'text-file', file: join(sinkDir, 'part-0@0') }] } });
+      await log.close();
+    }
+    const gc = await weft(['gc', ...flags, '--older-than', '0s'], dir.path);
+    assert.equal(gc.code, 0, gc.stderr);
+    assert.match(gc.stdout, /^removed gc-sink \(unfinished, .*\): 0 partitions, 4 bytes, 1 sink temp dirs$/m);
+    assert.equal(existsSync(sinkDir), false, 'the sink attempt directory is gone');
+    assert.ok(!(await listedIds()).includes('gc-sink'));
+  });
+
+  it('refuses a bad --older-than, --meta or --store with exit 2 naming the flag', async () => {
+    const duration = await weft(['gc', ...flags, '--older-than', 'soon'], dir.path);
+    assert.equal(duration.code, 2);
+    assert.match(duration.stderr, /--older-than/);
+    const meta = await weft(['gc', '--meta', 'ftp://nowhere', '--store', pathToFileURL(storeDir).href], dir.path);
+    assert.equal(meta.code, 2);
+    assert.match(meta.stderr, /--meta/);
+    const store = await weft(['gc', '--meta', `sqlite://${metaPath}`, '--store', 'gopher://x'], dir.path);
+    assert.equal(store.code, 2);
+    assert.match(store.stderr, /--store/);
+    const help = await weft(['gc', '--help'], dir.path);
+    assert.equal(help.code, 0);
+    assert.match(help.stdout, /Usage: weft gc/);
+    assert.match(help.stdout, /age alone decides/);
+  });
+});
