@@ -13,6 +13,7 @@ import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { median } from '@weft/testkit';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const records = Number(process.env['WEFT_BENCH_FAILOVER_RECORDS'] ?? 1_000_000);
@@ -88,11 +89,6 @@ function run(scenario: Scenario, round: number): Promise<Outcome> {
   });
 }
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((x, y) => x - y);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-}
 
 rmSync(dir, { recursive: true, force: true });
 mkdirSync(dir, { recursive: true });

@@ -14,7 +14,7 @@ import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BenchReport, startShuffleServerPool } from '@weft/testkit';
+import { BenchReport, median, startShuffleServerPool } from '@weft/testkit';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const records = Number(process.env['WEFT_BENCH_POOL_RECORDS'] ?? 2_000_000);
@@ -86,11 +86,6 @@ async function run(scenario: Scenario, round: number, cleanSeconds: number | und
   return { seconds, failovers: summary.failovers, attempts: summary.attempts, tasks: summary.tasks, killed };
 }
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((x, y) => x - y);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-}
 
 rmSync(dir, { recursive: true, force: true });
 mkdirSync(dir, { recursive: true });

@@ -12,6 +12,7 @@ import { availableParallelism, cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { writeCorpus } from '../examples/lib/corpus.js';
+import { median } from '@weft/testkit';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const megabytes = Number(process.env['WEFT_BENCH_WORD_COUNT_MB'] ?? 200);
@@ -79,11 +80,6 @@ function sameCounts(a: Map<string, number>, b: Map<string, number>): string | un
   return undefined;
 }
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((x, y) => x - y);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
-}
 
 mkdirSync(dir, { recursive: true });
 const wanted = megabytes * 1024 * 1024;

@@ -14,6 +14,13 @@ export interface Figure {
 
 export const round = (x: number, digits = 3): number => Math.round(x * 10 ** digits) / 10 ** digits;
 
+/** The median of `values` (the mean of the two middle ones for an even count). */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((x, y) => x - y);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
 export class BenchReport {
   readonly figures: Figure[] = [];
   readonly rows: string[][] = [];

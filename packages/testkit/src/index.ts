@@ -1,4 +1,4 @@
-export { BenchReport, type Figure, round } from './bench-report.js';
+export { BenchReport, type Figure, median, round } from './bench-report.js';
 export { freePort } from './free-port.js';
 export { createTempDir, type TempDir } from './temp-dir.js';
 export { startRedis, type RedisServer, type StartRedisOptions } from './redis-server.js';

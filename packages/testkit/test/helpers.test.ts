@@ -2,7 +2,7 @@ import { strict as assert } from 'node:assert';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { describe, it } from 'node:test';
-import { createTempDir, freePort } from '@weft/testkit';
+import { createTempDir, freePort, median } from '@weft/testkit';
 
 describe('testkit helpers', () => {
   it('finds a port nothing listens on, which a server can then bind', async () => {
@@ -21,5 +21,12 @@ describe('testkit helpers', () => {
       assert.ok(existsSync(path));
     }
     assert.equal(existsSync(path), false);
+  });
+
+  it('takes the median of an odd count as its middle value and of an even count as the mean of the middle two, unsorted input left as it was', () => {
+    const input = [9, 1, 5];
+    assert.equal(median(input), 5);
+    assert.deepEqual(input, [9, 1, 5]);
+    assert.equal(median([4, 1, 3, 2]), 2.5);
   });
 });
