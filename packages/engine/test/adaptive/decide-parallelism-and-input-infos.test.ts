@@ -115,6 +115,14 @@ describe('decideParallelismAndInputInfos: Flink DefaultVertexParallelismAndInput
     assert.equal(decided.parallelism, 32);
   });
 
+  it('decideParallelism counts no broadcast bytes at all: 1 GiB broadcast beside 1 GiB at 1 GiB a task gives 1, not 2', () => {
+    const decided = decide(1, MAX_PARALLELISM, DATA_VOLUME_PER_TASK, [
+      sized('ALL_TO_ALL', DATA_VOLUME_PER_TASK, MAX_PARALLELISM, 1, true),
+      sized('POINTWISE', DATA_VOLUME_PER_TASK, MAX_PARALLELISM, MAX_PARALLELISM),
+    ]);
+    assert.equal(decided.parallelism, 1);
+  });
+
   it('testAllEdgesAllToAll', () => {
     const decided = decide(1, 10, 60, [allToAll(A), allToAll(B)]);
     assert.equal(decided.parallelism, 5);
