@@ -69,6 +69,75 @@ describe('decideParallelismAndInputInfos: invariants on 400 random ALL_TO_ALL ve
   });
 });
 
+describe('decideParallelismAndInputInfos: the bisected limit agrees with a linear scan over every limit', () => {
+  it('on 600 random single-input vertices whose greedy cut at the data volume is outside [min, max]', () => {
+    let adjusted = 0;
+    let fellBack = 0;
+    for (let seed = 1001; seed <= 1600; seed++) {
+      const next = random(seed);
+      const int = (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1));
+      // A third alternate big and small subpartitions (Flink's fallback case): some counts are then unreachable.
+      const alternate = next() < 0.35;
+      const bytes = Array.from({ length: int(2, 14) }, (_, i) => (alternate ? (i % 2 === 0 ? int(20, 50) : int(0, 3)) : int(0, 50)));
+      const minParallelism = int(1, bytes.length);
+      const maxParallelism = next() < 0.4 ? minParallelism : int(minParallelism, bytes.length);
+      const volume = int(1, 120);
+      const total = bytes.reduce((a, b) => a + b, 0);
+      const lowest = Math.min(...bytes);
+      const current = greedyCount(bytes, volume);
+      if (current >= minParallelism && current <= maxParallelism) continue;
+
+      // The model: scan every limit one by one (count is non-increasing in the limit).
+      let limit: number | undefined;
+      if (current < minParallelism) {
+        let best: number | undefined;
+        for (let l = lowest; l <= volume; l++) if (greedyCount(bytes, l) >= minParallelism) best = l;
+        if (best !== undefined) {
+          const count = greedyCount(bytes, best);
+          for (let l = lowest; l <= best; l++) if (greedyCount(bytes, l) === count) { limit = l; break; }
+        }
+      } else {
+        for (let l = volume; l <= total; l++) if (greedyCount(bytes, l) <= maxParallelism) { limit = l; break; }
+      }
+      const legal = limit !== undefined && greedyCount(bytes, limit) >= minParallelism && greedyCount(bytes, limit) <= maxParallelism;
+
+      const context = `seed ${seed}: ${JSON.stringify({ bytes, minParallelism, maxParallelism, volume })}`;
+      const request = { inputs: [{ distribution: 'ALL_TO_ALL' as const, bytes: [bytes] }], minParallelism, maxParallelism, dataVolumePerTaskBytes: volume };
+      const decided = decideParallelismAndInputInfos(request);
+      const ranges = decided.inputs[0]?.subtasks.map((s) => s.subpartitions) ?? [];
+      if (legal && limit !== undefined) {
+        adjusted++;
+        assert.deepEqual(ranges, greedyRanges(bytes, limit), context);
+      } else {
+        fellBack++;
+        // Evenly distributed subpartitions at the parallelism decided from bytes.
+        const parallelism = Math.min(maxParallelism, Math.max(minParallelism, Math.ceil(total / volume)));
+        const even = Array.from({ length: parallelism }, (_, k) => ({
+          start: Math.floor((k * bytes.length) / parallelism),
+          end: Math.floor(((k + 1) * bytes.length) / parallelism) - 1,
+        }));
+        assert.deepEqual(ranges, even, context);
+      }
+    }
+    assert.ok(adjusted > 100 && fellBack >= 5, `both paths exercised: ${adjusted} adjusted, ${fellBack} fell back`);
+  });
+});
+
+/** The ranges of the independent greedy cut. */
+function greedyRanges(bytes: number[], limit: number): { start: number; end: number }[] {
+  const ranges: { start: number; end: number }[] = [];
+  let sum = 0;
+  bytes.forEach((b, i) => {
+    if (i === 0) sum = b;
+    else if (sum + b > limit) {
+      ranges.push({ start: ranges.length === 0 ? 0 : (ranges[ranges.length - 1] as { end: number }).end + 1, end: i - 1 });
+      sum = b;
+    } else sum += b;
+  });
+  ranges.push({ start: ranges.length === 0 ? 0 : (ranges[ranges.length - 1] as { end: number }).end + 1, end: bytes.length - 1 });
+  return ranges;
+}
+
 /** An independent greedy cut: how many ranges of at most `limit` bytes (a lone larger one allowed). */
 function greedyCount(bytes: number[], limit: number): number {
   let count = 0;
