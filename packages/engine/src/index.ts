@@ -32,6 +32,11 @@ export * from './restart/failure-rate-restart-backoff-time-strategy.js';
 export * from './restart/exponential-delay-restart-backoff-time-strategy.js';
 export * from './restart/no-restart-backoff-time-strategy.js';
 
+// ---- adaptive batch: parallelism and input ranges decided from the bytes producers wrote (contract 6) ----
+export type * from './adaptive/parallelism-and-input-infos.js';
+export { DEFAULT_ADAPTIVE_BATCH_OPTIONS, MAX_SUBPARTITIONS_PER_TASK } from './adaptive/parallelism-and-input-infos.js';
+export { decideParallelismAndInputInfos } from './adaptive/decide-parallelism-and-input-infos.js';
+
 // ---- runtime: job API, planning of jobs, serialization, task executors, job master ----
 export * from './api/define-job.js';
 export * from './api/exchange-mode.js';
