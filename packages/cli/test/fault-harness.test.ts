@@ -29,6 +29,12 @@ describe('fault specs', () => {
     assert.equal(formatFaultSpec(spec), 'seed=42,throw:agg#1@17,kill-worker,delete-partition:src->agg#2,corrupt-partition,restart-redis@3');
   });
 
+  it('parses kill-job-master with its event type and count, and prints it back', () => {
+    const spec = parseFaultSpec('kill-job-master:sink-published@2,kill-job-master');
+    assert.deepEqual(spec.faults, [{ kind: 'kill-job-master', target: 'sink-published', at: 2 }, { kind: 'kill-job-master' }]);
+    assert.equal(formatFaultSpec(spec), 'kill-job-master:sink-published@2,kill-job-master');
+  });
+
   it('parses the server kinds with their point and pause, and prints them back', () => {
     const spec = parseFaultSpec('kill-shuffle-server:sort->x#2@commit,pause-shuffle-server@fetch~2500,kill-shuffle-server,pause-shuffle-server:a->b#0@push,kill-shuffle-server@committed');
     assert.deepEqual(spec.faults, [
@@ -61,6 +67,8 @@ describe('fault specs', () => {
     ['restart-redis@0', /counts deployments from 1/],
     ['delete-partition@4', /takes no @/],
     ['melt', /unknown fault "melt"/],
+    ['kill-job-master:task-done@2', /unknown job event type "task-done"/],
+    ['kill-job-master:task-finished@0', /counts events from 1/],
   ];
   for (const [text, message] of bad) {
     it(`refuses ${JSON.stringify(text)} naming the problem`, () => {

@@ -44,6 +44,39 @@ describe('publishing several sinks', () => {
     });
   });
 
+  it('keeps every finished attempt\'s part files until the sink-published events are stored, then removes them', async () => {
+    await withDir(async (dir) => {
+      // a job master killed while its sink-published events are being stored must leave the parts, so
+      // the run that resumes it can publish the sinks the log does not name again (contract 7)
+      const partsWhilePublishing: string[][] = [];
+      const none = testingNoShuffleFactory();
+      const result = await runJob({
+        job: defineJob(twoSinks),
+        jobId: 'keep-parts',
+        parallelism: 2,
+        shuffle: { pipelined: none, blocking: none },
+        cwd: dir,
+        eventListener: {
+          onJobEvent: (event) => {
+            if (event.type !== 'sink-published') return undefined;
+            return (async () => {
+              const parts: string[] = [];
+              for (const tempDir of ['.first.txt.weft-keep-parts', '.second.weft-keep-parts']) {
+                parts.push(...(await readdir(join(dir, tempDir)).catch(() => [])).filter((name) => name.startsWith('part-')).map((name) => `${tempDir}/${name}`));
+              }
+              partsWhilePublishing.push(parts.sort());
+            })();
+          },
+        },
+      });
+      assert.equal(result.status, 'succeeded', String(result.error?.stack));
+      assert.equal(partsWhilePublishing.length, 2, 'a sink-published per sink');
+      for (const parts of partsWhilePublishing) assert.equal(parts.length, 4, `both subtasks' parts of both sinks are there while publishing: ${parts.join(', ')}`);
+      assert.equal(await readFile(join(dir, 'first.txt'), 'utf8'), firstRows);
+      assert.deepEqual((await readdir(dir)).sort(), ['first.txt', 'second'], 'the attempt directories are removed after');
+    });
+  });
+
   it('rolls the first sink back when the second cannot be renamed into place, leaving no new output', async () => {
     await withDir(async (dir) => {
       // A non-empty directory where the second sink's file goes: renaming a file onto it fails (EISDIR).

@@ -285,6 +285,7 @@ export const runCommand: Command = {
     let eventLog: JobEventLog;
     try {
       eventLog = await openEventLog(servers ?? meta);
+      if (harness !== undefined) eventLog = harness.wrapEventLog(eventLog);
     } catch (error) {
       await prestarted?.close();
       await harness?.close();

@@ -7,11 +7,13 @@ import {
   type FaultInjector,
   type FaultInjectorContext,
   type FaultInjectorFactory,
+  type JobEventLog,
   type RegionDeploymentRef,
   type TaskAttemptRef,
   type TaskFault,
 } from '@weft/engine';
 import { DEFAULT_PAUSE_MS, type FaultKind, type FaultSpec, formatFaultSpec, isServerFaultKind, SERVER_FAULT_POINTS, type ServerFaultPoint } from './fault-spec.js';
+import { type JobMasterKillPoint, killingEventLog } from './job-master-kill.js';
 import { SeededRandom } from './seeded-random.js';
 import { ServerFaultRunner } from './server-fault-runner.js';
 
@@ -23,6 +25,8 @@ export interface FaultActions {
   restartMetadataStore?(): Promise<string>;
   /** The shuffle-server pool's processes (`--shuffle-servers`): for kill-shuffle-server and pause-shuffle-server. */
   shuffleServers?: ShuffleServerFaultActions;
+  /** kill-job-master: how the job master dies; default SIGKILL of this process. */
+  killJobMaster?(): void;
 }
 
 /** A shuffle server's process, as its registry record names it. */
@@ -83,7 +87,9 @@ const RANDOM_RECORD_LIMIT = 1000;
  *   (an attempt reset before it ever ran does not count);
  * - `delete-partition` / `corrupt-partition`: before the first region reading the target partition from
  *   another region is deployed, `actions.damagePartition` (the partition is then committed);
- * - `restart-redis`: before region deployment `at`, `actions.restartMetadataStore`.
+ * - `restart-redis`: before region deployment `at`, `actions.restartMetadataStore`;
+ * - `kill-job-master`: through the event log (`wrapEventLog`), once the log durably holds `at` events of
+ *   type `target`, `actions.killJobMaster` (SIGKILL of this process).
  *
  * One harness serves one job run; `faults` records what was planned and what fired.
  */
@@ -146,6 +152,23 @@ export class FaultHarness {
     return this.#closed;
   }
 
+  /**
+   * The job's event log, watched for the kill-job-master fault (when the spec has one): the append that
+   * brings the job's count of the target's events to `at` kills the job master once it is durable.
+   */
+  wrapEventLog(eventLog: JobEventLog): JobEventLog {
+    const request = this.spec.faults.find((f) => f.kind === 'kill-job-master');
+    if (request === undefined) return eventLog;
+    const killPoint = (): JobMasterKillPoint | undefined => {
+      const planned = this.faults.find((f) => f.kind === 'kill-job-master');
+      if (planned !== undefined) return { type: planned.target as string, at: planned.at as number };
+      // not planned yet (the job is not known): only a fully given point applies
+      return request.at === undefined ? undefined : { type: request.target ?? 'task-finished', at: request.at };
+    };
+    const kill = this.#actions.killJobMaster ?? (() => process.kill(process.pid, 'SIGKILL'));
+    return killingEventLog(eventLog, killPoint, kill);
+  }
+
   /** The spec with its seed, to replay this run. */
   get replaySpec(): string {
     return formatFaultSpec({ ...this.spec, seed: this.seed });
@@ -193,6 +216,13 @@ export class FaultHarness {
           const target = request.target ?? random.pick(candidates);
           const point = request.point ?? random.pick(SERVER_FAULT_POINTS);
           this.faults.push({ kind: request.kind, target, point, ...(request.kind === 'pause-shuffle-server' ? { pauseMs: request.pauseMs ?? DEFAULT_PAUSE_MS } : {}), fired: false });
+          break;
+        }
+        case 'kill-job-master': {
+          const target = request.target ?? 'task-finished';
+          const perTask = target === 'task-finished' || target === 'task-deployed';
+          const at = request.at ?? (perTask ? random.int(1, topology.executionVertexCount + 1) : 1);
+          this.faults.push({ kind: 'kill-job-master', target, at, fired: false });
           break;
         }
         case 'restart-redis': {

@@ -1,7 +1,7 @@
-import { EngineError } from '@weft/engine';
+import { EngineError, JOB_EVENT_TYPES } from '@weft/engine';
 
 /** The faults `weft run --inject-faults` knows. */
-export const FAULT_KINDS = ['throw', 'kill-worker', 'delete-partition', 'corrupt-partition', 'restart-redis', 'kill-shuffle-server', 'pause-shuffle-server'] as const;
+export const FAULT_KINDS = ['throw', 'kill-worker', 'delete-partition', 'corrupt-partition', 'restart-redis', 'kill-shuffle-server', 'pause-shuffle-server', 'kill-job-master'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 /** The kinds that hit the shuffle server holding a partition (`weft run --shuffle-servers`). */
@@ -27,9 +27,12 @@ export function isServerFaultKind(kind: FaultKind): kind is ServerFaultKind {
 /** One fault asked for: what, where (or seeded random), when (or seeded random). */
 export interface FaultRequest {
   readonly kind: FaultKind;
-  /** An execution vertex (`throw`, `kill-worker`) or a result partition (`delete-partition`, `corrupt-partition`). */
+  /**
+   * An execution vertex (`throw`, `kill-worker`), a result partition (`delete-partition`,
+   * `corrupt-partition`, the server kinds) or a job event type (`kill-job-master`).
+   */
   readonly target?: string;
-  /** The record (`throw`, `kill-worker`) or the region deployment (`restart-redis`) it fires at. */
+  /** The record (`throw`, `kill-worker`), the region deployment (`restart-redis`) or the event count (`kill-job-master`) it fires at. */
   readonly at?: number;
   /** Server faults: the point in the partition's life it fires at. */
   readonly point?: ServerFaultPoint;
@@ -58,6 +61,11 @@ export const FAULT_SPEC_GRAMMAR = `SPEC is a comma-separated list of faults and 
     restart-redis      the Redis metadata store is restarted before region deployment AT (needs
                        --meta redis://…; uses DEBUG RESTART where the server allows it, else drops
                        every client connection)
+    kill-job-master    this weft run kills itself (SIGKILL) the moment its job event log durably holds
+                       AT events of type TARGET, counting every earlier run of the --job-id: so the
+                       same command run again resumes the job and is not killed again (TARGET: an
+                       event type such as task-finished, sink-published; default task-finished; AT from
+                       1, default: random in [1, tasks] for task-deployed and task-finished, else 1)
   SERVER-KIND (with --shuffle-servers; the servers must run on this machine — their registry record
   gives the pid and --dir — and, for the points push, commit and fetch, with WEFT_SERVER_FAULT_HOOKS=1,
   where the server kills or stops itself at exactly that point when the fault is armed in Redis):
@@ -71,14 +79,15 @@ export const FAULT_SPEC_GRAMMAR = `SPEC is a comma-separated list of faults and 
   bytes, in the holding server's --dir.
   TARGET: an execution vertex such as sort#1 (throw, kill-worker) or a result partition such as
           count->top-words#0 (delete-partition, corrupt-partition, the server kinds); default: picked at
-          random
+          random; a job event type for kill-job-master
   AT: a record index, 0-based, counting the records a task reads (or emits, for a source); a task with
       fewer records fires after its last (default: random in [0, 1000)); for restart-redis, the region
       deployment it precedes (default: random among the job's deployments, not the first)
   Random choices are drawn from seed=N (default: a random seed, printed), so a run can be replayed.
   Only the first attempt of a task that runs is faulted: its restart runs clean.
   Example: --inject-faults 'seed=7,throw,delete-partition'  or  'kill-worker:sort#2@5000'
-           or  'kill-shuffle-server:sort-assign->sort#2@commit'  or  'pause-shuffle-server@fetch~2000'`;
+           or  'kill-shuffle-server:sort-assign->sort#2@commit'  or  'pause-shuffle-server@fetch~2000'
+           or  'kill-job-master:task-finished@3'`;
 
 function specError(problem: string): EngineError {
   return new EngineError('WEFT_ERR_USAGE', `--inject-faults: ${problem}`, { context: { command: 'run', field: '--inject-faults' } });
@@ -121,6 +130,10 @@ export function parseFaultSpec(text: string): FaultSpec {
     if (kind === 'restart-redis' && target !== undefined) throw specError(`restart-redis takes no target, got ${JSON.stringify(target)} (use restart-redis@N for the deployment)`);
     if ((kind === 'delete-partition' || kind === 'corrupt-partition') && at !== undefined) throw specError(`${kind} takes no @ (it fires before the partition's first consumer is deployed)`);
     if (kind === 'restart-redis' && at === 0) throw specError('restart-redis@N counts deployments from 1');
+    if (kind === 'kill-job-master' && at === 0) throw specError('kill-job-master:TYPE@N counts events from 1');
+    if (kind === 'kill-job-master' && target !== undefined && !(JOB_EVENT_TYPES as readonly string[]).includes(target)) {
+      throw specError(`kill-job-master: unknown job event type ${JSON.stringify(target)}; expected one of ${JOB_EVENT_TYPES.join(', ')}`);
+    }
     faults.push({ kind: kind as FaultKind, ...(target === undefined ? {} : { target }), ...(at === undefined ? {} : { at }) });
   }
   if (faults.length === 0) throw specError('no fault given (only a seed)');

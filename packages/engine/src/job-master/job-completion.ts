@@ -25,7 +25,7 @@ const NOTHING_PUBLISHED: PublishedSinks = { collected: {}, files: [] };
 /**
  * The end of a job, once its scheduler decided it (the scheduler's last transitions call it):
  * `succeeded()` publishes the sinks from the finished attempts (all or nothing, a `sink-published` per
- * text sink) and emits `job-finished`; `failed(error)` discards the sinks' attempt files and emits
+ * text sink; the attempts' part files are removed once those events are stored) and emits `job-finished`; `failed(error)` discards the sinks' attempt files and emits
  * `job-failed` (or `job-cancelled` when the job was aborted). Either way `outcome` resolves only once the
  * event listener took every event; a job whose events could not all be taken is reported failed
  * (`WEFT_ERR_JOB_FAILED` caused by `WEFT_ERR_EVENT_LOG`). It changes no scheduling state.
@@ -62,6 +62,10 @@ export class JobCompletion {
       return;
     }
     for (const file of published.files) events.emit({ type: 'sink-published', data: { sink: file.sink, path: file.path } });
+    // the attempts' part files go only once the log holds what was published: a master killed before
+    // that leaves them, and the run resuming it publishes the unrecorded sinks again from them
+    await events.settled();
+    if (events.failure === undefined) await discardTempDirs(sinkTempDirs);
     const unrecorded = events.failure;
     this.#end(unrecorded === undefined ? undefined : { error: this.jobFailed(unrecorded), aborted: false }, published);
   }

@@ -83,6 +83,25 @@ export type JobEvent =
 
 export type JobEventType = JobEvent['type'];
 
+/** Every event type, in the order a job's events first appear (for tools that name one, e.g. `--inject-faults`). */
+export const JOB_EVENT_TYPES = [
+  'job-submitted',
+  'vertex-initialized',
+  'task-deployed',
+  'task-finished',
+  'tasks-reset',
+  'failover',
+  'partitions-released',
+  'sink-published',
+  'job-finished',
+  'job-failed',
+  'job-cancelled',
+] as const satisfies readonly JobEventType[];
+
+// every member of the union is listed above (a compile error names the one missing)
+const everyTypeListed: Exclude<JobEventType, (typeof JOB_EVENT_TYPES)[number]> extends never ? true : never = true;
+void everyTypeListed;
+
 /** The event of type `T`. */
 export type JobEventOf<T extends JobEventType> = Extract<JobEvent, { type: T }>;
 

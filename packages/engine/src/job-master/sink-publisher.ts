@@ -35,12 +35,16 @@ interface StagedFile {
 
 /**
  * Publishes the sinks of a successful job, from the outputs of the finished attempts only, all or
- * nothing: first every text sink is staged — its part files joined in subtask order into one file in its
+ * nothing: first every text sink is staged — its part files copied in subtask order into one file in its
  * temporary directory (beside the output, so on the same file system) — then each staged file is renamed
  * onto its output path (atomic per file). Should a rename fail, the outputs already renamed are rolled
  * back (the file a path held before is put back; a path that held none is removed), so a job that
- * reports failure has published nothing. Collected values are gathered in subtask order. Then (and on
- * failure, through `discard`) the attempts' temporary directories are removed.
+ * reports failure has published nothing. Collected values are gathered in subtask order.
+ *
+ * The part files stay where they are: a job master killed while publishing leaves every finished
+ * attempt's parts, so the run that resumes it publishes again from them (contract 7). On failure the
+ * attempts' temporary directories are removed here; on success the caller removes them
+ * (`discardTempDirs`) once it has recorded what was published.
  */
 export async function publishSinks(outputs: readonly SinkOutput[], tempDirs: readonly string[]): Promise<PublishedSinks> {
   const collected: Record<string, unknown[]> = {};
@@ -58,12 +62,13 @@ export async function publishSinks(outputs: readonly SinkOutput[], tempDirs: rea
     for (const [path, parts] of byPath) staged.push(await stage(path, parts));
     await commit(staged);
     return { collected, files: staged.map(({ sink, path, parts }) => ({ sink, path, parts })) };
-  } finally {
+  } catch (error) {
     await discardTempDirs(tempDirs);
+    throw error;
   }
 }
 
-/** Joins one sink's finished parts, in subtask order, into one file in its temporary directory. */
+/** Joins one sink's finished parts, in subtask order, into one file in its temporary directory (the parts stay). */
 async function stage(path: string, parts: TextFileOutput[]): Promise<StagedFile> {
   parts.sort((a, b) => a.subtask - b.subtask);
   const first = parts[0] as TextFileOutput;
@@ -72,7 +77,7 @@ async function stage(path: string, parts: TextFileOutput[]): Promise<StagedFile>
   }
   const staged = join(first.tempDir, 'joined');
   try {
-    await rename(first.file, staged);
+    await copyFile(first.file, staged);
     for (const part of parts.slice(1)) await pipeline(createReadStream(part.file), createWriteStream(staged, { flags: 'a' }));
   } catch (error) {
     throw sinkFailed(path, (error as Error).message, error);

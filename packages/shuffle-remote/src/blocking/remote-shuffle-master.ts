@@ -19,6 +19,7 @@ import {
 import type { ResolvedRemoteShuffleOptions } from '../config/remote-shuffle-options.js';
 import { type AttemptRecord, type ReleasedAttempts, isCollectible } from '../metadata/metadata-store.js';
 import { REMOTE_DESCRIPTOR_DETAILS, REMOTE_SHUFFLE_SERVICE_ID, checkRemoteDescriptor } from './descriptor-checks.js';
+import { encodeKeySegment } from '../storage/object-key.js';
 import { StorePair } from './store-pair.js';
 
 /** What one sweep did. */
@@ -163,8 +164,12 @@ export class RemoteShuffleMaster implements ShuffleMaster {
   async listPartitions(jobId: JobId): Promise<readonly StoredPartition[]> {
     validateId('jobId', jobId);
     this.checkStarted();
-    const commits = await this.stores.meta.listCommitted(jobId);
-    return commits
+    const committed = await this.stores.meta.listCommitted(jobId);
+    if (committed.length === 0) return [];
+    // a commit whose data object is gone (deleted by hand, a lost disk) does not exist for a reader
+    const present = new Set(await this.stores.blob.listKeys(`${encodeKeySegment('jobId', jobId)}/`));
+    return committed
+      .filter((commit) => present.has(commit.objectKey))
       .map((commit) => ({ descriptor: commit.descriptor, subpartitionBytes: [...commit.subpartitionBytes], totalBytes: commit.totalBytes }))
       .sort((a, b) => a.descriptor.partition.partitionIndex - b.descriptor.partition.partitionIndex);
   }

@@ -124,11 +124,21 @@ export class LocalBlobStore implements BlobStore {
         else out.push(relative(this.root, path).split(sep).join('/'));
       }
     };
-    await walk(this.root);
+    await walk(this.directoryOfPrefix(prefix));
     return out.filter((key) => key.startsWith(prefix)).sort();
   }
 
   async close(): Promise<void> {}
+
+  /** The directory the prefix's whole segments name (only it can hold matching keys); the root for any other prefix. */
+  private directoryOfPrefix(prefix: string): string {
+    const dir = prefix.slice(0, Math.max(0, prefix.lastIndexOf('/')));
+    try {
+      return dir === '' ? this.root : this.pathOf(dir);
+    } catch {
+      return this.root;
+    }
+  }
 
   private pathOf(key: string): string {
     const path = resolve(this.root, ...checkKey(key).split('/'));
