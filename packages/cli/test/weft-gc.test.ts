@@ -6,6 +6,7 @@ import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import Database from 'better-sqlite3';
 import { SqliteJobEventLog } from '@weft/job-store';
 import { createTempDir, type TempDir } from '@weft/testkit';
 import { killOnceFinished, weft as runWeft, type WeftOutcome } from './helpers/kill-and-resume.js';
@@ -67,6 +68,15 @@ describe('weft gc', () => {
     assert.match(young.stdout, /removed 0 runs in total/);
     assert.deepEqual(await filesUnder(storeDir), before);
     assert.deepEqual(await listedIds(), ['gc-killed']);
+
+    // an attempt that failed and left its object: what a sweep collects — a dry run must not
+    const failedObject = join(storeDir, 'gc-killed', 'p', 'failed-attempt.wsm');
+    await mkdir(join(storeDir, 'gc-killed', 'p'), { recursive: true });
+    await writeFile(failedObject, 'left by a failed attempt');
+    const raw = new Database(metaPath);
+    raw.prepare("INSERT INTO weft_attempts (write_id, job_id, partition_id, producer_id, object_key, state, started_at, heartbeat_at) VALUES ('w-failed', 'gc-killed', 'p', 'x#0@0', 'gc-killed/p/failed-attempt.wsm', 'failed', 1, 1)").run();
+    raw.close();
+    before = await filesUnder(storeDir);
 
     // --dry-run names it but removes nothing
     const dry = await weft(['gc', ...flags, '--older-than', '0s', '--dry-run'], dir.path);

@@ -140,7 +140,8 @@ export const gcCommand: Command = {
         if (dead.length > 0) {
           let factory: ReturnType<typeof createRemoteShuffleServiceFactory>;
           try {
-            factory = createRemoteShuffleServiceFactory({ store, meta });
+            // a dry run looks only: no sweep of abandoned attempts either
+            factory = createRemoteShuffleServiceFactory({ store, meta, ...(dryRun ? { sweepOnStart: false, sweepIntervalMs: 0 } : {}) });
           } catch (error) {
             throw usageError('gc', `${storeFlag} / ${metaFlag}: ${(error as Error).message}`, error);
           }

@@ -46,7 +46,7 @@ const SWEEP_BATCH = 500;
  * store, so a new master on the same stores (JobMaster failover) lists exactly the partitions an old
  * one saw committed, with their sizes.
  *
- * `sweep()` (run at `start()`, then every `sweepIntervalMs`) deletes the objects of attempts that will
+ * `sweep()` (run at `start()` unless `sweepOnStart` is false, then every `sweepIntervalMs`) deletes the objects of attempts that will
  * never be visible: failed, conflicting, released, and abandoned ones — writers whose lease ran out
  * (a crashed producer). A live writer renews its lease, so a sweep never takes its object from under
  * it; only `unregisterJob` (the job is over: no writer of it may still run) deletes every attempt's object.
@@ -74,7 +74,7 @@ export class RemoteShuffleMaster implements ShuffleMaster {
     if (this.started) return;
     await this.stores.start();
     this.started = true;
-    await this.sweep();
+    if (this.options.sweepOnStart) await this.sweep();
     if (this.options.sweepIntervalMs > 0 && !this.closed) {
       this.timer = setInterval(() => {
         this.sweep().catch((error: unknown) => this.logger.warn({ error: (error as Error).message }, 'sweep failed'));

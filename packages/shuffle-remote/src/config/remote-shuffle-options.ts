@@ -67,8 +67,10 @@ export interface RemoteShuffleOptions {
    * Writers renew every quarter of it. @defaultValue 60000
    */
   readonly attemptLeaseMs?: number;
-  /** How often a started master sweeps garbage (it always sweeps at start); 0 turns it off. @defaultValue 300000 */
+  /** How often a started master sweeps garbage (after the sweep at start, unless sweepOnStart is false); 0 turns it off. @defaultValue 300000 */
   readonly sweepIntervalMs?: number;
+  /** Whether `start()` sweeps garbage first (a tool that only looks, such as `weft gc --dry-run`, turns it off). @defaultValue true */
+  readonly sweepOnStart?: boolean;
   /** Longest pause between a gate's checks for a commit it waits for. @defaultValue 1000 */
   readonly commitPollMaxMs?: number;
   /** Tries of a metadata operation that failed because the store was unreachable. @defaultValue 8 */
@@ -89,6 +91,7 @@ export interface ResolvedRemoteShuffleOptions {
   readonly readBufferBytes: number;
   readonly attemptLeaseMs: number;
   readonly sweepIntervalMs: number;
+  readonly sweepOnStart: boolean;
   readonly commitPollMaxMs: number;
   readonly metaRetryAttempts: number;
   readonly metaRetryInitialDelayMs: number;
@@ -103,6 +106,7 @@ export const DEFAULT_REMOTE_SHUFFLE_OPTIONS = Object.freeze({
   readBufferBytes: 4 * 1024 * 1024,
   attemptLeaseMs: 60_000,
   sweepIntervalMs: 300_000,
+  sweepOnStart: true,
   commitPollMaxMs: 1_000,
   metaRetryAttempts: 8,
   metaRetryInitialDelayMs: 50,
@@ -113,6 +117,11 @@ function integer(name: string, value: unknown, min: number, max = Number.MAX_SAF
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
     throw invalidConfig(name, `expected an integer in [${min}, ${max}], got ${JSON.stringify(value)}`);
   }
+  return value;
+}
+
+function boolean(name: string, value: unknown): boolean {
+  if (typeof value !== 'boolean') throw invalidConfig(name, `expected true or false, got ${JSON.stringify(value)}`);
   return value;
 }
 
@@ -129,7 +138,7 @@ function asConfig<T>(name: string, check: () => T): T {
 /** Validates options and fills in defaults; SHF_ERR_INVALID_CONFIG naming the first bad option. */
 const REMOTE_SHUFFLE_OPTION_KEYS = [
   'store', 'meta', 'producerMemoryBytes', 'bufferSizeBytes', 'maxRecordBytes', 'compression', 'readBufferBytes',
-  'attemptLeaseMs', 'sweepIntervalMs', 'commitPollMaxMs', 'metaRetryAttempts', 'metaRetryInitialDelayMs', 'metaRetryMaxDelayMs',
+  'attemptLeaseMs', 'sweepIntervalMs', 'sweepOnStart', 'commitPollMaxMs', 'metaRetryAttempts', 'metaRetryInitialDelayMs', 'metaRetryMaxDelayMs',
 ] as const;
 
 export function resolveRemoteShuffleOptions(input: unknown, cwd: string = process.cwd()): ResolvedRemoteShuffleOptions {
@@ -171,6 +180,7 @@ export function resolveRemoteShuffleOptions(input: unknown, cwd: string = proces
     readBufferBytes: integer('readBufferBytes', o.readBufferBytes ?? d.readBufferBytes, 4096, 1024 ** 3),
     attemptLeaseMs: integer('attemptLeaseMs', o.attemptLeaseMs ?? d.attemptLeaseMs, 100),
     sweepIntervalMs: integer('sweepIntervalMs', o.sweepIntervalMs ?? d.sweepIntervalMs, 0),
+    sweepOnStart: boolean('sweepOnStart', o.sweepOnStart ?? d.sweepOnStart),
     commitPollMaxMs: integer('commitPollMaxMs', o.commitPollMaxMs ?? d.commitPollMaxMs, 1),
     metaRetryAttempts: integer('metaRetryAttempts', o.metaRetryAttempts ?? d.metaRetryAttempts, 1, 100),
     metaRetryInitialDelayMs,
