@@ -94,6 +94,21 @@ describe('engine runtime over the in-memory shuffle', () => {
     assert.equal(uncombined.edges[0]?.records, 9_000);
   });
 
+  it('keeps apart the keys JSON would merge: NaN, null, ±Infinity, -0 and 0, alone and in arrays', async () => {
+    // key i of KEYS occurs i + 1 times; by hand, every key is its own group
+    const name = (k: unknown): string => (Object.is(k, -0) ? '-0' : Array.isArray(k) ? `[${k.map(name).join(',')}]` : `${typeof k}:${String(k)}`);
+    const KEYS: unknown[] = [[Number.NaN], [null], [Infinity], [-Infinity], [-0], [0], -0, 0, ['0'], [[0]]];
+    const rows = KEYS.flatMap((key, i) => Array.from({ length: i + 1 }, () => ({ i, key })));
+    const result = await run((ctx) => {
+      const data = ctx.fromArray(rows, { parallelism: 2 });
+      data.keyBy((r) => r.key as never).count({ parallelism: 3 }).map(([key, n]) => [KEYS.findIndex((k) => name(k) === name(key)), n]).collect('counts');
+      data.keyBy((r) => r.key as never).aggregate({ createAccumulator: () => [] as number[], add: (acc: number[], r) => [...acc, r.i], merge: (x: number[], y: number[]) => [...x, ...y], getResult: (acc: number[]) => [...new Set(acc)] }, { parallelism: 2 }).map(([, ids]) => ids).collect('groups');
+    });
+    assert.equal(result.status, 'succeeded', String(result.error?.stack));
+    assert.deepEqual(sorted(result.collected['counts'] as number[][]), KEYS.map((_, i) => [i, i + 1]));
+    assert.deepEqual(sorted((result.collected['groups'] as number[][]).map((g) => g.length)), KEYS.map(() => 1), 'no group holds rows of two keys');
+  });
+
   it('aggregates by composite keys and reduces per key', async () => {
     const result = await run((ctx) => {
       const rows = ctx.range(0, 1000).map((i) => ({ a: i % 3, b: `b${i % 4}`, v: i }));

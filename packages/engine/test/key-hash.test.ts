@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { assignToKeyGroup, compareKeys, computeOperatorIndexForKeyGroup, javaHashCode, keyHashCode, murmurHash } from '@weft/engine';
+import { canonicalKey, isPrimitiveKey } from '../src/runtime/key-hash.js';
 
 describe('keyBy key hashing', () => {
   it('hashes strings and int32 keys exactly as the key-group functions do (Java String/Integer.hashCode)', () => {
@@ -14,7 +15,8 @@ describe('keyBy key hashing', () => {
 
   it('hashes other keys as Java Double, Boolean and List would', () => {
     assert.equal(keyHashCode(1.5), 1073217536); // Double.valueOf(1.5).hashCode()
-    assert.equal(keyHashCode(-0), keyHashCode(0));
+    assert.equal(keyHashCode(-0), -2147483648); // Double.valueOf(-0.0).hashCode(): a key of its own
+    assert.equal(keyHashCode(0), 0);
     assert.equal(keyHashCode(true), 1231);
     assert.equal(keyHashCode(false), 1237);
     assert.equal(keyHashCode(null), 0);
@@ -24,6 +26,22 @@ describe('keyBy key hashing', () => {
 
   it('refuses objects, undefined and functions as keys', () => {
     for (const key of [{}, undefined, () => 1, [{}]]) assert.throws(() => keyHashCode(key), TypeError);
+  });
+
+  it('keeps NaN, null, ±Infinity, -0 and 0 apart in composite keys, and elements apart by type', () => {
+    const keys = [[Number.NaN], [null], [Infinity], [-Infinity], [-0], [0], ['0'], [true], ['true'], [[0]], -0];
+    const forms = keys.map((k) => canonicalKey(k));
+    assert.equal(new Set(forms).size, keys.length, forms.join(' '));
+    assert.equal(canonicalKey([Number.NaN, 'a']), canonicalKey([Number.NaN, 'a']), 'equal keys, equal forms');
+    assert.equal(isPrimitiveKey(-0), false, '-0 does not go into a Map as is (a Map takes it for 0)');
+    assert.equal(isPrimitiveKey(0), true);
+  });
+
+  it('orders -0 just before 0, as Java\'s Double.compare', () => {
+    assert.equal(compareKeys(-0, 0), -1);
+    assert.equal(compareKeys(0, -0), 1);
+    assert.equal(compareKeys(-0, -0), 0);
+    assert.equal(compareKeys([-0], [0]), -1);
   });
 
   it('orders keys totally: null < booleans < numbers < strings < arrays', () => {

@@ -1,7 +1,9 @@
 /**
  * A key a keyed operator groups and routes by: a string, a number, a boolean, null, or an array (tuple) of
  * those. Strings and int32 numbers hash exactly as Flink's Java would (docs/DESIGN.md, key groups), so a key
- * lands in the same key group; the others hash as Java's `Double`, `Boolean` and `List` would.
+ * lands in the same key group; the others hash as Java's `Double`, `Boolean` and `List` would. Keys are
+ * equal as Java's `equals` would have them: NaN equals NaN, and -0, 0, NaN, ±Infinity and null are five
+ * distinct keys, alone or inside arrays.
  */
 export type KeyValue = string | number | boolean | null | readonly KeyValue[];
 

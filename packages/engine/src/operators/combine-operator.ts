@@ -35,7 +35,8 @@ export class CombineOperator implements StreamOperator {
     } catch (error) {
       throw userFunctionError(this.context, error, 'key selector');
     }
-    if (typeof key === 'string' || typeof key === 'number') {
+    // the fast path: keys a Map compares as keys compare (not -0, which a Map takes for 0)
+    if (typeof key === 'string' || (typeof key === 'number' && !Object.is(key, -0))) {
       const map = this.#primitive;
       if (this.#count) {
         map.set(key, ((map.get(key) as number | undefined) ?? 0) + 1);

@@ -2,8 +2,9 @@ import type { KeyValue } from '../api/functions.js';
 import { canonicalKey, isPrimitiveKey } from '../runtime/key-hash.js';
 
 /**
- * A hash table from keys to values: primitive keys (strings, numbers, booleans, null) straight in a Map,
- * composite (array) keys under a canonical string. `undefined` values mean "absent".
+ * A hash table from keys to values: primitive keys (strings, numbers but -0, booleans, null) straight in a
+ * Map, the others (arrays, -0) under a canonical string that keeps NaN, ±Infinity, -0 and null apart.
+ * `undefined` values mean "absent".
  */
 export class KeyedTable<V> {
   readonly primitive = new Map<string | number | boolean | null, V>();

@@ -14,7 +14,7 @@ function rank(key: unknown): number {
 }
 
 /**
- * The total order sorts use: null < booleans (false < true) < numbers (NaN last) < strings (by UTF-16
+ * The total order sorts use: null < booleans (false < true) < numbers (-0 just before 0, NaN last) < strings (by UTF-16
  * code units, as `<` compares) < arrays (element by element, then by length).
  */
 export function compareKeys(a: KeyValue, b: KeyValue): number {
@@ -22,7 +22,8 @@ export function compareKeys(a: KeyValue, b: KeyValue): number {
   if (typeof a === 'number' && typeof b === 'number') {
     if (a < b) return -1;
     if (a > b) return 1;
-    if (a === b) return 0;
+    // -0 before 0, as Java's Double.compare: they are distinct keys
+    if (a === b) return Object.is(a, b) ? 0 : Object.is(a, -0) ? -1 : 1;
     return Number.isNaN(a) ? (Number.isNaN(b) ? 0 : 1) : -1;
   }
   const ra = rank(a);
