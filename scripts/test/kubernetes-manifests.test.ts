@@ -3,19 +3,19 @@
 // `weft <command> --help` lists), plus the references between the objects. No cluster here: the checks
 // are schema-level. Each check is also shown to fail on a manifest broken on purpose.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import { parse } from 'yaml';
-import { checkKustomization } from '../kubernetes/check-kustomization.js';
+import { checkKustomization, isAppliedSeparately } from '../kubernetes/check-kustomization.js';
 import { checkManifestDirectory, MANIFESTS_DIR, REPO_ROOT } from '../kubernetes/check-manifests.js';
 import { checkReferences } from '../kubernetes/check-references.js';
 import { checkSchemas, checkUnknownFields } from '../kubernetes/check-schemas.js';
 import { checkWeftContainers } from '../kubernetes/check-weft-containers.js';
 import { parseUsage } from '../kubernetes/cli-surface.js';
-import { loadManifests } from '../kubernetes/load-manifests.js';
+import { loadManifests, parseManifestText } from '../kubernetes/load-manifests.js';
 import { formatProblem, type Manifest, type ManifestProblem } from '../kubernetes/manifest-problem.js';
 
 // Mutations reach anywhere inside an object: a loose type on purpose, in this test only.
@@ -181,6 +181,27 @@ describe('deploy/kubernetes manifests', () => {
     assertReported(found, /redis\.yaml is not listed/, 'unlisted file');
     assertReported(found, /redis-sentinel\.yaml: no such manifest file/, 'missing file');
     assertReported(checkKustomization(undefined, loaded.files), /kustomization\.yaml: missing/, 'no kustomization');
+  });
+
+  it('kubectl kustomize renders the base: every object in the weft namespace, weft images tagged (skipped without kubectl)', async (t) => {
+    const which = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' });
+    if (which.status !== 0) {
+      t.skip('kubectl is not installed (apt-get install kubectl)');
+      return;
+    }
+    const render = spawnSync('kubectl', ['kustomize', MANIFESTS_DIR], { encoding: 'utf8' });
+    assert.equal(render.status, 0, render.stderr);
+    const rendered = parseManifestText('rendered', render.stdout);
+    assert.deepEqual(rendered.problems, []);
+    const base = loaded.manifests.filter((m) => !isAppliedSeparately(m.file));
+    assert.equal(rendered.manifests.length, base.length);
+    for (const m of rendered.manifests) {
+      const metadata = m.object['metadata'] as Json;
+      if (m.object['kind'] !== 'Namespace') assert.equal(metadata['namespace'], 'weft', `${String(m.object['kind'])}/${metadata['name']}`);
+    }
+    const images = rendered.manifests.flatMap((m) => JSON.stringify(m.object).match(/"image":"[^"]+"/g) ?? []);
+    assert.ok(images.includes('"image":"weft:0.1.0"') && !images.includes('"image":"weft"'), images.join(' '));
+    assert.deepEqual(await checkWeftContainers(rendered.manifests), []);
   });
 
   it('the ConfigMap job module is a working weft job (run here on local files, in-process)', async () => {
