@@ -65,8 +65,11 @@ function parseArgv(argv: readonly string[], surface: CliSurface, report: (messag
   return given;
 }
 
-/** Every problem of the weft containers of `manifests`. */
-export async function checkWeftContainers(manifests: readonly Manifest[]): Promise<ManifestProblem[]> {
+/**
+ * Every problem of the weft containers of `manifests`. `surfaceOf` says what a command accepts (default:
+ * its `--help` in this checkout, see cli-surface.ts).
+ */
+export async function checkWeftContainers(manifests: readonly Manifest[], surfaceOf: (command: string) => Promise<CliSurface | undefined> = cliSurface): Promise<ManifestProblem[]> {
   const problems: ManifestProblem[] = [];
   for (const manifest of manifests) {
     for (const template of podTemplatesOf(manifest)) {
@@ -84,7 +87,7 @@ export async function checkWeftContainers(manifests: readonly Manifest[]): Promi
           }
         });
         const name = argv[0];
-        const surface = name === undefined ? undefined : await cliSurface(name);
+        const surface = name === undefined ? undefined : await surfaceOf(name);
         if (surface === undefined) {
           report('/args/0', name === undefined ? 'a weft container needs args: the weft command and its flags' : `weft has no command ${JSON.stringify(name)} (see weft --help)`);
           continue;
@@ -92,16 +95,23 @@ export async function checkWeftContainers(manifests: readonly Manifest[]): Promi
         const given = parseArgv(argv, surface, (message) => report('/args', message));
         checkPorts(at, given, report);
         if (SERVES_HEALTHZ.has(surface.command)) checkHealthProbes(at, given, report);
-        const shutdownMs = Number(given.get('--shutdown-timeout-ms') ?? 30_000);
-        const grace = Number(template.spec['terminationGracePeriodSeconds'] ?? 30);
-        if (surface.command === 'shuffle-server' && grace * 1000 <= shutdownMs) {
-          report('', `terminationGracePeriodSeconds (${grace}) must exceed --shutdown-timeout-ms (${shutdownMs} ms), or Kubernetes kills the server mid-drain`);
+        const drain = DRAIN_FLAGS[surface.command];
+        if (drain !== undefined) {
+          const drainMs = Number(given.get(drain.flag) ?? drain.defaultMs);
+          const grace = Number(template.spec['terminationGracePeriodSeconds'] ?? 30);
+          if (grace * 1000 <= drainMs) report('', `terminationGracePeriodSeconds (${grace}) must exceed ${drain.flag} (${drainMs} ms), or Kubernetes kills weft ${surface.command} mid-drain`);
         }
       }
     }
   }
   return problems;
 }
+
+/** How long each draining command's SIGTERM drain may take: its flag and that flag's default. */
+const DRAIN_FLAGS: Readonly<Record<string, { flag: string; defaultMs: number }>> = {
+  'shuffle-server': { flag: '--shutdown-timeout-ms', defaultMs: 30_000 },
+  'task-executor': { flag: '--drain-timeout-ms', defaultMs: 30_000 },
+};
 
 /** The commands that serve `GET /healthz` on their --port. */
 const SERVES_HEALTHZ = new Set(['shuffle-server', 'task-executor']);

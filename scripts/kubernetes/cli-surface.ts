@@ -17,11 +17,13 @@ export interface CliSurface {
  * Flags the manifests use that DESIGN.md contract 8 promises and that are still being built on another
  * branch (issue 12: `weft task-executor`, `weft run --cluster`). Each is used only while the command's real
  * --help lacks it: once the command (or flag) lands, its own --help is what the manifests are checked
- * against, and these lines are dead. `--port` of task-executor is not in contract 8: it is the port its
- * --advertise-url names and /healthz is served on (an assumption of deploy/kubernetes/task-executor.yaml).
+ * against, and these lines are dead. `--port`, `--dir` and `--drain-timeout-ms` of task-executor are not in
+ * contract 8: they are the flags the s2-cluster branch's `weft task-executor --help` has (the port its
+ * --advertise-url names and /healthz is served on, its job-code cache, its SIGTERM drain timeout).
  */
 export const PENDING_USAGE: Readonly<Record<string, string>> = {
   'task-executor': `Usage: weft task-executor --cluster <url> [--slots N] [--host H] [--port N] [--advertise-url URL]
+                          [--dir PATH] [--drain-timeout-ms N]
 `,
   run: `Usage: weft run <job module> [--cluster URL]
 `,
@@ -34,8 +36,8 @@ const VALUE_AFTER_FLAG = / (?:[A-Z][A-Z0-9_]*\b|<[^>]+>|[a-z0-9]+(?:\|[a-z0-9-]+
 const FLAG = /--[a-z][a-z0-9-]*/g;
 
 /**
- * The flags help text documents: every flag of its usage line(s), and of its option lines: a line whose
- * first token is a flag (`  --port N   port to listen on`, `  -h, --help`) or a `label:` and then flags
+ * The flags help text documents: every flag of its usage line(s), and of its option lines: an indented
+ * line whose first token is a flag (`  --port N   port to listen on`, `  -h, --help`) or a `label:` and then flags
  * (`    fixed-delay:   --restart-attempts N (default 1), --restart-delay MS`), where each flag is first or
  * follows `, `. Flags named in prose (`the examples take --input <path>`) are not the command's own.
  */
@@ -43,10 +45,10 @@ function documentedFlags(help: string, usage: string): { flag: string; text: str
   const found: { flag: string; text: string; end: number }[] = [];
   for (const m of usage.matchAll(FLAG)) found.push({ flag: m[0], text: usage, end: m.index + m[0].length });
   for (const line of help.split('\n')) {
-    if (!/^\s*(?:-\w, )?--[a-z]|^\s+[a-z-]+:\s+--[a-z]/.test(line)) continue;
+    if (!/^\s+(?:-\w, )?--[a-z]|^\s+[a-z-]+:\s+--[a-z]/.test(line)) continue;
     for (const m of line.matchAll(FLAG)) {
       const before = line.slice(0, m.index);
-      if (/^\s*(?:-\w, )?$|^\s+[a-z-]+:\s+$|, $/.test(before)) found.push({ flag: m[0], text: line, end: m.index + m[0].length });
+      if (/^\s+(?:-\w, )?$|^\s+[a-z-]+:\s+$|, $/.test(before)) found.push({ flag: m[0], text: line, end: m.index + m[0].length });
     }
   }
   return found;

@@ -154,6 +154,7 @@ describe('deploy/kubernetes manifests', () => {
       { what: 'health probe', kind: 'StatefulSet', name: 'weft-shuffle-server', change: (o) => (weftContainer(o)['readinessProbe']['httpGet']['path'] = '/health'), expect: /readinessProbe: needs httpGet \/healthz/ },
       { what: 'entrypoint', kind: 'Deployment', name: 'weft-task-executor', change: (o) => (weftContainer(o)['command'] = ['node']), expect: /gives only args/ },
       { what: 'grace period', kind: 'StatefulSet', name: 'weft-shuffle-server', change: (o) => (o['spec']['template']['spec']['terminationGracePeriodSeconds'] = 30), expect: /terminationGracePeriodSeconds \(30\) must exceed --shutdown-timeout-ms \(45000 ms\)/ },
+      { what: 'drain', kind: 'Deployment', name: 'weft-task-executor', change: (o) => (argsOf(o)[argsOf(o).indexOf('--drain-timeout-ms') + 1] = '400000'), expect: /terminationGracePeriodSeconds \(330\) must exceed --drain-timeout-ms \(400000 ms\)/ },
     ];
     for (const { what, kind, name, change, expect } of cases) assertReported(await checkWeftContainers(mutated(kind, name, change)), expect, what);
   });
