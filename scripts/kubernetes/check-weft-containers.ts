@@ -95,6 +95,11 @@ export async function checkWeftContainers(manifests: readonly Manifest[], surfac
         const given = parseArgv(argv, surface, (message) => report('/args', message));
         checkPorts(at, given, report);
         if (SERVES_HEALTHZ.has(surface.command)) checkHealthProbes(at, given, report);
+        const dir = given.get('--dir');
+        const mounts = asRecords(at.container['volumeMounts']).map((m) => String(m['mountPath']).replace(/\/+$/, ''));
+        if (typeof dir === 'string' && !mounts.some((m) => dir === m || dir.startsWith(`${m}/`))) {
+          report('/volumeMounts', `--dir ${dir} is on no volume: the image's own filesystem is lost with the container (mounted: ${mounts.join(', ') || 'nothing'})`);
+        }
         const drain = DRAIN_FLAGS[surface.command];
         if (drain !== undefined) {
           const drainMs = Number(given.get(drain.flag) ?? drain.defaultMs);

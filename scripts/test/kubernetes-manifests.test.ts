@@ -4,7 +4,7 @@
 // are schema-level. Each check is also shown to fail on a manifest broken on purpose.
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
-import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
@@ -99,14 +99,19 @@ describe('deploy/kubernetes manifests', () => {
       assertReported(broken, /^redis\.yaml#2 \/spec\/replicas: StatefulSet\/weft-redis: must be integer/, 'wrong type');
       assertReported(broken, /^task-executor\.yaml#0 \/spec: Deployment\/weft-task-executor: must have required property selector/, 'missing field');
       assertReported(broken, /^namespace\.yaml#0: YAML: /, 'YAML syntax');
-      // the same checks from the command line, for an operator: exit 1, the problems on stderr
+      // the same checks from the command line, for an operator: exit 1, the problems on stderr (on the
+      // broken redis.yaml alone, which also has no kustomization.yaml beside it)
+      const alone = join(dir, 'alone');
+      await mkdir(alone);
+      await cp(join(dir, 'redis.yaml'), join(alone, 'redis.yaml'));
       const run = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-        execFile(process.execPath, ['--conditions=source', '--import', 'tsx', join(REPO_ROOT, 'scripts/kubernetes/check-manifests.ts'), dir], { cwd: REPO_ROOT }, (error, _stdout, stderr) => {
+        execFile(process.execPath, ['--conditions=source', '--import', 'tsx', join(REPO_ROOT, 'scripts/kubernetes/check-manifests.ts'), alone], { cwd: REPO_ROOT }, (error, _stdout, stderr) => {
           resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stderr });
         });
       });
       assert.equal(run.code, 1);
-      assert.match(run.stderr, /redis\.yaml#2 \/spec\/replicas/);
+      assert.match(run.stderr, /^redis\.yaml#2 \/spec\/replicas: StatefulSet\/weft-redis: must be integer/m);
+      assert.match(run.stderr, /^kustomization\.yaml: missing/m);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -152,6 +157,7 @@ describe('deploy/kubernetes manifests', () => {
       { what: 'advertised port', kind: 'Deployment', name: 'weft-task-executor', change: (o) => (argsOf(o)[argsOf(o).indexOf('--advertise-url') + 1] = 'http://$(POD_IP):7072'), expect: /names port 7072, but --port is 7071/ },
       { what: 'port', kind: 'StatefulSet', name: 'weft-shuffle-server', change: (o) => (argsOf(o)[argsOf(o).indexOf('--port') + 1] = '8080'), expect: /--port 8080 is not one of the container's ports/ },
       { what: 'health probe', kind: 'StatefulSet', name: 'weft-shuffle-server', change: (o) => (weftContainer(o)['readinessProbe']['httpGet']['path'] = '/health'), expect: /readinessProbe: needs httpGet \/healthz/ },
+      { what: 'data volume', kind: 'StatefulSet', name: 'weft-shuffle-server', change: (o) => (weftContainer(o)['volumeMounts'][0]['mountPath'] = '/data'), expect: /--dir \/var\/lib\/weft\/shuffle is on no volume/ },
       { what: 'entrypoint', kind: 'Deployment', name: 'weft-task-executor', change: (o) => (weftContainer(o)['command'] = ['node']), expect: /gives only args/ },
       { what: 'grace period', kind: 'StatefulSet', name: 'weft-shuffle-server', change: (o) => (o['spec']['template']['spec']['terminationGracePeriodSeconds'] = 30), expect: /terminationGracePeriodSeconds \(30\) must exceed --shutdown-timeout-ms \(45000 ms\)/ },
       { what: 'drain', kind: 'Deployment', name: 'weft-task-executor', change: (o) => (argsOf(o)[argsOf(o).indexOf('--drain-timeout-ms') + 1] = '400000'), expect: /terminationGracePeriodSeconds \(330\) must exceed --drain-timeout-ms \(400000 ms\)/ },
