@@ -1,0 +1,104 @@
+import { COMMANDS, runCli } from '@weft/cli';
+
+/** What `weft <command> --help` says a command accepts. */
+export interface CliSurface {
+  readonly command: string;
+  /** Every flag (`--port`), and whether it takes a value. */
+  readonly flags: ReadonlyMap<string, { readonly takesValue: boolean }>;
+  /** Flags outside brackets on the usage line(s): the command refuses to run without them. */
+  readonly required: readonly string[];
+  /** The positional arguments the usage line names (`<job module>`). */
+  readonly positionals: readonly string[];
+  /** Where it came from: 'help' (the command's own --help) or 'pending' (see PENDING_USAGE). */
+  readonly source: 'help' | 'pending';
+}
+
+/**
+ * Flags the manifests use that DESIGN.md contract 8 promises and that are still being built on another
+ * branch (issue 12: `weft task-executor`, `weft run --cluster`). Each is used only while the command's real
+ * --help lacks it: once the command (or flag) lands, its own --help is what the manifests are checked
+ * against, and these lines are dead. `--port`, `--dir` and `--drain-timeout-ms` of task-executor are not in
+ * contract 8: they are the flags the s2-cluster branch's `weft task-executor --help` has (the port its
+ * --advertise-url names and /healthz is served on, its job-code cache, its SIGTERM drain timeout).
+ */
+export const PENDING_USAGE: Readonly<Record<string, string>> = {
+  'task-executor': `Usage: weft task-executor --cluster <url> [--slots N] [--host H] [--port N] [--advertise-url URL]
+                          [--dir PATH] [--drain-timeout-ms N]
+`,
+  run: `Usage: weft run <job module> [--cluster URL]
+`,
+};
+
+/** A value placeholder right after a flag in help text: `N`, `URL`, `<path>`, `inprocess|workers`. */
+const VALUE_AFTER_FLAG = / (?:[A-Z][A-Z0-9_]*\b|<[^>]+>|[a-z0-9]+(?:\|[a-z0-9-]+)+)/y;
+
+/** A flag in help text, at the start of a line, after a `label:` or after `, ` on such a line. */
+const FLAG = /--[a-z][a-z0-9-]*/g;
+
+/**
+ * The flags help text documents: every flag of its usage line(s), and of its option lines: an indented
+ * line whose first token is a flag (`  --port N   port to listen on`, `  -h, --help`) or a `label:` and then flags
+ * (`    fixed-delay:   --restart-attempts N (default 1), --restart-delay MS`), where each flag is first or
+ * follows `, `. Flags named in prose (`the examples take --input <path>`) are not the command's own.
+ */
+function documentedFlags(help: string, usage: string): { flag: string; text: string; end: number }[] {
+  const found: { flag: string; text: string; end: number }[] = [];
+  for (const m of usage.matchAll(FLAG)) found.push({ flag: m[0], text: usage, end: m.index + m[0].length });
+  for (const line of help.split('\n')) {
+    if (!/^\s+(?:-\w, )?--[a-z]|^\s+[a-z-]+:\s+--[a-z]/.test(line)) continue;
+    for (const m of line.matchAll(FLAG)) {
+      const before = line.slice(0, m.index);
+      if (/^\s+(?:-\w, )?$|^\s+[a-z-]+:\s+$|, $/.test(before)) found.push({ flag: m[0], text: line, end: m.index + m[0].length });
+    }
+  }
+  return found;
+}
+
+/** Parses a command's help text (the format every weft command's USAGE has). */
+export function parseUsage(command: string, help: string, source: CliSurface['source']): CliSurface {
+  const usage = /Usage: weft \S+([\s\S]*?)(?:\n\s*\n|$)/.exec(help)?.[1] ?? '';
+  const flags = new Map<string, { takesValue: boolean }>([['--help', { takesValue: false }]]);
+  for (const { flag, text, end } of documentedFlags(help, usage)) {
+    VALUE_AFTER_FLAG.lastIndex = end;
+    flags.set(flag, { takesValue: VALUE_AFTER_FLAG.test(text) || flags.get(flag)?.takesValue === true });
+  }
+  // The usage line(s), from "Usage:" to the first blank line: what is outside [ ] is required.
+  const required: string[] = [];
+  const positionals: string[] = [];
+  let depth = 0;
+  let previousFlag: string | undefined;
+  for (const token of usage.match(/<[^>]+>|\[|\]|[^\s[\]]+/g) ?? []) {
+    if (token === '[') depth++;
+    else if (token === ']') depth--;
+    else if (depth === 0 && token.startsWith('--')) {
+      required.push(token);
+      previousFlag = token;
+      continue;
+    } else if (depth === 0 && token.startsWith('<') && previousFlag === undefined) positionals.push(token);
+    previousFlag = undefined;
+  }
+  return { command, flags, required, positionals, source };
+}
+
+async function helpOf(command: string): Promise<string | undefined> {
+  let out = '';
+  const io = { stdout: { write: (t: string) => (out += t) }, stderr: { write: () => true }, cwd: process.cwd(), env: {} };
+  return (await runCli([command, '--help'], io)) === 0 ? out : undefined;
+}
+
+/**
+ * The surface of `weft <command>`: its `--help` (run in-process, exactly what `weft <command> --help` prints),
+ * completed by PENDING_USAGE for what is promised but not built yet; undefined for a command weft lacks.
+ */
+export async function cliSurface(command: string): Promise<CliSurface | undefined> {
+  const pending = PENDING_USAGE[command];
+  const exists = COMMANDS.some((c) => c.name === command);
+  const help = exists ? await helpOf(command) : undefined;
+  if (help === undefined) return pending === undefined ? undefined : parseUsage(command, pending, 'pending');
+  const surface = parseUsage(command, help, 'help');
+  if (pending === undefined) return surface;
+  const extra = parseUsage(command, pending, 'pending');
+  const flags = new Map(surface.flags);
+  for (const [flag, info] of extra.flags) if (!flags.has(flag)) flags.set(flag, info);
+  return { ...surface, flags };
+}
