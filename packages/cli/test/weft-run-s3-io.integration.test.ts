@@ -194,4 +194,25 @@ describe('weft run with s3:// inputs and outputs', () => {
     assert.ok((await get('resume/sorted.txt'))?.equals((await get('resume/clean.txt'))!), 'the resumed output equals a clean run’s, byte for byte');
     assert.deepEqual(await keys('resume/'), ['resume/clean.txt', 'resume/sorted.txt'], 'no attempt object is left');
   });
+
+  it('a job master killed once every task finished, before publishing, resumes and publishes the S3 sink from the kept attempt objects', async () => {
+    const meta = `sqlite://${join(dir.path, 'publish-meta.db')}`;
+    const common = ['--meta', meta, '--parallelism', '2', '--workers', '2', '--json'];
+    const job = ['--', '--records', '20000', '--output', `s3://${BUCKET}/publish/sorted.txt`];
+    const plan = JSON.parse((await weft(bin, ['run', terasort, '--plan-only', '--json', ...common.slice(2), ...job], dir.path, env)).stdout) as { vertices: { parallelism: number }[] };
+    const tasks = plan.vertices.reduce((sum, v) => sum + v.parallelism, 0);
+    const args = ['run', terasort, '--job-id', 'ts-publish', ...common, '--inject-faults', `kill-job-master:task-finished@${tasks}`, ...job];
+    const killed = await weft(bin, args, dir.path, env);
+    assert.notEqual(killed.code, 0, 'the job master was killed');
+    assert.equal(await get('publish/sorted.txt'), undefined, 'nothing was published');
+    assert.ok((await keys('publish/')).some((k) => k.includes('/.sorted.txt.weft-ts-publish/part-')), 'the finished attempts\' objects are kept');
+    const resumed = await weft(bin, args, dir.path, env);
+    assert.equal(resumed.code, 0, resumed.stderr);
+    const summary = JSON.parse(resumed.stdout) as { resumed: boolean; tasksReused: number; attempts: number; tasks: number };
+    assert.deepEqual([summary.resumed, summary.tasksReused, summary.attempts], [true, tasks, 0], 'every task reused, the sink published from its kept parts');
+    const lines = ((await get('publish/sorted.txt')) ?? Buffer.alloc(0)).toString('utf8').trimEnd().split('\n');
+    assert.equal(lines.length, 20_000);
+    for (let i = 1; i < lines.length; i++) assert.ok(lines[i - 1]!.slice(0, 10) <= lines[i]!.slice(0, 10), `key order at line ${i}`);
+    assert.deepEqual(await keys('publish/'), ['publish/sorted.txt'], 'no attempt object is left');
+  });
 });
