@@ -215,4 +215,15 @@ describe('weft run with s3:// inputs and outputs', () => {
     for (let i = 1; i < lines.length; i++) assert.ok(lines[i - 1]!.slice(0, 10) <= lines[i]!.slice(0, 10), `key order at line ${i}`);
     assert.deepEqual(await keys('publish/'), ['publish/sorted.txt'], 'no attempt object is left');
   });
+
+  it('refuses, before any task runs (exit 2), an s3:// input that does not exist and an s3:// output naming no object', async () => {
+    const missing = await weft(bin, ['run', wordCount, '--executor', 'inprocess', '--', '--input', `s3://${BUCKET}/no/such/input`, '--output', 'x.tsv'], dir.path, env);
+    assert.equal(missing.code, 2, missing.stderr);
+    assert.match(missing.stderr, /cannot read s3:\/\/weft-io\/no\/such\/input/);
+    await put('bad/in.txt', 'a b\n');
+    const noKey = await weft(bin, ['run', wordCount, '--executor', 'inprocess', '--', '--input', `s3://${BUCKET}/bad/in.txt`, '--output', `s3://${BUCKET}/bad/`], dir.path, env);
+    assert.equal(noKey.code, 2, noKey.stderr);
+    assert.match(noKey.stderr, /names no object/);
+    assert.deepEqual(await keys('bad/'), ['bad/in.txt'], 'nothing was written');
+  });
 });
