@@ -76,3 +76,6 @@ export * from './job-master/run-job.js';
 export type * from './event-log/job-event-log.js';
 export { JOB_EVENT_FORMAT_VERSION } from './event-log/job-event-log.js';
 export * from './event-log/summarize-job-run.js';
+
+// ---- where <scheme>:// job inputs and outputs live (the S3 one: @weft/shuffle-remote's createS3FileSystem) ----
+export type * from './io/external-file-system.js';

@@ -31,3 +31,5 @@ export { decodeFooter, FOOTER_BYTES, type IndexLocation } from './format/partiti
 export { BLOCK_KIND_DATA, BLOCK_KIND_EVENT } from './format/block-codec.js';
 export type { MetadataStore, AttemptRecord, CommitRecord } from './metadata/metadata-store.js';
 export { createMetadataStore } from './metadata/create-metadata-store.js';
+export { createS3FileSystem, S3FileSystem, type S3File, type S3FileSystemStats, type S3FileWriter, type S3StagedFile } from './files/s3-file-system.js';
+export type { S3FileSystemOptions } from './files/s3-file-system-options.js';

@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { EngineError, EXCHANGE_MODES, type JobEventLog, type ExchangeMode, isExchangeMode, type JobResult, loadJob, type PrestartedWorkers, prestartWorkers, type RestartStrategyOptions, runJob } from '@weft/engine';
+import { EngineError, EXCHANGE_MODES, type ExternalFileSystem, type JobEventLog, type ExchangeMode, isExchangeMode, type JobResult, loadJob, type PrestartedWorkers, prestartWorkers, type RestartStrategyOptions, runJob } from '@weft/engine';
 import type { ShuffleServiceFactory } from '@weft/shuffle-api';
 import type { ShuffleServerServiceFactory } from '@weft/shuffle-remote/client';
 import { type CliIo, type Command, ExitCode } from '../command.js';
@@ -72,8 +72,11 @@ Fault injection:
   ${FAULT_SPEC_GRAMMAR.replace(/\n/g, '\n  ')}
 
 Arguments after -- go to the job (ctx.args); the examples take --input <path> and --output <path>.
-S3 endpoint and credentials come from AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, AWS_REGION,
-AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
+A job's inputs and outputs may be s3://bucket/key URLs as well as paths: an input object (or the objects
+under a prefix) is split by byte ranges and read with ranged GETs; an output is published all or
+nothing when the job succeeds (the key never exists half-written).
+S3 endpoint and credentials (for --store s3://… and s3:// inputs and outputs alike) come from
+AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
 
 Exit codes: 0 the job succeeded; 1 the job failed; 2 bad usage, missing module, invalid job or job
 arguments, or an input the job cannot read.
@@ -147,6 +150,15 @@ async function serverShuffle(registry: Setting, tier: Setting | undefined, repli
     const secret = { value: '', source: 'WEFT_SHUFFLE_SECRET' };
     throw usageError('run', `${settingOf(error, { tier, secret, redis: registry }) ?? registry.source}: ${(error as Error).message}`, error);
   }
+}
+
+/**
+ * Where `s3://bucket/key` job inputs and outputs live: the S3 file system, with the same endpoint and
+ * credentials as an S3 store (the AWS variables, read when first used; worker processes read their own).
+ */
+async function s3FileSystem(): Promise<ExternalFileSystem> {
+  const { createS3FileSystem } = await import('@weft/shuffle-remote');
+  return createS3FileSystem();
 }
 
 /** The job event log in the store named by `where` (--meta, or the shuffle servers' Redis). */
@@ -283,7 +295,9 @@ export const runCommand: Command = {
     if (jobId !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(jobId)) throw usageError('run', `--job-id must be 1 to 128 letters, digits, '.', '_' or '-' (starting with a letter or digit), got ${JSON.stringify(jobId)}`);
     // the job event log lives in the metadata store the run uses: --meta, or the servers' Redis
     let eventLog: JobEventLog;
+    let fileSystems: ExternalFileSystem[];
     try {
+      fileSystems = [await s3FileSystem()];
       eventLog = await openEventLog(servers ?? meta);
       if (harness !== undefined) eventLog = harness.wrapEventLog(eventLog);
     } catch (error) {
@@ -300,6 +314,7 @@ export const runCommand: Command = {
         args: rest,
         ...(jobId === undefined ? {} : { jobId }),
         eventLog,
+        fileSystems,
         ...(parallelism === undefined ? {} : { parallelism }),
         executor,
         ...(workers === undefined ? {} : { workers }),
@@ -338,6 +353,7 @@ export const runCommand: Command = {
       if (shown) io.stderr.write('\r\x1b[K');
       await harness?.close(); // continues any shuffle server it stopped
       await eventLog.close().catch(() => {});
+      await Promise.all(fileSystems.map((fs) => fs.close().catch(() => {})));
     }
     if (result.resumeFallback !== undefined) io.stderr.write(`weft run: could not resume job ${result.jobId}, so it ran again from the start: ${result.resumeFallback}\n`);
 

@@ -1,5 +1,6 @@
 import { type JobId, type Logger, type ShuffleServiceFactory, type TaskExecutorId, noopLogger } from '@weft/shuffle-api';
 import type { JobPlan } from '../graph/job-plan.js';
+import type { ExternalFileSystem } from '../io/external-file-system.js';
 import type { RecordSerializerFactory } from '../serialization/record-serializer.js';
 import type { RegionDeployment } from '../runtime/task-deployment.js';
 import type { TaskProgress } from '../runtime/task-events.js';
@@ -15,6 +16,8 @@ export interface InProcessTaskExecutorOptions {
   readonly blocking: ShuffleServiceFactory;
   readonly listener: TaskExecutorListener;
   readonly cwd: string;
+  /** Where `<scheme>://` inputs and outputs live. @defaultValue [] */
+  readonly fileSystems?: readonly ExternalFileSystem[];
   readonly serializer: RecordSerializerFactory;
   readonly logger?: Logger;
   /** Kills this process (a planted `kill-process` fault): set by worker processes only. */
@@ -74,6 +77,7 @@ export class InProcessTaskExecutor implements TaskExecutor {
       deployment,
       shuffle: this.#shuffle,
       cwd: this.#options.cwd,
+      fileSystems: this.#options.fileSystems ?? [],
       serializer: this.#options.serializer,
       onEvent: (event) => listener.onTaskEvent(this.id, event),
       ...(this.#options.logger === undefined ? {} : { logger: this.#options.logger }),

@@ -9,6 +9,7 @@ import {
 } from '@weft/shuffle-api';
 import { EngineError, isEngineError } from '../errors/engine-error.js';
 import type { JobPlan } from '../graph/job-plan.js';
+import type { ExternalFileSystem } from '../io/external-file-system.js';
 import type { RecordSerializerFactory } from '../serialization/record-serializer.js';
 import { StreamTask, type TaskIo } from '../runtime/stream-task.js';
 import { serializeTaskError } from '../runtime/task-error-serialization.js';
@@ -28,6 +29,7 @@ export interface RegionRunnerOptions {
   readonly deployment: RegionDeployment;
   readonly shuffle: ExecutorShuffle;
   readonly cwd: string;
+  readonly fileSystems: readonly ExternalFileSystem[];
   readonly serializer: RecordSerializerFactory;
   readonly onEvent: (event: TaskEvent) => void;
   readonly logger?: Logger;
@@ -152,6 +154,7 @@ export class RegionRunner {
       jobId: deployment.jobId,
       signal: controller.signal,
       cwd: this.#options.cwd,
+      fileSystems: this.#options.fileSystems,
       serializer: this.#options.serializer,
       logger: this.#logger.child({ attemptId: task.attemptId }),
       ...(this.#options.killProcess === undefined ? {} : { killProcess: this.#options.killProcess }),

@@ -4,6 +4,7 @@
 import type { JsonValue, LogFields, Logger, ShuffleServiceFactory, ShuffleServiceReference } from '@weft/shuffle-api';
 import { jobId as toJobId, taskExecutorId } from '@weft/shuffle-api';
 import { EngineError } from '../errors/engine-error.js';
+import type { ExternalFileSystem, ExternalFileSystemProvider, ExternalFileSystemReference } from '../io/external-file-system.js';
 import { loadJob } from '../graph/load-job.js';
 import { resolveSerializer } from '../serialization/serializers.js';
 import { serializeTaskError } from '../runtime/task-error-serialization.js';
@@ -51,7 +52,20 @@ async function rebuildFactory(reference: ShuffleServiceReference, field: string)
   return (provider as (options: JsonValue) => ShuffleServiceFactory)(reference.options);
 }
 
+async function rebuildFileSystem(reference: ExternalFileSystemReference): Promise<ExternalFileSystem> {
+  let module: Record<string, unknown>;
+  try {
+    module = (await import(reference.module)) as Record<string, unknown>;
+  } catch (error) {
+    throw new EngineError('WEFT_ERR_TASK_EXECUTOR_LOST', `worker cannot import the file system module ${reference.module}: ${(error as Error).message}`, { cause: error });
+  }
+  const provider = module[reference.exportName];
+  if (typeof provider !== 'function') throw new EngineError('WEFT_ERR_TASK_EXECUTOR_LOST', `${reference.module} has no function export ${reference.exportName}`);
+  return (provider as ExternalFileSystemProvider)(reference.options);
+}
+
 let executor: InProcessTaskExecutor | undefined;
+let fileSystems: readonly ExternalFileSystem[] = [];
 const timers: ReturnType<typeof setInterval>[] = [];
 let shuttingDown = false;
 let executorId = '?';
@@ -83,12 +97,14 @@ async function init(message: WorkerInitMessage): Promise<void> {
   executorId = message.executorId;
   const logger = ipcLogger({ taskExecutorId: message.executorId });
   // Load the job and both shuffle modules at once: imports dominate a worker's start.
-  const [loaded, pipelined, blocking] = await Promise.all([
+  const [loaded, pipelined, blocking, rebuilt] = await Promise.all([
     // the job master checked the inputs already
     loadJob({ job: message.jobModuleUrl, args: message.args, parallelism: message.parallelism, exchangeMode: message.exchangeMode, cwd: message.cwd, checkInputs: false }),
     rebuildFactory(message.pipelined, 'pipelined'),
     rebuildFactory(message.blocking, 'blocking'),
+    Promise.all(message.fileSystems.map(rebuildFileSystem)),
   ]);
+  fileSystems = rebuilt;
   if (loaded.plan.fingerprint !== message.fingerprint) {
     throw new EngineError('WEFT_ERR_INVALID_JOB', `the job's build function made a different graph in worker ${message.executorId} than in the job master; it must be deterministic (no randomness, clock or environment)`, {
       context: { field: 'build' },
@@ -104,6 +120,7 @@ async function init(message: WorkerInitMessage): Promise<void> {
     pipelined,
     blocking,
     cwd: message.cwd,
+    fileSystems,
     serializer: loaded.definition.options.serializer ?? resolveSerializer(message.serializer),
     logger,
     killProcess: () => process.kill(process.pid, 'SIGKILL'),
@@ -135,6 +152,7 @@ async function shutdown(code: number): Promise<void> {
   try {
     await executor?.close();
   } finally {
+    await Promise.all(fileSystems.map((fs) => fs.close().catch(() => {})));
     if (process.connected) process.disconnect();
     process.exitCode = code;
   }

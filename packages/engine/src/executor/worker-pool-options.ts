@@ -1,5 +1,6 @@
 import type { Logger, ShuffleServiceFactory } from '@weft/shuffle-api';
 import type { LoadedJob } from '../graph/load-job.js';
+import type { ExternalFileSystem } from '../io/external-file-system.js';
 import type { SerializerName } from '../serialization/serializers.js';
 import type { PrestartedWorkers } from './prestarted-workers.js';
 import type { TaskExecutorListener } from './task-executor.js';
@@ -22,6 +23,8 @@ export interface WorkerPoolOptions {
   readonly blocking: ShuffleServiceFactory;
   readonly listener: TaskExecutorListener;
   readonly cwd: string;
+  /** Rebuilt in each worker from its reference. @defaultValue [] */
+  readonly fileSystems?: readonly ExternalFileSystem[];
   readonly serializer: SerializerName;
   readonly logger?: Logger;
   /** @defaultValue process.execArgv without test-runner and inspector flags */

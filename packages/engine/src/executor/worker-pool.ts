@@ -1,5 +1,6 @@
 import { type ShuffleServiceFactory, type ShuffleServiceReference, type TaskExecutorId, taskExecutorId } from '@weft/shuffle-api';
 import { EngineError } from '../errors/engine-error.js';
+import type { ExternalFileSystemReference } from '../io/external-file-system.js';
 import { DEFAULT_HEARTBEAT_INTERVAL_MS, type WorkerPoolOptions } from './worker-pool-options.js';
 import { WorkerProcessTaskExecutor } from './worker-process-task-executor.js';
 import type { WorkerInitMessage } from './worker-protocol.js';
@@ -11,6 +12,17 @@ function requireReference(factory: ShuffleServiceFactory, field: string): Shuffl
     });
   }
   return factory.reference;
+}
+
+function fileSystemReferences(options: WorkerPoolOptions): ExternalFileSystemReference[] {
+  return (options.fileSystems ?? []).map((fs, i) => {
+    if (fs.reference === undefined) {
+      throw new EngineError('WEFT_ERR_INVALID_ARGUMENT', `the ${fs.scheme}:// file system has no reference, so worker processes cannot rebuild it; use the in-process executor`, {
+        context: { field: `fileSystems[${i}]` },
+      });
+    }
+    return fs.reference;
+  });
 }
 
 /**
@@ -26,6 +38,7 @@ export class WorkerPool {
   static async start(options: WorkerPoolOptions): Promise<WorkerProcessTaskExecutor[]> {
     requireReference(options.pipelined, 'pipelined');
     requireReference(options.blocking, 'blocking');
+    fileSystemReferences(options);
     const executors = Array.from({ length: options.workers }, (_, i) => new WorkerProcessTaskExecutor(options, taskExecutorId(`worker-${i}`)));
     const children = options.prestarted?.take() ?? [];
     for (const extra of children.slice(executors.length)) extra.kill('SIGKILL');
@@ -70,6 +83,7 @@ function initMessage(options: WorkerPoolOptions, id: TaskExecutorId): WorkerInit
     pipelined: requireReference(options.pipelined, 'pipelined'),
     blocking: requireReference(options.blocking, 'blocking'),
     cwd: options.cwd,
+    fileSystems: fileSystemReferences(options),
     serializer: options.serializer,
     heartbeatIntervalMs: options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS,
     progressIntervalMs: options.progressIntervalMs ?? 250,

@@ -1,5 +1,6 @@
 import type { ShuffleServiceReference } from '@weft/shuffle-api';
 import type { ExchangeMode } from '../api/exchange-mode.js';
+import type { ExternalFileSystemReference } from '../io/external-file-system.js';
 import type { SerializerName } from '../serialization/serializers.js';
 import type { SerializedTaskError } from '../runtime/task-error-serialization.js';
 import type { RegionDeployment } from '../runtime/task-deployment.js';
@@ -20,6 +21,8 @@ export interface WorkerInitMessage {
   readonly pipelined: ShuffleServiceReference;
   readonly blocking: ShuffleServiceReference;
   readonly cwd: string;
+  /** The job's external file systems, rebuilt by the worker. */
+  readonly fileSystems: readonly ExternalFileSystemReference[];
   readonly serializer: SerializerName;
   readonly heartbeatIntervalMs: number;
   readonly progressIntervalMs: number;

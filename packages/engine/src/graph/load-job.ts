@@ -9,6 +9,7 @@ import { EngineError, isEngineError } from '../errors/engine-error.js';
 import { buildJobPlan } from './build-job-plan.js';
 import { checkJobInputs } from './check-job-inputs.js';
 import type { JobPlan } from './job-plan.js';
+import type { ExternalFileSystem } from '../io/external-file-system.js';
 
 export interface LoadJobRequest {
   /** A job module (path or file URL; its default export is a `defineJob` result), or a definition. */
@@ -25,6 +26,8 @@ export interface LoadJobRequest {
    * rebuilds. @defaultValue true
    */
   readonly checkInputs?: boolean;
+  /** Where `<scheme>://` inputs live, for `checkInputs`. @defaultValue [] */
+  readonly fileSystems?: readonly ExternalFileSystem[];
 }
 
 export interface LoadedJob {
@@ -92,6 +95,6 @@ export async function loadJob(request: LoadJobRequest): Promise<LoadedJob> {
     });
   }
   const plan = buildJobPlan({ graph, name, exchangeMode, defaultParallelism: parallelism });
-  if (request.checkInputs ?? true) await checkJobInputs(plan, cwd);
+  if (request.checkInputs ?? true) await checkJobInputs(plan, cwd, request.fileSystems ?? []);
   return { definition, moduleUrl, plan };
 }

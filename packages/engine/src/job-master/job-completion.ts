@@ -1,4 +1,5 @@
 import { EngineError } from '../errors/engine-error.js';
+import type { ExternalFileSystem } from '../io/external-file-system.js';
 import type { TaskResult } from '../runtime/task-events.js';
 import type { JobEventEmitter } from './job-event-emitter.js';
 import type { ScheduledOutcome } from './job-scheduler-options.js';
@@ -11,6 +12,8 @@ export interface JobCompletionOptions {
   readonly jobName: string;
   /** The text sinks' per-attempt directories. */
   readonly sinkTempDirs: readonly string[];
+  /** Where `<scheme>://` sinks live. */
+  readonly fileSystems: readonly ExternalFileSystem[];
   /** Sinks an earlier run of a resumed job published (sink → path): they stay published, not published again. */
   readonly publishedSinks: ReadonlyMap<string, string>;
   readonly events: JobEventEmitter;
@@ -47,13 +50,14 @@ export class JobCompletion {
 
   /** Every task finished: the sinks are published, then the job finishes — unless publishing, or storing an event, failed. */
   async succeeded(): Promise<void> {
-    const { events, attempts, sinkTempDirs, publishedSinks } = this.#options;
+    const { events, attempts, sinkTempDirs, publishedSinks, fileSystems } = this.#options;
     let published: PublishedSinks;
     try {
       const outputs = attempts.results.flatMap((r) => (r === undefined ? [] : r.sinks));
       published = await publishSinks(
         outputs.filter((o) => o.kind !== 'text-file' || !publishedSinks.has(o.sink)),
         sinkTempDirs,
+        fileSystems,
       );
       const earlier = [...publishedSinks].map(([sink, path]) => ({ sink, path, parts: outputs.filter((o) => o.kind === 'text-file' && o.sink === sink).length }));
       if (earlier.length > 0) published = { ...published, files: [...earlier, ...published.files] };
@@ -65,14 +69,14 @@ export class JobCompletion {
     // the attempts' part files go only once the log holds what was published: a master killed before
     // that leaves them, and the run resuming it publishes the unrecorded sinks again from them
     await events.settled();
-    if (events.failure === undefined) await discardTempDirs(sinkTempDirs);
+    if (events.failure === undefined) await discardTempDirs(sinkTempDirs, fileSystems);
     const unrecorded = events.failure;
     this.#end(unrecorded === undefined ? undefined : { error: this.jobFailed(unrecorded), aborted: false }, published);
   }
 
   /** The job failed and every task stopped: the sinks' attempt files are discarded. */
   async failed(error: EngineError, aborted: boolean): Promise<void> {
-    await discardTempDirs(this.#options.sinkTempDirs);
+    await discardTempDirs(this.#options.sinkTempDirs, this.#options.fileSystems);
     this.#end({ error, aborted }, NOTHING_PUBLISHED);
   }
 

@@ -16,6 +16,7 @@ import type { JobOutcome } from './job-outcome.js';
 import type { JobProgress } from './job-progress.js';
 import { JobScheduler } from './job-scheduler.js';
 import type { JobSubmission } from './job-scheduler-options.js';
+import type { ExternalFileSystem } from '../io/external-file-system.js';
 import type { RecoveryPlan } from './recovery-plan.js';
 
 export interface JobMasterOptions {
@@ -54,6 +55,8 @@ export interface JobMasterOptions {
   readonly submission?: JobSubmission;
   /** The text sinks' per-attempt directories, published from at the job's end. @defaultValue [] */
   readonly sinkTempDirs?: readonly string[];
+  /** Where `<scheme>://` sinks live (RunJobOptions.fileSystems). @defaultValue [] */
+  readonly fileSystems?: readonly ExternalFileSystem[];
   /** The lease epoch (the job event log's), carried by every partition registration. @defaultValue none */
   readonly epoch?: number;
   /** A resumed run: what it keeps of earlier runs (planRecovery). @defaultValue a fresh run */

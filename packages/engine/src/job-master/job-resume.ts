@@ -9,7 +9,9 @@ import { type ReplayedRun, replayJobLog } from '../event-log/replay-job-log.js';
 import type { ExecutionTopology } from '../execution/execution-topology.js';
 import type { FailoverStrategy } from '../failover/failover-strategy.js';
 import type { PipelinedRegions } from '../regions/pipelined-regions.js';
+import type { ExternalFileSystem } from '../io/external-file-system.js';
 import type { JobEventListener } from './job-events.js';
+import { fileSystemOf } from './sink-publisher.js';
 import type { JobSubmission } from './job-scheduler-options.js';
 import { planRecovery, type RecoveryPlan } from './recovery-plan.js';
 
@@ -102,6 +104,8 @@ export interface ResumeRequest {
   /** Started, the job registered (JobSession.startShuffle). */
   readonly blockingMaster: ShuffleMaster;
   readonly sinkTempDirs: readonly string[];
+  /** Where `<scheme>://` sinks live. @defaultValue [] */
+  readonly fileSystems?: readonly ExternalFileSystem[];
   readonly logger: Logger;
 }
 
@@ -132,7 +136,8 @@ export async function prepareResume(request: ResumeRequest): Promise<ResumeDecis
   }
   if (fallback === undefined && opened.replayed !== undefined) {
     try {
-      plan = planRecovery({ ...request, replayed: opened.replayed, listing, sinkFileExists: existsSync });
+      const sinkFiles = await existingSinkFiles(opened.replayed, request.sinkTempDirs, request.fileSystems ?? []);
+      plan = planRecovery({ ...request, replayed: opened.replayed, listing, sinkFileExists: (file) => sinkFiles.has(file) });
     } catch (error) {
       fallback = (error as Error).message;
     }
@@ -144,7 +149,7 @@ export async function prepareResume(request: ResumeRequest): Promise<ResumeDecis
       logger.warn({ jobId, partitionId: stored.descriptor.partition.partitionId, error: (error as Error).message }, 'could not release a partition of the earlier run');
     });
   }
-  await removeUnkeptSinkFiles(request.sinkTempDirs, plan);
+  await removeUnkeptSinkFiles(request.sinkTempDirs, plan, request.fileSystems ?? []);
   return { plan, fallback };
 }
 
@@ -160,11 +165,34 @@ function cleanRestart(topology: ExecutionTopology, highestAttempt: number, listi
   };
 }
 
-/** Removes the files in the sinks' attempt directories that no kept attempt wrote. */
-async function removeUnkeptSinkFiles(tempDirs: readonly string[], plan: RecoveryPlan): Promise<void> {
+/**
+ * The part files of the logged finished sink attempts that still exist: local ones checked one by one,
+ * external ones found by one listing of each sink's temporary directory (an unlistable one counts as
+ * empty, so those attempts run again).
+ */
+async function existingSinkFiles(replayed: ReplayedRun, tempDirs: readonly string[], fileSystems: readonly ExternalFileSystem[]): Promise<Set<string>> {
+  const existing = new Set<string>();
+  for (const dir of tempDirs) {
+    const external = fileSystemOf(dir, fileSystems);
+    if (external !== undefined) for (const url of await external.listUnder(dir).catch(() => [])) existing.add(url);
+  }
+  for (const logged of replayed.finished.values()) {
+    for (const s of logged.sinks ?? []) if (s.kind === 'text-file' && fileSystemOf(s.file, fileSystems) === undefined && existsSync(s.file)) existing.add(s.file);
+  }
+  return existing;
+}
+
+/** Removes the files in the sinks' attempt directories (local or external) that no kept attempt wrote. */
+async function removeUnkeptSinkFiles(tempDirs: readonly string[], plan: RecoveryPlan, fileSystems: readonly ExternalFileSystem[]): Promise<void> {
   const keep = new Set<string>();
   for (const result of plan.kept.values()) for (const s of result.sinks) if (s.kind === 'text-file') keep.add(s.file);
   for (const dir of tempDirs) {
+    const external = fileSystemOf(dir, fileSystems);
+    if (external !== undefined) {
+      const urls = await external.listUnder(dir).catch(() => []);
+      await Promise.all(urls.filter((url) => !keep.has(url)).map((url) => external.delete(url).catch(() => {})));
+      continue;
+    }
     let names: string[];
     try {
       names = await readdir(dir);

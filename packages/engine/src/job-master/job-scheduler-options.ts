@@ -1,3 +1,4 @@
+import type { ExternalFileSystem } from '../io/external-file-system.js';
 import type { JobId, Logger, ShuffleMaster } from '@weft/shuffle-api';
 import type { ExecutionTopology } from '../execution/execution-topology.js';
 import type { FailoverStrategy } from '../failover/failover-strategy.js';
@@ -46,6 +47,8 @@ export interface JobSchedulerOptions {
   readonly submission?: JobSubmission | undefined;
   /** The text sinks' per-attempt directories, published from (or discarded) at the job's end. @defaultValue [] */
   readonly sinkTempDirs?: readonly string[] | undefined;
+  /** Where `<scheme>://` sinks live. @defaultValue [] */
+  readonly fileSystems?: readonly ExternalFileSystem[] | undefined;
   /** The job master's lease epoch, carried by every partition registration. @defaultValue none (no fencing by epoch) */
   readonly epoch?: number | undefined;
   /** A resumed run: what it keeps of earlier runs (planRecovery). @defaultValue a fresh run */

@@ -5,6 +5,7 @@ import type { TaskExecutor, TaskExecutorListener } from '../executor/task-execut
 import { WorkerPool } from '../executor/worker-pool.js';
 import type { WorkerPoolOptions } from '../executor/worker-pool-options.js';
 import type { LoadedJob } from '../graph/load-job.js';
+import type { ExternalFileSystem } from '../io/external-file-system.js';
 import type { RecordSerializerFactory } from '../serialization/record-serializer.js';
 import type { SerializerName } from '../serialization/serializers.js';
 
@@ -26,6 +27,7 @@ export interface JobSessionOptions {
   readonly workers: number;
   readonly slotsPerExecutor: number;
   readonly cwd: string;
+  readonly fileSystems: readonly ExternalFileSystem[];
   /** The serializer in process; workers resolve it by `serializerName`. */
   readonly serializer: RecordSerializerFactory;
   readonly serializerName: SerializerName;
@@ -129,6 +131,7 @@ export class JobSession {
           blocking: o.shuffle.blocking,
           listener,
           cwd: o.cwd,
+          fileSystems: o.fileSystems,
           serializer: o.serializer,
           logger: o.logger,
         }),
@@ -144,6 +147,7 @@ export class JobSession {
       blocking: o.shuffle.blocking,
       listener,
       cwd: o.cwd,
+      fileSystems: o.fileSystems,
       serializer: o.serializerName,
       logger: o.logger,
       ...(o.workerExecArgv === undefined ? {} : { execArgv: o.workerExecArgv }),

@@ -25,6 +25,7 @@ import type { JobSubmission } from './job-scheduler-options.js';
 import { type JobShuffleServices, JobSession } from './job-session.js';
 import { textSinkTempDirs } from './sink-publisher.js';
 import type { JobEventLog } from '../event-log/job-event-log.js';
+import type { ExternalFileSystem } from '../io/external-file-system.js';
 import { jobLogListener, type OpenedJobLog, openJobLog, prepareResume, type ResumeDecision } from './job-resume.js';
 
 export type { JobShuffleServices } from './job-session.js';
@@ -111,6 +112,12 @@ export interface RunJobOptions {
    * it (runJob never closes it). @defaultValue none: nothing is logged, nothing resumed
    */
   readonly eventLog?: JobEventLog;
+  /**
+   * Where job inputs and outputs named by `<scheme>://…` URLs live (e.g. `s3://bucket/key`): one
+   * ExternalFileSystem per scheme; plain paths and `file://` URLs stay local. Worker processes rebuild
+   * each from its `reference`. The caller owns them (runJob never closes them). @defaultValue [] (local paths only)
+   */
+  readonly fileSystems?: readonly ExternalFileSystem[];
 }
 
 /** How a job ended, with what it produced and moved. */
@@ -169,6 +176,24 @@ function newJobId(): string {
   return `job-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
 }
 
+function checkFileSystems(value: readonly ExternalFileSystem[] | undefined): readonly ExternalFileSystem[] {
+  const fileSystems = value ?? [];
+  if (!Array.isArray(fileSystems)) throw invalidEngineArgument('fileSystems', 'expected an array of ExternalFileSystem');
+  const schemes = new Set<string>();
+  for (const [i, fs] of fileSystems.entries()) {
+    const f = fs as Partial<ExternalFileSystem> | undefined;
+    if (typeof f?.scheme !== 'string' || !/^[a-z][a-z0-9+.-]+$/.test(f.scheme) || f.scheme === 'file') {
+      throw invalidEngineArgument(`fileSystems[${i}].scheme`, `expected a lower-case URL scheme other than file, got ${JSON.stringify(f?.scheme)}`);
+    }
+    for (const method of ['list', 'read', 'createWriter', 'exists', 'listUnder', 'stage', 'delete', 'deleteUnder', 'close'] as const) {
+      if (typeof f[method] !== 'function') throw invalidEngineArgument(`fileSystems[${i}]`, `expected an ExternalFileSystem, it has no ${method}() method`);
+    }
+    if (schemes.has(f.scheme)) throw invalidEngineArgument(`fileSystems[${i}].scheme`, `two file systems for ${f.scheme}://`);
+    schemes.add(f.scheme);
+  }
+  return fileSystems;
+}
+
 function checkCount(field: string, value: number | undefined, fallback: number): number {
   const n = value ?? fallback;
   if (!Number.isInteger(n) || n < 1) throw invalidEngineArgument(field, `expected an integer >= 1, got ${String(value)}`);
@@ -207,6 +232,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   if (eventListener !== undefined && typeof eventListener?.onJobEvent !== 'function') throw invalidEngineArgument('eventListener', 'expected an object with an onJobEvent(event) method');
   const eventLog = options.eventLog;
   if (eventLog !== undefined && (typeof eventLog?.open !== 'function' || typeof eventLog.readRun !== 'function')) throw invalidEngineArgument('eventLog', 'expected a JobEventLog (open, readRun, …)');
+  const fileSystems = checkFileSystems(options.fileSystems);
   const serializerName = options.serializer ?? 'default';
   let serializer = resolveSerializer(serializerName);
   if (options.shuffle?.pipelined === undefined || options.shuffle.blocking === undefined) {
@@ -214,7 +240,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   }
   const id = toJobId(options.jobId ?? newJobId());
   const args = options.args ?? [];
-  const loaded = await loadJob({ job: options.job, args, parallelism, cwd, ...(options.exchangeMode === undefined ? {} : { exchangeMode: options.exchangeMode }) });
+  const loaded = await loadJob({ job: options.job, args, parallelism, cwd, fileSystems, ...(options.exchangeMode === undefined ? {} : { exchangeMode: options.exchangeMode }) });
   serializer = loaded.definition.options.serializer ?? serializer;
   if (kind === 'workers' && loaded.moduleUrl === undefined) throw new EngineError('WEFT_ERR_INVALID_JOB', 'a job run on worker processes must be given as a module path, so workers can load it', { context: { field: 'job' } });
   const topology = ExecutionTopology.from(loaded.plan.topology);
@@ -244,7 +270,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
 
   // the lease first: nothing is registered before this run's epoch exists
   const opened: OpenedJobLog | undefined = eventLog === undefined ? undefined : await openJobLog({ eventLog, jobId: id, submission });
-  const sinkTempDirs = textSinkTempDirs(loaded.plan, cwd, id);
+  const sinkTempDirs = textSinkTempDirs(loaded.plan, cwd, id, fileSystems);
   let session: JobSession;
   try {
     session = new JobSession({
@@ -256,6 +282,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
     workers,
     slotsPerExecutor: slots,
     cwd,
+    fileSystems,
     serializer,
     serializerName,
     logger,
@@ -275,7 +302,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   try {
     if (opened !== undefined && (opened.replayed !== undefined || opened.problem !== undefined)) {
       await session.startShuffle();
-      resume = await prepareResume({ jobId: id, opened, topology, regions, failover, blockingMaster: session.blockingMaster, sinkTempDirs, logger });
+      resume = await prepareResume({ jobId: id, opened, topology, regions, failover, blockingMaster: session.blockingMaster, sinkTempDirs, fileSystems, logger });
     }
     const recovery = resume.plan;
     const listener = opened === undefined ? eventListener : jobLogListener(opened.log, eventListener);
@@ -292,6 +319,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       releasePartitionsDuringJob,
       submission,
       sinkTempDirs,
+      fileSystems,
       ...(listener === undefined ? {} : { eventListener: listener }),
       ...(opened === undefined ? {} : { epoch: opened.log.epoch }),
       ...(recovery === undefined ? {} : { recovery }),

@@ -1,10 +1,11 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { copyFile, link, lstat, rename, rm } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { EngineError } from '../errors/engine-error.js';
 import type { JobPlan } from '../graph/job-plan.js';
-import { textSinkTempDir } from '../operators/text-sink-operator.js';
+import type { ExternalFileSystem, StagedExternalFile } from '../io/external-file-system.js';
+import { resolveJobPath, sinkTempDirOf } from '../io/job-paths.js';
 import type { SinkOutput } from '../operators/stream-operator.js';
 
 type TextFileOutput = Extract<SinkOutput, { kind: 'text-file' }>;
@@ -18,15 +19,26 @@ export interface PublishedSinks {
 }
 
 /** The temporary directories the text sinks of `plan` write attempts into (known before any task runs). */
-export function textSinkTempDirs(plan: JobPlan, cwd: string, jobId: string): string[] {
-  return plan.logical.nodes.flatMap((n) => (n.spec.kind === 'text-sink' ? [textSinkTempDir(resolve(cwd, n.spec.path), jobId)] : []));
+export function textSinkTempDirs(plan: JobPlan, cwd: string, jobId: string, fileSystems: readonly ExternalFileSystem[] = []): string[] {
+  return plan.logical.nodes.flatMap((n) => (n.spec.kind === 'text-sink' ? [sinkTempDirOf(resolveJobPath(n.spec.path, cwd, fileSystems), jobId)] : []));
 }
 
-/** One text sink, staged: its parts joined into one file in its temporary directory. */
-interface StagedFile {
+/** The external file system a sink's temporary directory (or file) lives on; undefined for a local one. */
+export function fileSystemOf(path: string, fileSystems: readonly ExternalFileSystem[]): ExternalFileSystem | undefined {
+  return fileSystems.find((fs) => path.toLowerCase().startsWith(`${fs.scheme}://`));
+}
+
+/** One text sink, staged: its bytes in place, not yet visible at its output path. */
+interface StagedSink {
   readonly sink: string;
   readonly path: string;
   readonly parts: number;
+  readonly staged: StagedExternalFile;
+}
+
+/** A local sink's staged file: its parts joined into one file in its temporary directory. */
+interface StagedFile {
+  readonly path: string;
   readonly staged: string;
   /** A hard link to (or copy of) the file the output path held before, to restore on a rollback. */
   readonly previous: string;
@@ -35,18 +47,21 @@ interface StagedFile {
 
 /**
  * Publishes the sinks of a successful job, from the outputs of the finished attempts only, all or
- * nothing: first every text sink is staged — its part files copied in subtask order into one file in its
- * temporary directory (beside the output, so on the same file system) — then each staged file is renamed
- * onto its output path (atomic per file). Should a rename fail, the outputs already renamed are rolled
- * back (the file a path held before is put back; a path that held none is removed), so a job that
- * reports failure has published nothing. Collected values are gathered in subtask order.
+ * nothing: first every text sink is staged — a local one's part files copied in subtask order into one
+ * file in its temporary directory (beside the output, so on the same file system); an external one's
+ * parts joined by its file system into an upload not yet visible (`ExternalFileSystem.stage`) — then
+ * each is committed: a local staged file renamed onto its output path, an external upload completed
+ * (both atomic per file). Should a stage or a commit fail, the staged sinks not committed are discarded
+ * and the outputs already committed are rolled back (what a path held before is put back; a path that
+ * held none is removed), so a job that reports failure has published nothing. Collected values are
+ * gathered in subtask order.
  *
  * The part files stay where they are: a job master killed while publishing leaves every finished
  * attempt's parts, so the run that resumes it publishes again from them (contract 7). On failure the
  * attempts' temporary directories are removed here; on success the caller removes them
  * (`discardTempDirs`) once it has recorded what was published.
  */
-export async function publishSinks(outputs: readonly SinkOutput[], tempDirs: readonly string[]): Promise<PublishedSinks> {
+export async function publishSinks(outputs: readonly SinkOutput[], tempDirs: readonly string[], fileSystems: readonly ExternalFileSystem[] = []): Promise<PublishedSinks> {
   const collected: Record<string, unknown[]> = {};
   const collects = outputs.filter((o): o is Extract<SinkOutput, { kind: 'collect' }> => o.kind === 'collect').sort((a, b) => a.subtask - b.subtask);
   for (const c of collects) (collected[c.sink] ??= []).push(...c.values);
@@ -57,48 +72,73 @@ export async function publishSinks(outputs: readonly SinkOutput[], tempDirs: rea
     if (list === undefined) byPath.set(o.path, [o]);
     else list.push(o);
   }
+  const staged: StagedSink[] = [];
   try {
-    const staged: StagedFile[] = [];
-    for (const [path, parts] of byPath) staged.push(await stage(path, parts));
+    try {
+      for (const [path, parts] of byPath) staged.push(await stage(path, parts, fileSystems));
+    } catch (error) {
+      for (const sink of staged) await sink.staged.discard().catch(() => {});
+      throw error;
+    }
     await commit(staged);
     return { collected, files: staged.map(({ sink, path, parts }) => ({ sink, path, parts })) };
   } catch (error) {
-    await discardTempDirs(tempDirs);
+    await discardTempDirs(tempDirs, fileSystems);
     throw error;
   }
 }
 
-/** Joins one sink's finished parts, in subtask order, into one file in its temporary directory (the parts stay). */
-async function stage(path: string, parts: TextFileOutput[]): Promise<StagedFile> {
+/** Joins one sink's finished parts, in subtask order, without making them visible (the parts stay). */
+async function stage(path: string, parts: TextFileOutput[], fileSystems: readonly ExternalFileSystem[]): Promise<StagedSink> {
   parts.sort((a, b) => a.subtask - b.subtask);
   const first = parts[0] as TextFileOutput;
   if (parts.length !== first.parallelism || parts.some((p, i) => p.subtask !== i)) {
     throw sinkFailed(path, `expected ${first.parallelism} finished parts, got subtasks ${parts.map((p) => p.subtask).join(', ')}`);
   }
-  const staged = join(first.tempDir, 'joined');
+  const external = fileSystemOf(path, fileSystems);
   try {
-    await copyFile(first.file, staged);
-    for (const part of parts.slice(1)) await pipeline(createReadStream(part.file), createWriteStream(staged, { flags: 'a' }));
+    const staged = external === undefined ? await stageLocal(path, parts) : await external.stage({ target: path, parts: parts.map((p) => p.file), tempDir: first.tempDir });
+    return { sink: first.sink, path, parts: parts.length, staged };
   } catch (error) {
     throw sinkFailed(path, (error as Error).message, error);
   }
-  return { sink: first.sink, path, parts: parts.length, staged, previous: join(first.tempDir, 'previous'), hadPrevious: false };
 }
 
-/** Renames every staged file onto its output path; on a failure, rolls back the ones renamed before it. */
-async function commit(staged: readonly StagedFile[]): Promise<void> {
-  const renamed: StagedFile[] = [];
-  for (const file of staged) {
-    try {
+/** A local sink: its parts copied into `<tempDir>/joined`, renamed onto the output path at commit. */
+async function stageLocal(path: string, parts: readonly TextFileOutput[]): Promise<StagedExternalFile> {
+  const first = parts[0] as TextFileOutput;
+  const file: StagedFile = { path, staged: join(first.tempDir, 'joined'), previous: join(first.tempDir, 'previous'), hadPrevious: false };
+  await copyFile(first.file, file.staged);
+  for (const part of parts.slice(1)) await pipeline(createReadStream(part.file), createWriteStream(file.staged, { flags: 'a' }));
+  return {
+    async commit() {
       await keepPrevious(file);
       await rename(file.staged, file.path);
-      renamed.push(file);
+    },
+    async rollBack() {
+      if (file.hadPrevious) await rename(file.previous, file.path);
+      else await rm(file.path, { force: true });
+    },
+    async discard() {
+      await rm(file.staged, { force: true });
+    },
+  };
+}
+
+/** Commits every staged sink; on a failure, discards the ones not committed and rolls back the ones committed before it. */
+async function commit(staged: readonly StagedSink[]): Promise<void> {
+  const committed: StagedSink[] = [];
+  for (const [i, sink] of staged.entries()) {
+    try {
+      await sink.staged.commit();
+      committed.push(sink);
     } catch (error) {
-      // This file's own rename did not happen: its output path is as it was.
-      const problems = await rollBack(renamed.reverse());
+      // This sink's own commit did not happen: its output path is as it was.
+      const problems = await rollBack(committed.reverse());
+      for (const rest of staged.slice(i)) await rest.staged.discard().catch(() => {});
       const rollback = problems.length === 0 ? '' : `; rolling back failed: ${problems.join('; ')}`;
-      const published = renamed.length === 0 ? '' : ` (${renamed.map((f) => f.path).join(', ')} rolled back)`;
-      throw sinkFailed(file.path, `${(error as Error).message}${published}${rollback}`, error);
+      const published = committed.length === 0 ? '' : ` (${committed.map((f) => f.path).join(', ')} rolled back)`;
+      throw sinkFailed(sink.path, `${(error as Error).message}${published}${rollback}`, error);
     }
   }
 }
@@ -122,22 +162,26 @@ async function keepPrevious(file: StagedFile): Promise<void> {
 }
 
 /** Puts back what each output path held before (removes it where it held nothing). Every step runs; returns the problems. */
-async function rollBack(files: readonly StagedFile[]): Promise<string[]> {
+async function rollBack(sinks: readonly StagedSink[]): Promise<string[]> {
   const problems: string[] = [];
-  for (const file of files) {
+  for (const sink of sinks) {
     try {
-      if (file.hadPrevious) await rename(file.previous, file.path);
-      else await rm(file.path, { force: true });
+      await sink.staged.rollBack();
     } catch (error) {
-      problems.push(`${file.path}: ${(error as Error).message}`);
+      problems.push(`${sink.path}: ${(error as Error).message}`);
     }
   }
   return problems;
 }
 
-/** Removes the attempts' temporary directories (a failed job's sinks leave nothing behind). */
-export async function discardTempDirs(tempDirs: readonly string[]): Promise<void> {
-  await Promise.all(tempDirs.map((dir) => rm(dir, { recursive: true, force: true }).catch(() => {})));
+/** Removes the attempts' temporary directories, local or external (a failed job's sinks leave nothing behind). */
+export async function discardTempDirs(tempDirs: readonly string[], fileSystems: readonly ExternalFileSystem[] = []): Promise<void> {
+  await Promise.all(
+    tempDirs.map((dir) => {
+      const external = fileSystemOf(dir, fileSystems);
+      return (external === undefined ? rm(dir, { recursive: true, force: true }) : external.deleteUnder(dir)).catch(() => {});
+    }),
+  );
 }
 
 function sinkFailed(path: string, problem: string, cause?: unknown): EngineError {

@@ -1,4 +1,5 @@
 import type { RuntimeContext } from '../api/functions.js';
+import type { ExternalFileSystem } from '../io/external-file-system.js';
 import type { TaskBackpressure } from '../runtime/backpressure.js';
 import type { TaskIdentity } from '../runtime/user-function-error.js';
 
@@ -14,6 +15,8 @@ export interface OperatorContext extends TaskIdentity {
   readonly signal: AbortSignal;
   /** Directory relative paths resolve against (the job master's working directory). */
   readonly cwd: string;
+  /** Where `<scheme>://` inputs and outputs live (RunJobOptions.fileSystems). */
+  readonly fileSystems: readonly ExternalFileSystem[];
   /** Consumer subtasks of this operator's first network output (0 when it has none). */
   readonly outputConsumers: number;
 }

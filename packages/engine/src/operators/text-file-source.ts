@@ -1,6 +1,8 @@
-import { type FileHandle, open, readdir, stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { open, readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
 import { EngineError } from '../errors/engine-error.js';
+import type { ExternalFileSystem } from '../io/external-file-system.js';
+import { type JobPath, resolveJobPath } from '../io/job-paths.js';
 import { shareOf } from './range-source.js';
 import type { OperatorContext, Output, SourceOperator } from './stream-operator.js';
 
@@ -13,7 +15,19 @@ export interface InputFile {
   readonly size: number;
 }
 
-/** The files a text source reads: the file itself, or a directory's regular files (not `.`/`_`-prefixed), by name. */
+/** Positional reads of one input file: a local file handle, or ranged reads of an external object. */
+interface SplitReader {
+  read(buffer: Buffer, offset: number, length: number, position: number): Promise<{ bytesRead: number }>;
+  close(): Promise<void>;
+}
+
+/** The files a text source reads: the file (object) itself, or a directory's (prefix's) regular files (not `.`/`_`-prefixed), by name. */
+export async function listJobInputFiles(path: JobPath): Promise<InputFile[]> {
+  if (path.local !== undefined) return listInputFiles(path.local);
+  return (await path.external.list(path.url)).map((f) => ({ path: f.url, size: f.size }));
+}
+
+/** `listJobInputFiles` for a local path. */
 export async function listInputFiles(path: string): Promise<InputFile[]> {
   const info = await stat(path);
   if (!info.isDirectory()) return [{ path, size: info.size }];
@@ -32,11 +46,14 @@ export async function listInputFiles(path: string): Promise<InputFile[]> {
  * end to end, subtask i takes the bytes `[i*T/p, (i+1)*T/p)`, and owns every line whose first byte lies in
  * its share — so it skips a line that began before its share and finishes the last one past its end.
  * Lines are decoded as UTF-8 whole chunks at a time (never split inside a character) and lose their `\n`
- * or `\r\n`.
+ * or `\r\n`. A `<scheme>://` path (an object, or the objects under a prefix) is read the same way from
+ * its ExternalFileSystem, each read one ranged read of at most a chunk: a subtask reads only its share
+ * (and the end of the line it finishes), never the whole object.
  */
 export class TextFileSource implements SourceOperator {
   recordsEmitted = 0;
-  readonly #path: string;
+  readonly #path: JobPath;
+  readonly #description: string;
   #buffer = Buffer.allocUnsafe(CHUNK_BYTES);
 
   constructor(
@@ -44,15 +61,16 @@ export class TextFileSource implements SourceOperator {
     private readonly output: Output,
     private readonly context: OperatorContext,
   ) {
-    this.#path = resolve(context.cwd, path);
+    this.#path = resolveJobPath(path, context.cwd, context.fileSystems);
+    this.#description = this.#path.local ?? this.#path.url;
   }
 
   async run(): Promise<void> {
     let files: InputFile[];
     try {
-      files = await listInputFiles(this.#path);
+      files = await listJobInputFiles(this.#path);
     } catch (error) {
-      throw this.#unreadable(this.#path, error);
+      throw this.#unreadable(this.#description, error);
     }
     const total = files.reduce((sum, f) => sum + f.size, 0);
     const { from, to } = shareOf(0, total, this.context.subtask, this.context.parallelism);
@@ -62,9 +80,9 @@ export class TextFileSource implements SourceOperator {
       const end = Math.min(to, base + file.size) - base;
       base += file.size;
       if (start >= end) continue;
-      let handle: FileHandle;
+      let handle: SplitReader;
       try {
-        handle = await open(file.path, 'r');
+        handle = this.#path.external === undefined ? await open(file.path, 'r') : externalReader(this.#path.external, file.path);
       } catch (error) {
         throw this.#unreadable(file.path, error);
       }
@@ -77,7 +95,7 @@ export class TextFileSource implements SourceOperator {
   }
 
   /** Emits the lines whose first byte lies in `[start, end)` of one file. */
-  async #readSplit(handle: FileHandle, size: number, start: number, end: number): Promise<void> {
+  async #readSplit(handle: SplitReader, size: number, start: number, end: number): Promise<void> {
     const begin = start === 0 ? 0 : (await this.#findNewline(handle, start - 1, size)) + 1;
     if (begin >= end) return;
     const { backpressure, signal } = this.context;
@@ -140,7 +158,7 @@ export class TextFileSource implements SourceOperator {
   }
 
   /** The offset of the first newline at or after `from`, or `size` when there is none. */
-  async #findNewline(handle: FileHandle, from: number, size: number): Promise<number> {
+  async #findNewline(handle: SplitReader, from: number, size: number): Promise<number> {
     const probe = Buffer.allocUnsafe(64 * 1024);
     let position = from;
     while (position < size) {
@@ -156,6 +174,18 @@ export class TextFileSource implements SourceOperator {
   #unreadable(path: string, error: unknown): EngineError {
     return inputUnreadable(this.context.operatorName, path, error);
   }
+}
+
+/** Ranged reads of one object of `fileSystem`: each `read` is one ranged read of at most `length` bytes. */
+function externalReader(fileSystem: ExternalFileSystem, url: string): SplitReader {
+  return {
+    async read(buffer, offset, length, position) {
+      const bytes = await fileSystem.read(url, position, length);
+      buffer.set(bytes.subarray(0, length), offset);
+      return { bytesRead: Math.min(bytes.length, length) };
+    },
+    close: async () => {},
+  };
 }
 
 /** `WEFT_ERR_INPUT_UNREADABLE`: text source `operator` cannot read `path` (the message says why). */

@@ -1,28 +1,26 @@
 import { type FileHandle, mkdir, open } from 'node:fs/promises';
-import { basename, dirname, join, resolve } from 'node:path';
 import type { FormatFunction } from '../api/functions.js';
 import { EngineError } from '../errors/engine-error.js';
+import type { ExternalFileWriter } from '../io/external-file-system.js';
+import { type JobPath, joinSinkFile, resolveJobPath, sinkTempDirOf } from '../io/job-paths.js';
 import { userFunctionError } from '../runtime/user-function-error.js';
 import type { OperatorContext, SinkOutput, StreamOperator } from './stream-operator.js';
 
 /** Bytes (roughly: UTF-16 units) buffered before a write is issued. */
 const FLUSH_THRESHOLD = 1 << 20;
 
-/** Where the attempts of a text sink write before the job master publishes: beside the output. */
-export function textSinkTempDir(path: string, jobId: string): string {
-  return join(dirname(path), `.${basename(path)}.weft-${jobId}`);
-}
-
 /**
- * Writes one line per value to this attempt's own file, `<dir>/.<name>.weft-<jobId>/part-<subtask>@<attempt>`.
- * Nothing is visible at the output path until the job master publishes the finished attempts' files when
- * the whole job succeeds (`publishSinks`); a failed job's files are deleted.
+ * Writes one line per value to this attempt's own file, `<dir>/.<name>.weft-<jobId>/part-<subtask>@<attempt>`
+ * (for a `<scheme>://` output, an object of that key through its ExternalFileSystem, readable once the
+ * attempt finished). Nothing is visible at the output path until the job master publishes the finished
+ * attempts' files when the whole job succeeds (`publishSinks`); a failed job's files are deleted.
  */
 export class TextSinkOperator implements StreamOperator {
+  readonly #target: JobPath;
   readonly #path: string;
   readonly #tempDir: string;
   readonly #file: string;
-  #handle: FileHandle | undefined;
+  #handle: FileHandle | ExternalFileWriter | undefined;
   #lines: string[] = [];
   #buffered = 0;
   #writing: Promise<void> = Promise.resolve();
@@ -33,13 +31,18 @@ export class TextSinkOperator implements StreamOperator {
     private readonly format: FormatFunction<unknown> | undefined,
     private readonly context: OperatorContext,
   ) {
-    this.#path = resolve(context.cwd, path);
-    this.#tempDir = textSinkTempDir(this.#path, context.jobId);
-    this.#file = join(this.#tempDir, `part-${String(context.subtask).padStart(5, '0')}@${context.attempt}`);
+    this.#target = resolveJobPath(path, context.cwd, context.fileSystems);
+    this.#path = this.#target.local ?? this.#target.url;
+    this.#tempDir = sinkTempDirOf(this.#target, context.jobId);
+    this.#file = joinSinkFile(this.#target, this.#tempDir, `part-${String(context.subtask).padStart(5, '0')}@${context.attempt}`);
   }
 
   async open(): Promise<void> {
     try {
+      if (this.#target.external !== undefined) {
+        this.#handle = await this.#target.external.createWriter(this.#file);
+        return;
+      }
       await mkdir(this.#tempDir, { recursive: true });
       this.#handle = await open(this.#file, 'w');
     } catch (error) {
@@ -69,7 +72,7 @@ export class TextSinkOperator implements StreamOperator {
     const handle = this.#handle;
     this.#handle = undefined;
     try {
-      await handle?.close();
+      if (handle !== undefined) await ('complete' in handle ? handle.complete() : handle.close());
     } catch (error) {
       throw this.#failure(error);
     }
@@ -80,7 +83,8 @@ export class TextSinkOperator implements StreamOperator {
     const handle = this.#handle;
     this.#handle = undefined;
     await this.#writing.catch(() => {});
-    await handle?.close().catch(() => {});
+    // an external part not finished is dropped (a local one stays until the job master removes it)
+    if (handle !== undefined) await ('abort' in handle ? handle.abort() : handle.close()).catch(() => {});
   }
 
   sinkOutput(): SinkOutput | undefined {

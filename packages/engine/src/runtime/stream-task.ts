@@ -1,6 +1,7 @@
 import type { InputGate, Logger, ResultPartitionWriter } from '@weft/shuffle-api';
 import { noopLogger } from '@weft/shuffle-api';
 import type { JobPlan, PlannedVertex } from '../graph/job-plan.js';
+import type { ExternalFileSystem } from '../io/external-file-system.js';
 import { createOperator, type RuntimeOperator } from '../operators/create-operator.js';
 import type { OperatorContext, Output, SinkOutput, StreamOperator } from '../operators/stream-operator.js';
 import type { RecordSerializerFactory } from '../serialization/record-serializer.js';
@@ -25,6 +26,8 @@ export interface StreamTaskOptions {
   /** Aborting cancels the task: its reads and waits reject with the signal's reason. */
   readonly signal: AbortSignal;
   readonly cwd: string;
+  /** Where `<scheme>://` inputs and outputs live. */
+  readonly fileSystems: readonly ExternalFileSystem[];
   readonly serializer: RecordSerializerFactory;
   readonly logger?: Logger;
   /** Kills the process running the task (a planted `kill-process` fault); absent in the job master's process. */
@@ -115,7 +118,7 @@ export class StreamTask {
   }
 
   #buildChain(): RuntimeOperator[] {
-    const { deployment, jobId, signal, cwd, serializer } = this.#options;
+    const { deployment, jobId, signal, cwd, serializer, fileSystems } = this.#options;
     const vertex = this.#vertex;
     const plan = this.#options.plan;
     const outputsByEdge = new Map(deployment.outputs.map((o) => [o.edgeIndex, o]));
@@ -155,7 +158,7 @@ export class StreamTask {
         this.#sourceCount = counted;
         output = counted;
       }
-      const context: OperatorContext = { ...identity, jobId, backpressure: this.#backpressure, signal, cwd, outputConsumers };
+      const context: OperatorContext = { ...identity, jobId, backpressure: this.#backpressure, signal, cwd, fileSystems, outputConsumers };
       built[position] = createOperator(node, output, context);
     }
     return built;

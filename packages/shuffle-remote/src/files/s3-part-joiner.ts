@@ -1,0 +1,109 @@
+import { AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, PutObjectCommand, type S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
+import { storageUnavailable } from '../storage/storage-errors.js';
+
+/** S3's most parts in one multipart upload. */
+const MAX_PARTS = 10_000;
+
+export interface S3PartJoinerOptions {
+  readonly client: S3Client;
+  readonly bucket: string;
+  readonly key: string;
+  /** The object's URL, for errors. */
+  readonly url: string;
+  /** Every part but the last is at least this long (S3: 5 MiB). */
+  readonly minPartBytes: number;
+}
+
+/** A joined object, every byte uploaded: `commit()` makes it visible whole; `discard()` drops it. */
+export interface S3PendingObject {
+  commit(): Promise<void>;
+  discard(): Promise<void>;
+}
+
+/**
+ * Bytes appended in order, becoming one object at `key`: once `minPartBytes` are held they go up as a
+ * part of a multipart upload (opened then); `finish()` sends the tail as the last part and returns the
+ * upload to complete — or, for an object that never filled one part, the bytes held for one PutObject.
+ * Either way nothing is visible at `key` before `commit()`. One call at a time. Holds at most about
+ * `minPartBytes` plus one append.
+ */
+export class S3PartJoiner {
+  readonly #options: S3PartJoinerOptions;
+  #held: Uint8Array[] = [];
+  #heldBytes = 0;
+  #uploadId: string | undefined;
+  readonly #etags: string[] = [];
+  #aborted = false;
+
+  constructor(options: S3PartJoinerOptions) {
+    this.#options = options;
+  }
+
+  async append(chunk: Uint8Array): Promise<void> {
+    if (chunk.length === 0) return;
+    this.#held.push(chunk);
+    this.#heldBytes += chunk.length;
+    if (this.#heldBytes >= this.#options.minPartBytes) await this.#sendPart();
+  }
+
+  async finish(): Promise<S3PendingObject> {
+    const { client, bucket, key, url } = this.#options;
+    if (this.#uploadId === undefined) {
+      const body = Buffer.concat(this.#held, this.#heldBytes);
+      this.#held = [];
+      return {
+        commit: () => this.#call(`upload ${url}`, () => client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentLength: body.length }))).then(() => {}),
+        discard: async () => {},
+      };
+    }
+    if (this.#heldBytes > 0) await this.#sendPart();
+    const uploadId = this.#uploadId;
+    const parts = this.#etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 }));
+    return {
+      commit: () =>
+        this.#call(`complete ${url}`, () => client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }))).then(() => {}),
+      discard: () => abortUpload(client, bucket, key, uploadId),
+    };
+  }
+
+  /** Drops what was appended: the open upload is aborted. Idempotent. */
+  async abort(): Promise<void> {
+    this.#held = [];
+    this.#heldBytes = 0;
+    const uploadId = this.#uploadId;
+    this.#uploadId = undefined;
+    this.#aborted = true;
+    if (uploadId !== undefined) await abortUpload(this.#options.client, this.#options.bucket, this.#options.key, uploadId);
+  }
+
+  async #sendPart(): Promise<void> {
+    const { client, bucket, key, url } = this.#options;
+    const body = Buffer.concat(this.#held, this.#heldBytes);
+    this.#held = [];
+    this.#heldBytes = 0;
+    if (this.#etags.length >= MAX_PARTS) throw storageUnavailable(`s3://${bucket}`, `upload ${url}`, new Error(`more than ${MAX_PARTS} parts; raise minPartBytes`), false);
+    this.#uploadId ??= await this.#call(`upload ${url}`, async () => {
+      const out = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key }));
+      if (out.UploadId === undefined) throw new Error('CreateMultipartUpload returned no UploadId');
+      return out.UploadId;
+    });
+    const uploadId = this.#uploadId;
+    const partNumber = this.#etags.length + 1;
+    const out = await this.#call(`upload part ${partNumber} of ${url}`, () => client.send(new UploadPartCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumber: partNumber, Body: body, ContentLength: body.length })));
+    this.#etags.push(out.ETag ?? '');
+    if (this.#aborted) await abortUpload(client, bucket, key, uploadId); // aborted while the part was in flight
+  }
+
+  async #call<T>(operation: string, send: () => Promise<T>): Promise<T> {
+    try {
+      return await send();
+    } catch (cause) {
+      throw storageUnavailable(`s3://${this.#options.bucket}`, operation, cause);
+    }
+  }
+}
+
+/** Aborts an unfinished multipart upload; servers that do not implement it (s3rver) or know it no more are ignored. */
+async function abortUpload(client: S3Client, bucket: string, key: string, uploadId: string): Promise<void> {
+  await client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId })).catch(() => {});
+}
