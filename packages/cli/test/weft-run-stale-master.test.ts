@@ -14,7 +14,7 @@ import type { LoggedJobEvent } from '@weft/engine';
 import { SqliteJobEventLog } from '@weft/job-store';
 import { createTempDir, type TempDir } from '@weft/testkit';
 import { weft as runWeft, type WeftOutcome } from './helpers/kill-and-resume.js';
-import { alive, descendants, waitFor } from './helpers/process-tree.js';
+import { alive, descendants, readStat, waitFor } from './helpers/process-tree.js';
 
 const bin = fileURLToPath(new URL('../bin/weft.js', import.meta.url));
 // run A and B start the command's main module themselves (bin/weft.js would re-run it as its child), so
@@ -45,6 +45,26 @@ async function until(what: string, probe: () => Promise<boolean>, maxMs = 60_000
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error(`timed out waiting for ${what}`);
+}
+
+/**
+ * SIGSTOPs `child` while this process holds the SQLite write lock on `metaPath` (the job event log and the
+ * metadata store share it), so `child` cannot be stopped inside a write transaction and block every other
+ * process's writes while it sleeps. Returns once the kernel shows it stopped.
+ */
+async function stopOutsideTransactions(child: ChildProcess, metaPath: string): Promise<void> {
+  const db = new Database(metaPath, { timeout: 30_000 });
+  try {
+    db.exec('BEGIN IMMEDIATE');
+    try {
+      child.kill('SIGSTOP');
+      await waitFor(`process ${child.pid} stopped`, () => (readStat(child.pid!)?.state === 'T' ? true : undefined), 10_000);
+    } finally {
+      db.exec('ROLLBACK');
+    }
+  } finally {
+    db.close();
+  }
 }
 
 /** Files under `dir`, recursively, as relative paths. */
@@ -129,7 +149,7 @@ describe('weft run --job-id: a stale job master woken up (SIGSTOP, SIGCONT) afte
       if (a.child.exitCode !== null) throw new Error('run A ended before it could be stopped');
       return (await log.readRun(jobId).catch(() => [])).some((e) => e.type === 'task-finished');
     });
-    a.child.kill('SIGSTOP');
+    await stopOutsideTransactions(a.child, metaPath);
     const descendantsOfA = await waitFor('the workers of run A', () => {
       const pids = descendants(a.child.pid!);
       return pids.length > 0 ? pids : undefined;
@@ -150,7 +170,7 @@ describe('weft run --job-id: a stale job master woken up (SIGSTOP, SIGCONT) afte
         return (await log.readRun(jobId).catch(() => [])).filter((e) => e.epoch === 2).length >= 2;
       });
       // hold B where it is while A wakes up and does whatever it does, so A acts in the middle of B's run
-      b.child.kill('SIGSTOP');
+      await stopOutsideTransactions(b.child, metaPath);
       a.child.kill('SIGCONT');
       const outcomeA = await a.done;
       await new Promise((resolve) => setTimeout(resolve, 300)); // A's workers exit on their own

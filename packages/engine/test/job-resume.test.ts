@@ -1,11 +1,12 @@
 // A job resumed in process (RunJobOptions.eventLog): a second runJob of the same job id on the same
 // shuffle keeps what the first finished and whose partitions exist, and runs the rest.
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { defineJob, type RunJobOptions, runJob } from '@weft/engine';
+import type { JobShuffleContext, ShuffleMaster, ShuffleServiceFactory } from '@weft/shuffle-api';
 import { testingNoShuffleFactory } from './support/no-shuffle.js';
 import { testingRecordingBlockingShuffle } from './support/recording-blocking-shuffle.js';
 import { testingJobEventLog } from './support/testing-job-event-log.js';
@@ -74,7 +75,7 @@ describe('a job resumed from its event log, in process', () => {
     });
   });
 
-  it('fails the job loudly when an append is refused (a newer epoch took the job over): nothing is published', async () => {
+  it('is hands-off once an append is refused as fenced (a newer epoch took the job over): WEFT_ERR_FENCED naming it, no sink file discarded, no partition released, the job not unregistered', async () => {
     await withDir(async (dir) => {
       const eventLog = testingJobEventLog();
       const open = eventLog.open.bind(eventLog);
@@ -84,17 +85,36 @@ describe('a job resumed from its event log, in process', () => {
           ...log,
           history: log.history,
           append: async (event) => {
-            if (event.type === 'task-finished') throw Object.assign(new Error('epoch 1 was fenced by epoch 2'), { code: 'WEFT_ERR_FENCED' });
+            if (event.type === 'task-finished' && (event.data as { executionVertexId?: string }).executionVertexId?.startsWith('b#') === true) {
+              throw Object.assign(new Error('append by epoch 1 refused: epoch 2 took the job over'), { code: 'WEFT_ERR_FENCED', context: { jobId: 'r3', epoch: 1, newestEpoch: 2 } });
+            }
             return log.append(event);
           },
         };
       };
-      const result = await runJob({ job, cwd: dir, parallelism: 2, jobId: 'r3', exchangeMode: 'ALL_EDGES_BLOCKING', shuffle: { pipelined: testingNoShuffleFactory(), blocking: testingRecordingBlockingShuffle() }, eventLog });
+      const recording = testingRecordingBlockingShuffle();
+      const jobCalls: string[] = [];
+      const blocking: ShuffleServiceFactory = {
+        ...recording,
+        createShuffleMaster(context) {
+          const master = recording.createShuffleMaster(context);
+          return Object.assign(Object.create(master) as ShuffleMaster, {
+            registerJob: async (c: JobShuffleContext) => void jobCalls.push(`register ${c.jobId} epoch ${String(c.epoch)}`),
+            unregisterJob: async (jobId: string) => void jobCalls.push(`unregister ${jobId}`),
+          });
+        },
+      };
+      const result = await runJob({ job, cwd: dir, parallelism: 2, jobId: 'r3', slotsPerExecutor: 1, exchangeMode: 'ALL_EDGES_BLOCKING', shuffle: { pipelined: testingNoShuffleFactory(), blocking }, eventLog });
       assert.equal(result.status, 'failed');
-      assert.equal(result.error?.code, 'WEFT_ERR_JOB_FAILED');
-      assert.equal((result.error?.cause as { code?: string }).code, 'WEFT_ERR_EVENT_LOG');
-      assert.match(result.error?.message ?? '', /epoch 1 was fenced/);
+      assert.equal(result.error?.code, 'WEFT_ERR_FENCED', String(result.error?.stack));
+      assert.match(result.error?.message ?? '', /job r3: this job master \(epoch 1\) was fenced: epoch 2 took the job over/);
+      assert.deepEqual([result.error?.context['epoch'], result.error?.context['newestEpoch']], [1, 2]);
       await assert.rejects(readFile(join(dir, 'out.txt')), /ENOENT/);
+      // the sinks' attempt directory is the one a newer run of the job id writes into: it stays
+      const parts = await readdir(join(dir, '.out.txt.weft-r3'));
+      assert.ok(parts.length > 0, 'the part file b wrote is still there');
+      assert.deepEqual(jobCalls, ['register r3 epoch 1'], 'registered with its epoch, never unregistered');
+      assert.deepEqual(recording.records.filter((r) => r.kind === 'released'), [], 'no partition released');
     });
   });
 });
