@@ -4,48 +4,23 @@
 // fencing, and B's run, output, log and store are exactly what they would have been without A.
 // Real `weft` processes, a real SQLite job event log and metadata store, a file:// store.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
-import type { LoggedJobEvent } from '@weft/engine';
 import { SqliteJobEventLog } from '@weft/job-store';
 import { createTempDir, type TempDir } from '@weft/testkit';
-import { weft as runWeft, type WeftOutcome } from './helpers/kill-and-resume.js';
-import { alive, descendants, readStat, waitFor } from './helpers/process-tree.js';
+import { weft as runWeft } from './helpers/kill-and-resume.js';
+import { descendants, readStat, waitFor } from './helpers/process-tree.js';
+import { assertCleanResume, assertFencedExit, assertNoStaleEventAfterTakeover, type Running, start, until } from './helpers/stale-master.js';
 
 const bin = fileURLToPath(new URL('../bin/weft.js', import.meta.url));
-// run A and B start the command's main module themselves (bin/weft.js would re-run it as its child), so
-// the pid SIGSTOPped is the job master's own
-const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
-const tsx = import.meta.resolve('tsx');
 const terasort = fileURLToPath(new URL('../../../examples/terasort.ts', import.meta.url));
 const RECORDS = ['--records', '300000'];
 
-interface Running {
-  readonly child: ChildProcess;
-  readonly done: Promise<WeftOutcome>;
-}
 
-function start(args: readonly string[], cwd: string): Running {
-  const child = spawn(process.execPath, ['--conditions=source', '--import', tsx, main, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const done = new Promise<WeftOutcome>((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
-  return { child, done };
-}
-
-async function until(what: string, probe: () => Promise<boolean>, maxMs = 60_000): Promise<void> {
-  for (let waited = 0; waited < maxMs; waited += 50) {
-    if (await probe()) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 /**
  * SIGSTOPs `child` while this process holds the SQLite write lock on `metaPath` (the job event log and the
@@ -89,33 +64,8 @@ function committedObjects(metaPath: string, jobId: string): string[] {
   }
 }
 
-/** No epoch-1 event after epoch 2's first one, in the log's order. */
-function assertNoStaleEventAfterTakeover(history: readonly LoggedJobEvent[]): void {
-  const firstOfTwo = history.findIndex((e) => e.epoch === 2);
-  assert.ok(firstOfTwo >= 0, 'run B logged events under epoch 2');
-  const stale = history.slice(firstOfTwo).filter((e) => e.epoch < 2);
-  assert.deepEqual(stale.map((e) => `${e.seq}:${e.type}@${e.epoch}`), [], 'no event of epoch 1 after epoch 2 took over');
-}
 
-/** A exited 1 with one line naming the fencing (no stack trace), and nothing it started still runs. */
-function assertFencedExit(a: WeftOutcome, descendantsOfA: readonly number[]): void {
-  assert.equal(a.code, 1, `the stale master exits 1; stderr: ${a.stderr}`);
-  const lines = a.stderr.split('\n').filter((line) => line.trim() !== '');
-  const fenced = lines.filter((line) => /WEFT_ERR_FENCED|SHF_ERR_FENCED/.test(line));
-  assert.equal(fenced.length, 1, `one line names the fencing; stderr:\n${a.stderr}`);
-  assert.match(fenced[0]!, /epoch 2/, 'it names the newer epoch');
-  assert.doesNotMatch(a.stderr, /^\s+at /m, `no stack trace; stderr:\n${a.stderr}`);
-  for (const pid of descendantsOfA) assert.equal(alive(pid), false, `process ${pid} of the stale master still runs`);
-}
 
-function assertCleanResume(b: WeftOutcome): void {
-  assert.equal(b.code, 0, b.stderr);
-  const summary = JSON.parse(b.stdout) as { status: string; resumed: boolean; failures: number; restarts: number; failovers: unknown[]; epoch: number };
-  assert.equal(summary.status, 'succeeded');
-  assert.equal(summary.resumed, true);
-  assert.equal(summary.epoch, 2);
-  assert.deepEqual([summary.failures, summary.restarts, summary.failovers], [0, 0, []], `run B had no failure or failover: ${b.stderr}`);
-}
 
 describe('weft run --job-id: a stale job master woken up (SIGSTOP, SIGCONT) after a newer run took over', () => {
   let dir: TempDir;
