@@ -116,7 +116,8 @@ export class JobSession {
 
   /**
    * Closes every executor, then awaits `beforeUnregister` (the job master's partition releases in
-   * flight), unregisters the job (releasing what is left of its partitions) and closes the blocking master.
+   * flight), unregisters the job (releasing what is left of its partitions; not when the run is fenced:
+   * they are the newer run's) and closes the blocking master.
    */
   async close(beforeUnregister: () => Promise<void>): Promise<void> {
     const { logger, jobId } = this.#options;
