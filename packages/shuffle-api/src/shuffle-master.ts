@@ -6,6 +6,17 @@ import type { ShuffleDescriptor } from './shuffle-descriptor.js';
 /** What the engine tells the ShuffleMaster about a job when registering it. */
 export interface JobShuffleContext {
   readonly jobId: JobId;
+  /**
+   * The epoch of the job master run registering the job (its lease on `jobId`, increasing with every
+   * run; the same epoch its RegisterPartitionRequests carry). Registering the job raises the newest epoch
+   * the backends know for it before `registerJob` resolves — so a resuming master that lists partitions
+   * next has already fenced every older one — and is refused with SHF_ERR_FENCED when a newer epoch
+   * registered the job (or a partition of it) before. Once a newer epoch did, this master's
+   * `releasePartitionExternally` and `unregisterJob` for the job reject with SHF_ERR_FENCED and delete
+   * nothing: an old job master that wakes up cannot take what the newer run uses. Omitted: no fencing by
+   * epoch for this master's releases (an engine without a job lease).
+   */
+  readonly epoch?: number;
 }
 
 /**
@@ -77,13 +88,20 @@ export interface ShuffleMaster extends AsyncDisposable {
    * job. The caller promises that no producer of the job still runs (an engine calls it once its task
    * executors are closed), so an implementation may delete at once what any attempt of the job wrote,
    * committed or not; a writer still alive against that promise has its commit refused.
+   * Fenced (SHF_ERR_FENCED, nothing deleted) when this master registered the job with an epoch and a
+   * newer epoch registered it, or a partition of it, since (JobShuffleContext.epoch).
    */
   unregisterJob(jobId: JobId): Promise<void>;
 
   /** Registers a partition about to be produced; the descriptor is handed to producer and consumers. */
   registerPartitionWithProducer(request: RegisterPartitionRequest): Promise<ShuffleDescriptor>;
 
-  /** Releases the partition's data wherever it lives. Idempotent: releasing a released partition is a no-op. */
+  /**
+   * Releases the partition's data wherever it lives. Idempotent: releasing a released partition is a no-op.
+   * Fenced (SHF_ERR_FENCED, nothing deleted) when this master registered the job with an epoch and a newer
+   * epoch registered it, or a partition of it, since (JobShuffleContext.epoch). The check and the release
+   * are one atomic step, so a release that is not refused never takes a newer run's partition.
+   */
   releasePartitionExternally(descriptor: ShuffleDescriptor): Promise<void>;
 
   /** The finished (committed) partitions of `jobId` that can still be read. */

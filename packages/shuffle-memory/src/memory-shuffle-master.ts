@@ -24,10 +24,16 @@ const SUPPORTED_TYPES = new Set(['PIPELINED', 'PIPELINED_BOUNDED', 'BLOCKING', '
 /**
  * The control side of the in-memory shuffle. Partitions live in the process's registry, shared with the
  * MemoryShuffleEnvironments of the same factory; descriptors carry no details.
+ *
+ * Fencing: this master's epoch for a job is the one it registered the job with (else the newest it
+ * registered a partition with); once the registry saw a newer one, its releases and `unregisterJob` for
+ * the job are refused (SHF_ERR_FENCED) — the check and the release are one synchronous step.
  */
 export class MemoryShuffleMaster implements ShuffleMaster {
   readonly shuffleServiceId = MEMORY_SHUFFLE_SERVICE_ID;
   #closed: Promise<void> | undefined;
+  /** This master's job master epoch per job (JobShuffleContext.epoch, else its registrations'). */
+  readonly #epochs = new Map<JobId, number>();
 
   constructor(
     private readonly registry: MemoryShuffleRegistry,
@@ -49,12 +55,18 @@ export class MemoryShuffleMaster implements ShuffleMaster {
 
   async registerJob(context: JobShuffleContext): Promise<void> {
     this.checkOpen();
-    this.registry.registerJob(validateId('jobId', context?.jobId) as JobId);
+    const jobId = validateId('jobId', context?.jobId) as JobId;
+    const epoch = validateEpoch('epoch', context.epoch);
+    this.registry.registerJob(jobId, epoch);
+    if (epoch !== undefined) this.#epochs.set(jobId, epoch);
   }
 
   async unregisterJob(jobId: JobId): Promise<void> {
     this.checkOpen();
-    this.registry.unregisterJob(validateId('jobId', jobId) as JobId);
+    validateId('jobId', jobId);
+    this.registry.checkEpoch(jobId, this.#epochs.get(jobId), 'unregisterJob');
+    this.registry.unregisterJob(jobId);
+    this.#epochs.delete(jobId);
   }
 
   async registerPartitionWithProducer(request: RegisterPartitionRequest): Promise<ShuffleDescriptor> {
@@ -74,6 +86,7 @@ export class MemoryShuffleMaster implements ShuffleMaster {
       details: null,
     };
     this.registry.register(descriptor, epoch);
+    if (epoch !== undefined && epoch > (this.#epochs.get(request.jobId) ?? -1)) this.#epochs.set(request.jobId, epoch);
     this.logger.debug({ jobId: request.jobId, partitionId: partition.partitionId, attempt: producer.attempt }, 'partition registered');
     return descriptor;
   }
@@ -81,6 +94,7 @@ export class MemoryShuffleMaster implements ShuffleMaster {
   async releasePartitionExternally(descriptor: ShuffleDescriptor): Promise<void> {
     this.checkOpen();
     const d = validateShuffleDescriptor(descriptor, MEMORY_SHUFFLE_SERVICE_ID);
+    this.registry.checkEpoch(d.jobId, this.#epochs.get(d.jobId), `release of partition ${d.partition.partitionId}`);
     this.registry.release(d.jobId, d.partition.partitionId, 'released by the scheduler');
   }
 

@@ -35,8 +35,25 @@ export class MemoryShuffleRegistry {
 
   constructor(readonly options: Required<MemoryShuffleOptions>) {}
 
-  registerJob(jobId: JobId): void {
+  /** Registers the job; with an epoch, raises the job's newest epoch to it (SHF_ERR_FENCED when a newer one was seen). */
+  registerJob(jobId: JobId, epoch: number | undefined): void {
+    if (epoch !== undefined) this.raiseEpoch(jobId, epoch, 'registration');
     if (!this.jobs.has(jobId)) this.jobs.set(jobId, new Map());
+  }
+
+  /**
+   * SHF_ERR_FENCED for `what` when the job saw an epoch newer than `epoch` (a newer job master run
+   * registered it); nothing when `epoch` is undefined (a master without one is never fenced).
+   */
+  checkEpoch(jobId: JobId, epoch: number | undefined, what: string): void {
+    const newest = this.epochs.get(jobId);
+    if (epoch !== undefined && newest !== undefined && epoch < newest) throw fencedError(what, { jobId, epoch, newestEpoch: newest });
+  }
+
+  private raiseEpoch(jobId: JobId, epoch: number, what: string, partitionId?: ResultPartitionId): void {
+    const newest = this.epochs.get(jobId) ?? epoch;
+    if (epoch < newest) throw fencedError(what, { jobId, epoch, newestEpoch: newest, ...(partitionId === undefined ? {} : { partitionId }) });
+    this.epochs.set(jobId, epoch);
   }
 
   hasJob(jobId: JobId): boolean {
@@ -53,11 +70,7 @@ export class MemoryShuffleRegistry {
       throw invalidArgument('jobId', `job ${descriptor.jobId} is not registered; call registerJob first`);
     }
     const id = descriptor.partition.partitionId;
-    if (epoch !== undefined) {
-      const newest = this.epochs.get(descriptor.jobId) ?? epoch;
-      if (epoch < newest) throw fencedError(`registration of partition ${id}`, { jobId: descriptor.jobId, epoch, newestEpoch: newest, partitionId: id });
-      this.epochs.set(descriptor.jobId, epoch);
-    }
+    if (epoch !== undefined) this.raiseEpoch(descriptor.jobId, epoch, `registration of partition ${id}`, id);
     const previous = partitions.get(id);
     if (previous !== undefined) this.releaseEntry(previous, 'replaced by a new attempt');
     const { numberOfSubpartitions } = descriptor.partition;

@@ -62,9 +62,11 @@ describe('shuffle server protocol', () => {
     assert.deepEqual(parseRoute('POST', leasePath(job, p, 7, 500)), { kind: 'lease', jobId: job, partitionId: p, attempt: 7, ttlMs: 500 });
     assert.deepEqual(parseRoute('DELETE', attemptPath(job, p, 7)), { kind: 'abort', jobId: job, partitionId: p, attempt: 7 });
     assert.deepEqual(parseRoute('GET', fetchPath(job, p, 2, 5)), { kind: 'fetch', jobId: job, partitionId: p, start: 2, end: 5 });
-    assert.deepEqual(parseRoute('DELETE', partitionPath(job, p)), { kind: 'release', jobId: job, partitionId: p });
+    assert.deepEqual(parseRoute('DELETE', partitionPath(job, p)), { kind: 'release', jobId: job, partitionId: p, epoch: undefined });
+    assert.deepEqual(parseRoute('DELETE', partitionPath(job, p, 7)), { kind: 'release', jobId: job, partitionId: p, epoch: 7 });
     assert.deepEqual(parseRoute('GET', jobPartitionsPath(job)), { kind: 'list', jobId: job });
-    assert.deepEqual(parseRoute('DELETE', jobPath(job, true)), { kind: 'release-job', jobId: job, keepPersistent: true });
+    assert.deepEqual(parseRoute('DELETE', jobPath(job, true)), { kind: 'release-job', jobId: job, keepPersistent: true, epoch: undefined });
+    assert.deepEqual(parseRoute('DELETE', jobPath(job, true, 3)), { kind: 'release-job', jobId: job, keepPersistent: true, epoch: 3 });
     assert.deepEqual(parseRoute('GET', '/healthz'), { kind: 'healthz' });
     const refused = thrownBy(() => parseRoute('PUT', pushPath('..', p, 0)));
     assert.ok(isShuffleError(refused, 'SHF_ERR_INVALID_ARGUMENT') && refused.message.includes('jobId'));

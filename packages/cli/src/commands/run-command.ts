@@ -342,6 +342,11 @@ export const runCommand: Command = {
       });
     } catch (error) {
       if (isShuffleConfigError(error)) throw usageError('run', (error as Error).message, error);
+      // fenced before it ran (a newer run of the job id registered it first): it changed nothing, exit 1
+      if ((error as { code?: unknown })?.code === 'WEFT_ERR_FENCED') {
+        io.stderr.write(`weft run: ${formatFailure(error)}`);
+        return ExitCode.FAILED;
+      }
       // the shuffle could not take the job (e.g. a server pool with no live server): the job failed, exit 1
       if (isShuffleFailure(error)) {
         io.stderr.write(`weft run: job failed: ${(error as Error).message}\n`);

@@ -197,6 +197,8 @@ export function describeError(error: unknown): Record<string, unknown> {
 
 /** The failure for a person: the message, then the deepest cause's stack (the user's own error). */
 export function formatFailure(error: unknown): string {
+  // a fenced job master (a newer run of its job id took over): one line, by its code — it is no fault to debug
+  if ((error as { code?: unknown })?.code === 'WEFT_ERR_FENCED') return `job failed: WEFT_ERR_FENCED: ${(error as Error).message}\n`;
   const lines = [`job failed: ${(error as Error)?.message ?? String(error)}`];
   let root: unknown = error;
   for (let depth = 0; depth < 16 && (root as { cause?: unknown })?.cause !== undefined; depth++) root = (root as { cause?: unknown }).cause;

@@ -38,7 +38,11 @@ export const EngineErrorCode = {
   SINK_FAILED: 'WEFT_ERR_SINK_FAILED',
   /** A fault planted on purpose (`weft run --inject-faults`, a fault-injection test) fired in a task. */
   INJECTED_FAULT: 'WEFT_ERR_INJECTED_FAULT',
-  /** A job event log append by an epoch that is no longer the newest for its job: nothing was written. Carries `jobId`, `epoch`, `newestEpoch`. */
+  /**
+   * A job event log append by an epoch that is no longer the newest for its job: nothing was written; also
+   * the error of a run whose job master learned it was fenced (it changed nothing since). Carries `jobId`,
+   * `epoch`, `newestEpoch`.
+   */
   FENCED: 'WEFT_ERR_FENCED',
   /**
    * The job event log failed: the job's event listener threw or rejected on an event (carries `event`; the job

@@ -2,6 +2,7 @@ import { EngineError } from '../errors/engine-error.js';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
 import type { TaskResult } from '../runtime/task-events.js';
 import type { JobEventEmitter } from './job-event-emitter.js';
+import type { JobFence } from './job-fence.js';
 import type { ScheduledOutcome } from './job-scheduler-options.js';
 import type { PartitionReleases } from './partition-releases.js';
 import type { RegionRestarts } from './region-restarts.js';
@@ -21,6 +22,8 @@ export interface JobCompletionOptions {
   readonly attempts: TaskAttempts;
   readonly restarts: RegionRestarts;
   readonly releases: PartitionReleases;
+  /** The run's fence: a fenced run publishes nothing, discards nothing, and fails with the fence's error. @defaultValue none */
+  readonly fence?: JobFence | undefined;
 }
 
 const NOTHING_PUBLISHED: PublishedSinks = { collected: {}, files: [] };
@@ -31,7 +34,9 @@ const NOTHING_PUBLISHED: PublishedSinks = { collected: {}, files: [] };
  * text sink; the attempts' part files are removed once those events are stored) and emits `job-finished`; `failed(error)` discards the sinks' attempt files and emits
  * `job-failed` (or `job-cancelled` when the job was aborted). Either way `outcome` resolves only once the
  * event listener took every event; a job whose events could not all be taken is reported failed
- * (`WEFT_ERR_JOB_FAILED` caused by `WEFT_ERR_EVENT_LOG`). It changes no scheduling state.
+ * (`WEFT_ERR_JOB_FAILED` caused by `WEFT_ERR_EVENT_LOG`). A fenced run (JobFence) is hands-off: it
+ * neither publishes nor discards the sinks' files (the same directories the newer run writes into), and
+ * its outcome's error is the fence's WEFT_ERR_FENCED. It changes no scheduling state.
  */
 export class JobCompletion {
   readonly outcome: Promise<ScheduledOutcome>;
@@ -50,7 +55,11 @@ export class JobCompletion {
 
   /** Every task finished: the sinks are published, then the job finishes — unless publishing, or storing an event, failed. */
   async succeeded(): Promise<void> {
-    const { events, attempts, sinkTempDirs, publishedSinks, fileSystems } = this.#options;
+    const { events, attempts, sinkTempDirs, publishedSinks, fileSystems, fence } = this.#options;
+    if (fence?.error !== undefined) {
+      this.#end({ error: fence.error, aborted: false }, NOTHING_PUBLISHED);
+      return;
+    }
     let published: PublishedSinks;
     try {
       const outputs = attempts.results.flatMap((r) => (r === undefined ? [] : r.sinks));
@@ -74,9 +83,9 @@ export class JobCompletion {
     this.#end(unrecorded === undefined ? undefined : { error: this.jobFailed(unrecorded), aborted: false }, published);
   }
 
-  /** The job failed and every task stopped: the sinks' attempt files are discarded. */
+  /** The job failed and every task stopped: the sinks' attempt files are discarded (unless the run is fenced). */
   async failed(error: EngineError, aborted: boolean): Promise<void> {
-    await discardTempDirs(this.#options.sinkTempDirs, this.#options.fileSystems);
+    if (this.#options.fence?.isFenced !== true) await discardTempDirs(this.#options.sinkTempDirs, this.#options.fileSystems);
     this.#end({ error, aborted }, NOTHING_PUBLISHED);
   }
 
@@ -88,7 +97,7 @@ export class JobCompletion {
     else events.emit({ type: 'job-failed', data: { error: { code: failure.error.code, message: failure.error.message } } });
     void events.settled().then(() => {
       const unrecorded = events.failure;
-      const error = failure?.error ?? (unrecorded === undefined ? undefined : this.jobFailed(unrecorded));
+      const error = this.#options.fence?.error ?? failure?.error ?? (unrecorded === undefined ? undefined : this.jobFailed(unrecorded));
       this.#resolve({
         status: error === undefined ? 'succeeded' : 'failed',
         ...(error === undefined ? {} : { error }),

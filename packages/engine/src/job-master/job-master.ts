@@ -12,6 +12,7 @@ import type { TaskEvent } from '../runtime/task-events.js';
 import { ExecutorSlots } from './executor-slots.js';
 import type { ExecutorLossRecord, FailoverRecord } from './failover-record.js';
 import type { JobEventListener } from './job-events.js';
+import type { JobFence } from './job-fence.js';
 import type { JobOutcome } from './job-outcome.js';
 import type { JobProgress } from './job-progress.js';
 import { JobScheduler } from './job-scheduler.js';
@@ -61,6 +62,8 @@ export interface JobMasterOptions {
   readonly epoch?: number;
   /** A resumed run: what it keeps of earlier runs (planRecovery). @defaultValue a fresh run */
   readonly recovery?: RecoveryPlan;
+  /** The run's fence: fenced, the job fails with WEFT_ERR_FENCED and changes nothing (JobSchedulerOptions.fence). @defaultValue none */
+  readonly fence?: JobFence;
 }
 
 /** @see JobMasterOptions.cancelTimeoutMs */

@@ -11,6 +11,7 @@ import type { FailoverStrategy } from '../failover/failover-strategy.js';
 import type { PipelinedRegions } from '../regions/pipelined-regions.js';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
 import type { JobEventListener } from './job-events.js';
+import type { JobFence } from './job-fence.js';
 import { fileSystemOf } from './sink-publisher.js';
 import type { JobSubmission } from './job-scheduler-options.js';
 import { planRecovery, type RecoveryPlan } from './recovery-plan.js';
@@ -107,6 +108,8 @@ export interface ResumeRequest {
   /** Where `<scheme>://` sinks live. @defaultValue [] */
   readonly fileSystems?: readonly ExternalFileSystem[];
   readonly logger: Logger;
+  /** The run's fence: once a release is refused as fenced, nothing more is released or removed (a newer run owns the job). */
+  readonly fence?: JobFence | undefined;
 }
 
 /** How the run starts: the recovery plan (always one when there was a history), and why it is a clean restart, if it is. */
@@ -121,7 +124,9 @@ export interface ResumeDecision {
  * collects the dead run's leftovers: listed partitions no kept task owns are released, and the sinks'
  * per-attempt files of attempts not kept are removed. When the replay or the listing fails, the run
  * restarts cleanly instead (every task runs, with attempts above every logged one; every listed
- * partition is garbage) — never a wrong answer.
+ * partition is garbage) — never a wrong answer. A release refused as fenced (a newer run took the job
+ * over meanwhile) stops the collection at once — no more releases, no sink file removed — and rejects
+ * with the fence's WEFT_ERR_FENCED.
  */
 export async function prepareResume(request: ResumeRequest): Promise<ResumeDecision> {
   const { opened, jobId, blockingMaster, logger } = request;
@@ -144,11 +149,16 @@ export async function prepareResume(request: ResumeRequest): Promise<ResumeDecis
   }
   if (plan === undefined) plan = cleanRestart(request.topology, opened.highestAttempt, listing);
   if (fallback !== undefined) logger.warn({ jobId, reason: fallback }, 'the earlier run cannot be resumed: the job restarts cleanly');
+  const fence = request.fence;
   for (const stored of plan.garbage) {
-    await blockingMaster.releasePartitionExternally(stored.descriptor).catch((error: unknown) => {
+    try {
+      await blockingMaster.releasePartitionExternally(stored.descriptor);
+    } catch (error) {
+      if (fence?.observe(error) === true) throw fence.error;
       logger.warn({ jobId, partitionId: stored.descriptor.partition.partitionId, error: (error as Error).message }, 'could not release a partition of the earlier run');
-    });
+    }
   }
+  if (fence?.isFenced === true) throw fence.error;
   await removeUnkeptSinkFiles(request.sinkTempDirs, plan, request.fileSystems ?? []);
   return { plan, fallback };
 }

@@ -8,6 +8,7 @@ import type { PipelinedRegions } from '../regions/pipelined-regions.js';
 import type { RestartBackoffTimeStrategy } from '../restart/restart-backoff-time-strategy.js';
 import type { ExecutorSlots } from './executor-slots.js';
 import type { FailoverRecord } from './failover-record.js';
+import type { JobFence } from './job-fence.js';
 import type { JobEventListener, JobSubmittedOptions } from './job-events.js';
 import type { JobOutcome } from './job-outcome.js';
 import type { RecoveryPlan } from './recovery-plan.js';
@@ -53,6 +54,11 @@ export interface JobSchedulerOptions {
   readonly epoch?: number | undefined;
   /** A resumed run: what it keeps of earlier runs (planRecovery). @defaultValue a fresh run */
   readonly recovery?: RecoveryPlan | undefined;
+  /**
+   * The run's fence (JobFence): once a refusal says a newer run took the job over, the job fails with its
+   * WEFT_ERR_FENCED — tasks cancelled, no restart, nothing published or discarded. @defaultValue none
+   */
+  readonly fence?: JobFence | undefined;
 }
 
 /** How the job ended, as the scheduler knows it (the job master adds the executors it lost). */

@@ -71,7 +71,13 @@ export class JobScheduler {
     this.#partitions = new PartitionStates(topology.partitionCount);
     this.#builder = new DeploymentBuilder({ ...options, attempts: this.#attempts });
     this.#deployer = new RegionDeployer({ topology, dependencies: this.#dependencies, builder: this.#builder, faults: options.faults, logger });
-    this.#events = new JobEventEmitter(options.eventListener ?? noopJobEventListener, (error) => this.failJob(this.#completion.jobFailed(error)));
+    const fence = options.fence;
+    this.#events = new JobEventEmitter(options.eventListener ?? noopJobEventListener, (error) => {
+      if (fence?.observe(error) === true) this.failJob(fence.error as EngineError);
+      else this.failJob(this.#completion.jobFailed(error));
+    });
+    // fenced by a refusal elsewhere (a release, a registration): the job stops, after the current step
+    fence?.onFenced((error) => queueMicrotask(() => this.failJob(error)));
     const enabled = options.releasePartitionsDuringJob ?? true;
     this.#releases = new PartitionReleases({ plan, topology, regions, blockingMaster, partitions: this.#partitions, builder: this.#builder, attempts: this.#attempts, logger, enabled });
     this.#restarts = new RegionRestarts({
@@ -94,7 +100,7 @@ export class JobScheduler {
         rescheduled: (restarted) => this.#rescheduled(restarted),
       },
     });
-    this.#completion = new JobCompletion({ jobName: plan.name, sinkTempDirs: options.sinkTempDirs ?? [], fileSystems: options.fileSystems ?? [], publishedSinks: options.recovery?.publishedSinks ?? new Map(), events: this.#events, attempts: this.#attempts, restarts: this.#restarts, releases: this.#releases });
+    this.#completion = new JobCompletion({ jobName: plan.name, sinkTempDirs: options.sinkTempDirs ?? [], fileSystems: options.fileSystems ?? [], publishedSinks: options.recovery?.publishedSinks ?? new Map(), events: this.#events, attempts: this.#attempts, restarts: this.#restarts, releases: this.#releases, fence });
   }
 
   /** Whether the job runs (not failing, publishing or done): only then are regions scheduled, restarted, executors replaced. */
@@ -233,8 +239,15 @@ export class JobScheduler {
     this.#attempts.running.delete(this.#attempts.attemptIdOf(v));
     const region = this.#regionOf(v);
     this.#states.active[region] = (this.#states.active[region] as number) - 1;
-    this.#restarts.onFailure(v, error);
+    this.#onFailure(v, error);
     this.#afterTerminal(region);
+  }
+
+  /** A task failed: to RegionRestarts — unless its error says the run is fenced (a commit refused): then the job fails, nothing restarts. */
+  #onFailure(v: number, error: Error): void {
+    const fence = this.#options.fence;
+    if (fence?.observe(error) === true) this.failJob(fence.error as EngineError);
+    else this.#restarts.onFailure(v, error);
   }
 
   /** Execution vertex `v`'s current attempt confirmed its cancellation. */
@@ -313,7 +326,7 @@ export class JobScheduler {
     states.active[region] = 0;
     states.releaseSlot(region);
     states.set(region, CANCELLING);
-    this.#restarts.onFailure(this.#options.regions.membersOf(region)[0] as number, error);
+    this.#onFailure(this.#options.regions.membersOf(region)[0] as number, error);
     this.#afterTerminal(region);
   }
 

@@ -8,6 +8,8 @@ import type { LoadedJob } from '../graph/load-job.js';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
 import type { RecordSerializerFactory } from '../serialization/record-serializer.js';
 import type { SerializerName } from '../serialization/serializers.js';
+import { FencedShuffleMaster } from './fenced-shuffle-master.js';
+import type { JobFence } from './job-fence.js';
 
 /** The two shuffle services a job uses; the engine never picks one itself (docs/DESIGN.md). */
 export interface JobShuffleServices {
@@ -38,6 +40,13 @@ export interface JobSessionOptions {
   readonly prestartedWorkers?: PrestartedWorkers | undefined;
   readonly heartbeatIntervalMs?: number | undefined;
   readonly heartbeatTimeoutMs?: number | undefined;
+  /** The job master run's lease epoch, given to `registerJob` (JobShuffleContext.epoch). @defaultValue none */
+  readonly epoch?: number | undefined;
+  /**
+   * The run's fence: the blocking master is used behind it (FencedShuffleMaster), and once the run is
+   * fenced `close()` does not unregister the job (a newer run owns it). @defaultValue none
+   */
+  readonly fence?: JobFence | undefined;
 }
 
 /**
@@ -49,6 +58,7 @@ export interface JobSessionOptions {
  * Ownership: every executor it starts (replacements included, from the moment they are forked, so one
  * still starting is stopped too) is closed by `close()`, which runs every step even if one fails
  * (failures are logged) and is what a job's `finally` calls, whether or not `start` succeeded.
+ * A fenced run (JobSessionOptions.fence) leaves the job registered: its partitions are the newer run's.
  */
 export class JobSession {
   readonly blockingMaster: ShuffleMaster;
@@ -60,7 +70,8 @@ export class JobSession {
 
   constructor(options: JobSessionOptions) {
     this.#options = options;
-    this.blockingMaster = options.shuffle.blocking.createShuffleMaster({ logger: options.logger });
+    const master = options.shuffle.blocking.createShuffleMaster({ logger: options.logger });
+    this.blockingMaster = options.fence === undefined ? master : new FencedShuffleMaster(master, options.fence);
   }
 
   /** Every executor started so far, replacements included. */
@@ -86,10 +97,11 @@ export class JobSession {
    * resumed run calls it first, to ask the master which partitions exist before its job master is built.
    */
   startShuffle(): Promise<void> {
-    const { jobId } = this.#options;
+    const { jobId, epoch } = this.#options;
     this.#shuffleStarted ??= (async () => {
       await this.blockingMaster.start();
-      await this.blockingMaster.registerJob({ jobId });
+      // with the epoch, the shuffle fences every older run of the job before this one lists or registers anything
+      await this.blockingMaster.registerJob({ jobId, ...(epoch === undefined ? {} : { epoch }) });
     })();
     return this.#shuffleStarted;
   }
@@ -106,7 +118,8 @@ export class JobSession {
 
   /**
    * Closes every executor, then awaits `beforeUnregister` (the job master's partition releases in
-   * flight), unregisters the job (releasing what is left of its partitions) and closes the blocking master.
+   * flight), unregisters the job (releasing what is left of its partitions; not when the run is fenced:
+   * they are the newer run's) and closes the blocking master.
    */
   async close(beforeUnregister: () => Promise<void>): Promise<void> {
     const { logger, jobId } = this.#options;
@@ -114,7 +127,8 @@ export class JobSession {
       this.#executors.map((executor) => executor.close().catch((error: unknown) => logger.warn({ taskExecutorId: executor.id, error: (error as Error).message }, 'closing a task executor failed'))),
     );
     await beforeUnregister().catch((error: unknown) => logger.warn({ jobId, error: (error as Error).message }, 'awaiting partition releases failed'));
-    await this.blockingMaster.unregisterJob(jobId).catch((error: unknown) => logger.warn({ jobId, error: (error as Error).message }, 'unregistering the job failed'));
+    if (this.#options.fence?.isFenced === true) logger.info({ jobId }, 'the job is not unregistered: a newer job master run owns it');
+    else await this.blockingMaster.unregisterJob(jobId).catch((error: unknown) => logger.warn({ jobId, error: (error as Error).message }, 'unregistering the job failed'));
     await this.blockingMaster.close().catch(() => {});
   }
 

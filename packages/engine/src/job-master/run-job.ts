@@ -22,6 +22,7 @@ import { JobMaster } from './job-master.js';
 import type { EdgeSummary, JobProgress, VertexSummary } from './job-progress.js';
 import type { JobEventListener } from './job-events.js';
 import type { JobSubmission } from './job-scheduler-options.js';
+import { JobFence } from './job-fence.js';
 import { type JobShuffleServices, JobSession } from './job-session.js';
 import { textSinkTempDirs } from './sink-publisher.js';
 import type { JobEventLog } from '../event-log/job-event-log.js';
@@ -206,7 +207,9 @@ function checkCount(field: string, value: number | undefined, fallback: number):
  * their blocking inputs finish, and publishes its sinks when every task finished.
  *
  * Throws for bad input — `WEFT_ERR_INVALID_JOB` (module, graph, arguments), `WEFT_ERR_INVALID_ARGUMENT`
- * (options) — and resolves with `status: 'failed'` when the job ran and failed.
+ * (options) — and resolves with `status: 'failed'` when the job ran and failed. With an event log, a run
+ * that learns a newer run of its job id took over (a refusal as fenced) changes nothing from then on and
+ * fails with `WEFT_ERR_FENCED` (thrown when it had not started running yet).
  */
 export async function runJob(options: RunJobOptions): Promise<JobResult> {
   try {
@@ -271,6 +274,8 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   // the lease first: nothing is registered before this run's epoch exists
   const opened: OpenedJobLog | undefined = eventLog === undefined ? undefined : await openJobLog({ eventLog, jobId: id, submission });
   const sinkTempDirs = textSinkTempDirs(loaded.plan, cwd, id, fileSystems);
+  // learns from the first refusal that a newer run took the job over; from then on this run is hands-off
+  const fence = opened === undefined ? undefined : new JobFence({ jobId: id, epoch: opened.log.epoch, logger });
   let session: JobSession;
   try {
     session = new JobSession({
@@ -291,6 +296,8 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
     prestartedWorkers: options.prestartedWorkers,
     heartbeatIntervalMs: options.heartbeatIntervalMs,
     heartbeatTimeoutMs: options.heartbeatTimeoutMs,
+    epoch: opened?.log.epoch,
+    fence,
   });
   } catch (error) {
     await opened?.log.close().catch(() => {});
@@ -302,7 +309,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   try {
     if (opened !== undefined && (opened.replayed !== undefined || opened.problem !== undefined)) {
       await session.startShuffle();
-      resume = await prepareResume({ jobId: id, opened, topology, regions, failover, blockingMaster: session.blockingMaster, sinkTempDirs, fileSystems, logger });
+      resume = await prepareResume({ jobId: id, opened, topology, regions, failover, blockingMaster: session.blockingMaster, sinkTempDirs, fileSystems, logger, fence });
     }
     const recovery = resume.plan;
     const listener = opened === undefined ? eventListener : jobLogListener(opened.log, eventListener);
@@ -322,6 +329,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       fileSystems,
       ...(listener === undefined ? {} : { eventListener: listener }),
       ...(opened === undefined ? {} : { epoch: opened.log.epoch }),
+      ...(fence === undefined ? {} : { fence }),
       ...(recovery === undefined ? {} : { recovery }),
       ...(faults === undefined ? {} : { faults }),
       ...(options.cancelTimeoutMs === undefined ? {} : { cancelTimeoutMs: options.cancelTimeoutMs }),

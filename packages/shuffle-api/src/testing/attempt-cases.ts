@@ -4,6 +4,7 @@ import type { ResultPartitionType } from '../result-partition-type.js';
 import type { ResultPartitionWriter } from '../result-partition-writer.js';
 import type { ShuffleDescriptor } from '../shuffle-descriptor.js';
 import { isShuffleError } from '../shuffle-error.js';
+import { jobId as toJobId } from '../ids.js';
 import type { ConformanceHarness } from './harness.js';
 import { drain, emitAll, makeRecord, parseRecord, recordsOf, registerPartition, rejectionOf } from './exchange-helpers.js';
 import { type SuiteContext, assertShuffleError, isPipelined, isReconsumable, uniqueJobId } from './suite-context.js';
@@ -169,6 +170,45 @@ export function attemptCases(ctx: SuiteContext, type: ResultPartitionType): void
         }
       }),
     );
+
+    it("refuses an old master's release and unregisterJob once a newer epoch registered the job (SHF_ERR_FENCED), deleting nothing", { timeout: timeoutMs }, async (t) => {
+      await ctx.withHarness(async (h) => {
+        if (h.createMaster === undefined) {
+          t.skip('the harness cannot create a second master on the same backends');
+          return;
+        }
+        const jobId = uniqueJobId('epoch-release');
+        await h.master.registerJob({ jobId: toJobId(jobId), epoch: 1 });
+        const a = await registerPartition(h.master, { jobId, resultId: 'er', index: 0, type, subpartitions: 2, epoch: 1 });
+        const b = await registerPartition(h.master, { jobId, resultId: 'er', index: 1, type, subpartitions: 2, epoch: 1 });
+        await writeAttempt(h, a, 50);
+        await writeAttempt(h, b, 20);
+        // the old master's own releases work while it is the newest
+        const own = await registerPartition(h.master, { jobId, resultId: 'er', index: 2, type, subpartitions: 2, epoch: 1 });
+        await h.master.releasePartitionExternally(own);
+        // a new job master run takes over the job on the same backends
+        const newer = await h.createMaster();
+        await newer.registerJob({ jobId: a.jobId, epoch: 2 });
+        for (const [name, call] of [
+          ['releasePartitionExternally', () => h.master.releasePartitionExternally(a)],
+          ['unregisterJob', () => h.master.unregisterJob(a.jobId)],
+        ] as const) {
+          const error = await rejection(call);
+          assert.ok(isShuffleError(error, 'SHF_ERR_FENCED'), `the old master's ${name} after epoch 2 registered the job must reject with SHF_ERR_FENCED, got ${String(error)}`);
+          assert.equal(error.retryable, false);
+        }
+        const older = await h.createMaster();
+        assertShuffleError(await rejection(() => older.registerJob({ jobId: a.jobId, epoch: 1 })), 'SHF_ERR_FENCED');
+        const listed = (await newer.listPartitions(a.jobId)).map((p) => p.descriptor.partition.partitionId).sort();
+        assert.deepEqual(listed, [a.partition.partitionId, b.partition.partitionId].sort(), 'nothing the old master released or unregistered was deleted');
+        const read = await readAttempts(h, a);
+        assert.deepEqual([read.records, read.intact], [50, 50], "the partition's data is still readable");
+        // the newer master releases what it decides to
+        await newer.releasePartitionExternally(b);
+        assert.deepEqual((await newer.listPartitions(a.jobId)).map((p) => p.descriptor.partition.partitionId), [a.partition.partitionId]);
+        await newer.unregisterJob(a.jobId);
+      });
+    });
 
     it('shows a new master on the same backends exactly the committed partitions, with sizes and attempts', { timeout: timeoutMs }, async (t) => {
       await ctx.withHarness(async (h) => {

@@ -50,6 +50,11 @@ const SWEEP_BATCH = 500;
  * never be visible: failed, conflicting, released, and abandoned ones — writers whose lease ran out
  * (a crashed producer). A live writer renews its lease, so a sweep never takes its object from under
  * it; only `unregisterJob` (the job is over: no writer of it may still run) deletes every attempt's object.
+ *
+ * Fencing (JobShuffleContext.epoch): `registerJob` raises the job's newest epoch in the metadata store
+ * before it resolves; this master's epoch for the job is the one it registered it with (else the newest
+ * it registered a partition with). Its releases and `unregisterJob` carry it, and the store refuses them
+ * (SHF_ERR_FENCED, nothing deleted) in the same atomic step that would remove a commit record.
  */
 export class RemoteShuffleMaster implements ShuffleMaster {
   readonly shuffleServiceId = REMOTE_SHUFFLE_SERVICE_ID;
@@ -60,6 +65,8 @@ export class RemoteShuffleMaster implements ShuffleMaster {
   #closing: Promise<void> | undefined;
   private timer: NodeJS.Timeout | undefined;
   private sweeping: Promise<SweepResult> | undefined;
+  /** This master's job master epoch per job (JobShuffleContext.epoch, else its registrations'). */
+  readonly #epochs = new Map<string, number>();
 
   constructor(
     private readonly options: ResolvedRemoteShuffleOptions,
@@ -102,8 +109,11 @@ export class RemoteShuffleMaster implements ShuffleMaster {
 
   async registerJob(context: JobShuffleContext): Promise<void> {
     const jobId = validateId('jobId', context?.jobId);
+    const epoch = validateEpoch('epoch', context.epoch);
     this.checkStarted();
-    await this.stores.meta.registerJob(jobId);
+    const outcome = await this.stores.meta.registerJob(jobId, epoch);
+    if (outcome.status === 'fenced') throw fencedError('registration', { jobId, epoch: epoch ?? 0, newestEpoch: outcome.newestEpoch });
+    if (epoch !== undefined) this.#epochs.set(jobId, epoch);
   }
 
   /**
@@ -116,7 +126,10 @@ export class RemoteShuffleMaster implements ShuffleMaster {
   async unregisterJob(jobId: JobId): Promise<void> {
     validateId('jobId', jobId);
     this.checkStarted();
-    const released = await this.stores.meta.releaseJob(jobId, true);
+    const epoch = this.#epochs.get(jobId);
+    const released = await this.stores.meta.releaseJob(jobId, true, epoch);
+    if (released.status === 'fenced') throw fencedError('unregisterJob', { jobId, epoch: epoch ?? 0, newestEpoch: released.newestEpoch });
+    this.#epochs.delete(jobId);
     await this.collect(released);
     const unclaimed = released.attempts.filter((attempt) => !attempt.collected && !isCollectible(attempt, released.nowMs, this.options.attemptLeaseMs));
     await this.deleteObjects(unclaimed, { forget: false });
@@ -146,6 +159,7 @@ export class RemoteShuffleMaster implements ShuffleMaster {
     if (outcome.status === 'fenced') {
       throw fencedError(`registration of partition ${partition.partitionId}`, { jobId, epoch: epoch ?? 0, newestEpoch: outcome.newestEpoch, partitionId: partition.partitionId });
     }
+    if (epoch !== undefined && epoch > (this.#epochs.get(jobId) ?? -1)) this.#epochs.set(jobId, epoch);
     // a registration of another attempt replaced an older one: what that one wrote is garbage now
     if (outcome.released.attempts.length > 0) {
       this.logger.debug({ jobId, partitionId: partition.partitionId, attempt: producer.attempt, replaced: outcome.released.attempts.length }, 'registration replaced an older attempt');
@@ -157,7 +171,12 @@ export class RemoteShuffleMaster implements ShuffleMaster {
   async releasePartitionExternally(descriptor: ShuffleDescriptor): Promise<void> {
     const checked = checkRemoteDescriptor(descriptor);
     this.checkStarted();
-    const released = await this.stores.meta.releasePartition(checked.jobId, checked.partition.partitionId);
+    const epoch = this.#epochs.get(checked.jobId);
+    const released = await this.stores.meta.releasePartition(checked.jobId, checked.partition.partitionId, epoch);
+    if (released.status === 'fenced') {
+      const partitionId = checked.partition.partitionId;
+      throw fencedError(`release of partition ${partitionId}`, { jobId: checked.jobId, epoch: epoch ?? 0, newestEpoch: released.newestEpoch, partitionId });
+    }
     await this.collect(released);
   }
 

@@ -87,6 +87,13 @@ function unreachableServersOf(error: unknown): Map<string, string | undefined> {
  * connect to is excluded from placement at once — its record may live on for its TTL — and probed in the
  * background; it is taken back once it answers healthy and is registered (ServerExclusions). Its
  * partitions are not listed meanwhile unless the tier holds them.
+ *
+ * Fencing (JobShuffleContext.epoch), with a registry: `registerJob` raises the job's epoch in the commit
+ * index before it resolves; this master's epoch for the job (the one it registered it with, else the
+ * newest it registered a partition with) goes with its releases and `unregisterJob` — checked here
+ * before any server is asked, by each server against the same Redis key before it deletes, and in the
+ * script that forgets the commit — so once a newer epoch registered the job, they reject with
+ * SHF_ERR_FENCED. With a fixed server list (no Redis) there is no shared epoch: releases are not fenced.
  */
 export class ServerShuffleMaster implements ShuffleMaster {
   readonly shuffleServiceId = SHUFFLE_SERVER_SERVICE_ID;
@@ -100,6 +107,8 @@ export class ServerShuffleMaster implements ShuffleMaster {
   private started: Promise<void> | undefined;
   private closed = false;
   #closing: Promise<void> | undefined;
+  /** This master's job master epoch per job (JobShuffleContext.epoch, else its registrations'). */
+  readonly #epochs = new Map<string, number>();
 
   constructor(
     private readonly options: ResolvedShuffleServerClientOptions,
@@ -189,8 +198,14 @@ export class ServerShuffleMaster implements ShuffleMaster {
    */
   async registerJob(context: JobShuffleContext): Promise<void> {
     this.ready();
-    validateId('jobId', context?.jobId);
+    const jobId = validateId('jobId', context?.jobId);
+    const epoch = validateEpoch('epoch', context.epoch);
     if (this.cluster === undefined) return;
+    if (epoch !== undefined) {
+      const outcome = await this.cluster.index.registerJob(jobId, epoch);
+      if (outcome.status === 'fenced') throw fencedError('registration', { jobId, epoch, newestEpoch: outcome.newestEpoch });
+      this.#epochs.set(jobId, epoch);
+    }
     const { placement, connection } = this.cluster;
     if (placement.liveNow(await placement.live(true)).length === 0) {
       throw new ShuffleError(
@@ -219,12 +234,17 @@ export class ServerShuffleMaster implements ShuffleMaster {
     const { client } = this.ready();
     validateId('jobId', jobId);
     const token = this.tokenOf(jobId);
+    const epoch = this.#epochs.get(jobId);
+    await this.checkEpoch(jobId, epoch, 'unregisterJob');
     for (const url of await this.serverUrls()) {
-      await client.releaseJob(url, token, jobId, true).catch(async (error: unknown) => {
+      await client.releaseJob(url, token, jobId, true, epoch).catch(async (error: unknown) => {
+        if (isShuffleError(error, 'SHF_ERR_FENCED')) throw error;
         this.logger.warn({ jobId, server: url, error: (error as Error).message }, 'could not release a job on a server');
         await this.excludeIfUnreachable(error, 'the master could not connect to release a job');
       });
     }
+    await this.checkEpoch(jobId, epoch, 'unregisterJob');
+    this.#epochs.delete(jobId);
     // what vanished servers left: tier copies and index entries
     const removed = (await this.cluster?.index.removeJob(jobId, true)) ?? [];
     for (const record of removed) if (record.tiered) await this.tier?.delete(record.objectKey).catch(() => undefined);
@@ -241,6 +261,7 @@ export class ServerShuffleMaster implements ShuffleMaster {
       throw invalidArgument('partition.partitionType', `the shuffle server stores BLOCKING and BLOCKING_PERSISTENT partitions, not ${partition.partitionType}`);
     }
     if (this.cluster !== undefined) await this.recordRegistration(jobId, partition.partitionId, producer.attempt, epoch);
+    if (epoch !== undefined && epoch > (this.#epochs.get(jobId) ?? -1)) this.#epochs.set(jobId, epoch);
     const { servers, spares } = await this.place();
     const [primary, ...replicas] = servers;
     const details: ServerPartitionDetails = {
@@ -289,6 +310,8 @@ export class ServerShuffleMaster implements ShuffleMaster {
     const { jobId } = d;
     const { partitionId } = d.partition;
     const token = this.tokenOf(jobId);
+    const epoch = this.#epochs.get(jobId);
+    await this.checkEpoch(jobId, epoch, `release of partition ${partitionId}`, partitionId);
     const locations = (await this.cluster?.index.locations(jobId, partitionId)) ?? [];
     const servers = new Map<string, string>([[d.details.serverId, d.details.url]]);
     // a copy moved to a spare is in the commit index; without one, only asking the spares finds it
@@ -302,8 +325,9 @@ export class ServerShuffleMaster implements ShuffleMaster {
       const url = this.cluster !== undefined ? (await this.cluster.registry.get(serverId))?.url : listed;
       if (url === undefined || url === '') continue;
       try {
-        await client.release(url, token, jobId, partitionId);
+        await client.release(url, token, jobId, partitionId, epoch);
       } catch (error) {
+        if (isShuffleError(error, 'SHF_ERR_FENCED')) throw error;
         // an unreachable copy is forgotten below; without a registry only the primary's failure is the caller's
         const unreachable = isShuffleError(error) && error.context['unreachable'] === true;
         if (!unreachable || (primary && this.cluster === undefined)) throw error;
@@ -312,9 +336,18 @@ export class ServerShuffleMaster implements ShuffleMaster {
       }
     }
     if (this.cluster !== undefined) {
+      await this.checkEpoch(jobId, epoch, `release of partition ${partitionId}`, partitionId);
       for (const record of locations) if (record.tiered) await this.tier?.delete(record.objectKey);
-      await this.cluster.index.remove(jobId, partitionId);
+      const removed = await this.cluster.index.remove(jobId, partitionId, epoch);
+      if (removed.status === 'fenced') throw fencedError(`release of partition ${partitionId}`, { jobId, epoch: epoch ?? 0, newestEpoch: removed.newestEpoch, partitionId });
     }
+  }
+
+  /** SHF_ERR_FENCED for `what` when the commit index saw an epoch of the job newer than `epoch` (none: never). */
+  private async checkEpoch(jobId: string, epoch: number | undefined, what: string, partitionId?: string): Promise<void> {
+    if (epoch === undefined || this.cluster === undefined) return;
+    const newest = await this.cluster.index.newestEpoch(jobId);
+    if (newest !== undefined && newest > epoch) throw fencedError(what, { jobId, epoch, newestEpoch: newest, ...(partitionId === undefined ? {} : { partitionId }) });
   }
 
   /**

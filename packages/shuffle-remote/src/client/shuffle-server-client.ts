@@ -272,16 +272,17 @@ export class ShuffleServerClient {
     });
   }
 
-  async release(url: string, token: string, jobId: string, partitionId: string): Promise<void> {
+  /** Releases a partition on one server; with `epoch` (the master's), the server refuses it (SHF_ERR_FENCED) once a newer epoch registered the job. */
+  async release(url: string, token: string, jobId: string, partitionId: string, epoch?: number): Promise<void> {
     await this.send(
-      { method: 'DELETE', url, path: partitionPath(jobId, partitionId), token, replayable: true, context: { partitionId, server: url } },
+      { method: 'DELETE', url, path: partitionPath(jobId, partitionId, epoch), token, replayable: true, context: { partitionId, server: url } },
       async (res) => void (await res.body.dump()),
     );
   }
 
-  /** Releases a job's partitions on one server; resolves with how many it released. */
-  async releaseJob(url: string, token: string, jobId: string, keepPersistent: boolean): Promise<number> {
-    return this.send({ method: 'DELETE', url, path: jobPath(jobId, keepPersistent), token, replayable: true, context: { jobId, server: url } }, async (res) => {
+  /** Releases a job's partitions on one server; resolves with how many it released. Fenced as `release` is. */
+  async releaseJob(url: string, token: string, jobId: string, keepPersistent: boolean, epoch?: number): Promise<number> {
+    return this.send({ method: 'DELETE', url, path: jobPath(jobId, keepPersistent, epoch), token, replayable: true, context: { jobId, server: url } }, async (res) => {
       const body = (await res.body.json()) as { released?: unknown };
       return typeof body.released === 'number' ? body.released : 0;
     });

@@ -88,6 +88,22 @@ if current and current ~= ARGV[2] then
 end
 return {'registered'}`;
 
+// KEYS: epoch. ARGV: epoch. Refused ({'fenced', newest}) when the job saw a newer epoch; else raises it.
+const REGISTER_JOB_SCRIPT = `local newest = redis.call('GET', KEYS[1])
+if newest and tonumber(newest) > tonumber(ARGV[1]) then return {'fenced', newest} end
+redis.call('SET', KEYS[1], ARGV[1])
+return {'registered'}`;
+
+// KEYS: commits, copies, epoch. ARGV: partitionId, the remover's epoch ('' for none). Forgets the commit
+// and its copies unless the job saw a newer epoch ({'fenced', newest}, nothing removed).
+const REMOVE_SCRIPT = `if ARGV[2] ~= '' then
+  local newest = redis.call('GET', KEYS[3])
+  if newest and tonumber(newest) > tonumber(ARGV[2]) then return {'fenced', newest} end
+end
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+return {'removed'}`;
+
 // KEYS: commits, registrations, epoch. ARGV: partitionId, entry, identity, epoch ('' for none), expected
 // entry ('' to write only where there is none). A claim is refused when the partition's registration names
 // another attempt or epoch, or a newer epoch registered in the job; partitions never registered here
@@ -365,9 +381,30 @@ export class RedisCommitIndex {
     });
   }
 
-  /** Forgets a partition's commit and every copy of it. Idempotent. */
-  async remove(jobId: string, partitionId: string): Promise<void> {
-    await this.connection.call('removeCommit', (r) => r.multi().hdel(this.jobKey(jobId), partitionId).hdel(this.copiesKey(jobId), partitionId).exec());
+  /**
+   * A job master run registers the job under `epoch`: the job's newest epoch is raised to it in one script,
+   * or the registration is refused (`fenced`) when a newer one registered the job or a partition of it.
+   */
+  async registerJob(jobId: string, epoch: number): Promise<{ readonly status: 'registered' } | { readonly status: 'fenced'; readonly newestEpoch: number }> {
+    const reply = (await this.connection.call('registerJob', (r) => r.eval(REGISTER_JOB_SCRIPT, 1, this.epochKey(jobId), String(epoch)))) as string[];
+    return reply[0] === 'fenced' ? { status: 'fenced', newestEpoch: Number(reply[1]) } : { status: 'registered' };
+  }
+
+  /** The newest job master epoch registered for the job (it outlives the job); undefined when none did. */
+  async newestEpoch(jobId: string): Promise<number | undefined> {
+    const newest = await this.connection.call('newestEpoch', (r) => r.get(this.epochKey(jobId)));
+    return newest === null ? undefined : Number(newest);
+  }
+
+  /**
+   * Forgets a partition's commit and every copy of it. Idempotent. With `epoch` (the releasing master's):
+   * refused (`fenced`, nothing removed) when the job saw a newer one — checked in the same script.
+   */
+  async remove(jobId: string, partitionId: string, epoch?: number): Promise<{ readonly status: 'removed' } | { readonly status: 'fenced'; readonly newestEpoch: number }> {
+    const reply = (await this.connection.call('removeCommit', (r) =>
+      r.eval(REMOVE_SCRIPT, 3, this.jobKey(jobId), this.copiesKey(jobId), this.epochKey(jobId), partitionId, epoch === undefined ? '' : String(epoch)),
+    )) as string[];
+    return reply[0] === 'fenced' ? { status: 'fenced', newestEpoch: Number(reply[1]) } : { status: 'removed' };
   }
 
   /** Forgets every commit of a job (but persistent ones when `keepPersistent`); returns what it removed. */

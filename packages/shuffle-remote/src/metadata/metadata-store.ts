@@ -69,6 +69,18 @@ export type RegisterOutcome =
   /** Refused: the job saw `newestEpoch`, newer than the registration's. Nothing changed. */
   | { readonly status: 'fenced'; readonly newestEpoch: number };
 
+/** Refused: the job saw `newestEpoch`, newer than the caller's epoch. Nothing changed. */
+export interface EpochFenced {
+  readonly status: 'fenced';
+  readonly newestEpoch: number;
+}
+
+/** What registering a job did: registered (its newest epoch raised to the caller's, when given), or fenced. */
+export type RegisterJobOutcome = { readonly status: 'registered' } | EpochFenced;
+
+/** What a release did: released (what it left to collect), or fenced — then nothing was released. */
+export type ReleaseOutcome = ({ readonly status: 'released' } & ReleasedAttempts) | EpochFenced;
+
 export interface PartitionRegistration {
   readonly jobId: string;
   readonly partitionId: string;
@@ -141,7 +153,12 @@ export interface MetadataStore {
   start(): Promise<void>;
   close(): Promise<void>;
 
-  registerJob(jobId: string): Promise<void>;
+  /**
+   * Registers the job. With `epoch` (the job master run's), first raises the job's newest epoch to it, in
+   * the same atomic step — refused (`fenced`, nothing changed) when the job saw a newer one — so every
+   * older master's release and registration is refused from then on.
+   */
+  registerJob(jobId: string, epoch?: number): Promise<RegisterJobOutcome>;
   /**
    * Registers a partition. Again for the same producer attempt and epoch: idempotent, an existing commit
    * stays. For another one: replaces the registration (see above). Refused for an epoch older than the job's newest.
@@ -161,14 +178,20 @@ export interface MetadataStore {
   lookupPartition(jobId: string, partitionId: string): Promise<PartitionLookup>;
   /** Committed partitions of a job (any order). */
   listCommitted(jobId: string): Promise<CommitRecord[]>;
-  /** Unregisters the partition: its commit disappears, every attempt becomes `released`. Returns them. */
-  releasePartition(jobId: string, partitionId: string): Promise<ReleasedAttempts>;
+  /**
+   * Unregisters the partition: its commit disappears, every attempt becomes `released`. Returns them.
+   * With `epoch` (the releasing master's): `fenced`, releasing nothing, when the job saw a newer epoch —
+   * the check and the removal of the commit are one atomic step.
+   */
+  releasePartition(jobId: string, partitionId: string, epoch?: number): Promise<ReleaseOutcome>;
   /**
    * Releases every partition of the job (but persistent ones when `keepPersistent`) and forgets the job; the
    * attempts it returns include those of partitions released before whose objects may remain (a writer
-   * killed mid-write keeps its lease), so the job's end deletes them too.
+   * killed mid-write keeps its lease), so the job's end deletes them too. With `epoch`: fenced as
+   * `releasePartition` is (each partition's release checks it atomically; once one is fenced, nothing
+   * more is released).
    */
-  releaseJob(jobId: string, keepPersistent: boolean): Promise<ReleasedAttempts>;
+  releaseJob(jobId: string, keepPersistent: boolean, epoch?: number): Promise<ReleaseOutcome>;
   /**
    * Marks `writing` attempts whose lease is older than `leaseMs` `abandoned`, then returns up to `limit`
    * garbage attempts whose object may be deleted now (closed, or lease older than `leaseMs`).

@@ -13,8 +13,9 @@ import {
   type MetadataStore,
   type PartitionLookup,
   type PartitionRegistration,
+  type RegisterJobOutcome,
   type RegisterOutcome,
-  type ReleasedAttempts,
+  type ReleaseOutcome,
   descriptorEpoch,
   isCollectible,
 } from './metadata-store.js';
@@ -26,6 +27,7 @@ import {
   FAIL_ATTEMPT,
   FORGET_ATTEMPT,
   HEARTBEAT,
+  REGISTER_JOB,
   REGISTER_PARTITION,
   RELEASE_PARTITION,
   type RedisScript,
@@ -121,8 +123,9 @@ export class RedisMetadataStore implements MetadataStore {
     await quitRedis(redis);
   }
 
-  async registerJob(jobId: string): Promise<void> {
-    await this.call('registerJob', (r) => r.sadd(this.key('jobs'), jobId));
+  async registerJob(jobId: string, epoch?: number): Promise<RegisterJobOutcome> {
+    const reply = (await this.script('registerJob', REGISTER_JOB, [this.key('jobs'), this.jobEpochKey(jobId)], [jobId, epochArg(epoch)])) as string[];
+    return reply[0] === 'fenced' ? { status: 'fenced', newestEpoch: Number(reply[1]) } : { status: 'registered' };
   }
 
   async registerPartition(reg: PartitionRegistration): Promise<RegisterOutcome> {
@@ -224,18 +227,20 @@ export class RedisMetadataStore implements MetadataStore {
     });
   }
 
-  async releasePartition(jobId: string, partitionId: string): Promise<ReleasedAttempts> {
+  async releasePartition(jobId: string, partitionId: string, epoch?: number): Promise<ReleaseOutcome> {
     const partition = this.partitionKey(jobId, partitionId);
-    const ids = (await this.script(
+    const reply = (await this.script(
       'releasePartition',
       RELEASE_PARTITION,
-      [partition, `${partition}:attempts`, this.jobPartitionsKey(jobId), this.key('leases'), this.key('garbage')],
-      [partitionId, this.key('attempt:')],
+      [partition, `${partition}:attempts`, this.jobPartitionsKey(jobId), this.key('leases'), this.key('garbage'), this.jobEpochKey(jobId)],
+      [partitionId, this.key('attempt:'), epochArg(epoch)],
     )) as string[];
-    return this.call('releasePartition', async (r) => ({ attempts: await this.attempts(r, ids), nowMs: toMs(await r.time()) }));
+    if (reply[0] === 'fenced') return { status: 'fenced', newestEpoch: Number(reply[1]) };
+    const ids = reply.slice(1);
+    return this.call('releasePartition', async (r) => ({ status: 'released', attempts: await this.attempts(r, ids), nowMs: toMs(await r.time()) }));
   }
 
-  async releaseJob(jobId: string, keepPersistent: boolean): Promise<ReleasedAttempts> {
+  async releaseJob(jobId: string, keepPersistent: boolean, epoch?: number): Promise<ReleaseOutcome> {
     const ids = await this.call('releaseJob', (r) => r.smembers(this.jobPartitionsKey(jobId)));
     const released: AttemptRecord[] = [];
     for (const partitionId of ids) {
@@ -243,7 +248,14 @@ export class RedisMetadataStore implements MetadataStore {
         const persistent = await this.call('releaseJob', (r) => r.hget(this.partitionKey(jobId, partitionId), 'persistent'));
         if (persistent === '1') continue;
       }
-      released.push(...(await this.releasePartition(jobId, partitionId)).attempts);
+      const outcome = await this.releasePartition(jobId, partitionId, epoch);
+      if (outcome.status === 'fenced') return outcome;
+      released.push(...outcome.attempts);
+    }
+    if (epoch !== undefined) {
+      // a job with no partition left: the fencing check still holds before its leftovers go
+      const newest = await this.call('releaseJob', (r) => r.get(this.jobEpochKey(jobId)));
+      if (newest !== null && Number(newest) > epoch) return { status: 'fenced', newestEpoch: Number(newest) };
     }
     return this.call('releaseJob', async (r) => {
       // attempts of partitions released before whose objects are still there (a writer killed mid-write
@@ -258,7 +270,7 @@ export class RedisMetadataStore implements MetadataStore {
         }
       } while (cursor !== '0');
       if ((await r.scard(this.jobPartitionsKey(jobId))) === 0) await r.srem(this.key('jobs'), jobId);
-      return { attempts: released, nowMs: toMs(await r.time()) };
+      return { status: 'released', attempts: released, nowMs: toMs(await r.time()) };
     });
   }
 

@@ -162,16 +162,41 @@ redis.call('ZREM', KEYS[3], ARGV[1])
 return {'committed'}`,
 };
 
+// Returns {'fenced', newest} from the script when the job's newest epoch (KEYS[key]) is newer than ARGV[arg] ('' for none: never fenced).
+function fenceCheck(key: number, arg: number): string {
+  return `if ARGV[${arg}] ~= '' then
+  local newest = redis.call('GET', KEYS[${key}])
+  if newest and tonumber(newest) > tonumber(ARGV[${arg}]) then return {'fenced', newest} end
+end`;
+}
+
 /**
- * KEYS: partition, partitionAttempts, jobPartitions, leases, garbage. ARGV: partitionId, attempt key prefix.
- * Returns the write ids now `released` (attempts already collected are dropped).
+ * KEYS: jobs, jobEpoch. ARGV: jobId, epoch ('' for none).
+ * Returns {'fenced', newest}, or {'registered'} once the job's newest epoch is raised to `epoch`.
+ */
+export const REGISTER_JOB: RedisScript = {
+  name: 'weftRegisterJob',
+  keys: 2,
+  lua: `
+${fenceCheck(2, 2)}
+if ARGV[2] ~= '' then redis.call('SET', KEYS[2], ARGV[2]) end
+redis.call('SADD', KEYS[1], ARGV[1])
+return {'registered'}`,
+};
+
+/**
+ * KEYS: partition, partitionAttempts, jobPartitions, leases, garbage, jobEpoch. ARGV: partitionId, attempt
+ * key prefix, the releasing master's epoch ('' for none).
+ * Returns {'fenced', newest} (nothing released), or {'released', ...write ids now released} (attempts
+ * already collected are dropped).
  */
 export const RELEASE_PARTITION: RedisScript = {
   name: 'weftReleasePartition',
-  keys: 5,
+  keys: 6,
   lua: `
 ${RELEASE_ATTEMPTS}
-local out = {}
+${fenceCheck(6, 3)}
+local out = {'released'}
 releaseAttempts(KEYS[2], KEYS[4], KEYS[5], ARGV[2], out)
 redis.call('DEL', KEYS[1], KEYS[2])
 redis.call('SREM', KEYS[3], ARGV[1])
@@ -219,4 +244,4 @@ redis.call('DEL', KEYS[1])
 return 1`,
 };
 
-export const ALL_SCRIPTS: readonly RedisScript[] = [REGISTER_PARTITION, BEGIN_ATTEMPT, HEARTBEAT, FAIL_ATTEMPT, COMMIT, RELEASE_PARTITION, EXPIRE_ATTEMPT, FORGET_ATTEMPT];
+export const ALL_SCRIPTS: readonly RedisScript[] = [REGISTER_JOB, REGISTER_PARTITION, BEGIN_ATTEMPT, HEARTBEAT, FAIL_ATTEMPT, COMMIT, RELEASE_PARTITION, EXPIRE_ATTEMPT, FORGET_ATTEMPT];

@@ -13,8 +13,9 @@ import type {
   MetadataStore,
   PartitionLookup,
   PartitionRegistration,
+  RegisterJobOutcome,
   RegisterOutcome,
-  ReleasedAttempts,
+  ReleaseOutcome,
 } from './metadata-store.js';
 import { descriptorEpoch, sameRegistration } from './metadata-store.js';
 
@@ -142,9 +143,15 @@ export class SqliteMetadataStore implements MetadataStore {
     db?.close();
   }
 
-  async registerJob(jobId: string): Promise<void> {
-    this.run('registerJob', (db) => {
+  async registerJob(jobId: string, epoch?: number): Promise<RegisterJobOutcome> {
+    return this.transaction('registerJob', (db): RegisterJobOutcome => {
+      if (epoch !== undefined) {
+        const newest = this.newestEpoch(db, jobId);
+        if (newest !== undefined && newest > epoch) return { status: 'fenced', newestEpoch: newest };
+        this.raiseEpoch(db, jobId, epoch);
+      }
       db.prepare('INSERT OR IGNORE INTO weft_jobs (job_id, registered_at) VALUES (?, ?)').run(jobId, this.clock.now());
+      return { status: 'registered' };
     });
   }
 
@@ -154,7 +161,7 @@ export class SqliteMetadataStore implements MetadataStore {
       if (r.epoch !== undefined) {
         const newest = this.newestEpoch(db, r.jobId);
         if (newest !== undefined && newest > r.epoch) return { status: 'fenced', newestEpoch: newest };
-        db.prepare('INSERT INTO weft_job_epochs (job_id, epoch) VALUES (?, ?) ON CONFLICT (job_id) DO UPDATE SET epoch = MAX(epoch, excluded.epoch)').run(r.jobId, r.epoch);
+        this.raiseEpoch(db, r.jobId, r.epoch);
       }
       const current = this.registeredDescriptor(db, r.jobId, r.partitionId);
       // another attempt (or epoch) replaces the registration: its commit goes, its attempts are released
@@ -274,12 +281,18 @@ export class SqliteMetadataStore implements MetadataStore {
     );
   }
 
-  async releasePartition(jobId: string, partitionId: string): Promise<ReleasedAttempts> {
-    return this.transaction('releasePartition', (db) => ({ attempts: this.releaseIn(db, jobId, partitionId), nowMs: this.clock.now() }));
+  async releasePartition(jobId: string, partitionId: string, epoch?: number): Promise<ReleaseOutcome> {
+    return this.transaction('releasePartition', (db): ReleaseOutcome => {
+      const newest = this.newestEpoch(db, jobId);
+      if (epoch !== undefined && newest !== undefined && newest > epoch) return { status: 'fenced', newestEpoch: newest };
+      return { status: 'released', attempts: this.releaseIn(db, jobId, partitionId), nowMs: this.clock.now() };
+    });
   }
 
-  async releaseJob(jobId: string, keepPersistent: boolean): Promise<ReleasedAttempts> {
-    return this.transaction('releaseJob', (db) => {
+  async releaseJob(jobId: string, keepPersistent: boolean, epoch?: number): Promise<ReleaseOutcome> {
+    return this.transaction('releaseJob', (db): ReleaseOutcome => {
+      const newest = this.newestEpoch(db, jobId);
+      if (epoch !== undefined && newest !== undefined && newest > epoch) return { status: 'fenced', newestEpoch: newest };
       const partitions = db
         .prepare(`SELECT partition_id FROM weft_partitions WHERE job_id = ?${keepPersistent ? ' AND persistent = 0' : ''}`)
         .all(jobId) as { partition_id: string }[];
@@ -294,7 +307,7 @@ export class SqliteMetadataStore implements MetadataStore {
       const released = [...ids].flatMap((partitionId) => this.releaseIn(db, jobId, partitionId));
       const remaining = db.prepare('SELECT 1 FROM weft_partitions WHERE job_id = ? LIMIT 1').get(jobId);
       if (remaining === undefined) db.prepare('DELETE FROM weft_jobs WHERE job_id = ?').run(jobId);
-      return { attempts: released, nowMs: this.clock.now() };
+      return { status: 'released', attempts: released, nowMs: this.clock.now() };
     });
   }
 
@@ -318,6 +331,11 @@ export class SqliteMetadataStore implements MetadataStore {
       db.prepare("UPDATE weft_attempts SET collected = 1 WHERE write_id = ? AND state IN ('failed', 'abandoned')").run(writeId);
       db.prepare("DELETE FROM weft_attempts WHERE write_id = ? AND state IN ('conflicted', 'released')").run(writeId);
     });
+  }
+
+  /** Raises the job's newest epoch to `epoch` (never lowers it). */
+  private raiseEpoch(db: Database.Database, jobId: string, epoch: number): void {
+    db.prepare('INSERT INTO weft_job_epochs (job_id, epoch) VALUES (?, ?) ON CONFLICT (job_id) DO UPDATE SET epoch = MAX(epoch, excluded.epoch)').run(jobId, epoch);
   }
 
   private newestEpoch(db: Database.Database, jobId: string): number | undefined {

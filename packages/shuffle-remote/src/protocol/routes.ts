@@ -46,9 +46,9 @@ export function fetchPath(jobId: string, partitionId: string, start: number, end
   return `${partitionBase(jobId, partitionId)}/data?start=${start}&end=${end}`;
 }
 
-/** DELETE: release a partition (all its attempts). */
-export function partitionPath(jobId: string, partitionId: string): string {
-  return partitionBase(jobId, partitionId);
+/** DELETE: release a partition (all its attempts); `epoch`: the releasing master's, refused once a newer one registered the job. */
+export function partitionPath(jobId: string, partitionId: string, epoch?: number): string {
+  return `${partitionBase(jobId, partitionId)}${epoch === undefined ? '' : `?epoch=${epoch}`}`;
 }
 
 /** GET: the committed partitions of a job, with sizes. */
@@ -57,8 +57,8 @@ export function jobPartitionsPath(jobId: string): string {
 }
 
 /** DELETE: release every partition of a job (BLOCKING_PERSISTENT ones too unless `keepPersistent`). */
-export function jobPath(jobId: string, keepPersistent: boolean): string {
-  return `${API_PREFIX}/jobs/${seg(jobId)}?keepPersistent=${keepPersistent}`;
+export function jobPath(jobId: string, keepPersistent: boolean, epoch?: number): string {
+  return `${API_PREFIX}/jobs/${seg(jobId)}?keepPersistent=${keepPersistent}${epoch === undefined ? '' : `&epoch=${epoch}`}`;
 }
 
 export type Route =
@@ -69,9 +69,9 @@ export type Route =
   | { readonly kind: 'abort'; readonly jobId: string; readonly partitionId: string; readonly attempt: number }
   | { readonly kind: 'lease'; readonly jobId: string; readonly partitionId: string; readonly attempt: number; readonly ttlMs: number }
   | { readonly kind: 'fetch'; readonly jobId: string; readonly partitionId: string; readonly start: number; readonly end: number }
-  | { readonly kind: 'release'; readonly jobId: string; readonly partitionId: string }
+  | { readonly kind: 'release'; readonly jobId: string; readonly partitionId: string; readonly epoch: number | undefined }
   | { readonly kind: 'list'; readonly jobId: string }
-  | { readonly kind: 'release-job'; readonly jobId: string; readonly keepPersistent: boolean };
+  | { readonly kind: 'release-job'; readonly jobId: string; readonly keepPersistent: boolean; readonly epoch: number | undefined };
 
 /** The job a route is about, for authentication; undefined for the open routes. */
 export function routeJobId(route: Route): string | undefined {
@@ -99,6 +99,13 @@ function parseIndex(field: string, raw: string | null): number {
   if (raw === null || !/^\d{1,10}$/.test(raw) || Number(raw) > MAX_ATTEMPT) {
     throw wireError(WireError.BAD_REQUEST, `invalid ${field}: expected a non-negative integer`, { field });
   }
+  return Number(raw);
+}
+
+/** `?epoch=` of a release: a job master epoch (plain decimal, at most 15 digits), undefined when absent. */
+function parseEpoch(raw: string | null): number | undefined {
+  if (raw === null) return undefined;
+  if (!/^\d{1,15}$/.test(raw)) throw wireError(WireError.BAD_REQUEST, 'invalid epoch: expected a non-negative integer', { field: 'epoch' });
   return Number(raw);
 }
 
@@ -130,12 +137,12 @@ export function parseRoute(method: string, rawUrl: string): Route {
     if (keep !== null && keep !== 'true' && keep !== 'false') {
       throw wireError(WireError.BAD_REQUEST, 'invalid keepPersistent: expected true or false', { field: 'keepPersistent' });
     }
-    return { kind: 'release-job', jobId, keepPersistent: keep === 'true' };
+    return { kind: 'release-job', jobId, keepPersistent: keep === 'true', epoch: parseEpoch(query.get('epoch')) };
   }
   if (parts[4] !== 'partitions') throw wireError(WireError.NO_SUCH_ROUTE, `no route ${path}`);
   if (parts.length === 5) return method === 'GET' ? { kind: 'list', jobId } : methodNotAllowed(method, path, 'GET');
   const partitionId = decodeSegment('partitionId', parts[5]!);
-  if (parts.length === 6) return method === 'DELETE' ? { kind: 'release', jobId, partitionId } : methodNotAllowed(method, path, 'DELETE');
+  if (parts.length === 6) return method === 'DELETE' ? { kind: 'release', jobId, partitionId, epoch: parseEpoch(query.get('epoch')) } : methodNotAllowed(method, path, 'DELETE');
   if (parts.length === 7 && parts[6] === 'data') {
     if (method !== 'GET') methodNotAllowed(method, path, 'GET');
     return { kind: 'fetch', jobId, partitionId, start: parseIndex('start', query.get('start')), end: parseIndex('end', query.get('end')) };

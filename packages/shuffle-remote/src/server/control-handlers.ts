@@ -198,14 +198,29 @@ async function releaseOne(ctx: ServerContext, jobId: string, partitionId: string
   });
 }
 
-/** `DELETE /v1/jobs/<job>/partitions/<p>`: 204; idempotent. */
-export async function handleRelease(ctx: ServerContext, res: ServerResponse, route: { readonly jobId: string; readonly partitionId: string }): Promise<void> {
+/**
+ * A release carrying `epoch` (the releasing master's, `?epoch=`) is refused with SHF_ERR_FENCED (wire 18)
+ * once the commit index — the Redis key masters raise at `registerJob` — holds a newer epoch of the job:
+ * an old job master that woke up deletes nothing here. Without a commit index there is no epoch to check.
+ */
+async function refuseFencedRelease(ctx: ServerContext, jobId: string, epoch: number | undefined, what: string, partitionId?: string): Promise<void> {
+  if (epoch === undefined || ctx.commitIndex === undefined) return;
+  const newest = await ctx.commitIndex.newestEpoch(jobId);
+  if (newest === undefined || newest <= epoch) return;
+  const fenced = fencedError(what, { jobId, epoch, newestEpoch: newest, ...(partitionId === undefined ? {} : { partitionId }) });
+  throw wireError(WireError.FENCED, `${fenced.message}; nothing was released`, fenced.context);
+}
+
+/** `DELETE /v1/jobs/<job>/partitions/<p>[?epoch=]`: 204; idempotent. */
+export async function handleRelease(ctx: ServerContext, res: ServerResponse, route: { readonly jobId: string; readonly partitionId: string; readonly epoch?: number | undefined }): Promise<void> {
+  await refuseFencedRelease(ctx, route.jobId, route.epoch, `release of partition ${route.partitionId}`, route.partitionId);
   await releaseOne(ctx, route.jobId, route.partitionId);
   res.writeHead(204).end();
 }
 
-/** `DELETE /v1/jobs/<job>?keepPersistent=`: releases the job's partitions here. 200 `{released}`. */
-export async function handleReleaseJob(ctx: ServerContext, res: ServerResponse, route: { readonly jobId: string; readonly keepPersistent: boolean }): Promise<void> {
+/** `DELETE /v1/jobs/<job>?keepPersistent=[&epoch=]`: releases the job's partitions here. 200 `{released}`. */
+export async function handleReleaseJob(ctx: ServerContext, res: ServerResponse, route: { readonly jobId: string; readonly keepPersistent: boolean; readonly epoch?: number | undefined }): Promise<void> {
+  await refuseFencedRelease(ctx, route.jobId, route.epoch, 'release of the job');
   const ids = new Set(ctx.store.uploadedPartitionsOf(route.jobId));
   let released = 0;
   for (const record of await ctx.store.listJob(route.jobId)) {

@@ -142,6 +142,8 @@ export function metadataStoreContract(createStore: (label: string) => Promise<Me
         await store.closeAttempt(`w-${id.replace('#', '')}`);
       }
       const released = await store.releaseJob(job, true);
+      assert.equal(released.status, 'released');
+      if (released.status !== 'released') return;
       assert.deepEqual(released.attempts.map((a) => [a.writeId, a.state]), [['w-e4', 'released']]);
       // the release reports the store's clock (milliseconds), which leases are judged by
       const storeNow = (await store.lookupPartition(job, 'e#5')).nowMs;
@@ -150,5 +152,29 @@ export function metadataStoreContract(createStore: (label: string) => Promise<Me
       for (const attempt of released.attempts) await store.forgetAttempt(attempt.writeId);
       assert.deepEqual((await store.lookupPartition(job, 'e#4')).attempts, []);
       assert.equal((await store.lookupPartition(job, 'e#4')).registered, false);
+    }));
+
+  it('refuses, atomically and deleting nothing, the releases of an epoch older than the one that registered the job since', async () =>
+    withStore(async (store, job) => {
+      assert.deepEqual(await store.registerJob(job, 1), { status: 'registered' });
+      for (const id of ['f#0', 'f#1']) {
+        await store.registerPartition({ jobId: job, partitionId: id, persistent: false, descriptor: descriptor(job, id), epoch: 1 });
+        await begin(store, job, id, `w-${id.replace('#', '')}`);
+        assert.deepEqual(await store.commit(commit(job, id, `w-${id.replace('#', '')}`)), { status: 'committed' });
+      }
+      // epoch 1 releases what it decides to while it is the newest
+      const own = await store.releasePartition(job, 'f#1', 1);
+      assert.equal(own.status, 'released');
+      // epoch 2 takes over: registering the job raises its epoch before anything is listed
+      assert.deepEqual(await store.registerJob(job, 2), { status: 'registered' });
+      assert.deepEqual(await store.registerJob(job, 1), { status: 'fenced', newestEpoch: 2 });
+      assert.deepEqual(await store.releasePartition(job, 'f#0', 1), { status: 'fenced', newestEpoch: 2 });
+      assert.deepEqual(await store.releaseJob(job, true, 1), { status: 'fenced', newestEpoch: 2 });
+      assert.deepEqual((await store.listCommitted(job)).map((c) => c.partitionId), ['f#0'], 'the fenced releases deleted nothing');
+      assert.equal((await store.lookupPartition(job, 'f#0')).registered, true);
+      // without an epoch, or with the newest, a release goes through
+      assert.equal((await store.releasePartition(job, 'f#0', 2)).status, 'released');
+      assert.equal((await store.releaseJob(job, true)).status, 'released');
+      assert.deepEqual(await store.listCommitted(job), []);
     }));
 }
