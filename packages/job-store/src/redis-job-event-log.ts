@@ -136,7 +136,9 @@ export class RedisJobEventLog implements JobEventLog {
 
   async deleteRun(jobId: string): Promise<void> {
     const keys = this.#keys(jobId);
-    await this.#retry('deleteRun', jobId, () => this.#redis.multi().del(keys.events, keys.epoch, keys.lease).zrem(keys.runs, jobId).exec());
+    // the epoch counter stays, one up: the deleted run's log is fenced, and a later run of the id must
+    // still fence every earlier one (the shuffle remembers the epochs it saw), so it starts above them
+    await this.#retry('deleteRun', jobId, () => this.#redis.multi().del(keys.events, keys.lease).incr(keys.epoch).zrem(keys.runs, jobId).exec());
   }
 
   /** Closes every JobLog it opened (their pending appends stop retrying), then the connection (QUIT). Memoized. */

@@ -23,6 +23,10 @@ CREATE TABLE IF NOT EXISTS weft_job_leases (
   owner TEXT NOT NULL,
   taken_at INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS weft_job_epoch_floors (
+  job_id TEXT PRIMARY KEY,
+  epoch INTEGER NOT NULL
+);
 `;
 
 /** SQLite result codes worth retrying: another connection holds the lock, or the disk hiccupped. */
@@ -100,7 +104,8 @@ export class SqliteJobEventLog implements JobEventLog {
       this.#db
         .transaction(() => {
           const lease = this.#db.prepare('SELECT epoch FROM weft_job_leases WHERE job_id = ?').get(jobId) as { epoch: number } | undefined;
-          const epoch = (lease?.epoch ?? 0) + 1;
+          const floor = this.#db.prepare('SELECT epoch FROM weft_job_epoch_floors WHERE job_id = ?').get(jobId) as { epoch: number } | undefined;
+          const epoch = Math.max(lease?.epoch ?? 0, floor?.epoch ?? 0) + 1;
           const decoded = this.#decode(jobId);
           if (decoded.tornTail !== undefined) this.#db.prepare('DELETE FROM weft_job_events WHERE job_id = ? AND seq = ?').run(jobId, Number(decoded.tornTail));
           this.#db
@@ -155,6 +160,14 @@ export class SqliteJobEventLog implements JobEventLog {
     await this.#retry('deleteRun', jobId, () =>
       this.#db
         .transaction(() => {
+          // the epoch outlives the run: a later run of the id must still fence every earlier one (the
+          // shuffle remembers the epochs it saw), so it starts above the newest
+          this.#db
+            .prepare(
+              `INSERT INTO weft_job_epoch_floors (job_id, epoch) SELECT job_id, epoch FROM weft_job_leases WHERE job_id = ?
+               ON CONFLICT (job_id) DO UPDATE SET epoch = MAX(epoch, excluded.epoch)`,
+            )
+            .run(jobId);
           this.#db.prepare('DELETE FROM weft_job_events WHERE job_id = ?').run(jobId);
           this.#db.prepare('DELETE FROM weft_job_leases WHERE job_id = ?').run(jobId);
         })

@@ -50,7 +50,11 @@ export interface JobEventLog {
   listRuns(): Promise<JobRunRecord[]>;
   /** Every whole event of `jobId`, in order (empty for an unknown id). Takes no lease. */
   readRun(jobId: string): Promise<readonly LoggedJobEvent[]>;
-  /** Removes the events and the lease record of `jobId` (garbage collection). A no-op for an unknown id. */
+  /**
+   * Removes the events and the lease record of `jobId` (garbage collection); `listRuns` no longer names
+   * it. Its epoch is kept: the next `open()` of the id still takes a higher one, since shuffles fence by
+   * the epochs they saw. A no-op for an unknown id.
+   */
   deleteRun(jobId: string): Promise<void>;
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;

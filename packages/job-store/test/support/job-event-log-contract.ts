@@ -238,6 +238,12 @@ export function describeJobEventLogContract(name: string, harness: JobEventLogHa
       assert.equal((await store.listRuns()).some((r) => r.jobId === id), false);
       await assert.rejects(log.append({ type: 'task-finished', data: {} }), isCode('WEFT_ERR_FENCED'));
       assert.deepEqual(await store.readRun(id), []);
+      // the id runs again above the deleted run's epoch (shuffles still fence by the epochs they saw)
+      const again = await store.open({ jobId: id, owner: 'test' });
+      assert.ok(again.epoch > log.epoch, `epoch ${again.epoch} after the deleted run's ${log.epoch}`);
+      assert.deepEqual(again.history, []);
+      await again.append({ type: 'job-submitted', data: {} });
+      assert.deepEqual((await store.listRuns()).filter((r) => r.jobId === id).map((r) => r.epoch), [again.epoch]);
     });
 
     it('refuses data that is not JSON without writing', async () => {
