@@ -89,6 +89,9 @@ function jobMasterPid(shim: number): number {
 }
 
 interface Started {
+  /** Date.now() at spawn and at the kill (the log's `atMs` clock), to place its events. */
+  readonly spawnedAtMs: number;
+  readonly killedAtMs: number | undefined;
   readonly seconds: number;
   readonly summary: Summary | undefined;
   readonly killed: boolean;
@@ -102,6 +105,8 @@ function weft(jobId: string, p: Paths, killAfterS?: number): Promise<Started> {
   sampleLoad();
   return new Promise((resolve, reject) => {
     const started = performance.now();
+    const spawnedAtMs = Date.now();
+    let killedAtMs: number | undefined;
     const child = spawn(process.execPath, weftArgs(jobId, p), { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     let stdout = '';
     let stderr = '';
@@ -114,6 +119,7 @@ function weft(jobId: string, p: Paths, killAfterS?: number): Promise<Started> {
         ? undefined
         : setTimeout(() => {
             killed = true;
+            killedAtMs = Date.now();
             process.kill(jobMasterPid(child.pid as number), 'SIGKILL');
           }, killAfterS * 1000);
     child.on('exit', (code) => {
@@ -127,7 +133,7 @@ function weft(jobId: string, p: Paths, killAfterS?: number): Promise<Started> {
         const pgid = child.pid as number;
         const deadline = Date.now() + 60_000;
         const wait = (): void => {
-          if (!groupAlive(pgid)) resolve({ seconds, summary: undefined, killed: true });
+          if (!groupAlive(pgid)) resolve({ spawnedAtMs, killedAtMs, seconds, summary: undefined, killed: true });
           else if (Date.now() > deadline) {
             process.kill(-pgid, 'SIGKILL');
             reject(new Error(`${jobId}: workers still running 60 s after their job master was killed`));
@@ -140,7 +146,7 @@ function weft(jobId: string, p: Paths, killAfterS?: number): Promise<Started> {
         reject(new Error(`${jobId} exited with ${code}:\n${stderr}`));
         return;
       }
-      resolve({ seconds, summary: JSON.parse(stdout) as Summary, killed: false });
+      resolve({ spawnedAtMs, killedAtMs: undefined, seconds, summary: JSON.parse(stdout) as Summary, killed: false });
     });
   });
 }
@@ -156,15 +162,42 @@ function finishedIn(events: readonly LoggedJobEvent[]): string[] {
   return [...finished];
 }
 
-/** Milestones of the resumed epoch's events (ms after its `job-submitted`), to see what R is made of. */
-function resumeMilestones(events: readonly LoggedJobEvent[], epoch: number): string {
+/** Tasks deployed and not finished when the log ends (what a kill interrupts), with how long they had run. */
+function inFlightIn(events: readonly LoggedJobEvent[], atMs: number): string[] {
+  const deployed = new Map<string, number>();
+  for (const e of events) {
+    const data = e.data as { executionVertexId?: string; tasks?: string[] };
+    if (e.type === 'task-deployed') deployed.set(data.executionVertexId as string, e.atMs);
+    if (e.type === 'task-finished') deployed.delete(data.executionVertexId as string);
+    if (e.type === 'tasks-reset') for (const t of data.tasks ?? []) deployed.delete(t);
+  }
+  return [...deployed].sort().map(([task, at]) => `${task} (${((atMs - at) / 1000).toFixed(2)} s in)`);
+}
+
+/**
+ * What a resumed run's wall time is made of, from its epoch's events on the spawning clock: start-up (spawn
+ * to `job-submitted`), replay (to the first deploy: log, listing, clean-up), the tasks run again (to the
+ * last `task-finished`), publishing (to `job-finished`) and exit.
+ */
+function phases(events: readonly LoggedJobEvent[], epoch: number, run: Started): { startUp: number; replay: number; tasks: number; publish: number; exit: number } {
   const mine = events.filter((e) => e.epoch === epoch);
-  const t0 = mine[0]?.atMs ?? 0;
-  const at = (pick: (e: LoggedJobEvent) => boolean, last = false): string => {
-    const found = last ? [...mine].reverse().find(pick) : mine.find(pick);
-    return found === undefined ? '-' : `${found.atMs - t0}`;
+  const at = (type: string, last = false): number => {
+    const found = last ? [...mine].reverse().find((e) => e.type === type) : mine.find((e) => e.type === type);
+    if (found === undefined) throw new Error(`the resumed run logged no ${type}`);
+    return found.atMs;
   };
-  return `first deploy ${at((e) => e.type === 'task-deployed')} ms, last task finished ${at((e) => e.type === 'task-finished', true)} ms, published ${at((e) => e.type === 'sink-published', true)} ms, job finished ${at((e) => e.type === 'job-finished')} ms`;
+  const submitted = at('job-submitted');
+  const deployed = at('task-deployed');
+  const lastFinished = at('task-finished', true);
+  const finished = at('job-finished');
+  const exited = run.spawnedAtMs + run.seconds * 1000;
+  return {
+    startUp: (submitted - run.spawnedAtMs) / 1000,
+    replay: (deployed - submitted) / 1000,
+    tasks: (lastFinished - deployed) / 1000,
+    publish: (finished - lastFinished) / 1000,
+    exit: (exited - finished) / 1000,
+  };
 }
 
 rmSync(dir, { recursive: true, force: true });
@@ -185,20 +218,27 @@ console.log(`terasort: ${records.toLocaleString('en-US')} records, parallelism $
   const resumedS: number[] = [];
   const ratios: number[] = [];
   const rows: string[] = [];
+  const cleanStartUpS: number[] = [];
+  const phaseS: Partial<Record<'startUp' | 'replay' | 'tasks' | 'publish' | 'exit', number[]>> = {};
   for (let rep = 0; rep < runs; rep++) {
     const base = paths(`clean-${rep}`);
     const t = await weft(`clean-${rep}`, base);
+    const cleanLog: JobEventLog = await createJobEventLog(`sqlite://${base.meta}`);
+    const cleanParts = phases(await cleanLog.readRun(`clean-${rep}`), 1, t);
+    await cleanLog.close();
     clean(base);
     const killed = paths(`killed-${rep}`);
     const jobId = `killed-${rep}`;
     const kill = await weft(jobId, killed, killAt * t.seconds);
     const log: JobEventLog = await createJobEventLog(`sqlite://${killed.meta}`);
-    const atKill = finishedIn(await log.readRun(jobId));
+    const killedEvents = await log.readRun(jobId);
     await log.close();
+    const atKill = finishedIn(killedEvents);
+    const inFlight = inFlightIn(killedEvents, kill.killedAtMs as number);
     const resumed = await weft(jobId, killed);
     const summary = resumed.summary as Summary;
     const after: JobEventLog = await createJobEventLog(`sqlite://${killed.meta}`);
-    const milestones = resumeMilestones(await after.readRun(jobId), 2);
+    const parts = phases(await after.readRun(jobId), 2, resumed);
     await after.close();
     if (!summary.resumed) throw new Error(`${jobId}: the second run did not resume (${summary.resumeFallback ?? 'no reason given'})`);
     if (readFileSync(killed.output).compare(readFileSync(base.output)) !== 0) throw new Error(`${jobId}: the resumed output differs from the clean run's`);
@@ -208,11 +248,12 @@ console.log(`terasort: ${records.toLocaleString('en-US')} records, parallelism $
     cleanS.push(t.seconds);
     resumedS.push(resumed.seconds);
     ratios.push(resumed.seconds / t.seconds);
-    const sorted = [...atKill].sort();
+    for (const [name, value] of Object.entries(parts)) (phaseS[name as keyof typeof parts] ??= []).push(value);
+    cleanStartUpS.push(cleanParts.startUp);
     rows.push(
-      `  rep ${rep + 1}: T ${t.seconds.toFixed(2)} s, killed at ${kill.seconds.toFixed(2)} s with ${atKill.length} of ${summary.tasks} tasks finished in the log (${sorted.join(', ') || 'none'}); ` +
-        `R ${resumed.seconds.toFixed(2)} s (job ${(summary.durationMs / 1000).toFixed(2)} s, so ${(resumed.seconds - summary.durationMs / 1000).toFixed(2)} s start-up and exit), ` +
-        `${summary.tasksReused} of ${summary.tasks} tasks reused, ${summary.attempts} run; R/T ${(resumed.seconds / t.seconds).toFixed(3)}\n          resumed epoch: ${milestones}`,
+      `  rep ${rep + 1}: T ${t.seconds.toFixed(2)} s (start-up ${cleanParts.startUp.toFixed(2)}, tasks ${cleanParts.tasks.toFixed(2)}); killed at ${kill.seconds.toFixed(2)} s, the log saying ${atKill.length} of ${summary.tasks} finished (${[...atKill].sort().join(', ') || 'none'}), in flight ${inFlight.join(', ') || 'none'}\n` +
+        `         R ${resumed.seconds.toFixed(2)} s = start-up ${parts.startUp.toFixed(2)} + replay ${parts.replay.toFixed(2)} + tasks run again ${parts.tasks.toFixed(2)} + publish ${parts.publish.toFixed(2)} + exit ${parts.exit.toFixed(2)}; ` +
+        `${summary.tasksReused} of ${summary.tasks} tasks reused, ${summary.attempts} run; R/T ${(resumed.seconds / t.seconds).toFixed(3)}`,
     );
     out.row(`rep ${rep + 1}`, `${t.seconds.toFixed(2)} s`, `${kill.seconds.toFixed(2)} s`, `${atKill.length} of ${summary.tasks}`, `${resumed.seconds.toFixed(2)} s`, `${summary.tasksReused} of ${summary.tasks}`, (resumed.seconds / t.seconds).toFixed(3));
     if (rep === 0) {
@@ -223,6 +264,8 @@ console.log(`terasort: ${records.toLocaleString('en-US')} records, parallelism $
   out.row('median', `${median(cleanS).toFixed(2)} s`, '', '', `${median(resumedS).toFixed(2)} s`, '', median(ratios).toFixed(3));
   out.report('resumed-run-wall', 's', median(resumedS), 'clean-run', median(cleanS));
   out.report('resumed-run-wall-ratio-median', 'ratio', median(ratios), 'target', 0.4);
+  out.report('clean-run-start-up', 's', median(cleanStartUpS), 'clean-run', median(cleanS));
+  for (const [name, values] of Object.entries(phaseS)) out.report(`resumed-run-${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`, 's', median(values), 'resumed-run-wall', median(resumedS));
   console.log(`kill at ${killAt}·T of the same repetition's clean run; the job master (not its workers) SIGKILLed; outputs of every resume byte-identical to the clean run\n${rows.join('\n')}`);
 }
 
