@@ -13,6 +13,8 @@
 //
 //   npm run bench -- resume
 //   WEFT_BENCH_RESUME_RECORDS=500000 WEFT_BENCH_RUNS=1 npm run bench -- resume      (quicker)
+//   WEFT_BENCH_RESUME_PARALLELISM=8 npm run bench -- resume      (more, smaller tasks per stage; still 2 workers)
+//   WEFT_BENCH_RESUME_KILL_AT=0.9 npm run bench -- resume        (the kill at another fraction of T)
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
@@ -28,7 +30,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const records = Number(process.env['WEFT_BENCH_RESUME_RECORDS'] ?? 2_000_000);
 const runs = Number(process.env['WEFT_BENCH_RUNS'] ?? 3);
 const killAt = Number(process.env['WEFT_BENCH_RESUME_KILL_AT'] ?? 0.8);
-const parallelism = 2;
+const parallelism = Number(process.env['WEFT_BENCH_RESUME_PARALLELISM'] ?? 2);
 const workers = 2;
 const dir = join(root, '.weft', 'bench', 'resume');
 const out = new BenchReport('resume');
