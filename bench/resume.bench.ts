@@ -15,6 +15,7 @@
 //   WEFT_BENCH_RESUME_RECORDS=500000 WEFT_BENCH_RUNS=1 npm run bench -- resume      (quicker)
 //   WEFT_BENCH_RESUME_PARALLELISM=8 npm run bench -- resume      (more, smaller tasks per stage; still 2 workers)
 //   WEFT_BENCH_RESUME_KILL_AT=0.9 npm run bench -- resume        (the kill at another fraction of T)
+//   WEFT_BENCH_RESUME_ONLY=resume|overhead npm run bench -- resume   (one part)
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
@@ -37,6 +38,9 @@ const out = new BenchReport('resume');
 const loads: number[] = [];
 /** Repetitions redone because the run to kill finished before 0.8·T (the load fell between the two runs). */
 const MAX_RETRIES = 3;
+/** `resume` or `overhead`: only that part (parts 2 and 3 are `overhead`). */
+const only = process.env['WEFT_BENCH_RESUME_ONLY'];
+if (only !== undefined && only !== 'resume' && only !== 'overhead') throw new Error(`WEFT_BENCH_RESUME_ONLY must be resume or overhead, got ${only}`);
 const sampleLoad = (): void => void loads.push(loadavg()[0] as number);
 
 interface Summary {
@@ -213,7 +217,7 @@ console.log(`machine: ${availableParallelism()} cores (${cpu}), ${(totalmem() / 
 console.log(`terasort: ${records.toLocaleString('en-US')} records, parallelism ${parallelism}, ${workers} workers, local directory + SQLite shuffle and event log; ${runs} repetitions, medians\n`);
 
 // ---- 1. kill at 0.8·T, resume --------------------------------------------------------------------------
-{
+if (only === undefined || only === 'resume') {
   // One untimed run first: the first process to load the TypeScript sources pays for cold caches.
   const warm = paths('warm');
   await weft('warm', warm);
@@ -287,8 +291,17 @@ console.log(`terasort: ${records.toLocaleString('en-US')} records, parallelism $
 
 // ---- 2. event-log overhead on a clean run -----------------------------------------------------------------
 
-/** A log whose appends are timed (summed), to show what they cost a run. */
-function timedLog(inner: JobEventLog, spent: { ms: number; appends: number }): JobEventLog {
+/** What the appends of the timed runs took: summed, and while at least one was pending (appends of one log queue). */
+interface AppendTime {
+  ms: number;
+  busyMs: number;
+  appends: number;
+}
+
+/** A log whose appends are timed, to show what they cost a run. */
+function timedLog(inner: JobEventLog, spent: AppendTime): JobEventLog {
+  let pending = 0;
+  let since = 0;
   return {
     description: inner.description,
     open: async (request) => {
@@ -299,10 +312,13 @@ function timedLog(inner: JobEventLog, spent: { ms: number; appends: number }): J
         history: log.history,
         append: async (event) => {
           const t = performance.now();
+          if (pending++ === 0) since = t;
           try {
             return await log.append(event);
           } finally {
-            spent.ms += performance.now() - t;
+            const now = performance.now();
+            spent.ms += now - t;
+            if (--pending === 0) spent.busyMs += now - since;
             spent.appends++;
           }
         },
@@ -319,7 +335,7 @@ function timedLog(inner: JobEventLog, spent: { ms: number; appends: number }): J
   };
 }
 
-async function engineRun(name: string, withLog: boolean, spent: { ms: number; appends: number }): Promise<number> {
+async function engineRun(name: string, withLog: boolean, spent: AppendTime): Promise<number> {
   const p = paths(name);
   sampleLoad();
   const started = performance.now();
@@ -347,10 +363,10 @@ async function engineRun(name: string, withLog: boolean, spent: { ms: number; ap
   return seconds;
 }
 
-{
+if (only === undefined || only === 'overhead') {
   const none: number[] = [];
   const logged: number[] = [];
-  const spent = { ms: 0, appends: 0 };
+  const spent: AppendTime = { ms: 0, busyMs: 0, appends: 0 };
   await engineRun('engine-warm', false, spent);
   for (let round = 0; round < runs; round++) {
     // alternate which goes first, so drift within a round hits both alike
@@ -358,18 +374,20 @@ async function engineRun(name: string, withLog: boolean, spent: { ms: number; ap
     for (const withLog of order) (withLog ? logged : none).push(await engineRun(`engine-${withLog ? 'log' : 'nolog'}-${round}`, withLog, spent));
   }
   const perRun = spent.ms / runs;
+  const busyPerRun = spent.busyMs / runs;
   console.log(
     `\nevent-log overhead (runJob through the engine API, worker processes): without a log ${none.map((s) => s.toFixed(2)).join(' ')} s, ` +
-      `with the SQLite log ${logged.map((s) => s.toFixed(2)).join(' ')} s; ${Math.round(spent.appends / runs)} appends a run, ${perRun.toFixed(1)} ms a run awaited in them`,
+      `with the SQLite log ${logged.map((s) => s.toFixed(2)).join(' ')} s; ${Math.round(spent.appends / runs)} appends a run, ${perRun.toFixed(1)} ms a run awaited in them (summed), ${busyPerRun.toFixed(1)} ms with one or more pending`,
   );
   out.row('event log: without', `${median(none).toFixed(2)} s`, '', '', '', '', '');
   out.row('event log: SQLite', `${median(logged).toFixed(2)} s`, '', '', '', '', (median(logged) / median(none)).toFixed(3));
   out.report('clean-run-wall-with-sqlite-event-log', 's', median(logged), 'clean-run-without-event-log', median(none));
   out.report('event-log-append-time-per-run', 'ms', perRun, 'clean-run-without-event-log-ms', median(none) * 1000);
+  out.report('event-log-append-pending-time-per-run', 'ms', busyPerRun, 'clean-run-without-event-log-ms', median(none) * 1000);
 }
 
 // ---- per-append latency: the job-store bench, run as is --------------------------------------------------
-{
+if (only === undefined || only === 'overhead') {
   sampleLoad();
   const appendBench = spawnSync(process.execPath, ['--conditions=source', '--import', 'tsx', 'packages/job-store/bench/append.bench.ts'], { cwd: root, encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
   if (appendBench.status !== 0) throw new Error(`the append bench exited with ${appendBench.status ?? appendBench.signal}:\n${appendBench.stderr}`);
