@@ -111,3 +111,26 @@ describe('publishing several sinks', () => {
     });
   });
 });
+
+describe('joining a sink\'s parts', () => {
+  it('joins parts of several MiB each byte for byte, in subtask order', async () => {
+    await withDir(async (dir) => {
+      const rows = 300_000;
+      const line = (x: number): string => `row ${String(x).padStart(7, '0')} ${'.'.repeat(x % 37)}`;
+      const none = testingNoShuffleFactory();
+      const result = await runJob({
+        job: defineJob((ctx) => ctx.range(0, rows, { name: 'rows' }).map(line).writeText('rows.txt', { name: 'rowsSink' })),
+        parallelism: 3,
+        shuffle: { pipelined: none, blocking: none },
+        cwd: dir,
+      });
+      assert.equal(result.status, 'succeeded', String(result.error?.stack));
+      assert.deepEqual(result.outputs.map((o) => o.parts), [3]);
+      const expected = `${Array.from({ length: rows }, (_, x) => line(x)).join('\n')}\n`;
+      assert.ok(expected.length / 3 > 2 * (1 << 20), 'each part spans several join chunks');
+      const joined = await readFile(join(dir, 'rows.txt'), 'utf8');
+      assert.equal(joined.length, expected.length);
+      assert.ok(joined === expected, 'the joined file equals the parts in subtask order');
+    });
+  });
+});

@@ -1,7 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { LogFields, Logger } from '@weft/shuffle-api';
-import { type ShuffleServer, type ShuffleServerOptions, startShuffleServer } from '@weft/shuffle-remote/server';
+// The server itself is imported when this command runs: every other command (`weft run` first, whose
+// workers are forked only once the CLI is loaded) would otherwise load it at start-up.
+import type { ShuffleServer, ShuffleServerOptions } from '@weft/shuffle-remote/server';
 import { type CliIo, type Command, ExitCode } from '../command.js';
 import { integerFlag, parseCommandArgs, usageError } from '../parse-command-args.js';
 
@@ -200,6 +202,7 @@ export const shuffleServerCommand: Command = {
       ...(io.env['WEFT_SERVER_FAULT_HOOKS'] === '1' ? { faultHooks: true } : {}),
       logger: stderrLogger(io, values.verbose === true),
     };
+    const { startShuffleServer } = await import('@weft/shuffle-remote/server');
     const signal = untilSignal();
     let server: ShuffleServer;
     try {
