@@ -170,6 +170,19 @@ export class JobMaster implements TaskExecutorListener {
     this.#scheduler.schedule();
   }
 
+  onExecutorJoined(executor: TaskExecutor): void {
+    // one joining before `run` is scheduled on as the others are
+    this.#logger.info({ taskExecutorId: executor.id, slots: executor.slots }, 'task executor joined');
+    this.#slots.add(executor);
+    if (this.#ran) this.#scheduler.schedule();
+  }
+
+  onExecutorRetiring(executorId: TaskExecutorId): void {
+    this.#logger.info({ taskExecutorId: executorId }, 'task executor retiring: no new work for it');
+    this.#slots.retire(executorId);
+    this.#scheduler.schedule();
+  }
+
   #replaceExecutor(lostId: TaskExecutorId, lost: EngineError): void {
     const start = this.#options.replaceExecutor as (lost: TaskExecutorId) => Promise<TaskExecutor>;
     const slots = this.#slots;
