@@ -1,7 +1,7 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: { index: 'src/index.ts' },
+  entry: { index: 'src/index.ts', 'registry-heartbeat-thread': 'src/registry-heartbeat-thread.ts' },
   format: ['esm'],
   dts: true,
   sourcemap: true,

@@ -14,12 +14,13 @@ import { verifyDeployment } from './deployment-signature.js';
 import type { ExecutorRecord } from './executor-record.js';
 import { type HostConnection, JobHost } from './job-host.js';
 import { RedisExecutorRegistry } from './redis-executor-registry.js';
+import { RegistryHeartbeat } from './registry-heartbeat.js';
 import { resolveTaskExecutorServiceOptions, type ResolvedTaskExecutorServiceOptions, type TaskExecutorServiceOptions } from './task-executor-service-options.js';
 import { WEFT_VERSION } from './weft-version.js';
 
 /**
  * A task executor of the cluster (`weft task-executor`, Flink's TaskExecutor): it registers in Redis
- * (ExecutorRecord, renewed every `heartbeatIntervalMs` under a `heartbeatTtlMs` TTL), serves `GET /healthz`
+ * (ExecutorRecord, renewed every `heartbeatIntervalMs` under a `heartbeatTtlMs` TTL, from a thread of its own: RegistryHeartbeat), serves `GET /healthz`
  * and control connections (HTTP upgrade to `weft-control/1`) on one port, and takes deployments for any
  * job: a signed `init` (the job's code by bundle hash, its shuffles by reference) makes a JobHost that
  * holds slots and runs the regions the job master deploys in this process.
@@ -45,7 +46,7 @@ export class TaskExecutorService {
   readonly #startedAtMs = Date.now();
   #server: Server | undefined;
   #url = '';
-  #heartbeat: ReturnType<typeof setInterval> | undefined;
+  #heartbeat: RegistryHeartbeat | undefined;
   #state: 'created' | 'running' | 'draining' | 'closed' = 'created';
   #closed: Promise<void> | undefined;
 
@@ -96,8 +97,10 @@ export class TaskExecutorService {
     const host = this.#options.host.includes(':') ? `[${this.#options.host}]` : this.#options.host;
     this.#url = this.#options.advertiseUrl ?? `http://${host}:${port}`;
     this.#state = 'running';
-    await this.#registry.heartbeat(this.#record(), this.#options.heartbeatTtlMs);
-    this.#heartbeat = setInterval(() => void this.#beat(), this.#options.heartbeatIntervalMs);
+    this.#heartbeat = await RegistryHeartbeat.start(
+      { url: this.#options.cluster, keyPrefix: this.#options.keyPrefix, intervalMs: this.#options.heartbeatIntervalMs, ttlMs: this.#options.heartbeatTtlMs, logger: this.#logger },
+      this.#record(),
+    );
     this.#logger.info({ url: this.#url, slots: this.#options.slots }, 'created -> running');
   }
 
@@ -118,7 +121,7 @@ export class TaskExecutorService {
   async #drain(): Promise<void> {
     this.#state = 'draining';
     this.#logger.info({ running: [...this.#hosts].reduce((n, h) => n + h.running, 0) }, 'running -> draining');
-    await this.#registry.heartbeat(this.#record(), this.#options.heartbeatTtlMs).catch(() => {});
+    this.#beat();
     for (const connection of this.#connections) connection.send({ type: 'draining' });
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.#options.drainTimeoutMs)));
@@ -134,8 +137,7 @@ export class TaskExecutorService {
         for (const connection of this.#connections) connection.end();
       },
       async () => {
-        if (this.#heartbeat !== undefined) clearInterval(this.#heartbeat);
-        await this.#registry.deregister(this.id);
+        await this.#heartbeat?.stop(true);
       },
       () => new Promise<void>((resolve) => (this.#server === undefined ? resolve() : this.#server.close(() => resolve()))),
       () => this.#registry.close(),
@@ -168,13 +170,9 @@ export class TaskExecutorService {
     };
   }
 
-  async #beat(): Promise<void> {
-    if (this.#state !== 'running') return;
-    try {
-      await this.#registry.heartbeat(this.#record(), this.#options.heartbeatTtlMs);
-    } catch (error) {
-      this.#logger.warn({ error: (error as Error).message }, 'registry heartbeat failed');
-    }
+  /** The record changed (slots, state): the heartbeat thread writes it now and from then on. */
+  #beat(): void {
+    this.#heartbeat?.update(this.#record());
   }
 
   #upgrade(request: IncomingMessage, socket: Socket, head: Buffer): void {
@@ -264,7 +262,7 @@ export class TaskExecutorService {
     this.#hosts.add(host);
     host.attach(connection);
     this.#logger.info({ jobId: init.jobId, slots }, 'job started');
-    void this.#beat();
+    this.#beat();
     return host;
   }
 
@@ -286,6 +284,6 @@ export class TaskExecutorService {
   async #release(host: JobHost): Promise<void> {
     await host.close();
     this.#hosts.delete(host);
-    void this.#beat();
+    this.#beat();
   }
 }
