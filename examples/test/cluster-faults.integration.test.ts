@@ -15,6 +15,7 @@ import { slowCountReference } from './support/slow-count-job.js';
 interface Summary {
   status: string;
   failures: number;
+  failovers: unknown[];
   cluster: { executors: { id: string }[]; refused: { id: string; reason: string }[] };
   executorsLost: { taskExecutorId: string; reason: string }[];
 }
@@ -83,7 +84,7 @@ describe('weft run --cluster under faults', () => {
     });
     assert.equal(summary.status, 'succeeded');
     assert.deepEqual(parseCounts(output), slowCountReference(RECORDS));
-    assert.equal(summary.failures, 0, 'its running task finished: no failover');
+    assert.equal(summary.failures, 0, `its running task finished: no failover (${JSON.stringify(summary.failovers)})`);
     assert.deepEqual(await stopped?.exited(), { code: 0, signal: null });
     const registry = new RedisExecutorRegistry({ url: cluster.clusterUrl });
     await registry.start();

@@ -34,6 +34,10 @@ export class ExecutorSlots {
     this.#retiring.add(id);
   }
 
+  isRetiring(id: TaskExecutorId): boolean {
+    return this.#retiring.has(id);
+  }
+
   isLost(id: TaskExecutorId): boolean {
     return this.#lost.has(id);
   }

@@ -154,6 +154,16 @@ export class JobMaster implements TaskExecutorListener {
   }
 
   onExecutorLost(executorId: TaskExecutorId, error: Error): void {
+    // A retiring executor (draining to stop) closes once its tasks reported: their finished reports, still
+    // being stored, count before the loss is handled.
+    if (this.#slots.isRetiring(executorId) && !this.#slots.isLost(executorId)) {
+      void this.#scheduler.finishesSettled().then(() => this.#executorLost(executorId, error));
+      return;
+    }
+    this.#executorLost(executorId, error);
+  }
+
+  #executorLost(executorId: TaskExecutorId, error: Error): void {
     const executor = this.#slots.remove(executorId);
     if (executor === undefined) return;
     this.#logger.warn({ taskExecutorId: executorId, error: error.message }, 'task executor lost');
