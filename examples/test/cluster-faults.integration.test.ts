@@ -116,6 +116,10 @@ describe('weft run --cluster under faults', () => {
     await registry.putBundle(bundle.sha256, bundle.code, 60_000);
     const advertisedUrl = (await registry.listLive()).find((r) => r.id === executor.id)?.advertisedUrl as string;
     await registry.close();
+    const health = await fetch(`${advertisedUrl}/healthz`);
+    assert.equal(health.status, 200, 'GET /healthz on its advertised address');
+    assert.equal(((await health.json()) as { id: string }).id, executor.id);
+    assert.equal((await fetch(`${advertisedUrl}/livez`)).status, 200);
     const memory = createMemoryShuffleServiceFactory().reference;
     assert.ok(memory !== undefined);
     const unsigned: Omit<ExecutorInitMessage, 'signature'> = {

@@ -20,8 +20,8 @@ import { WEFT_VERSION } from './weft-version.js';
 
 /**
  * A task executor of the cluster (`weft task-executor`, Flink's TaskExecutor): it registers in Redis
- * (ExecutorRecord, renewed every `heartbeatIntervalMs` under a `heartbeatTtlMs` TTL, from a thread of its own: RegistryHeartbeat), serves `GET /healthz`
- * and control connections (HTTP upgrade to `weft-control/1`) on one port, and takes deployments for any
+ * (ExecutorRecord, renewed every `heartbeatIntervalMs` under a `heartbeatTtlMs` TTL, from a thread of its own: RegistryHeartbeat), serves `GET /healthz` (200 while it takes work, 503 while it drains: readiness),
+ * `GET /livez` (200 while the process serves) and control connections (HTTP upgrade to `weft-control/1`) on one port, and takes deployments for any
  * job: a signed `init` (the job's code by bundle hash, its shuffles by reference) makes a JobHost that
  * holds slots and runs the regions the job master deploys in this process.
  *
@@ -75,6 +75,10 @@ export class TaskExecutorService {
   async start(): Promise<void> {
     await this.#registry.start();
     const server = createServer((request, response) => {
+      if (request.method === 'GET' && request.url === '/livez') {
+        response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ id: this.id, state: this.#state }));
+        return;
+      }
       if (request.method === 'GET' && request.url === '/healthz') {
         const ok = this.#state === 'running';
         response.writeHead(ok ? 200 : 503, { 'content-type': 'application/json' });

@@ -13,8 +13,9 @@ any job whose job master runs \`weft run --cluster\` with the same Redis, and ru
 code comes with the deployment (a bundle stored in Redis by sha256, cached under --dir). Deployments
 must be signed with the shared secret ($WEFT_SHUFFLE_SECRET or --secret-file): unsigned or forged ones,
 and those of another weft version, are refused and logged, and nothing of them runs.
-Prints "task executor <id> registered" once it takes work; GET /healthz on its port answers 200 while
-it does. SIGTERM or SIGINT: takes no new work, lets running tasks finish (cancelling them after
+Prints "task executor <id> registered" once it takes work. GET /healthz on its port answers 200 while
+it does (503 while it drains: readiness); GET /livez answers 200 while it runs at all (liveness).
+SIGTERM or SIGINT: takes no new work, lets running tasks finish (cancelling them after
 --drain-timeout-ms), deregisters, exits 0.
 
 Options:
