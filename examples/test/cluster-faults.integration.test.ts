@@ -185,6 +185,7 @@ describe('weft run --cluster under faults', () => {
       );
     });
     assert.equal(run.code, 1, run.stderr);
+    assert.doesNotMatch(run.stderr, /internal error/);
     assert.match(run.stderr, new RegExp(`no task executor of weft ${WEFT_VERSION.replace(/\./g, '\\.')} took the job in redis://127\\.0\\.0\\.1:${cluster.redis.port}/3 within 1500 ms`));
   });
 });

@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { writeCorpus } from '../lib/corpus.js';
 import { KEY_LENGTH, writeTerasortInput } from '../lib/terasort-data.js';
-import { TestCluster } from './support/cluster-fixture.js';
+import { execFile } from 'node:child_process';
+import { root, TestCluster } from './support/cluster-fixture.js';
 import { countWordsByScanning } from './support/word-reference.js';
 
 function parseCounts(text: string): Map<string, number> {
@@ -51,6 +52,16 @@ describe('weft run --cluster on three task executors', () => {
     assert.equal(summary.executor.kind, 'cluster');
     assert.deepEqual(summary.cluster.executors.map((e) => e.id.split('~')[0]).sort(), cluster.executors.map((e) => e.id).sort(), 'all three took the job');
     assert.deepEqual(parseCounts(await readFile(join(cluster.dir, 'counts.tsv'), 'utf8')), reference);
+  });
+
+  it('weft cluster status lists the three executors with their slots', async () => {
+    const stdout = await new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, [join(root, 'packages', 'cli', 'bin', 'weft.js'), 'cluster', 'status', '--cluster', cluster.clusterUrl, '--json'], (error, out) => (error === null ? resolve(out) : reject(error))),
+    );
+    const status = JSON.parse(stdout) as { executors: { id: string; advertisedUrl: string; slots: number }[]; slots: number };
+    assert.deepEqual(status.executors.map((e) => e.id), cluster.executors.map((e) => e.id).sort());
+    assert.deepEqual(status.executors.map((e) => new URL(e.advertisedUrl).hostname).sort(), ['127.0.0.2', '127.0.0.3', '127.0.0.4'], 'each on its own address');
+    assert.equal(status.slots, 3);
   });
 
   it('terasort writes every record once, in key order', async () => {
