@@ -172,6 +172,29 @@ describe('weft run --cluster under faults', () => {
     }
   });
 
+  it('an executor whose job master died keeps the job for --orphan-timeout-ms, then frees its slots', async () => {
+    const keeper = await cluster.startExecutor('127.0.0.6', ['--slots', '3', '--orphan-timeout-ms', '1500']);
+    const markers = join(cluster.dir, 'markers-orphan');
+    await mkdir(markers);
+    let master: import('node:child_process').ChildProcess | undefined;
+    const running = cluster.run(join('test', 'support', 'slow-count-job.ts'), ['--parallelism', '3'], ['--records', String(RECORDS * 4), '--wait-ms', '1', '--markers', markers, '--output', 'orphan.tsv'], (child) => (master = child), true);
+    await waitFor('a task on the keeper', async () => ((await readdir(markers)).some((m) => m.startsWith(`${keeper.child.pid}-`)) ? true : undefined));
+    const registry = new RedisExecutorRegistry({ url: cluster.clusterUrl });
+    await registry.start();
+    try {
+      const record = async () => (await registry.listLive()).find((r) => r.id === keeper.id);
+      assert.ok(((await record())?.freeSlots ?? 3) < 3, 'the job holds slots of it');
+      master?.kill('SIGKILL');
+      const run = await running;
+      assert.equal(run.code, null, 'the job master was killed');
+      await waitFor('the job to be orphaned', async () => (/attached -> orphaned/.test(keeper.stderr()) ? true : undefined));
+      await waitFor('the orphaned job to be released', async () => (/orphaned -> released/.test(keeper.stderr()) ? true : undefined));
+      await waitFor('its slots to be free again', async () => ((await record())?.freeSlots === 3 ? true : undefined)).catch((e: Error) => { throw new Error(e.message + keeper.stderr()); });
+    } finally {
+      await registry.close();
+    }
+  });
+
   it('--cluster with no executor registered fails within the startup timeout, exit 1, naming the Redis URL', async () => {
     const empty = `redis://127.0.0.1:${cluster.redis.port}/3`;
     const run = await new Promise<{ code: number | null; stderr: string }>((resolve) => {

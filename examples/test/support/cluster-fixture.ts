@@ -77,12 +77,13 @@ export class TestCluster implements AsyncDisposable {
     return executor;
   }
 
-  /** `weft run <job> --cluster … --store s3://… --meta redis://… --json -- <jobArgs>` in the cluster's directory. */
-  run(job: string, args: readonly string[], jobArgs: readonly string[], onStart?: (child: ChildProcess) => void): Promise<RunResult> {
+  /** `weft run <job> --cluster … --store s3://… --meta redis://… --json -- <jobArgs>` in the cluster's directory (`direct`: without the shim). */
+  run(job: string, args: readonly string[], jobArgs: readonly string[], onStart?: (child: ChildProcess) => void, direct = false): Promise<RunResult> {
     return new Promise((resolve) => {
       const child = execFile(
         process.execPath,
-        [bin, 'run', join(root, 'examples', job), '--cluster', this.clusterUrl, '--store', `s3://weft-cluster/${Math.random().toString(36).slice(2)}`, '--meta', `redis://127.0.0.1:${this.redis.port}/0`, '--json', ...args, '--', ...jobArgs],
+        // direct: the job master's own process (no bin/weft.js shim), so a test can kill exactly it
+        [...(direct ? weftCommand : [bin]), 'run', join(root, 'examples', job), '--cluster', this.clusterUrl, '--store', `s3://weft-cluster/${Math.random().toString(36).slice(2)}`, '--meta', `redis://127.0.0.1:${this.redis.port}/0`, '--json', ...args, '--', ...jobArgs],
         { cwd: this.dir, maxBuffer: 256 * 1024 * 1024, env: { ...process.env, ...this.env } },
         (error, stdout, stderr) => resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr }),
       );

@@ -4,6 +4,12 @@ import { type Logger, jobId as toJobId, taskExecutorId } from '@weft/shuffle-api
 import type { ControlSocket } from './control-socket.js';
 import type { ExecutorInitMessage, FromExecutorMessage, ToExecutorMessage } from './control-protocol.js';
 
+/**
+ * How long closing a job waits for its cancelled tasks. Past it the job's slots are freed regardless (the
+ * tasks are attempts of a job master that is gone; a new one fences them by its epoch).
+ */
+const CLOSE_TIMEOUT_MS = 10_000;
+
 export type HostConnection = ControlSocket<ToExecutorMessage, FromExecutorMessage>;
 
 export interface JobHostOptions {
@@ -143,7 +149,15 @@ export class JobHost {
   close(): Promise<void> {
     this.#closed ??= (async () => {
       for (const timer of this.#timers) clearInterval(timer);
-      await this.#executor.close().catch((error: unknown) => this.#logger.warn({ jobId: this.jobId, error: (error as Error).message }, 'closing the job on this executor failed'));
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const bounded = new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          this.#logger.warn({ jobId: this.jobId, running: this.#running.size }, `the job's tasks did not stop within ${CLOSE_TIMEOUT_MS} ms of their cancellation; its slots are freed anyway`);
+          resolve();
+        }, CLOSE_TIMEOUT_MS);
+      });
+      await Promise.race([this.#executor.close().catch((error: unknown) => this.#logger.warn({ jobId: this.jobId, error: (error as Error).message }, 'closing the job on this executor failed')), bounded]);
+      clearTimeout(timer);
     })();
     return this.#closed;
   }

@@ -278,7 +278,7 @@ export class TaskExecutorService {
     this.#logger.warn({ jobId: host.jobId, running: host.running, error: error?.message }, `attached -> orphaned: the job master went away; keeping the job ${this.#options.orphanTimeoutMs} ms for a new one`);
     const timer = setTimeout(() => {
       this.#orphanTimers.delete(host);
-      this.#logger.info({ jobId: host.jobId }, 'orphaned -> released: no new job master came');
+      this.#logger.warn({ jobId: host.jobId }, 'orphaned -> released: no new job master came');
       void this.#release(host);
     }, this.#options.orphanTimeoutMs);
     timer.unref();
