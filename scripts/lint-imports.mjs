@@ -9,7 +9,7 @@
 //    files by path (a relative or absolute path into packages/<name>/ from outside that package), through
 //    `/src/`, or by a subpath the target's `exports` map does not open: sibling packages are imported by
 //    name only;
-//  - @weft/engine importing a shuffle implementation; @weft/shuffle-api importing any package at all;
+//  - @weft/engine importing a shuffle implementation or @weft/cluster (it is handed a TaskExecutorProvider); @weft/shuffle-api importing any package at all;
 //  - the shuffle server importing the shuffle client.
 import { readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -105,6 +105,9 @@ for (const file of files) {
       if (target && fromPackage !== undefined && m[1] !== fromPackage && isPackageSource(fromPackage, file)) {
         const importers = packageGraph.get(fromPackage);
         if (!importers.has(m[1])) importers.set(m[1], rel);
+      }
+      if (fromPackage === '@weft/engine' && /^@weft\/cluster(\/|$)/.test(specifier) && rel.includes(`${sep}src${sep}`)) {
+        problems.push(`${rel}: the engine imports @weft/cluster (${specifier}); it must be handed a TaskExecutorProvider`);
       }
       if (fromPackage === '@weft/engine' && /^@weft\/shuffle-(memory|remote)/.test(specifier) && rel.includes(`${sep}src${sep}`)) {
         problems.push(`${rel}: the engine imports a shuffle implementation (${specifier}); it must be handed one`);

@@ -62,6 +62,12 @@ export type * from './runtime/task-deployment.js';
 export type * from './runtime/task-events.js';
 
 export type * from './executor/task-executor.js';
+export * from './executor/task-executor-provider.js';
+export type * from './executor/worker-protocol.js';
+export { InProcessTaskExecutor, type InProcessTaskExecutorOptions } from './executor/in-process-task-executor.js';
+export { rebuildShuffleFactory } from './executor/rebuild-shuffle-factory.js';
+export { rebuildFileSystem } from './executor/rebuild-file-system.js';
+export { serializeTaskError, deserializeTaskError, type SerializedTaskError } from './runtime/task-error-serialization.js';
 export { DEFAULT_HEARTBEAT_INTERVAL_MS, DEFAULT_HEARTBEAT_TIMEOUT_MS } from './executor/worker-pool-options.js';
 export { prestartWorkers, PrestartedWorkers, type PrestartWorkersOptions } from './executor/prestarted-workers.js';
 

@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { EngineError, EXCHANGE_MODES, type ExternalFileSystem, type JobEventLog, type ExchangeMode, isExchangeMode, type JobResult, loadJob, type PrestartedWorkers, prestartWorkers, type RestartStrategyOptions, runJob } from '@weft/engine';
+import { EngineError, isEngineError, EXCHANGE_MODES, type ExternalFileSystem, type JobEventLog, type ExchangeMode, isExchangeMode, type JobResult, loadJob, type PrestartedWorkers, prestartWorkers, type RestartStrategyOptions, runJob } from '@weft/engine';
 import type { ShuffleServiceFactory } from '@weft/shuffle-api';
 import type { ShuffleServerServiceFactory } from '@weft/shuffle-remote/client';
 import { type CliIo, type Command, ExitCode } from '../command.js';
@@ -12,6 +12,9 @@ import { FAULT_SPEC_GRAMMAR, type FaultSpec, parseFaultSpec } from '../faults/fa
 import { formatFaultReport } from './fault-report.js';
 import { describeError, formatFailoverLine, formatFailure, formatProgressLine, formatReplicationLine, formatRunSummary, runSummaryJson } from './run-report.js';
 import { parseRecoveryFlags, RECOVERY_FLAGS, RECOVERY_USAGE } from './run-options.js';
+import type { ClusterExecutorProvider } from '@weft/cluster';
+import { readSecret } from '../read-secret.js';
+import { stderrLogger } from '../stderr-logger.js';
 
 /** The most copies --shuffle-replicas takes (the client's `replicas` limit). */
 const MAX_SHUFFLE_REPLICAS = 8;
@@ -21,6 +24,7 @@ const FAULT_RESTART_ATTEMPTS = 10;
 const FAULT_RESTART_DELAY_MS = 100;
 
 const USAGE = `Usage: weft run <job module> [--parallelism N] [--store URL] [--meta URL] [--shuffle-servers URL [--shuffle-replicas N]] [--executor inprocess|workers]
+                [--cluster URL [--cluster-startup-timeout MS] [--secret-file PATH]]
                 [--workers N] [--slots N] [--exchange-mode MODE] [--restart-strategy S ...]
                 [--failover-strategy F] [--inject-faults SPEC] [--job-id ID] [--plan-only] [--json] [-- job args...]
 
@@ -43,6 +47,16 @@ Options:
                             so one server's death re-runs no task. More than the live servers: a warning,
                             and as many as there are (the summary says how many were used).
   --executor KIND           workers (default): a pool of worker processes; inprocess: this process only
+  --cluster URL             run on the task executors registered in this Redis (redis://host:port/db;
+                            default: $WEFT_CLUSTER) instead of local processes (docs/cluster.md). The
+                            job's code travels with it (bundled, stored in that Redis by sha256);
+                            deployments are signed with $WEFT_SHUFFLE_SECRET (or --secret-file).
+                            Needs a blocking shuffle every host reaches: --store s3://… with
+                            --meta redis://…, or --shuffle-servers
+  --cluster-startup-timeout MS
+                            with --cluster: how long to wait for a first executor (default 30000);
+                            none by then: the job fails, exit 1
+  --secret-file PATH        with --cluster: file holding the shared secret
   --workers N               worker processes (default: the number of cores)
   --slots N                 regions one executor runs at once (default: 1 per worker; with
                             --executor inprocess, the number of cores)
@@ -205,6 +219,38 @@ async function printPlan(jobPath: string, request: { args: string[]; parallelism
   return ExitCode.OK;
 }
 
+/**
+ * `--cluster` (or $WEFT_CLUSTER): the cluster's task executors as the job's executor provider. The
+ * blocking shuffle must be one every host reaches (S3 + Redis, or a shuffle-server pool).
+ */
+async function clusterProvider(request: {
+  values: { cluster?: string | undefined; 'cluster-startup-timeout'?: string | undefined; 'secret-file'?: string | undefined; executor?: string | undefined; workers?: string | undefined };
+  servers: Setting | undefined;
+  store: Setting;
+  meta: Setting;
+  io: CliIo;
+}): Promise<ClusterExecutorProvider | undefined> {
+  const { values, servers, store, meta, io } = request;
+  const url = values.cluster ?? (io.env['WEFT_CLUSTER'] === '' ? undefined : io.env['WEFT_CLUSTER']);
+  const timeout = integerFlag('run', '--cluster-startup-timeout', values['cluster-startup-timeout'], 1);
+  if (url === undefined) {
+    if (timeout !== undefined) throw usageError('run', '--cluster-startup-timeout needs --cluster');
+    return undefined;
+  }
+  if (values.executor !== undefined || values.workers !== undefined) throw usageError('run', `--cluster cannot be combined with ${values.executor !== undefined ? '--executor' : '--workers'}: the cluster's task executors run the job`);
+  if (servers === undefined && !(store.value.startsWith('s3://') && meta.value.startsWith('redis'))) {
+    throw usageError('run', `--cluster needs a blocking shuffle every host reaches: --store s3://… with --meta redis://…, or --shuffle-servers (got ${store.source} ${store.value.startsWith('s3://') ? 's3' : 'local'}, ${meta.source} ${meta.value.split(':')[0]})`);
+  }
+  const secret = await readSecret('run', values['secret-file'], io);
+  const { ClusterExecutorProvider } = await import('@weft/cluster');
+  try {
+    return new ClusterExecutorProvider({ cluster: url, secret, ...(timeout === undefined ? {} : { startupTimeoutMs: timeout }), logger: stderrLogger(io, false) });
+  } catch (error) {
+    if (isShuffleConfigError(error) || isEngineError(error, 'WEFT_ERR_INVALID_ARGUMENT')) throw usageError('run', `--cluster: ${(error as Error).message}`, error);
+    throw error;
+  }
+}
+
 export const runCommand: Command = {
   name: 'run',
   summary: 'run a batch job module on worker processes, with live progress and a summary',
@@ -226,6 +272,9 @@ export const runCommand: Command = {
       'no-release-during-job': { type: 'boolean' },
       json: { type: 'boolean' },
       'job-id': { type: 'string' },
+      cluster: { type: 'string' },
+      'cluster-startup-timeout': { type: 'string' },
+      'secret-file': { type: 'string' },
     });
     if (positionals.length === 0) throw usageError('run', 'missing <job module>');
     if (positionals.length > 1) throw usageError('run', `expected one job module, got ${positionals.length}: ${positionals.join(' ')} (job arguments go after --)`);
@@ -266,8 +315,9 @@ export const runCommand: Command = {
     const meta = setting('--meta', values.meta, 'WEFT_META', io.env, `sqlite://${resolve(io.cwd, '.weft', 'shuffle-meta.db')}`);
     const blockingModule = servers === undefined ? BLOCKING_MODULE : SERVER_MODULE;
     const execArgv = workerExecArgv(jobPath);
+    const cluster = await clusterProvider({ values, servers, store, meta, io });
     let prestarted: PrestartedWorkers | undefined;
-    if (executor === 'workers') {
+    if (executor === 'workers' && cluster === undefined) {
       prestarted = prestartWorkers({ workers: workers ?? availableParallelism(), cwd: io.cwd, execArgv, preload: [pathToFileURL(jobPath).href, PIPELINED_MODULE, blockingModule] });
     }
     let blocking: ShuffleServiceFactory;
@@ -316,7 +366,7 @@ export const runCommand: Command = {
         eventLog,
         fileSystems,
         ...(parallelism === undefined ? {} : { parallelism }),
-        executor,
+        executor: cluster ?? executor,
         ...(workers === undefined ? {} : { workers }),
         ...(slots === undefined ? {} : { slotsPerExecutor: slots }),
         ...(exchangeMode === undefined ? {} : { exchangeMode: exchangeMode as ExchangeMode }),
@@ -347,6 +397,10 @@ export const runCommand: Command = {
         io.stderr.write(`weft run: ${formatFailure(error)}`);
         return ExitCode.FAILED;
       }
+      if (isEngineError(error, 'WEFT_ERR_NO_TASK_EXECUTOR')) {
+        io.stderr.write(`weft run: job failed: ${error.message}\n`);
+        return ExitCode.FAILED;
+      }
       // the shuffle could not take the job (e.g. a server pool with no live server): the job failed, exit 1
       if (isShuffleFailure(error)) {
         io.stderr.write(`weft run: job failed: ${(error as Error).message}\n`);
@@ -373,6 +427,7 @@ export const runCommand: Command = {
       const extra = {
         ...(harness === undefined ? {} : { faults: { spec: harness.replaySpec, seed: harness.seed, injected: harness.faults } }),
         ...(replication === undefined ? {} : { shuffleReplicas: replication }),
+        ...(cluster === undefined ? {} : { cluster: { url: cluster.description, executors: cluster.executors.map((e) => ({ id: e.id, url: e.record.advertisedUrl, slots: e.slots })), refused: cluster.refused } }),
       };
       io.stdout.write(`${JSON.stringify(runSummaryJson(result, extra))}\n`);
       io.stderr.write(formatRunSummary(result) + shuffle + faults);

@@ -46,7 +46,9 @@ export function formatRunSummary(result: JobResult): string {
     for (const value of values.slice(0, MAX_COLLECTED_SHOWN)) lines.push(`  ${formatValue(value)}`);
     if (values.length > MAX_COLLECTED_SHOWN) lines.push(`  … ${values.length - MAX_COLLECTED_SHOWN} more`);
   }
-  const executor = result.executor.kind === 'workers' ? `${result.executor.executors} workers × ${result.executor.slots} slot${result.executor.slots === 1 ? '' : 's'}` : `in process, ${result.executor.slots} slots`;
+  const { kind, executors, slots } = result.executor;
+  const executor =
+    kind === 'workers' ? `${executors} workers × ${slots} slot${slots === 1 ? '' : 's'}` : kind === 'inprocess' ? `in process, ${slots} slots` : `${executors} ${kind} task executor${executors === 1 ? '' : 's'}`;
   lines.push(
     `Job ${result.name} ${result.status} in ${formatDuration(result.durationMs)} (parallelism ${result.parallelism}, ${executor}, ${result.exchangeMode})`,
     `  ${plural(result.tasks, 'task')} in ${plural(result.regions, 'pipelined region')}; ${plural(result.attempts, 'attempt')} deployed${result.restarts > 0 ? `, ${plural(result.restarts, 'restart')}` : ''}`,

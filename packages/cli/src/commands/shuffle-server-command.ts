@@ -1,11 +1,11 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import type { LogFields, Logger } from '@weft/shuffle-api';
 // The server itself is imported when this command runs: every other command (`weft run` first, whose
 // workers are forked only once the CLI is loaded) would otherwise load it at start-up.
 import type { ShuffleServer, ShuffleServerOptions } from '@weft/shuffle-remote/server';
 import { type CliIo, type Command, ExitCode } from '../command.js';
 import { integerFlag, parseCommandArgs, usageError } from '../parse-command-args.js';
+import { stderrLogger, untilSignal } from '../stderr-logger.js';
 
 const USAGE = `Usage: weft shuffle-server --port <n> --dir <path> [--redis <url>] [--store <s3 url>] [options]
 
@@ -82,40 +82,6 @@ const FLAG_OF: Record<string, string> = {
   shutdownTimeoutMs: '--shutdown-timeout-ms',
   heartbeatIntervalMs: '--heartbeat-ms',
 };
-
-/** A logger writing one JSON line per entry to stderr; debug/info only with --verbose. */
-function stderrLogger(io: CliIo, verbose: boolean, bindings: LogFields = {}): Logger {
-  const write = (level: string) => (fieldsOrMessage: LogFields | string, message?: string) => {
-    const fields = typeof fieldsOrMessage === 'string' ? {} : fieldsOrMessage;
-    const msg = typeof fieldsOrMessage === 'string' ? fieldsOrMessage : (message ?? '');
-    io.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level, msg, ...bindings, ...fields })}\n`);
-  };
-  const quiet = (): void => {};
-  return {
-    debug: verbose ? write('debug') : quiet,
-    info: verbose ? write('info') : quiet,
-    warn: write('warn'),
-    error: write('error'),
-    child: (more) => stderrLogger(io, verbose, { ...bindings, ...more }),
-  };
-}
-
-/** Resolves on the first SIGTERM or SIGINT; `dispose()` removes the handlers. */
-function untilSignal(): { readonly received: Promise<NodeJS.Signals>; dispose(): void } {
-  const signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT'];
-  let on: (signal: NodeJS.Signals) => void = () => {};
-  const dispose = (): void => {
-    for (const s of signals) process.off(s, on);
-  };
-  const received = new Promise<NodeJS.Signals>((resolvePromise) => {
-    on = (signal) => {
-      dispose();
-      resolvePromise(signal);
-    };
-  });
-  for (const s of signals) process.on(s, on);
-  return { received, dispose };
-}
 
 export const shuffleServerCommand: Command = {
   name: 'shuffle-server',

@@ -52,6 +52,14 @@ export const EngineErrorCode = {
   EVENT_LOG: 'WEFT_ERR_EVENT_LOG',
   /** `--job-id` names a run that cannot be resumed: it finished, or another job module or other job arguments were given. Carries `jobId`, `field`. */
   RESUME_REFUSED: 'WEFT_ERR_RESUME_REFUSED',
+  /**
+   * A cluster task executor refused a deployment (`weft task-executor`): unsigned or forged (not signed
+   * with the shared secret), another weft version, a code bundle whose hash does not match, or no free slot.
+   * Nothing of it ran. Carries `taskExecutorId`, `reason`.
+   */
+  DEPLOYMENT_REFUSED: 'WEFT_ERR_DEPLOYMENT_REFUSED',
+  /** `weft run --cluster`: no compatible task executor registered in the cluster's Redis within the startup timeout. Carries `cluster` (the redacted URL). Exit code 1. */
+  NO_TASK_EXECUTOR: 'WEFT_ERR_NO_TASK_EXECUTOR',
 } as const;
 
 export type EngineErrorCode = (typeof EngineErrorCode)[keyof typeof EngineErrorCode];

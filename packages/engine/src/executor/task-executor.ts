@@ -7,6 +7,10 @@ export interface TaskExecutorListener {
   onTaskEvent(executor: TaskExecutorId, event: TaskEvent): void;
   /** The executor is gone (process exit, missed heartbeats, failed start): its running tasks are lost. */
   onExecutorLost(executor: TaskExecutorId, error: Error): void;
+  /** A new executor can take work (a TaskExecutorProvider's, joining while the job runs). */
+  onExecutorJoined?(executor: TaskExecutor): void;
+  /** The executor takes no new work (it drains to stop); what it runs may still finish, and it is lost later. */
+  onExecutorRetiring?(executor: TaskExecutorId): void;
 }
 
 /**
@@ -22,7 +26,7 @@ export interface TaskExecutorListener {
 export interface TaskExecutor extends AsyncDisposable {
   readonly id: TaskExecutorId;
   readonly slots: number;
-  /** `inprocess` or `worker`. */
+  /** `inprocess`, `worker`, or a provider's kind (e.g. `remote`). */
   readonly kind: string;
   /** The operating-system process running the tasks, when it is not the job master's. */
   readonly pid?: number | undefined;

@@ -1,14 +1,16 @@
 // The entry point of a worker process (forked by WorkerPool). It loads the job module, rebuilds the
 // shuffle factories from their references, and runs the regions it is sent in an in-process executor,
 // reporting task events, progress and heartbeats over the IPC channel. Not part of the public API.
-import type { JsonValue, LogFields, Logger, ShuffleServiceFactory, ShuffleServiceReference } from '@weft/shuffle-api';
+import type { LogFields, Logger } from '@weft/shuffle-api';
 import { jobId as toJobId, taskExecutorId } from '@weft/shuffle-api';
 import { EngineError } from '../errors/engine-error.js';
-import type { ExternalFileSystem, ExternalFileSystemProvider, ExternalFileSystemReference } from '../io/external-file-system.js';
+import type { ExternalFileSystem } from '../io/external-file-system.js';
 import { loadJob } from '../graph/load-job.js';
 import { resolveSerializer } from '../serialization/serializers.js';
 import { serializeTaskError } from '../runtime/task-error-serialization.js';
 import { InProcessTaskExecutor } from './in-process-task-executor.js';
+import { rebuildFileSystem } from './rebuild-file-system.js';
+import { rebuildShuffleFactory } from './rebuild-shuffle-factory.js';
 import type { FromWorkerMessage, ToWorkerMessage, WorkerInitMessage } from './worker-protocol.js';
 
 // Modules the job master named when it forked this worker ahead of the job: importing them now overlaps
@@ -38,30 +40,6 @@ function ipcLogger(bindings: LogFields = {}): Logger {
     send({ type: 'log', level, fields: { ...bindings, ...fields }, message: text });
   };
   return { debug: () => {}, info: forward('info'), warn: forward('warn'), error: forward('error'), child: (more) => ipcLogger({ ...bindings, ...more }) };
-}
-
-async function rebuildFactory(reference: ShuffleServiceReference, field: string): Promise<ShuffleServiceFactory> {
-  let module: Record<string, unknown>;
-  try {
-    module = (await import(reference.module)) as Record<string, unknown>;
-  } catch (error) {
-    throw new EngineError('WEFT_ERR_TASK_EXECUTOR_LOST', `worker cannot import the ${field} shuffle module ${reference.module}: ${(error as Error).message}`, { cause: error });
-  }
-  const provider = module[reference.exportName];
-  if (typeof provider !== 'function') throw new EngineError('WEFT_ERR_TASK_EXECUTOR_LOST', `${reference.module} has no function export ${reference.exportName}`);
-  return (provider as (options: JsonValue) => ShuffleServiceFactory)(reference.options);
-}
-
-async function rebuildFileSystem(reference: ExternalFileSystemReference): Promise<ExternalFileSystem> {
-  let module: Record<string, unknown>;
-  try {
-    module = (await import(reference.module)) as Record<string, unknown>;
-  } catch (error) {
-    throw new EngineError('WEFT_ERR_TASK_EXECUTOR_LOST', `worker cannot import the file system module ${reference.module}: ${(error as Error).message}`, { cause: error });
-  }
-  const provider = module[reference.exportName];
-  if (typeof provider !== 'function') throw new EngineError('WEFT_ERR_TASK_EXECUTOR_LOST', `${reference.module} has no function export ${reference.exportName}`);
-  return (provider as ExternalFileSystemProvider)(reference.options);
 }
 
 let executor: InProcessTaskExecutor | undefined;
@@ -100,8 +78,8 @@ async function init(message: WorkerInitMessage): Promise<void> {
   const [loaded, pipelined, blocking, rebuilt] = await Promise.all([
     // the job master checked the inputs already
     loadJob({ job: message.jobModuleUrl, args: message.args, parallelism: message.parallelism, exchangeMode: message.exchangeMode, cwd: message.cwd, checkInputs: false }),
-    rebuildFactory(message.pipelined, 'pipelined'),
-    rebuildFactory(message.blocking, 'blocking'),
+    rebuildShuffleFactory(message.pipelined, 'pipelined'),
+    rebuildShuffleFactory(message.blocking, 'blocking'),
     Promise.all(message.fileSystems.map(rebuildFileSystem)),
   ]);
   fileSystems = rebuilt;

@@ -62,7 +62,7 @@ export interface FaultInjectorContext {
   readonly topology: JobTopology;
   /** Its pipelined regions, as `computePipelinedRegions` returns them. */
   readonly regions: readonly (readonly string[])[];
-  readonly executor: 'inprocess' | 'workers';
+  readonly executor: string;
 }
 
 /** Builds the injector of one job run (runJob calls it once the job is planned). */

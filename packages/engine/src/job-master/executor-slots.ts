@@ -11,6 +11,7 @@ export class ExecutorSlots {
   /** Each executor (in the order they joined) and its free slots. */
   readonly #free = new Map<TaskExecutor, number>();
   readonly #lost = new Set<string>();
+  readonly #retiring = new Set<string>();
   #replacing = 0;
 
   add(executor: TaskExecutor): void {
@@ -28,12 +29,24 @@ export class ExecutorSlots {
     return undefined;
   }
 
+  /** The executor takes no new work (`best` skips it); it keeps its running regions until it is lost. */
+  retire(id: TaskExecutorId): void {
+    this.#retiring.add(id);
+  }
+
+  isRetiring(id: TaskExecutorId): boolean {
+    return this.#retiring.has(id);
+  }
+
   isLost(id: TaskExecutorId): boolean {
     return this.#lost.has(id);
   }
 
+  /** Executors that may still take work (retiring ones do not count). */
   get count(): number {
-    return this.#free.size;
+    let n = 0;
+    for (const executor of this.#free.keys()) if (!this.#retiring.has(executor.id)) n++;
+    return n;
   }
 
   /** Replacements being started. */
@@ -64,7 +77,7 @@ export class ExecutorSlots {
     let best: TaskExecutor | undefined;
     let bestFree = 0;
     for (const [executor, free] of this.#free) {
-      if (free > bestFree) {
+      if (free > bestFree && !this.#retiring.has(executor.id)) {
         best = executor;
         bestFree = free;
       }

@@ -10,7 +10,8 @@ import type { FailoverRecord } from './failover-record.js';
 export interface JobSubmittedOptions {
   readonly parallelism: number;
   readonly exchangeMode: ExchangeMode;
-  readonly executor: 'inprocess' | 'workers';
+  /** `inprocess`, `workers`, or a TaskExecutorProvider's kind (e.g. `cluster`). */
+  readonly executor: string;
   readonly workers: number;
   readonly slotsPerExecutor: number;
   readonly failoverStrategy: FailoverStrategyName;

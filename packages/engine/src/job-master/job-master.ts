@@ -160,6 +160,16 @@ export class JobMaster implements TaskExecutorListener {
   }
 
   onExecutorLost(executorId: TaskExecutorId, error: Error): void {
+    // A retiring executor (draining to stop) closes once its tasks reported: their finished reports, still
+    // being stored, count before the loss is handled.
+    if (this.#slots.isRetiring(executorId) && !this.#slots.isLost(executorId)) {
+      void this.#scheduler.finishesSettled().then(() => this.#executorLost(executorId, error));
+      return;
+    }
+    this.#executorLost(executorId, error);
+  }
+
+  #executorLost(executorId: TaskExecutorId, error: Error): void {
     const executor = this.#slots.remove(executorId);
     if (executor === undefined) return;
     this.#logger.warn({ taskExecutorId: executorId, error: error.message }, 'task executor lost');
@@ -173,6 +183,19 @@ export class JobMaster implements TaskExecutorListener {
     record.replaced = replace;
     if (replace) this.#replaceExecutor(executorId, lost);
     else if (this.#slots.count === 0 && this.#slots.replacing === 0 && running) this.#scheduler.failJob(this.#noExecutorLeft(lost));
+    this.#scheduler.schedule();
+  }
+
+  onExecutorJoined(executor: TaskExecutor): void {
+    // one joining before `run` is scheduled on as the others are
+    this.#logger.info({ taskExecutorId: executor.id, slots: executor.slots }, 'task executor joined');
+    this.#slots.add(executor);
+    if (this.#ran) this.#scheduler.schedule();
+  }
+
+  onExecutorRetiring(executorId: TaskExecutorId): void {
+    this.#logger.info({ taskExecutorId: executorId }, 'task executor retiring: no new work for it');
+    this.#slots.retire(executorId);
     this.#scheduler.schedule();
   }
 

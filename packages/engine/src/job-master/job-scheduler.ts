@@ -58,6 +58,8 @@ export class JobScheduler {
   #state: 'created' | 'running' | 'failing' | 'publishing' | 'done' = 'created';
   #failure: EngineError | undefined;
   #aborted = false;
+  /** Finished reports whose event the listener is still storing. */
+  readonly #storing = new Set<Promise<unknown>>();
   readonly #completion: JobCompletion;
 
   constructor(options: JobSchedulerOptions) {
@@ -117,6 +119,11 @@ export class JobScheduler {
   isPartitionAvailable(partitionId: string): boolean {
     const p = this.#options.topology.indexOfResultPartition(partitionId);
     return p < 0 || !this.#partitions.isReleased(p);
+  }
+
+  /** Resolves once every finished report received so far counted or not (its event stored or refused). */
+  async finishesSettled(): Promise<void> {
+    while (this.#storing.size > 0) await Promise.allSettled([...this.#storing]);
   }
 
   /** Resolves once the partition releases under way settled. */
@@ -231,7 +238,10 @@ export class JobScheduler {
       else this.#taskStopped(this.#regionOf(v)); // unrecorded: not finished; the job is failing
     };
     if (stored === false) settle(false);
-    else void stored.then(settle);
+    else {
+      const pending: Promise<unknown> = stored.then(settle).finally(() => this.#storing.delete(pending));
+      this.#storing.add(pending);
+    }
   }
 
   /** Execution vertex `v`'s current attempt failed: its region stops; the failure goes to RegionRestarts. */

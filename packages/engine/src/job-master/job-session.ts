@@ -2,6 +2,8 @@ import { type JobId, type Logger, type ShuffleMaster, type ShuffleServiceFactory
 import { InProcessTaskExecutor } from '../executor/in-process-task-executor.js';
 import type { PrestartedWorkers } from '../executor/prestarted-workers.js';
 import type { TaskExecutor, TaskExecutorListener } from '../executor/task-executor.js';
+import type { TaskExecutorProvider } from '../executor/task-executor-provider.js';
+import { EngineError } from '../errors/engine-error.js';
 import { WorkerPool } from '../executor/worker-pool.js';
 import type { WorkerPoolOptions } from '../executor/worker-pool-options.js';
 import type { LoadedJob } from '../graph/load-job.js';
@@ -24,8 +26,8 @@ export interface JobSessionOptions {
   readonly loaded: LoadedJob;
   readonly args: readonly string[];
   readonly shuffle: JobShuffleServices;
-  /** `inprocess`: one executor in this process; `workers`: a pool of worker processes. */
-  readonly executor: 'inprocess' | 'workers';
+  /** `inprocess`: one executor in this process; `workers`: a pool of worker processes; or a provider's executors. */
+  readonly executor: 'inprocess' | 'workers' | TaskExecutorProvider;
   readonly workers: number;
   readonly slotsPerExecutor: number;
   readonly cwd: string;
@@ -123,6 +125,8 @@ export class JobSession {
    */
   async close(beforeUnregister: () => Promise<void>): Promise<void> {
     const { logger, jobId } = this.#options;
+    const provider = this.#options.executor;
+    if (typeof provider === 'object') await provider.close().catch((error: unknown) => logger.warn({ jobId, error: (error as Error).message }, 'closing the task executor provider failed'));
     await Promise.all(
       this.#executors.map((executor) => executor.close().catch((error: unknown) => logger.warn({ taskExecutorId: executor.id, error: (error as Error).message }, 'closing a task executor failed'))),
     );
@@ -134,6 +138,37 @@ export class JobSession {
 
   async #startExecutors(listener: TaskExecutorListener): Promise<TaskExecutor[]> {
     const o = this.#options;
+    if (typeof o.executor === 'object') {
+      const moduleUrl = o.loaded.moduleUrl;
+      const pipelined = o.shuffle.pipelined.reference;
+      const blocking = o.shuffle.blocking.reference;
+      if (moduleUrl === undefined) throw new EngineError('WEFT_ERR_INVALID_JOB', `a job run on ${o.executor.kind} executors must be given as a module path, so its code can travel`, { context: { field: 'job' } });
+      if (pipelined === undefined || blocking === undefined) {
+        throw new EngineError('WEFT_ERR_INVALID_ARGUMENT', `the ${pipelined === undefined ? 'pipelined' : 'blocking'} shuffle service has no reference, so ${o.executor.kind} executors cannot rebuild it`, { context: { field: 'shuffle' } });
+      }
+      const kind = o.executor.kind;
+      const fileSystems = o.fileSystems.map((fs, i) => {
+        if (fs.reference === undefined) throw new EngineError('WEFT_ERR_INVALID_ARGUMENT', `the ${fs.scheme}:// file system has no reference, so ${kind} executors cannot rebuild it`, { context: { field: `fileSystems[${i}]` } });
+        return fs.reference;
+      });
+      return [
+        ...(await o.executor.start({
+          jobId: o.jobId,
+          jobModuleUrl: moduleUrl,
+          args: o.args,
+          plan: o.loaded.plan,
+          parallelism: o.loaded.plan.defaultParallelism,
+          exchangeMode: o.loaded.plan.exchangeMode,
+          pipelined,
+          blocking,
+          fileSystems,
+          cwd: o.cwd,
+          serializer: o.serializerName,
+          listener,
+          logger: o.logger,
+        })),
+      ];
+    }
     if (o.executor === 'inprocess') {
       return [
         await InProcessTaskExecutor.start({

@@ -8,6 +8,7 @@ import type { ExchangeMode } from '../api/exchange-mode.js';
 import { EngineError, invalidEngineArgument } from '../errors/engine-error.js';
 import { ExecutionTopology } from '../execution/execution-topology.js';
 import type { PrestartedWorkers } from '../executor/prestarted-workers.js';
+import { isTaskExecutorProvider, type TaskExecutorProvider } from '../executor/task-executor-provider.js';
 import { createFailoverStrategy } from '../failover/create-failover-strategy.js';
 import type { FailoverStrategyName } from '../failover/failover-strategy.js';
 import type { FaultInjectorFactory } from '../faults/fault-injector.js';
@@ -40,8 +41,12 @@ export interface RunJobOptions {
   readonly parallelism?: number;
   /** @defaultValue the job's own, else 'ALL_EDGES_BLOCKING' */
   readonly exchangeMode?: ExchangeMode;
-  /** `inprocess`: regions run in this process; `workers`: in a pool of worker processes. @defaultValue 'inprocess' */
-  readonly executor?: 'inprocess' | 'workers';
+  /**
+   * `inprocess`: regions run in this process; `workers`: in a pool of worker processes; a
+   * TaskExecutorProvider: on the executors it provides (e.g. `@weft/cluster`'s, on other hosts; the
+   * runJob does not close it, the job's end does). @defaultValue 'inprocess'
+   */
+  readonly executor?: 'inprocess' | 'workers' | TaskExecutorProvider;
   /** Worker processes of the pool. @defaultValue os.availableParallelism() */
   readonly workers?: number;
   /** Regions one executor runs at once. @defaultValue 1 per worker; os.availableParallelism() in process */
@@ -131,7 +136,8 @@ export interface JobResult {
   readonly durationMs: number;
   readonly parallelism: number;
   readonly exchangeMode: ExchangeMode;
-  readonly executor: { readonly kind: 'inprocess' | 'workers'; readonly executors: number; readonly slots: number };
+  /** `kind`: `inprocess`, `workers`, or the provider's kind; `executors`: how many the job ran on (joined ones included). */
+  readonly executor: { readonly kind: string; readonly executors: number; readonly slots: number };
   /** Process ids of every worker the job started (replacements included); empty in process. */
   readonly workerPids: readonly number[];
   /** The job's topology (docs/DESIGN.md contract 1): what `weft plan` reads to predict a failure's blast radius. */
@@ -224,11 +230,13 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   const started = performance.now();
   const cwd = options.cwd ?? process.cwd();
   const logger = options.logger ?? noopLogger;
-  const kind = options.executor ?? 'inprocess';
-  if (kind !== 'inprocess' && kind !== 'workers') throw invalidEngineArgument('executor', `expected 'inprocess' or 'workers', got ${JSON.stringify(kind)}`);
+  const executorOption = options.executor ?? 'inprocess';
+  const provider = isTaskExecutorProvider(executorOption) ? executorOption : undefined;
+  if (provider === undefined && executorOption !== 'inprocess' && executorOption !== 'workers') throw invalidEngineArgument('executor', `expected 'inprocess', 'workers' or a TaskExecutorProvider, got ${JSON.stringify(executorOption)}`);
+  const kind: 'inprocess' | 'workers' | string = provider?.kind ?? (executorOption as 'inprocess' | 'workers');
   const parallelism = checkCount('parallelism', options.parallelism, availableParallelism());
   const workers = checkCount('workers', options.workers, availableParallelism());
-  const slots = checkCount('slotsPerExecutor', options.slotsPerExecutor, kind === 'workers' ? 1 : availableParallelism());
+  const slots = checkCount('slotsPerExecutor', options.slotsPerExecutor, kind === 'inprocess' ? availableParallelism() : 1);
   const releasePartitionsDuringJob = options.releasePartitionsDuringJob ?? true;
   if (typeof releasePartitionsDuringJob !== 'boolean') throw invalidEngineArgument('releasePartitionsDuringJob', `expected a boolean, got ${JSON.stringify(releasePartitionsDuringJob)}`);
   const eventListener = options.eventListener;
@@ -245,7 +253,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   const args = options.args ?? [];
   const loaded = await loadJob({ job: options.job, args, parallelism, cwd, fileSystems, ...(options.exchangeMode === undefined ? {} : { exchangeMode: options.exchangeMode }) });
   serializer = loaded.definition.options.serializer ?? serializer;
-  if (kind === 'workers' && loaded.moduleUrl === undefined) throw new EngineError('WEFT_ERR_INVALID_JOB', 'a job run on worker processes must be given as a module path, so workers can load it', { context: { field: 'job' } });
+  if (kind !== 'inprocess' && loaded.moduleUrl === undefined) throw new EngineError('WEFT_ERR_INVALID_JOB', 'a job run on worker processes must be given as a module path, so workers can load it', { context: { field: 'job' } });
   const topology = ExecutionTopology.from(loaded.plan.topology);
   const regions = buildPipelinedRegions(topology);
   const restartStrategy = options.restartStrategy ?? { type: 'none' };
@@ -283,7 +291,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
     loaded,
     args,
     shuffle: options.shuffle,
-    executor: kind,
+    executor: provider ?? (kind as 'inprocess' | 'workers'),
     workers,
     slotsPerExecutor: slots,
     cwd,
@@ -359,7 +367,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       durationMs: performance.now() - started,
       parallelism,
       exchangeMode: loaded.plan.exchangeMode,
-      executor: { kind, executors: kind === 'inprocess' ? executors.length : workers, slots },
+      executor: { kind, executors: kind === 'workers' ? workers : session.executors.length, slots: provider === undefined ? slots : Math.max(0, ...session.executors.map((e) => e.slots)) },
       workerPids: session.executors.flatMap((e) => (e.pid === undefined ? [] : [e.pid])),
       topology: loaded.plan.topology,
       failoverStrategy: failover.name,

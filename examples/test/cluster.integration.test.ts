@@ -1,0 +1,80 @@
+// Cluster mode end to end (docs/cluster.md): real redis-server and s3rver, three `weft task-executor`
+// processes on 127.0.0.2/.3/.4, and `weft run --cluster`. Outputs are checked against references computed
+// here, independently of the engine.
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { writeCorpus } from '../lib/corpus.js';
+import { KEY_LENGTH, writeTerasortInput } from '../lib/terasort-data.js';
+import { execFile } from 'node:child_process';
+import { root, TestCluster } from './support/cluster-fixture.js';
+import { countWordsByScanning } from './support/word-reference.js';
+
+function parseCounts(text: string): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line === '') continue;
+    const tab = line.lastIndexOf('\t');
+    assert.ok(!counts.has(line.slice(0, tab)), `word ${line.slice(0, tab)} listed twice`);
+    counts.set(line.slice(0, tab), Number(line.slice(tab + 1)));
+  }
+  return counts;
+}
+
+interface Summary {
+  status: string;
+  executor: { kind: string; executors: number };
+  cluster: { executors: { id: string }[]; refused: { id: string; reason: string }[] };
+  executorsLost: { taskExecutorId: string }[];
+}
+
+describe('weft run --cluster on three task executors', () => {
+  let cluster: TestCluster;
+  let corpus = '';
+  let reference: Map<string, number>;
+  before(async () => {
+    cluster = await TestCluster.start();
+    await Promise.all(['127.0.0.2', '127.0.0.3', '127.0.0.4'].map((host) => cluster.startExecutor(host)));
+    corpus = join(cluster.dir, 'corpus.txt');
+    writeCorpus(corpus, 1024 * 1024);
+    reference = countWordsByScanning(await readFile(corpus, 'utf8'));
+  });
+  after(async () => {
+    await cluster?.[Symbol.asyncDispose]();
+  });
+
+  it('word-count runs on the registered executors and counts every word exactly', async () => {
+    const run = await cluster.run('word-count.ts', ['--parallelism', '3'], ['--input', corpus, '--output', 'counts.tsv']);
+    assert.equal(run.code, 0, run.stderr);
+    const summary = JSON.parse(run.stdout) as Summary;
+    assert.equal(summary.status, 'succeeded');
+    assert.equal(summary.executor.kind, 'cluster');
+    assert.deepEqual(summary.cluster.executors.map((e) => e.id.split('~')[0]).sort(), cluster.executors.map((e) => e.id).sort(), 'all three took the job');
+    assert.deepEqual(parseCounts(await readFile(join(cluster.dir, 'counts.tsv'), 'utf8')), reference);
+  });
+
+  it('weft cluster status lists the three executors with their slots', async () => {
+    const stdout = await new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, [join(root, 'packages', 'cli', 'bin', 'weft.js'), 'cluster', 'status', '--cluster', cluster.clusterUrl, '--json'], (error, out) => (error === null ? resolve(out) : reject(error))),
+    );
+    const status = JSON.parse(stdout) as { executors: { id: string; advertisedUrl: string; slots: number }[]; slots: number };
+    assert.deepEqual(status.executors.map((e) => e.id), cluster.executors.map((e) => e.id).sort());
+    assert.deepEqual(status.executors.map((e) => new URL(e.advertisedUrl).hostname).sort(), ['127.0.0.2', '127.0.0.3', '127.0.0.4'], 'each on its own address');
+    assert.equal(status.slots, 3);
+  });
+
+  it('terasort writes every record once, in key order', async () => {
+    const records = 30_000;
+    const input = join(cluster.dir, 'records.txt');
+    writeTerasortInput(input, records);
+    const run = await cluster.run('terasort.ts', ['--parallelism', '3'], ['--input', input, '--output', 'sorted.txt']);
+    assert.equal(run.code, 0, run.stderr);
+    const output = (await readFile(join(cluster.dir, 'sorted.txt'), 'utf8')).split('\n');
+    assert.equal(output.pop(), '', 'ends with a newline');
+    const inputLines = (await readFile(input, 'utf8')).split('\n').filter((l) => l !== '');
+    const expected = [...inputLines].sort((a, b) => (a.slice(0, KEY_LENGTH) < b.slice(0, KEY_LENGTH) ? -1 : a.slice(0, KEY_LENGTH) > b.slice(0, KEY_LENGTH) ? 1 : 0));
+    assert.deepEqual(output.map((l) => l.slice(0, KEY_LENGTH)), expected.map((l) => l.slice(0, KEY_LENGTH)), 'keys in order');
+    assert.deepEqual([...output].sort(), [...inputLines].sort(), 'the same records');
+  });
+});

@@ -1,0 +1,100 @@
+// A cluster for tests, as an operator runs one: a real redis-server (registry, metadata, event log), a real
+// s3rver (blocking partitions), and `weft task-executor` processes, each bound to its own loopback address
+// (127.0.0.2, 127.0.0.3, …) with a directory of its own.
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { type RedisServer, type S3Server, startRedis, startS3Server } from '@weft/testkit';
+
+export const root = fileURLToPath(new URL('../../..', import.meta.url));
+const bin = join(root, 'packages', 'cli', 'bin', 'weft.js');
+/** The executor process itself (not bin/weft.js's shim), so its pid is the executor's. */
+const weftCommand = ['--conditions=source', '--import', import.meta.resolve('tsx'), join(root, 'packages', 'cli', 'src', 'main.ts')];
+export const SECRET = 'cluster-test-secret-0123456789';
+
+export interface RunResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export interface ClusterExecutor {
+  readonly host: string;
+  readonly dir: string;
+  readonly id: string;
+  readonly child: ChildProcess;
+  /** Everything it wrote on stderr so far. */
+  stderr(): string;
+  exited(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export class TestCluster implements AsyncDisposable {
+  readonly executors: ClusterExecutor[] = [];
+  private constructor(
+    readonly redis: RedisServer,
+    readonly s3: S3Server,
+    readonly dir: string,
+  ) {}
+
+  static async start(): Promise<TestCluster> {
+    const [redis, s3] = await Promise.all([startRedis({ persistent: false }), startS3Server({ buckets: ['weft-cluster'] })]);
+    return new TestCluster(redis, s3, await mkdtemp(join(tmpdir(), 'weft-cluster-')));
+  }
+
+  /** The cluster's Redis (registry) URL: database 1; metadata and the event log go to database 0. */
+  get clusterUrl(): string {
+    return `redis://127.0.0.1:${this.redis.port}/1`;
+  }
+
+  get env(): Record<string, string> {
+    return { AWS_ENDPOINT_URL_S3: this.s3.endpoint, AWS_REGION: this.s3.region, AWS_ACCESS_KEY_ID: this.s3.accessKeyId, AWS_SECRET_ACCESS_KEY: this.s3.secretAccessKey, WEFT_SHUFFLE_SECRET: SECRET };
+  }
+
+  /** Starts `weft task-executor` on `host` and resolves once it printed that it registered. */
+  async startExecutor(host: string, extra: readonly string[] = []): Promise<ClusterExecutor> {
+    const dir = await mkdtemp(join(this.dir, `executor-${host}-`));
+    const child = spawn(process.execPath, [...weftCommand, 'task-executor', '--cluster', this.clusterUrl, '--host', host, '--dir', dir, '--heartbeat-ms', '200', '--heartbeat-ttl-ms', '1500', ...extra], {
+      cwd: dir,
+      env: { ...process.env, ...this.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    const id = await new Promise<string>((resolve, reject) => {
+      const lines = createInterface({ input: child.stdout! });
+      lines.on('line', (line) => {
+        const match = /^task executor (\S+) registered$/.exec(line);
+        if (match !== null) resolve(match[1] as string);
+      });
+      void exit.then(({ code, signal }) => reject(new Error(`task executor on ${host} exited (${signal ?? code}) before it registered: ${stderr}`)));
+    });
+    const executor: ClusterExecutor = { host, dir, id, child, stderr: () => stderr, exited: () => exit };
+    this.executors.push(executor);
+    return executor;
+  }
+
+  /** `weft run <job> --cluster … --store s3://… --meta redis://… --json -- <jobArgs>` in the cluster's directory (`direct`: without the shim). */
+  run(job: string, args: readonly string[], jobArgs: readonly string[], onStart?: (child: ChildProcess) => void, direct = false): Promise<RunResult> {
+    return new Promise((resolve) => {
+      const child = execFile(
+        process.execPath,
+        // direct: the job master's own process (no bin/weft.js shim), so a test can kill exactly it
+        [...(direct ? weftCommand : [bin]), 'run', join(root, 'examples', job), '--cluster', this.clusterUrl, '--store', `s3://weft-cluster/${Math.random().toString(36).slice(2)}`, '--meta', `redis://127.0.0.1:${this.redis.port}/0`, '--json', ...args, '--', ...jobArgs],
+        { cwd: this.dir, maxBuffer: 256 * 1024 * 1024, env: { ...process.env, ...this.env } },
+        (error, stdout, stderr) => resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr }),
+      );
+      onStart?.(child);
+    });
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    for (const e of this.executors) if (e.child.exitCode === null && e.child.signalCode === null) e.child.kill('SIGKILL');
+    await Promise.all(this.executors.map((e) => e.exited()));
+    await Promise.allSettled([this.redis[Symbol.asyncDispose](), this.s3[Symbol.asyncDispose]()]);
+    await rm(this.dir, { recursive: true, force: true });
+  }
+}
