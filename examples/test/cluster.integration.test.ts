@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { writeCorpus } from '../lib/corpus.js';
 import { KEY_LENGTH, writeTerasortInput } from '../lib/terasort-data.js';
 import { execFile } from 'node:child_process';
+import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { root, TestCluster } from './support/cluster-fixture.js';
 import { countWordsByScanning } from './support/word-reference.js';
 
@@ -52,6 +53,17 @@ describe('weft run --cluster on three task executors', () => {
     assert.equal(summary.executor.kind, 'cluster');
     assert.deepEqual(summary.cluster.executors.map((e) => e.id.split('~')[0]).sort(), cluster.executors.map((e) => e.id).sort(), 'all three took the job');
     assert.deepEqual(parseCounts(await readFile(join(cluster.dir, 'counts.tsv'), 'utf8')), reference);
+  });
+
+  it('word-count reads its input from S3 and writes its output to S3 on the executors (ranged reads there, published all or nothing)', async () => {
+    const bucket = 'weft-cluster';
+    await cluster.s3.client().send(new PutObjectCommand({ Bucket: bucket, Key: 'in/corpus.txt', Body: await readFile(corpus) }));
+    const run = await cluster.run('word-count.ts', ['--parallelism', '3'], ['--input', `s3://${bucket}/in/`, '--output', `s3://${bucket}/out/counts.tsv`]);
+    assert.equal(run.code, 0, run.stderr);
+    const summary = JSON.parse(run.stdout) as Summary;
+    assert.equal(summary.executor.kind, 'cluster');
+    const object = await cluster.s3.client().send(new GetObjectCommand({ Bucket: bucket, Key: 'out/counts.tsv' }));
+    assert.deepEqual(parseCounts(Buffer.from(await object.Body!.transformToByteArray()).toString('utf8')), reference);
   });
 
   it('weft cluster status lists the three executors with their slots', async () => {
