@@ -1,7 +1,7 @@
 import { defineConfig } from 'tsup';
 
 export default defineConfig({
-  entry: { index: 'src/index.ts', 'server/index': 'src/server/index.ts', 'client/index': 'src/client/index.ts' },
+  entry: { index: 'src/index.ts', 'server/index': 'src/server/index.ts', 'client/index': 'src/client/index.ts', 'redis/index': 'src/redis/index.ts' },
   format: ['esm'],
   dts: true,
   sourcemap: true,
