@@ -16,13 +16,13 @@ describe('parseRedisUrl', () => {
       name: 'mymaster',
       db: 3,
       password: 's3cret',
-      ack: { minReplicas: 1, replicaTimeoutMs: 1000, replicaTries: 10 },
+      ack: { minReplicas: 1, replicaTimeoutMs: 1000, replicaTries: 30 },
       description: 'redis+sentinel://:***@10.0.0.1:26380,sentinel-b,[::1]:5000/mymaster/3',
     });
     const { reconnectOnError, ...client } = redisClientOptions(endpoint);
     assert.deepEqual(client, {
       sentinels: [{ host: '10.0.0.1', port: 26380 }, { host: 'sentinel-b', port: 26379 }, { host: '::1', port: 5000 }],
-      name: 'mymaster', db: 3, password: 's3cret', failoverDetector: true,
+      name: 'mymaster', db: 3, password: 's3cret',
     });
     // a demoted primary answers READONLY: reconnect (to whichever node the Sentinels now name), do not resend
     assert.equal(typeof reconnectOnError === 'function' && reconnectOnError(new Error('READONLY You can\'t write against a read only replica.')), 1);
@@ -33,7 +33,7 @@ describe('parseRedisUrl', () => {
   it('parses a plain URL with no replica acknowledgement unless the query asks for one', () => {
     assert.deepEqual(parseRedisUrl('redis://user:p%40ss@127.0.0.2:6380/2'), {
       kind: 'direct', host: '127.0.0.2', port: 6380, tls: false, db: 2, username: 'user', password: 'p@ss',
-      ack: { minReplicas: 0, replicaTimeoutMs: 1000, replicaTries: 10 }, description: 'redis://user:***@127.0.0.2:6380/2',
+      ack: { minReplicas: 0, replicaTimeoutMs: 1000, replicaTries: 30 }, description: 'redis://user:***@127.0.0.2:6380/2',
     });
     const tls = parseRedisUrl('rediss://cache.example:6390?minReplicas=2&replicaTimeoutMs=250&replicaTries=3');
     assert.equal(tls.kind === 'direct' && tls.tls, true);

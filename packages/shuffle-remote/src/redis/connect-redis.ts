@@ -34,7 +34,7 @@ export function redisClientOptions(endpoint: RedisEndpoint): RedisOptions {
   const auth = { ...(endpoint.username === undefined ? {} : { username: endpoint.username }), ...(endpoint.password === undefined ? {} : { password: endpoint.password }) };
   const reconnectOnError = (error: Error): 1 | false => (String(error.message).startsWith('READONLY') ? 1 : false);
   if (endpoint.kind === 'sentinel') {
-    return { sentinels: endpoint.sentinels.map((s) => ({ host: s.host, port: s.port })), name: endpoint.name, db: endpoint.db, ...auth, reconnectOnError, failoverDetector: true };
+    return { sentinels: endpoint.sentinels.map((s) => ({ host: s.host, port: s.port })), name: endpoint.name, db: endpoint.db, ...auth, reconnectOnError };
   }
   return { host: endpoint.host, port: endpoint.port, db: endpoint.db, ...auth, ...(endpoint.tls ? { tls: { servername: endpoint.host } } : {}), reconnectOnError };
 }

@@ -15,7 +15,7 @@ export interface ReplicaAckPolicy {
   readonly minReplicas: number;
   /** How long one WAIT waits for them. @defaultValue 1000 */
   readonly replicaTimeoutMs: number;
-  /** WAITs that fall short before the write fails with SHF_ERR_NOT_REPLICATED. @defaultValue 10 */
+  /** WAITs that fall short before the write fails with SHF_ERR_NOT_REPLICATED (with the default timeout, about 30 s: a killed node takes Sentinel 15-20 s to turn into a replica again). @defaultValue 30 */
   readonly replicaTries: number;
 }
 
@@ -34,7 +34,7 @@ export type RedisEndpoint =
   | (EndpointBase & { readonly kind: 'sentinel'; readonly sentinels: readonly SentinelAddress[]; readonly name: string });
 
 export const DEFAULT_REPLICA_TIMEOUT_MS = 1_000;
-export const DEFAULT_REPLICA_TRIES = 10;
+export const DEFAULT_REPLICA_TRIES = 30;
 const DEFAULT_SENTINEL_PORT = 26379;
 const DEFAULT_REDIS_PORT = 6379;
 const SCHEMES = ['redis:', 'rediss:', 'redis+sentinel:'];
