@@ -274,10 +274,18 @@ export class RedisCommitIndex {
     });
   }
 
-  /** Step two: the claim becomes the commit. False when it was replaced meanwhile (the commit is lost). */
+  /**
+   * Step two: the claim becomes the commit. False when it was replaced meanwhile (the commit is lost).
+   * Idempotent: a retry finding the entry already confirmed as `record` (a first try that went through
+   * before its connection changed) is true.
+   */
   async confirm(claim: PendingClaim, record: CommittedPartition): Promise<boolean> {
     const key = this.jobKey(claim.jobId);
-    return this.connection.write('confirmCommit', async (r) => (await r.eval(CAS_SCRIPT, 1, key, claim.partitionId, claim.entry, JSON.stringify(record))) === 1);
+    const json = JSON.stringify(record);
+    return this.connection.write(
+      'confirmCommit',
+      async (r) => (await r.eval(CAS_SCRIPT, 1, key, claim.partitionId, claim.entry, json)) === 1 || (await r.hget(key, claim.partitionId)) === json,
+    );
   }
 
   /** Withdraws a claim that was not confirmed (the local commit failed). Idempotent. */
