@@ -1,6 +1,7 @@
 import { isAbsolute } from 'node:path';
 import type { JobEventLog } from '@weft/engine';
 import { invalidConfig } from '@weft/shuffle-api';
+import { isRedisUrl, parseRedisUrl } from '@weft/shuffle-remote/redis';
 import type { JobEventLogOptions } from './job-event-log-options.js';
 import { RedisJobEventLog } from './redis-job-event-log.js';
 import { SqliteJobEventLog } from './sqlite-job-event-log.js';
@@ -9,10 +10,15 @@ import { SqliteJobEventLog } from './sqlite-job-event-log.js';
 export type JobEventLogLocation = { readonly type: 'sqlite'; readonly path: string } | { readonly type: 'redis'; readonly url: string };
 
 /**
- * Parses docs/DESIGN.md's `--meta` URL: `sqlite:///abs/file.db` or `redis://host:port/db` (`rediss://` for
- * TLS). SHF_ERR_INVALID_CONFIG naming `setting` on anything else.
+ * Parses docs/DESIGN.md's `--meta` URL: `sqlite:///abs/file.db`, `redis://host:port/db` (`rediss://` for
+ * TLS) or `redis+sentinel://host:port[,host:port…]/name/db` (Redis URLs by @weft/shuffle-remote's
+ * parseRedisUrl, the one parser of them). SHF_ERR_INVALID_CONFIG naming `setting` on anything else.
  */
 export function parseJobEventLogUrl(value: string, setting = 'meta'): JobEventLogLocation {
+  if (isRedisUrl(value)) {
+    parseRedisUrl(value, setting);
+    return { type: 'redis', url: value };
+  }
   let url: URL;
   try {
     url = new URL(value);
@@ -25,13 +31,7 @@ export function parseJobEventLogUrl(value: string, setting = 'meta'): JobEventLo
     if (!isAbsolute(path) || path.endsWith('/')) throw invalidConfig(setting, `${JSON.stringify(value)} is not an absolute file path`);
     return { type: 'sqlite', path };
   }
-  if (url.protocol === 'redis:' || url.protocol === 'rediss:') {
-    if (url.hostname === '') throw invalidConfig(setting, `${JSON.stringify(value)} names no host (redis://host:port/db)`);
-    const db = url.pathname.replace(/^\//, '');
-    if (db !== '' && !/^\d+$/.test(db)) throw invalidConfig(setting, `${JSON.stringify(value)}: the database must be a number (redis://host:port/0), got ${JSON.stringify(db)}`);
-    return { type: 'redis', url: value };
-  }
-  throw invalidConfig(setting, `unsupported scheme ${url.protocol} in ${JSON.stringify(value)}; expected sqlite:// or redis://`);
+  throw invalidConfig(setting, `unsupported scheme ${url.protocol} in ${JSON.stringify(value)}; expected sqlite://, redis:// or redis+sentinel://`);
 }
 
 /**

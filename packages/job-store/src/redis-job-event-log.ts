@@ -1,4 +1,4 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import {
   isEngineError,
   type JobEventLog,
@@ -9,7 +9,8 @@ import {
   summarizeJobRun,
   summarizeUnreadableJobRun,
 } from '@weft/engine';
-import { closedError, invalidConfig } from '@weft/shuffle-api';
+import { closedError, invalidConfig, isShuffleError } from '@weft/shuffle-api';
+import { type RedisEndpoint, type ReplicaAckPolicy, createRedisClient, parseRedisUrl, replicatedWrite } from '@weft/shuffle-remote/redis';
 import { decodeHistory, type DecodedHistory, type StoredEntry } from './decode-history.js';
 import { eventLogError, fencedError } from './event-log-errors.js';
 import { type FencedJobLog, openedJobLog } from './fenced-job-log.js';
@@ -21,20 +22,9 @@ import { type StoreRetry, storeRetry } from './retry.js';
 const TRANSIENT_REPLY = /^(LOADING|TRYAGAIN|BUSY |MASTERDOWN|CLUSTERDOWN|READONLY|NOREPLICAS)/;
 
 function isTransientRedis(error: unknown): boolean {
-  if (isEngineError(error)) return false;
+  if (isEngineError(error) || isShuffleError(error, 'SHF_ERR_NOT_REPLICATED')) return false;
   if ((error as { name?: unknown } | null)?.name !== 'ReplyError') return true;
   return TRANSIENT_REPLY.test(String((error as Error).message));
-}
-
-/** The URL without its password, for messages and logs. */
-function redact(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== '') parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'redis://(unparseable)';
-  }
 }
 
 type StreamEntry = [id: string, fields: string[]];
@@ -44,8 +34,10 @@ type StreamEntry = [id: string, fields: string[]];
  * (`…:epoch`, INCR in `open()`), the lease's owner in a hash (`…:lease`), and every job id in a sorted set
  * (`<prefix>runs`). An append is one Lua script that checks the epoch and XADDs atomically. Durable means
  * acknowledged by Redis: how much survives a Redis crash is the server's `appendonly` / `appendfsync`
- * setting (`appendfsync always` for no loss; the default `everysec` may lose the last second). While Redis
- * is away, commands fail at once and are retried with backoff until `retryTimeoutMs`. Not for Redis Cluster.
+ * setting (`appendfsync always` for no loss; the default `everysec` may lose the last second), and — with a
+ * `redis+sentinel://` URL, or `?minReplicas=N` — acknowledged by that many replicas too (WAIT), so a
+ * failover to a replica loses nothing `append()` resolved. While Redis is away (or failing over), commands
+ * fail at once and are retried with backoff until `retryTimeoutMs`. Not for Redis Cluster.
  */
 export class RedisJobEventLog implements JobEventLog {
   readonly description: string;
@@ -55,31 +47,33 @@ export class RedisJobEventLog implements JobEventLog {
   #closing = false;
   #closed: Promise<void> | undefined;
   readonly #retry: StoreRetry;
+  readonly #ack: ReplicaAckPolicy;
 
-  private constructor(redis: Redis, description: string, options: ResolvedJobEventLogOptions) {
+  private constructor(redis: Redis, endpoint: RedisEndpoint, options: ResolvedJobEventLogOptions) {
     this.#redis = redis;
+    const description = endpoint.description;
     this.description = description;
+    this.#ack = endpoint.ack;
     this.#options = options;
     this.#retry = storeRetry({ description, options, isTransient: isTransientRedis, checkOpen: () => this.#checkOpen() });
   }
 
   /**
-   * Connects to `url` (`redis://[user:password@]host:port/db`, `rediss://` for TLS) and checks it with
-   * PING: SHF_ERR_INVALID_CONFIG naming `setting` when Redis cannot be reached.
+   * Connects to `url` (`redis://[user:password@]host:port/db`, `rediss://` for TLS,
+   * `redis+sentinel://host:port[,host:port…]/name/db` for a Sentinel-managed primary; parseRedisUrl) and
+   * checks it with PING: SHF_ERR_INVALID_CONFIG naming `setting` when the URL is bad or Redis cannot be reached.
    */
   static async connect(request: { readonly url: string; readonly setting?: string }, options: JobEventLogOptions = {}): Promise<RedisJobEventLog> {
     const resolved = resolveJobEventLogOptions(options);
-    const description = redact(request.url);
+    const endpoint = parseRedisUrl(request.url, request.setting ?? 'meta');
+    const description = endpoint.description;
     let closing = false;
-    const redis = new Redis(request.url, {
-      lazyConnect: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      connectTimeout: resolved.commandTimeoutMs,
-      commandTimeout: resolved.commandTimeoutMs,
-      retryStrategy: (times) => (closing ? null : Math.min(50 * 2 ** Math.min(times, 5), 1_000)),
+    const redis = createRedisClient(endpoint, {
+      connectTimeoutMs: resolved.commandTimeoutMs,
+      commandTimeoutMs: resolved.commandTimeoutMs,
+      logger: resolved.logger.child({ component: 'job event log' }),
+      reconnect: () => !closing,
     });
-    redis.on('error', (error: Error) => resolved.logger.debug({ redis: description, error: error.message }, 'job event log: redis connection error'));
     redis.on('end', () => (closing = true));
     try {
       await redis.connect();
@@ -89,17 +83,17 @@ export class RedisJobEventLog implements JobEventLog {
       redis.disconnect();
       throw invalidConfig(request.setting ?? 'meta', `cannot reach Redis at ${description}: ${(cause as Error).message}`, cause);
     }
-    return new RedisJobEventLog(redis, description, resolved);
+    return new RedisJobEventLog(redis, endpoint, resolved);
   }
 
   async open(request: OpenJobLogRequest): Promise<JobLog> {
     const { jobId, owner } = request;
     const keys = this.#keys(jobId);
-    const epoch = Number(await this.#retry('open', jobId, () => OPEN_SCRIPT.run(this.#redis, [keys.epoch, keys.lease, keys.runs], [jobId, owner, this.#options.clock()])));
+    const epoch = Number(await this.#retry('open', jobId, () => this.#replicated('open', () => OPEN_SCRIPT.run(this.#redis, [keys.epoch, keys.lease, keys.runs], [jobId, owner, this.#options.clock()]))));
     const decoded = await this.#read(jobId);
     if (decoded.tornTail !== undefined) {
       const tail = decoded.tornTail;
-      await this.#retry('open', jobId, () => DROP_TAIL_SCRIPT.run(this.#redis, [keys.epoch, keys.events], [epoch, tail]));
+      await this.#retry('open', jobId, () => this.#replicated('open', () => DROP_TAIL_SCRIPT.run(this.#redis, [keys.epoch, keys.events], [epoch, tail])));
     }
     return openedJobLog({
       jobId,
@@ -166,7 +160,7 @@ export class RedisJobEventLog implements JobEventLog {
   async #write(jobId: string, event: LoggedJobEvent, checkOpen: () => void): Promise<void> {
     const keys = this.#keys(jobId);
     const args = [event.epoch, event.seq, event.atMs, event.type, JSON.stringify(event.data), event.v];
-    const reply = (await this.#retry('append', jobId, () => APPEND_SCRIPT.run(this.#redis, [keys.epoch, keys.events], args), checkOpen)) as [string, number];
+    const reply = (await this.#retry('append', jobId, () => this.#replicated('append', () => APPEND_SCRIPT.run(this.#redis, [keys.epoch, keys.events], args)), checkOpen)) as [string, number];
     const [status, value] = reply;
     if (status === 'fenced') throw fencedError(jobId, event.epoch, Number(value));
     if (status === 'conflict') throw eventLogError({ jobId, description: this.description, problem: `seq ${event.seq} cannot follow seq ${value} already in the log` });
@@ -190,6 +184,20 @@ export class RedisJobEventLog implements JobEventLog {
       return { ok: true, value: { v: Number(v), seq: Number(seq), epoch: Number(epoch), atMs: Number(at), type, data: parsed }, at: id };
     });
     return decodeHistory({ jobId, description: this.description, entries, logger: this.#options.logger });
+  }
+
+  /**
+   * A write that counts once the URL's `minReplicas` replicas hold it (replicatedWrite); a connection that
+   * changed before they did is a transient failure (the write is tried again: open takes a newer epoch, an
+   * append is found as a duplicate), too few replicas is WEFT_ERR_EVENT_LOG with the SHF_ERR_NOT_REPLICATED cause.
+   */
+  async #replicated<T>(operation: string, write: () => Promise<T>): Promise<T> {
+    try {
+      return await replicatedWrite({ redis: this.#redis, ack: this.#ack, description: this.description, operation, write: () => write() });
+    } catch (error) {
+      if (!isShuffleError(error, 'SHF_ERR_NOT_REPLICATED')) throw error;
+      throw eventLogError({ description: this.description, problem: error.message, cause: error, context: { replicas: Number(error.context['replicas']) } });
+    }
   }
 
   #checkOpen(): void {

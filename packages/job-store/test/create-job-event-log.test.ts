@@ -22,7 +22,7 @@ describe('createJobEventLog', () => {
   it('refuses a bad URL with SHF_ERR_INVALID_CONFIG naming the setting', async () => {
     await assert.rejects(createJobEventLog('sqlite://relative.db', { setting: '--meta' }), refusal('--meta', /three slashes/));
     await assert.rejects(createJobEventLog('sqlite:///dir/'), refusal('meta', /absolute file path/));
-    await assert.rejects(createJobEventLog('s3://bucket/x', { setting: 'WEFT_META' }), refusal('WEFT_META', /expected sqlite:\/\/ or redis:\/\//));
+    await assert.rejects(createJobEventLog('s3://bucket/x', { setting: 'WEFT_META' }), refusal('WEFT_META', /expected sqlite:\/\/, redis:\/\/ or redis\+sentinel:\/\//));
     await assert.rejects(createJobEventLog('nothing'), refusal('meta', /not a URL/));
     await assert.rejects(createJobEventLog('redis://localhost:6379/zero'), refusal('meta', /database must be a number/));
     await assert.rejects(createJobEventLog('redis://127.0.0.1:1/0', { setting: '--meta', commandTimeoutMs: 500 }), refusal('--meta', /cannot reach Redis/));

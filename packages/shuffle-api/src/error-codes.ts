@@ -32,6 +32,8 @@ export const ShuffleErrorCode = {
   FORBIDDEN: 'SHF_ERR_FORBIDDEN',
   /** A shuffle server's configured limit was exceeded: body size, concurrent streams. (An oversized record is INVALID_ARGUMENT.) */
   LIMIT_EXCEEDED: 'SHF_ERR_LIMIT_EXCEEDED',
+  /** Redis applied a write but fewer replicas than the URL's `minReplicas` acknowledged it (WAIT), after every try: the write does not count. */
+  NOT_REPLICATED: 'SHF_ERR_NOT_REPLICATED',
 } as const;
 
 export type ShuffleErrorCode = (typeof ShuffleErrorCode)[keyof typeof ShuffleErrorCode];

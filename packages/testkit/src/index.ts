@@ -4,3 +4,4 @@ export { createTempDir, type TempDir } from './temp-dir.js';
 export { startRedis, type RedisServer, type StartRedisOptions } from './redis-server.js';
 export { startS3Server, type S3Server, type StartS3ServerOptions } from './s3-server.js';
 export { startShuffleServerPool, type PoolServer, type ShuffleServerPool, type StartShuffleServerPoolOptions } from './shuffle-server-pool.js';
+export { startRedisSentinelGroup, type RedisSentinelGroup, type SentinelProcess, type StartRedisSentinelGroupOptions } from './redis-sentinel-group.js';

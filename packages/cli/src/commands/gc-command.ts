@@ -19,8 +19,8 @@ Liveness: the log records the lease owner as host:pid. A run whose owner is a li
 kept whatever its age; for an owner on another host (or none) age alone decides.
 
 Options:
-  --meta URL                the job event log and the shuffle metadata: sqlite:///abs/file.db or
-                            redis://host:port/db (default: $WEFT_META, else ./.weft/shuffle-meta.db)
+  --meta URL                the job event log and the shuffle metadata: sqlite:///abs/file.db,
+                            redis://host:port/db or redis+sentinel://host:port[,…]/name/db (default: $WEFT_META, else ./.weft/shuffle-meta.db)
   --store URL               where the partitions are: file:///abs/dir or s3://bucket/prefix (default:
                             $WEFT_STORE, else ./.weft/shuffle-store — the same as \`weft run\`)
   --older-than DURATION     only runs whose last event is older: 30s, 30m, 1h, 7d (default 24h)

@@ -11,7 +11,8 @@ Lists the runs the job event log knows: id, job, status, started, tasks finished
 operator can see what can be resumed (\`weft run <job> --job-id <id>\` resumes an unfinished run).
 
 Options:
-  --meta URL                where the job event log is: sqlite:///abs/file.db or redis://host:port/db
+  --meta URL                where the job event log is: sqlite:///abs/file.db, redis://host:port/db or
+                            redis+sentinel://host:port[,host:port…]/name/db
                             (default: $WEFT_META, else ./.weft/shuffle-meta.db — the same store \`weft run\` uses)
   --json                    print {"runs": [{"jobId", "job", "status", "startedAt", "lastEventAt",
                             "tasksFinished", "tasksTotal", "epoch", "events", "owner", "problem"?}]}

@@ -36,10 +36,11 @@ Options:
   --parallelism N           default parallelism of the job's operators (default: the number of cores)
   --store URL               where blocking partitions are stored: file:///abs/dir or s3://bucket/prefix
                             (default: $WEFT_STORE, else ./.weft/shuffle)
-  --meta URL                partition metadata: sqlite:///abs/file.db or redis://host:port/db
+  --meta URL                partition metadata: sqlite:///abs/file.db, redis://host:port/db or
+                            redis+sentinel://host:port[,host:port…]/name/db (writes wait for a replica)
                             (default: $WEFT_META, else ./.weft/shuffle-meta.db)
   --shuffle-servers URL     push blocking partitions to the \`weft shuffle-server\` pool registered in this
-                            Redis (redis://host:port/db; default: $WEFT_SHUFFLE_SERVERS) instead of --store/--meta;
+                            Redis (redis://host:port/db or redis+sentinel://…; default: $WEFT_SHUFFLE_SERVERS) instead of --store/--meta;
                             job tokens are signed with $WEFT_SHUFFLE_SECRET. --store s3://… then names the
                             servers' S3 tier, read when a server is gone.
   --shuffle-replicas N      with --shuffle-servers: push every blocking partition to N servers (default 1,

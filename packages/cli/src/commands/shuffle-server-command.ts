@@ -18,7 +18,8 @@ stops accepting, finishes the requests in flight, deregisters, exits 0. API: pac
 Options:
   --port N                  port to listen on (0: any free port)
   --dir PATH                directory holding the partitions (created when missing)
-  --redis URL               register in Redis and publish commits there: redis://host:port/db
+  --redis URL               register in Redis and publish commits there: redis://host:port/db or
+                            redis+sentinel://host:port[,host:port…]/name/db
   --store URL               S3 tier: s3://bucket/prefix (default: $WEFT_STORE; endpoint and credentials
                             from AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID,
                             AWS_SECRET_ACCESS_KEY). Only committed partitions become S3 objects

@@ -27,18 +27,22 @@ function shuffleServerPool(factory: ShuffleServiceFactory): ShuffleServerPoolRef
 }
 
 /** A FaultHarness wired to the job's blocking shuffle, as `weft run --inject-faults` uses it. */
+const isSentinelUrl = (url: string): boolean => url.startsWith('redis+sentinel://');
+
 export function createFaultHarness(request: CreateFaultHarnessRequest): FaultHarness {
   const actions: FaultActions = {};
   const { blocking } = request;
   const pool = shuffleServerPool(blocking);
   if (pool !== undefined) {
     Object.assign(actions, shuffleServerFaultActions(pool));
-    actions.restartMetadataStore = request.restartMetadataStore ?? (() => restartRedis(pool.redis));
+    // restart-redis restarts one server; behind Sentinel, kill the primary from outside instead
+    if (request.restartMetadataStore !== undefined) actions.restartMetadataStore = request.restartMetadataStore;
+    else if (!isSentinelUrl(pool.redis)) actions.restartMetadataStore = () => restartRedis(pool.redis);
   } else if (isRemote(blocking)) {
     Object.assign(actions, remotePartitionDamage(blocking));
     const meta = blocking.options.meta;
     if (request.restartMetadataStore !== undefined) actions.restartMetadataStore = request.restartMetadataStore;
-    else if (meta.type === 'redis') actions.restartMetadataStore = () => restartRedis(meta.url);
+    else if (meta.type === 'redis' && !isSentinelUrl(meta.url)) actions.restartMetadataStore = () => restartRedis(meta.url);
   } else if (request.restartMetadataStore !== undefined) {
     actions.restartMetadataStore = request.restartMetadataStore;
   }

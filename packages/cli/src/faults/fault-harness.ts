@@ -226,7 +226,7 @@ export class FaultHarness {
           break;
         }
         case 'restart-redis': {
-          if (this.#actions.restartMetadataStore === undefined) throw faultNotApplicable('restart-redis needs Redis metadata (--meta redis://…)');
+          if (this.#actions.restartMetadataStore === undefined) throw faultNotApplicable('restart-redis needs Redis metadata on one server (--meta redis://…; not redis+sentinel://)');
           const regions = context.regions.length;
           this.faults.push({ kind: 'restart-redis', at: request.at ?? (regions < 2 ? 1 : random.int(2, regions + 1)), fired: false });
           break;

@@ -9,6 +9,7 @@ import {
 import type { S3StoreOptions } from '../config/store-options.js';
 import { checkSecret } from '../protocol/job-token.js';
 import { MAX_LEASE_MS } from '../protocol/routes.js';
+import { parseRedisUrl } from '../redis/redis-url.js';
 
 /**
  * Options of the shuffle-server client (`createShuffleServerServiceFactory`). Plain JSON, so worker
@@ -17,7 +18,7 @@ import { MAX_LEASE_MS } from '../protocol/routes.js';
  * the shared secret (it makes the job tokens that descriptors carry); it is never put in `reference`.
  */
 export interface ShuffleServerClientOptions {
-  /** The registry: `redis://host:port/db`. */
+  /** The registry: `redis://host:port/db` or `redis+sentinel://host:port[,host:port…]/name/db` (parseRedisUrl). */
   readonly redis?: string;
   /** Prefix of the registry's keys. @defaultValue 'weft:shuffle-server:' */
   readonly redisKeyPrefix?: string;
@@ -172,9 +173,7 @@ function asConfig<T>(setting: string, check: () => T): T {
 export function resolveShuffleServerClientOptions(options: ShuffleServerClientOptions = {}): ResolvedShuffleServerClientOptions {
   if (typeof options !== 'object' || options === null) throw invalidConfig('options', 'expected an object');
   const d = DEFAULT_SHUFFLE_SERVER_CLIENT_OPTIONS;
-  if (options.redis !== undefined && (typeof options.redis !== 'string' || !/^rediss?:\/\/[^/]/.test(options.redis))) {
-    throw invalidConfig('redis', `expected redis://host:port/db, got ${JSON.stringify(options.redis)}`);
-  }
+  if (options.redis !== undefined) parseRedisUrl(options.redis, 'redis');
   const servers = options.servers ?? [];
   if (!Array.isArray(servers)) throw invalidConfig('servers', 'expected a list of http(s)://host:port URLs');
   const normalized = servers.map((url, i) => {

@@ -1,5 +1,6 @@
 import { isAbsolute } from 'node:path';
 import { invalidConfig } from '@weft/shuffle-api';
+import { parseRedisUrl } from '../redis/redis-url.js';
 
 /** A local directory holding the data objects (the embedded default). Plain JSON. */
 export interface FileStoreOptions {
@@ -90,10 +91,13 @@ export interface SqliteMetaOptions {
   readonly busyTimeoutMs?: number;
 }
 
-/** Redis (a single server or a managed endpoint). Plain JSON. */
+/** Redis (a single server, a managed endpoint, or a Sentinel-managed primary). Plain JSON. */
 export interface RedisMetaOptions {
   readonly type: 'redis';
-  /** `redis://[user:password@]host:port/db` (or `rediss://` for TLS). */
+  /**
+   * `redis://[user:password@]host:port/db` (or `rediss://` for TLS), or
+   * `redis+sentinel://host:port[,host:port…]/name/db`; `?minReplicas=N` (parseRedisUrl).
+   */
   readonly url: string;
   /** Prefix of every key. @defaultValue 'weft:' */
   readonly keyPrefix?: string;
@@ -251,19 +255,7 @@ export function validateMetadataStoreOptions(value: unknown): MetadataStoreOptio
   }
   if (options['type'] === 'redis') {
     checkKnownKeys('meta', options, REDIS_META_KEYS);
-    const url = options['url'];
-    let parsed: URL;
-    try {
-      parsed = new URL(String(url));
-    } catch (cause) {
-      throw invalidConfig('meta.url', `${JSON.stringify(url)} is not a redis:// URL`, cause);
-    }
-    if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
-      throw invalidConfig('meta.url', `${JSON.stringify(url)} must start with redis:// or rediss://`);
-    }
-    if (parsed.hostname === '') throw invalidConfig('meta.url', `${JSON.stringify(url)} has no host`);
-    const db = parsed.pathname.replace(/^\//, '');
-    if (db !== '' && !/^\d+$/.test(db)) throw invalidConfig('meta.url', `database ${JSON.stringify(db)} in ${JSON.stringify(url)} is not a number`);
+    parseRedisUrl(options['url'], 'meta.url');
     if (options['keyPrefix'] !== undefined && typeof options['keyPrefix'] !== 'string') throw invalidConfig('meta.keyPrefix', 'expected a string');
     if (options['connectTimeoutMs'] !== undefined) checkInteger('meta.connectTimeoutMs', options['connectTimeoutMs'], 1);
     if (options['commandTimeoutMs'] !== undefined) checkInteger('meta.commandTimeoutMs', options['commandTimeoutMs'], 1);

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { invalidConfig } from '@weft/shuffle-api';
 import type { BlobStoreOptions, MetadataStoreOptions } from './store-options.js';
 import { validateMetadataStoreOptions } from './store-options.js';
+import { isRedisUrl, parseRedisUrl } from '../redis/redis-url.js';
 
 /**
  * Parses docs/DESIGN.md's `--store` URL: `file:///abs/dir` or `s3://bucket/prefix`. Endpoint, region and
@@ -34,10 +35,15 @@ export function parseStoreUrl(value: string, setting = 'store'): BlobStoreOption
 }
 
 /**
- * Parses docs/DESIGN.md's `--meta` URL: `sqlite:///abs/file.db` or `redis://host:port/db` (`rediss://` for
- * TLS). SHF_ERR_INVALID_CONFIG naming `setting` on anything else.
+ * Parses docs/DESIGN.md's `--meta` URL: `sqlite:///abs/file.db`, `redis://host:port/db` (`rediss://` for
+ * TLS) or `redis+sentinel://host:port[,host:port…]/name/db` (parseRedisUrl). SHF_ERR_INVALID_CONFIG naming
+ * `setting` on anything else.
  */
 export function parseMetaUrl(value: string, setting = 'meta'): MetadataStoreOptions {
+  if (isRedisUrl(value)) {
+    parseRedisUrl(value, setting);
+    return validateMetadataStoreOptions({ type: 'redis', url: value });
+  }
   let url: URL;
   try {
     url = new URL(value);
@@ -50,12 +56,5 @@ export function parseMetaUrl(value: string, setting = 'meta'): MetadataStoreOpti
     if (!isAbsolute(path) || path.endsWith('/')) throw invalidConfig(setting, `${JSON.stringify(value)} is not an absolute file path`);
     return { type: 'sqlite', path };
   }
-  if (url.protocol === 'redis:' || url.protocol === 'rediss:') {
-    try {
-      return validateMetadataStoreOptions({ type: 'redis', url: value });
-    } catch (error) {
-      throw invalidConfig(setting, (error as Error).message, error);
-    }
-  }
-  throw invalidConfig(setting, `unsupported scheme ${url.protocol} in ${JSON.stringify(value)}; expected sqlite:// or redis://`);
+  throw invalidConfig(setting, `unsupported scheme ${url.protocol} in ${JSON.stringify(value)}; expected sqlite://, redis:// or redis+sentinel://`);
 }

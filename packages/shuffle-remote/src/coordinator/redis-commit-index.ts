@@ -191,7 +191,7 @@ export class RedisCommitIndex {
   async publish(record: CommittedPartition): Promise<PublishOutcome> {
     const key = this.jobKey(record.jobId);
     const json = JSON.stringify(record);
-    return this.connection.call('publishCommit', async (r) => {
+    return this.connection.write('publishCommit', async (r) => {
       for (let tries = 0; tries < 5; tries++) {
         if ((await r.hsetnx(key, record.partitionId, json)) === 1) return { status: 'committed' } as const;
         const raw = await r.hget(key, record.partitionId);
@@ -215,7 +215,7 @@ export class RedisCommitIndex {
    */
   async register(registration: PartitionRegistrationEntry): Promise<RegistrationOutcome> {
     const { jobId, partitionId, attempt, epoch } = registration;
-    return this.connection.call('registerPartition', async (r) => {
+    return this.connection.write('registerPartition', async (r) => {
       const reply = (await r.eval(
         REGISTER_SCRIPT,
         4,
@@ -260,7 +260,7 @@ export class RedisCommitIndex {
       if (reply[0] === 'epoch-fenced') return { status: 'epoch-fenced', epoch: epoch ?? 0, newestEpoch: Number(reply[1]) };
       return reply[0] === 'claimed' ? 'claimed' : 'taken';
     };
-    return this.connection.call('claimCommit', async (r) => {
+    return this.connection.write('claimCommit', async (r) => {
       for (let tries = 0; ; tries++) {
         const now = await redisNowMs(r);
         const mark: PendingMark = { untilMs: now + this.pendingMs, pid: claimant.pid, startedAtMs: claimant.startedAtMs };
@@ -290,16 +290,24 @@ export class RedisCommitIndex {
     });
   }
 
-  /** Step two: the claim becomes the commit. False when it was replaced meanwhile (the commit is lost). */
+  /**
+   * Step two: the claim becomes the commit. False when it was replaced meanwhile (the commit is lost).
+   * Idempotent: a retry finding the entry already confirmed as `record` (a first try that went through
+   * before its connection changed) is true.
+   */
   async confirm(claim: PendingClaim, record: CommittedPartition): Promise<boolean> {
     const key = this.jobKey(claim.jobId);
-    return this.connection.call('confirmCommit', async (r) => (await r.eval(CAS_SCRIPT, 1, key, claim.partitionId, claim.entry, JSON.stringify(record))) === 1);
+    const json = JSON.stringify(record);
+    return this.connection.write(
+      'confirmCommit',
+      async (r) => (await r.eval(CAS_SCRIPT, 1, key, claim.partitionId, claim.entry, json)) === 1 || (await r.hget(key, claim.partitionId)) === json,
+    );
   }
 
   /** Withdraws a claim that was not confirmed (the local commit failed). Idempotent. */
   async abandon(claim: PendingClaim): Promise<void> {
     const key = this.jobKey(claim.jobId);
-    await this.connection.call('abandonCommit', (r) => r.eval(CAS_SCRIPT, 1, key, claim.partitionId, claim.entry, ''));
+    await this.connection.write('abandonCommit', (r) => r.eval(CAS_SCRIPT, 1, key, claim.partitionId, claim.entry, ''));
   }
 
   /** Whether the registry still shows `mark`'s process as the live incarnation of `serverId`. */
@@ -448,7 +456,7 @@ export class RedisCommitIndex {
     decide: (record: CommittedPartition | undefined, copies: PartitionCopy[]) => { record?: CommittedPartition | null; copies?: PartitionCopy[]; outcome?: T },
   ): Promise<T | undefined> {
     const keys = [this.jobKey(jobId), this.copiesKey(jobId)];
-    return this.connection.call(operation, async (r) => {
+    return this.connection.write(operation, async (r) => {
       for (let tries = 0; tries < 10; tries++) {
         const [json, copiesJson] = await Promise.all([r.hget(keys[0]!, partitionId), r.hget(keys[1]!, partitionId)]);
         const copies = parseCopies(copiesJson);

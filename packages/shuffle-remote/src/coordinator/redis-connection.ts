@@ -1,10 +1,12 @@
 import type { Redis } from 'ioredis';
-import { type Logger, invalidConfig, noopLogger } from '@weft/shuffle-api';
-import { connectRedis, quitRedis, redactRedisUrl } from '../redis/connect-redis.js';
+import { type Logger, noopLogger } from '@weft/shuffle-api';
+import { connectRedis, quitRedis } from '../redis/connect-redis.js';
+import { type ReplicaAckPolicy, parseRedisUrl } from '../redis/redis-url.js';
+import { replicatedWrite } from '../redis/replicated-write.js';
 import { storageUnavailable } from '../storage/storage-errors.js';
 
 export interface RedisConnectionOptions {
-  /** `redis://[user:password@]host:port/db` (`rediss://` for TLS). */
+  /** `redis://[user:password@]host:port/db` (`rediss://` for TLS) or `redis+sentinel://host:port[,host:port…]/name/db` (parseRedisUrl). */
   readonly url: string;
   /** Prefix of every key. @defaultValue 'weft:shuffle-server:' */
   readonly keyPrefix?: string;
@@ -26,6 +28,8 @@ export const DEFAULT_REGISTRY_KEY_PREFIX = 'weft:shuffle-server:';
 export class RedisConnection {
   readonly description: string;
   readonly prefix: string;
+  /** Replicas a write must reach before it counts (the URL's; one for `redis+sentinel://`). */
+  readonly ack: ReplicaAckPolicy;
   private redis: Redis | undefined;
   private closed = false;
 
@@ -33,17 +37,9 @@ export class RedisConnection {
     private readonly options: RedisConnectionOptions,
     private readonly logger: Logger = noopLogger,
   ) {
-    const setting = options.setting ?? 'redis';
-    let parsed: URL;
-    try {
-      parsed = new URL(options.url);
-    } catch (cause) {
-      throw invalidConfig(setting, `${JSON.stringify(options.url)} is not a redis:// URL`, cause);
-    }
-    if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
-      throw invalidConfig(setting, `${redactRedisUrl(options.url)} must start with redis:// or rediss://`);
-    }
-    this.description = redactRedisUrl(options.url);
+    const endpoint = parseRedisUrl(options.url, options.setting ?? 'redis');
+    this.description = endpoint.description;
+    this.ack = endpoint.ack;
     this.prefix = options.keyPrefix ?? DEFAULT_REGISTRY_KEY_PREFIX;
   }
 
@@ -68,6 +64,14 @@ export class RedisConnection {
     } catch (cause) {
       throw storageUnavailable(this.description, operation, cause);
     }
+  }
+
+  /**
+   * `call` for writes the job relies on (registrations, commits): they resolve once `ack.minReplicas`
+   * replicas hold them (replicatedWrite), SHF_ERR_NOT_REPLICATED when they never do.
+   */
+  async write<T>(operation: string, body: (redis: Redis) => Promise<T>): Promise<T> {
+    return this.call(operation, (redis) => replicatedWrite({ redis, ack: this.ack, description: this.description, operation, write: body }));
   }
 
   key(...parts: string[]): string {

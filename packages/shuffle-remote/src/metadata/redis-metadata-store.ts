@@ -1,7 +1,9 @@
 import type { Redis } from 'ioredis';
 import { type Logger, type SerializedShuffleError, invalidArgument, noopLogger } from '@weft/shuffle-api';
 import type { RedisMetaOptions } from '../config/store-options.js';
-import { connectRedis, quitRedis, redactRedisUrl } from '../redis/connect-redis.js';
+import { connectRedis, quitRedis } from '../redis/connect-redis.js';
+import { type ReplicaAckPolicy, parseRedisUrl } from '../redis/redis-url.js';
+import { replicatedWrite } from '../redis/replicated-write.js';
 import { encodeKeySegment } from '../storage/object-key.js';
 import { storageUnavailable, storeNotOpen } from '../storage/storage-errors.js';
 import {
@@ -93,12 +95,15 @@ export class RedisMetadataStore implements MetadataStore {
   private redis: Redis | undefined;
   private closed = false;
   private readonly prefix: string;
+  private readonly ack: ReplicaAckPolicy;
 
   constructor(
     private readonly options: RedisMetaOptions,
     private readonly logger: Logger = noopLogger,
   ) {
-    this.description = redactRedisUrl(options.url);
+    const endpoint = parseRedisUrl(options.url, 'meta');
+    this.description = endpoint.description;
+    this.ack = endpoint.ack;
     this.prefix = options.keyPrefix ?? 'weft:';
   }
 
@@ -165,7 +170,7 @@ export class RedisMetadataStore implements MetadataStore {
 
   async closeAttempt(writeId: string): Promise<void> {
     const key = this.attemptKey(writeId);
-    await this.call('closeAttempt', async (r) => {
+    await this.write('closeAttempt', async (r) => {
       if ((await r.exists(key)) === 1) await r.hset(key, 'closed', '1');
     });
   }
@@ -349,12 +354,17 @@ export class RedisMetadataStore implements MetadataStore {
     }
   }
 
+  /** `call` for a write the job relies on: it resolves once the URL's `minReplicas` replicas hold it (replicatedWrite). */
+  private async write<T>(operation: string, body: (redis: Redis) => Promise<T>): Promise<T> {
+    return this.call(operation, (redis) => replicatedWrite({ redis, ack: this.ack, description: this.description, operation, write: body }));
+  }
+
   private invoke(redis: Redis, script: RedisScript, keys: readonly string[], args: readonly string[]): Promise<unknown> {
     const command = (redis as unknown as Record<string, (...a: string[]) => Promise<unknown>>)[script.name]!;
     return command.call(redis, ...keys, ...args);
   }
 
   private script(operation: string, script: RedisScript, keys: readonly string[], args: readonly string[]): Promise<unknown> {
-    return this.call(operation, (r) => this.invoke(r, script, keys, args));
+    return this.write(operation, (r) => this.invoke(r, script, keys, args));
   }
 }

@@ -55,6 +55,8 @@ export const WireError = {
   PARTITION_PENDING: { wire: 17, httpStatus: 404, code: 'SHF_ERR_PARTITION_NOT_FOUND', retryable: false },
   /** The partition was registered under a job master epoch older than the newest registered in its job; this attempt's data is removed. */
   FENCED: { wire: 18, httpStatus: 409, code: 'SHF_ERR_FENCED', retryable: false },
+  /** Redis took the commit index's write, but fewer replicas than the server's `--redis` URL asks for acknowledged it (WAIT). */
+  NOT_REPLICATED: { wire: 19, httpStatus: 503, code: 'SHF_ERR_NOT_REPLICATED', retryable: false },
 } as const satisfies Record<string, WireErrorKind>;
 
 export type WireErrorName = keyof typeof WireError;
@@ -106,6 +108,8 @@ function kindOfCode(code: ShuffleErrorCode): WireErrorKind {
       return WireError.COMMIT_CONFLICT;
     case 'SHF_ERR_FENCED':
       return WireError.FENCED;
+    case 'SHF_ERR_NOT_REPLICATED':
+      return WireError.NOT_REPLICATED;
     case 'SHF_ERR_DATA_CORRUPTED':
       return WireError.MALFORMED_BODY;
     case 'SHF_ERR_UNAUTHORIZED':

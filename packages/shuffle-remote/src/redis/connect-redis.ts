@@ -1,19 +1,11 @@
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import { type Logger, invalidConfig } from '@weft/shuffle-api';
+import { type RedisEndpoint, parseRedisUrl } from './redis-url.js';
 
-/** The URL without its password, for messages and logs. */
-export function redactRedisUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== '') parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return 'redis://(unparseable)';
-  }
-}
+export { redactRedisUrl } from './redis-url.js';
 
 export interface ConnectRedisOptions {
-  /** `redis://[user:password@]host:port/db` (`rediss://` for TLS). */
+  /** A Redis URL (parseRedisUrl): `redis://…`, `rediss://…` or `redis+sentinel://…`. */
   readonly url: string;
   readonly connectTimeoutMs: number;
   /** A command without an answer within this time fails. */
@@ -25,28 +17,71 @@ export interface ConnectRedisOptions {
   readonly reconnect?: () => boolean;
 }
 
+/** How many times each connection became ready: a write and its WAIT must see the same number. */
+const generations = new WeakMap<Redis, { n: number }>();
+
+/** The connection's generation: bumped each time it (re)connects, to the same primary or a new one. */
+export function connectionGeneration(redis: Redis): number {
+  return generations.get(redis)?.n ?? 0;
+}
+
 /**
- * Opens one ioredis connection and checks it with PING: SHF_ERR_INVALID_CONFIG naming the setting when
- * Redis cannot be reached. Afterwards commands fail at once while Redis is away (no offline queue, no
- * per-request retries) and the connection comes back by itself, with pauses up to a second.
+ * ioredis options for an endpoint: host, port, db and credentials, or the Sentinels and the primary's name
+ * (ioredis asks them for the primary, and asks again on every reconnect). A READONLY reply (a primary that
+ * was demoted under us) reconnects, so the next try finds the new primary.
  */
-export async function connectRedis(options: ConnectRedisOptions): Promise<Redis> {
-  const description = redactRedisUrl(options.url);
-  const redis = new Redis(options.url, {
+export function redisClientOptions(endpoint: RedisEndpoint): RedisOptions {
+  const auth = { ...(endpoint.username === undefined ? {} : { username: endpoint.username }), ...(endpoint.password === undefined ? {} : { password: endpoint.password }) };
+  const reconnectOnError = (error: Error): 1 | false => (String(error.message).startsWith('READONLY') ? 1 : false);
+  if (endpoint.kind === 'sentinel') {
+    return { sentinels: endpoint.sentinels.map((s) => ({ host: s.host, port: s.port })), name: endpoint.name, db: endpoint.db, ...auth, reconnectOnError };
+  }
+  return { host: endpoint.host, port: endpoint.port, db: endpoint.db, ...auth, ...(endpoint.tls ? { tls: { servername: endpoint.host } } : {}), reconnectOnError };
+}
+
+/**
+ * An ioredis client for `endpoint` that is not connected yet (lazyConnect): no offline queue, no per-request
+ * retries (callers retry), reconnecting with pauses up to a second until `reconnect()` says no, and
+ * counting its connections (connectionGeneration).
+ */
+export function createRedisClient(endpoint: RedisEndpoint, options: Omit<ConnectRedisOptions, 'url' | 'setting'>): Redis {
+  const retry = (times: number): number | null => (options.reconnect?.() === false ? null : Math.min(50 * 2 ** Math.min(times, 5), 1_000));
+  const redis = new Redis({
+    ...redisClientOptions(endpoint),
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     connectTimeout: options.connectTimeoutMs,
     commandTimeout: options.commandTimeoutMs,
-    retryStrategy: (times) => (options.reconnect?.() === false ? null : Math.min(50 * 2 ** Math.min(times, 5), 1_000)),
+    retryStrategy: retry,
+    ...(endpoint.kind === 'sentinel' ? { sentinelRetryStrategy: retry } : {}),
   });
-  redis.on('error', (error: Error) => options.logger.debug({ redis: description, error: error.message }, 'redis connection error'));
+  const generation = { n: 0 };
+  generations.set(redis, generation);
+  redis.on('ready', () => {
+    generation.n += 1;
+    if (generation.n > 1) options.logger.info({ redis: endpoint.description, connection: generation.n }, 'redis connection ready again');
+  });
+  redis.on('error', (error: Error) => options.logger.debug({ redis: endpoint.description, error: error.message }, 'redis connection error'));
+  return redis;
+}
+
+/**
+ * Opens one ioredis connection and checks it with PING: SHF_ERR_INVALID_CONFIG naming the setting when
+ * the URL is malformed or Redis cannot be reached (for a Sentinel URL: no Sentinel answers, or none knows
+ * the primary). Afterwards commands fail at once while Redis is away (no offline queue, no per-request
+ * retries) and the connection comes back by itself, with pauses up to a second — to the new primary after
+ * a Sentinel failover.
+ */
+export async function connectRedis(options: ConnectRedisOptions): Promise<Redis> {
+  const endpoint = parseRedisUrl(options.url, options.setting);
+  const redis = createRedisClient(endpoint, options);
   try {
     await redis.connect();
     await redis.ping();
   } catch (cause) {
     redis.disconnect();
-    throw invalidConfig(options.setting, `cannot reach Redis at ${description}: ${(cause as Error).message}`, cause);
+    throw invalidConfig(options.setting, `cannot reach Redis at ${endpoint.description}: ${(cause as Error).message}`, cause);
   }
   return redis;
 }

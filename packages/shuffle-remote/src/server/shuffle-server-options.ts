@@ -2,6 +2,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { type Logger, invalidConfig, noopLogger } from '@weft/shuffle-api';
 import type { S3StoreOptions } from '../config/store-options.js';
 import { checkSecret } from '../protocol/job-token.js';
+import { parseRedisUrl } from '../redis/redis-url.js';
 
 /** How partitions reach the S3 tier. */
 export type TierMode = 'write-through' | 'on-commit';
@@ -48,7 +49,7 @@ export interface ShuffleServerOptions {
   readonly advertiseUrl?: string;
   /** Serve HTTPS with this certificate and key (PEM files). */
   readonly tls?: { readonly certFile: string; readonly keyFile: string };
-  /** Register in this Redis (`redis://host:port/db`) and publish commits there. @defaultValue none (standalone) */
+  /** Register in this Redis (`redis://host:port/db` or `redis+sentinel://host:port[,…]/name/db`) and publish commits there. @defaultValue none (standalone) */
   readonly redis?: string;
   /** Prefix of the registry's Redis keys. @defaultValue 'weft:shuffle-server:' */
   readonly redisKeyPrefix?: string;
@@ -209,9 +210,7 @@ export function resolveShuffleServerOptions(options: ShuffleServerOptions): Reso
     if (typeof keyFile !== 'string' || keyFile === '') throw invalidConfig('tls.keyFile', 'expected a PEM file path');
     tls = { certFile: resolve(certFile), keyFile: resolve(keyFile) };
   }
-  if (options.redis !== undefined && (typeof options.redis !== 'string' || !/^rediss?:\/\//.test(options.redis))) {
-    throw invalidConfig('redis', `expected redis://host:port/db, got ${JSON.stringify(options.redis)}`);
-  }
+  if (options.redis !== undefined) parseRedisUrl(options.redis, 'redis');
   let tier: ResolvedShuffleServerOptions['tier'];
   if (options.tier !== undefined) {
     const mode = options.tier.mode ?? 'on-commit';

@@ -8,9 +8,13 @@ export function blobNotFound(store: string, key: string, cause?: unknown): Shuff
   });
 }
 
-/** A backend that did not answer or failed server-side: SHF_ERR_STORAGE_UNAVAILABLE (retryable). */
+/**
+ * A backend that did not answer or failed server-side: SHF_ERR_STORAGE_UNAVAILABLE (retryable). An
+ * SHF_ERR_STORAGE_UNAVAILABLE or SHF_ERR_NOT_REPLICATED `cause` is returned as it is.
+ */
 export function storageUnavailable(store: string, operation: string, cause: unknown, retryable = true): ShuffleError {
-  if (typeof cause === 'object' && cause !== null && (cause as { code?: unknown }).code === 'SHF_ERR_STORAGE_UNAVAILABLE') {
+  const code = typeof cause === 'object' && cause !== null ? (cause as { code?: unknown }).code : undefined;
+  if (code === 'SHF_ERR_STORAGE_UNAVAILABLE' || code === 'SHF_ERR_NOT_REPLICATED') {
     return cause as ShuffleError;
   }
   const reason = cause instanceof Error ? cause.message || cause.name : String(cause);
