@@ -94,7 +94,7 @@ export async function checkWeftContainers(manifests: readonly Manifest[], surfac
         }
         const given = parseArgv(argv, surface, (message) => report('/args', message));
         checkPorts(at, given, report);
-        if (SERVES_HEALTHZ.has(surface.command)) checkHealthProbes(at, given, report);
+        if (SERVES_HEALTHZ.has(surface.command)) checkHealthProbes(at, given, report, surface.command);
         const dir = given.get('--dir');
         const mounts = asRecords(at.container['volumeMounts']).map((m) => String(m['mountPath']).replace(/\/+$/, ''));
         if (typeof dir === 'string' && !mounts.some((m) => dir === m || dir.startsWith(`${m}/`))) {
@@ -121,15 +121,22 @@ const DRAIN_FLAGS: Readonly<Record<string, { flag: string; defaultMs: number }>>
 /** The commands that serve `GET /healthz` on their --port. */
 const SERVES_HEALTHZ = new Set(['shuffle-server', 'task-executor']);
 
-/** Readiness and liveness probes: `GET /healthz` on the port --port names (by number or by port name). */
-function checkHealthProbes(at: ContainerAt, given: ReadonlyMap<string, string | true>, report: (path: string, message: string) => void): void {
+/**
+ * The path each command's liveness probe must use: the task executor's `/healthz` turns 503 while it
+ * drains (readiness: no new work), so liveness is its `/livez`, green until it exits.
+ */
+const LIVENESS_PATH: Readonly<Record<string, string>> = { 'shuffle-server': '/healthz', 'task-executor': '/livez' };
+
+/** Readiness (`GET /healthz`) and liveness (LIVENESS_PATH) probes on the port --port names (by number or by port name). */
+function checkHealthProbes(at: ContainerAt, given: ReadonlyMap<string, string | true>, report: (path: string, message: string) => void, command: string): void {
   const port = given.get('--port');
   const names = new Set(containerPorts(at).filter((p) => String(p.port) === port).map((p) => p.name));
   for (const probe of ['readinessProbe', 'livenessProbe']) {
+    const path = probe === 'livenessProbe' ? (LIVENESS_PATH[command] ?? '/healthz') : '/healthz';
     const httpGet = asRecord(asRecord(at.container[probe])?.['httpGet']);
     const target = httpGet?.['port'];
     const onPort = String(target) === port || (typeof target === 'string' && names.has(target));
-    if (httpGet?.['path'] !== '/healthz' || !onPort) report(`/${probe}`, `needs httpGet /healthz on --port ${String(port)} (the ${String(at.container['name'])} container serves it there)`);
+    if (httpGet?.['path'] !== path || !onPort) report(`/${probe}`, `needs httpGet ${path} on --port ${String(port)} (the ${String(at.container['name'])} container serves it there)`);
   }
 }
 

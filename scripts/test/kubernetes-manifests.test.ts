@@ -74,9 +74,11 @@ describe('deploy/kubernetes manifests', () => {
     assert.ok(loaded.kustomization, 'kustomization.yaml');
     const shuffle = find(loaded.manifests, 'StatefulSet', 'weft-shuffle-server').object as Json;
     assert.equal(shuffle['spec']['volumeClaimTemplates'][0]['metadata']['name'], 'data');
-    for (const object of [shuffle, find(loaded.manifests, 'Deployment', 'weft-task-executor').object as Json]) {
+    // readiness on /healthz; liveness too for the shuffle server, /livez for the executor (its /healthz is 503 while it drains)
+    for (const [object, live] of [[shuffle, '/healthz'], [find(loaded.manifests, 'Deployment', 'weft-task-executor').object as Json, '/livez']] as const) {
       const c = weftContainer(object);
-      for (const probe of ['readinessProbe', 'livenessProbe']) assert.equal(c[probe]['httpGet']['path'], '/healthz');
+      assert.equal(c['readinessProbe']['httpGet']['path'], '/healthz');
+      assert.equal(c['livenessProbe']['httpGet']['path'], live);
       assert.ok(c['resources']['requests']['cpu'] && c['resources']['limits']['memory'], 'requests and limits');
       assert.ok(c['env'].some((e: Json) => e['name'] === 'WEFT_SHUFFLE_SECRET' && e['valueFrom']['secretKeyRef']['name'] === 'weft-shuffle-secret'));
     }
