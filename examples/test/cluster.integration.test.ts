@@ -10,18 +10,8 @@ import { KEY_LENGTH, writeTerasortInput } from '../lib/terasort-data.js';
 import { execFile } from 'node:child_process';
 import { GetObjectCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import { root, TestCluster } from './support/cluster-fixture.js';
-import { countWordsByScanning } from './support/word-reference.js';
+import { countWordsByScanning, parseCounts } from './support/word-reference.js';
 
-function parseCounts(text: string): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line === '') continue;
-    const tab = line.lastIndexOf('\t');
-    assert.ok(!counts.has(line.slice(0, tab)), `word ${line.slice(0, tab)} listed twice`);
-    counts.set(line.slice(0, tab), Number(line.slice(tab + 1)));
-  }
-  return counts;
-}
 
 interface Summary {
   status: string;

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { corpusLine, writeCorpus } from '../lib/corpus.js';
 import { customer, NATIONS, order, writeTpchTables } from '../lib/tpch-data.js';
 import { KEY_LENGTH, writeTerasortInput } from '../lib/terasort-data.js';
-import { countWordsByScanning } from './support/word-reference.js';
+import { countWordsByScanning, parseCounts } from './support/word-reference.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const bin = join(root, 'packages', 'cli', 'bin', 'weft.js');
@@ -23,16 +23,6 @@ function weft(args: string[], cwd: string, env: Record<string, string> = {}): Pr
   });
 }
 
-function parseCounts(text: string): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    if (line === '') continue;
-    const tab = line.lastIndexOf('\t');
-    assert.ok(!counts.has(line.slice(0, tab)), `word ${line.slice(0, tab)} listed twice`);
-    counts.set(line.slice(0, tab), Number(line.slice(tab + 1)));
-  }
-  return counts;
-}
 
 describe('examples through weft run', () => {
   let dir = '';

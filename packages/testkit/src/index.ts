@@ -5,3 +5,4 @@ export { startRedis, type RedisServer, type StartRedisOptions } from './redis-se
 export { startS3Server, type S3Server, type StartS3ServerOptions } from './s3-server.js';
 export { startShuffleServerPool, type PoolServer, type ShuffleServerPool, type StartShuffleServerPoolOptions } from './shuffle-server-pool.js';
 export { startRedisSentinelGroup, type RedisSentinelGroup, type SentinelProcess, type StartRedisSentinelGroupOptions } from './redis-sentinel-group.js';
+export { seededRandom } from './seeded-random.js';

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { JobEventLog, LoggedJobEvent } from '@weft/engine';
+import { seededRandom } from '@weft/testkit';
 import { finishedInLog, weft } from './kill-and-resume.js';
 
 const bin = fileURLToPath(new URL('../../bin/weft.js', import.meta.url));
@@ -41,18 +42,6 @@ export interface KillMatrixOptions {
   readonly start: () => Promise<KillMatrixStores & { stop(): Promise<void> }>;
 }
 
-/** mulberry32: a small seeded PRNG, so a failing run is replayed by its seed. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 interface Summary {
   readonly resumed: boolean;
   readonly tasksReused: number;
@@ -76,7 +65,7 @@ export function describeSeededMasterKills(options: KillMatrixOptions): void {
   describe(`${options.title} (seed ${seed}, ${runs} runs)`, () => {
     let stores: (KillMatrixStores & { stop(): Promise<void> }) | undefined;
     const clean = new Map<string, { bytes: Buffer; events: readonly LoggedJobEvent[]; tasks: number }>();
-    const random = prng(seed);
+    const random = seededRandom(seed);
     // the example of each run now; the kill point once the example's clean log is known
     const plan = Array.from({ length: runs }, (_, run) => ({ run, ex: options.examples[Math.floor(random() * options.examples.length)] as KillMatrixExample, pick: random() }));
     const common = (s: KillMatrixStores): string[] => [...s.flags, '--parallelism', '2', '--workers', '2', '--json'];

@@ -2,6 +2,7 @@
 // merges regions by transitive closure, and walks failover edge by edge. Fine for small graphs only.
 import { pointwiseConsumersOf, resultPartitionTypeProperties } from '@weft/shuffle-api';
 import { type JobTopologyJson, validateTopology } from '@weft/engine';
+import { seededRandom } from '@weft/testkit';
 
 interface ExecutionEdge {
   readonly producer: string;
@@ -88,16 +89,7 @@ export function canonical(regions: readonly (readonly string[])[]): string[][] {
 }
 
 /** A small deterministic PRNG (mulberry32). */
-export function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const random = seededRandom;
 
 const TYPES = ['PIPELINED', 'PIPELINED_BOUNDED', 'PIPELINED_APPROXIMATE', 'BLOCKING', 'BLOCKING_PERSISTENT', 'HYBRID_FULL', 'HYBRID_SELECTIVE'] as const;
 
