@@ -80,7 +80,7 @@ export * from './job-master/run-job.js';
 
 // ---- the job event log the engine is handed (implementations: @weft/job-store) ----
 export type * from './event-log/job-event-log.js';
-export { JOB_EVENT_FORMAT_VERSION } from './event-log/job-event-log.js';
+export { JOB_EVENT_FORMAT_VERSION, LEASE_RENEW_INTERVAL_MS } from './event-log/job-event-log.js';
 export * from './event-log/summarize-job-run.js';
 
 // ---- where <scheme>:// job inputs and outputs live (the S3 one: @weft/shuffle-remote's createS3FileSystem) ----

@@ -1,4 +1,4 @@
-import { invalidEngineArgument, isEngineError, JOB_EVENT_FORMAT_VERSION, type JobEventInput, type JobLog, type LoggedJobEvent } from '@weft/engine';
+import { invalidEngineArgument, isEngineError, JOB_EVENT_FORMAT_VERSION, type JobEventInput, type JobLog, LEASE_RENEW_INTERVAL_MS, type LoggedJobEvent } from '@weft/engine';
 import { type Logger, closedError } from '@weft/shuffle-api';
 
 /** What a store does for one log: write one event at its seq, if the epoch is still the newest. */
@@ -9,6 +9,11 @@ export interface JobLogWriter {
    * retry whose first try went through) is success. Retries transient failures itself.
    */
   write(event: LoggedJobEvent, checkOpen: () => void): Promise<void>;
+  /**
+   * Renews the job's lease for `epoch` (its renewal time), only while `epoch` is still the newest; one try,
+   * no retries (the next renewal is a second away). Resolves false when a newer epoch holds the lease.
+   */
+  renew(epoch: number, atMs: number): Promise<boolean>;
 }
 
 export interface FencedJobLogRequest {
@@ -58,6 +63,8 @@ export class FencedJobLog implements JobLog {
   #failure: unknown;
   #closing = false;
   #closed: Promise<void> | undefined;
+  readonly #renewal: ReturnType<typeof setInterval>;
+  #renewing = false;
 
   constructor(request: FencedJobLogRequest) {
     this.jobId = request.jobId;
@@ -68,6 +75,21 @@ export class FencedJobLog implements JobLog {
     this.#onClose = request.onClose;
     this.#checkStoreOpen = request.checkStoreOpen;
     this.#nextSeq = (request.history[request.history.length - 1]?.seq ?? 0) + 1;
+    // the lease stays visibly alive while this log is open (a standby master takes over once it is not)
+    this.#renewal = setInterval(() => this.#renew(), LEASE_RENEW_INTERVAL_MS);
+    this.#renewal.unref();
+  }
+
+  #renew(): void {
+    if (this.#renewing || this.#closing || this.#failure !== undefined) return;
+    this.#renewing = true;
+    this.#writer
+      .renew(this.epoch, this.#clock())
+      .then((held) => {
+        if (!held) clearInterval(this.#renewal); // fenced: a newer master holds the lease now
+      })
+      .catch(() => {}) // a store hiccup: the next renewal tries again
+      .finally(() => (this.#renewing = false));
   }
 
   append(input: JobEventInput): Promise<LoggedJobEvent> {
@@ -103,6 +125,7 @@ export class FencedJobLog implements JobLog {
   /** Graceful: appends called before it still complete (or fail); later ones reject with SHF_ERR_CLOSED. */
   close(): Promise<void> {
     this.#closing = true;
+    clearInterval(this.#renewal);
     return (this.#closed ??= this.#tail.then(() => this.#onClose()));
   }
 

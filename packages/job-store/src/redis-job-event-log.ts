@@ -15,7 +15,7 @@ import { decodeHistory, type DecodedHistory, type StoredEntry } from './decode-h
 import { eventLogError, fencedError } from './event-log-errors.js';
 import { type FencedJobLog, openedJobLog } from './fenced-job-log.js';
 import { type JobEventLogOptions, type ResolvedJobEventLogOptions, resolveJobEventLogOptions } from './job-event-log-options.js';
-import { APPEND_SCRIPT, DROP_TAIL_SCRIPT, OPEN_SCRIPT } from './redis-scripts.js';
+import { APPEND_SCRIPT, DROP_TAIL_SCRIPT, OPEN_SCRIPT, RENEW_SCRIPT } from './redis-scripts.js';
 import { type StoreRetry, storeRetry } from './retry.js';
 
 /** Redis replies worth retrying; connection failures (no reply at all) are always retried. */
@@ -102,7 +102,13 @@ export class RedisJobEventLog implements JobEventLog {
       history: decoded.events,
       clock: this.#options.clock,
       logger: this.#options.logger,
-      writer: { write: (event, checkOpen) => this.#write(jobId, event, checkOpen) },
+      writer: {
+        write: (event, checkOpen) => this.#write(jobId, event, checkOpen),
+        renew: async (epoch, atMs) => {
+          this.#checkOpen();
+          return Number(await RENEW_SCRIPT.run(this.#redis, [keys.epoch, keys.lease], [String(epoch), String(atMs)])) === 1;
+        },
+      },
       checkStoreOpen: () => this.#checkOpen(),
       openLogs: this.#logs,
     });
@@ -118,7 +124,7 @@ export class RedisJobEventLog implements JobEventLog {
     for (const jobId of ids) {
       const keys = this.#keys(jobId);
       const [epoch, lease] = await this.#retry('listRuns', jobId, () => Promise.all([this.#redis.get(keys.epoch), this.#redis.hgetall(keys.lease)]));
-      const record = { jobId, epoch: Number(epoch ?? 0), owner: lease['owner'], takenAtMs: Number(lease['takenAt'] ?? 0) };
+      const record = { jobId, epoch: Number(epoch ?? 0), owner: lease['owner'], takenAtMs: Number(lease['takenAt'] ?? 0), renewedAtMs: lease['renewedAt'] === undefined ? undefined : Number(lease['renewedAt']) };
       try {
         runs.push(summarizeJobRun(record, await this.readRun(jobId)));
       } catch (error) {

@@ -22,6 +22,14 @@ export class RedisScript {
 }
 
 /** KEYS: epoch, lease, runs. ARGV: jobId, owner, nowMs. Takes the next epoch and returns it. */
+/** KEYS: epoch, lease. ARGV: epoch, atMs. Records the lease's renewal while ARGV epoch is the newest: 1, else 0. */
+export const RENEW_SCRIPT = new RedisScript(
+  'renewLease',
+  `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[2], 'renewedAt', ARGV[2])
+return 1`,
+);
+
 export const OPEN_SCRIPT = new RedisScript(
   'open',
   `local epoch = redis.call('INCR', KEYS[1])

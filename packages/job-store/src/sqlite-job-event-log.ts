@@ -23,6 +23,11 @@ CREATE TABLE IF NOT EXISTS weft_job_leases (
   owner TEXT NOT NULL,
   taken_at INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS weft_job_lease_renewals (
+  job_id TEXT PRIMARY KEY,
+  epoch INTEGER NOT NULL,
+  renewed_at INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS weft_job_epoch_floors (
   job_id TEXT PRIMARY KEY,
   epoch INTEGER NOT NULL
@@ -43,6 +48,7 @@ interface LeaseRow {
   epoch: number;
   owner: string;
   taken_at: number;
+  renewed_at: number | null;
 }
 
 /**
@@ -125,7 +131,7 @@ export class SqliteJobEventLog implements JobEventLog {
       history,
       clock: this.#options.clock,
       logger: this.#options.logger,
-      writer: { write: (event, checkOpen) => this.#write(jobId, event, checkOpen) },
+      writer: { write: (event, checkOpen) => this.#write(jobId, event, checkOpen), renew: async (epoch, atMs) => this.#renew(jobId, epoch, atMs) },
       checkStoreOpen: () => this.#checkOpen(),
       openLogs: this.#logs,
     });
@@ -139,14 +145,15 @@ export class SqliteJobEventLog implements JobEventLog {
     const rows = await this.#retry('listRuns', undefined, () =>
       this.#db
         .prepare(
-          `SELECT job_id, epoch, owner, taken_at FROM weft_job_leases
-           UNION ALL SELECT DISTINCT job_id, 0, NULL, 0 FROM weft_job_events WHERE job_id NOT IN (SELECT job_id FROM weft_job_leases)`,
+          `SELECT l.job_id, l.epoch, l.owner, l.taken_at, r.renewed_at FROM weft_job_leases l
+             LEFT JOIN weft_job_lease_renewals r ON r.job_id = l.job_id AND r.epoch = l.epoch
+           UNION ALL SELECT DISTINCT job_id, 0, NULL, 0, NULL FROM weft_job_events WHERE job_id NOT IN (SELECT job_id FROM weft_job_leases)`,
         )
         .all() as LeaseRow[],
     );
     const runs: JobRunRecord[] = [];
     for (const row of rows) {
-      const lease = { jobId: row.job_id, epoch: row.epoch, owner: row.owner ?? undefined, takenAtMs: row.taken_at };
+      const lease = { jobId: row.job_id, epoch: row.epoch, owner: row.owner ?? undefined, takenAtMs: row.taken_at, renewedAtMs: row.renewed_at ?? undefined };
       try {
         runs.push(summarizeJobRun(lease, await this.readRun(row.job_id)));
       } catch (error) {
@@ -154,6 +161,21 @@ export class SqliteJobEventLog implements JobEventLog {
       }
     }
     return runs.sort((a, b) => a.firstAtMs - b.firstAtMs || a.jobId.localeCompare(b.jobId));
+  }
+
+  /** One try: records the renewal while `epoch` still holds the lease; false once a newer epoch does. */
+  #renew(jobId: string, epoch: number, atMs: number): boolean {
+    this.#checkOpen();
+    return this.#db
+      .transaction(() => {
+        const lease = this.#db.prepare<[string], { epoch: number }>('SELECT epoch FROM weft_job_leases WHERE job_id = ?').get(jobId);
+        if (lease?.epoch !== epoch) return false;
+        this.#db
+          .prepare('INSERT INTO weft_job_lease_renewals (job_id, epoch, renewed_at) VALUES (?, ?, ?) ON CONFLICT (job_id) DO UPDATE SET epoch = excluded.epoch, renewed_at = excluded.renewed_at')
+          .run(jobId, epoch, atMs);
+        return true;
+      })
+      .immediate();
   }
 
   async deleteRun(jobId: string): Promise<void> {
@@ -170,6 +192,7 @@ export class SqliteJobEventLog implements JobEventLog {
             .run(jobId);
           this.#db.prepare('DELETE FROM weft_job_events WHERE job_id = ?').run(jobId);
           this.#db.prepare('DELETE FROM weft_job_leases WHERE job_id = ?').run(jobId);
+          this.#db.prepare('DELETE FROM weft_job_lease_renewals WHERE job_id = ?').run(jobId);
         })
         .immediate(),
     );

@@ -6,6 +6,7 @@ import { EngineError, isEngineError, EXCHANGE_MODES, type ExternalFileSystem, ty
 import type { ShuffleServiceFactory } from '@weft/shuffle-api';
 import type { ShuffleServerServiceFactory } from '@weft/shuffle-remote/client';
 import { type CliIo, type Command, ExitCode } from '../command.js';
+import { DEFAULT_STANDBY_TAKEOVER_MS, standBy } from './standby.js';
 import { integerFlag, parseCommandArgs, usageError } from '../parse-command-args.js';
 import type { FaultHarness } from '../faults/fault-harness.js';
 import { FAULT_SPEC_GRAMMAR, type FaultSpec, parseFaultSpec } from '../faults/fault-spec.js';
@@ -70,6 +71,10 @@ Options:
                             when it holds an unfinished run of ID, the same command resumes it: tasks
                             that finished and whose partitions still exist are not run again. A
                             finished ID, another job module or other job arguments are refused (exit 2)
+  --standby                 with --job-id: a standby job master — wait while another run of ID holds its
+                            lease (renewed every second), take the job over (resume it) once the lease
+                            goes unrenewed for --standby-takeover-ms MS (default ${DEFAULT_STANDBY_TAKEOVER_MS}); a run that ends
+                            meanwhile: nothing to do (exit 0 if it succeeded, else 1)
   --json                    print a machine-readable summary on stdout (with every failover)
   --plan-only               print the job's topology (docs/DESIGN.md contract 1: what \`weft plan\` reads;
                             one line with --json) and exit without running it
@@ -273,6 +278,8 @@ export const runCommand: Command = {
       'no-release-during-job': { type: 'boolean' },
       json: { type: 'boolean' },
       'job-id': { type: 'string' },
+      standby: { type: 'boolean' },
+      'standby-takeover-ms': { type: 'string' },
       cluster: { type: 'string' },
       'cluster-startup-timeout': { type: 'string' },
       'secret-file': { type: 'string' },
@@ -315,6 +322,14 @@ export const runCommand: Command = {
     const store = setting('--store', values.store, 'WEFT_STORE', io.env, pathToFileURL(resolve(io.cwd, '.weft', 'shuffle')).href);
     const meta = setting('--meta', values.meta, 'WEFT_META', io.env, `sqlite://${resolve(io.cwd, '.weft', 'shuffle-meta.db')}`);
     const blockingModule = servers === undefined ? BLOCKING_MODULE : SERVER_MODULE;
+    const takeoverMs = integerFlag('run', '--standby-takeover-ms', values['standby-takeover-ms'], 1);
+    if (values.standby !== true && takeoverMs !== undefined) throw usageError('run', '--standby-takeover-ms needs --standby');
+    if (values.standby === true) {
+      // before any worker or executor is taken: a standby may wait for hours
+      if (values['job-id'] === undefined) throw usageError('run', '--standby needs --job-id: a standby takes over one named job');
+      const ended = await standBy({ openEventLog: () => openEventLog(servers ?? meta), jobId: values['job-id'], takeoverMs: takeoverMs ?? DEFAULT_STANDBY_TAKEOVER_MS, io });
+      if (ended !== undefined) return ended;
+    }
     const execArgv = workerExecArgv(jobPath);
     const cluster = await clusterProvider({ values, servers, store, meta, io });
     let prestarted: PrestartedWorkers | undefined;

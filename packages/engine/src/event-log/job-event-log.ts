@@ -90,6 +90,9 @@ export interface JobEventInput {
   readonly data: unknown;
 }
 
+/** How often an open JobLog renews its job's lease (JobRunRecord.leaseRenewedAtMs). */
+export const LEASE_RENEW_INTERVAL_MS = 1000;
+
 /** The current format version of a logged event. */
 export const JOB_EVENT_FORMAT_VERSION = 1;
 
@@ -118,6 +121,12 @@ export interface JobRunRecord {
   readonly lastType: string | undefined;
   /** Owner of the newest lease (undefined when unknown). */
   readonly owner: string | undefined;
+  /**
+   * When the newest lease's holder last renewed it (ms since the epoch, the holder's clock): a JobLog
+   * renews its lease every `LEASE_RENEW_INTERVAL_MS` while it is open, so a standby job master can tell a
+   * live holder from a dead one. The lease's taking time when it was never renewed; undefined when unknown.
+   */
+  readonly leaseRenewedAtMs: number | undefined;
   /** `data.name` of the first 'job-submitted' event, when it has one. */
   readonly jobName: string | undefined;
   /** `data.tasksTotal` of the last 'job-submitted' event, when it has one. */

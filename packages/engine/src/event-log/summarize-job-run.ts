@@ -9,6 +9,8 @@ export interface JobRunLease {
   readonly owner: string | undefined;
   /** When the newest lease was taken, ms since the epoch; 0 when unknown. */
   readonly takenAtMs: number;
+  /** When its holder last renewed it (ms since the epoch); undefined when never (or unknown). */
+  readonly renewedAtMs?: number | undefined;
 }
 
 const TERMINAL: Readonly<Partial<Record<JobEventType, JobRunStatus>>> = {
@@ -74,6 +76,8 @@ export function summarizeJobRun(lease: JobRunLease, events: readonly LoggedJobEv
     lastAtMs: last?.atMs ?? lease.takenAtMs,
     lastType: last?.type,
     owner: lease.owner,
+    // a renewal older than the lease itself is an earlier epoch's
+    leaseRenewedAtMs: lease.takenAtMs > 0 ? Math.max(lease.takenAtMs, lease.renewedAtMs ?? 0) : lease.renewedAtMs,
     jobName,
     tasksTotal,
     tasksFinished: finished.size,

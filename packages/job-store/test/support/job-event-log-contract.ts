@@ -246,6 +246,25 @@ export function describeJobEventLogContract(name: string, harness: JobEventLogHa
       assert.deepEqual((await store.listRuns()).filter((r) => r.jobId === id).map((r) => r.epoch), [again.epoch]);
     });
 
+    it('renews an open log\'s lease every second, and not once a newer epoch holds it', async () => {
+      await using store = await create();
+      const id = jobId();
+      const log = await store.open({ jobId: id, owner: 'first' });
+      await log.append({ type: 'job-submitted', data: {} });
+      const taken = (await store.listRuns()).find((r) => r.jobId === id)?.leaseRenewedAtMs as number;
+      await new Promise((r) => setTimeout(r, 2_300));
+      const renewed = (await store.listRuns()).find((r) => r.jobId === id)?.leaseRenewedAtMs as number;
+      assert.ok(renewed >= taken + 1_000, `renewed at ${renewed}, taken at ${taken}`);
+      const newer = await store.open({ jobId: id, owner: 'second' });
+      const takenByNewer = (await store.listRuns()).find((r) => r.jobId === id)?.leaseRenewedAtMs as number;
+      await newer.close(); // the newer one stops renewing: only the old one could move the record now
+      await new Promise((r) => setTimeout(r, 2_300));
+      const record = (await store.listRuns()).find((r) => r.jobId === id);
+      assert.equal(record?.owner, 'second');
+      assert.equal(record?.leaseRenewedAtMs, takenByNewer, 'the fenced log renews nothing');
+      await log.close();
+    });
+
     it('refuses data that is not JSON without writing', async () => {
       await using store = await create();
       const id = jobId();
