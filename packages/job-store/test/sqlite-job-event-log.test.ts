@@ -44,4 +44,11 @@ describeJobEventLogContract('SqliteJobEventLog', {
     holder?.close();
     holder = undefined;
   },
+  async breakWrites() {
+    // what SQLITE_FULL does to an insert, without filling a disk: the write fails, and stays failing
+    (raw as Database.Database).exec(`CREATE TRIGGER weft_test_full BEFORE INSERT ON weft_job_events BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`);
+  },
+  async unbreakWrites() {
+    (raw as Database.Database).exec('DROP TRIGGER IF EXISTS weft_test_full');
+  },
 });
