@@ -1,6 +1,7 @@
 // `weft gc`: the partitions, sink attempt files and log of a SIGKILLed run are collected once it is older
 // than --older-than; --dry-run and a younger run keep everything. Real `weft` processes, a real SQLite log.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -117,6 +118,37 @@ describe('weft gc', () => {
     assert.match(gc.stdout, /^removed gc-sink \(unfinished, .*\): 0 partitions, 4 bytes, 1 sink temp dirs$/m);
     assert.equal(existsSync(sinkDir), false, 'the sink attempt directory is gone');
     assert.ok(!(await listedIds()).includes('gc-sink'));
+  });
+
+  it('removes the attempt directory of a text sink whose attempts were still writing when the job master was SIGKILLed', async () => {
+    const output = join(dir.path, 'sorted.txt');
+    const sinkDir = join(dir.path, '.sorted.txt.weft-gc-writing');
+    // the job master itself (not the shim), so the kill lands while the sink attempts write
+    const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+    const args = ['--conditions=source', '--import', import.meta.resolve('tsx'), main, 'run', terasort, '--job-id', 'gc-writing', '--parallelism', '2', '--workers', '2', ...flags, '--', '--records', '400000', '--output', output];
+    const child = spawn(process.execPath, args, { cwd: dir.path, stdio: 'ignore' });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    try {
+      while (!existsSync(sinkDir) || (await readdir(sinkDir)).length === 0) {
+        if (child.exitCode !== null) throw new Error('the run ended before its sink attempts started writing');
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    } finally {
+      child.kill('SIGKILL');
+    }
+    await exited;
+    await new Promise((r) => setTimeout(r, 1_000)); // its workers notice and exit
+    {
+      await using store = new SqliteJobEventLog({ path: metaPath });
+      const finished = (await store.readRun('gc-writing')).filter((e) => e.type === 'task-finished').map((e) => (e.data as { executionVertexId: string }).executionVertexId);
+      assert.ok(!finished.some((t) => t.startsWith('sort#')), `no sink attempt is logged finished: ${finished.join(', ')}`);
+    }
+    assert.ok(existsSync(sinkDir), 'the killed run left its sink attempt directory');
+    const gc = await weft(['gc', ...flags, '--older-than', '0s'], dir.path);
+    assert.equal(gc.code, 0, gc.stderr);
+    assert.match(gc.stdout, /^removed gc-writing \(unfinished, .*\): .* 1 sink temp dirs$/m);
+    assert.equal(existsSync(sinkDir), false, 'the sink attempt directory is gone');
+    assert.ok(!(await listedIds()).includes('gc-writing'));
   });
 
   it('refuses a bad --older-than, --meta or --store with exit 2 naming the flag', async () => {

@@ -1,11 +1,12 @@
 // `weft run --job-id ID` (docs/DESIGN.md contract 7): a SIGKILLed run resumed by the same command, and
 // the refusals of what cannot be resumed. Real `weft` processes, a real SQLite job event log.
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
+import { jobModuleHash } from '@weft/engine';
 import { SqliteJobEventLog } from '@weft/job-store';
 import { createTempDir, type TempDir } from '@weft/testkit';
 import { finishedInLog, killOnceFinished, weft as runWeft, type WeftOutcome } from './helpers/kill-and-resume.js';
@@ -64,14 +65,32 @@ describe('weft run --job-id', () => {
     const module = await weft(['run', wordCount, '--job-id', 'wc-unfinished', '--executor', 'inprocess', ...common, '--', '--output', 'x.txt'], dir.path);
     assert.equal(module.code, 2, module.stderr);
     assert.match(module.stderr, /cannot resume job wc-unfinished: the job module differs/);
-    const { createHash } = await import('node:crypto');
-    const hash = createHash('sha256').update(await readFile(wordCount)).digest('hex');
+    const hash = await jobModuleHash(pathToFileURL(wordCount).href);
     const log2 = await store.open({ jobId: 'wc-args', owner: 'test' });
     await log2.append({ type: 'job-submitted', data: { name: 'word-count', jobModule: pathToFileURL(wordCount).href, jobModuleHash: hash, args: ['--output', 'x.txt'], topology: { vertices: [], edges: [] }, options: null, tasksTotal: 1 } });
     await log2.close();
     const args = await weft(['run', wordCount, '--job-id', 'wc-args', '--executor', 'inprocess', ...common, '--', '--output', 'y.txt'], dir.path);
     assert.equal(args.code, 2, args.stderr);
     assert.match(args.stderr, /the job arguments differ: the run was submitted with \["--output","x.txt"\], these are \["--output","y.txt"\]/);
+  });
+
+  it('refuses to resume once a local module the job module imports changed (exit 2), instead of mixing old and new code', async () => {
+    // a copy of terasort and its helper module, so the helper can change between the kill and the resume
+    const jobDir = join(dir.path, 'job');
+    await mkdir(join(jobDir, 'lib'), { recursive: true });
+    await copyFile(terasort, join(jobDir, 'terasort.ts'));
+    const helper = join(jobDir, 'lib', 'terasort-data.ts');
+    await copyFile(fileURLToPath(new URL('../../../examples/lib/terasort-data.ts', import.meta.url)), helper);
+    await symlink(fileURLToPath(new URL('../../../node_modules', import.meta.url)), join(jobDir, 'node_modules'), 'dir');
+    const args = ['run', join(jobDir, 'terasort.ts'), '--job-id', 'ts-helper', '--parallelism', '2', '--workers', '2', ...common, '--', '--records', '200000', '--output', join(dir.path, 'helper.txt')];
+    {
+      await using log = new SqliteJobEventLog({ path: metaPath });
+      await killOnceFinished({ bin, args, cwd: dir.path, log, jobId: 'ts-helper', atLeast: 1 });
+    }
+    await writeFile(helper, (await readFile(helper, 'utf8')).replace("'ABCDEFGHIJ'", "'abcdefghij'"));
+    const resumed = await weft(args, dir.path);
+    assert.equal(resumed.code, 2, `a resume ran with the changed helper: ${resumed.stdout}${resumed.stderr}`);
+    assert.match(resumed.stderr, /cannot resume job ts-helper: the job module differs/);
   });
 
   it('refuses a log written by a newer format version, naming the version (exit 2)', async () => {
@@ -88,8 +107,7 @@ describe('weft run --job-id', () => {
   });
 
   it('restarts cleanly, saying why on stderr, when the history does not fit the job (a vertex it does not have)', async () => {
-    const { createHash } = await import('node:crypto');
-    const hash = createHash('sha256').update(await readFile(wordCount)).digest('hex');
+    const hash = await jobModuleHash(pathToFileURL(wordCount).href);
     const output = join(dir.path, 'fallback.txt');
     const jobArgs = ['--output', output];
     await using store = new SqliteJobEventLog({ path: metaPath });

@@ -77,6 +77,7 @@ export type * from './faults/fault-injector.js';
 export { DEFAULT_CANCEL_TIMEOUT_MS } from './job-master/job-master.js';
 export * from './job-master/job-events.js';
 export * from './job-master/run-job.js';
+export { jobModuleHash } from './job-master/job-module-hash.js';
 
 // ---- the job event log the engine is handed (implementations: @weft/job-store) ----
 export type * from './event-log/job-event-log.js';

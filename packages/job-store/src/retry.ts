@@ -14,12 +14,19 @@ export interface RetryRequest<T> {
   readonly attempt: () => T | Promise<T>;
 }
 
+/** An error of ours (WEFT_ERR_* or SHF_ERR_*, e.g. a close that ended the retries): passed on as it is. */
+function isWeftError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^(WEFT|SHF)_ERR_/.test(code);
+}
+
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * Runs `attempt`, retrying transient failures with exponential backoff (10 ms doubling to 500 ms) until
  * `timeoutMs` has passed since the first try; then WEFT_ERR_EVENT_LOG with the last error as `cause`.
- * Other errors pass through at once.
+ * Any other failure of the store (not transient: a full disk, a read-only file) is WEFT_ERR_EVENT_LOG at
+ * once, with it as `cause`; our own errors (WEFT_ERR_*, SHF_ERR_*) pass through as they are.
  */
 export async function withRetry<T>(request: RetryRequest<T>): Promise<T> {
   const started = Date.now();
@@ -29,7 +36,16 @@ export async function withRetry<T>(request: RetryRequest<T>): Promise<T> {
     try {
       return await request.attempt();
     } catch (error) {
-      if (!request.isTransient(error)) throw error;
+      if (!request.isTransient(error)) {
+        if (isWeftError(error)) throw error;
+        // a store that refuses for good (disk full, read-only, out of memory): fails loudly now, as the log's own error
+        throw eventLogError({
+          ...(request.jobId === undefined ? {} : { jobId: request.jobId }),
+          description: request.description,
+          problem: `${request.operation} failed: ${(error as Error).message}`,
+          cause: error,
+        });
+      }
       const elapsedMs = Date.now() - started;
       if (elapsedMs >= request.timeoutMs) {
         throw eventLogError({

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { type JobEventLog, type JobLog, type JobRunRecord, type LoggedJobEvent, type OpenJobLogRequest, summarizeJobRun, summarizeUnreadableJobRun } from '@weft/engine';
+import { EngineError, type JobEventLog, type JobLog, type JobRunRecord, type LoggedJobEvent, type OpenJobLogRequest, summarizeJobRun, summarizeUnreadableJobRun } from '@weft/engine';
 import { closedError, invalidConfig } from '@weft/shuffle-api';
 import { decodeHistory, type DecodedHistory, type StoredEntry } from './decode-history.js';
 import { eventLogError, fencedError } from './event-log-errors.js';
@@ -106,7 +106,7 @@ export class SqliteJobEventLog implements JobEventLog {
 
   async open(request: OpenJobLogRequest): Promise<JobLog> {
     const { jobId, owner } = request;
-    const { epoch, history } = await this.#retry('open', jobId, () =>
+    const { epoch, history } = await this.#whileLocked(jobId, () => this.#retry('open', jobId, () =>
       this.#db
         .transaction(() => {
           const lease = this.#db.prepare('SELECT epoch FROM weft_job_leases WHERE job_id = ?').get(jobId) as { epoch: number } | undefined;
@@ -123,7 +123,7 @@ export class SqliteJobEventLog implements JobEventLog {
           return { epoch, history: decoded.events };
         })
         .immediate(),
-    );
+    ));
     return openedJobLog({
       jobId,
       epoch,
@@ -232,6 +232,30 @@ export class SqliteJobEventLog implements JobEventLog {
       return { ok: true, value, at };
     });
     return decodeHistory({ jobId, description: this.description, entries, logger: this.#options.logger });
+  }
+
+  /**
+   * Runs `operation`; when it gives up on a lock another process kept (SQLITE_BUSY past the retries), the
+   * WEFT_ERR_EVENT_LOG it rejects with also names the job's lease owner and epoch (a read needs no lock in
+   * WAL mode): a job master stopped (SIGSTOP) inside a write keeps the whole database locked until it is
+   * continued or killed, and nothing another process can do takes the lock from it.
+   */
+  async #whileLocked<T>(jobId: string, operation: () => Promise<T>): Promise<T> {
+    try {
+      return await operation();
+    } catch (error) {
+      const cause = (error as { cause?: { code?: unknown } } | null)?.cause;
+      if ((error as { code?: unknown } | null)?.code !== 'WEFT_ERR_EVENT_LOG' || !/^SQLITE_(BUSY|LOCKED)/.test(String(cause?.code ?? ''))) throw error;
+      let holder = '';
+      try {
+        const lease = this.#db.prepare('SELECT epoch, owner FROM weft_job_leases WHERE job_id = ?').get(jobId) as { epoch: number; owner: string } | undefined;
+        if (lease !== undefined) holder = `; the job's lease is held by ${lease.owner} (epoch ${lease.epoch})`;
+      } catch {
+        // the lease cannot be read either: the message stays as it was
+      }
+      const hint = `another process keeps the database locked${holder}; a job master stopped (SIGSTOP) while writing holds the lock until it is continued (SIGCONT) or killed`;
+      throw new EngineError('WEFT_ERR_EVENT_LOG', `${(error as Error).message} — ${hint}`, { context: { jobId }, cause });
+    }
   }
 
   #checkOpen(): void {

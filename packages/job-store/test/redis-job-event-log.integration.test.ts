@@ -35,6 +35,14 @@ describeJobEventLogContract('RedisJobEventLog', {
   },
   disrupt: () => (server as RedisServer).stop(),
   restore: () => (server as RedisServer).start(),
+  async breakWrites() {
+    // a full Redis: every write is refused with OOM (not transient) until memory is given back
+    await (raw as Redis).config('SET', 'maxmemory-policy', 'noeviction');
+    await (raw as Redis).config('SET', 'maxmemory', '1');
+  },
+  async unbreakWrites() {
+    await (raw as Redis).config('SET', 'maxmemory', '0');
+  },
 });
 
 describe('RedisJobEventLog', () => {

@@ -1,4 +1,6 @@
+import assert from 'node:assert/strict';
 import { join } from 'node:path';
+import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { SqliteJobEventLog } from '@weft/job-store';
 import { createTempDir, type TempDir } from '@weft/testkit';
@@ -44,4 +46,40 @@ describeJobEventLogContract('SqliteJobEventLog', {
     holder?.close();
     holder = undefined;
   },
+  async breakWrites() {
+    // what SQLITE_FULL does to an insert, without filling a disk: the write fails, and stays failing
+    (raw as Database.Database).exec(`CREATE TRIGGER weft_test_full BEFORE INSERT ON weft_job_events BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END`);
+  },
+  async unbreakWrites() {
+    (raw as Database.Database).exec('DROP TRIGGER IF EXISTS weft_test_full');
+  },
+});
+
+describe('SqliteJobEventLog: a database another process keeps locked', () => {
+  it("names the job's lease owner when open() gives up on a lock held past retryTimeoutMs (a job master stopped while writing)", async () => {
+    await using tmp = await createTempDir('weft-job-store-locked-');
+    const file = join(tmp.path, 'meta.db');
+    {
+      await using store = new SqliteJobEventLog({ path: file });
+      const log = await store.open({ jobId: 'stopped', owner: 'somehost:4242' });
+      await log.append({ type: 'job-submitted', data: {} });
+    }
+    // what a job master SIGSTOPped inside a write transaction leaves: the write lock, held
+    const stopped = new Database(file);
+    stopped.exec('BEGIN IMMEDIATE');
+    try {
+      await using store = new SqliteJobEventLog({ path: file }, { busyTimeoutMs: 20, retryTimeoutMs: 200 });
+      await assert.rejects(store.open({ jobId: 'stopped', owner: 'resume:1' }), (error: unknown) => {
+        assert.equal((error as { code?: unknown }).code, 'WEFT_ERR_EVENT_LOG');
+        assert.match((error as Error).message, /somehost:4242/);
+        assert.match((error as Error).message, /epoch 1/);
+        assert.match((error as Error).message, /SIGCONT|stopped/);
+        assert.equal((error as Error).message.match(/job event log/g)?.length, 1, (error as Error).message);
+        return true;
+      });
+    } finally {
+      stopped.exec('ROLLBACK');
+      stopped.close();
+    }
+  });
 });

@@ -12,7 +12,8 @@ const USAGE = `Usage: weft gc [--meta URL] [--store URL] [--older-than DURATION]
 Collects the garbage of dead runs: for every run in the job event log (unfinished or finished) whose last
 event is older than --older-than and whose job master is not alive, it unregisters the job in the shuffle
 store (deleting its partitions; BLOCKING_PERSISTENT ones are kept), removes its text sinks' per-attempt
-temporary directories that the log names, then deletes the run from the log. One line per run removed
+temporary directories that the log names (local ones; also those of attempts that never finished), then
+deletes the run from the log. One line per run removed
 (id, partitions, bytes), then a total.
 
 Liveness: the log records the lease owner as host:pid. A run whose owner is a live process on this host is
@@ -59,16 +60,22 @@ function ownerAlive(owner: string | undefined): boolean {
   }
 }
 
-/** The text sinks' attempt directories (`.<name>.weft-<jobId>`) the run's logged events name. */
+/**
+ * The text sinks' attempt directories (`.<name>.weft-<jobId>`) the run's logged events name: those its
+ * `job-submitted` lists (attempts that never finished wrote there too) and those of finished sink attempts.
+ */
 async function sinkDirsOf(log: JobEventLog, jobId: string): Promise<string[]> {
   const dirs = new Set<string>();
+  const ours = (dir: string): boolean => basename(dir).endsWith(`.weft-${jobId}`);
   for (const e of await log.readRun(jobId).catch(() => [])) {
+    const submitted = e.type === 'job-submitted' ? (e.data as { sinkTempDirs?: unknown } | null)?.sinkTempDirs : undefined;
+    if (Array.isArray(submitted)) for (const d of submitted) if (typeof d === 'string' && ours(d)) dirs.add(d);
     const sinks = (e.data as { sinks?: unknown } | null)?.sinks;
     if (!Array.isArray(sinks)) continue;
     for (const s of sinks as { kind?: unknown; file?: unknown }[]) {
       if (s?.kind !== 'text-file' || typeof s.file !== 'string') continue;
       const dir = dirname(s.file);
-      if (basename(dir).endsWith(`.weft-${jobId}`)) dirs.add(dir);
+      if (ours(dir)) dirs.add(dir);
     }
   }
   return [...dirs].filter((d) => existsSync(d));

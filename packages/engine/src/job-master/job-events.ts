@@ -57,6 +57,11 @@ export type JobEvent =
         /** Null for a job master built without run options (a test driving one directly). */
         readonly options: JobSubmittedOptions | null;
         readonly tasksTotal: number;
+        /**
+         * The text sinks' attempt directories (local paths or URLs), known before any attempt writes, so
+         * `weft gc` finds the files of attempts that never logged `task-finished`. Absent when there are none.
+         */
+        readonly sinkTempDirs?: readonly string[];
       };
     }
   | { readonly type: 'vertex-initialized'; readonly data: { readonly vertexId: string; readonly parallelism: number } }

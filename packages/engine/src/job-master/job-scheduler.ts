@@ -155,7 +155,11 @@ export class JobScheduler {
     this.#state = 'running';
     const { plan, topology } = this.#options;
     const submission = this.#options.submission ?? { jobModule: null, jobModuleHash: null, args: [], options: null };
-    this.#emit({ type: 'job-submitted', data: { name: plan.name, ...submission, topology: topology.topology, tasksTotal: topology.executionVertexCount } });
+    const sinkTempDirs = this.#options.sinkTempDirs ?? [];
+    this.#emit({
+      type: 'job-submitted',
+      data: { name: plan.name, ...submission, topology: topology.topology, tasksTotal: topology.executionVertexCount, ...(sinkTempDirs.length > 0 ? { sinkTempDirs } : {}) },
+    });
     for (const vertex of topology.vertices) this.#emit({ type: 'vertex-initialized', data: { vertexId: vertex.id, parallelism: vertex.parallelism } });
     const recovery = this.#options.recovery;
     if (recovery === undefined) this.#states.start();

@@ -26,6 +26,7 @@ import type { JobSubmission } from './job-scheduler-options.js';
 import { JobFence } from './job-fence.js';
 import { type JobShuffleServices, JobSession } from './job-session.js';
 import { textSinkTempDirs } from './sink-publisher.js';
+import { jobModuleHash } from './job-module-hash.js';
 import type { JobEventLog } from '../event-log/job-event-log.js';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
 import { jobLogListener, type OpenedJobLog, openJobLog, prepareResume, type ResumeDecision } from './job-resume.js';
@@ -264,7 +265,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   const faults = options.faults?.({ jobId: id, topology: loaded.plan.topology, regions: regions.toIds(), executor: kind });
   const submission: JobSubmission = {
     jobModule: loaded.moduleUrl ?? null,
-    jobModuleHash: await moduleHash(loaded.moduleUrl),
+    jobModuleHash: await jobModuleHash(loaded.moduleUrl),
     args,
     options: {
       parallelism,
@@ -403,11 +404,6 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
 }
 
 /** sha256 (hex) of the job module's file, for `job-submitted` (a resumed run must run the same code). */
-async function moduleHash(moduleUrl: string | undefined): Promise<string | null> {
-  if (moduleUrl === undefined || !moduleUrl.startsWith('file:')) return null;
-  return createHash('sha256').update(await readFile(fileURLToPath(moduleUrl))).digest('hex');
-}
-
 function summarizeEdges(loaded: LoadedJob, results: readonly { metrics: { outputs: readonly { edgeIndex: number; records: number; bytes: number }[] } }[]): EdgeSummary[] {
   const plan = loaded.plan;
   const totals = plan.edges.map(() => ({ records: 0, bytes: 0 }));

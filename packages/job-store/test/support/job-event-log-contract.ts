@@ -21,6 +21,12 @@ export interface JobEventLogHarness {
   /** Makes the store fail transiently (lock held, server down) until `restore()`. */
   disrupt(): Promise<void>;
   restore(): Promise<void>;
+  /**
+   * Makes every later write fail with an error that is not transient (a full disk, a store out of
+   * memory), until `unbreakWrites()`. Optional: the case is skipped without it.
+   */
+  breakWrites?(): Promise<void>;
+  unbreakWrites?(): Promise<void>;
 }
 
 const isCode = (code: string) => (error: unknown) => {
@@ -206,6 +212,25 @@ export function describeJobEventLogContract(name: string, harness: JobEventLogHa
       await assert.rejects(log.append({ type: 'task-finished', data: {} }), isCode('WEFT_ERR_EVENT_LOG'));
       await using reader = await create();
       assert.deepEqual(await reader.readRun(id), []);
+    });
+
+    it('fails an append whose store refuses the write for good (disk full) with WEFT_ERR_EVENT_LOG, its cause kept, and every later one', { skip: harness.breakWrites === undefined }, async () => {
+      await using store = await create({ retryTimeoutMs: 300 });
+      const id = jobId();
+      const log = await store.open({ jobId: id, owner: 'test' });
+      await log.append({ type: 'job-submitted', data: {} });
+      await harness.breakWrites?.();
+      try {
+        await assert.rejects(
+          log.append({ type: 'task-finished', data: { executionVertexId: 'a#0' } }),
+          (error: unknown) => isCode('WEFT_ERR_EVENT_LOG')(error) && /append/.test((error as Error).message) && (error as Error).cause !== undefined,
+        );
+      } finally {
+        await harness.unbreakWrites?.();
+      }
+      await assert.rejects(log.append({ type: 'task-finished', data: {} }), isCode('WEFT_ERR_EVENT_LOG'));
+      await using reader = await create();
+      assert.deepEqual((await reader.readRun(id)).map((e) => e.type), ['job-submitted']);
     });
 
     it('sums up runs for listRuns: status from the last events, tasks finished unless reset later, epoch', async () => {
