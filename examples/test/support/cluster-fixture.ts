@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { type RedisServer, type S3Server, startRedis, startS3Server } from '@weft/testkit';
+import { freePort, type RedisServer, type S3Server, startRedis, startS3Server } from '@weft/testkit';
 
 export const root = fileURLToPath(new URL('../../..', import.meta.url));
 const bin = join(root, 'packages', 'cli', 'bin', 'weft.js');
@@ -31,8 +31,18 @@ export interface ClusterExecutor {
   exited(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
+/** A `weft shuffle-server` registered in the cluster's Redis. */
+export interface ClusterShuffleServer {
+  readonly host: string;
+  readonly url: string;
+  readonly serverId: string;
+  readonly child: ChildProcess;
+  exited(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
 export class TestCluster implements AsyncDisposable {
   readonly executors: ClusterExecutor[] = [];
+  readonly shuffleServers: ClusterShuffleServer[] = [];
   private constructor(
     readonly redis: RedisServer,
     readonly s3: S3Server,
@@ -77,13 +87,56 @@ export class TestCluster implements AsyncDisposable {
     return executor;
   }
 
+  /**
+   * Starts `weft shuffle-server` on `host`, registered in the cluster's Redis (`--redis` = the cluster
+   * URL), and resolves once it listens.
+   */
+  async startShuffleServer(host: string): Promise<ClusterShuffleServer> {
+    const dir = await mkdtemp(join(this.dir, `shuffle-server-${host}-`));
+    const port = await freePort(host);
+    const child = spawn(process.execPath, [...weftCommand, 'shuffle-server', '--host', host, '--port', String(port), '--dir', dir, '--redis', this.clusterUrl, '--heartbeat-ms', '200', '--json'], {
+      cwd: dir,
+      env: { ...process.env, ...this.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    const listening = await new Promise<{ listening: string; serverId: string }>((resolve, reject) => {
+      createInterface({ input: child.stdout! }).on('line', (line) => {
+        try {
+          const parsed = JSON.parse(line) as { listening?: unknown; serverId?: unknown };
+          if (typeof parsed.listening === 'string' && typeof parsed.serverId === 'string') resolve({ listening: parsed.listening, serverId: parsed.serverId });
+        } catch {
+          // not the listening line
+        }
+      });
+      void exit.then(({ code, signal }) => reject(new Error(`shuffle server on ${host} exited (${signal ?? code}) before it listened: ${stderr}`)));
+    });
+    const server: ClusterShuffleServer = { host, url: listening.listening, serverId: listening.serverId, child, exited: () => exit };
+    this.shuffleServers.push(server);
+    return server;
+  }
+
   /** `weft run <job> --cluster … --store s3://… --meta redis://… --json -- <jobArgs>` in the cluster's directory (`direct`: without the shim). */
   run(job: string, args: readonly string[], jobArgs: readonly string[], onStart?: (child: ChildProcess) => void, direct = false): Promise<RunResult> {
+    return this.#run(job, ['--store', `s3://weft-cluster/${Math.random().toString(36).slice(2)}`, '--meta', `redis://127.0.0.1:${this.redis.port}/0`], args, jobArgs, onStart, direct);
+  }
+
+  /**
+   * `weft run <job> --cluster … --shuffle-servers <the cluster URL> --json -- <jobArgs>`: blocking partitions on
+   * the shuffle servers registered in the cluster's Redis, the event log in that Redis too.
+   */
+  runOnShuffleServers(job: string, args: readonly string[], jobArgs: readonly string[], onStart?: (child: ChildProcess) => void, direct = false): Promise<RunResult> {
+    return this.#run(job, ['--shuffle-servers', this.clusterUrl], args, jobArgs, onStart, direct);
+  }
+
+  #run(job: string, shuffle: readonly string[], args: readonly string[], jobArgs: readonly string[], onStart: ((child: ChildProcess) => void) | undefined, direct: boolean): Promise<RunResult> {
     return new Promise((resolve) => {
       const child = execFile(
         process.execPath,
         // direct: the job master's own process (no bin/weft.js shim), so a test can kill exactly it
-        [...(direct ? weftCommand : [bin]), 'run', join(root, 'examples', job), '--cluster', this.clusterUrl, '--store', `s3://weft-cluster/${Math.random().toString(36).slice(2)}`, '--meta', `redis://127.0.0.1:${this.redis.port}/0`, '--json', ...args, '--', ...jobArgs],
+        [...(direct ? weftCommand : [bin]), 'run', join(root, 'examples', job), '--cluster', this.clusterUrl, ...shuffle, '--json', ...args, '--', ...jobArgs],
         { cwd: this.dir, maxBuffer: 256 * 1024 * 1024, env: { ...process.env, ...this.env } },
         (error, stdout, stderr) => resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr }),
       );
@@ -92,8 +145,8 @@ export class TestCluster implements AsyncDisposable {
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
-    for (const e of this.executors) if (e.child.exitCode === null && e.child.signalCode === null) e.child.kill('SIGKILL');
-    await Promise.all(this.executors.map((e) => e.exited()));
+    for (const e of [...this.executors, ...this.shuffleServers]) if (e.child.exitCode === null && e.child.signalCode === null) e.child.kill('SIGKILL');
+    await Promise.all([...this.executors, ...this.shuffleServers].map((e) => e.exited()));
     await Promise.allSettled([this.redis[Symbol.asyncDispose](), this.s3[Symbol.asyncDispose]()]);
     await rm(this.dir, { recursive: true, force: true });
   }

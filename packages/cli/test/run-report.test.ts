@@ -51,6 +51,7 @@ function result(overrides: Partial<JobResult> = {}): JobResult {
     restarts: 0,
     failovers: [],
     executorsLost: [],
+    deploymentLatency: { tasks: 4, p50Ms: 3, p99Ms: 9, maxMs: 9 },
     taskAttempts: {},
     partitionsReleasedDuringJob: 0,
     bytesReleasedDuringJob: 0,

@@ -73,6 +73,7 @@ export { prestartWorkers, PrestartedWorkers, type PrestartWorkersOptions } from 
 
 export type * from './job-master/job-progress.js';
 export type * from './job-master/failover-record.js';
+export type { DeploymentLatencySummary } from './job-master/deployment-latencies.js';
 export type * from './faults/fault-injector.js';
 export { DEFAULT_CANCEL_TIMEOUT_MS } from './job-master/job-master.js';
 export * from './job-master/job-events.js';

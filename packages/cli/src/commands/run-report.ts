@@ -169,6 +169,7 @@ export function runSummaryJson(result: JobResult, extra: Record<string, unknown>
       return { ...f, savedTasks: saved.tasks, savedPercent: saved.percent };
     }),
     executorsLost: result.executorsLost,
+    deploymentLatency: result.deploymentLatency,
     taskAttempts: result.taskAttempts,
     workerPids: result.workerPids,
     topology: result.topology,

@@ -2,6 +2,7 @@ import type { EngineError } from '../errors/engine-error.js';
 import type { TaskResult } from '../runtime/task-events.js';
 import type { ExecutorLossRecord, FailoverRecord } from './failover-record.js';
 import type { PublishedSinks } from './sink-publisher.js';
+import type { DeploymentLatencySummary } from './deployment-latencies.js';
 
 /** How a job ended, its sinks published (when it succeeded). */
 export interface JobOutcome {
@@ -19,6 +20,8 @@ export interface JobOutcome {
   readonly failovers: readonly FailoverRecord[];
   /** Task executors lost while the job ran. */
   readonly executorsLost: readonly ExecutorLossRecord[];
+  /** From each deployment to its task's `running` report, on the job master's clock. */
+  readonly deploymentLatency: DeploymentLatencySummary;
   /** Per execution vertex (topology order): its last attempt number (0: never restarted). */
   readonly attempts: readonly number[];
   /** Partitions released while the job ran, once their consumers finished (JobMasterOptions.releasePartitionsDuringJob). */

@@ -62,4 +62,4 @@ export interface JobSchedulerOptions {
 }
 
 /** How the job ended, as the scheduler knows it (the job master adds the executors it lost). */
-export type ScheduledOutcome = Omit<JobOutcome, 'executorsLost'>;
+export type ScheduledOutcome = Omit<JobOutcome, 'executorsLost' | 'deploymentLatency'>;

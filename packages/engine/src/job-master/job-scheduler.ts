@@ -9,6 +9,7 @@ import { JobCompletion } from './job-completion.js';
 import { JobEventEmitter } from './job-event-emitter.js';
 import { type JobEvent, noopJobEventListener } from './job-events.js';
 import type { JobSchedulerOptions, ScheduledOutcome } from './job-scheduler-options.js';
+import { DeploymentLatencies, type DeploymentLatencySummary } from './deployment-latencies.js';
 import type { JobProgress } from './job-progress.js';
 import { PartitionReleases } from './partition-releases.js';
 import { blockingOutputsOf, PartitionStates } from './partition-states.js';
@@ -47,6 +48,7 @@ export class JobScheduler {
   readonly #logger: Logger;
   readonly #dependencies: RegionDependencies;
   readonly #builder: DeploymentBuilder;
+  readonly #latencies = new DeploymentLatencies();
   readonly #deployer: RegionDeployer;
   readonly #attempts: TaskAttempts;
   readonly #states: RegionStates;
@@ -221,6 +223,12 @@ export class JobScheduler {
   /** The executor acknowledged a deployed attempt: it runs. */
   taskRunning(attemptId: string): void {
     this.#attempts.running.add(attemptId);
+    this.#latencies.running(attemptId);
+  }
+
+  /** From each deployment handed to an executor to its task's `running` report (DeploymentLatencies). */
+  deploymentLatency(): DeploymentLatencySummary {
+    return this.#latencies.summary();
   }
 
   /**
@@ -317,6 +325,7 @@ export class JobScheduler {
       return;
     }
     this.#markRunning(region, prepared.deployment);
+    this.#latencies.deployed(prepared.deployment.tasks.map((t) => t.attemptId));
     executor.deploy(prepared.deployment);
   }
 

@@ -19,6 +19,7 @@ import { createRestartBackoffTimeStrategy } from '../restart/create-restart-back
 import type { RestartStrategyOptions } from '../restart/restart-backoff-time-strategy.js';
 import { resolveSerializer, type SerializerName } from '../serialization/serializers.js';
 import type { ExecutorLossRecord, FailoverRecord } from './failover-record.js';
+import type { DeploymentLatencySummary } from './deployment-latencies.js';
 import { JobMaster } from './job-master.js';
 import type { EdgeSummary, JobProgress, VertexSummary } from './job-progress.js';
 import type { JobEventListener } from './job-events.js';
@@ -160,6 +161,8 @@ export interface JobResult {
   readonly failovers: readonly FailoverRecord[];
   /** Task executors (worker processes) lost while the job ran. */
   readonly executorsLost: readonly ExecutorLossRecord[];
+  /** Per task attempt, from its deployment to its `running` report, on the job master's clock (DeploymentLatencies). */
+  readonly deploymentLatency: DeploymentLatencySummary;
   /** The last attempt number of each execution vertex, by id (0: never reset). */
   readonly taskAttempts: Readonly<Record<string, number>>;
   /** Partitions released while the job ran, once every region reading them finished (RunJobOptions.releasePartitionsDuringJob). */
@@ -385,6 +388,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       restarts: outcome.restarts,
       failovers: outcome.failovers,
       executorsLost: outcome.executorsLost,
+      deploymentLatency: outcome.deploymentLatency,
       taskAttempts: Object.fromEntries(topology.executionVertexIds().map((task, v) => [task, outcome.attempts[v] ?? 0])),
       partitionsReleasedDuringJob: outcome.partitionsReleasedDuringJob,
       bytesReleasedDuringJob: outcome.bytesReleasedDuringJob,

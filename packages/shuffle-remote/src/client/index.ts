@@ -14,3 +14,5 @@ export type { CommittedPartition } from '../protocol/committed-partition.js';
 export { ShuffleServerFaults, type ShuffleServerFaultsOptions } from './shuffle-server-faults.js';
 export { SERVER_FAULT_POINTS, type ArmServerFaultRequest, type ServerFaultAction, type ServerFaultPoint } from '../coordinator/server-fault-points.js';
 export type { ServerRecord } from '../coordinator/server-record.js';
+export { type LiveServer, RedisServerRegistry, SUSPECT_TTL_MS } from '../coordinator/redis-server-registry.js';
+export { DEFAULT_REGISTRY_KEY_PREFIX } from '../coordinator/redis-connection.js';
