@@ -158,6 +158,45 @@ describe('S3 store', () => {
     assert.deepEqual((await keysUnder('ids/')).length, 0);
   });
 
+  it('rejects an upload whose body fails (its writer aborted mid-upload) with that failure, once, and nothing crashes', async () => {
+    const store = new S3BlobStore({
+      bucket: 'store-test',
+      prefix: 'body-fails/',
+      endpoint: s3.endpoint,
+      region: s3.region,
+      credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey },
+      forcePathStyle: true,
+      minPartBytes: 5 * 1024 * 1024,
+      connectTimeoutMs: 1000,
+      requestTimeoutMs: 5000,
+      maxAttempts: 3,
+      upload: 'spill',
+      spillDir: undefined,
+      maxPutBytes: 5 * 1024 ** 3,
+    });
+    await store.start();
+    let bodies = 0;
+    const aborted = new Error('its writer was aborted');
+    async function* body(): AsyncIterable<Uint8Array> {
+      bodies++;
+      yield new Uint8Array(64 * 1024);
+      await new Promise((r) => setTimeout(r, 20));
+      throw aborted;
+    }
+    try {
+      // an 'error' nobody listens to would end this process (the executor crash this guards against)
+      const error = await rejection(store.putStream('body-fails/x', 1024 * 1024, body));
+      assert.equal(error, aborted, String(error));
+      assert.equal(bodies, 1, 'a failed body is not retried');
+      const part = await rejection(store.uploadPartStream('body-fails/y', 'no-upload', 1, 1024 * 1024, body));
+      assert.equal(part, aborted, String(part));
+    } finally {
+      await store.close();
+    }
+    // (s3rver keeps the bytes a short body sent, where S3 refuses an IncompleteBody; either way the object
+    // is an attempt's own, never visible to readers until its commit in the metadata store)
+  });
+
   it('keeps a small partition in one PutObject and reads it from another environment', async () => {
     await using fx = await shuffleFixture(options('small/'));
     const descriptor = await fx.register({ job: 'small', subpartitions: 2 });

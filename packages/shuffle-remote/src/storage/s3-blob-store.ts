@@ -227,15 +227,15 @@ export class S3BlobStore implements BlobStore {
   /** One PutObject of `length` bytes streamed from `body()`, retried (asking the body again) on retryable failures. */
   async putStream(fullKey: string, length: number, body: () => AsyncIterable<Uint8Array>): Promise<void> {
     await this.withRetries(() =>
-      this.streamingClient.send(new PutObjectCommand({ Bucket: this.bucket, Key: fullKey, Body: uploadBody(body()), ContentLength: length })),
+      this.sendStreamed(body, (stream, abortSignal) => this.streamingClient.send(new PutObjectCommand({ Bucket: this.bucket, Key: fullKey, Body: stream, ContentLength: length }), { abortSignal })),
     );
   }
 
   /** One part of `length` bytes streamed from `body()`, retried like `putStream`; resolves with its ETag. */
   async uploadPartStream(fullKey: string, uploadId: string, partNumber: number, length: number, body: () => AsyncIterable<Uint8Array>): Promise<string> {
     const out = await this.withRetries(() =>
-      this.streamingClient.send(
-        new UploadPartCommand({ Bucket: this.bucket, Key: fullKey, UploadId: uploadId, PartNumber: partNumber, Body: uploadBody(body()), ContentLength: length }),
+      this.sendStreamed(body, (stream, abortSignal) =>
+        this.streamingClient.send(new UploadPartCommand({ Bucket: this.bucket, Key: fullKey, UploadId: uploadId, PartNumber: partNumber, Body: stream, ContentLength: length }), { abortSignal }),
       ),
     );
     return out.ETag ?? '';
@@ -255,11 +255,32 @@ export class S3BlobStore implements BlobStore {
     }
   }
 
+  /**
+   * Sends a command whose body streams from `body()`. When the body itself fails (its writer was aborted —
+   * a task cancelled mid-upload), the request is aborted and that failure is what rejects, not retried
+   * (BodyFailed): nothing is left with an 'error' no one listens to, which would end the process.
+   */
+  private async sendStreamed<T>(body: () => AsyncIterable<Uint8Array>, send: (stream: Readable, abortSignal: AbortSignal) => Promise<T>): Promise<T> {
+    const controller = new AbortController();
+    const stream = uploadBody(body());
+    let failed: BodyFailed | undefined;
+    stream.once('error', (error) => {
+      failed = new BodyFailed(error);
+      controller.abort();
+    });
+    try {
+      return await send(stream, controller.signal);
+    } catch (cause) {
+      throw failed ?? cause;
+    }
+  }
+
   private async withRetries<T>(send: () => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
         return await send();
       } catch (cause) {
+        if (cause instanceof BodyFailed) throw cause.cause;
         const status = statusOf(cause);
         const permanent = status !== undefined && status >= 400 && status < 500 && status !== 408 && status !== 429;
         if (permanent || attempt >= this.options.maxAttempts || this.closed) throw cause;
@@ -294,6 +315,13 @@ export class S3BlobStore implements BlobStore {
 }
 
 /** A request body from an async iterable of chunks, reading at most about a megabyte ahead of the socket. */
+/** An upload whose body failed: its cause is the body's error (never retried). */
+class BodyFailed extends Error {
+  constructor(cause: unknown) {
+    super('the upload body failed', { cause });
+  }
+}
+
 function uploadBody(chunks: AsyncIterable<Uint8Array>): Readable {
   return Readable.from(chunks, { objectMode: false, highWaterMark: UPLOAD_HIGH_WATER_BYTES });
 }
