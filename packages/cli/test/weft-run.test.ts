@@ -68,7 +68,7 @@ describe('weft run', () => {
       [['--store', 'ftp://flag'], { WEFT_STORE: 's3://fine/prefix' }, /^weft run: --store: .*"ftp:\/\/flag"/],
       [['--meta', 'mysql://flag'], {}, /^weft run: --meta: .*unsupported scheme mysql:/],
       [['--meta', 'sqlite:///tmp/x.db'], { WEFT_SHUFFLE_SERVERS: 'redis://127.0.0.1:1/0' }, /^weft run: --meta cannot be combined with WEFT_SHUFFLE_SERVERS/],
-      [[], { WEFT_SHUFFLE_SERVERS: 'http://x', WEFT_SHUFFLE_SECRET: 'a'.repeat(64) }, /^weft run: WEFT_SHUFFLE_SERVERS: .*expected redis:\/\/host:port\/db/],
+      [[], { WEFT_SHUFFLE_SERVERS: 'http://x', WEFT_SHUFFLE_SECRET: 'a'.repeat(64) }, /^weft run: WEFT_SHUFFLE_SERVERS: .*unsupported scheme http: .*expected redis:\/\/\[user:password@\]host:port\/db/],
       [['--shuffle-servers', 'redis://127.0.0.1:1/0', '--shuffle-replicas', '0'], {}, /^weft run: --shuffle-replicas must be an integer >= 1, got "0"/],
       [['--shuffle-servers', 'redis://127.0.0.1:1/0', '--shuffle-replicas', 'two'], {}, /^weft run: --shuffle-replicas must be an integer >= 1, got "two"/],
       [['--shuffle-servers', 'redis://127.0.0.1:1/0', '--shuffle-replicas', '1.5'], {}, /^weft run: --shuffle-replicas must be an integer >= 1, got "1.5"/],
