@@ -85,5 +85,5 @@ export type * from './event-log/job-event-log.js';
 export { JOB_EVENT_FORMAT_VERSION, LEASE_RENEW_INTERVAL_MS } from './event-log/job-event-log.js';
 export * from './event-log/summarize-job-run.js';
 
-// ---- where <scheme>:// job inputs and outputs live (the S3 one: @weft/shuffle-remote's createS3FileSystem) ----
+// ---- where <scheme>:// job inputs and outputs live (implementations are handed in by the caller, e.g. the CLI's S3 one) ----
 export type * from './io/external-file-system.js';
