@@ -119,6 +119,11 @@ export class JobHost {
     this.#workers.deploy(message.deployment);
   }
 
+  /** Cancels every task that runs (a new job master took the job over: they are the dead one's attempts). */
+  cancelRunning(reason: string): void {
+    if (this.#running.size > 0) this.#workers.cancel([...this.#running], reason);
+  }
+
   cancel(attemptIds: readonly string[], reason: string): void {
     this.#workers.cancel(attemptIds, reason);
   }

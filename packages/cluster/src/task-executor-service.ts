@@ -179,6 +179,7 @@ export class TaskExecutorService {
       incarnation: this.#incarnation,
       startedAtMs: this.#startedAtMs,
       draining: this.#state !== 'running',
+      orphanedJobs: [...this.#orphanTimers.keys()].map((host) => host.jobId),
     };
   }
 
@@ -249,8 +250,12 @@ export class TaskExecutorService {
       if (orphan.jobId === init.jobId && orphan.bundleSha256 === init.bundleSha256 && orphan.fingerprint === init.fingerprint) {
         clearTimeout(this.#orphanTimers.get(orphan));
         this.#orphanTimers.delete(orphan);
+        this.#logger.info({ jobId: init.jobId, running: orphan.running }, 'orphaned -> attached: a new job master took the job over; the dead one\'s running tasks are cancelled');
+        // the new master resumes from the job's event log: it knows only logged, finished tasks, and the dead
+        // master's running attempts could not commit under its epoch anyway, so they stop and free their workers
+        orphan.cancelRunning('a new job master took the job over');
         orphan.attach(connection);
-        this.#logger.info({ jobId: init.jobId, running: orphan.running }, 'orphaned -> attached: a new job master took the job over');
+        this.#beat();
         return orphan;
       }
     }
@@ -301,6 +306,7 @@ export class TaskExecutorService {
     }, this.#options.orphanTimeoutMs);
     timer.unref();
     this.#orphanTimers.set(host, timer);
+    this.#beat();
   }
 
   async #release(host: JobHost): Promise<void> {
