@@ -32,8 +32,9 @@ export interface JobHostOptions {
 /**
  * One job on a task executor: one worker process per slot the job holds (JobWorkers), each loading the
  * job's code from its bundle and rebuilding its shuffles and file systems, running the regions its job
- * master deploys; their reports go over the control connection. The connection can change (`attach`): a new job master of the same job takes over the
- * tasks. While no connection is attached, reports are dropped (the job master that deployed them is gone).
+ * master deploys; their reports go over the control connection. The connection can change (`attach`): a
+ * new job master of the same job takes the job over (its slots and workers; the dead master's running
+ * attempts are cancelled first, `cancelRunning`). While no connection is attached, reports are dropped.
  */
 export class JobHost {
   readonly jobId: string;
