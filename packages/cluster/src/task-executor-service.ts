@@ -289,7 +289,7 @@ export class TaskExecutorService {
   #refillSpareWorkers(): void {
     mkdirSync(this.#options.dir, { recursive: true });
     while (this.#state === 'running' && this.#spareWorkers.length < this.#options.slots) {
-      this.#spareWorkers.push(prestartWorkers({ workers: 1, cwd: this.#options.dir, execArgv: this.#workerExecArgv }));
+      this.#spareWorkers.push(prestartWorkers({ workers: 1, cwd: this.#options.dir, execArgv: this.#workerExecArgv, preload: this.#options.preloadModules }));
     }
   }
 
