@@ -50,7 +50,7 @@ export class ApiClient {
     try {
       const headers: Record<string, string> = { accept: 'application/json' };
       if (this.#token !== undefined) headers['authorization'] = `Bearer ${this.#token}`;
-      response = await fetch(path, { headers, signal: signal ?? null, cache: 'no-store' });
+      response = await fetch(path, { headers, signal: signal ?? null });
       const text = await response.text();
       try {
         body = JSON.parse(text) as unknown;
