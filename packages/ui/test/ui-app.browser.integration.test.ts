@@ -94,6 +94,7 @@ describe('the UI under test, in a browser', () => {
     await ui.advance();
     await waitForTextChange(page, '[data-counter="recordsRead"]', before);
     assert.notEqual(await textOf(page, '[data-counter="recordsRead"]'), before);
+    assert.equal((await page.$$('[data-live="stream"]')).length, 1, 'the update came over the stream, not by polling');
     assert.equal(await page.evaluate(() => (globalThis as { weftNoReload?: boolean }).weftNoReload), true, 'the page was not reloaded');
     await shot(page, 'job-live');
   });

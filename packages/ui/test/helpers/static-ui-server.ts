@@ -32,8 +32,8 @@ export interface StaticUiServer extends AsyncDisposable {
   publish(jobId: string, detail: unknown): void;
   /** Sends `event: end` to that job's streams and closes them. */
   end(jobId: string): void;
-  /** Resolves once at least `count` streams of `jobId` are open. */
-  waitForStreams(jobId: string, count?: number): Promise<void>;
+  /** Resolves once at least `count` streams of `jobId` are open; rejects after `timeoutMs` (default 20 s). */
+  waitForStreams(jobId: string, count?: number, timeoutMs?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -110,8 +110,19 @@ export async function startStaticUiServer(options: StaticUiServerOptions): Promi
       for (const res of streams.get(jobId) ?? []) res.end('event: end\ndata: {}\n\n');
       streams.delete(jobId);
     },
-    async waitForStreams(jobId, count = 1) {
-      while ((streams.get(jobId)?.size ?? 0) < count) await new Promise<void>((resolve) => waiters.push(resolve));
+    async waitForStreams(jobId, count = 1, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      while ((streams.get(jobId)?.size ?? 0) < count) {
+        const left = deadline - Date.now();
+        if (left <= 0) throw new Error(`no ${count} open stream(s) of job ${jobId} after ${timeoutMs} ms: the page did not open /api/jobs/${jobId}/stream`);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, left);
+          waiters.push(() => {
+            clearTimeout(timer);
+            resolve();
+          });
+        });
+      }
     },
     close,
     [Symbol.asyncDispose]: close,
