@@ -65,7 +65,7 @@ describe('the UI under test, in a browser', () => {
     assert.equal(await page.$eval('[data-job]', (el) => el.getAttribute('data-job')), ui.jobId);
   });
 
-  it("draws the job's graph: one node per vertex and one edge per job edge, with the same ends", async () => {
+  it("draws the job's graph: one node per vertex, one edge per job edge with the same ends, and the pipelined regions that span vertices", async () => {
     await open(page, ui.pageUrl(`#/jobs/${encodeURIComponent(ui.jobId)}`), 'job');
     const vertices = await page.$$eval('svg[data-dag] [data-vertex]', (els) => els.map((e) => e.getAttribute('data-vertex')));
     assert.deepEqual([...vertices].sort(), [...ui.expected.vertices].sort());
@@ -75,6 +75,13 @@ describe('the UI under test, in a browser', () => {
     const labels = await page.$$eval('svg[data-dag] [data-edge]', (els) => els.map((e) => `${e.querySelector('[data-label="kind"]')?.textContent} / ${e.querySelector('[data-label="size"]')?.textContent}`));
     assert.equal(labels.length, ui.expected.edges.length);
     for (const label of labels) assert.match(label, /^(ALL_TO_ALL|POINTWISE) · [A-Z_]+ \/ [\d.]+ (B|KiB|MiB|GiB|TiB) · /);
+    // Each pipelined region group that spans several vertices: a halo round each member, and the group in the legend.
+    for (const group of ui.expected.spanningRegions) {
+      const key = [...group].sort().join(',');
+      const halos = await page.$$eval(`svg[data-dag] [data-region-group="${key}"][data-region-halo]`, (els) => els.map((e) => e.getAttribute('data-region-halo')));
+      assert.deepEqual([...halos].sort(), [...group].sort(), `halos of region group ${key}`);
+      assert.equal((await page.$$(`[data-region-group-item="${key}"]`)).length, 1);
+    }
     await shot(page, 'job');
   });
 

@@ -39,6 +39,8 @@ interface Item {
 
 interface Lane {
   readonly label: string;
+  /** A second, smaller line under the label (intervals stacked past the row limit). */
+  readonly note: string | undefined;
   readonly y: number;
   readonly height: number;
 }
@@ -90,7 +92,7 @@ function layoutTimeline(input: TimelineInput): { items: Item[]; lanes: Lane[]; h
       }
     });
     const height = rows * (ROW_HEIGHT + ROW_GAP) - ROW_GAP;
-    lanes.push({ label: packed.overflow > 0 ? `${label} (+${packed.overflow} overlapping)` : label, y, height });
+    lanes.push({ label, note: packed.overflow > 0 ? `+${packed.overflow} stacked on the last row` : undefined, y, height });
     y += height + LANE_GAP;
   };
 
@@ -137,6 +139,7 @@ function renderSvg(input: TimelineInput, laid: ReturnType<typeof layoutTimeline>
   }
   for (const lane of laid.lanes) {
     svg.append(s('text', { x: 4, y: lane.y + 9, 'font-size': 11, fill: '#334155', 'data-lane': lane.label }, lane.label));
+    if (lane.note) svg.append(s('text', { x: 4, y: lane.y + 22, 'font-size': 9, fill: '#64748b' }, lane.note));
   }
   for (const item of laid.items) {
     svg.append(
@@ -173,7 +176,10 @@ function renderCanvas(input: TimelineInput, laid: ReturnType<typeof layoutTimeli
   ctx.textAlign = 'left';
   ctx.font = '11px system-ui, sans-serif';
   ctx.fillStyle = '#334155';
-  for (const lane of laid.lanes) ctx.fillText(lane.label, 4, lane.y + 9);
+  for (const lane of laid.lanes) ctx.fillText(lane.label, 4, lane.y + 9, LABEL_WIDTH - 8);
+  ctx.font = '9px system-ui, sans-serif';
+  ctx.fillStyle = '#64748b';
+  for (const lane of laid.lanes) if (lane.note) ctx.fillText(lane.note, 4, lane.y + 22, LABEL_WIDTH - 8);
   for (const item of laid.items) {
     ctx.fillStyle = item.colour;
     ctx.fillRect(item.x, item.y, item.w, ROW_HEIGHT);

@@ -19,6 +19,8 @@ export interface UiUnderTest extends AsyncDisposable {
   readonly expected: {
     readonly vertices: readonly string[];
     readonly edges: readonly LayoutEdge[];
+    /** The vertex sets (sorted) of pipelined regions that span more than one vertex. */
+    readonly spanningRegions: readonly (readonly string[])[];
     /** Text the failover's cause contains. */
     readonly failoverCause: string;
   };
@@ -48,6 +50,7 @@ export async function startUiUnderTest(): Promise<UiUnderTest> {
     expected: {
       vertices: detail.vertices.map((v) => v.id),
       edges: detail.edges.map((e) => ({ source: e.source, target: e.target })),
+      spanningRegions: [['read', 'tokenize']],
       failoverCause: CANNED_FAILOVER_CAUSE,
     },
     async advance() {
