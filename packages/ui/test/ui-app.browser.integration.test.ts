@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'puppeteer-core';
 import { UI_API_VERSION } from '../src/index.js';
-import { CANNED_JOB_ID, cannedCluster, cannedJobDetail, cannedJobList } from './helpers/canned-job.js';
+import { CANNED_JOB_ID, CANNED_UNREADABLE_PROBLEM, cannedCluster, cannedFinishedJobDetail, cannedJobDetail, cannedJobList } from './helpers/canned-job.js';
 import { type Chromium, launchChromium } from './helpers/chromium.js';
 import { generateJob } from './helpers/generate-job.js';
 import { startStaticUiServer } from './helpers/static-ui-server.js';
@@ -106,6 +106,15 @@ describe('the UI under test, in a browser', () => {
     await shot(page, 'job-live');
   });
 
+  it('shows a finished job from the log with its final figures, and follows no stream for it', async () => {
+    await open(page, ui.pageUrl(`#/jobs/${encodeURIComponent(ui.finishedJobId)}`), 'job');
+    assert.equal(await page.$eval('[data-job-status]', (el) => el.getAttribute('data-job-status')), 'succeeded');
+    assert.equal((await page.$$('[data-live]')).length, 0);
+    assert.equal((await page.$$('[data-counter="duration"]')).length, 1);
+    assert.ok(!ui.apiRequests().some((r) => r.path.startsWith(`/api/jobs/${encodeURIComponent(ui.finishedJobId)}/stream`)), 'no stream was opened for a finished job');
+    await shot(page, 'job-finished');
+  });
+
   it('sends the page token on every API call and on the stream', async () => {
     const api = ui.apiRequests();
     assert.ok(api.length > 0);
@@ -140,6 +149,33 @@ describe('the app against the fixture server, in a browser', () => {
       assert.ok((await textOf(page, 'main')).includes(`log/UI format version ${UI_API_VERSION + 1} not supported`));
       await shot(page, 'version-error');
       await open(page, `${server.url}/#/jobs`, 'version-error');
+    } finally {
+      await page.close();
+    }
+  });
+
+  it("lists a log it cannot read with the reason, e.g. a newer format", async () => {
+    await using server = await startStaticUiServer({ jobs: cannedJobList(), details: new Map(), cluster: cannedCluster() });
+    const page = await chromium.newPage();
+    try {
+      await open(page, `${server.url}/#/jobs`, 'jobs');
+      assert.ok((await textOf(page, 'tr[data-status="unreadable"]')).includes(CANNED_UNREADABLE_PROBLEM));
+    } finally {
+      await page.close();
+    }
+  });
+
+  it("shows the job's final state when the stream ends", async () => {
+    await using server = await startStaticUiServer({ jobs: cannedJobList(), details: new Map([[CANNED_JOB_ID, cannedJobDetail()]]), cluster: cannedCluster() });
+    const page = await chromium.newPage();
+    try {
+      await open(page, `${server.url}/#/jobs/${CANNED_JOB_ID}`, 'job');
+      await server.waitForStreams(CANNED_JOB_ID);
+      // The final state is logged (GET answers it) but the stream only says `end`.
+      server.setDetail(CANNED_JOB_ID, cannedFinishedJobDetail(CANNED_JOB_ID));
+      server.end(CANNED_JOB_ID);
+      await page.waitForSelector('[data-job-status="succeeded"]', { timeout: 20_000 });
+      assert.equal((await page.$$('[data-live]')).length, 0, 'no live marker once the job ended');
     } finally {
       await page.close();
     }

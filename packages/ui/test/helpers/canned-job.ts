@@ -101,15 +101,40 @@ export function cannedJobDetail(progress: CannedProgress = { elapsedMs: 1500, re
   };
 }
 
+export const CANNED_FINISHED_JOB_ID = 'wc-2026-11-30';
+export const CANNED_UNREADABLE_PROBLEM = 'log format version 3 not supported (this weft reads 1)';
+
+/** The canned job once it succeeded: every attempt ended, no live progress. */
+export function cannedFinishedJobDetail(jobId = CANNED_FINISHED_JOB_ID): JobDetailResponse {
+  const running = cannedJobDetail({ elapsedMs: 2200, recordsRead: 5000, tasksFinished: 7 });
+  return {
+    ...running,
+    job: { ...running.job, jobId, status: 'succeeded', endedAtMs: running.job.startedAtMs + 2200, tasksFinished: 7 },
+    vertices: running.vertices.map((v) => ({ ...v, state: 'finished', tasksFinished: v.parallelism })),
+    attempts: [
+      ...running.attempts.map((a) => (a.endMs === undefined ? { ...a, endMs: 2000, state: 'finished' as const } : a)),
+      { task: 'write#0', attempt: 0, executor: 'worker-1', startMs: 2010, endMs: 2190, state: 'finished', epoch: 1 },
+    ],
+    progress: undefined,
+  };
+}
+
 export function cannedJobList(): JobListResponse {
   const finished: JobListItem = {
-    ...listItem({ elapsedMs: 2200, recordsRead: 5000, tasksFinished: 7 }, 'succeeded'),
-    jobId: 'wc-2026-11-30',
+    ...cannedFinishedJobDetail().job,
     startedAtMs: STARTED - 86_400_000,
     endedAtMs: STARTED - 86_400_000 + 2200,
-    failovers: 0,
   };
-  return { version: UI_API_VERSION, jobs: [cannedJobDetail().job, finished] };
+  const unreadable: JobListItem = {
+    ...listItem({ elapsedMs: 0, recordsRead: 0, tasksFinished: 0 }, 'unreadable'),
+    jobId: 'from-a-newer-weft',
+    name: undefined,
+    startedAtMs: STARTED - 2 * 86_400_000,
+    tasksTotal: undefined,
+    failovers: 0,
+    problem: CANNED_UNREADABLE_PROBLEM,
+  };
+  return { version: UI_API_VERSION, jobs: [cannedJobDetail().job, finished, unreadable] };
 }
 
 export function cannedCluster(available = false): ClusterResponse {

@@ -30,6 +30,8 @@ export interface StaticUiServer extends AsyncDisposable {
   readonly requests: readonly RecordedRequest[];
   /** Replaces a job's detail and sends it to that job's open streams as `event: job`. */
   publish(jobId: string, detail: unknown): void;
+  /** Replaces a job's detail (what `GET /api/jobs/:id` answers) without telling its streams. */
+  setDetail(jobId: string, detail: unknown): void;
   /** Sends `event: end` to that job's streams and closes them. */
   end(jobId: string): void;
   /** Resolves once at least `count` streams of `jobId` are open; rejects after `timeoutMs` (default 20 s). */
@@ -105,6 +107,9 @@ export async function startStaticUiServer(options: StaticUiServerOptions): Promi
     publish(jobId, detail) {
       details.set(jobId, detail);
       for (const res of streams.get(jobId) ?? []) res.write(`event: job\ndata: ${JSON.stringify(detail)}\n\n`);
+    },
+    setDetail(jobId, detail) {
+      details.set(jobId, detail);
     },
     end(jobId) {
       for (const res of streams.get(jobId) ?? []) res.end('event: end\ndata: {}\n\n');

@@ -3,7 +3,7 @@
 // start `weft run … --ui` (with --inject-faults for the failover) and fill in the same fields from that run.
 import { randomBytes } from 'node:crypto';
 import type { LayoutEdge } from '../../app/src/dag-layout.js';
-import { CANNED_FAILOVER_CAUSE, CANNED_JOB_ID, cannedCluster, cannedJobDetail, cannedJobList } from './canned-job.js';
+import { CANNED_FAILOVER_CAUSE, CANNED_FINISHED_JOB_ID, CANNED_JOB_ID, cannedCluster, cannedFinishedJobDetail, cannedJobDetail, cannedJobList } from './canned-job.js';
 import { startStaticUiServer } from './static-ui-server.js';
 
 export interface UiUnderTest extends AsyncDisposable {
@@ -14,6 +14,8 @@ export interface UiUnderTest extends AsyncDisposable {
   readonly token: string;
   /** A running job with at least one failover. */
   readonly jobId: string;
+  /** A job that ended (succeeded) before the test looked. */
+  readonly finishedJobId: string;
   /** An id the log does not hold. */
   readonly unknownJobId: string;
   readonly expected: {
@@ -36,7 +38,7 @@ export async function startUiUnderTest(): Promise<UiUnderTest> {
   const detail = cannedJobDetail();
   const server = await startStaticUiServer({
     jobs: cannedJobList(),
-    details: new Map([[CANNED_JOB_ID, detail]]),
+    details: new Map<string, unknown>([[CANNED_JOB_ID, detail], [CANNED_FINISHED_JOB_ID, cannedFinishedJobDetail()]]),
     cluster: cannedCluster(false),
     token,
   });
@@ -46,6 +48,7 @@ export async function startUiUnderTest(): Promise<UiUnderTest> {
     token,
     pageUrl: (hash) => `${server.url}/?token=${token}${hash}`,
     jobId: CANNED_JOB_ID,
+    finishedJobId: CANNED_FINISHED_JOB_ID,
     unknownJobId: 'no-such-job-0',
     expected: {
       vertices: detail.vertices.map((v) => v.id),
