@@ -222,6 +222,14 @@ describe('the app against the fixture server, in a browser', () => {
       // A regions lane plus one lane per executor.
       assert.equal(await page.$eval('[data-timeline-mode]', (el) => el.getAttribute('data-lanes')), '17');
       assert.equal((await page.$$('[data-failover]')).length, job.failovers.length);
+      // The canvas answers a hover with the attempt under the pointer: scan down one column until it does.
+      const box = await (await page.$('[data-timeline-canvas]'))!.boundingBox();
+      let tip = '';
+      for (let y = 30; y < box!.height && tip === ''; y += 3) {
+        await page.mouse.move(box!.x + 400, box!.y + y);
+        tip = await page.$eval('.timeline-wrap .tooltip', (el) => (el.hasAttribute('hidden') ? '' : el.textContent ?? ''));
+      }
+      assert.match(tip, /^(region r\d+-\d+: 2 tasks|v\d+#\d+ attempt \d+ on executor-\d+)/);
       await shot(page, 'job-10k');
     } finally {
       await page.close();
