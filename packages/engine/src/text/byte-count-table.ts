@@ -12,7 +12,7 @@ const INITIAL_ARENA_BYTES = 1 << 16;
  * of its own — it grows until its owner clears it.
  */
 export class ByteCountTable {
-  #slots = new Int32Array(INITIAL_SLOTS).fill(EMPTY);
+  #slots = new Int32Array(INITIAL_SLOTS * 2).fill(EMPTY);
   #mask = INITIAL_SLOTS - 1;
   #hashes = new Int32Array(INITIAL_SLOTS / 2);
   #offsets = new Int32Array(INITIAL_SLOTS / 2);
@@ -37,19 +37,27 @@ export class ByteCountTable {
    */
   add(bytes: Uint8Array, start: number, end: number, hash: number, count = 1): void {
     const length = end - start;
+    // slots hold [hash, entry] pairs: the probe compares hashes without touching the entry arrays
     const slots = this.#slots;
     const mask = this.#mask;
-    const hashes = this.#hashes;
-    const lengths = this.#lengths;
-    let slot = hash & mask;
+    let slot = (hash & mask) << 1;
     for (;;) {
-      const entry = slots[slot] as number;
+      const entry = slots[slot + 1] as number;
       if (entry === EMPTY) break;
-      if (hashes[entry] === hash && lengths[entry] === length && this.#equals(entry, bytes, start, length)) {
-        (this.#counts[entry] as number) += count;
-        return;
+      if (slots[slot] === hash && this.#lengths[entry] === length) {
+        const arena = this.#arena;
+        let offset = this.#offsets[entry] as number;
+        let i = start;
+        while (i < end && arena[offset] === bytes[i]) {
+          i++;
+          offset++;
+        }
+        if (i === end) {
+          (this.#counts[entry] as number) += count;
+          return;
+        }
       }
-      slot = (slot + 1) & mask;
+      slot = (slot + 2) & (mask << 1 | 1);
     }
     this.#insert(slot, bytes, start, length, hash, count);
   }
@@ -70,15 +78,6 @@ export class ByteCountTable {
     this.#arenaUsed = 0;
   }
 
-  #equals(entry: number, bytes: Uint8Array, start: number, length: number): boolean {
-    const arena = this.#arena;
-    let offset = this.#offsets[entry] as number;
-    for (let i = start, end = start + length; i < end; i++, offset++) {
-      if (arena[offset] !== bytes[i]) return false;
-    }
-    return true;
-  }
-
   #insert(slot: number, bytes: Uint8Array, start: number, length: number, hash: number, count: number): void {
     const entry = this.#size;
     if (entry === this.#hashes.length) this.#growEntries();
@@ -91,9 +90,10 @@ export class ByteCountTable {
     this.#offsets[entry] = offset;
     this.#lengths[entry] = length;
     this.#counts[entry] = count;
-    this.#slots[slot] = entry;
+    this.#slots[slot] = hash;
+    this.#slots[slot + 1] = entry;
     this.#size = entry + 1;
-    if (this.#size * 2 > this.#slots.length) this.#rehash();
+    if (this.#size * 2 > this.#mask + 1) this.#rehash();
   }
 
   #growEntries(): void {
@@ -118,13 +118,15 @@ export class ByteCountTable {
   }
 
   #rehash(): void {
-    const n = this.#slots.length * 2;
-    const slots = new Int32Array(n).fill(EMPTY);
+    const n = (this.#mask + 1) * 2;
+    const slots = new Int32Array(n * 2).fill(EMPTY);
     const mask = n - 1;
     for (let e = 0; e < this.#size; e++) {
-      let slot = (this.#hashes[e] as number) & mask;
-      while (slots[slot] !== EMPTY) slot = (slot + 1) & mask;
-      slots[slot] = e;
+      const hash = this.#hashes[e] as number;
+      let slot = (hash & mask) << 1;
+      while (slots[slot + 1] !== EMPTY) slot = (slot + 2) & ((mask << 1) | 1);
+      slots[slot] = hash;
+      slots[slot + 1] = e;
     }
     this.#slots = slots;
     this.#mask = mask;

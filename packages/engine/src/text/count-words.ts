@@ -22,36 +22,37 @@ export const WHITESPACE_CODE_POINTS: readonly number[] = Object.freeze([
  */
 export function countWords(table: ByteCountTable, bytes: Uint8Array, start: number, end: number): number {
   let newlines = 0;
-  let wordStart = -1;
-  let h = HASH_SEED;
   let i = start;
   while (i < end) {
-    const c = bytes[i] as number;
-    let space = 0;
+    let c = bytes[i] as number;
+    // between words: skip whitespace
     if (c <= 0x20) {
       if (c === 0x20 || (c >= 0x09 && c <= 0x0d)) {
-        space = 1;
         if (c === 0x0a) newlines++;
+        i++;
+        continue;
       }
     } else if (c >= 0xc2) {
-      space = multiByteSpace(bytes, i, end, c);
-    }
-    if (space === 0) {
-      if (wordStart < 0) {
-        wordStart = i;
-        h = HASH_SEED;
+      const space = multiByteSpace(bytes, i, end, c);
+      if (space !== 0) {
+        i += space;
+        continue;
       }
+    }
+    // a word starts at i: hash its bytes up to the next whitespace (which the outer loop then skips)
+    const wordStart = i;
+    let h = HASH_SEED;
+    for (;;) {
       h = Math.imul(h ^ c, 0x01000193);
-      i++;
-    } else {
-      if (wordStart >= 0) {
-        table.add(bytes, wordStart, i, hashFinish(h));
-        wordStart = -1;
-      }
-      i += space;
+      if (++i >= end) break;
+      c = bytes[i] as number;
+      if (c > 0x20 && c < 0x80) continue;
+      if (c <= 0x20) {
+        if (c === 0x20 || (c >= 0x09 && c <= 0x0d)) break;
+      } else if (c >= 0xc2 && multiByteSpace(bytes, i, end, c) !== 0) break;
     }
+    table.add(bytes, wordStart, i, hashFinish(h));
   }
-  if (wordStart >= 0) table.add(bytes, wordStart, end, hashFinish(h));
   return newlines;
 }
 
