@@ -12,7 +12,7 @@ const INITIAL_ARENA_BYTES = 1 << 16;
  * of its own — it grows until its owner clears it.
  */
 export class ByteCountTable {
-  #slots = new Int32Array(INITIAL_SLOTS * 2).fill(EMPTY);
+  #slots = new Int32Array(INITIAL_SLOTS * 4).fill(EMPTY);
   #mask = INITIAL_SLOTS - 1;
   #hashes = new Int32Array(INITIAL_SLOTS / 2);
   #offsets = new Int32Array(INITIAL_SLOTS / 2);
@@ -37,16 +37,16 @@ export class ByteCountTable {
    */
   add(bytes: Uint8Array, start: number, end: number, hash: number, count = 1): void {
     const length = end - start;
-    // slots hold [hash, entry] pairs: the probe compares hashes without touching the entry arrays
+    // a slot is [hash, entry, offset, length]: a probe reads one slot and the arena, nothing else
     const slots = this.#slots;
-    const mask = this.#mask;
-    let slot = (hash & mask) << 1;
+    const wrap = (this.#mask << 2) | 3;
+    let slot = (hash & this.#mask) << 2;
     for (;;) {
       const entry = slots[slot + 1] as number;
       if (entry === EMPTY) break;
-      if (slots[slot] === hash && this.#lengths[entry] === length) {
+      if (slots[slot] === hash && slots[slot + 3] === length) {
         const arena = this.#arena;
-        let offset = this.#offsets[entry] as number;
+        let offset = slots[slot + 2] as number;
         let i = start;
         while (i < end && arena[offset] === bytes[i]) {
           i++;
@@ -57,7 +57,7 @@ export class ByteCountTable {
           return;
         }
       }
-      slot = (slot + 2) & (mask << 1 | 1);
+      slot = (slot + 4) & wrap;
     }
     this.#insert(slot, bytes, start, length, hash, count);
   }
@@ -92,6 +92,8 @@ export class ByteCountTable {
     this.#counts[entry] = count;
     this.#slots[slot] = hash;
     this.#slots[slot + 1] = entry;
+    this.#slots[slot + 2] = offset;
+    this.#slots[slot + 3] = length;
     this.#size = entry + 1;
     if (this.#size * 2 > this.#mask + 1) this.#rehash();
   }
@@ -119,14 +121,17 @@ export class ByteCountTable {
 
   #rehash(): void {
     const n = (this.#mask + 1) * 2;
-    const slots = new Int32Array(n * 2).fill(EMPTY);
+    const slots = new Int32Array(n * 4).fill(EMPTY);
     const mask = n - 1;
+    const wrap = (mask << 2) | 3;
     for (let e = 0; e < this.#size; e++) {
       const hash = this.#hashes[e] as number;
-      let slot = (hash & mask) << 1;
-      while (slots[slot + 1] !== EMPTY) slot = (slot + 2) & ((mask << 1) | 1);
+      let slot = (hash & mask) << 2;
+      while (slots[slot + 1] !== EMPTY) slot = (slot + 4) & wrap;
       slots[slot] = hash;
       slots[slot + 1] = e;
+      slots[slot + 2] = this.#offsets[e] as number;
+      slots[slot + 3] = this.#lengths[e] as number;
     }
     this.#slots = slots;
     this.#mask = mask;
