@@ -1,10 +1,10 @@
 // `weft` starts from the built code (dist/, plain node) only when every package it loads is built and
 // not older than its sources; otherwise from the TypeScript sources through tsx. What ran is observable in
-// `weft run --json` ("cli": which code, and whether tsx was preloaded for the CLI or registered for the
-// job module only). CI runs from source (no build): the built-tree case runs where a fresh build exists.
+// `weft run --json` ("cli": which code, whether tsx was preloaded, how the TypeScript job module was
+// loaded — through that tsx, or bundled by esbuild into plain JavaScript). CI runs from source (no build): the built-tree case runs where a fresh build exists.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdir, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -55,14 +55,16 @@ describe('start-up from built code', () => {
     await using dir = await createTempDir('weft-from-source-');
     const summary = await weftRunJson(dir.path, { WEFT_FROM_SOURCE: '1' });
     assert.equal(summary['status'], 'succeeded');
-    assert.deepEqual(summary['cli'], { code: 'source', tsx: 'preloaded' });
+    assert.deepEqual(summary['cli'], { code: 'source', tsx: 'preloaded', jobModule: 'as-is' });
   });
 
-  it('runs the built CLI with plain node, tsx registered for the job module only, when the tree is freshly built', { skip: useBuiltCode(cliDir) ? false : 'no fresh build here (npm run build)' }, async () => {
+  it('runs the built CLI and its workers with plain node, the TypeScript job bundled by esbuild (no tsx), when the tree is freshly built', { skip: useBuiltCode(cliDir) ? false : 'no fresh build here (npm run build)' }, async () => {
     await using dir = await createTempDir('weft-from-built-');
     const summary = await weftRunJson(dir.path, {});
     assert.equal(summary['status'], 'succeeded');
-    assert.deepEqual(summary['cli'], { code: 'built', tsx: 'job-module-only' });
+    assert.deepEqual(summary['cli'], { code: 'built', tsx: 'none', jobModule: 'esbuild-bundle' });
+    const leftovers = (await readdir(join(root, 'examples'))).filter((name) => name.includes('.weft-'));
+    assert.deepEqual(leftovers, [], 'the bundle is removed when weft exits');
   });
 
   it('runs from source when a package is stale (its built engine older than its sources)', async () => {
@@ -76,7 +78,7 @@ describe('start-up from built code', () => {
       assert.equal(useBuiltCode(cliDir), false);
       const summary = await weftRunJson(dir.path, {});
       assert.equal(summary['status'], 'succeeded');
-      assert.deepEqual(summary['cli'], { code: 'source', tsx: 'preloaded' });
+      assert.deepEqual(summary['cli'], { code: 'source', tsx: 'preloaded', jobModule: 'as-is' });
     } finally {
       if (before !== undefined) await utimes(engineEntry, before.atime, before.mtime);
     }

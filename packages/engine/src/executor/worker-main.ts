@@ -5,7 +5,7 @@ import type { LogFields, Logger } from '@weft/shuffle-api';
 import { jobId as toJobId, taskExecutorId } from '@weft/shuffle-api';
 import { EngineError } from '../errors/engine-error.js';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
-import { loadJob } from '../graph/load-job.js';
+import { jobModuleImportUrl, loadJob } from '../graph/load-job.js';
 import { resolveSerializer } from '../serialization/serializers.js';
 import { serializeTaskError } from '../runtime/task-error-serialization.js';
 import { InProcessTaskExecutor } from './in-process-task-executor.js';
@@ -21,7 +21,7 @@ const loaderModule = process.env['WEFT_WORKER_LOADER'];
 const loaderReady: Promise<unknown> = loaderModule === undefined || loaderModule === '' ? Promise.resolve() : import(loaderModule);
 // Modules the job master named when it forked this worker ahead of the job: importing them now overlaps
 // their loading with the master's start; later imports of the same specifiers reuse these.
-for (const specifier of JSON.parse(process.env['WEFT_WORKER_PRELOAD'] ?? '[]') as string[]) void loaderReady.then(() => import(specifier)).catch(() => {});
+for (const specifier of JSON.parse(process.env['WEFT_WORKER_PRELOAD'] ?? '[]') as string[]) void loaderReady.then(() => import(jobModuleImportUrl(specifier))).catch(() => {});
 
 /**
  * Sends to the job master. A channel that breaks under a send (the master was killed) reports it to the
