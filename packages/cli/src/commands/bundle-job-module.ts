@@ -1,4 +1,4 @@
-import { rmSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -16,11 +16,16 @@ interface Esbuild {
  * the job keeps its own path everywhere else (the module hash a resume checks, messages). So neither
  * this process nor its workers load tsx or run its loader hooks (measured: bench/README.md).
  *
+ * A `weft` killed outright (SIGKILL) leaves its bundle behind; the next bundling in that directory removes
+ * bundles whose process is gone (they match `.*.weft-*.mjs`, which .gitignore ignores).
+ *
  * Returns false — and the caller falls back to tsx — when esbuild cannot build it (a syntax error is then
  * reported by the usual path) or the directory is not writable.
  */
 export async function bundleJobModule(jobPath: string): Promise<boolean> {
-  const out = join(dirname(jobPath), `.${basename(jobPath)}.weft-${process.pid}.mjs`);
+  const dir = dirname(jobPath);
+  const out = join(dir, `.${basename(jobPath)}.weft-${process.pid}.mjs`);
+  removeOrphanBundles(dir);
   try {
     // esbuild is tsx's dependency, so resolved from tsx (this package depends on tsx)
     const fromTsx = createRequire(fileURLToPath(import.meta.resolve('tsx')));
@@ -34,4 +39,30 @@ export async function bundleJobModule(jobPath: string): Promise<boolean> {
   const builds = { ...(JSON.parse(process.env[JOB_MODULE_BUILDS_ENV] ?? '{}') as Record<string, string>), [pathToFileURL(jobPath).href]: pathToFileURL(out).href };
   process.env[JOB_MODULE_BUILDS_ENV] = JSON.stringify(builds);
   return true;
+}
+
+const BUNDLE_NAME = /^\..+\.weft-(\d+)\.mjs$/;
+
+/** Removes bundles in `dir` whose `weft` process is gone (it was killed before its exit handler ran). */
+function removeOrphanBundles(dir: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = BUNDLE_NAME.exec(name)?.[1];
+    if (pid === undefined || alive(Number(pid))) continue;
+    rmSync(join(dir, name), { force: true });
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }

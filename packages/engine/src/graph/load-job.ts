@@ -45,16 +45,23 @@ export interface LoadedJob {
  */
 export const JOB_MODULE_BUILDS_ENV = 'WEFT_JOB_MODULE_BUILDS';
 
-/** The URL to import for job module `moduleUrl`: its build under JOB_MODULE_BUILDS_ENV, or itself. */
+/**
+ * The URL to import for job module `moduleUrl`: its build under JOB_MODULE_BUILDS_ENV, or itself. A build
+ * carries an inline source map: source maps are switched on (for modules loaded from now on) so a user
+ * function's stack names the job's own file and line, as under tsx.
+ */
 export function jobModuleImportUrl(moduleUrl: string): string {
   const builds = process.env[JOB_MODULE_BUILDS_ENV];
   if (builds === undefined || builds === '') return moduleUrl;
+  let built: unknown;
   try {
-    const built = (JSON.parse(builds) as Record<string, unknown>)[moduleUrl];
-    return typeof built === 'string' ? built : moduleUrl;
+    built = (JSON.parse(builds) as Record<string, unknown>)[moduleUrl];
   } catch {
     return moduleUrl;
   }
+  if (typeof built !== 'string') return moduleUrl;
+  process.setSourceMapsEnabled(true);
+  return built;
 }
 
 /** The file URL of a job module given as a path (relative to `cwd`) or URL. */
