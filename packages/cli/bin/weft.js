@@ -1,16 +1,16 @@
 #!/usr/bin/env node
-// The `weft` command. Runs dist/main.js when the package is built; otherwise re-runs itself on the
-// TypeScript sources through tsx (resolved from this package, so it works from any directory), with
-// stdio inherited and the child's exit code or signal passed on. So `npx weft …` works right after
-// `npm ci`, with no build step.
+// The `weft` command. Runs the built code (dist/main.js, with plain node: no TypeScript loader) when every
+// workspace package the CLI loads is built and its build is not older than its sources; otherwise re-runs
+// itself on the TypeScript sources through tsx (resolved from this package, so it works from any
+// directory), with stdio inherited and the child's exit code or signal passed on. So `npx weft …` works
+// right after `npm ci`, with no build step, and a stale build never runs. WEFT_FROM_SOURCE=1 forces the
+// sources.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { useBuiltCode } from './built-code.js';
 
-const dist = new URL('../dist/main.js', import.meta.url);
-
-if (existsSync(fileURLToPath(dist))) {
-  await import(dist.href);
+if (process.env.WEFT_FROM_SOURCE !== '1' && useBuiltCode(fileURLToPath(new URL('..', import.meta.url)))) {
+  await import(new URL('../dist/main.js', import.meta.url).href);
 } else {
   const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
   const tsx = import.meta.resolve('tsx');

@@ -16,6 +16,7 @@ import { parseRecoveryFlags, RECOVERY_FLAGS, RECOVERY_USAGE } from './run-option
 import type { ClusterExecutorProvider } from '@weft/cluster';
 import { readSecret } from '../read-secret.js';
 import { stderrLogger } from '../stderr-logger.js';
+import { bundleJobModule } from './bundle-job-module.js';
 
 /** The most copies --shuffle-replicas takes (the client's `replicas` limit). */
 const MAX_SHUFFLE_REPLICAS = 8;
@@ -192,22 +193,53 @@ async function openEventLog(where: Setting): Promise<JobEventLog> {
   }
 }
 
+/** How the job module is loaded in this process and its workers (`--json`'s `cli.jobModule`). */
+let jobModuleLoad: 'esbuild-bundle' | 'tsx' | 'as-is' = 'as-is';
+
 /**
- * A TypeScript job module in a process started without tsx (the built CLI): register tsx's loader
- * here, as the workers get it through their exec arguments.
+ * A TypeScript job module in a process started without tsx (the built CLI): bundled by esbuild into
+ * plain JavaScript that this process and its workers import instead (bundleJobModule); if that fails,
+ * tsx's loader registered here, as the workers get it lazily (WEFT_WORKER_LOADER).
  */
 async function ensureTypeScriptLoader(jobPath: string): Promise<void> {
-  if (!/\.(c|m)?tsx?$/.test(jobPath) || process.execArgv.some((a) => a.includes('tsx'))) return;
+  jobModuleLoad = 'as-is';
+  if (!isTypeScript(jobPath) || process.execArgv.some((a) => a.includes('tsx'))) return;
+  if (await bundleJobModule(jobPath)) {
+    jobModuleLoad = 'esbuild-bundle';
+    return;
+  }
+  jobModuleLoad = 'tsx';
   const { register } = await import('tsx/esm/api');
   register();
 }
 
-/** Node options for workers: those of this process, plus tsx when the job is TypeScript and tsx is missing. */
+/**
+ * Node options for workers: those of this process. A TypeScript job needs a loader: from the sources the
+ * workers inherit `--import tsx` (this process has it); from built code they import the job's esbuild
+ * bundle (ensureTypeScriptLoader), or, if there is none, register tsx lazily, after the engine's modules
+ * are loaded (WEFT_WORKER_LOADER, set in this process's environment so replacement workers get it too) —
+ * `--import tsx` would put every worker module through its hooks (measured in bench/README.md).
+ */
 function workerExecArgv(jobPath: string): string[] {
   const argv = process.execArgv.filter((a) => !a.startsWith('--test') && !a.startsWith('--inspect'));
   const hasTsx = argv.some((a) => a.includes('tsx'));
-  if (/\.(c|m)?tsx?$/.test(jobPath) && !hasTsx) argv.push('--import', import.meta.resolve('tsx'));
+  if (isTypeScript(jobPath) && !hasTsx && jobModuleLoad === 'tsx') process.env['WEFT_WORKER_LOADER'] ??= import.meta.resolve('tsx/esm');
   return argv;
+}
+
+function isTypeScript(jobPath: string): boolean {
+  return /\.(c|m)?tsx?$/.test(jobPath);
+}
+
+/**
+ * How this CLI process runs, for `--json` (`"cli"`): from the built code (`dist/`, plain node) or the
+ * TypeScript sources (through tsx: `tsx: "preloaded"`), and how the job module is loaded — as it is
+ * (JavaScript, or through the preloaded tsx), as an esbuild bundle, or through tsx registered lazily.
+ */
+function cliRuntime(): { readonly code: 'built' | 'source'; readonly tsx: 'preloaded' | 'none'; readonly jobModule: 'esbuild-bundle' | 'tsx' | 'as-is' } {
+  const code = import.meta.url.endsWith('.ts') ? 'source' : 'built';
+  const preloaded = process.execArgv.some((a) => a.includes('tsx'));
+  return { code, tsx: preloaded ? 'preloaded' : 'none', jobModule: jobModuleLoad };
 }
 
 /** `--plan-only`: the job's topology (contract 1) — pretty for a person, one line with --json. */
@@ -441,6 +473,7 @@ export const runCommand: Command = {
     }
     if (values.json === true) {
       const extra = {
+        cli: cliRuntime(),
         ...(harness === undefined ? {} : { faults: { spec: harness.replaySpec, seed: harness.seed, injected: harness.faults } }),
         ...(replication === undefined ? {} : { shuffleReplicas: replication }),
         ...(cluster === undefined ? {} : { cluster: { url: cluster.description, executors: cluster.executors.map((e) => ({ id: e.id, url: e.record.advertisedUrl, slots: e.slots })), refused: cluster.refused } }),

@@ -2,6 +2,7 @@ import { type EdgeExchange, EDGE_EXCHANGES, isEdgeExchange } from './exchange-mo
 import type { FilterFunction, FlatMapFunction, FormatFunction, KeySelector, KeyValue, MapFunction } from './functions.js';
 import { KeyedDataSet, type KeyByOptions } from './keyed-data-set.js';
 import { checkFunction, invalidJob, type LogicalGraph, type LogicalInput, type Partitioning } from './logical-graph.js';
+import { splitWords, VALUE_KEY } from './split-words.js';
 
 /** Options every operator takes. */
 export interface OperatorOptions {
@@ -86,7 +87,17 @@ export class DataSet<T> {
 
   flatMap<R>(fn: FlatMapFunction<T, R>, options: OperatorOptions = {}): DataSet<R> {
     checkFunction('flatMap', options, fn);
+    if ((fn as unknown) === splitWords) return this.#then<R>({ kind: 'split-words' }, 'splitWords', options);
     return this.#then<R>({ kind: 'flat-map', fn: fn as FlatMapFunction<unknown, unknown> }, 'flatMap', options);
+  }
+
+  /**
+   * The words of each line (a data set of strings): `flatMap(splitWords)` — maximal runs of non-whitespace,
+   * whitespace as JavaScript's `\s`, no empty words. The engine's built-in splitter: after a text source and
+   * before `keyBy().count()` in one chain it is fused with both (see `splitWords`).
+   */
+  flatMapWords(options: OperatorOptions = {}): DataSet<string> {
+    return this.#then<string>({ kind: 'split-words' }, 'splitWords', options);
   }
 
   filter(fn: FilterFunction<T>, options: OperatorOptions = {}): DataSet<T> {
@@ -94,8 +105,13 @@ export class DataSet<T> {
     return this.#then<T>({ kind: 'filter', fn: fn as FilterFunction<unknown> }, 'filter', options);
   }
 
-  /** Groups by `key(value)`: the consumers of the result receive every value of a key in one subtask. */
-  keyBy<K extends KeyValue>(key: KeySelector<T, K>, options: KeyByOptions = {}): KeyedDataSet<T, K> {
+  /**
+   * Groups by `key(value)`: the consumers of the result receive every value of a key in one subtask.
+   * Without a key selector (`keyBy()`) each value is its own key (it must then be a KeyValue).
+   */
+  keyBy(): KeyedDataSet<T, T & KeyValue>;
+  keyBy<K extends KeyValue>(key: KeySelector<T, K>, options?: KeyByOptions): KeyedDataSet<T, K>;
+  keyBy<K extends KeyValue>(key: KeySelector<T, K> = VALUE_KEY as KeySelector<T, K>, options: KeyByOptions = {}): KeyedDataSet<T, K> {
     checkFunction('keyBy', { name: 'keyBy' }, key);
     return new KeyedDataSet<T, K>(this, key, options);
   }

@@ -40,6 +40,8 @@ export type OperatorSpec =
   | { readonly kind: 'map'; readonly fn: MapFunction<unknown, unknown> }
   | { readonly kind: 'flat-map'; readonly fn: FlatMapFunction<unknown, unknown> }
   | { readonly kind: 'filter'; readonly fn: FilterFunction<unknown> }
+  /** the built-in word splitter (`splitWords`): lines in, words out */
+  | { readonly kind: 'split-words' }
   /** map-side combining: emits `[key, accumulator]` pairs */
   | { readonly kind: 'combine'; readonly key: KeySelector<unknown, KeyValue>; readonly aggregator: Aggregator; readonly maxKeys: number }
   /**

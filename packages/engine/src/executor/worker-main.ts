@@ -5,7 +5,7 @@ import type { LogFields, Logger } from '@weft/shuffle-api';
 import { jobId as toJobId, taskExecutorId } from '@weft/shuffle-api';
 import { EngineError } from '../errors/engine-error.js';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
-import { loadJob } from '../graph/load-job.js';
+import { jobModuleImportUrl, loadJob } from '../graph/load-job.js';
 import { resolveSerializer } from '../serialization/serializers.js';
 import { serializeTaskError } from '../runtime/task-error-serialization.js';
 import { InProcessTaskExecutor } from './in-process-task-executor.js';
@@ -13,9 +13,15 @@ import { rebuildFileSystem } from './rebuild-file-system.js';
 import { rebuildShuffleFactory } from './rebuild-shuffle-factory.js';
 import type { FromWorkerMessage, ToWorkerMessage, WorkerInitMessage } from './worker-protocol.js';
 
+// WEFT_WORKER_LOADER: a module imported before the job's modules (not before the engine's, which are
+// loaded by now): the CLI running from built code names tsx's ESM loader here for a TypeScript job, so
+// only what is imported after it — the job's own modules — goes through the loader's hooks (cheaper
+// than `--import tsx`, which puts every module of the worker through them).
+const loaderModule = process.env['WEFT_WORKER_LOADER'];
+const loaderReady: Promise<unknown> = loaderModule === undefined || loaderModule === '' ? Promise.resolve() : import(loaderModule);
 // Modules the job master named when it forked this worker ahead of the job: importing them now overlaps
 // their loading with the master's start; later imports of the same specifiers reuse these.
-for (const specifier of JSON.parse(process.env['WEFT_WORKER_PRELOAD'] ?? '[]') as string[]) void import(specifier).catch(() => {});
+for (const specifier of JSON.parse(process.env['WEFT_WORKER_PRELOAD'] ?? '[]') as string[]) void loaderReady.then(() => import(jobModuleImportUrl(specifier))).catch(() => {});
 
 /**
  * Sends to the job master. A channel that breaks under a send (the master was killed) reports it to the
@@ -74,6 +80,7 @@ function masterGone(): void {
 async function init(message: WorkerInitMessage): Promise<void> {
   executorId = message.executorId;
   const logger = ipcLogger({ taskExecutorId: message.executorId });
+  await loaderReady;
   // Load the job and both shuffle modules at once: imports dominate a worker's start.
   const [loaded, pipelined, blocking, rebuilt] = await Promise.all([
     // the job master checked the inputs already

@@ -6,6 +6,7 @@ import { isEngineError } from '../errors/engine-error.js';
 import { computeDefaultMaxParallelism } from '../keygroups/key-group-range-assignment.js';
 import { validateTopology } from '../topology/validate-topology.js';
 import type { ChainedOperator, JobPlan, PlannedEdge, PlannedVertex, ResolvedPartitioning } from './job-plan.js';
+import { chainFusion } from './chain-fusion.js';
 
 export interface BuildJobPlanRequest {
   readonly graph: LogicalGraph;
@@ -143,15 +144,28 @@ export function buildJobPlan(request: BuildJobPlanRequest): JobPlan {
   }
 
   const vertices: PlannedVertex[] = building.map((b, index) => {
-    const operators: ChainedOperator[] = b.order.map((n) => ({
-      node: nodes[n] as LogicalNode,
-      chained: (children[n] as number[]).map((c) => positionOf[c] as number),
-      edges: edgesFrom[n] as number[],
-    }));
+    const operators: ChainedOperator[] = b.order.map((n) => {
+      const node = nodes[n] as LogicalNode;
+      const next = children[n] as number[];
+      const out = edgesFrom[n] as number[];
+      const fusion = next.length === 1 && out.length === 0 ? chainFusion(node, nodes[next[0] as number] as LogicalNode) : undefined;
+      return {
+        node,
+        chained: next.map((c) => positionOf[c] as number),
+        edges: out,
+        ...(fusion === undefined ? {} : { fusion }),
+      };
+    });
+    const fusions: string[] = [];
+    for (const o of operators) {
+      const next = o.fusion === undefined ? undefined : operators[o.chained[0] as number];
+      if (next !== undefined) fusions.push(`${o.node.name} => ${next.node.name} (${o.fusion})`);
+    }
     return {
       id: b.id,
       index,
       name: operators.map((o) => o.node.name).join(' -> '),
+      fusions,
       parallelism: parallelism[b.head.index] as number,
       operators,
       inputs: vertexInputs[index] as number[],
@@ -178,7 +192,7 @@ export function buildJobPlan(request: BuildJobPlanRequest): JobPlan {
   }
   const shape = {
     topology: topologyJson,
-    operators: vertices.map((v) => v.operators.map((o) => [o.node.uid, o.node.spec.kind, o.chained, o.edges])),
+    operators: vertices.map((v) => v.operators.map((o) => [o.node.uid, o.node.spec.kind, o.chained, o.edges, o.fusion ?? null])),
     routing: edges.map((e) => [e.partitioning.type, e.targetInput, e.sourceOperator, e.maxParallelism]),
   };
   const fingerprint = createHash('sha256').update(JSON.stringify(shape)).digest('hex').slice(0, 32);

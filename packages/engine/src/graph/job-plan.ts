@@ -3,9 +3,22 @@ import type { ExchangeMode } from '../api/exchange-mode.js';
 import type { LogicalGraph, LogicalNode, Partitioning } from '../api/logical-graph.js';
 import type { JobTopology } from '../topology/job-topology.js';
 
+/**
+ * How an operator hands records to its only chained successor when the two are fused (Flink chains
+ * operators; we also let a pair share a representation):
+ * - `text-chunks`: a text source → the word splitter: whole chunks of UTF-8 bytes instead of line strings;
+ * - `word-count`: the word splitter → the combiner of `keyBy().count()` (value as key): UTF-8 bytes the
+ *   combiner scans and counts in a byte-arena table, instead of word strings.
+ * The runtime takes the fused path when the successor it was built with offers it (a planted fault's
+ * record counter in between does not: then records flow as usual, with the same result).
+ */
+export type ChainFusion = 'text-chunks' | 'word-count';
+
 /** An operator inside a job vertex (a chain): what it feeds inside the chain and over the network. */
 export interface ChainedOperator {
   readonly node: LogicalNode;
+  /** Set when this operator is fused with its only chained successor (see ChainFusion). */
+  readonly fusion?: ChainFusion;
   /** Positions in `PlannedVertex.operators` of the operators chained after this one. */
   readonly chained: readonly number[];
   /** Indexes in `JobPlan.edges` of the network edges fed by this operator. */
@@ -22,6 +35,8 @@ export interface PlannedVertex {
   readonly index: number;
   /** The operators' names joined by ` -> `. */
   readonly name: string;
+  /** Each fused pair of its chain as `"<operator> => <operator> (<fusion>)"`; empty when none. */
+  readonly fusions: readonly string[];
   readonly parallelism: number;
   readonly operators: readonly ChainedOperator[];
   readonly inputs: readonly number[];

@@ -37,6 +37,33 @@ export interface LoadedJob {
   readonly plan: JobPlan;
 }
 
+/**
+ * The environment variable naming job modules compiled ahead of time: a JSON object from a job module's
+ * file URL to the URL of plain JavaScript built from it (the CLI, from built code, bundles a TypeScript
+ * job with esbuild), which is imported in its place. Set in a process, it is inherited by the workers it
+ * forks. The job keeps its own URL everywhere else.
+ */
+export const JOB_MODULE_BUILDS_ENV = 'WEFT_JOB_MODULE_BUILDS';
+
+/**
+ * The URL to import for job module `moduleUrl`: its build under JOB_MODULE_BUILDS_ENV, or itself. A build
+ * carries an inline source map: source maps are switched on (for modules loaded from now on) so a user
+ * function's stack names the job's own file and line, as under tsx.
+ */
+export function jobModuleImportUrl(moduleUrl: string): string {
+  const builds = process.env[JOB_MODULE_BUILDS_ENV];
+  if (builds === undefined || builds === '') return moduleUrl;
+  let built: unknown;
+  try {
+    built = (JSON.parse(builds) as Record<string, unknown>)[moduleUrl];
+  } catch {
+    return moduleUrl;
+  }
+  if (typeof built !== 'string') return moduleUrl;
+  process.setSourceMapsEnabled(true);
+  return built;
+}
+
 /** The file URL of a job module given as a path (relative to `cwd`) or URL. */
 export function jobModuleUrl(job: string | URL, cwd: string): string {
   if (job instanceof URL) return job.href;
@@ -59,7 +86,7 @@ export async function loadJob(request: LoadJobRequest): Promise<LoadedJob> {
     moduleUrl = jobModuleUrl(request.job, cwd);
     let module: Record<string, unknown>;
     try {
-      module = (await import(moduleUrl)) as Record<string, unknown>;
+      module = (await import(jobModuleImportUrl(moduleUrl))) as Record<string, unknown>;
     } catch (error) {
       throw new EngineError('WEFT_ERR_INVALID_JOB', `cannot load job module ${String(request.job)}: ${(error as Error).message}`, {
         cause: error,

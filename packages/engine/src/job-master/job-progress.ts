@@ -33,4 +33,6 @@ export interface VertexSummary {
   readonly parallelism: number;
   /** Records the vertex read (from its sources or its input edges). */
   readonly recordsIn: number;
+  /** Fused operator pairs of its chain (PlannedVertex.fusions), e.g. `"read-lines => split-words (text-chunks)"`. */
+  readonly fusions: readonly string[];
 }

@@ -436,6 +436,6 @@ function summarizeVertices(loaded: LoadedJob, results: readonly { attemptId: str
     const vertex = r.attemptId.slice(0, r.attemptId.lastIndexOf('#'));
     recordsIn.set(vertex, (recordsIn.get(vertex) ?? 0) + r.metrics.recordsIn);
   }
-  return loaded.plan.vertices.map((v) => ({ id: v.id, name: v.name, parallelism: v.parallelism, recordsIn: recordsIn.get(v.id) ?? 0 }));
+  return loaded.plan.vertices.map((v) => ({ id: v.id, name: v.name, parallelism: v.parallelism, recordsIn: recordsIn.get(v.id) ?? 0, fusions: v.fusions }));
 }
 

@@ -1,4 +1,6 @@
 import type { LogicalNode } from '../api/logical-graph.js';
+import { VALUE_KEY } from '../api/split-words.js';
+import type { ChainFusion } from '../graph/job-plan.js';
 import { AggregateOperator } from './aggregate-operator.js';
 import { ArraySource } from './array-source.js';
 import { CollectSinkOperator } from './collect-sink-operator.js';
@@ -12,18 +14,25 @@ import { RangeAssignOperator } from './range-assign-operator.js';
 import { RangeSource } from './range-source.js';
 import { SortBoundariesOperator } from './sort-boundaries-operator.js';
 import { SortSampleOperator } from './sort-sample-operator.js';
+import { SplitWordsOperator } from './split-words-operator.js';
 import type { OperatorContext, Output, SourceOperator, StreamOperator } from './stream-operator.js';
 import { TextFileSource } from './text-file-source.js';
 import { TextSinkOperator } from './text-sink-operator.js';
+import { WordCountCombiner } from './word-count-combiner.js';
 
 export type RuntimeOperator = { readonly source: true; readonly operator: SourceOperator } | { readonly source: false; readonly operator: StreamOperator };
 
-/** Instantiates the runtime operator of a logical node, emitting to `output`. */
-export function createOperator(node: LogicalNode, output: Output, context: OperatorContext): RuntimeOperator {
+/**
+ * Instantiates the runtime operator of a logical node, emitting to `output`; `fusion` is the plan's
+ * fusion of this operator with its only chained successor (`output`), if any.
+ */
+export function createOperator(node: LogicalNode, output: Output, context: OperatorContext, fusion?: ChainFusion): RuntimeOperator {
   const spec = node.spec;
   switch (spec.kind) {
     case 'text-source':
-      return { source: true, operator: new TextFileSource(spec.path, output, context) };
+      return { source: true, operator: new TextFileSource(spec.path, output, context, fusion === 'text-chunks') };
+    case 'split-words':
+      return { source: false, operator: new SplitWordsOperator(output, context, fusion === 'word-count') };
     case 'range-source':
       return { source: true, operator: new RangeSource(spec.start, spec.end, output, context) };
     case 'array-source':
@@ -35,6 +44,7 @@ export function createOperator(node: LogicalNode, output: Output, context: Opera
     case 'filter':
       return { source: false, operator: new FilterOperator(spec.fn, output, context) };
     case 'combine':
+      if (spec.aggregator.kind === 'count' && spec.key === VALUE_KEY) return { source: false, operator: new WordCountCombiner(spec.key, spec.aggregator, spec.maxKeys, output, context) };
       return { source: false, operator: new CombineOperator(spec.key, spec.aggregator, spec.maxKeys, output, context) };
     case 'aggregate':
       return { source: false, operator: new AggregateOperator(spec.aggregator, spec.key, output, context) };

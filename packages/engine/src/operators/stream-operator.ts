@@ -73,3 +73,27 @@ export async function emitAll<T>(items: Iterable<T>, output: Output, context: Op
 export function runtimeContextOf(context: OperatorContext): RuntimeContext {
   return Object.freeze({ operatorName: context.operatorName, subtask: context.subtask, parallelism: context.parallelism, attempt: context.attempt });
 }
+
+/**
+ * An operator a text source may hand whole chunks of its UTF-8 bytes instead of line records — only when
+ * the plan fused them (`ChainedOperator.fusion === 'text-chunks'`) and it is the source's only output.
+ * `bytes[start, end)` holds whole lines separated by `\n` (a `\r` before it stays), ending before a
+ * newline or at the end of the input; it is valid only during the call. Returns the lines it held (the
+ * source's record count).
+ */
+export interface TextChunkInput {
+  collectTextChunk(bytes: Uint8Array, start: number, end: number): number;
+}
+
+/** A count of words that takes UTF-8 text and scans it itself (the word-count combiner); returns the `\n` bytes seen. */
+export interface WordCountInput {
+  countWordsIn(bytes: Uint8Array, start: number, end: number): number;
+}
+
+export function isTextChunkInput(output: Output): output is Output & TextChunkInput {
+  return typeof (output as Partial<TextChunkInput>).collectTextChunk === 'function';
+}
+
+export function isWordCountInput(output: Output): output is Output & WordCountInput {
+  return typeof (output as Partial<WordCountInput>).countWordsIn === 'function';
+}

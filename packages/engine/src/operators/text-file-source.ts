@@ -4,7 +4,7 @@ import { EngineError } from '../errors/engine-error.js';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
 import { type JobPath, resolveJobPath } from '../io/job-paths.js';
 import { shareOf } from './range-source.js';
-import type { OperatorContext, Output, SourceOperator } from './stream-operator.js';
+import { isTextChunkInput, type OperatorContext, type Output, type SourceOperator, type TextChunkInput } from './stream-operator.js';
 
 /** Bytes read per `read()`; a line longer than this grows the buffer. */
 const CHUNK_BYTES = 1 << 20;
@@ -55,14 +55,24 @@ export class TextFileSource implements SourceOperator {
   readonly #path: JobPath;
   readonly #description: string;
   #buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+  /** Where whole chunks go instead of lines (the plan's `text-chunks` fusion), or undefined. */
+  readonly #chunks: TextChunkInput | undefined;
 
+  /** `chunks`: the plan fused this source with its output, which takes chunks of bytes (TextChunkInput) if it can. */
   constructor(
     path: string,
     private readonly output: Output,
     private readonly context: OperatorContext,
+    chunks = false,
   ) {
     this.#path = resolveJobPath(path, context.cwd, context.fileSystems);
     this.#description = this.#path.local ?? this.#path.url;
+    this.#chunks = chunks && isTextChunkInput(output) ? output : undefined;
+  }
+
+  /** True when the source hands its output chunks of bytes, not lines (the fused path was taken). */
+  get emitsChunks(): boolean {
+    return this.#chunks !== undefined;
   }
 
   async run(): Promise<void> {
@@ -143,6 +153,10 @@ export class TextFileSource implements SourceOperator {
 
   /** Emits the lines of `buffer[0, end)` (which ends before a newline, or at the end of the file). */
   #emitLines(buffer: Buffer, end: number): void {
+    if (this.#chunks !== undefined) {
+      this.recordsEmitted += this.#chunks.collectTextChunk(buffer, 0, end);
+      return;
+    }
     const text = buffer.toString('utf8', 0, end);
     const lines = text.split('\n');
     const output = this.output;

@@ -159,7 +159,7 @@ export class StreamTask {
         output = counted;
       }
       const context: OperatorContext = { ...identity, jobId, backpressure: this.#backpressure, signal, cwd, fileSystems, outputConsumers };
-      built[position] = createOperator(node, output, context);
+      built[position] = createOperator(node, output, context, chained.fusion);
     }
     return built;
   }

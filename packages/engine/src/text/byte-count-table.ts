@@ -1,0 +1,157 @@
+const EMPTY = -1;
+const INITIAL_SLOTS = 1 << 12;
+const INITIAL_ARENA_BYTES = 1 << 16;
+
+/**
+ * Counts per byte string (a word's UTF-8 bytes) in an open-addressing hash table (linear probing, at most
+ * half full) whose keys live in one byte arena: per distinct key it keeps an offset, a length, a hash and
+ * a count in typed arrays — no JS string or object per key. Strings are made only by `entries()`, for the
+ * output. `size` is the number of distinct keys; the owner bounds it (a combiner emits and `clear()`s).
+ *
+ * Not in the contract: iteration order (insertion order, but callers must not rely on it), and any limit
+ * of its own — it grows until its owner clears it.
+ */
+export class ByteCountTable {
+  #slots = new Int32Array(INITIAL_SLOTS * 4).fill(EMPTY);
+  #mask = INITIAL_SLOTS - 1;
+  #hashes = new Int32Array(INITIAL_SLOTS / 2);
+  #offsets = new Int32Array(INITIAL_SLOTS / 2);
+  #lengths = new Int32Array(INITIAL_SLOTS / 2);
+  #counts = new Float64Array(INITIAL_SLOTS / 2);
+  #arena = Buffer.allocUnsafe(INITIAL_ARENA_BYTES);
+  #arenaUsed = 0;
+  #size = 0;
+
+  get size(): number {
+    return this.#size;
+  }
+
+  /** Bytes of keys held (the arena's used part). */
+  get keyBytes(): number {
+    return this.#arenaUsed;
+  }
+
+  /**
+   * Adds `count` to the key `bytes[start, end)`, whose hash (any well-mixed 32-bit value, the same for the
+   * same bytes: `hashBytes`) the caller computed while scanning it.
+   */
+  add(bytes: Uint8Array, start: number, end: number, hash: number, count = 1): void {
+    const length = end - start;
+    // a slot is [hash, entry, offset, length]: a probe reads one slot and the arena, nothing else
+    const slots = this.#slots;
+    const wrap = (this.#mask << 2) | 3;
+    let slot = (hash & this.#mask) << 2;
+    for (;;) {
+      const entry = slots[slot + 1] as number;
+      if (entry === EMPTY) break;
+      if (slots[slot] === hash && slots[slot + 3] === length) {
+        const arena = this.#arena;
+        let offset = slots[slot + 2] as number;
+        let i = start;
+        while (i < end && arena[offset] === bytes[i]) {
+          i++;
+          offset++;
+        }
+        if (i === end) {
+          (this.#counts[entry] as number) += count;
+          return;
+        }
+      }
+      slot = (slot + 4) & wrap;
+    }
+    this.#insert(slot, bytes, start, length, hash, count);
+  }
+
+  /** The keys as strings (UTF-8 decoded) with their counts. */
+  *entries(): IterableIterator<[string, number]> {
+    const arena = this.#arena;
+    for (let e = 0; e < this.#size; e++) {
+      const offset = this.#offsets[e] as number;
+      yield [arena.toString('utf8', offset, offset + (this.#lengths[e] as number)), this.#counts[e] as number];
+    }
+  }
+
+  /** Forgets every key (keeps the allocated memory for the next round). */
+  clear(): void {
+    this.#slots.fill(EMPTY);
+    this.#size = 0;
+    this.#arenaUsed = 0;
+  }
+
+  #insert(slot: number, bytes: Uint8Array, start: number, length: number, hash: number, count: number): void {
+    const entry = this.#size;
+    if (entry === this.#hashes.length) this.#growEntries();
+    if (this.#arenaUsed + length > this.#arena.length) this.#growArena(length);
+    const offset = this.#arenaUsed;
+    const arena = this.#arena;
+    for (let i = 0; i < length; i++) arena[offset + i] = bytes[start + i] as number;
+    this.#arenaUsed = offset + length;
+    this.#hashes[entry] = hash;
+    this.#offsets[entry] = offset;
+    this.#lengths[entry] = length;
+    this.#counts[entry] = count;
+    this.#slots[slot] = hash;
+    this.#slots[slot + 1] = entry;
+    this.#slots[slot + 2] = offset;
+    this.#slots[slot + 3] = length;
+    this.#size = entry + 1;
+    if (this.#size * 2 > this.#mask + 1) this.#rehash();
+  }
+
+  #growEntries(): void {
+    const n = this.#hashes.length * 2;
+    const grow = <A extends Int32Array | Float64Array>(a: A, make: (n: number) => A): A => {
+      const b = make(n);
+      b.set(a);
+      return b;
+    };
+    this.#hashes = grow(this.#hashes, (k) => new Int32Array(k));
+    this.#offsets = grow(this.#offsets, (k) => new Int32Array(k));
+    this.#lengths = grow(this.#lengths, (k) => new Int32Array(k));
+    this.#counts = grow(this.#counts, (k) => new Float64Array(k));
+  }
+
+  #growArena(needed: number): void {
+    let n = this.#arena.length * 2;
+    while (n < this.#arenaUsed + needed) n *= 2;
+    const grown = Buffer.allocUnsafe(n);
+    this.#arena.copy(grown, 0, 0, this.#arenaUsed);
+    this.#arena = grown;
+  }
+
+  #rehash(): void {
+    const n = (this.#mask + 1) * 2;
+    const slots = new Int32Array(n * 4).fill(EMPTY);
+    const mask = n - 1;
+    const wrap = (mask << 2) | 3;
+    for (let e = 0; e < this.#size; e++) {
+      const hash = this.#hashes[e] as number;
+      let slot = (hash & mask) << 2;
+      while (slots[slot + 1] !== EMPTY) slot = (slot + 4) & wrap;
+      slots[slot] = hash;
+      slots[slot + 1] = e;
+      slots[slot + 2] = this.#offsets[e] as number;
+      slots[slot + 3] = this.#lengths[e] as number;
+    }
+    this.#slots = slots;
+    this.#mask = mask;
+  }
+}
+
+/** FNV-1a's start value; `hashStep` folds one byte, `hashFinish` mixes (murmur3's fmix32) for the table. */
+export const HASH_SEED = 0x811c9dc5 | 0;
+
+export function hashFinish(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return h ^ (h >>> 16);
+}
+
+/** The hash `ByteCountTable.add` expects for `bytes[start, end)` (what the word scanner computes inline). */
+export function hashBytes(bytes: Uint8Array, start: number, end: number): number {
+  let h = HASH_SEED;
+  for (let i = start; i < end; i++) h = Math.imul(h ^ (bytes[i] as number), 0x01000193);
+  return hashFinish(h);
+}
