@@ -1,29 +1,44 @@
 // `weft` starts from the built code (dist/, plain node) only when every package it loads is built and
 // not older than its sources; otherwise from the TypeScript sources through tsx. What ran is observable in
 // `weft run --json` ("cli": which code, whether tsx was preloaded, how the TypeScript job module was
-// loaded — through that tsx, or bundled by esbuild into plain JavaScript). CI runs from source (no build): the built-tree case runs where a fresh build exists.
+// loaded — through that tsx, or bundled by esbuild into plain JavaScript). The checkout is never built
+// (CI builds nothing, and a dist/ appearing mid-suite would switch the other tests' `weft` to built code):
+// the built and stale cases run a copy of the CLI's packages built under a temporary directory
+// (helpers/built-tree.ts: tsup without declarations, a few seconds).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdir, readdir, stat, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, realpath, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { createTempDir } from '@weft/testkit';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { createTempDir, type TempDir } from '@weft/testkit';
+import { corpusLine } from '../../../examples/lib/corpus.js';
+import { countWordsByScanning, parseCounts } from '../../../examples/test/support/word-reference.js';
 // @ts-expect-error plain JavaScript next to the shim, no declarations
 import { isBuildFresh, useBuiltCode } from '../bin/built-code.js';
+import { buildTree, type BuiltTree } from './helpers/built-tree.js';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
-const cliDir = fileURLToPath(new URL('..', import.meta.url));
-const bin = join(cliDir, 'bin', 'weft.js');
+const checkoutBin = join(root, 'packages', 'cli', 'bin', 'weft.js');
+const checkoutJob = join(root, 'examples', 'word-count.ts');
+const recorder = fileURLToPath(new URL('./helpers/record-loads.mjs', import.meta.url));
+const LINES = 300;
 
-function weftRunJson(cwd: string, env: Record<string, string>): Promise<Record<string, unknown>> {
+/** `weft run` of word count (LINES generated lines, output out.tsv in `cwd`) by the shim `bin`; its --json summary. */
+function weftRunJson(bin: string, job: string, cwd: string, env: Record<string, string>): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
-    const args = [bin, 'run', join(root, 'examples', 'word-count.ts'), '--parallelism', '2', '--workers', '2', '--json', '--', '--lines', '300', '--output', 'out.tsv'];
+    const args = [bin, 'run', job, '--parallelism', '2', '--workers', '2', '--json', '--', '--lines', String(LINES), '--output', 'out.tsv'];
     execFile(process.execPath, args, { cwd, env: { ...process.env, ...env } }, (error, stdout, stderr) => {
       if (error !== null) reject(new Error(`${error.message}\n${stderr}`));
       else resolve(JSON.parse(stdout) as Record<string, unknown>);
     });
   });
+}
+
+/** Asserts that out.tsv in `cwd` holds the exact word count of the generated corpus. */
+async function assertCounts(cwd: string): Promise<void> {
+  const text = Array.from({ length: LINES }, (_, i) => corpusLine(i)).join('\n');
+  assert.deepEqual(parseCounts(await readFile(join(cwd, 'out.tsv'), 'utf8')), countWordsByScanning(text));
 }
 
 async function writeAt(path: string, seconds: number): Promise<void> {
@@ -32,6 +47,16 @@ async function writeAt(path: string, seconds: number): Promise<void> {
 }
 
 describe('start-up from built code', () => {
+  let treeDir: TempDir;
+  let tree: BuiltTree;
+  before(async () => {
+    treeDir = await createTempDir('weft-built-tree-');
+    tree = await buildTree(treeDir.path);
+  });
+  after(async () => {
+    await treeDir?.remove();
+  });
+
   it('counts a package as built only when its oldest dist .js is not older than its newest source', async () => {
     await using dir = await createTempDir('weft-built-code-');
     const pkg = dir.path;
@@ -53,34 +78,49 @@ describe('start-up from built code', () => {
 
   it('runs from source with tsx preloaded when asked to (WEFT_FROM_SOURCE=1), and the job still works', async () => {
     await using dir = await createTempDir('weft-from-source-');
-    const summary = await weftRunJson(dir.path, { WEFT_FROM_SOURCE: '1' });
+    const summary = await weftRunJson(checkoutBin, checkoutJob, dir.path, { WEFT_FROM_SOURCE: '1' });
     assert.equal(summary['status'], 'succeeded');
     assert.deepEqual(summary['cli'], { code: 'source', tsx: 'preloaded', jobModule: 'as-is' });
   });
 
-  it('runs the built CLI and its workers with plain node, the TypeScript job bundled by esbuild (no tsx), when the tree is freshly built', { skip: useBuiltCode(cliDir) ? false : 'no fresh build here (npm run build)' }, async () => {
+  it('runs the built CLI and its workers with plain node, the TypeScript job bundled by esbuild (no tsx), when the tree is freshly built', async () => {
     await using dir = await createTempDir('weft-from-built-');
-    const summary = await weftRunJson(dir.path, {});
+    assert.equal(useBuiltCode(tree.cliDir), true, 'the copy is freshly built');
+    // Every module the CLI and its workers load is recorded (NODE_OPTIONS reaches the forked workers).
+    const loadsFile = join(dir.path, 'loads.txt');
+    const summary = await weftRunJson(tree.bin, join(tree.examplesDir, 'word-count.ts'), dir.path, {
+      NODE_OPTIONS: `${process.env['NODE_OPTIONS'] ?? ''} --import ${pathToFileURL(recorder).href}`.trim(),
+      WEFT_TEST_LOADS_FILE: loadsFile,
+    });
     assert.equal(summary['status'], 'succeeded');
     assert.deepEqual(summary['cli'], { code: 'built', tsx: 'none', jobModule: 'esbuild-bundle' });
-    const leftovers = (await readdir(join(root, 'examples'))).filter((name) => name.includes('.weft-'));
+    await assertCounts(dir.path);
+    const loaded = (await readFile(loadsFile, 'utf8')).split('\n').filter((url) => url !== '');
+    const copy = pathToFileURL(await realpath(treeDir.path)).href;
+    assert.equal(loaded.filter((url) => url === `${copy}/packages/engine/dist/worker-main.js`).length, 2, 'both workers ran the built engine');
+    assert.equal(loaded.filter((url) => url.startsWith(`${copy}/examples/.word-count.ts.weft-`)).length, 3, 'the CLI and both workers imported the bundle');
+    assert.deepEqual(loaded.filter((url) => /\.(c|m)?ts$/.test(url)), [], 'no TypeScript module was loaded');
+    assert.deepEqual(loaded.filter((url) => /\/node_modules\/tsx\/(?!node_modules\/)/.test(url)), [], 'tsx was not loaded');
+    assert.deepEqual(loaded.filter((url) => url.startsWith(pathToFileURL(join(root, 'packages')).href)), [], "nothing of the checkout's packages was loaded");
+    const leftovers = (await readdir(tree.examplesDir)).filter((name) => name.includes('.weft-'));
     assert.deepEqual(leftovers, [], 'the bundle is removed when weft exits');
   });
 
-  it('runs from source when a package is stale (its built engine older than its sources)', async () => {
+  it('runs from source when a package is stale (a source of its engine edited after the build)', async () => {
     await using dir = await createTempDir('weft-stale-build-');
-    // A built tree is made stale for this one run by dating the engine's entry back (restored after):
-    // no source file is touched.
-    const engineEntry = join(root, 'packages', 'engine', 'dist', 'index.js');
-    const before = useBuiltCode(cliDir) ? await stat(engineEntry) : undefined;
+    assert.equal(useBuiltCode(tree.cliDir), true, 'the copy is freshly built');
+    // An hour after the build, then restored: the copy's other cases see a fresh build again.
+    const source = join(tree.cliDir, '..', 'engine', 'src', 'index.ts');
+    const before = await stat(source);
+    await utimes(source, before.atime, new Date(Date.now() + 3_600_000));
     try {
-      if (before !== undefined) await utimes(engineEntry, before.atime, new Date(1000));
-      assert.equal(useBuiltCode(cliDir), false);
-      const summary = await weftRunJson(dir.path, {});
+      assert.equal(useBuiltCode(tree.cliDir), false);
+      const summary = await weftRunJson(tree.bin, join(tree.examplesDir, 'word-count.ts'), dir.path, {});
       assert.equal(summary['status'], 'succeeded');
       assert.deepEqual(summary['cli'], { code: 'source', tsx: 'preloaded', jobModule: 'as-is' });
+      await assertCounts(dir.path);
     } finally {
-      if (before !== undefined) await utimes(engineEntry, before.atime, before.mtime);
+      await utimes(source, before.atime, before.mtime);
     }
   });
 });
