@@ -65,7 +65,15 @@ export type JobEvent =
       };
     }
   | { readonly type: 'vertex-initialized'; readonly data: { readonly vertexId: string; readonly parallelism: number } }
-  | { readonly type: 'task-deployed'; readonly data: { readonly executionVertexId: string; readonly attempt: number } }
+  | {
+      readonly type: 'task-deployed';
+      readonly data: {
+        readonly executionVertexId: string;
+        readonly attempt: number;
+        /** The task executor it was deployed to (absent in events of a weft that did not log it; a replay ignores it). */
+        readonly executor?: string;
+      };
+    }
   | {
       readonly type: 'task-finished';
       readonly data: {
