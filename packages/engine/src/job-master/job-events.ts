@@ -62,6 +62,8 @@ export type JobEvent =
          * `weft gc` finds the files of attempts that never logged `task-finished`. Absent when there are none.
          */
         readonly sinkTempDirs?: readonly string[];
+        /** Each job vertex's chained operators' names, by vertex id (for displays; absent in events of an older weft). */
+        readonly vertexNames?: Readonly<Record<string, string>>;
       };
     }
   | { readonly type: 'vertex-initialized'; readonly data: { readonly vertexId: string; readonly parallelism: number } }

@@ -160,7 +160,14 @@ export class JobScheduler {
     const sinkTempDirs = this.#options.sinkTempDirs ?? [];
     this.#emit({
       type: 'job-submitted',
-      data: { name: plan.name, ...submission, topology: topology.topology, tasksTotal: topology.executionVertexCount, ...(sinkTempDirs.length > 0 ? { sinkTempDirs } : {}) },
+      data: {
+        name: plan.name,
+        ...submission,
+        topology: topology.topology,
+        tasksTotal: topology.executionVertexCount,
+        ...(sinkTempDirs.length > 0 ? { sinkTempDirs } : {}),
+        vertexNames: Object.fromEntries(plan.vertices.map((v) => [v.id, v.name])),
+      },
     });
     for (const vertex of topology.vertices) this.#emit({ type: 'vertex-initialized', data: { vertexId: vertex.id, parallelism: vertex.parallelism } });
     const recovery = this.#options.recovery;

@@ -1,0 +1,2 @@
+export * from './fold-job-events.js';
+export * from './job-view.js';
