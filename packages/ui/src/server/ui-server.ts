@@ -14,7 +14,11 @@ import { requestToken, tokenMatches } from './ui-token.js';
 export interface UiServer extends AsyncDisposable {
   /** `http://host:port` (IPv6 hosts in brackets), without the token. */
   readonly url: string;
-  /** Ends every event stream, stops listening and closes every connection. Graceful, idempotent, memoized. */
+  /**
+   * Sends every event stream its job once more (with `event: end` when it ended meanwhile — `weft run --ui`
+   * closes right after the job's last event), ends them, stops listening and closes every connection.
+   * Graceful, idempotent, memoized.
+   */
   close(): Promise<void>;
 }
 
@@ -50,7 +54,8 @@ class HttpUiServer implements UiServer {
   readonly #options: ResolvedUiServerOptions;
   readonly #server: Server;
   readonly #metrics = new UiMetrics();
-  readonly #streams = new Set<() => void>();
+  /** Each open event stream's last word: one more read of its job (its end, when it ended), then the stream closes. */
+  readonly #streams = new Set<() => Promise<void>>();
   #url = '';
   #closed: Promise<void> | undefined;
 
@@ -80,7 +85,7 @@ class HttpUiServer implements UiServer {
 
   close(): Promise<void> {
     return (this.#closed ??= (async () => {
-      for (const end of [...this.#streams]) end();
+      await Promise.allSettled([...this.#streams].map((last) => last()));
       await new Promise<void>((resolve) => {
         this.#server.close(() => resolve());
         this.#server.closeAllConnections();
@@ -224,14 +229,25 @@ class HttpUiServer implements UiServer {
       if (ended) return;
       ended = true;
       if (timer !== undefined) clearTimeout(timer);
-      this.#streams.delete(end);
+      this.#streams.delete(finalWord);
       this.#metrics.sseClients--;
       res.end();
     };
-    this.#streams.add(end);
+    const finalWord = async (): Promise<void> => {
+      if (ended) return;
+      if (timer !== undefined) clearTimeout(timer);
+      try {
+        detail = toJobDetail(await this.#jobSource(jobId));
+        if (!ended) send(false);
+      } catch {
+        // the log is gone too: the stream just ends
+      }
+      end();
+    };
+    this.#streams.add(finalWord);
     this.#metrics.sseClients++;
     req.once('close', end);
-    const send = (): void => {
+    const send = (again = true): void => {
       const json = JSON.stringify(detail);
       if (json !== last) {
         res.write(`event: job\ndata: ${json}\n\n`);
@@ -241,9 +257,10 @@ class HttpUiServer implements UiServer {
       if (TERMINAL.has(detail.job.status)) {
         res.write('event: end\ndata: {}\n\n');
         end();
-      } else timer = setTimeout(tick, this.#options.streamIntervalMs);
+      } else if (again) timer = setTimeout(tick, this.#options.streamIntervalMs);
     };
     const tick = (): void => {
+      timer = undefined;
       this.#jobSource(jobId).then(
         (source) => {
           if (ended) return;
