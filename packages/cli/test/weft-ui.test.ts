@@ -8,8 +8,9 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { JobDetailResponse, JobListResponse } from '@weft/ui';
-import { createTempDir } from '@weft/testkit';
+import { createTempDir, promtoolProblems } from '@weft/testkit';
 import { startWeft } from './helpers/weft-process.js';
+
 
 const wordCount = fileURLToPath(new URL('../../../examples/word-count.ts', import.meta.url));
 const TOKEN = 'test-token-of-at-least-16-bytes';
@@ -73,7 +74,19 @@ describe('weft run --ui and weft ui', () => {
     await using run = startWeft(args, { cwd: dir.path });
     const url = (await run.waitFor(/ui on (http:\/\/\S+)/))[1] as string;
     const jobId = await firstJobId(url, run.exited);
-    const events = await streamUntilEnd(`${url}/api/jobs/${jobId}/stream`);
+    const stream = streamUntilEnd(`${url}/api/jobs/${jobId}/stream`);
+    // the job master's own counters at /metrics, valid Prometheus text
+    let metrics = '';
+    let exited = false;
+    void run.exited.then(() => (exited = true));
+    while (!/^weft_job_tasks_finished\{job_id="/m.test(metrics)) {
+      assert.equal(exited, false, `the run ended before /metrics showed its progress:\n${metrics}`);
+      metrics = (await get(`${url}/metrics`)).body;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.match(metrics, new RegExp(`^weft_job_records_read_total\\{job_id="${jobId}"\\} \\d+$`, 'm'));
+    assert.equal(promtoolProblems(metrics), '');
+    const events = await stream;
     assert.equal(await run.exited, 0, run.stderr());
     assert.match(run.stderr(), /^ui on http:\/\/127\.0\.0\.1:\d+$/m);
 

@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { appAssets, isLoopbackHost, startUiServer, UI_API_ERRORS, type UiServerOptions } from '@weft/ui';
-import { createTempDir } from '@weft/testkit';
-import { promtoolProblems } from './support/promtool.js';
+
+import { createTempDir, promtoolProblems } from '@weft/testkit';
 import { testingEventLog } from './support/testing-event-log.js';
 
 const TOPOLOGY = { vertices: [{ id: 'a', parallelism: 1 }, { id: 'b', parallelism: 1 }], edges: [{ id: 'a->b', source: 'a', target: 'b', distribution: 'ALL_TO_ALL', partitionType: 'BLOCKING' }] };
