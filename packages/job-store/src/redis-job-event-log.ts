@@ -132,17 +132,24 @@ export class RedisJobEventLog implements JobEventLog {
   async listRuns(): Promise<JobRunRecord[]> {
     const ids = await this.#retry('listRuns', undefined, () => this.#redis.zrange(`${this.#options.keyPrefix}runs`, '0', '-1'));
     const runs: JobRunRecord[] = [];
-    for (const jobId of ids) {
-      const keys = this.#keys(jobId);
-      const [epoch, lease] = await this.#retry('listRuns', jobId, () => Promise.all([this.#redis.get(keys.epoch), this.#redis.hgetall(keys.lease)]));
-      const record = { jobId, epoch: Number(epoch ?? 0), owner: lease['owner'], takenAtMs: Number(lease['takenAt'] ?? 0), renewedAtMs: lease['renewedAt'] === undefined ? undefined : Number(lease['renewedAt']) };
-      try {
-        runs.push(summarizeJobRun(record, await this.readRun(jobId)));
-      } catch (error) {
-        runs.push(summarizeUnreadableJobRun(record, error));
-      }
-    }
+    for (const jobId of ids) runs.push(await this.#record(jobId));
     return runs.sort((a, b) => a.firstAtMs - b.firstAtMs || a.jobId.localeCompare(b.jobId));
+  }
+
+  async readRunRecord(jobId: string): Promise<JobRunRecord | undefined> {
+    const known = await this.#retry('listRuns', jobId, () => this.#redis.zscore(`${this.#options.keyPrefix}runs`, jobId));
+    return known === null ? undefined : this.#record(jobId);
+  }
+
+  async #record(jobId: string): Promise<JobRunRecord> {
+    const keys = this.#keys(jobId);
+    const [epoch, lease] = await this.#retry('listRuns', jobId, () => Promise.all([this.#redis.get(keys.epoch), this.#redis.hgetall(keys.lease)]));
+    const record = { jobId, epoch: Number(epoch ?? 0), owner: lease['owner'], takenAtMs: Number(lease['takenAt'] ?? 0), renewedAtMs: lease['renewedAt'] === undefined ? undefined : Number(lease['renewedAt']) };
+    try {
+      return summarizeJobRun(record, await this.readRun(jobId));
+    } catch (error) {
+      return summarizeUnreadableJobRun(record, error);
+    }
   }
 
   async deleteRun(jobId: string): Promise<void> {

@@ -158,15 +158,22 @@ export class SqliteJobEventLog implements JobEventLog {
   }
 
   async listRuns(): Promise<JobRunRecord[]> {
-    const rows = await this.#retry('listRuns', undefined, () =>
-      this.#db
-        .prepare(
-          `SELECT l.job_id, l.epoch, l.owner, l.taken_at, r.renewed_at FROM weft_job_leases l
-             LEFT JOIN weft_job_lease_renewals r ON r.job_id = l.job_id AND r.epoch = l.epoch
-           UNION ALL SELECT DISTINCT job_id, 0, NULL, 0, NULL FROM weft_job_events WHERE job_id NOT IN (SELECT job_id FROM weft_job_leases)`,
-        )
-        .all() as LeaseRow[],
-    );
+    return this.#runs(undefined);
+  }
+
+  async readRunRecord(jobId: string): Promise<JobRunRecord | undefined> {
+    return (await this.#runs(jobId))[0];
+  }
+
+  /** Every run's record (`only` undefined), or the one of `only`. */
+  async #runs(only: string | undefined): Promise<JobRunRecord[]> {
+    const rows = await this.#retry('listRuns', only, () => {
+      const leases = `SELECT l.job_id, l.epoch, l.owner, l.taken_at, r.renewed_at FROM weft_job_leases l
+             LEFT JOIN weft_job_lease_renewals r ON r.job_id = l.job_id AND r.epoch = l.epoch`;
+      const orphans = 'SELECT DISTINCT job_id, 0, NULL, 0, NULL FROM weft_job_events WHERE job_id NOT IN (SELECT job_id FROM weft_job_leases)';
+      if (only === undefined) return this.#db.prepare(`${leases} UNION ALL ${orphans}`).all() as LeaseRow[];
+      return this.#db.prepare(`${leases} WHERE l.job_id = ? UNION ALL ${orphans} AND job_id = ?`).all(only, only) as LeaseRow[];
+    });
     const runs: JobRunRecord[] = [];
     for (const row of rows) {
       const lease = { jobId: row.job_id, epoch: row.epoch, owner: row.owner ?? undefined, takenAtMs: row.taken_at, renewedAtMs: row.renewed_at ?? undefined };

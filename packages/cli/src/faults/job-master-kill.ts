@@ -19,6 +19,7 @@ export function killingEventLog(eventLog: JobEventLog, killPoint: () => JobMaste
     open: async (request) => watched(await eventLog.open(request), killPoint, kill),
     listRuns: () => eventLog.listRuns(),
     readRun: (jobId) => eventLog.readRun(jobId),
+    ...(eventLog.readRunRecord === undefined ? {} : { readRunRecord: (jobId: string) => eventLog.readRunRecord?.(jobId) ?? Promise.resolve(undefined) }),
     deleteRun: (jobId) => eventLog.deleteRun(jobId),
     ...(eventLog.readProgress === undefined ? {} : { readProgress: (jobId: string) => eventLog.readProgress?.(jobId) ?? Promise.resolve(undefined) }),
     close: () => eventLog.close(),

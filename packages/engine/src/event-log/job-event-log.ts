@@ -50,6 +50,11 @@ export interface JobEventLog {
   open(request: OpenJobLogRequest): Promise<JobLog>;
   /** Every run the store knows, one record per job id, oldest first. Takes no lease. */
   listRuns(): Promise<JobRunRecord[]>;
+  /**
+   * The record `listRuns()` has for `jobId` (undefined for an id it does not name), without summing up
+   * every other run. Takes no lease. Optional: callers fall back to `listRuns()`.
+   */
+  readRunRecord?(jobId: string): Promise<JobRunRecord | undefined>;
   /** Every whole event of `jobId`, in order (empty for an unknown id). Takes no lease. */
   readRun(jobId: string): Promise<readonly LoggedJobEvent[]>;
   /**

@@ -300,6 +300,20 @@ export function describeJobEventLogContract(name: string, harness: JobEventLogHa
       assert.equal((await log.append({ type: 'x', data: 1 })).seq, 1);
     });
 
+    it('readRunRecord answers the record listRuns has for one job id, undefined for an unknown one', async () => {
+      await using store = await create();
+      const id = jobId();
+      const other = jobId();
+      const log = await store.open({ jobId: id, owner: 'test' });
+      await log.append({ type: 'job-submitted', data: { name: 'one', tasksTotal: 3 } });
+      await log.append({ type: 'task-finished', data: { executionVertexId: 'a#0' } });
+      await (await store.open({ jobId: other, owner: 'test' })).append({ type: 'job-submitted', data: { name: 'two' } });
+      const listed = (await store.listRuns()).find((r) => r.jobId === id);
+      assert.deepEqual(await store.readRunRecord?.(id), listed);
+      assert.equal((await store.readRunRecord?.(id))?.tasksFinished, 1);
+      assert.equal(await store.readRunRecord?.('never-opened'), undefined);
+    });
+
     it('overwrites the live progress snapshot (no event, no history) and drops a fenced log\'s; deleteRun removes it', async () => {
       await using store = await create();
       const id = jobId();

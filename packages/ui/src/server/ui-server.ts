@@ -188,7 +188,8 @@ class HttpUiServer implements UiServer {
   }
 
   async #jobSource(jobId: string): Promise<JobViewSource> {
-    const run = (await this.#options.eventLog.listRuns()).find((r) => r.jobId === jobId);
+    const log = this.#options.eventLog;
+    const run = log.readRunRecord !== undefined ? await log.readRunRecord(jobId) : (await log.listRuns()).find((r) => r.jobId === jobId);
     if (run === undefined) throw new UiRequestError('WEFT_UI_ERR_UNKNOWN_JOB', `no job ${JSON.stringify(jobId)} in the event log ${this.#options.eventLog.description}`);
     return this.#source(run);
   }
