@@ -123,7 +123,7 @@ class HttpUiServer implements UiServer {
         const jobId = decodeURIComponent(job[1] as string);
         route = job[2] === undefined ? 'job' : 'stream';
         if (job[2] === undefined) return this.#json(res, 200, toJobDetail(await this.#jobSource(jobId)));
-        return await this.#stream(req, res, jobId);
+        return await this.#stream(res, jobId);
       }
       if (path === '/api/cluster') {
         route = 'cluster';
@@ -218,7 +218,7 @@ class HttpUiServer implements UiServer {
    * `event: job` with the job's JSON now and each time it changed (polled every streamIntervalMs), then
    * `event: end` once the job ended, and the stream closes. A 404 (before any event) for an unknown job.
    */
-  async #stream(req: IncomingMessage, res: ServerResponse, jobId: string): Promise<void> {
+  async #stream(res: ServerResponse, jobId: string): Promise<void> {
     if (this.#closed !== undefined) throw closedError('ui server');
     let detail = toJobDetail(await this.#jobSource(jobId));
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-store', connection: 'keep-alive', 'x-accel-buffering': 'no' });
@@ -247,7 +247,7 @@ class HttpUiServer implements UiServer {
     };
     this.#streams.add(finalWord);
     this.#metrics.sseClients++;
-    req.once('close', end);
+    res.once('close', end); // the client went away (or the response ended)
     const send = (again = true): void => {
       const json = JSON.stringify(detail);
       if (json !== last) {
