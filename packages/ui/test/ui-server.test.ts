@@ -191,6 +191,28 @@ describe('the event stream', () => {
   });
 });
 
+describe('an event stream whose client goes away', () => {
+  it('stops polling for it and counts it no more', async () => {
+    await withServer({ eventLog: submittedLog(), streamIntervalMs: 5 }, async (url) => {
+      const clients = async (): Promise<number> => Number(/^weft_ui_sse_clients (\d+)$/m.exec((await get(`${url}/metrics`)).body)?.[1]);
+      await new Promise<void>((resolve, reject) => {
+        const req = request(`${url}/api/jobs/j1/stream`, { agent: false }, (res) => {
+          res.once('data', () => {
+            req.destroy();
+            resolve();
+          });
+        });
+        req.on('error', () => {});
+        req.on('close', () => {});
+        req.end();
+        setTimeout(() => reject(new Error('no first event')), 10_000).unref();
+      });
+      while ((await clients()) !== 0) await new Promise((r) => setTimeout(r, 10));
+      assert.equal(await clients(), 0);
+    });
+  });
+});
+
 describe('/metrics', () => {
   it('is valid Prometheus text (promtool check metrics), with the job master’s progress when it runs the job', async () => {
     const progress = { elapsedMs: 1500, tasksFinished: 1, tasksTotal: 2, tasksRunning: 1, regionsFinished: 1, regionsTotal: 2, recordsRead: 10, recordsShuffled: 10, bytesShuffled: 100, failures: 0 };
