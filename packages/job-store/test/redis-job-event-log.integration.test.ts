@@ -52,6 +52,26 @@ describe('RedisJobEventLog', () => {
   });
   after(() => redis.close());
 
+  it('leaves no socket or timer behind once closed, after a reconnect too', async () => {
+    const count = (): Record<string, number> => {
+      const counts: Record<string, number> = {};
+      for (const kind of process.getActiveResourcesInfo()) counts[kind] = (counts[kind] ?? 0) + 1;
+      return counts;
+    };
+    await new Promise((resolve) => setImmediate(resolve));
+    const before = count();
+    const store = await RedisJobEventLog.connect({ url: redis.url }, { keyPrefix: 'leaks:' });
+    const log = await store.open({ jobId: 'j', owner: 'test' });
+    await log.append({ type: 'job-submitted', data: {} });
+    await redis.restart();
+    await log.append({ type: 'task-finished', data: {} });
+    await store.close();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const leftover = count();
+    assert.equal(leftover['TCPSocketWrap'] ?? 0, before['TCPSocketWrap'] ?? 0, JSON.stringify({ before, leftover }));
+    assert.equal(leftover['Timeout'] ?? 0, before['Timeout'] ?? 0, JSON.stringify({ before, leftover }));
+  });
+
   it('keeps a published progress snapshot for progressTtlMs only (a dead job master\'s counters vanish), each publish renewing it', async () => {
     await using store = await RedisJobEventLog.connect({ url: redis.url }, { keyPrefix: 'progress-ttl:', progressTtlMs: 60_000 });
     const log = await store.open({ jobId: 'j', owner: 'test' });
@@ -71,26 +91,6 @@ describe('RedisJobEventLog', () => {
     } finally {
       admin.disconnect();
     }
-  });
-
-  it('leaves no socket or timer behind once closed, after a reconnect too', async () => {
-    const count = (): Record<string, number> => {
-      const counts: Record<string, number> = {};
-      for (const kind of process.getActiveResourcesInfo()) counts[kind] = (counts[kind] ?? 0) + 1;
-      return counts;
-    };
-    await new Promise((resolve) => setImmediate(resolve));
-    const before = count();
-    const store = await RedisJobEventLog.connect({ url: redis.url }, { keyPrefix: 'leaks:' });
-    const log = await store.open({ jobId: 'j', owner: 'test' });
-    await log.append({ type: 'job-submitted', data: {} });
-    await redis.restart();
-    await log.append({ type: 'task-finished', data: {} });
-    await store.close();
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const leftover = count();
-    assert.equal(leftover['TCPSocketWrap'] ?? 0, before['TCPSocketWrap'] ?? 0, JSON.stringify({ before, leftover }));
-    assert.equal(leftover['Timeout'] ?? 0, before['Timeout'] ?? 0, JSON.stringify({ before, leftover }));
   });
 
   it('writes an append once when its reply was lost and a retry finds it stored (Redis paused past the command timeout)', async () => {
