@@ -213,6 +213,28 @@ describe('an event stream whose client goes away', () => {
   });
 });
 
+describe('close()', () => {
+  it('leaves no server, socket or timer behind, with a stream open when it closed', async () => {
+    const count = (): Record<string, number> => {
+      const counts: Record<string, number> = {};
+      for (const kind of process.getActiveResourcesInfo()) counts[kind] = (counts[kind] ?? 0) + 1;
+      return counts;
+    };
+    await new Promise((resolve) => setImmediate(resolve));
+    const before = count();
+    const server = await startUiServer({ eventLog: submittedLog(), streamIntervalMs: 5, appAssets: appAssets('/nonexistent') });
+    let first: () => void = () => {};
+    const started = new Promise<void>((resolve) => (first = resolve));
+    const stream = readStream(`${server.url}/api/jobs/j1/stream`, () => first());
+    await started;
+    await server.close();
+    await stream;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const after = count();
+    for (const kind of ['TCPServerWrap', 'TCPSocketWrap', 'Timeout']) assert.equal(after[kind] ?? 0, before[kind] ?? 0, `${kind}: ${JSON.stringify({ before, after })}`);
+  });
+});
+
 describe('/metrics', () => {
   it('is valid Prometheus text (promtool check metrics), with the job master’s progress when it runs the job', async () => {
     const progress = { elapsedMs: 1500, tasksFinished: 1, tasksTotal: 2, tasksRunning: 1, regionsFinished: 1, regionsTotal: 2, recordsRead: 10, recordsShuffled: 10, bytesShuffled: 100, failures: 0 };
