@@ -30,6 +30,9 @@ describe('progress published to the job event log', () => {
       assert.equal(result.status, 'succeeded', String(result.error?.stack));
       assert.ok(eventLog.published.length > 0, 'at least one snapshot was published');
       for (const p of eventLog.published) assert.deepEqual([p.jobId, p.epoch, p.progress.tasksTotal], ['p1', 1, 4]);
+      for (const p of eventLog.published) assert.deepEqual(p.progress.vertices?.map((v) => v.id), ['a', 'b'], 'per-vertex counters, in topology order');
+      const lastA = eventLog.published.at(-1)?.progress.vertices?.[0];
+      assert.ok((lastA?.recordsIn ?? 0) <= 20_000 && (lastA?.recordsOut ?? 0) <= (lastA?.recordsIn ?? 0), `a's counters are a range's: ${JSON.stringify(lastA)}`);
       const finished = eventLog.published.map((p) => p.progress.tasksFinished);
       assert.deepEqual(finished, [...finished].sort((a, b) => a - b), 'tasks finished never go down');
       assert.equal((await eventLog.readProgress?.('p1'))?.jobId, 'p1');

@@ -5,7 +5,7 @@ const COUNTERS = ['elapsedMs', 'tasksFinished', 'tasksTotal', 'tasksRunning', 'r
 /**
  * A stored progress snapshot (JSON of a PublishedJobProgress), checked: undefined when it is not one (a
  * damaged or foreign value is no progress, never an error — progress is best effort). Counters a newer
- * weft added are dropped; a missing one reads 0.
+ * weft added are dropped; a missing one reads 0; per-vertex counters (`vertices`) are kept when present.
  */
 export function decodeProgress(jobId: string, text: string | null | undefined): PublishedJobProgress | undefined {
   if (text === null || text === undefined) return undefined;
@@ -22,5 +22,13 @@ export function decodeProgress(jobId: string, text: string | null | undefined): 
     const n = (progress as Record<string, unknown>)[name];
     return [name, typeof n === 'number' && Number.isFinite(n) ? n : 0];
   })) as unknown as JobProgress;
-  return { jobId, epoch, atMs, progress: counters };
+  const vertices = (progress as { vertices?: unknown }).vertices;
+  const count = (n: unknown): number => (typeof n === 'number' && Number.isFinite(n) ? n : 0);
+  const perVertex = Array.isArray(vertices)
+    ? vertices.flatMap((v: unknown) => {
+        const r = (typeof v === 'object' && v !== null ? v : {}) as Record<string, unknown>;
+        return typeof r['id'] === 'string' ? [{ id: r['id'], recordsIn: count(r['recordsIn']), recordsOut: count(r['recordsOut']) }] : [];
+      })
+    : undefined;
+  return { jobId, epoch, atMs, progress: perVertex === undefined ? counters : { ...counters, vertices: perVertex } };
 }

@@ -104,12 +104,12 @@ describe('the job page derived from the event log', () => {
 
   it("a running job: 'running' while its lease is fresh, with the published counters of its epoch; 'unfinished' once the lease is stale", () => {
     const events = log([submitted(0), deployed(2, 'a#0'), deployed(2, 'a#1'), finished(10, 'a#0', 0, 100, [[100, 1000]])]);
-    const progress: PublishedJobProgress = { jobId: 'j1', epoch: 1, atMs: T0 + 11, progress: { elapsedMs: 11, tasksFinished: 1, tasksTotal: 4, tasksRunning: 1, regionsFinished: 1, regionsTotal: 4, recordsRead: 160, recordsShuffled: 160, bytesShuffled: 1600, failures: 0 } };
+    const progress: PublishedJobProgress = { jobId: 'j1', epoch: 1, atMs: T0 + 11, progress: { elapsedMs: 11, tasksFinished: 1, tasksTotal: 4, tasksRunning: 1, regionsFinished: 1, regionsTotal: 4, recordsRead: 160, recordsShuffled: 160, bytesShuffled: 1600, failures: 0, vertices: [{ id: 'a', recordsIn: 160, recordsOut: 160 }, { id: 'b', recordsIn: 0, recordsOut: 0 }] } };
     const live = toJobDetail({ run: run(events, { leaseRenewedAtMs: T0 + 10, tasksFinished: 1 }), events, progress, nowMs: T0 + 12 });
     assert.equal(live.job.status, 'running');
     assert.deepEqual([live.job.records, live.job.bytes, live.job.endedAtMs, live.job.durationMs], [160, 1600, undefined, 12]);
     assert.deepEqual(live.progress, { atMs: T0 + 11, elapsedMs: 11, tasksFinished: 1, tasksTotal: 4, tasksRunning: 1, recordsRead: 160, recordsShuffled: 160, bytesShuffled: 1600, failures: 0 });
-    assert.deepEqual(live.vertices.map((v) => [v.id, v.state]), [['a', 'running'], ['b', 'created']]);
+    assert.deepEqual(live.vertices.map((v) => [v.id, v.state, v.recordsIn, v.recordsOut]), [['a', 'running', 160, 160], ['b', 'created', 0, 0]], 'live per-vertex counters over the finished attempts’ 100');
     const stale = toJobDetail({ run: run(events, { leaseRenewedAtMs: T0 + 10 }), events, progress, nowMs: T0 + 10 + 6_000 });
     assert.equal(stale.job.status, 'unfinished');
     assert.equal(stale.progress, undefined, 'no live counters for a job nobody runs');

@@ -109,6 +109,14 @@ export function toJobDetail(source: JobViewSource): JobDetailResponse {
         edge.bytes += o.bytes;
       }
     }
+    // a running job's live counters (finished and running attempts) over the logged ones (finished only)
+    const live = liveProgress(job.status, source.run, source.progress);
+    for (const lv of live?.vertices ?? []) {
+      const totals = perVertex.get(lv.id);
+      if (totals === undefined) continue;
+      totals.recordsIn = Math.max(totals.recordsIn, lv.recordsIn);
+      totals.recordsOut = Math.max(totals.recordsOut, lv.recordsOut);
+    }
     for (const v of topology.vertices) {
       const totals = perVertex.get(v.id) ?? { recordsIn: 0, recordsOut: 0, tasksFinished: 0 };
       const states = Array.from({ length: v.parallelism }, (_, i) => folded.taskStates.get(`${v.id}#${i}`) ?? 'created');
