@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The whole test suite: import lint, typecheck, then every *.test.ts under packages/, examples/ and
 // scripts/ with the node test runner. Integration tests start their own real redis-server and s3rver
-// (see @weft/testkit); this script installs redis-server with apt-get when it is missing and it may.
+// (see @weft/testkit); this script installs redis-server with apt-get when it is missing and it may, and
+// Debian's chromium the same way when a browser test (*.browser.*.test.ts) is among the files to run.
 //
 //   npm test                      everything
 //   npm test -- packages/engine   only test files whose path contains one of the arguments
@@ -38,6 +39,21 @@ function ensureRedis() {
   }
 }
 
+function ensureChromium() {
+  if (['chromium', 'chromium-browser', 'google-chrome'].some(hasCommand) || process.env.WEFT_CHROMIUM) return;
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (!isRoot || !hasCommand('apt-get')) {
+    console.error('chromium is missing and cannot be installed here (the browser tests need it): install it (apt-get install chromium) or set WEFT_CHROMIUM, and rerun');
+    process.exit(1);
+  }
+  console.log('# installing chromium with apt-get (for the UI browser tests)');
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  if (run('apt-get', ['install', '-y', '-q', 'chromium'], { env }) !== 0) {
+    run('apt-get', ['update', '-q'], { env });
+    if (run('apt-get', ['install', '-y', '-q', 'chromium'], { env }) !== 0) process.exit(1);
+  }
+}
+
 function findTests(dir, out = []) {
   for (const name of readdirSync(dir)) {
     if (name === 'node_modules' || name === 'dist' || name.startsWith('.')) continue;
@@ -63,8 +79,11 @@ if (filters.length === 0) {
   if (run(process.execPath, ['scripts/lint-imports.mjs']) !== 0) process.exit(1);
   console.log('# typecheck');
   if (run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.json', '--noEmit']) !== 0) process.exit(1);
+  console.log('# typecheck: the UI app (DOM)');
+  if (run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'packages/ui/app/tsconfig.json', '--noEmit']) !== 0) process.exit(1);
 }
 ensureRedis();
+if (files.some((file) => file.includes('.browser.'))) ensureChromium();
 
 const concurrency = Math.max(2, availableParallelism());
 console.log(`# ${files.length} test files, concurrency ${concurrency}`);

@@ -64,6 +64,29 @@ describe('weft run --cluster under faults', () => {
     return { summary: JSON.parse(run.stdout) as Summary, output: await readFile(join(cluster.dir, `slow-${n}.tsv`), 'utf8'), markers };
   }
 
+  it('a worker process of an executor SIGKILLed mid-job fails its task over; the executor lives on, registered, and the output is exact', async () => {
+    let host: ClusterExecutor | undefined;
+    let workerPid = 0;
+    const { summary, output } = await slowRun(async (executor, markers) => {
+      host = executor;
+      const marker = (await readdir(markers)).find((name) => name.startsWith(`${executor.child.pid}-`)) as string;
+      workerPid = Number(marker.split('-')[1]);
+      assert.notEqual(workerPid, executor.child.pid, 'the task runs in a worker process, not in the executor');
+      process.kill(workerPid, 'SIGKILL');
+    });
+    assert.equal(summary.status, 'succeeded');
+    assert.deepEqual(parseCounts(output), slowCountReference(RECORDS));
+    assert.ok(summary.failures >= 1, 'the killed worker’s task failed over');
+    assert.ok(!summary.executorsLost.some((l) => l.taskExecutorId.startsWith(`${host?.id}~`)), `the executor was not lost: ${JSON.stringify(summary.executorsLost)}`);
+    assert.equal(host?.child.exitCode, null, 'the executor process still runs');
+    assert.match(host?.stderr() ?? '', new RegExp(`worker process was lost`), 'it says it replaced the worker');
+    const registry = new RedisExecutorRegistry({ url: cluster.clusterUrl });
+    await registry.start();
+    const live = await registry.listLive();
+    await registry.close();
+    assert.ok(live.some((r) => r.id === host?.id), 'it is still registered');
+  });
+
   it('an executor SIGKILLed mid-job is lost, its tasks fail over, and the output is exact', async () => {
     let killed: ClusterExecutor | undefined;
     const { summary, output } = await slowRun(async (executor) => {

@@ -1,5 +1,5 @@
 // Cluster mode end to end (docs/cluster.md): real redis-server and s3rver, three `weft task-executor`
-// processes on 127.0.0.2/.3/.4, and `weft run --cluster`. Outputs are checked against references computed
+// processes on 127.0.0.2/.3/.4, two `weft shuffle-server`s on 127.0.0.5/.6, and `weft run --cluster`. Outputs are checked against references computed
 // here, independently of the engine.
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -26,7 +26,7 @@ describe('weft run --cluster on three task executors', () => {
   let reference: Map<string, number>;
   before(async () => {
     cluster = await TestCluster.start();
-    await Promise.all(['127.0.0.2', '127.0.0.3', '127.0.0.4'].map((host) => cluster.startExecutor(host)));
+    await Promise.all([...['127.0.0.2', '127.0.0.3', '127.0.0.4'].map((host) => cluster.startExecutor(host)), cluster.startShuffleServer('127.0.0.5'), cluster.startShuffleServer('127.0.0.6')]);
     corpus = join(cluster.dir, 'corpus.txt');
     writeCorpus(corpus, 1024 * 1024);
     reference = countWordsByScanning(await readFile(corpus, 'utf8'));
@@ -77,6 +77,27 @@ describe('weft run --cluster on three task executors', () => {
     const inputLines = (await readFile(input, 'utf8')).split('\n').filter((l) => l !== '');
     const expected = [...inputLines].sort((a, b) => (a.slice(0, KEY_LENGTH) < b.slice(0, KEY_LENGTH) ? -1 : a.slice(0, KEY_LENGTH) > b.slice(0, KEY_LENGTH) ? 1 : 0));
     assert.deepEqual(output.map((l) => l.slice(0, KEY_LENGTH)), expected.map((l) => l.slice(0, KEY_LENGTH)), 'keys in order');
+    assert.deepEqual([...output].sort(), [...inputLines].sort(), 'the same records');
+  });
+
+  it('terasort on the two shuffle servers (a copy of each partition on each), its input read from S3 and its output published to S3: every record once, in key order', async () => {
+    const records = 20_000;
+    const input = join(cluster.dir, 'records-s3.txt');
+    writeTerasortInput(input, records);
+    const bucket = 'weft-cluster';
+    await cluster.s3.client().send(new PutObjectCommand({ Bucket: bucket, Key: 'tera-in/records.txt', Body: await readFile(input) }));
+    const run = await cluster.runOnShuffleServers('terasort.ts', ['--parallelism', '3', '--shuffle-replicas', '2'], ['--input', `s3://${bucket}/tera-in/`, '--output', `s3://${bucket}/tera-out/sorted.txt`]);
+    assert.equal(run.code, 0, run.stderr);
+    const summary = JSON.parse(run.stdout) as Summary & { shuffleReplicas: { requested: number; used: number; liveServers: number } };
+    assert.equal(summary.executor.kind, 'cluster');
+    assert.deepEqual(summary.cluster.executors.map((e) => e.id.split('~')[0]).sort(), cluster.executors.map((e) => e.id).sort(), 'all three executors took the job');
+    assert.deepEqual([summary.shuffleReplicas.used, summary.shuffleReplicas.liveServers], [2, 2], 'every partition on both shuffle servers (a copy on each host)');
+    const object = await cluster.s3.client().send(new GetObjectCommand({ Bucket: bucket, Key: 'tera-out/sorted.txt' }));
+    const output = Buffer.from(await object.Body!.transformToByteArray()).toString('utf8').split('\n');
+    assert.equal(output.pop(), '', 'ends with a newline');
+    const inputLines = (await readFile(input, 'utf8')).split('\n').filter((l) => l !== '');
+    const keys = inputLines.map((l) => l.slice(0, KEY_LENGTH)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    assert.deepEqual(output.map((l) => l.slice(0, KEY_LENGTH)), keys, 'keys in order');
     assert.deepEqual([...output].sort(), [...inputLines].sort(), 'the same records');
   });
 });

@@ -118,9 +118,12 @@ export class TestCluster implements AsyncDisposable {
     return server;
   }
 
-  /** `weft run <job> --cluster … --store s3://… --meta redis://… --json -- <jobArgs>` in the cluster's directory (`direct`: without the shim). */
-  run(job: string, args: readonly string[], jobArgs: readonly string[], onStart?: (child: ChildProcess) => void, direct = false): Promise<RunResult> {
-    return this.#run(job, ['--store', `s3://weft-cluster/${Math.random().toString(36).slice(2)}`, '--meta', `redis://127.0.0.1:${this.redis.port}/0`], args, jobArgs, onStart, direct);
+  /**
+   * `weft run <job> --cluster … --store s3://… --meta redis://… --json -- <jobArgs>` in the cluster's directory
+   * (`direct`: without the shim); the store is a fresh S3 prefix unless `store` names one (runs of one job id).
+   */
+  run(job: string, args: readonly string[], jobArgs: readonly string[], onStart?: (child: ChildProcess) => void, direct = false, store?: string): Promise<RunResult> {
+    return this.#run(job, ['--store', store ?? `s3://weft-cluster/${Math.random().toString(36).slice(2)}`, '--meta', `redis://127.0.0.1:${this.redis.port}/0`], args, jobArgs, onStart, direct);
   }
 
   /**

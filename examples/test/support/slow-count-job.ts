@@ -1,6 +1,7 @@
 // A test job for cluster fault tests: --records N numbers, each mapped to `n % 97` after a busy wait of
 // --wait-ms, counted per value and written as `value<TAB>count`. The first record a task maps drops a file
-// `<--markers>/<pid>-<subtask>` so a test sees which executor process runs a task while it still runs.
+// `<--markers>/<executor pid>-<worker pid>-<record>` so a test sees which task executor runs a task while it
+// still runs (a task executor runs tasks in worker processes of its own: the executor is the worker's parent).
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineJob } from '@weft/engine';
@@ -16,7 +17,7 @@ export default defineJob(
         (n) => {
           if (!marked && markers !== undefined) {
             marked = true;
-            writeFileSync(join(markers, `${process.pid}-${n}`), '');
+            writeFileSync(join(markers, `${process.ppid}-${process.pid}-${n}`), '');
           }
           const until = performance.now() + waitMs;
           while (performance.now() < until);

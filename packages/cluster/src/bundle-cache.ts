@@ -21,6 +21,19 @@ export async function resolve(specifier, context, next) {
 
 const registered = new Set<string>();
 
+function bundlesDirUrl(dir: string): string {
+  return pathToFileURL(join(dir, 'bundles')).href + '/';
+}
+
+/**
+ * A `--import` for the worker processes of a task executor whose directory is `dir`: it registers the same
+ * resolution in them, so the bundles they load find the executor's weft packages.
+ */
+export function bundleResolutionImport(dir: string): string {
+  const code = `import { register } from 'node:module';\nregister(${JSON.stringify(`data:text/javascript,${encodeURIComponent(HOOKS)}`)}, { data: ${JSON.stringify({ dir: bundlesDirUrl(dir), base: import.meta.url })} });\n`;
+  return `data:text/javascript,${encodeURIComponent(code)}`;
+}
+
 /**
  * An executor's on-disk cache of job bundles, by sha256, under `<dir>/bundles/`. `path(sha, fetch)`
  * returns the file of a cached bundle, else fetches it, checks its hash and writes it (atomically, by
@@ -32,7 +45,7 @@ export class BundleCache {
 
   constructor(dir: string) {
     this.#dir = join(dir, 'bundles');
-    const dirUrl = pathToFileURL(this.#dir).href + '/';
+    const dirUrl = bundlesDirUrl(dir);
     if (!registered.has(dirUrl)) {
       registered.add(dirUrl);
       register(`data:text/javascript,${encodeURIComponent(HOOKS)}`, { data: { dir: dirUrl, base: import.meta.url } });

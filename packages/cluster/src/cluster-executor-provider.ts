@@ -155,7 +155,10 @@ export class ClusterExecutorProvider implements TaskExecutorProvider {
         }
       }
       for (const [id, incarnation] of this.#excluded) if (byId.get(id)?.incarnation !== incarnation) this.#excluded.delete(id);
-      const fresh = live.filter((r) => !this.#connected.has(r.id) && !this.#connecting.has(r.id) && !r.draining && r.freeSlots > 0 && this.#excluded.get(r.id) !== r.incarnation);
+      const jobId = String(this.#request?.jobId);
+      // an executor keeping this job for a new master (its old one died) is taken even with no slot free
+      const takes = (r: ExecutorRecord): boolean => r.freeSlots > 0 || (r.orphanedJobs ?? []).includes(jobId);
+      const fresh = live.filter((r) => !this.#connected.has(r.id) && !this.#connecting.has(r.id) && !r.draining && takes(r) && this.#excluded.get(r.id) !== r.incarnation);
       await Promise.all(fresh.map((record) => this.#connect(record)));
     } finally {
       this.#polling = false;

@@ -18,6 +18,12 @@ export interface ExecutorRecord {
   readonly startedAtMs: number;
   /** Stopping (SIGTERM): it takes no new job. */
   readonly draining: boolean;
+  /**
+   * Jobs whose job master went away and that it keeps (their slots held) for `--orphan-timeout-ms`: a new
+   * master of one of them (a standby, a resume) connects even when no slot is free, and takes its slots over.
+   * Absent: none (records of executors before this field).
+   */
+  readonly orphanedJobs?: readonly string[];
 }
 
 function isCount(value: unknown): value is number {
@@ -31,5 +37,7 @@ export function parseExecutorRecord(value: unknown): ExecutorRecord | undefined 
   const strings = ['id', 'advertisedUrl', 'host', 'version', 'incarnation'] as const;
   if (!strings.every((k) => typeof r[k] === 'string' && (r[k] as string).length > 0)) return undefined;
   if (!isCount(r['slots']) || !isCount(r['freeSlots']) || !isCount(r['pid']) || !isCount(r['startedAtMs']) || typeof r['draining'] !== 'boolean') return undefined;
+  const orphaned = r['orphanedJobs'];
+  if (orphaned !== undefined && !(Array.isArray(orphaned) && orphaned.every((j) => typeof j === 'string'))) return undefined;
   return r as unknown as ExecutorRecord;
 }

@@ -1,8 +1,10 @@
+import type { ChildProcess } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
-import { EngineError, type ExternalFileSystem, InProcessTaskExecutor, type TaskEvent, loadJob, rebuildFileSystem, rebuildShuffleFactory, resolveSerializer, serializeTaskError } from '@weft/engine';
-import { type Logger, jobId as toJobId, taskExecutorId } from '@weft/shuffle-api';
+import { EngineError, type TaskEvent, serializeTaskError } from '@weft/engine';
+import type { Logger } from '@weft/shuffle-api';
 import type { ControlSocket } from './control-socket.js';
 import type { ExecutorInitMessage, FromExecutorMessage, ToExecutorMessage } from './control-protocol.js';
+import { JobWorkers } from './job-workers.js';
 
 /**
  * How long closing a job waits for its cancelled tasks. Past it the job's slots are freed regardless (the
@@ -21,22 +23,26 @@ export interface JobHostOptions {
   /** Where the job's relative paths resolve (the job master's, when it exists here). */
   readonly cwd: string;
   readonly logger: Logger;
+  /** Worker processes forked ahead of the job (the executor keeps some ready). @defaultValue none */
+  readonly prestarted?: readonly ChildProcess[];
+  /** How new worker processes start (Node options). */
+  readonly execArgv: readonly string[];
 }
 
 /**
- * One job on a task executor: the job's code loaded from its bundle, its shuffles rebuilt, and an
- * in-process task executor running the regions its job master deploys, reporting over the control
- * connection. The connection can change (`attach`): a new job master of the same job takes over the
- * tasks. While no connection is attached, reports are dropped (the job master that deployed them is gone).
+ * One job on a task executor: one worker process per slot the job holds (JobWorkers), each loading the
+ * job's code from its bundle and rebuilding its shuffles and file systems, running the regions its job
+ * master deploys; their reports go over the control connection. The connection can change (`attach`): a
+ * new job master of the same job takes the job over (its slots and workers; the dead master's running
+ * attempts are cancelled first, `cancelRunning`). While no connection is attached, reports are dropped.
  */
 export class JobHost {
   readonly jobId: string;
   readonly slots: number;
   readonly bundleSha256: string;
   readonly fingerprint: string;
-  readonly #executor: InProcessTaskExecutor;
-  /** The job's external file systems (`s3://` inputs and outputs), rebuilt here; closed with the job. */
-  readonly #fileSystems: readonly ExternalFileSystem[];
+  readonly #workers: JobWorkers;
+  readonly #executorId: string;
   readonly #running = new Set<string>();
   readonly #timers: ReturnType<typeof setInterval>[] = [];
   readonly #logger: Logger;
@@ -44,56 +50,48 @@ export class JobHost {
   #closed: Promise<void> | undefined;
   #onIdle: (() => void) | undefined;
 
-  private constructor(options: JobHostOptions, executor: InProcessTaskExecutor, fileSystems: readonly ExternalFileSystem[], hold: { host: JobHost | undefined }) {
+  private constructor(options: JobHostOptions, workers: JobWorkers, hold: { host: JobHost | undefined }) {
     this.jobId = options.init.jobId;
     this.slots = options.slots;
     this.bundleSha256 = options.init.bundleSha256;
     this.fingerprint = options.init.fingerprint;
-    this.#executor = executor;
-    this.#fileSystems = fileSystems;
+    this.#workers = workers;
+    this.#executorId = options.init.executorId;
     this.#logger = options.logger;
     hold.host = this;
     const { heartbeatIntervalMs, progressIntervalMs } = options.init;
     this.#timers.push(setInterval(() => this.#send({ type: 'heartbeat' }), heartbeatIntervalMs));
     this.#timers.push(
       setInterval(() => {
-        const tasks = this.#executor.progress();
+        const tasks = this.#workers.progress();
         if (tasks.length > 0) this.#send({ type: 'progress', tasks });
       }, progressIntervalMs),
     );
   }
 
-  /** Loads the job from its bundle and starts its in-process executor; rejects (nothing left running) when it cannot. */
+  /**
+   * Starts the job's worker processes (each loads the job from its bundle, and refuses a graph other than
+   * the job master's); rejects, nothing left running, when one cannot.
+   */
   static async start(options: JobHostOptions): Promise<JobHost> {
     const { init } = options;
-    const [loaded, pipelined, blocking, fileSystems] = await Promise.all([
-      loadJob({ job: pathToFileURL(options.bundleFile).href, args: init.args, parallelism: init.parallelism, exchangeMode: init.exchangeMode, cwd: options.cwd, checkInputs: false }),
-      rebuildShuffleFactory(init.pipelined, 'pipelined'),
-      rebuildShuffleFactory(init.blocking, 'blocking'),
-      Promise.all(init.fileSystems.map(rebuildFileSystem)),
-    ]);
-    if (loaded.plan.fingerprint !== init.fingerprint) {
-      throw new EngineError('WEFT_ERR_INVALID_JOB', `the job's build function made a different graph on task executor ${init.executorId} than in the job master; it must be deterministic (no randomness, clock or environment)`, { context: { field: 'build' } });
-    }
+    const { bundleSha256: _sha, weftVersion: _version, issuedAtMs: _issued, signature: _signature, ...worker } = init;
     const hold: { host: JobHost | undefined } = { host: undefined };
-    const executor = await InProcessTaskExecutor.start({
-      id: taskExecutorId(init.executorId),
-      slots: options.slots,
-      jobId: toJobId(init.jobId),
-      plan: loaded.plan,
-      pipelined,
-      blocking,
-      fileSystems,
+    const workers = await JobWorkers.start({
+      init: { ...worker, type: 'init', jobModuleUrl: pathToFileURL(options.bundleFile).href, cwd: options.cwd },
+      workers: options.slots,
       cwd: options.cwd,
-      serializer: loaded.definition.options.serializer ?? resolveSerializer(init.serializer),
+      execArgv: options.execArgv,
       logger: options.logger,
-      killProcess: () => process.kill(process.pid, 'SIGKILL'),
-      listener: {
-        onTaskEvent: (_executor, event) => hold.host?.onTaskEvent(event),
-        onExecutorLost: () => {},
-      },
+      ...(options.prestarted === undefined ? {} : { prestarted: options.prestarted }),
+      onTaskEvent: (event) => hold.host?.onTaskEvent(event),
     });
-    return new JobHost(options, executor, fileSystems, hold);
+    return new JobHost(options, workers, hold);
+  }
+
+  /** The job's worker processes' ids. */
+  get workerPids(): number[] {
+    return this.#workers.pids;
   }
 
   /** Tasks deployed and not yet ended. */
@@ -114,16 +112,21 @@ export class JobHost {
     const tasks = message.deployment.tasks;
     if (refuse !== undefined) {
       // a deployment that crossed the `draining` message: each task fails, and is placed elsewhere
-      const error = serializeTaskError(new EngineError('WEFT_ERR_TASK_EXECUTOR_LOST', refuse, { context: { taskExecutorId: this.#executor.id } }));
+      const error = serializeTaskError(new EngineError('WEFT_ERR_TASK_EXECUTOR_LOST', refuse, { context: { taskExecutorId: this.#executorId } }));
       for (const task of tasks) this.#send({ type: 'task-event', event: { type: 'failed', attemptId: task.attemptId, error } });
       return;
     }
     for (const task of tasks) this.#running.add(task.attemptId);
-    this.#executor.deploy(message.deployment);
+    this.#workers.deploy(message.deployment);
+  }
+
+  /** Cancels every task that runs (a new job master took the job over: they are the dead one's attempts). */
+  cancelRunning(reason: string): void {
+    if (this.#running.size > 0) this.#workers.cancel([...this.#running], reason);
   }
 
   cancel(attemptIds: readonly string[], reason: string): void {
-    this.#executor.cancel(attemptIds, reason);
+    this.#workers.cancel(attemptIds, reason);
   }
 
   /** Resolves once no task runs (at once when none does). */
@@ -161,9 +164,8 @@ export class JobHost {
           resolve();
         }, CLOSE_TIMEOUT_MS);
       });
-      await Promise.race([this.#executor.close().catch((error: unknown) => this.#logger.warn({ jobId: this.jobId, error: (error as Error).message }, 'closing the job on this executor failed')), bounded]);
+      await Promise.race([this.#workers.close().catch((error: unknown) => this.#logger.warn({ jobId: this.jobId, error: (error as Error).message }, 'closing the job on this executor failed')), bounded]);
       clearTimeout(timer);
-      await Promise.all(this.#fileSystems.map((fs) => fs.close().catch(() => {})));
     })();
     return this.#closed;
   }

@@ -29,6 +29,11 @@ export interface TaskExecutorServiceOptions {
   readonly orphanTimeoutMs?: number;
   /** SIGTERM: how long running tasks may take to finish before they are cancelled. @defaultValue 30000 */
   readonly drainTimeoutMs?: number;
+  /**
+   * Modules (specifiers) the worker processes kept ready for the next job import at once — the shuffle
+   * and file-system modules jobs name — so a job's start does not wait for them. @defaultValue []
+   */
+  readonly preloadModules?: readonly string[];
   readonly logger?: Logger;
 }
 
@@ -41,9 +46,10 @@ export const DEFAULT_TASK_EXECUTOR_SERVICE_OPTIONS = {
   heartbeatTtlMs: 5000,
   orphanTimeoutMs: 30_000,
   drainTimeoutMs: 30_000,
-} as const;
+  preloadModules: [] as readonly string[],
+};
 
-const KEYS = new Set(['cluster', 'secret', 'dir', 'slots', 'host', 'port', 'advertiseUrl', 'id', 'keyPrefix', 'heartbeatIntervalMs', 'heartbeatTtlMs', 'orphanTimeoutMs', 'drainTimeoutMs', 'logger']);
+const KEYS = new Set(['cluster', 'secret', 'dir', 'slots', 'host', 'port', 'advertiseUrl', 'id', 'keyPrefix', 'heartbeatIntervalMs', 'heartbeatTtlMs', 'orphanTimeoutMs', 'drainTimeoutMs', 'preloadModules', 'logger']);
 
 export type ResolvedTaskExecutorServiceOptions = Required<Omit<TaskExecutorServiceOptions, 'advertiseUrl' | 'id' | 'logger'>> & Pick<TaskExecutorServiceOptions, 'advertiseUrl' | 'id' | 'logger'>;
 
@@ -59,6 +65,7 @@ export function resolveTaskExecutorServiceOptions(options: TaskExecutorServiceOp
   for (const key of ['port', 'orphanTimeoutMs', 'drainTimeoutMs'] as const) {
     if (!Number.isInteger(o[key]) || o[key] < 0) throw invalidEngineArgument(key, `expected an integer >= 0, got ${String(o[key])}`);
   }
+  if (!Array.isArray(o.preloadModules) || !o.preloadModules.every((m) => typeof m === 'string' && m !== '')) throw invalidEngineArgument('preloadModules', 'expected an array of module specifiers');
   if (o.heartbeatTtlMs <= o.heartbeatIntervalMs) throw invalidEngineArgument('heartbeatTtlMs', `must be above heartbeatIntervalMs (${o.heartbeatIntervalMs}), got ${o.heartbeatTtlMs}`);
   return o;
 }

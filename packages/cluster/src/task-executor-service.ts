@@ -1,13 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { hostname } from 'node:os';
 import type { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
-import { EngineError, serializeTaskError } from '@weft/engine';
+import { EngineError, type PrestartedWorkers, defaultWorkerExecArgv, prestartWorkers, serializeTaskError } from '@weft/engine';
 import { type Logger, noopLogger } from '@weft/shuffle-api';
 import { checkSecret } from '@weft/shuffle-remote/redis';
-import { BundleCache } from './bundle-cache.js';
+import { BundleCache, bundleResolutionImport } from './bundle-cache.js';
 import { CONTROL_UPGRADE, type ExecutorInitMessage, type FromExecutorMessage, type ToExecutorMessage } from './control-protocol.js';
 import { ControlSocket } from './control-socket.js';
 import { verifyDeployment } from './deployment-signature.js';
@@ -23,7 +23,8 @@ import { WEFT_VERSION } from './weft-version.js';
  * (ExecutorRecord, renewed every `heartbeatIntervalMs` under a `heartbeatTtlMs` TTL, from a thread of its own: RegistryHeartbeat), serves `GET /healthz` (200 while it takes work, 503 while it drains: readiness),
  * `GET /livez` (200 while the process serves) and control connections (HTTP upgrade to `weft-control/1`) on one port, and takes deployments for any
  * job: a signed `init` (the job's code by bundle hash, its shuffles by reference) makes a JobHost that
- * holds slots and runs the regions the job master deploys in this process.
+ * holds slots and runs the regions the job master deploys in worker processes of its own, one per slot
+ * (user code never runs in this process); it keeps one worker process per slot forked ahead of the next job.
  *
  * Refused, logged, nothing run: an unsigned or forged deployment, one from another weft version, one whose
  * bundle is missing or does not match its hash, one when no slot is free or while draining.
@@ -41,6 +42,10 @@ export class TaskExecutorService {
   readonly #cache: BundleCache;
   readonly #hosts = new Set<JobHost>();
   readonly #orphanTimers = new Map<JobHost, ReturnType<typeof setTimeout>>();
+  /** How worker processes start: this process's Node options, and the bundles' module resolution. */
+  readonly #workerExecArgv: readonly string[];
+  /** Worker processes forked ahead of jobs, one per slot (Node and the engine loaded), taken by the next job. */
+  readonly #spareWorkers: PrestartedWorkers[] = [];
   readonly #connections = new Set<HostConnection>();
   readonly #incarnation = randomBytes(6).toString('hex');
   readonly #startedAtMs = Date.now();
@@ -57,6 +62,7 @@ export class TaskExecutorService {
     this.#logger = (options.logger ?? noopLogger).child({ taskExecutorId: this.id });
     this.#registry = new RedisExecutorRegistry({ url: this.#options.cluster, keyPrefix: this.#options.keyPrefix, setting: 'cluster' }, this.#logger);
     this.#cache = new BundleCache(this.#options.dir);
+    this.#workerExecArgv = [...defaultWorkerExecArgv(), '--import', bundleResolutionImport(this.#options.dir)];
   }
 
   /** The URL job masters are given (`--advertise-url`, else `http://<host>:<port>`). */
@@ -101,6 +107,7 @@ export class TaskExecutorService {
     const host = this.#options.host.includes(':') ? `[${this.#options.host}]` : this.#options.host;
     this.#url = this.#options.advertiseUrl ?? `http://${host}:${port}`;
     this.#state = 'running';
+    this.#refillSpareWorkers();
     this.#heartbeat = await RegistryHeartbeat.start(
       { url: this.#options.cluster, keyPrefix: this.#options.keyPrefix, intervalMs: this.#options.heartbeatIntervalMs, ttlMs: this.#options.heartbeatTtlMs, logger: this.#logger },
       this.#record(),
@@ -136,6 +143,7 @@ export class TaskExecutorService {
         for (const t of this.#orphanTimers.values()) clearTimeout(t);
         await Promise.all([...this.#hosts].map((h) => h.close()));
         this.#hosts.clear();
+        await Promise.all(this.#spareWorkers.splice(0).map((w) => w.close()));
       },
       async () => {
         for (const connection of this.#connections) connection.end();
@@ -171,6 +179,7 @@ export class TaskExecutorService {
       incarnation: this.#incarnation,
       startedAtMs: this.#startedAtMs,
       draining: this.#state !== 'running',
+      orphanedJobs: [...this.#orphanTimers.keys()].map((host) => host.jobId),
     };
   }
 
@@ -241,8 +250,12 @@ export class TaskExecutorService {
       if (orphan.jobId === init.jobId && orphan.bundleSha256 === init.bundleSha256 && orphan.fingerprint === init.fingerprint) {
         clearTimeout(this.#orphanTimers.get(orphan));
         this.#orphanTimers.delete(orphan);
+        this.#logger.info({ jobId: init.jobId, running: orphan.running }, 'orphaned -> attached: a new job master took the job over; the dead one\'s running tasks are cancelled');
+        // the new master resumes from the job's event log: it knows only logged, finished tasks, and the dead
+        // master's running attempts could not commit under its epoch anyway, so they stop and free their workers
+        orphan.cancelRunning('a new job master took the job over');
         orphan.attach(connection);
-        this.#logger.info({ jobId: init.jobId, running: orphan.running }, 'orphaned -> attached: a new job master took the job over');
+        this.#beat();
         return orphan;
       }
     }
@@ -255,7 +268,9 @@ export class TaskExecutorService {
     this.#hosts.add(placeholder);
     let host: JobHost;
     try {
-      host = await JobHost.start({ init, bundleFile: file, slots, cwd: existsSync(init.cwd) ? init.cwd : this.#options.dir, logger });
+      const prestarted = this.#spareWorkers.splice(0, slots).flatMap((w) => w.take());
+      this.#refillSpareWorkers();
+      host = await JobHost.start({ init, bundleFile: file, slots, cwd: existsSync(init.cwd) ? init.cwd : this.#options.dir, logger, prestarted, execArgv: this.#workerExecArgv });
     } finally {
       this.#hosts.delete(placeholder);
     }
@@ -268,6 +283,14 @@ export class TaskExecutorService {
     this.#logger.info({ jobId: init.jobId, slots }, 'job started');
     this.#beat();
     return host;
+  }
+
+  /** Forks worker processes until one per slot waits for the next job. */
+  #refillSpareWorkers(): void {
+    mkdirSync(this.#options.dir, { recursive: true });
+    while (this.#state === 'running' && this.#spareWorkers.length < this.#options.slots) {
+      this.#spareWorkers.push(prestartWorkers({ workers: 1, cwd: this.#options.dir, execArgv: this.#workerExecArgv, preload: this.#options.preloadModules }));
+    }
   }
 
   #orphan(host: JobHost, error: Error | undefined): void {
@@ -283,6 +306,7 @@ export class TaskExecutorService {
     }, this.#options.orphanTimeoutMs);
     timer.unref();
     this.#orphanTimers.set(host, timer);
+    this.#beat();
   }
 
   async #release(host: JobHost): Promise<void> {

@@ -64,6 +64,8 @@ export type * from './runtime/task-events.js';
 export type * from './executor/task-executor.js';
 export * from './executor/task-executor-provider.js';
 export type * from './executor/worker-protocol.js';
+export { WorkerProcessTaskExecutor, type WorkerProcessOptions } from './executor/worker-process-task-executor.js';
+export { defaultExecArgv as defaultWorkerExecArgv } from './executor/worker-process.js';
 export { InProcessTaskExecutor, type InProcessTaskExecutorOptions } from './executor/in-process-task-executor.js';
 export { rebuildShuffleFactory } from './executor/rebuild-shuffle-factory.js';
 export { rebuildFileSystem } from './executor/rebuild-file-system.js';

@@ -88,6 +88,8 @@ export const taskExecutorCommand: Command = {
         heartbeatTtlMs: int('--heartbeat-ttl-ms', values['heartbeat-ttl-ms'], 20),
         orphanTimeoutMs: int('--orphan-timeout-ms', values['orphan-timeout-ms'], 0),
         drainTimeoutMs: int('--drain-timeout-ms', values['drain-timeout-ms'], 0),
+        // the shuffle and file-system modules jobs name: spare workers import them before a job comes
+        preloadModules: ['@weft/shuffle-memory', '@weft/shuffle-remote', '@weft/shuffle-remote/client'],
         logger,
       });
     } catch (error) {

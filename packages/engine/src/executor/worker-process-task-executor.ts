@@ -6,6 +6,9 @@ import type { RegionDeployment } from '../runtime/task-deployment.js';
 import type { TaskProgress } from '../runtime/task-events.js';
 import type { TaskExecutor } from './task-executor.js';
 import { DEFAULT_HEARTBEAT_TIMEOUT_MS, type WorkerPoolOptions } from './worker-pool-options.js';
+
+/** What one worker process needs of its pool's options (a task executor of the cluster starts its own workers). */
+export type WorkerProcessOptions = Pick<WorkerPoolOptions, 'slotsPerWorker' | 'listener' | 'cwd' | 'logger' | 'execArgv' | 'heartbeatTimeoutMs' | 'startTimeoutMs'>;
 import { defaultExecArgv, forkWorker } from './worker-process.js';
 import type { FromWorkerMessage, ToWorkerMessage, WorkerInitMessage } from './worker-protocol.js';
 
@@ -22,7 +25,7 @@ export class WorkerProcessTaskExecutor implements TaskExecutor {
   readonly kind = 'worker';
   readonly id: TaskExecutorId;
   readonly slots: number;
-  readonly #options: WorkerPoolOptions;
+  readonly #options: WorkerProcessOptions;
   readonly #logger: Logger;
   #child: ChildProcess | undefined;
   #progress: readonly TaskProgress[] = [];
@@ -32,7 +35,7 @@ export class WorkerProcessTaskExecutor implements TaskExecutor {
   #exited: Promise<void> = Promise.resolve();
   #closed: Promise<void> | undefined;
 
-  constructor(options: WorkerPoolOptions, id: TaskExecutorId) {
+  constructor(options: WorkerProcessOptions, id: TaskExecutorId) {
     this.#options = options;
     this.id = id;
     this.slots = options.slotsPerWorker;
