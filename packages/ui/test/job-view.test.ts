@@ -133,6 +133,12 @@ describe('the job page derived from the event log', () => {
     assert.deepEqual([detail.vertices, detail.attempts, detail.regions], [[], [], []]);
   });
 
+  it('a reset of tasks never deployed leaves them created (resetting them cost nothing)', () => {
+    const events = log([submitted(0), deployed(1, 'a#0'), [5, 'failover', { ...FAILOVER, failedTask: 'a#0', tasksToRestart: ['a#0', 'b#0'] }], [6, 'tasks-reset', { tasks: ['a#0', 'b#0'], reason: 'failover' }]]);
+    const detail = toJobDetail({ run: run(events, { leaseRenewedAtMs: T0 + 6 }), events, progress: undefined, nowMs: T0 + 7 });
+    assert.deepEqual(detail.vertices.map((v) => [v.id, v.state]), [['a', 'reset'], ['b', 'created']]);
+  });
+
   it('ignores event types it does not know and fields an older weft did not write', () => {
     const events = log([submitted(0), [1, 'something-new', { x: 1 }], [2, 'task-deployed', { executionVertexId: 'a#0' }]]);
     const folded = foldJobEvents(events);

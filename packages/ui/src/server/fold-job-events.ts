@@ -123,7 +123,8 @@ export function foldJobEvents(events: readonly LoggedJobEvent[]): FoldedJob {
           if (typeof task !== 'string') continue;
           end(task, at, 'reset');
           finished.delete(task);
-          taskStates.set(task, 'reset');
+          // a task never deployed loses nothing by a reset: it stays created
+          if (taskStates.has(task)) taskStates.set(task, 'reset');
         }
         break;
       case 'job-finished':
