@@ -85,7 +85,7 @@ export { jobModuleHash } from './job-master/job-module-hash.js';
 
 // ---- the job event log the engine is handed (implementations: @weft/job-store) ----
 export type * from './event-log/job-event-log.js';
-export { JOB_EVENT_FORMAT_VERSION, LEASE_RENEW_INTERVAL_MS } from './event-log/job-event-log.js';
+export { JOB_EVENT_FORMAT_VERSION, LEASE_RENEW_INTERVAL_MS, PROGRESS_PUBLISH_INTERVAL_MS } from './event-log/job-event-log.js';
 export * from './event-log/summarize-job-run.js';
 
 // ---- where <scheme>:// job inputs and outputs live (implementations are handed in by the caller, e.g. the CLI's S3 one) ----

@@ -1,4 +1,4 @@
-import { invalidEngineArgument, isEngineError, JOB_EVENT_FORMAT_VERSION, type JobEventInput, type JobLog, LEASE_RENEW_INTERVAL_MS, type LoggedJobEvent } from '@weft/engine';
+import { invalidEngineArgument, isEngineError, JOB_EVENT_FORMAT_VERSION, type JobEventInput, type JobLog, type JobProgress, LEASE_RENEW_INTERVAL_MS, type LoggedJobEvent, type PublishedJobProgress } from '@weft/engine';
 import { type Logger, closedError } from '@weft/shuffle-api';
 
 /** What a store does for one log: write one event at its seq, if the epoch is still the newest. */
@@ -14,6 +14,11 @@ export interface JobLogWriter {
    * no retries (the next renewal is a second away). Resolves false when a newer epoch holds the lease.
    */
   renew(epoch: number, atMs: number): Promise<boolean>;
+  /**
+   * Overwrites the job's progress snapshot with `snapshot` (its epoch inside), only while that epoch is
+   * still the newest; one try, no retries (the next one is a second away). False when a newer epoch holds the lease.
+   */
+  publish(snapshot: PublishedJobProgress): Promise<boolean>;
 }
 
 export interface FencedJobLogRequest {
@@ -120,6 +125,18 @@ export class FencedJobLog implements JobLog {
     const result = this.#tail.then(run, run);
     this.#tail = result.catch(() => undefined);
     return result;
+  }
+
+  /**
+   * Overwrites the job's live progress (not an event: no seq, not in the history). Dropped silently once
+   * a newer epoch holds the lease or this log failed; rejects with SHF_ERR_CLOSED after close(), and with
+   * the store's error when the one try failed (the caller logs it and goes on).
+   */
+  async publishProgress(progress: JobProgress): Promise<void> {
+    if (this.#closing) throw closedError(`job log ${this.jobId}`);
+    if (this.#failure !== undefined) return;
+    this.#checkStoreOpen();
+    await this.#writer.publish({ jobId: this.jobId, epoch: this.epoch, atMs: this.#clock(), progress: JSON.parse(JSON.stringify(progress)) as JobProgress });
   }
 
   /** Graceful: appends called before it still complete (or fail); later ones reject with SHF_ERR_CLOSED. */

@@ -20,6 +20,11 @@ export interface JobEventLogOptions {
   readonly keyPrefix?: string;
   /** The clock stamped on events (`atMs`) and leases. @defaultValue Date.now */
   readonly clock?: () => number;
+  /**
+   * Redis: how long a published progress snapshot (`JobLog.publishProgress`) lives unless overwritten, so a
+   * dead job master's counters vanish by themselves (SQLite keeps the last one until `deleteRun`). @defaultValue 60000
+   */
+  readonly progressTtlMs?: number;
 }
 
 export interface ResolvedJobEventLogOptions {
@@ -29,6 +34,7 @@ export interface ResolvedJobEventLogOptions {
   readonly commandTimeoutMs: number;
   readonly keyPrefix: string;
   readonly clock: () => number;
+  readonly progressTtlMs: number;
 }
 
 export const DEFAULT_JOB_EVENT_LOG_OPTIONS: Omit<ResolvedJobEventLogOptions, 'logger' | 'clock'> = Object.freeze({
@@ -36,9 +42,10 @@ export const DEFAULT_JOB_EVENT_LOG_OPTIONS: Omit<ResolvedJobEventLogOptions, 'lo
   busyTimeoutMs: 100,
   commandTimeoutMs: 5_000,
   keyPrefix: 'weft:joblog:',
+  progressTtlMs: 60_000,
 });
 
-const KNOWN = ['logger', 'retryTimeoutMs', 'busyTimeoutMs', 'commandTimeoutMs', 'keyPrefix', 'clock'];
+const KNOWN = ['logger', 'retryTimeoutMs', 'busyTimeoutMs', 'commandTimeoutMs', 'keyPrefix', 'clock', 'progressTtlMs'];
 
 function milliseconds(name: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
@@ -62,5 +69,6 @@ export function resolveJobEventLogOptions(options: JobEventLogOptions = {}): Res
     commandTimeoutMs: milliseconds('commandTimeoutMs', options.commandTimeoutMs, DEFAULT_JOB_EVENT_LOG_OPTIONS.commandTimeoutMs),
     keyPrefix,
     clock: options.clock ?? Date.now,
+    progressTtlMs: Math.max(1, milliseconds('progressTtlMs', options.progressTtlMs, DEFAULT_JOB_EVENT_LOG_OPTIONS.progressTtlMs)),
   };
 }

@@ -6,6 +6,7 @@ import {
   type JobRunRecord,
   type LoggedJobEvent,
   type OpenJobLogRequest,
+  type PublishedJobProgress,
   summarizeJobRun,
   summarizeUnreadableJobRun,
 } from '@weft/engine';
@@ -15,7 +16,8 @@ import { decodeHistory, type DecodedHistory, type StoredEntry } from './decode-h
 import { eventLogError, fencedError } from './event-log-errors.js';
 import { type FencedJobLog, openedJobLog } from './fenced-job-log.js';
 import { type JobEventLogOptions, type ResolvedJobEventLogOptions, resolveJobEventLogOptions } from './job-event-log-options.js';
-import { APPEND_SCRIPT, DROP_TAIL_SCRIPT, OPEN_SCRIPT, RENEW_SCRIPT } from './redis-scripts.js';
+import { APPEND_SCRIPT, DROP_TAIL_SCRIPT, OPEN_SCRIPT, PROGRESS_SCRIPT, RENEW_SCRIPT } from './redis-scripts.js';
+import { decodeProgress } from './decode-progress.js';
 import { type StoreRetry, storeRetry } from './retry.js';
 
 /** Redis replies worth retrying; connection failures (no reply at all) are always retried. */
@@ -32,7 +34,8 @@ type StreamEntry = [id: string, fields: string[]];
 /**
  * The job event log in Redis: one Stream per job (`<prefix>{<jobId>}:events`), its epoch in a counter
  * (`…:epoch`, INCR in `open()`), the lease's owner in a hash (`…:lease`), and every job id in a sorted set
- * (`<prefix>runs`). An append is one Lua script that checks the epoch and XADDs atomically. Durable means
+ * (`<prefix>runs`), the live progress snapshot in a string with a TTL (`…:progress`, `progressTtlMs`). An
+ * append is one Lua script that checks the epoch and XADDs atomically. Durable means
  * acknowledged by Redis: how much survives a Redis crash is the server's `appendonly` / `appendfsync`
  * setting (`appendfsync always` for no loss; the default `everysec` may lose the last second), and — with a
  * `redis+sentinel://` URL, or `?minReplicas=N` — acknowledged by that many replicas too (WAIT), so a
@@ -108,6 +111,10 @@ export class RedisJobEventLog implements JobEventLog {
           this.#checkOpen();
           return Number(await RENEW_SCRIPT.run(this.#redis, [keys.epoch, keys.lease], [String(epoch), String(atMs)])) === 1;
         },
+        publish: async (snapshot) => {
+          this.#checkOpen();
+          return Number(await PROGRESS_SCRIPT.run(this.#redis, [keys.epoch, keys.progress], [String(snapshot.epoch), JSON.stringify(snapshot), String(this.#options.progressTtlMs)])) === 1;
+        },
       },
       checkStoreOpen: () => this.#checkOpen(),
       openLogs: this.#logs,
@@ -118,27 +125,38 @@ export class RedisJobEventLog implements JobEventLog {
     return (await this.#read(jobId)).events;
   }
 
+  async readProgress(jobId: string): Promise<PublishedJobProgress | undefined> {
+    return decodeProgress(jobId, await this.#retry('readProgress', jobId, () => this.#redis.get(this.#keys(jobId).progress)));
+  }
+
   async listRuns(): Promise<JobRunRecord[]> {
     const ids = await this.#retry('listRuns', undefined, () => this.#redis.zrange(`${this.#options.keyPrefix}runs`, '0', '-1'));
     const runs: JobRunRecord[] = [];
-    for (const jobId of ids) {
-      const keys = this.#keys(jobId);
-      const [epoch, lease] = await this.#retry('listRuns', jobId, () => Promise.all([this.#redis.get(keys.epoch), this.#redis.hgetall(keys.lease)]));
-      const record = { jobId, epoch: Number(epoch ?? 0), owner: lease['owner'], takenAtMs: Number(lease['takenAt'] ?? 0), renewedAtMs: lease['renewedAt'] === undefined ? undefined : Number(lease['renewedAt']) };
-      try {
-        runs.push(summarizeJobRun(record, await this.readRun(jobId)));
-      } catch (error) {
-        runs.push(summarizeUnreadableJobRun(record, error));
-      }
-    }
+    for (const jobId of ids) runs.push(await this.#record(jobId));
     return runs.sort((a, b) => a.firstAtMs - b.firstAtMs || a.jobId.localeCompare(b.jobId));
+  }
+
+  async readRunRecord(jobId: string): Promise<JobRunRecord | undefined> {
+    const known = await this.#retry('listRuns', jobId, () => this.#redis.zscore(`${this.#options.keyPrefix}runs`, jobId));
+    return known === null ? undefined : this.#record(jobId);
+  }
+
+  async #record(jobId: string): Promise<JobRunRecord> {
+    const keys = this.#keys(jobId);
+    const [epoch, lease] = await this.#retry('listRuns', jobId, () => Promise.all([this.#redis.get(keys.epoch), this.#redis.hgetall(keys.lease)]));
+    const record = { jobId, epoch: Number(epoch ?? 0), owner: lease['owner'], takenAtMs: Number(lease['takenAt'] ?? 0), renewedAtMs: lease['renewedAt'] === undefined ? undefined : Number(lease['renewedAt']) };
+    try {
+      return summarizeJobRun(record, await this.readRun(jobId));
+    } catch (error) {
+      return summarizeUnreadableJobRun(record, error);
+    }
   }
 
   async deleteRun(jobId: string): Promise<void> {
     const keys = this.#keys(jobId);
     // the epoch counter stays, one up: the deleted run's log is fenced, and a later run of the id must
     // still fence every earlier one (the shuffle remembers the epochs it saw), so it starts above them
-    await this.#retry('deleteRun', jobId, () => this.#redis.multi().del(keys.events, keys.lease).incr(keys.epoch).zrem(keys.runs, jobId).exec());
+    await this.#retry('deleteRun', jobId, () => this.#redis.multi().del(keys.events, keys.lease, keys.progress).incr(keys.epoch).zrem(keys.runs, jobId).exec());
   }
 
   /** Closes every JobLog it opened (their pending appends stop retrying), then the connection (QUIT). Memoized. */
@@ -158,9 +176,9 @@ export class RedisJobEventLog implements JobEventLog {
     return this.close();
   }
 
-  #keys(jobId: string): { events: string; epoch: string; lease: string; runs: string } {
+  #keys(jobId: string): { events: string; epoch: string; lease: string; progress: string; runs: string } {
     const base = `${this.#options.keyPrefix}{${jobId}}`;
-    return { events: `${base}:events`, epoch: `${base}:epoch`, lease: `${base}:lease`, runs: `${this.#options.keyPrefix}runs` };
+    return { events: `${base}:events`, epoch: `${base}:epoch`, lease: `${base}:lease`, progress: `${base}:progress`, runs: `${this.#options.keyPrefix}runs` };
   }
 
   async #write(jobId: string, event: LoggedJobEvent, checkOpen: () => void): Promise<void> {

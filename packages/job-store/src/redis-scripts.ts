@@ -71,3 +71,11 @@ local last = redis.call('XREVRANGE', KEYS[2], '+', '-', 'COUNT', 1)
 if #last == 0 or last[1][1] ~= ARGV[2] then return 0 end
 return redis.call('XDEL', KEYS[2], ARGV[2])`,
 );
+
+/** KEYS: epoch, progress. ARGV: epoch, snapshot JSON, ttlMs. Overwrites the progress while ARGV epoch is the newest: 1, else 0. */
+export const PROGRESS_SCRIPT = new RedisScript(
+  'publishProgress',
+  `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
+return 1`,
+);

@@ -1,8 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { EngineError, type JobEventLog, type JobLog, type JobRunRecord, type LoggedJobEvent, type OpenJobLogRequest, summarizeJobRun, summarizeUnreadableJobRun } from '@weft/engine';
+import { EngineError, type JobEventLog, type JobLog, type JobRunRecord, type LoggedJobEvent, type OpenJobLogRequest, type PublishedJobProgress, summarizeJobRun, summarizeUnreadableJobRun } from '@weft/engine';
 import { closedError, invalidConfig } from '@weft/shuffle-api';
+import { decodeProgress } from './decode-progress.js';
 import { decodeHistory, type DecodedHistory, type StoredEntry } from './decode-history.js';
 import { eventLogError, fencedError } from './event-log-errors.js';
 import { type FencedJobLog, openedJobLog } from './fenced-job-log.js';
@@ -27,6 +28,11 @@ CREATE TABLE IF NOT EXISTS weft_job_lease_renewals (
   job_id TEXT PRIMARY KEY,
   epoch INTEGER NOT NULL,
   renewed_at INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS weft_job_progress (
+  job_id TEXT PRIMARY KEY,
+  epoch INTEGER NOT NULL,
+  snapshot TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS weft_job_epoch_floors (
   job_id TEXT PRIMARY KEY,
@@ -131,7 +137,11 @@ export class SqliteJobEventLog implements JobEventLog {
       history,
       clock: this.#options.clock,
       logger: this.#options.logger,
-      writer: { write: (event, checkOpen) => this.#write(jobId, event, checkOpen), renew: async (epoch, atMs) => this.#renew(jobId, epoch, atMs) },
+      writer: {
+        write: (event, checkOpen) => this.#write(jobId, event, checkOpen),
+        renew: async (epoch, atMs) => this.#renew(jobId, epoch, atMs),
+        publish: async (snapshot) => this.#publish(snapshot),
+      },
       checkStoreOpen: () => this.#checkOpen(),
       openLogs: this.#logs,
     });
@@ -141,16 +151,29 @@ export class SqliteJobEventLog implements JobEventLog {
     return this.#retry('readRun', jobId, () => this.#decode(jobId).events);
   }
 
+  async readProgress(jobId: string): Promise<PublishedJobProgress | undefined> {
+    this.#checkOpen();
+    const row = await this.#retry('readProgress', jobId, () => this.#db.prepare<[string], { snapshot: string }>('SELECT snapshot FROM weft_job_progress WHERE job_id = ?').get(jobId));
+    return decodeProgress(jobId, row?.snapshot);
+  }
+
   async listRuns(): Promise<JobRunRecord[]> {
-    const rows = await this.#retry('listRuns', undefined, () =>
-      this.#db
-        .prepare(
-          `SELECT l.job_id, l.epoch, l.owner, l.taken_at, r.renewed_at FROM weft_job_leases l
-             LEFT JOIN weft_job_lease_renewals r ON r.job_id = l.job_id AND r.epoch = l.epoch
-           UNION ALL SELECT DISTINCT job_id, 0, NULL, 0, NULL FROM weft_job_events WHERE job_id NOT IN (SELECT job_id FROM weft_job_leases)`,
-        )
-        .all() as LeaseRow[],
-    );
+    return this.#runs(undefined);
+  }
+
+  async readRunRecord(jobId: string): Promise<JobRunRecord | undefined> {
+    return (await this.#runs(jobId))[0];
+  }
+
+  /** Every run's record (`only` undefined), or the one of `only`. */
+  async #runs(only: string | undefined): Promise<JobRunRecord[]> {
+    const rows = await this.#retry('listRuns', only, () => {
+      const leases = `SELECT l.job_id, l.epoch, l.owner, l.taken_at, r.renewed_at FROM weft_job_leases l
+             LEFT JOIN weft_job_lease_renewals r ON r.job_id = l.job_id AND r.epoch = l.epoch`;
+      const orphans = 'SELECT DISTINCT job_id, 0, NULL, 0, NULL FROM weft_job_events WHERE job_id NOT IN (SELECT job_id FROM weft_job_leases)';
+      if (only === undefined) return this.#db.prepare(`${leases} UNION ALL ${orphans}`).all() as LeaseRow[];
+      return this.#db.prepare(`${leases} WHERE l.job_id = ? UNION ALL ${orphans} AND job_id = ?`).all(only, only) as LeaseRow[];
+    });
     const runs: JobRunRecord[] = [];
     for (const row of rows) {
       const lease = { jobId: row.job_id, epoch: row.epoch, owner: row.owner ?? undefined, takenAtMs: row.taken_at, renewedAtMs: row.renewed_at ?? undefined };
@@ -178,6 +201,22 @@ export class SqliteJobEventLog implements JobEventLog {
       .immediate();
   }
 
+  /** One try: overwrites the job's progress while its epoch still holds the lease; false once a newer epoch does. */
+  #publish(snapshot: PublishedJobProgress): boolean {
+    this.#checkOpen();
+    const { jobId, epoch } = snapshot;
+    return this.#db
+      .transaction(() => {
+        const lease = this.#db.prepare<[string], { epoch: number }>('SELECT epoch FROM weft_job_leases WHERE job_id = ?').get(jobId);
+        if (lease?.epoch !== epoch) return false;
+        this.#db
+          .prepare('INSERT INTO weft_job_progress (job_id, epoch, snapshot) VALUES (?, ?, ?) ON CONFLICT (job_id) DO UPDATE SET epoch = excluded.epoch, snapshot = excluded.snapshot')
+          .run(jobId, epoch, JSON.stringify(snapshot));
+        return true;
+      })
+      .immediate();
+  }
+
   async deleteRun(jobId: string): Promise<void> {
     await this.#retry('deleteRun', jobId, () =>
       this.#db
@@ -193,6 +232,7 @@ export class SqliteJobEventLog implements JobEventLog {
           this.#db.prepare('DELETE FROM weft_job_events WHERE job_id = ?').run(jobId);
           this.#db.prepare('DELETE FROM weft_job_leases WHERE job_id = ?').run(jobId);
           this.#db.prepare('DELETE FROM weft_job_lease_renewals WHERE job_id = ?').run(jobId);
+          this.#db.prepare('DELETE FROM weft_job_progress WHERE job_id = ?').run(jobId);
         })
         .immediate(),
     );

@@ -72,6 +72,27 @@ describe('RedisJobEventLog', () => {
     assert.equal(leftover['Timeout'] ?? 0, before['Timeout'] ?? 0, JSON.stringify({ before, leftover }));
   });
 
+  it('keeps a published progress snapshot for progressTtlMs only (a dead job master\'s counters vanish), each publish renewing it', async () => {
+    await using store = await RedisJobEventLog.connect({ url: redis.url }, { keyPrefix: 'progress-ttl:', progressTtlMs: 60_000 });
+    const log = await store.open({ jobId: 'j', owner: 'test' });
+    const progress = { elapsedMs: 1, tasksFinished: 0, tasksTotal: 1, tasksRunning: 1, regionsFinished: 0, regionsTotal: 1, recordsRead: 0, recordsShuffled: 0, bytesShuffled: 0, failures: 0 };
+    const publish = log.publishProgress?.bind(log);
+    assert.ok(publish !== undefined, 'a Redis log publishes progress');
+    await publish(progress);
+    const admin = new Redis(redis.url);
+    try {
+      const ttl = await admin.pttl('progress-ttl:{j}:progress');
+      assert.ok(ttl > 50_000 && ttl <= 60_000, `the key expires after progressTtlMs (pttl ${ttl})`);
+      await admin.pexpire('progress-ttl:{j}:progress', 1);
+      while ((await admin.exists('progress-ttl:{j}:progress')) === 1) await new Promise((r) => setTimeout(r, 5));
+      assert.equal(await store.readProgress('j'), undefined, 'expired: no live counters');
+      await publish(progress);
+      assert.deepEqual((await store.readProgress('j'))?.progress, progress);
+    } finally {
+      admin.disconnect();
+    }
+  });
+
   it('writes an append once when its reply was lost and a retry finds it stored (Redis paused past the command timeout)', async () => {
     await using store = await RedisJobEventLog.connect({ url: redis.url }, { keyPrefix: 'lost-reply:', commandTimeoutMs: 100, retryTimeoutMs: 10_000 });
     const log = await store.open({ jobId: 'j', owner: 'test' });

@@ -6,3 +6,4 @@ export { startS3Server, type S3Server, type StartS3ServerOptions } from './s3-se
 export { startShuffleServerPool, type PoolServer, type ShuffleServerPool, type StartShuffleServerPoolOptions } from './shuffle-server-pool.js';
 export { startRedisSentinelGroup, type RedisSentinelGroup, type SentinelProcess, type StartRedisSentinelGroupOptions } from './redis-sentinel-group.js';
 export { seededRandom } from './seeded-random.js';
+export { ensurePromtool, promtoolProblems } from './promtool.js';

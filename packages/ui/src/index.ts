@@ -1,1 +1,2 @@
 export * from './api/ui-api.js';
+export * from './server/index.js';

@@ -15,6 +15,7 @@ import { describeError, formatFailoverLine, formatFailure, formatProgressLine, f
 import { parseRecoveryFlags, RECOVERY_FLAGS, RECOVERY_USAGE } from './run-options.js';
 import type { ClusterExecutorProvider } from '@weft/cluster';
 import { readSecret } from '../read-secret.js';
+import { extractRunUiFlags, newRunJobId, RUN_UI_USAGE, type RunUi, startRunUi } from './run-ui.js';
 import { stderrLogger } from '../stderr-logger.js';
 import { bundleJobModule } from './bundle-job-module.js';
 
@@ -28,7 +29,7 @@ const FAULT_RESTART_DELAY_MS = 100;
 const USAGE = `Usage: weft run <job module> [--parallelism N] [--store URL] [--meta URL] [--shuffle-servers URL [--shuffle-replicas N]] [--executor inprocess|workers]
                 [--cluster URL [--cluster-startup-timeout MS] [--secret-file PATH]]
                 [--workers N] [--slots N] [--exchange-mode MODE] [--restart-strategy S ...]
-                [--failover-strategy F] [--inject-faults SPEC] [--job-id ID] [--plan-only] [--json] [-- job args...]
+                [--failover-strategy F] [--inject-faults SPEC] [--job-id ID] [--ui [PORT]] [--plan-only] [--json] [-- job args...]
 
 Runs a batch job: a .ts or .js module whose default export is defineJob((ctx) => ...). Its pipelined
 regions are scheduled as their blocking inputs finish; pipelined exchanges go through the in-memory
@@ -76,6 +77,7 @@ Options:
                             lease (renewed every second), take the job over (resume it) once the lease
                             goes unrenewed for --standby-takeover-ms MS (default ${DEFAULT_STANDBY_TAKEOVER_MS}); a run that ends
                             meanwhile: nothing to do (exit 0 if it succeeded, else 1)
+${RUN_UI_USAGE}
   --json                    print a machine-readable summary on stdout (with every failover)
   --plan-only               print the job's topology (docs/DESIGN.md contract 1: what \`weft plan\` reads;
                             one line with --json) and exit without running it
@@ -293,7 +295,8 @@ export const runCommand: Command = {
   name: 'run',
   summary: 'run a batch job module on worker processes, with live progress and a summary',
   usage: USAGE,
-  async run(args, io) {
+  async run(allArgs, io) {
+    const { args, ui: uiRequest } = extractRunUiFlags(allArgs);
     const { values, positionals, rest } = parseCommandArgs('run', args, {
       parallelism: { type: 'string' },
       store: { type: 'string' },
@@ -389,7 +392,8 @@ export const runCommand: Command = {
       throw error;
     }
 
-    const jobId = values['job-id'];
+    // with --ui the id is chosen here, so the UI's /metrics names the job from its first scrape
+    const jobId = values['job-id'] ?? (uiRequest === undefined ? undefined : newRunJobId());
     if (jobId !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(jobId)) throw usageError('run', `--job-id must be 1 to 128 letters, digits, '.', '_' or '-' (starting with a letter or digit), got ${JSON.stringify(jobId)}`);
     // the job event log lives in the metadata store the run uses: --meta, or the servers' Redis
     let eventLog: JobEventLog;
@@ -402,6 +406,17 @@ export const runCommand: Command = {
       await prestarted?.close();
       await harness?.close();
       throw error;
+    }
+    let ui: RunUi | undefined;
+    if (uiRequest !== undefined) {
+      try {
+        ui = await startRunUi({ ui: uiRequest, eventLog, jobId: jobId as string, io });
+      } catch (error) {
+        await prestarted?.close();
+        await harness?.close();
+        await eventLog.close().catch(() => {});
+        throw error;
+      }
     }
     const tty = (io.stderr as { isTTY?: boolean }).isTTY === true;
     let shown = false;
@@ -429,9 +444,11 @@ export const runCommand: Command = {
         onFailover: (failover) => {
           io.stderr.write(`${tty && shown ? '\r\x1b[K' : ''}${formatFailoverLine(failover)}`);
         },
-        ...(tty
+        ...(tty || ui !== undefined
           ? {
               onProgress: (progress) => {
+                ui?.onProgress(progress);
+                if (!tty) return;
                 io.stderr.write(`\r\x1b[K${formatProgressLine(progress)}`);
                 shown = true;
               },
@@ -459,6 +476,7 @@ export const runCommand: Command = {
     } finally {
       if (shown) io.stderr.write('\r\x1b[K');
       await harness?.close(); // continues any shuffle server it stopped
+      await ui?.server.close(); // before the log it reads
       await eventLog.close().catch(() => {});
       await Promise.all(fileSystems.map((fs) => fs.close().catch(() => {})));
     }

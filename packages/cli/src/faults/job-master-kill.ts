@@ -1,4 +1,4 @@
-import type { JobEventInput, JobEventLog, JobLog, LoggedJobEvent } from '@weft/engine';
+import type { JobEventInput, JobEventLog, JobLog, JobProgress, LoggedJobEvent } from '@weft/engine';
 
 /** When the job master kills itself: once the log durably holds `at` events of type `type`. */
 export interface JobMasterKillPoint {
@@ -19,7 +19,9 @@ export function killingEventLog(eventLog: JobEventLog, killPoint: () => JobMaste
     open: async (request) => watched(await eventLog.open(request), killPoint, kill),
     listRuns: () => eventLog.listRuns(),
     readRun: (jobId) => eventLog.readRun(jobId),
+    ...(eventLog.readRunRecord === undefined ? {} : { readRunRecord: (jobId: string) => eventLog.readRunRecord?.(jobId) ?? Promise.resolve(undefined) }),
     deleteRun: (jobId) => eventLog.deleteRun(jobId),
+    ...(eventLog.readProgress === undefined ? {} : { readProgress: (jobId: string) => eventLog.readProgress?.(jobId) ?? Promise.resolve(undefined) }),
     close: () => eventLog.close(),
     [Symbol.asyncDispose]: () => eventLog.close(),
   };
@@ -40,6 +42,7 @@ function watched(log: JobLog, killPoint: () => JobMasterKillPoint | undefined, k
       if (point !== undefined && point.type === event.type && point.at === count) kill();
       return stored;
     },
+    ...(log.publishProgress === undefined ? {} : { publishProgress: (progress: JobProgress) => log.publishProgress?.(progress) ?? Promise.resolve() }),
     close: () => log.close(),
     [Symbol.asyncDispose]: () => log.close(),
   };

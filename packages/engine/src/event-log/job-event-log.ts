@@ -1,3 +1,5 @@
+import type { JobProgress } from '../job-master/job-progress.js';
+
 /**
  * The job event log: a generic append-only log per job id, typed by event name, that lets a new job master
  * recover what an earlier one knew (docs/DESIGN.md, JobMaster failover; Flink FLIP-383). The engine owns
@@ -48,6 +50,11 @@ export interface JobEventLog {
   open(request: OpenJobLogRequest): Promise<JobLog>;
   /** Every run the store knows, one record per job id, oldest first. Takes no lease. */
   listRuns(): Promise<JobRunRecord[]>;
+  /**
+   * The record `listRuns()` has for `jobId` (undefined for an id it does not name), without summing up
+   * every other run. Takes no lease. Optional: callers fall back to `listRuns()`.
+   */
+  readRunRecord?(jobId: string): Promise<JobRunRecord | undefined>;
   /** Every whole event of `jobId`, in order (empty for an unknown id). Takes no lease. */
   readRun(jobId: string): Promise<readonly LoggedJobEvent[]>;
   /**
@@ -56,6 +63,12 @@ export interface JobEventLog {
    * the epochs they saw. A no-op for an unknown id.
    */
   deleteRun(jobId: string): Promise<void>;
+  /**
+   * The live counters the job master holding `jobId`'s lease last published (`JobLog.publishProgress`),
+   * or undefined when none was (or it expired: a store may keep it for a bounded time only). Takes no
+   * lease. Optional: a store without it has no live progress to offer (a UI then shows logged counts).
+   */
+  readProgress?(jobId: string): Promise<PublishedJobProgress | undefined>;
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -80,6 +93,13 @@ export interface JobLog {
    * stored in the order they were called.
    */
   append(event: JobEventInput): Promise<LoggedJobEvent>;
+  /**
+   * Overwrites the job's live progress snapshot (read back by `JobEventLog.readProgress`): not an event —
+   * nothing is appended, nothing replayed, no history kept. Stored only while this log's epoch is still
+   * the newest (a fenced job master's counters are dropped silently). Best effort: callers log a failure
+   * and go on (the job never fails for it). Optional: a store without it shows no live counters.
+   */
+  publishProgress?(progress: JobProgress): Promise<void>;
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -89,6 +109,19 @@ export interface JobEventInput {
   readonly type: string;
   readonly data: unknown;
 }
+
+/** A running job's live counters as its job master last published them (`JobLog.publishProgress`). */
+export interface PublishedJobProgress {
+  readonly jobId: string;
+  /** The epoch of the log that published it. */
+  readonly epoch: number;
+  /** When it was published: ms since the epoch, the publishing process's clock. */
+  readonly atMs: number;
+  readonly progress: JobProgress;
+}
+
+/** How often `runJob` publishes a running job's progress to its log (RunJobOptions.progressPublishIntervalMs). */
+export const PROGRESS_PUBLISH_INTERVAL_MS = 1000;
 
 /** How often an open JobLog renews its job's lease (JobRunRecord.leaseRenewedAtMs). */
 export const LEASE_RENEW_INTERVAL_MS = 1000;

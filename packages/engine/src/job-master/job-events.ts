@@ -62,10 +62,20 @@ export type JobEvent =
          * `weft gc` finds the files of attempts that never logged `task-finished`. Absent when there are none.
          */
         readonly sinkTempDirs?: readonly string[];
+        /** Each job vertex's chained operators' names, by vertex id (for displays; absent in events of an older weft). */
+        readonly vertexNames?: Readonly<Record<string, string>>;
       };
     }
   | { readonly type: 'vertex-initialized'; readonly data: { readonly vertexId: string; readonly parallelism: number } }
-  | { readonly type: 'task-deployed'; readonly data: { readonly executionVertexId: string; readonly attempt: number } }
+  | {
+      readonly type: 'task-deployed';
+      readonly data: {
+        readonly executionVertexId: string;
+        readonly attempt: number;
+        /** The task executor it was deployed to (absent in events of a weft that did not log it; a replay ignores it). */
+        readonly executor?: string;
+      };
+    }
   | {
       readonly type: 'task-finished';
       readonly data: {

@@ -13,6 +13,15 @@ export interface JobProgress {
   readonly bytesShuffled: number;
   /** Task attempts that failed so far (restarts follow when a restart strategy allows). */
   readonly failures: number;
+  /** Per job vertex, in topology order: records its subtasks read and wrote to exchanges (finished and running attempts). */
+  readonly vertices?: readonly VertexProgress[];
+}
+
+/** One job vertex's live counters (JobProgress.vertices). */
+export interface VertexProgress {
+  readonly id: string;
+  readonly recordsIn: number;
+  readonly recordsOut: number;
 }
 
 /** Per-edge totals of a job (finished attempts only, once the job ends). */

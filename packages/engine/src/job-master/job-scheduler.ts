@@ -160,7 +160,14 @@ export class JobScheduler {
     const sinkTempDirs = this.#options.sinkTempDirs ?? [];
     this.#emit({
       type: 'job-submitted',
-      data: { name: plan.name, ...submission, topology: topology.topology, tasksTotal: topology.executionVertexCount, ...(sinkTempDirs.length > 0 ? { sinkTempDirs } : {}) },
+      data: {
+        name: plan.name,
+        ...submission,
+        topology: topology.topology,
+        tasksTotal: topology.executionVertexCount,
+        ...(sinkTempDirs.length > 0 ? { sinkTempDirs } : {}),
+        vertexNames: Object.fromEntries(plan.vertices.map((v) => [v.id, v.name])),
+      },
     });
     for (const vertex of topology.vertices) this.#emit({ type: 'vertex-initialized', data: { vertexId: vertex.id, parallelism: vertex.parallelism } });
     const recovery = this.#options.recovery;
@@ -324,7 +331,7 @@ export class JobScheduler {
       if (states.version[region] === version) this.#deployFailed(region, prepared.error);
       return;
     }
-    this.#markRunning(region, prepared.deployment);
+    this.#markRunning(region, prepared.deployment, executor.id);
     this.#latencies.deployed(prepared.deployment.tasks.map((t) => t.attemptId));
     executor.deploy(prepared.deployment);
   }
@@ -335,12 +342,12 @@ export class JobScheduler {
   }
 
   /** The region's deployment is handed to its executor: a `task-deployed` per task; its blocking outputs are being produced. */
-  #markRunning(region: number, deployment: RegionDeployment): void {
+  #markRunning(region: number, deployment: RegionDeployment, executor: TaskExecutorId): void {
     const { topology, regions } = this.#options;
     this.#states.set(region, RUNNING);
     this.#attempts.markDeployed(regions.membersOf(region));
     for (const task of deployment.tasks) for (const output of task.outputs) if (!output.pipelined) this.#partitions.markDeployed(topology.indexOfResultPartition(output.partition.partitionId));
-    for (const task of deployment.tasks) this.#emit({ type: 'task-deployed', data: { executionVertexId: task.executionVertexId, attempt: task.attempt } });
+    for (const task of deployment.tasks) this.#emit({ type: 'task-deployed', data: { executionVertexId: task.executionVertexId, attempt: task.attempt, executor } });
   }
 
   /** Building the region's deployment failed (e.g. registering a partition): it fails as its first task. */

@@ -1,6 +1,7 @@
 import type { ExecutionTopology } from '../execution/execution-topology.js';
 import type { TaskMetrics } from '../runtime/task-deployment.js';
 import type { TaskResult } from '../runtime/task-events.js';
+import type { VertexProgress } from './job-progress.js';
 
 export interface ProgressCountersRequest {
   readonly topology: ExecutionTopology;
@@ -12,28 +13,36 @@ export interface ProgressCountersRequest {
   readonly attemptIdOf: (v: number) => string;
 }
 
-/** Records read by sources and records/bytes shuffled, over finished and running attempts. */
-export function progressCounters(request: ProgressCountersRequest): { recordsRead: number; recordsShuffled: number; bytesShuffled: number } {
+/**
+ * Records read by sources and records/bytes shuffled, over finished and running attempts; and per job
+ * vertex (topology order) the records its subtasks read and wrote to exchanges.
+ */
+export function progressCounters(request: ProgressCountersRequest): { recordsRead: number; recordsShuffled: number; bytesShuffled: number; vertices: VertexProgress[] } {
   const { topology, results, live } = request;
   let recordsRead = 0;
   let recordsShuffled = 0;
   let bytesShuffled = 0;
-  const add = (metrics: TaskMetrics, source: boolean): void => {
+  const vertices: { id: string; recordsIn: number; recordsOut: number }[] = topology.vertices.map((v) => ({ id: v.id, recordsIn: 0, recordsOut: 0 }));
+  const add = (metrics: TaskMetrics, vertex: number, source: boolean): void => {
     if (source) recordsRead += metrics.recordsIn;
+    const totals = vertices[vertex] as { recordsIn: number; recordsOut: number };
+    totals.recordsIn += metrics.recordsIn;
     for (const o of metrics.outputs) {
       recordsShuffled += o.records;
       bytesShuffled += o.bytes;
+      totals.recordsOut += o.records;
     }
   };
   for (let v = 0; v < topology.executionVertexCount; v++) {
-    const source = topology.jobVertexOf(v).inputs.length === 0;
+    const jobVertex = topology.jobVertexOf(v);
+    const source = jobVertex.inputs.length === 0;
     const result = results[v];
     if (result !== undefined) {
-      add(result.metrics, source);
+      add(result.metrics, jobVertex.index, source);
       continue;
     }
     const metrics = live.get(request.attemptIdOf(v));
-    if (metrics !== undefined) add(metrics, source);
+    if (metrics !== undefined) add(metrics, jobVertex.index, source);
   }
-  return { recordsRead, recordsShuffled, bytesShuffled };
+  return { recordsRead, recordsShuffled, bytesShuffled, vertices };
 }

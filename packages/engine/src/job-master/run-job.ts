@@ -28,7 +28,7 @@ import { JobFence } from './job-fence.js';
 import { type JobShuffleServices, JobSession } from './job-session.js';
 import { textSinkTempDirs } from './sink-publisher.js';
 import { jobModuleHash } from './job-module-hash.js';
-import type { JobEventLog } from '../event-log/job-event-log.js';
+import { type JobEventLog, type JobLog, PROGRESS_PUBLISH_INTERVAL_MS } from '../event-log/job-event-log.js';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
 import { jobLogListener, type OpenedJobLog, openJobLog, prepareResume, type ResumeDecision } from './job-resume.js';
 
@@ -69,6 +69,12 @@ export interface RunJobOptions {
   readonly onProgress?: (progress: JobProgress) => void;
   /** @defaultValue 250 */
   readonly progressIntervalMs?: number;
+  /**
+   * How often the job's progress is published to its event log while it runs (`JobLog.publishProgress`,
+   * when the log has it): what a UI in another process (`weft ui --meta …`) shows as live counters.
+   * @defaultValue PROGRESS_PUBLISH_INTERVAL_MS (1000)
+   */
+  readonly progressPublishIntervalMs?: number;
   /**
    * Called at each failover, as it happens (once its tasks are chosen, before they are cancelled): the
    * same record `JobResult.failovers` lists at the end. Exceptions it throws are logged and ignored.
@@ -248,6 +254,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   const eventLog = options.eventLog;
   if (eventLog !== undefined && (typeof eventLog?.open !== 'function' || typeof eventLog.readRun !== 'function')) throw invalidEngineArgument('eventLog', 'expected a JobEventLog (open, readRun, …)');
   const fileSystems = checkFileSystems(options.fileSystems);
+  const publishIntervalMs = checkCount('progressPublishIntervalMs', options.progressPublishIntervalMs, PROGRESS_PUBLISH_INTERVAL_MS);
   const serializerName = options.serializer ?? 'default';
   let serializer = resolveSerializer(serializerName);
   if (options.shuffle?.pipelined === undefined || options.shuffle.blocking === undefined) {
@@ -316,6 +323,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
     throw error;
   }
   let progressTimer: ReturnType<typeof setInterval> | undefined;
+  let publishTimer: ReturnType<typeof setInterval> | undefined;
   let onAbort: (() => void) | undefined;
   let resume: ResumeDecision = { plan: undefined, fallback: undefined };
   try {
@@ -354,6 +362,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       const onProgress = options.onProgress;
       progressTimer = setInterval(() => onProgress({ elapsedMs: performance.now() - started, ...jobMaster.progress() }), options.progressIntervalMs ?? 250);
     }
+    if (opened?.log.publishProgress !== undefined) publishTimer = publishProgressEvery({ log: opened.log, intervalMs: publishIntervalMs, progress: () => ({ elapsedMs: performance.now() - started, ...jobMaster.progress() }), logger });
     if (options.signal !== undefined) {
       const signal = options.signal;
       onAbort = () => jobMaster.abort(signal.reason);
@@ -401,13 +410,32 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
     };
   } finally {
     if (progressTimer !== undefined) clearInterval(progressTimer);
+    if (publishTimer !== undefined) clearInterval(publishTimer);
     if (onAbort !== undefined) options.signal?.removeEventListener('abort', onAbort);
     await session.close(() => master?.releasesSettled() ?? Promise.resolve());
     await opened?.log.close().catch((error: unknown) => logger.warn({ jobId: id, error: (error as Error).message }, 'closing the job event log failed'));
   }
 }
 
-/** sha256 (hex) of the job module's file, for `job-submitted` (a resumed run must run the same code). */
+/**
+ * Publishes the job's progress to its log every `intervalMs` (one publish at a time: a slow store skips
+ * beats); a failure is logged at debug level and never fails the job. The timer does not hold the process.
+ */
+function publishProgressEvery(request: { log: JobLog; intervalMs: number; progress: () => JobProgress; logger: Logger }): ReturnType<typeof setInterval> {
+  const { log, logger } = request;
+  let pending = false;
+  const timer = setInterval(() => {
+    if (pending) return;
+    pending = true;
+    Promise.resolve()
+      .then(() => log.publishProgress?.(request.progress()))
+      .catch((error: unknown) => logger.debug({ jobId: log.jobId, error: (error as Error).message }, 'publishing the job progress failed'))
+      .finally(() => (pending = false));
+  }, request.intervalMs);
+  timer.unref();
+  return timer;
+}
+
 function summarizeEdges(loaded: LoadedJob, results: readonly { metrics: { outputs: readonly { edgeIndex: number; records: number; bytes: number }[] } }[]): EdgeSummary[] {
   const plan = loaded.plan;
   const totals = plan.edges.map(() => ({ records: 0, bytes: 0 }));

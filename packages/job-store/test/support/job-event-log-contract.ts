@@ -300,6 +300,46 @@ export function describeJobEventLogContract(name: string, harness: JobEventLogHa
       assert.equal((await log.append({ type: 'x', data: 1 })).seq, 1);
     });
 
+    it('readRunRecord answers the record listRuns has for one job id, undefined for an unknown one', async () => {
+      await using store = await create();
+      const id = jobId();
+      const other = jobId();
+      const log = await store.open({ jobId: id, owner: 'test' });
+      await log.append({ type: 'job-submitted', data: { name: 'one', tasksTotal: 3 } });
+      await log.append({ type: 'task-finished', data: { executionVertexId: 'a#0' } });
+      await (await store.open({ jobId: other, owner: 'test' })).append({ type: 'job-submitted', data: { name: 'two' } });
+      const listed = (await store.listRuns()).find((r) => r.jobId === id);
+      assert.deepEqual(await store.readRunRecord?.(id), listed);
+      assert.equal((await store.readRunRecord?.(id))?.tasksFinished, 1);
+      assert.equal(await store.readRunRecord?.('never-opened'), undefined);
+    });
+
+    it('overwrites the live progress snapshot (no event, no history) and drops a fenced log\'s; deleteRun removes it', async () => {
+      await using store = await create();
+      const id = jobId();
+      assert.equal(await store.readProgress?.(id), undefined);
+      const log = await store.open({ jobId: id, owner: 'test' });
+      const progress = (tasksFinished: number) => ({ elapsedMs: 10, tasksFinished, tasksTotal: 4, tasksRunning: 1, regionsFinished: 0, regionsTotal: 2, recordsRead: 5 * tasksFinished, recordsShuffled: 3, bytesShuffled: 30, failures: 0 });
+      await log.publishProgress?.(progress(1));
+      await log.publishProgress?.(progress(2));
+      const read = await store.readProgress?.(id);
+      assert.equal(read?.jobId, id);
+      assert.equal(read?.epoch, 1);
+      assert.deepEqual(read?.progress, progress(2));
+      await log.publishProgress?.({ ...progress(2), vertices: [{ id: 'a', recordsIn: 7, recordsOut: 3 }] });
+      assert.deepEqual((await store.readProgress?.(id))?.progress.vertices, [{ id: 'a', recordsIn: 7, recordsOut: 3 }], 'per-vertex counters round-trip');
+      assert.deepEqual(await store.readRun(id), [], 'progress is not an event');
+      const newer = await store.open({ jobId: id, owner: 'test' });
+      await log.publishProgress?.(progress(3));
+      assert.equal((await store.readProgress?.(id))?.progress.tasksFinished, 2, 'a fenced log publishes nothing');
+      await newer.publishProgress?.(progress(4));
+      assert.equal((await store.readProgress?.(id))?.epoch, 2);
+      await newer.close();
+      await assert.rejects(Promise.resolve(newer.publishProgress?.(progress(5))), isCode('SHF_ERR_CLOSED'));
+      await store.deleteRun(id);
+      assert.equal(await store.readProgress?.(id), undefined);
+    });
+
     it('closes once (a second close waits for the first); calls after close reject with SHF_ERR_CLOSED', async () => {
       const store = await create();
       const id = jobId();

@@ -6,6 +6,8 @@
  *   GET /api/jobs/:jobId          → JobDetailResponse           (404 ApiError `WEFT_UI_ERR_UNKNOWN_JOB`)
  *   GET /api/jobs/:jobId/stream   → text/event-stream: `event: job` with a JobDetailResponse each time it
  *                                   changed (at most once a second), `event: end` once the job ended
+ *                                   (then the stream closes); `event: problem` with `{ message }` when a read
+ *                                   of the log failed (it is tried again a second later)
  *   GET /api/cluster              → ClusterResponse (`available: false` when the UI has no cluster Redis)
  *   GET /metrics                  → Prometheus text (the job master's, or the UI server's own)
  *

@@ -1,10 +1,22 @@
-// The UI the end-to-end browser test looks at. Today: the static fixture server over the canned job (a running
-// word count with one failover), guarded by a token. Once the real server is merged, only this function changes:
-// start `weft run … --ui` (with --inject-faults for the failover) and fill in the same fields from that run.
+// The UI the end-to-end browser test looks at: `weft ui --meta <the runs' SQLite log> --token T` over real runs —
+// a `weft run examples/word-count.ts --inject-faults throw:…` long enough that it still runs while the pages
+// are checked (a billion lines: killed at close, long before its end), with one failover early, and a quick run of the same job before it, the
+// finished job. (`weft ui` rather than the run's own `--ui`: that server ends with its job, and a job that is
+// sure to outlive the test would have to be longer still; packages/cli/test/weft-ui.test.ts covers `--ui`.) A
+// small recording proxy in front of the server tells the test which API requests the page made and with what
+// Authorization header.
+import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createTempDir } from '@weft/testkit';
+import type { JobDetailResponse } from '../../src/index.js';
 import type { LayoutEdge } from '../../app/src/dag-layout.js';
-import { CANNED_FAILOVER_CAUSE, CANNED_FINISHED_JOB_ID, CANNED_JOB_ID, cannedCluster, cannedFinishedJobDetail, cannedJobDetail, cannedJobList } from './canned-job.js';
-import { startStaticUiServer } from './static-ui-server.js';
+
+const bin = fileURLToPath(new URL('../../../cli/bin/weft.js', import.meta.url));
+const wordCount = fileURLToPath(new URL('../../../../examples/word-count.ts', import.meta.url));
 
 export interface UiUnderTest extends AsyncDisposable {
   /** The page URL (token included) for a hash route such as `#/jobs`. */
@@ -33,36 +45,100 @@ export interface UiUnderTest extends AsyncDisposable {
   close(): Promise<void>;
 }
 
+function weft(args: readonly string[], cwd: string): ChildProcess {
+  return spawn(process.execPath, [bin, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+function exited(child: ChildProcess): Promise<number | null> {
+  return child.exitCode !== null ? Promise.resolve(child.exitCode) : new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+}
+
+async function getJson(url: string, token: string): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+  return { status: res.status, body: await res.json() };
+}
+
 export async function startUiUnderTest(): Promise<UiUnderTest> {
   const token = randomBytes(12).toString('hex');
-  const detail = cannedJobDetail();
-  const server = await startStaticUiServer({
-    jobs: cannedJobList(),
-    details: new Map<string, unknown>([[CANNED_JOB_ID, detail], [CANNED_FINISHED_JOB_ID, cannedFinishedJobDetail()]]),
-    cluster: cannedCluster(false),
-    token,
+  const dir = await createTempDir('weft-ui-under-test-');
+  const common = ['--parallelism', '2', '--workers', '2'];
+  const finishedJobId = 'word-count-finished';
+  const jobId = 'word-count-running';
+  const quick = weft(['run', wordCount, ...common, '--job-id', finishedJobId, '--', '--lines', '20000', '--output', join(dir.path, 'quick.tsv')], dir.path);
+  let quickErr = '';
+  quick.stderr?.setEncoding('utf8').on('data', (t: string) => (quickErr += t));
+  if ((await exited(quick)) !== 0) throw new Error(`the finished job's run failed: ${quickErr}`);
+
+  const run = weft(['run', wordCount, ...common, '--job-id', jobId, '--inject-faults', 'throw:generate-lines#1@50000', '--', '--lines', '1000000000', '--output', join(dir.path, 'out.tsv')], dir.path);
+  let err = '';
+  run.stderr?.setEncoding('utf8').on('data', (t: string) => (err += t));
+  const ui = weft(['ui', '--meta', `sqlite://${join(dir.path, '.weft', 'shuffle-meta.db')}`, '--port', '0', '--token', token], dir.path);
+  let uiOut = '';
+  const target = await new Promise<string>((resolve, reject) => {
+    ui.stdout?.setEncoding('utf8').on('data', (t: string) => {
+      uiOut += t;
+      const m = /^ui on (http:\/\/\S+)$/m.exec(uiOut);
+      if (m !== null) resolve(m[1] as string);
+    });
+    ui.once('exit', () => reject(new Error(`weft ui exited before serving: ${uiOut}`)));
   });
-  let step = 0;
+  // the job with its failover logged, while it still runs
+  let detail: JobDetailResponse | undefined;
+  for (;;) {
+    if (run.exitCode !== null) throw new Error(`the running job ended before its failover showed: ${err}`);
+    const answer = await getJson(`${target}/api/jobs/${jobId}`, token);
+    if (answer.status === 200) {
+      detail = answer.body as JobDetailResponse;
+      if (detail.failovers.length > 0 && detail.progress !== undefined) break;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+
+  const requests: { path: string; authorization: string | undefined }[] = [];
+  const proxy = createServer((req, res) => {
+    requests.push({ path: req.url ?? '/', authorization: req.headers.authorization });
+    const forward = request(`${target}${req.url ?? '/'}`, { method: req.method, headers: req.headers, agent: false }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    forward.on('error', () => res.destroy());
+    res.on('close', () => forward.destroy());
+    req.pipe(forward);
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  const origin = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+
+  const spanning = new Set<string>();
+  for (const region of detail.regions) if (region.vertices.length > 1) spanning.add([...region.vertices].sort().join(','));
+  let closed: Promise<void> | undefined;
+  const close = (): Promise<void> =>
+    (closed ??= (async () => {
+      proxy.closeAllConnections();
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+      for (const child of [run, ui]) {
+        if (child.exitCode !== null) continue;
+        child.kill('SIGKILL');
+        await exited(child);
+      }
+      await dir.remove();
+    })());
   return {
-    origin: server.url,
+    origin,
     token,
-    pageUrl: (hash) => `${server.url}/?token=${token}${hash}`,
-    jobId: CANNED_JOB_ID,
-    finishedJobId: CANNED_FINISHED_JOB_ID,
+    pageUrl: (hash) => `${origin}/?token=${token}${hash}`,
+    jobId,
+    finishedJobId,
     unknownJobId: 'no-such-job-0',
     expected: {
       vertices: detail.vertices.map((v) => v.id),
       edges: detail.edges.map((e) => ({ source: e.source, target: e.target })),
-      spanningRegions: [['read', 'tokenize']],
-      failoverCause: CANNED_FAILOVER_CAUSE,
+      spanningRegions: [...spanning].map((key) => key.split(',')),
+      failoverCause: 'WEFT_ERR_INJECTED_FAULT',
     },
-    async advance() {
-      await server.waitForStreams(CANNED_JOB_ID);
-      step++;
-      server.publish(CANNED_JOB_ID, cannedJobDetail({ elapsedMs: 1500 + step * 1000, recordsRead: 1200 + step * 25_000, tasksFinished: 4 + Math.min(step, 2) }));
-    },
-    apiRequests: () => server.requests.filter((r) => r.path.startsWith('/api/')),
-    close: () => server.close(),
-    [Symbol.asyncDispose]: () => server.close(),
+    // the job runs on: its counters move by themselves (published every second)
+    advance: async () => {},
+    apiRequests: () => requests.filter((r) => r.path.startsWith('/api/')),
+    close,
+    [Symbol.asyncDispose]: close,
   };
 }
