@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { crc32c, crc32cForWorker } from './checksum.js';
+import { crc32c, crc32cForWorker, crc32cImplementation } from './checksum.js';
 
 /** One CRC32C to compute: of `bytes`, continuing from `initial` (0 to start). */
 export interface ChecksumSpan {
@@ -79,7 +79,7 @@ export class ChecksumWorker {
         remoteBytes += span.bytes.length;
       }
     });
-    const offloaded = remoteBytes >= MIN_WORKER_BYTES && !this.broken && crc32cForWorker() !== undefined ? this.send(spans, remote) : undefined;
+    const offloaded = remoteBytes >= MIN_WORKER_BYTES && !this.broken && crc32cImplementation() !== 'js' ? this.send(spans, remote) : undefined;
     const here = new Set(offloaded === undefined ? [] : remote);
     spans.forEach((span, i) => {
       if (!here.has(i)) out[i] = crc32c(span.bytes, span.initial ?? 0);
