@@ -7,5 +7,5 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   target: 'node20',
-  external: [/^node:/, /^@weft\//, '@aws-sdk/client-s3', 'ioredis', 'better-sqlite3', '@node-rs/crc32', 'lz4-napi', 'undici', 'prom-client'],
+  external: [/^node:/, /^@weft\//, '@aws-sdk/client-s3', 'ioredis', 'better-sqlite3', '@node-rs/crc32', 'aws-crt', 'lz4-napi', 'undici', 'prom-client'],
 });

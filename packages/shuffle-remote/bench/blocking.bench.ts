@@ -22,7 +22,6 @@ import {
   PutObjectCommand,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import { crc32c } from '@node-rs/crc32';
 import { compressSync, uncompressSync } from 'lz4-napi';
 import {
   RecordDeframer,
@@ -36,6 +35,10 @@ import {
 } from '@weft/shuffle-api';
 import { DEFAULT_REMOTE_SHUFFLE_OPTIONS, type RemoteShuffleOptions, createRemoteShuffleServiceFactory, writerBudget } from '@weft/shuffle-remote';
 import { BenchReport, createTempDir, startRedis, startS3Server } from '@weft/testkit';
+import { rawBlockChecksum } from '../src/format/block-codec.js';
+import { crc32cImplementation } from '../src/format/checksum.js';
+import { crc32cJs } from '../src/format/crc32c-js.js';
+import { loadNativeCrc32c } from '../src/format/crc32c-native.js';
 
 const TOTAL = Number(process.env['WEFT_BENCH_BYTES'] ?? 1024 ** 3);
 const RECORD = Number(process.env['WEFT_BENCH_RECORD_BYTES'] ?? 1024);
@@ -250,25 +253,26 @@ function reportRun(metric: string, r: Run, baseline: string, base: Run): void {
 
 async function benchLocal(kind: 'text' | 'random', pool: Buffer, records: Buffer[]): Promise<void> {
   await using dir = await createTempDir('weft-bench-local-');
-  const options = (compression: 'lz4' | 'none'): RemoteShuffleOptions => ({
+  // the default options (no LZ4 for a local directory: DEFAULT_COMPRESSION_BY_STORE), and LZ4 asked for
+  const options = (compression: 'default' | 'lz4'): RemoteShuffleOptions => ({
     store: `file://${join(dir.path, `data-${compression}`)}`,
     meta: `sqlite://${join(dir.path, `meta-${compression}.db`)}`,
-    compression,
+    ...(compression === 'lz4' ? { compression } : {}),
   });
   const raw: Run[] = [];
   const lz4: Run[] = [];
-  const none: Run[] = [];
+  const byDefault: Run[] = [];
   for (let rep = 0; rep < REPEAT; rep++) {
     raw.push(await rawFs(pool, dir.path));
-    lz4.push(await throughShuffle(records, options('lz4'), `local-${kind}-${rep}`, { dir: dir.path, pool }));
-    none.push(await throughShuffle(records, options('none'), `local-none-${kind}-${rep}`, { dir: dir.path, pool }));
+    byDefault.push(await throughShuffle(records, options('default'), `local-default-${kind}-${rep}`, { dir: dir.path, pool }));
+    lz4.push(await throughShuffle(records, options('lz4'), `local-lz4-${kind}-${rep}`, { dir: dir.path, pool }));
   }
   const r = best(raw);
   row(`raw fs write+read (${kind})`, raw);
-  row(`local dir + SQLite, LZ4 (${kind})`, lz4, r);
-  row(`local dir + SQLite, no compression (${kind})`, none, r);
-  reportRun(`local-sqlite-write-read-${kind}`, best(lz4), 'raw-fs-write-read', r);
-  reportRun(`local-sqlite-uncompressed-write-read-${kind}`, best(none), 'raw-fs-write-read', r);
+  row(`local dir + SQLite, default options: no LZ4 (${kind})`, byDefault, r);
+  row(`local dir + SQLite, compression 'lz4' (${kind})`, lz4, r);
+  reportRun(`local-sqlite-write-read-${kind}`, best(byDefault), 'raw-fs-write-read', r);
+  reportRun(`local-sqlite-lz4-write-read-${kind}`, best(lz4), 'raw-fs-write-read', r);
   stageCosts(kind, records, r);
 }
 
@@ -282,8 +286,9 @@ function cpuOf(body: () => void): number {
 
 /**
  * What each stage of the format costs on one thread without I/O, per GiB of records, in the writer's
- * block size: framing (RecordFramer into blocks), one CRC32C pass over every block (a write computes one,
- * a read verifies one), deframing (record views), LZ4 compress and decompress.
+ * block size: framing (RecordFramer into blocks), framing with each block checksummed as it fills (the
+ * writer without LZ4), one CRC32C pass over every block in memory with each implementation (a read
+ * verifies one), deframing (record views), LZ4 compress and decompress.
  */
 function stageCosts(kind: string, records: Buffer[], raw: Run): void {
   const block = writerBudget(DEFAULT_REMOTE_SHUFFLE_OPTIONS.producerMemoryBytes, SUBPARTITIONS, DEFAULT_REMOTE_SHUFFLE_OPTIONS.bufferSizeBytes, 0).blockBytes;
@@ -302,9 +307,28 @@ function stageCosts(kind: string, records: Buffer[], raw: Run): void {
     for (let i = 0; i < n; i++) framer.write(records[i % records.length]!);
     framer.flush();
   });
+  const perGiB = (seconds: number, bytes = sample): number => (seconds * GiB) / bytes;
   let x = 0;
-  const crc = cpuOf(() => {
-    for (const b of blocks) x ^= crc32c(b as Buffer);
+  const crcOf = (fn: (bytes: Uint8Array, initial: number) => number): number =>
+    cpuOf(() => {
+      for (const b of blocks) x ^= fn(b, 0);
+    });
+  const crcStages: [string, number][] = [];
+  for (const name of ['@node-rs/crc32', 'aws-crt'] as const) {
+    const native = loadNativeCrc32c(name);
+    if (native !== undefined) crcStages.push([`CRC32C ${name}, one pass over the blocks in memory`, perGiB(crcOf(native.crc32c))]);
+  }
+  crcStages.push(['CRC32C JavaScript fallback, one pass', perGiB(crcOf(crc32cJs))]);
+  // the writer without LZ4: each block checksummed the moment it is full (in cache), by the CRC32C in use
+  allocated = 0;
+  const framedChecked = cpuOf(() => {
+    const framer = new RecordFramer(
+      block,
+      () => pool[allocated++]!,
+      (segment, length) => (x ^= rawBlockChecksum(1, segment.subarray(0, length))),
+    );
+    for (let i = 0; i < n; i++) framer.write(records[i % records.length]!);
+    framer.flush();
   });
   const deframer = new RecordDeframer(RECORD + 1);
   const views: Uint8Array[] = [];
@@ -323,12 +347,12 @@ function stageCosts(kind: string, records: Buffer[], raw: Run): void {
   const decompress = cpuOf(() => {
     for (const c of compressed) uncompressSync(c);
   });
-  const perGiB = (seconds: number, bytes = sample): number => (seconds * GiB) / bytes;
   const rawCpu = ((raw.write.cpuSeconds + raw.read.cpuSeconds) * GiB) / totalBytes;
   const rawWall = ((raw.write.seconds + raw.read.seconds) * GiB) / totalBytes;
   const stages: [string, number][] = [
     ['frame records into blocks', perGiB(framing)],
-    ['CRC32C, one pass (x2: write and read)', perGiB(crc)],
+    [`frame and checksum each block as it fills (${crc32cImplementation()}; the writer without LZ4)`, perGiB(framedChecked)],
+    ...crcStages,
     ['deframe into record views', perGiB(deframing)],
     ['LZ4 compress', perGiB(compress, lz4Bytes)],
     ['LZ4 decompress', perGiB(decompress, lz4Bytes)],

@@ -5,6 +5,7 @@ export { RemoteResultPartitionWriter } from './blocking/remote-result-partition-
 export { writerBudget, type WriterBudget } from './shuffle-core/writer-budget.js';
 export { REMOTE_SHUFFLE_SERVICE_ID } from './blocking/descriptor-checks.js';
 export {
+  DEFAULT_COMPRESSION_BY_STORE,
   DEFAULT_REMOTE_SHUFFLE_OPTIONS,
   resolveRemoteShuffleOptions,
   type RemoteShuffleOptions,

@@ -12,7 +12,9 @@ import {
   SubpartitionRangeReader,
   decodeFooter,
 } from '@weft/shuffle-remote';
+import { rawBlockChecksum } from '../src/format/block-codec.js';
 import { crc32c, crc32cCombine } from '../src/format/checksum.js';
+import { SortBuffer } from '../src/shuffle-core/sort-buffer.js';
 import { ChecksumWorker } from '../src/format/checksum-worker.js';
 import { MemoryBlob } from './helpers/memory-blob.js';
 
@@ -91,6 +93,56 @@ function corruptionOf(promise: Promise<unknown>): Promise<ShuffleError> {
     },
   );
 }
+
+/** `regions` with each data entry's rawChecksum set to `checksum(entry)`. */
+function withRawChecksums(regions: Region[], checksum: (entry: RegionEntry) => number): Region[] {
+  return regions.map((region) => ({
+    ...region,
+    subpartitions: region.subpartitions.map((list) => list?.map((entry) => (entry.kind === BLOCK_KIND_DATA ? { ...entry, rawChecksum: checksum(entry) } : entry))),
+  }));
+}
+
+async function writeRegions(regions: Region[], numberOfSubpartitions: number, compression: 'lz4' | 'none') {
+  const blob = new MemoryBlob();
+  const writer = new PartitionFileWriter({ blob, numberOfSubpartitions, compression });
+  for (const region of regions) await writer.writeRegion(region);
+  return { blob, summary: await writer.finish() };
+}
+
+describe('block checksums computed when a block is filled', () => {
+  const records = [0, 1, 2].map((s) => Array.from({ length: 60 }, (_, i) => textRecord(s, i, 300 + ((i * 53) % 700))));
+  const events = new Map([['0:1', encodeEvent({ type: 'user', name: 'marker', payload: { n: 1 } })]]);
+
+  it('writes the same object whether the producer checksummed its raw blocks or not, and it reads back', async () => {
+    const plain = await writeRegions(regionsOf(records, 25, events), 3, 'none');
+    const precomputed = await writeRegions(withRawChecksums(regionsOf(records, 25, events), (e) => rawBlockChecksum(BLOCK_KIND_DATA, e.bytes)), 3, 'none');
+    assert.ok(Buffer.from(precomputed.blob.bytes).equals(Buffer.from(plain.blob.bytes)), 'identical bytes');
+    const got = await readRange(precomputed.blob, precomputed.summary, 0, 2);
+    for (let s = 0; s < 3; s++) assert.equal(got.get(s)!.records.length, 60);
+  });
+
+  it("stores a raw block's precomputed checksum as given (a wrong one is caught by the reader) and ignores it for a block stored compressed", async () => {
+    const wrong = withRawChecksums(regionsOf(records, 25), (e) => (rawBlockChecksum(BLOCK_KIND_DATA, e.bytes) ^ 1) >>> 0);
+    const raw = await writeRegions(wrong, 3, 'none');
+    const error = await corruptionOf(readRange(raw.blob, raw.summary, 0, 0));
+    assert.match(error.message, /checksum mismatch/);
+    // text compresses: every block is stored LZ4, whose checksum the writer computes over what it stores
+    const lz4 = await writeRegions(wrong, 3, 'lz4');
+    assert.equal((await readRange(lz4.blob, lz4.summary, 0, 2)).get(1)!.records.length, 60);
+  });
+
+  it("has the sort buffer checksum each data block as it fills it when asked, as the file writer would", () => {
+    const sort = new SortBuffer(2, 4096, 1 << 20, true);
+    for (let i = 0; i < 50; i++) sort.write(textRecord(i % 2, i, 500), i % 2);
+    const region = sort.takeRegion();
+    const entries = region.subpartitions.flatMap((list) => list ?? []);
+    assert.ok(entries.length > 4);
+    for (const entry of entries) assert.equal(entry.rawChecksum, rawBlockChecksum(BLOCK_KIND_DATA, entry.bytes.slice()));
+    const unchecked = new SortBuffer(2, 4096, 1 << 20);
+    unchecked.write(textRecord(0, 0, 500), 0);
+    assert.equal(unchecked.takeRegion().subpartitions[0]![0]!.rawChecksum, undefined);
+  });
+});
 
 describe('sort-merge partition data object', () => {
   it('reads back every subpartition and every range of several regions, with LZ4 and without', async () => {

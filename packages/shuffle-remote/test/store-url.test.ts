@@ -132,11 +132,18 @@ describe('remote shuffle options', () => {
     assert.equal(factory.options.compression, 'none');
   });
 
-  it('defaults to a local directory and an SQLite file under ./.weft, LZ4 on', () => {
+  it('defaults to a local directory and an SQLite file under ./.weft, without LZ4', () => {
     const options = resolveRemoteShuffleOptions({}, '/srv/job');
     assert.deepEqual(options.store, { type: 'file', dir: '/srv/job/.weft/shuffle' });
     assert.deepEqual(options.meta, { type: 'sqlite', path: '/srv/job/.weft/shuffle-meta.db' });
-    assert.equal(options.compression, 'lz4');
+    assert.equal(options.compression, 'none');
     assert.equal(options.producerMemoryBytes, 64 * 1024 * 1024);
+  });
+
+  it('turns LZ4 on by default for S3 only, and keeps an explicit choice for either store', () => {
+    assert.equal(resolveRemoteShuffleOptions({ store: 'file:///tmp/weft-c' }).compression, 'none');
+    assert.equal(resolveRemoteShuffleOptions({ store: 's3://bucket/prefix' }).compression, 'lz4');
+    assert.equal(resolveRemoteShuffleOptions({ store: 'file:///tmp/weft-c', compression: 'lz4' }).compression, 'lz4');
+    assert.equal(resolveRemoteShuffleOptions({ store: 's3://bucket/prefix', compression: 'none' }).compression, 'none');
   });
 });

@@ -58,7 +58,13 @@ export interface RemoteShuffleOptions {
   readonly bufferSizeBytes?: number;
   /** Largest record a writer accepts and a reader expects. @defaultValue 268435456 (256 MiB) */
   readonly maxRecordBytes?: number;
-  /** LZ4 per block (kept raw where it does not shrink), or none. @defaultValue 'lz4' */
+  /**
+   * LZ4 per block (kept raw where it does not shrink), or none. The default depends on the store
+   * (`DEFAULT_COMPRESSION_BY_STORE`): none for a local directory, whose writes and reads are page-cache
+   * copies faster than LZ4 (on 1 KiB text records LZ4 costs ~3 s of CPU per GiB compressed and ~1.3 s
+   * decompressed, a page-cache write + read ~0.35 s); LZ4 for S3, where halving the bytes sent pays.
+   * @defaultValue 'none' for `file://`, 'lz4' for `s3://`
+   */
   readonly compression?: 'lz4' | 'none';
   /** Size of one ranged read by a consumer; a gate holds about two. @defaultValue 4194304 (4 MiB) */
   readonly readBufferBytes?: number;
@@ -102,7 +108,6 @@ export const DEFAULT_REMOTE_SHUFFLE_OPTIONS = Object.freeze({
   producerMemoryBytes: 64 * 1024 * 1024,
   bufferSizeBytes: 256 * 1024,
   maxRecordBytes: DEFAULT_MAX_RECORD_BYTES,
-  compression: 'lz4',
   readBufferBytes: 4 * 1024 * 1024,
   attemptLeaseMs: 60_000,
   sweepIntervalMs: 300_000,
@@ -112,6 +117,13 @@ export const DEFAULT_REMOTE_SHUFFLE_OPTIONS = Object.freeze({
   metaRetryInitialDelayMs: 50,
   metaRetryMaxDelayMs: 2_000,
 } as const);
+
+/**
+ * The compression a store gets when `compression` is not given: LZ4 only where it pays — storage slower
+ * than LZ4 itself (S3, over a network). A local directory is written and read through the page cache at
+ * several GB/s, faster than LZ4 compresses (~0.4 GB/s on text here): there LZ4 only costs CPU.
+ */
+export const DEFAULT_COMPRESSION_BY_STORE = Object.freeze({ file: 'none', s3: 'lz4' } as const);
 
 function integer(name: string, value: unknown, min: number, max = Number.MAX_SAFE_INTEGER): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
@@ -167,7 +179,7 @@ export function resolveRemoteShuffleOptions(input: unknown, cwd: string = proces
       throw invalidConfig('producerMemoryBytes', `${producerMemoryBytes} is too small for S3 parts of ${minPart} bytes (store.upload "multipart"); use at least ${2 * minPart + 1024 * 1024}`);
     }
   }
-  const compression = o.compression ?? d.compression;
+  const compression = o.compression ?? DEFAULT_COMPRESSION_BY_STORE[store.type];
   if (compression !== 'lz4' && compression !== 'none') throw invalidConfig('compression', `expected "lz4" or "none", got ${JSON.stringify(compression)}`);
   const metaRetryInitialDelayMs = integer('metaRetryInitialDelayMs', o.metaRetryInitialDelayMs ?? d.metaRetryInitialDelayMs, 0);
   return {

@@ -81,6 +81,17 @@ export function headerChecksum(header: Uint8Array, at: number): number {
   return crc32c(header.subarray(at + 4, at + BLOCK_HEADER_BYTES));
 }
 
+const scratchHeader = new Uint8Array(BLOCK_HEADER_BYTES);
+
+/**
+ * The checksum a block of `payload` gets when stored raw (codec 0): what `writeBlockHeader` would write
+ * without LZ4. Lets a writer checksum a block the moment it is filled, while it is still in the CPU's cache.
+ */
+export function rawBlockChecksum(kind: BlockKind, payload: Uint8Array): number {
+  writeBlockFields(scratchHeader, 0, kind, payload);
+  return crc32c(payload, headerChecksum(scratchHeader, 0));
+}
+
 /** Writes one whole block (header and payload) into `out` at `offset`; returns its encoded length. */
 export function writeBlock(out: Uint8Array, offset: number, kind: BlockKind, payload: Uint8Array, compressed?: Uint8Array): number {
   const stored = writeBlockHeader(out, offset, kind, payload, compressed);

@@ -1,6 +1,5 @@
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import { crc32c } from './checksum.js';
+import { crc32c, crc32cForWorker, crc32cImplementation } from './checksum.js';
 
 /** One CRC32C to compute: of `bytes`, continuing from `initial` (0 to start). */
 export interface ChecksumSpan {
@@ -25,10 +24,22 @@ const MIN_WORKER_BYTES = 256 * 1024;
 
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
-const { crc32c } = require(workerData.crc32);
+function load(modules) {
+  for (const { modulePath, exportName } of modules) {
+    try {
+      const fn = require(modulePath)[exportName];
+      if (typeof fn === 'function' && fn(Buffer.from('123456789'), 0) >>> 0 === 0xe3069283) return fn;
+    } catch {}
+  }
+  return undefined;
+}
+let crc32c = load(workerData.now);
+if (crc32c === undefined) throw new Error('the checksum worker could not load its CRC32C');
+let upgradeAfter = workerData.afterBytes;
 parentPort.on('message', ({ id, buffers, spans }) => {
   const out = new Uint32Array(spans.length / 4);
   for (let i = 0; i < out.length; i++) {
+    if (upgradeAfter >= 0 && (upgradeAfter -= spans[4 * i + 2]) < 0) crc32c = load(workerData.later) ?? crc32c;
     out[i] = crc32c(Buffer.from(buffers[spans[4 * i]], spans[4 * i + 1], spans[4 * i + 2]), spans[4 * i + 3]) >>> 0;
   }
   parentPort.postMessage({ id, crcs: out }, [out.buffer]);
@@ -41,7 +52,8 @@ parentPort.on('message', ({ id, buffers, spans }) => {
  * is, with framing, the biggest CPU cost of the format). Spans in SharedArrayBuffers go to the worker
  * (nothing is copied); the others, small batches, and everything once the worker failed are computed on
  * the calling thread. One worker per process, started on first use; it keeps the process alive only
- * while a batch is in flight.
+ * while a batch is in flight. It loads the native CRC32C the calling thread uses (checksum.ts, switching
+ * to the faster one after as many bytes); with the JavaScript fallback there is no worker.
  */
 export class ChecksumWorker {
   private static instance: ChecksumWorker | undefined;
@@ -67,7 +79,7 @@ export class ChecksumWorker {
         remoteBytes += span.bytes.length;
       }
     });
-    const offloaded = remoteBytes >= MIN_WORKER_BYTES && !this.broken ? this.send(spans, remote) : undefined;
+    const offloaded = remoteBytes >= MIN_WORKER_BYTES && !this.broken && crc32cImplementation() !== 'js' ? this.send(spans, remote) : undefined;
     const here = new Set(offloaded === undefined ? [] : remote);
     spans.forEach((span, i) => {
       if (!here.has(i)) out[i] = crc32c(span.bytes, span.initial ?? 0);
@@ -118,8 +130,7 @@ export class ChecksumWorker {
 
   private start(): Worker {
     if (this.worker !== undefined) return this.worker;
-    const crc32 = createRequire(import.meta.url).resolve('@node-rs/crc32');
-    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { crc32 } });
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: crc32cForWorker() });
     worker.unref();
     worker.on('message', ({ id, crcs }: { id: number; crcs: Uint32Array }) => {
       const waiting = this.pending.get(id);

@@ -20,6 +20,8 @@ export interface RegionEntry {
   readonly bytes: Uint8Array;
   /** The pooled array behind `bytes`, handed to `recycle` once encoded. */
   readonly buffer?: Uint8Array;
+  /** The block's checksum if stored raw (`rawBlockChecksum`), when the producer computed it already. */
+  readonly rawChecksum?: number;
 }
 
 /** What a producer's sort buffer held when it spilled: `subpartitions[s]` in order, undefined when empty. */
@@ -212,6 +214,9 @@ export class PartitionFileWriter {
     const chunks: Uint8Array[] = [];
     const pooled: Uint8Array[] = [];
     const spans: ChecksumSpan[] = [];
+    /** Blocks whose CRC the producer computed (by index in `spans`), and those still to compute. */
+    const known = new Map<number, number>();
+    const toCompute: number[] = [];
     /** Per subpartition: its first block and where its blocks start in the region. */
     const firstBlock: number[] = [];
     const startAt: number[] = [];
@@ -243,7 +248,13 @@ export class PartitionFileWriter {
             this.inFlightBytes += stored.length;
             held += stored.length;
           }
-          spans.push({ bytes: stored, initial: headerChecksum(headers, at) });
+          if (stored === entry.bytes && entry.rawChecksum !== undefined) {
+            known.set(spans.length, entry.rawChecksum);
+            spans.push({ bytes: stored });
+          } else {
+            toCompute.push(spans.length);
+            spans.push({ bytes: stored, initial: headerChecksum(headers, at) });
+          }
           chunks.push(headers.subarray(at, at + BLOCK_HEADER_BYTES), stored);
           position += BLOCK_HEADER_BYTES + stored.length;
           if (entry.buffer !== undefined) pooled.push(entry.buffer);
@@ -257,8 +268,14 @@ export class PartitionFileWriter {
       }
       if (compressibleRaw > 0) this.lastRatio = compressibleStored / compressibleRaw;
       if (position > 0xffff_ffff) throw new Error(`region of ${position} bytes is larger than the format's 4 GiB`);
-      // the region's block CRCs (on the checksum worker for blocks in shared memory, else here)
-      const crcs = await ChecksumWorker.shared().compute(spans);
+      // the region's block CRCs not computed when their blocks were filled (on the checksum worker for
+      // blocks in shared memory, else here)
+      const crcs = new Uint32Array(spans.length);
+      for (const [b, crc] of known) crcs[b] = crc;
+      if (toCompute.length > 0) {
+        const computed = await ChecksumWorker.shared().compute(toCompute.map((b) => spans[b]!));
+        toCompute.forEach((b, k) => (crcs[b] = computed[k]!));
+      }
       const entries: IndexEntry[] = [];
       for (let s = 0; s < region.subpartitions.length; s++) {
         const first = firstBlock[s]!;

@@ -1,5 +1,5 @@
 import { RecordFramer } from '@weft/shuffle-api';
-import { BLOCK_KIND_DATA, BLOCK_KIND_EVENT } from '../format/block-codec.js';
+import { BLOCK_KIND_DATA, BLOCK_KIND_EVENT, rawBlockChecksum } from '../format/block-codec.js';
 import type { Region, RegionEntry } from '../format/partition-file-writer.js';
 
 /** Smallest block the sort buffer shrinks to when a partition has very many subpartitions. */
@@ -33,6 +33,11 @@ export class SortBuffer {
      * (an oversized record's) go back to the system as they are recycled.
      */
     maxAllocatedBytes: number,
+    /**
+     * Whether each data block is checksummed as stored raw the moment it is full (`rawBlockChecksum`,
+     * while it is in the CPU's cache): true when nothing will compress it. @defaultValue false
+     */
+    checksumBlocks = false,
   ) {
     this.blockBytes = blockBytes;
     this.maxAllocated = Math.max(blockBytes, maxAllocatedBytes);
@@ -43,7 +48,12 @@ export class SortBuffer {
         new RecordFramer(
           blockBytes,
           () => this.allocate(),
-          (segment, length) => this.add(s, { kind: BLOCK_KIND_DATA, bytes: segment.subarray(0, length), buffer: segment }),
+          checksumBlocks
+            ? (segment, length) => {
+                const bytes = segment.subarray(0, length);
+                this.add(s, { kind: BLOCK_KIND_DATA, bytes, buffer: segment, rawChecksum: rawBlockChecksum(BLOCK_KIND_DATA, bytes) });
+              }
+            : (segment, length) => this.add(s, { kind: BLOCK_KIND_DATA, bytes: segment.subarray(0, length), buffer: segment }),
         ),
     );
   }

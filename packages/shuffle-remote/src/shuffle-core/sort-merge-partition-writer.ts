@@ -104,7 +104,13 @@ export abstract class SortMergePartitionWriter implements ResultPartitionWriter 
     const regionsTo = settings.spill ?? settings.blob;
     this.budget = writerBudget(settings.producerMemoryBytes, this.numberOfSubpartitions, settings.bufferSizeBytes, regionsTo.maxRetainedBytes);
     // blocks of the region being filled and of the regions being spilled come back to the pool
-    this.sort = new SortBuffer(this.numberOfSubpartitions, this.budget.blockBytes, (1 + this.budget.spillsInFlight) * this.budget.regionShareBytes);
+    // without LZ4 every block is stored as framed: checksummed the moment it is full, while in cache
+    this.sort = new SortBuffer(
+      this.numberOfSubpartitions,
+      this.budget.blockBytes,
+      (1 + this.budget.spillsInFlight) * this.budget.regionShareBytes,
+      settings.compression === 'none',
+    );
     this.file = new PartitionFileWriter({
       blob: settings.blob,
       numberOfSubpartitions: this.numberOfSubpartitions,
