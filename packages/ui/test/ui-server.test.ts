@@ -62,6 +62,12 @@ describe('the UI server API', () => {
       const unknown = await get(`${url}/api/jobs/nope`);
       assert.equal(unknown.status, 404);
       assert.deepEqual(JSON.parse(unknown.body).error.code, 'WEFT_UI_ERR_UNKNOWN_JOB');
+      // a malformed percent-encoding names no job (and no app file): a 404, not a 500
+      for (const path of ['/api/jobs/%E0%A4%A', '/api/jobs/%E0%A4%A/stream']) {
+        const malformed = await get(`${url}${path}`);
+        assert.deepEqual([malformed.status, JSON.parse(malformed.body).error.code], [404, 'WEFT_UI_ERR_UNKNOWN_JOB'], path);
+      }
+      assert.equal((await get(`${url}/app/%E0%A4%A`)).status, 404);
       const route = await get(`${url}/api/nothing-here`);
       assert.deepEqual([route.status, JSON.parse(route.body).error.code], [404, 'WEFT_UI_ERR_NOT_FOUND']);
       const post = await get(`${url}/api/jobs`, {}, 'POST');

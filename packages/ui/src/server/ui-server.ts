@@ -35,6 +35,15 @@ class UiRequestError extends Error {
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'unreadable']);
 const JOB_ROUTE = /^\/api\/jobs\/([^/]+)(\/stream)?$/;
 
+/** A path segment percent-decoded; undefined when its encoding is malformed (`%E0%A4%A`: no job or file has that name). */
+function decodeSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Starts the UI server (node:http, no framework): the single-page app, the JSON API of ui-api.ts derived
  * from the job event log on every request (nothing cached: the log is the truth), server-sent events for
@@ -120,8 +129,9 @@ class HttpUiServer implements UiServer {
       }
       const job = JOB_ROUTE.exec(path);
       if (job !== null) {
-        const jobId = decodeURIComponent(job[1] as string);
         route = job[2] === undefined ? 'job' : 'stream';
+        const jobId = decodeSegment(job[1] as string);
+        if (jobId === undefined) throw new UiRequestError('WEFT_UI_ERR_UNKNOWN_JOB', `no job ${JSON.stringify(job[1])} in the event log ${this.#options.eventLog.description}: its percent-encoding is malformed`);
         if (job[2] === undefined) return this.#json(res, 200, toJobDetail(await this.#jobSource(jobId)));
         return await this.#stream(res, jobId);
       }
@@ -132,7 +142,8 @@ class HttpUiServer implements UiServer {
       if (path === '/api' || path.startsWith('/api/')) throw new UiRequestError('WEFT_UI_ERR_NOT_FOUND', `no API route ${path}; see GET /api/jobs, /api/jobs/:jobId, /api/jobs/:jobId/stream, /api/cluster`);
       if (path.startsWith('/app/')) {
         route = 'app';
-        const asset = await this.#options.appAssets.asset(decodeURIComponent(path.slice('/app/'.length)));
+        const name = decodeSegment(path.slice('/app/'.length));
+        const asset = name === undefined ? undefined : await this.#options.appAssets.asset(name);
         if (asset === undefined) return this.#send(res, 404, 'text/plain; charset=utf-8', `no such file ${path}\n`);
         return this.#send(res, 200, asset.contentType, asset.body);
       }
