@@ -215,6 +215,8 @@ describe('an event stream whose client goes away', () => {
       });
       while ((await clients()) !== 0) await new Promise((r) => setTimeout(r, 10));
       assert.equal(await clients(), 0);
+      // the stream is counted as an answered request once its client went away (it never 'finish'es)
+      assert.match((await get(`${url}/metrics`)).body, /^weft_ui_http_requests_total\{route="stream",status="200"\} 1$/m);
     });
   });
 });

@@ -110,7 +110,8 @@ class HttpUiServer implements UiServer {
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://ui.invalid');
     let route = 'index';
-    res.once('finish', () => this.#metrics.request(route, res.statusCode));
+    // 'close', not 'finish': an event stream the client went away from never finishes, and is a request too
+    res.once('close', () => this.#metrics.request(route, res.statusCode));
     try {
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         route = 'other';
