@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { JobDetailResponse, JobListResponse } from '@weft/ui';
+import Database from 'better-sqlite3';
 import { createTempDir, promtoolProblems } from '@weft/testkit';
 import { startWeft } from './helpers/weft-process.js';
 
@@ -119,6 +120,25 @@ describe('weft run --ui and weft ui', () => {
     assert.deepEqual([unknown.status, (JSON.parse(unknown.body) as { error: { code: string } }).error.code], [404, 'WEFT_UI_ERR_UNKNOWN_JOB']);
     ui.child.kill('SIGTERM');
     assert.equal(await ui.exited, 0, ui.stderr());
+
+    // the same log as a newer weft would have written it (one event of format version 7): a clear message, not a failure
+    const db = new Database(join(dir.path, '.weft', 'shuffle-meta.db'));
+    try {
+      const changed = db.prepare("UPDATE weft_job_events SET event = replace(event, '\"v\":1,', '\"v\":7,') WHERE job_id = ? AND seq = 3").run(jobId).changes;
+      assert.equal(changed, 1);
+    } finally {
+      db.close();
+    }
+    await using newer = startWeft(['ui', '--meta', `sqlite://${join(dir.path, '.weft', 'shuffle-meta.db')}`, '--port', '0'], { cwd: dir.path });
+    const newerUrl = (await newer.waitFor(/^ui on (http:\/\/\S+)$/m))[1] as string;
+    const unreadable = JSON.parse((await get(`${newerUrl}/api/jobs`)).body) as JobListResponse;
+    assert.deepEqual(unreadable.jobs.map((j) => [j.jobId, j.status]), [[jobId, 'unreadable']]);
+    assert.match(unreadable.jobs[0]?.problem ?? '', /event 3 was written by event format version 7; this weft reads version 1/);
+    const unreadableDetail = await get(`${newerUrl}/api/jobs/${jobId}`);
+    assert.equal(unreadableDetail.status, 200);
+    assert.equal((JSON.parse(unreadableDetail.body) as JobDetailResponse).job.status, 'unreadable');
+    newer.child.kill('SIGTERM');
+    assert.equal(await newer.exited, 0, newer.stderr());
   });
 
   it('refuses a host beyond loopback without a token (exit 2, naming --token and WEFT_UI_TOKEN), and bad flags naming the flag', async () => {
