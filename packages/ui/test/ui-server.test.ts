@@ -77,6 +77,17 @@ describe('the UI server API', () => {
     });
   });
 
+  it('lists the jobs newest first (listRuns is oldest first)', async () => {
+    const log = submittedLog();
+    log.append('j2', 'job-submitted', { name: 'later', topology: TOPOLOGY, tasksTotal: 2, options: { restartStrategy: { type: 'none' } } });
+    log.append('j3', 'job-submitted', { name: 'latest', topology: TOPOLOGY, tasksTotal: 2, options: { restartStrategy: { type: 'none' } } });
+    assert.deepEqual((await log.listRuns()).map((r) => r.jobId), ['j1', 'j2', 'j3']);
+    await withServer({ eventLog: log }, async (url) => {
+      const list = JSON.parse((await get(`${url}/api/jobs`)).body);
+      assert.deepEqual(list.jobs.map((j: { jobId: string }) => j.jobId), ['j3', 'j2', 'j1']);
+    });
+  });
+
   it('serves the index page at every path outside /api and /app (client-side routes), and 404 for a missing app file', async () => {
     await withServer({ eventLog: submittedLog() }, async (url) => {
       for (const path of ['/', '/jobs/unknown-job', '/some/deep/path']) {
