@@ -122,6 +122,22 @@ describe('the UI server API', () => {
 });
 
 describe('the UI token', () => {
+  it('without one (loopback only), answers job data only to a loopback Host header: a DNS-rebound name gets a 403', async () => {
+    await withServer({ eventLog: submittedLog() }, async (url) => {
+      const port = new URL(url).port;
+      for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `127.0.0.2:${port}`]) assert.equal((await get(`${url}/api/jobs`, { host })).status, 200, host);
+      for (const path of ['/api/jobs', '/api/jobs/j1', '/api/jobs/j1/stream', '/metrics']) {
+        const rebound = await get(`${url}${path}`, { host: `attacker.example:${port}` });
+        assert.deepEqual([rebound.status, JSON.parse(rebound.body).error.code], [403, 'WEFT_UI_ERR_HOST_NOT_ALLOWED'], path);
+      }
+      assert.equal((await get(`${url}/`, { host: `attacker.example:${port}` })).status, 200, 'the app page holds no job data');
+    });
+    // with a token the token decides, whatever the Host
+    await withServer({ eventLog: submittedLog(), token: TOKEN }, async (url) => {
+      assert.equal((await get(`${url}/api/jobs`, { host: 'ui.example.com', authorization: `Bearer ${TOKEN}` })).status, 200);
+    });
+  });
+
   it('is required beyond loopback: 127.x, ::1 and localhost are loopback, 0.0.0.0, :: and other hosts are not', async () => {
     for (const host of ['127.0.0.1', '127.0.0.2', '::1', '[::1]', 'localhost', '::ffff:127.0.0.1']) assert.equal(isLoopbackHost(host), true, host);
     for (const host of ['0.0.0.0', '::', '10.0.0.1', '192.168.1.2', 'example.com', '::ffff:10.0.0.1']) assert.equal(isLoopbackHost(host), false, host);

@@ -8,7 +8,7 @@ import { apiError, UI_API_ERRORS, type UiApiErrorCode } from './ui-api-errors.js
 import { type JobViewSource, toJobDetail, toJobListItem } from './job-view.js';
 import { UiMetrics } from './ui-metrics.js';
 import { type ResolvedUiServerOptions, resolveUiServerOptions, type UiServerOptions } from './ui-server-options.js';
-import { requestToken, tokenMatches } from './ui-token.js';
+import { hostHeaderIsLoopback, requestToken, tokenMatches } from './ui-token.js';
 
 /** A running UI server. */
 export interface UiServer extends AsyncDisposable {
@@ -158,7 +158,11 @@ class HttpUiServer implements UiServer {
 
   #authorize(req: IncomingMessage, url: URL): void {
     const token = this.#options.token;
-    if (token === undefined || tokenMatches(token, requestToken(req, url))) return;
+    if (token === undefined) {
+      if (hostHeaderIsLoopback(req)) return;
+      throw new UiRequestError('WEFT_UI_ERR_HOST_NOT_ALLOWED', `this UI has no token, so it answers only requests to a loopback host (127.x, ::1, localhost), not Host: ${req.headers.host ?? ''}; open it at 127.0.0.1, or start it with a token`);
+    }
+    if (tokenMatches(token, requestToken(req, url))) return;
     throw new UiRequestError('WEFT_UI_ERR_UNAUTHORIZED', 'a valid UI token is required (Authorization: Bearer <token>, or ?token=<token>)');
   }
 
