@@ -3,6 +3,7 @@
 // grow), and `weft ui --meta …` serves it afterwards from another process (the failover with its cause,
 // 404 for an unknown job, 401 without the token), and stops on SIGTERM with exit 0.
 import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -113,6 +114,12 @@ describe('weft run --ui and weft ui', () => {
     assert.equal(failover?.failedTask, 'count#1');
     assert.equal(failover?.error.code, 'WEFT_ERR_INJECTED_FAULT');
     assert.ok(failover?.tasksToRestart.includes('count#1'));
+    // the same set `weft plan --fail` predicts for the job's graph as the UI shows it
+    const topologyFile = join(dir.path, 'topology.json');
+    await writeFile(topologyFile, JSON.stringify({ vertices: detail.vertices.map((v) => ({ id: v.id, parallelism: v.parallelism })), edges: detail.edges.map(({ id, source, target, distribution, partitionType }) => ({ id, source, target, distribution, partitionType })) }));
+    await using plan = startWeft(['plan', topologyFile, '--fail', 'count#1', '--json'], { cwd: dir.path });
+    assert.equal(await plan.exited, 0, plan.stderr());
+    assert.deepEqual([...(failover?.tasksToRestart ?? [])].sort(), [...(JSON.parse(plan.stdout()) as { restart: string[] }).restart].sort());
     assert.ok(detail.attempts.some((a) => a.task === 'count#1' && a.attempt === 1 && a.state === 'finished'), 'the restarted attempt finished');
     assert.ok(detail.attempts.every((a) => typeof a.executor === 'string'), 'every attempt names its executor');
     assert.ok(detail.regions.length > 0);
