@@ -3,11 +3,13 @@
 // grow), and `weft ui --meta …` serves it afterwards from another process (the failover with its cause,
 // 404 for an unknown job, 401 without the token), and stops on SIGTERM with exit 0.
 import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { JobDetailResponse, JobListResponse } from '@weft/ui';
+import Database from 'better-sqlite3';
 import { createTempDir, promtoolProblems } from '@weft/testkit';
 import { startWeft } from './helpers/weft-process.js';
 
@@ -70,7 +72,7 @@ const live = (d: JobDetailResponse): number => (d.progress?.recordsRead ?? 0) + 
 describe('weft run --ui and weft ui', () => {
   it('serves a run with an injected failover while it runs, and from its log afterwards', async () => {
     await using dir = await createTempDir('weft-ui-run-');
-    const args = ['run', wordCount, '--ui', '0', '--parallelism', '2', '--workers', '2', '--inject-faults', 'throw:count#1@20000', '--', '--lines', '600000', '--output', join(dir.path, 'out.tsv')];
+    const args = ['run', wordCount, '--ui', '0', '--parallelism', '2', '--workers', '2', '--inject-faults', 'throw:count#1@20000', '--', '--lines', '3000000', '--output', join(dir.path, 'out.tsv')];
     await using run = startWeft(args, { cwd: dir.path });
     const url = (await run.waitFor(/ui on (http:\/\/\S+)/))[1] as string;
     const jobId = await firstJobId(url, run.exited);
@@ -112,6 +114,12 @@ describe('weft run --ui and weft ui', () => {
     assert.equal(failover?.failedTask, 'count#1');
     assert.equal(failover?.error.code, 'WEFT_ERR_INJECTED_FAULT');
     assert.ok(failover?.tasksToRestart.includes('count#1'));
+    // the same set `weft plan --fail` predicts for the job's graph as the UI shows it
+    const topologyFile = join(dir.path, 'topology.json');
+    await writeFile(topologyFile, JSON.stringify({ vertices: detail.vertices.map((v) => ({ id: v.id, parallelism: v.parallelism })), edges: detail.edges.map(({ id, source, target, distribution, partitionType }) => ({ id, source, target, distribution, partitionType })) }));
+    await using plan = startWeft(['plan', topologyFile, '--fail', 'count#1', '--json'], { cwd: dir.path });
+    assert.equal(await plan.exited, 0, plan.stderr());
+    assert.deepEqual([...(failover?.tasksToRestart ?? [])].sort(), [...(JSON.parse(plan.stdout()) as { restart: string[] }).restart].sort());
     assert.ok(detail.attempts.some((a) => a.task === 'count#1' && a.attempt === 1 && a.state === 'finished'), 'the restarted attempt finished');
     assert.ok(detail.attempts.every((a) => typeof a.executor === 'string'), 'every attempt names its executor');
     assert.ok(detail.regions.length > 0);
@@ -119,6 +127,25 @@ describe('weft run --ui and weft ui', () => {
     assert.deepEqual([unknown.status, (JSON.parse(unknown.body) as { error: { code: string } }).error.code], [404, 'WEFT_UI_ERR_UNKNOWN_JOB']);
     ui.child.kill('SIGTERM');
     assert.equal(await ui.exited, 0, ui.stderr());
+
+    // the same log as a newer weft would have written it (one event of format version 7): a clear message, not a failure
+    const db = new Database(join(dir.path, '.weft', 'shuffle-meta.db'));
+    try {
+      const changed = db.prepare("UPDATE weft_job_events SET event = replace(event, '\"v\":1,', '\"v\":7,') WHERE job_id = ? AND seq = 3").run(jobId).changes;
+      assert.equal(changed, 1);
+    } finally {
+      db.close();
+    }
+    await using newer = startWeft(['ui', '--meta', `sqlite://${join(dir.path, '.weft', 'shuffle-meta.db')}`, '--port', '0'], { cwd: dir.path });
+    const newerUrl = (await newer.waitFor(/^ui on (http:\/\/\S+)$/m))[1] as string;
+    const unreadable = JSON.parse((await get(`${newerUrl}/api/jobs`)).body) as JobListResponse;
+    assert.deepEqual(unreadable.jobs.map((j) => [j.jobId, j.status]), [[jobId, 'unreadable']]);
+    assert.match(unreadable.jobs[0]?.problem ?? '', /event 3 was written by event format version 7; this weft reads version 1/);
+    const unreadableDetail = await get(`${newerUrl}/api/jobs/${jobId}`);
+    assert.equal(unreadableDetail.status, 200);
+    assert.equal((JSON.parse(unreadableDetail.body) as JobDetailResponse).job.status, 'unreadable');
+    newer.child.kill('SIGTERM');
+    assert.equal(await newer.exited, 0, newer.stderr());
   });
 
   it('refuses a host beyond loopback without a token (exit 2, naming --token and WEFT_UI_TOKEN), and bad flags naming the flag', async () => {

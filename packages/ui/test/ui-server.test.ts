@@ -62,12 +62,29 @@ describe('the UI server API', () => {
       const unknown = await get(`${url}/api/jobs/nope`);
       assert.equal(unknown.status, 404);
       assert.deepEqual(JSON.parse(unknown.body).error.code, 'WEFT_UI_ERR_UNKNOWN_JOB');
+      // a malformed percent-encoding names no job (and no app file): a 404, not a 500
+      for (const path of ['/api/jobs/%E0%A4%A', '/api/jobs/%E0%A4%A/stream']) {
+        const malformed = await get(`${url}${path}`);
+        assert.deepEqual([malformed.status, JSON.parse(malformed.body).error.code], [404, 'WEFT_UI_ERR_UNKNOWN_JOB'], path);
+      }
+      assert.equal((await get(`${url}/app/%E0%A4%A`)).status, 404);
       const route = await get(`${url}/api/nothing-here`);
       assert.deepEqual([route.status, JSON.parse(route.body).error.code], [404, 'WEFT_UI_ERR_NOT_FOUND']);
       const post = await get(`${url}/api/jobs`, {}, 'POST');
       assert.deepEqual([post.status, JSON.parse(post.body).error.code], [405, 'WEFT_UI_ERR_METHOD_NOT_ALLOWED']);
       const cluster = JSON.parse((await get(`${url}/api/cluster`)).body);
       assert.deepEqual(cluster, { version: 1, available: false, executors: [], shuffleServers: [] });
+    });
+  });
+
+  it('lists the jobs newest first (listRuns is oldest first)', async () => {
+    const log = submittedLog();
+    log.append('j2', 'job-submitted', { name: 'later', topology: TOPOLOGY, tasksTotal: 2, options: { restartStrategy: { type: 'none' } } });
+    log.append('j3', 'job-submitted', { name: 'latest', topology: TOPOLOGY, tasksTotal: 2, options: { restartStrategy: { type: 'none' } } });
+    assert.deepEqual((await log.listRuns()).map((r) => r.jobId), ['j1', 'j2', 'j3']);
+    await withServer({ eventLog: log }, async (url) => {
+      const list = JSON.parse((await get(`${url}/api/jobs`)).body);
+      assert.deepEqual(list.jobs.map((j: { jobId: string }) => j.jobId), ['j3', 'j2', 'j1']);
     });
   });
 
@@ -105,6 +122,22 @@ describe('the UI server API', () => {
 });
 
 describe('the UI token', () => {
+  it('without one (loopback only), answers job data only to a loopback Host header: a DNS-rebound name gets a 403', async () => {
+    await withServer({ eventLog: submittedLog() }, async (url) => {
+      const port = new URL(url).port;
+      for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `127.0.0.2:${port}`]) assert.equal((await get(`${url}/api/jobs`, { host })).status, 200, host);
+      for (const path of ['/api/jobs', '/api/jobs/j1', '/api/jobs/j1/stream', '/metrics']) {
+        const rebound = await get(`${url}${path}`, { host: `attacker.example:${port}` });
+        assert.deepEqual([rebound.status, JSON.parse(rebound.body).error.code], [403, 'WEFT_UI_ERR_HOST_NOT_ALLOWED'], path);
+      }
+      assert.equal((await get(`${url}/`, { host: `attacker.example:${port}` })).status, 200, 'the app page holds no job data');
+    });
+    // with a token the token decides, whatever the Host
+    await withServer({ eventLog: submittedLog(), token: TOKEN }, async (url) => {
+      assert.equal((await get(`${url}/api/jobs`, { host: 'ui.example.com', authorization: `Bearer ${TOKEN}` })).status, 200);
+    });
+  });
+
   it('is required beyond loopback: 127.x, ::1 and localhost are loopback, 0.0.0.0, :: and other hosts are not', async () => {
     for (const host of ['127.0.0.1', '127.0.0.2', '::1', '[::1]', 'localhost', '::ffff:127.0.0.1']) assert.equal(isLoopbackHost(host), true, host);
     for (const host of ['0.0.0.0', '::', '10.0.0.1', '192.168.1.2', 'example.com', '::ffff:10.0.0.1']) assert.equal(isLoopbackHost(host), false, host);
@@ -209,6 +242,8 @@ describe('an event stream whose client goes away', () => {
       });
       while ((await clients()) !== 0) await new Promise((r) => setTimeout(r, 10));
       assert.equal(await clients(), 0);
+      // the stream is counted as an answered request once its client went away (it never 'finish'es)
+      assert.match((await get(`${url}/metrics`)).body, /^weft_ui_http_requests_total\{route="stream",status="200"\} 1$/m);
     });
   });
 });

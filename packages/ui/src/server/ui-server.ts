@@ -8,7 +8,7 @@ import { apiError, UI_API_ERRORS, type UiApiErrorCode } from './ui-api-errors.js
 import { type JobViewSource, toJobDetail, toJobListItem } from './job-view.js';
 import { UiMetrics } from './ui-metrics.js';
 import { type ResolvedUiServerOptions, resolveUiServerOptions, type UiServerOptions } from './ui-server-options.js';
-import { requestToken, tokenMatches } from './ui-token.js';
+import { hostHeaderIsLoopback, requestToken, tokenMatches } from './ui-token.js';
 
 /** A running UI server. */
 export interface UiServer extends AsyncDisposable {
@@ -34,6 +34,15 @@ class UiRequestError extends Error {
 
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'unreadable']);
 const JOB_ROUTE = /^\/api\/jobs\/([^/]+)(\/stream)?$/;
+
+/** A path segment percent-decoded; undefined when its encoding is malformed (`%E0%A4%A`: no job or file has that name). */
+function decodeSegment(segment: string): string | undefined {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * Starts the UI server (node:http, no framework): the single-page app, the JSON API of ui-api.ts derived
@@ -101,7 +110,8 @@ class HttpUiServer implements UiServer {
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://ui.invalid');
     let route = 'index';
-    res.once('finish', () => this.#metrics.request(route, res.statusCode));
+    // 'close', not 'finish': an event stream the client went away from never finishes, and is a request too
+    res.once('close', () => this.#metrics.request(route, res.statusCode));
     try {
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         route = 'other';
@@ -120,8 +130,9 @@ class HttpUiServer implements UiServer {
       }
       const job = JOB_ROUTE.exec(path);
       if (job !== null) {
-        const jobId = decodeURIComponent(job[1] as string);
         route = job[2] === undefined ? 'job' : 'stream';
+        const jobId = decodeSegment(job[1] as string);
+        if (jobId === undefined) throw new UiRequestError('WEFT_UI_ERR_UNKNOWN_JOB', `no job ${JSON.stringify(job[1])} in the event log ${this.#options.eventLog.description}: its percent-encoding is malformed`);
         if (job[2] === undefined) return this.#json(res, 200, toJobDetail(await this.#jobSource(jobId)));
         return await this.#stream(res, jobId);
       }
@@ -132,7 +143,8 @@ class HttpUiServer implements UiServer {
       if (path === '/api' || path.startsWith('/api/')) throw new UiRequestError('WEFT_UI_ERR_NOT_FOUND', `no API route ${path}; see GET /api/jobs, /api/jobs/:jobId, /api/jobs/:jobId/stream, /api/cluster`);
       if (path.startsWith('/app/')) {
         route = 'app';
-        const asset = await this.#options.appAssets.asset(decodeURIComponent(path.slice('/app/'.length)));
+        const name = decodeSegment(path.slice('/app/'.length));
+        const asset = name === undefined ? undefined : await this.#options.appAssets.asset(name);
         if (asset === undefined) return this.#send(res, 404, 'text/plain; charset=utf-8', `no such file ${path}\n`);
         return this.#send(res, 200, asset.contentType, asset.body);
       }
@@ -146,7 +158,11 @@ class HttpUiServer implements UiServer {
 
   #authorize(req: IncomingMessage, url: URL): void {
     const token = this.#options.token;
-    if (token === undefined || tokenMatches(token, requestToken(req, url))) return;
+    if (token === undefined) {
+      if (hostHeaderIsLoopback(req)) return;
+      throw new UiRequestError('WEFT_UI_ERR_HOST_NOT_ALLOWED', `this UI has no token, so it answers only requests to a loopback host (127.x, ::1, localhost), not Host: ${req.headers.host ?? ''}; open it at 127.0.0.1, or start it with a token`);
+    }
+    if (tokenMatches(token, requestToken(req, url))) return;
     throw new UiRequestError('WEFT_UI_ERR_UNAUTHORIZED', 'a valid UI token is required (Authorization: Bearer <token>, or ?token=<token>)');
   }
 

@@ -34,3 +34,20 @@ export function tokenMatches(expected: string, given: string | undefined): boole
   const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
   return timingSafeEqual(digest(expected), digest(given));
 }
+
+/**
+ * Whether a request to a UI without a token may read job data: its `Host` header (when it has one) names
+ * a loopback host. A web page whose name an attacker rebinds to 127.0.0.1 (DNS rebinding) reaches a
+ * loopback port as the same origin, and its requests carry the attacker's name in `Host`.
+ */
+export function hostHeaderIsLoopback(req: IncomingMessage): boolean {
+  const header = req.headers.host;
+  if (header === undefined) return true;
+  let hostname: string;
+  try {
+    hostname = new URL(`http://${header}`).hostname;
+  } catch {
+    return false;
+  }
+  return isLoopbackHost(hostname);
+}
