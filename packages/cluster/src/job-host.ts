@@ -89,11 +89,6 @@ export class JobHost {
     return new JobHost(options, workers, hold);
   }
 
-  /** The job's worker processes' ids. */
-  get workerPids(): number[] {
-    return this.#workers.pids;
-  }
-
   /** Tasks deployed and not yet ended. */
   get running(): number {
     return this.#running.size;

@@ -61,11 +61,6 @@ export class JobWorkers {
     return workers;
   }
 
-  /** The worker processes' ids (for logs and tests). */
-  get pids(): number[] {
-    return this.#slots.flatMap((s) => (s.worker.pid === undefined || s.state === 'gone' ? [] : [s.worker.pid]));
-  }
-
   deploy(deployment: RegionDeployment): void {
     this.#queue.push(deployment);
     this.#dispatch();
