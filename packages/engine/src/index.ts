@@ -90,3 +90,5 @@ export * from './event-log/summarize-job-run.js';
 
 // ---- where <scheme>:// job inputs and outputs live (implementations are handed in by the caller, e.g. the CLI's S3 one) ----
 export type * from './io/external-file-system.js';
+export { DEFAULT_TASK_MEMORY_FRACTION, MemoryConsumer, MemoryManager, MIN_TASK_MEMORY_BYTES, checkTaskMemoryBytes, defaultTaskMemoryBytes } from './memory/memory-manager.js';
+export { createTaskMemory, type TaskMemory, type TaskMemoryOptions } from './memory/task-memory.js';

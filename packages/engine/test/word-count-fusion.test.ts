@@ -144,12 +144,14 @@ describe('the fused operators at run time', () => {
     const { SplitWordsOperator } = await import('../src/operators/split-words-operator.js');
     const { WordCountCombiner } = await import('../src/operators/word-count-combiner.js');
     const { VALUE_KEY } = await import('../src/api/split-words.js');
+    const { createTaskMemory } = await import('../src/memory/task-memory.js');
     await withDir(async (dir) => {
       const text = corpus(500);
       await writeFile(join(dir, 'in.txt'), text);
       const context = {
         operatorName: 'x', operatorKind: 'x', vertexId: 'v', subtask: 0, parallelism: 1, attempt: 0, attemptId: 'v#0-0', jobId: 'j',
         backpressure: new TaskBackpressure(), signal: new AbortController().signal, cwd: dir, fileSystems: [], outputConsumers: 0,
+        memory: createTaskMemory({ budgetBytes: 1 << 20, spillDir: dir, name: 'v#0-0' }),
       };
       const emitted: [string, number][] = [];
       const count = { create: () => 0, add: (a: unknown) => (a as number) + 1, merge: (a: unknown, b: unknown) => (a as number) + (b as number), result: (k: unknown, a: unknown) => [k, a], kind: 'count' as const };

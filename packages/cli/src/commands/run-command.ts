@@ -13,6 +13,7 @@ import { FAULT_SPEC_GRAMMAR, type FaultSpec, parseFaultSpec } from '../faults/fa
 import { formatFaultReport } from './fault-report.js';
 import { describeError, formatFailoverLine, formatFailure, formatProgressLine, formatReplicationLine, formatRunSummary, runSummaryJson } from './run-report.js';
 import { parseRecoveryFlags, RECOVERY_FLAGS, RECOVERY_USAGE } from './run-options.js';
+import { MEMORY_FLAGS, MEMORY_USAGE, parseMemoryFlags } from './memory-flags.js';
 import type { ClusterExecutorProvider } from '@weft/cluster';
 import { readSecret } from '../read-secret.js';
 import { extractRunUiFlags, newRunJobId, RUN_UI_USAGE, type RunUi, startRunUi } from './run-ui.js';
@@ -29,7 +30,8 @@ const FAULT_RESTART_DELAY_MS = 100;
 const USAGE = `Usage: weft run <job module> [--parallelism N] [--store URL] [--meta URL] [--shuffle-servers URL [--shuffle-replicas N]] [--executor inprocess|workers]
                 [--cluster URL [--cluster-startup-timeout MS] [--secret-file PATH]]
                 [--workers N] [--slots N] [--exchange-mode MODE] [--restart-strategy S ...]
-                [--failover-strategy F] [--inject-faults SPEC] [--job-id ID] [--ui [PORT]] [--plan-only] [--json] [-- job args...]
+                [--failover-strategy F] [--task-memory SIZE] [--spill-dir PATH]
+                [--inject-faults SPEC] [--job-id ID] [--ui [PORT]] [--plan-only] [--json] [-- job args...]
 
 Runs a batch job: a .ts or .js module whose default export is defineJob((ctx) => ...). Its pipelined
 regions are scheduled as their blocking inputs finish; pipelined exchanges go through the in-memory
@@ -84,6 +86,8 @@ ${RUN_UI_USAGE}
   -h, --help                show this help
 
 ${RECOVERY_USAGE}
+
+${MEMORY_USAGE}
 
 Every failover is reported: the task that failed and why (error code and message), the tasks restarted
 (exactly what \`weft plan <topology> --fail <task> [--lost <partition>]...\` predicts for the job's
@@ -308,6 +312,7 @@ export const runCommand: Command = {
       slots: { type: 'string' },
       'exchange-mode': { type: 'string' },
       ...RECOVERY_FLAGS,
+      ...MEMORY_FLAGS,
       'inject-faults': { type: 'string' },
       'plan-only': { type: 'boolean' },
       'no-release-during-job': { type: 'boolean' },
@@ -333,6 +338,7 @@ export const runCommand: Command = {
     const faultSpec: FaultSpec | undefined = values['inject-faults'] === undefined ? undefined : parseFaultSpec(values['inject-faults']);
     const faultRestart: RestartStrategyOptions | undefined = faultSpec === undefined ? undefined : { type: 'fixed-delay', attempts: FAULT_RESTART_ATTEMPTS, delayMs: FAULT_RESTART_DELAY_MS };
     const recovery = parseRecoveryFlags(values, faultRestart);
+    const memory = parseMemoryFlags(values);
 
     const jobPath = resolve(io.cwd, positionals[0] as string);
     try {
@@ -434,6 +440,7 @@ export const runCommand: Command = {
         ...(slots === undefined ? {} : { slotsPerExecutor: slots }),
         ...(exchangeMode === undefined ? {} : { exchangeMode: exchangeMode as ExchangeMode }),
         ...recovery,
+        ...memory,
         releasePartitionsDuringJob: values['no-release-during-job'] !== true,
         ...(harness === undefined ? {} : { faults: harness.factory }),
         shuffle: { pipelined, blocking: harness === undefined ? blocking : harness.wrapShuffle(blocking) },

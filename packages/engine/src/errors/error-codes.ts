@@ -60,6 +60,10 @@ export const EngineErrorCode = {
   DEPLOYMENT_REFUSED: 'WEFT_ERR_DEPLOYMENT_REFUSED',
   /** `weft run --cluster`: no compatible task executor registered in the cluster's Redis within the startup timeout. Carries `cluster` (the redacted URL). Exit code 1. */
   NO_TASK_EXECUTOR: 'WEFT_ERR_NO_TASK_EXECUTOR',
+  /** One record (or one key's accumulator) is larger, serialized, than the task memory budget: no spill can hold it. Carries `operator`, `recordBytes`, `budgetBytes`. */
+  RECORD_TOO_LARGE: 'WEFT_ERR_RECORD_TOO_LARGE',
+  /** An operator could not write or read its spill files (a full disk: `ENOSPC`). Carries `operator`, `path`, `errno` (the system code); `cause` is the I/O error. */
+  SPILL_FAILED: 'WEFT_ERR_SPILL_FAILED',
 } as const;
 
 export type EngineErrorCode = (typeof EngineErrorCode)[keyof typeof EngineErrorCode];

@@ -28,6 +28,10 @@ export interface DeploymentBuilderOptions {
   readonly faults?: FaultInjector;
   /** The job master's lease epoch (its job event log's), carried by every partition registration. @defaultValue none */
   readonly epoch?: number | undefined;
+  /** Each task's memory budget (RunJobOptions.taskMemoryBytes). @defaultValue the executor's default */
+  readonly taskMemoryBytes?: number | undefined;
+  /** Where tasks spill (RunJobOptions.spillDir). @defaultValue the executor's temp directory */
+  readonly spillDir?: string | undefined;
 }
 
 /**
@@ -47,6 +51,7 @@ export class DeploymentBuilder {
   private readonly attempts: TaskAttempts;
   private readonly faults: FaultInjector | undefined;
   private readonly epoch: number | undefined;
+  readonly #memory: { readonly taskMemoryBytes?: number; readonly spillDir?: string };
 
   constructor(options: DeploymentBuilderOptions) {
     this.topology = options.topology;
@@ -56,6 +61,10 @@ export class DeploymentBuilder {
     this.attempts = options.attempts;
     this.faults = options.faults;
     this.epoch = options.epoch;
+    this.#memory = {
+      ...(options.taskMemoryBytes === undefined ? {} : { taskMemoryBytes: options.taskMemoryBytes }),
+      ...(options.spillDir === undefined ? {} : { spillDir: options.spillDir }),
+    };
     this.#descriptors = new Array<ShuffleDescriptor | undefined>(options.topology.partitionCount);
     options.plan.vertices.forEach((v) => this.#planVertexOf.set(v.id, v.index));
     options.plan.edges.forEach((e) => this.#planEdgeOf.set(e.id, e));
@@ -84,6 +93,7 @@ export class DeploymentBuilder {
       const fault = this.faults?.taskFault?.({ executionVertexId: `${vertex.id}#${subtask}`, attempt });
       return {
         ...(fault === undefined ? {} : { fault }),
+        ...this.#memory,
         attemptId: this.attempts.attemptIdOf(v),
         executionVertexId: `${vertex.id}#${subtask}`,
         vertexId: vertex.id,

@@ -64,6 +64,10 @@ export interface JobMasterOptions {
   readonly recovery?: RecoveryPlan;
   /** The run's fence: fenced, the job fails with WEFT_ERR_FENCED and changes nothing (JobSchedulerOptions.fence). @defaultValue none */
   readonly fence?: JobFence;
+  /** Each task's managed memory budget, in bytes (RunJobOptions.taskMemoryBytes). @defaultValue each executor's default */
+  readonly taskMemoryBytes?: number;
+  /** Where tasks spill (RunJobOptions.spillDir). @defaultValue each executor's os.tmpdir() */
+  readonly spillDir?: string;
 }
 
 /** @see JobMasterOptions.cancelTimeoutMs */

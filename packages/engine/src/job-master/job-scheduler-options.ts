@@ -59,6 +59,10 @@ export interface JobSchedulerOptions {
    * WEFT_ERR_FENCED — tasks cancelled, no restart, nothing published or discarded. @defaultValue none
    */
   readonly fence?: JobFence | undefined;
+  /** Each task's managed memory budget, in bytes (RunJobOptions.taskMemoryBytes). @defaultValue each executor's defaultTaskMemoryBytes() */
+  readonly taskMemoryBytes?: number | undefined;
+  /** Where tasks put their spill directories (RunJobOptions.spillDir). @defaultValue each executor's os.tmpdir() */
+  readonly spillDir?: string | undefined;
 }
 
 /** How the job ended, as the scheduler knows it (the job master adds the executors it lost). */

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { resolve as resolvePath } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type Logger, jobId as toJobId, noopLogger } from '@weft/shuffle-api';
 import type { JobDefinition } from '../api/define-job.js';
@@ -18,6 +19,7 @@ import type { JobTopology } from '../topology/job-topology.js';
 import { createRestartBackoffTimeStrategy } from '../restart/create-restart-backoff-time-strategy.js';
 import type { RestartStrategyOptions } from '../restart/restart-backoff-time-strategy.js';
 import { resolveSerializer, type SerializerName } from '../serialization/serializers.js';
+import { checkTaskMemoryBytes } from '../memory/memory-manager.js';
 import type { ExecutorLossRecord, FailoverRecord } from './failover-record.js';
 import type { DeploymentLatencySummary } from './deployment-latencies.js';
 import { JobMaster } from './job-master.js';
@@ -132,6 +134,21 @@ export interface RunJobOptions {
    * each from its `reference`. The caller owns them (runJob never closes them). @defaultValue [] (local paths only)
    */
   readonly fileSystems?: readonly ExternalFileSystem[];
+  /**
+   * Each task's managed memory (Flink's managed memory per slot): a budget in bytes of serialized data,
+   * shared by the task's operators. A sort or a keyed aggregation that fills it spills sorted runs to
+   * `spillDir` and merges them at the end; a map-side combiner emits what it holds early. At least
+   * MIN_TASK_MEMORY_BYTES (64 KiB), else WEFT_ERR_INVALID_ARGUMENT (field `taskMemoryBytes`) before
+   * anything runs. @defaultValue defaultTaskMemoryBytes() on each executor's machine: a quarter of the
+   * smaller of its memory and its V8 heap limit, divided by its cores
+   */
+  readonly taskMemoryBytes?: number;
+  /**
+   * The directory tasks make their spill directories in (`weft-spill-<attempt>-*`, removed when the task
+   * ends, however it ends). On a cluster it must exist on every executor's host. @defaultValue os.tmpdir()
+   * of each executor
+   */
+  readonly spillDir?: string;
 }
 
 /** How a job ended, with what it produced and moved. */
@@ -256,6 +273,9 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   const fileSystems = checkFileSystems(options.fileSystems);
   const publishIntervalMs = checkCount('progressPublishIntervalMs', options.progressPublishIntervalMs, PROGRESS_PUBLISH_INTERVAL_MS);
   const serializerName = options.serializer ?? 'default';
+  const taskMemoryBytes = options.taskMemoryBytes === undefined ? undefined : checkTaskMemoryBytes('taskMemoryBytes', options.taskMemoryBytes);
+  if (options.spillDir !== undefined && (typeof options.spillDir !== 'string' || options.spillDir === '')) throw invalidEngineArgument('spillDir', `expected a directory path, got ${JSON.stringify(options.spillDir)}`);
+  const spillDir = options.spillDir === undefined ? undefined : resolvePath(cwd, options.spillDir);
   let serializer = resolveSerializer(serializerName);
   if (options.shuffle?.pipelined === undefined || options.shuffle.blocking === undefined) {
     throw invalidEngineArgument('shuffle', 'expected { pipelined, blocking } shuffle service factories (the engine never picks one)');
@@ -354,6 +374,8 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       ...(faults === undefined ? {} : { faults }),
       ...(options.cancelTimeoutMs === undefined ? {} : { cancelTimeoutMs: options.cancelTimeoutMs }),
       ...(options.onFailover === undefined ? {} : { onFailover: options.onFailover }),
+      ...(taskMemoryBytes === undefined ? {} : { taskMemoryBytes }),
+      ...(spillDir === undefined ? {} : { spillDir }),
       ...(replaceExecutor === undefined ? {} : { replaceExecutor }),
     });
     master = jobMaster;

@@ -1,5 +1,6 @@
 import type { RuntimeContext } from '../api/functions.js';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
+import type { TaskMemory } from '../memory/task-memory.js';
 import type { TaskBackpressure } from '../runtime/backpressure.js';
 import type { TaskIdentity } from '../runtime/user-function-error.js';
 
@@ -19,6 +20,8 @@ export interface OperatorContext extends TaskIdentity {
   readonly fileSystems: readonly ExternalFileSystem[];
   /** Consumer subtasks of this operator's first network output (0 when it has none). */
   readonly outputConsumers: number;
+  /** The task's managed memory (its budget, shared by its operators) and spill directory. */
+  readonly memory: TaskMemory;
 }
 
 /** What a sink reports when its task finishes; the job master publishes it when the job succeeds. */

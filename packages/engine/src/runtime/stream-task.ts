@@ -5,6 +5,8 @@ import type { ExternalFileSystem } from '../io/external-file-system.js';
 import { createOperator, type RuntimeOperator } from '../operators/create-operator.js';
 import type { OperatorContext, Output, SinkOutput, StreamOperator } from '../operators/stream-operator.js';
 import type { RecordSerializerFactory } from '../serialization/record-serializer.js';
+import { defaultTaskMemoryBytes } from '../memory/memory-manager.js';
+import { createTaskMemory, type TaskMemory } from '../memory/task-memory.js';
 import { TaskBackpressure } from './backpressure.js';
 import { createChannelSelector } from './channel-selector.js';
 import { FaultTrigger } from './fault-trigger.js';
@@ -55,6 +57,7 @@ export class StreamTask {
   /** A planted fault (fault injection), or undefined. */
   readonly #trigger: FaultTrigger | undefined;
   #sourceCount: { readonly count: number } | undefined;
+  #memory: TaskMemory | undefined;
 
   constructor(options: StreamTaskOptions) {
     this.#options = options;
@@ -87,7 +90,13 @@ export class StreamTask {
       for (const output of deployment.outputs) {
         this.#writers.push({ edgeIndex: output.edgeIndex, writer: await this.#options.io.createWriter(output) });
       }
-      this.#operators = this.#buildChain();
+      this.#memory = createTaskMemory({
+        budgetBytes: deployment.taskMemoryBytes ?? defaultTaskMemoryBytes(),
+        spillDir: deployment.spillDir,
+        name: deployment.attemptId,
+        serializer: this.#options.serializer,
+      });
+      this.#operators = this.#buildChain(this.#memory);
       for (let i = this.#operators.length - 1; i >= 0; i--) {
         const op = this.#operators[i] as RuntimeOperator;
         if (!op.source) await op.operator.open?.();
@@ -117,7 +126,7 @@ export class StreamTask {
     }
   }
 
-  #buildChain(): RuntimeOperator[] {
+  #buildChain(memory: TaskMemory): RuntimeOperator[] {
     const { deployment, jobId, signal, cwd, serializer, fileSystems } = this.#options;
     const vertex = this.#vertex;
     const plan = this.#options.plan;
@@ -158,7 +167,7 @@ export class StreamTask {
         this.#sourceCount = counted;
         output = counted;
       }
-      const context: OperatorContext = { ...identity, jobId, backpressure: this.#backpressure, signal, cwd, fileSystems, outputConsumers };
+      const context: OperatorContext = { ...identity, jobId, backpressure: this.#backpressure, signal, cwd, fileSystems, outputConsumers, memory };
       built[position] = createOperator(node, output, context, chained.fusion);
     }
     return built;
@@ -227,6 +236,8 @@ export class StreamTask {
       ...this.#gates.map((gate) => () => gate.close()),
       ...this.#writers.map(({ writer }) => () => writer.close()),
       ...this.#operators.map((op) => () => op.operator.close?.()),
+      // after the operators: whatever spill file one left behind goes with the directory
+      () => this.#memory?.spill.close(),
     ];
     for (const step of steps) {
       try {

@@ -53,6 +53,10 @@ export interface TaskDeployment {
   readonly inputs: readonly InputDeployment[];
   /** A fault planted on purpose (fault injection); absent normally. */
   readonly fault?: TaskFault;
+  /** The task's managed memory budget (RunJobOptions.taskMemoryBytes); absent: defaultTaskMemoryBytes() of the executor's machine. */
+  readonly taskMemoryBytes?: number;
+  /** Where the task's spill directory goes (RunJobOptions.spillDir); absent: the executor's os.tmpdir(). */
+  readonly spillDir?: string;
 }
 
 /** A pipelined region's tasks, deployed together to one task executor. Plain JSON. */

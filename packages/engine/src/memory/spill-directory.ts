@@ -1,0 +1,63 @@
+import { mkdirSync, mkdtempSync, rmSync, unlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spillFailed } from './spill-failed.js';
+
+/**
+ * The spill files of one task attempt: a directory `weft-spill-<attempt>-XXXXXX` under `root` (the
+ * system's temp directory by default), made when the first file is asked for. Operators own their files
+ * and remove them when done with them; `close()` removes the directory and whatever is still in it —
+ * the task calls it after success, failure and cancellation alike. Synchronous: operators spill from
+ * their (synchronous) `collect`.
+ */
+export class SpillDirectory {
+  readonly root: string;
+  readonly #prefix: string;
+  #dir: string | undefined;
+  #files = 0;
+  #closed = false;
+  /** Spill files created so far (a counter for tests and summaries). */
+  filesCreated = 0;
+
+  constructor(options: { readonly root?: string | undefined; readonly name: string }) {
+    this.root = options.root ?? tmpdir();
+    this.#prefix = `weft-spill-${options.name.replace(/[^A-Za-z0-9_.-]+/g, '_')}-`;
+  }
+
+  /** The directory, when a file was made in it (and it was not closed). */
+  get path(): string | undefined {
+    return this.#dir;
+  }
+
+  /** A fresh path for a spill file of `operator` (nothing is created at it). */
+  newFile(operator: string): string {
+    if (this.#closed) throw new Error(`unreachable: spill directory of ${this.#prefix} used after close`);
+    if (this.#dir === undefined) {
+      try {
+        mkdirSync(this.root, { recursive: true });
+        this.#dir = mkdtempSync(join(this.root, this.#prefix));
+      } catch (error) {
+        throw spillFailed(operator, this.root, error);
+      }
+    }
+    this.filesCreated++;
+    return join(this.#dir, `run-${++this.#files}.spill`);
+  }
+
+  /** Removes one file; a missing one is fine. */
+  remove(path: string): void {
+    try {
+      unlinkSync(path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    }
+  }
+
+  /** Removes the directory and everything in it. Idempotent. */
+  close(): void {
+    this.#closed = true;
+    const dir = this.#dir;
+    this.#dir = undefined;
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  }
+}
