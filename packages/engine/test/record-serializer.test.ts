@@ -73,3 +73,19 @@ describe('default record serializer', () => {
     assert.equal(new DefaultRecordSerializer().deserialize(copy), 'first');
   });
 });
+
+describe('primitiveSerializedSize', () => {
+  it('gives the default serializer’s exact size for numbers, booleans, null and all strings', async () => {
+    const { primitiveSerializedSize } = await import('../src/serialization/primitive-size.js');
+    const serializer = new DefaultRecordSerializer();
+    const exact: unknown[] = [0, 1, 63, 64, -1, -64, 2 ** 31 - 1, -(2 ** 31), 2 ** 31, 0.5, -0, Number.NaN, Number.POSITIVE_INFINITY, true, false, null, undefined, '', 'a', 'word', 'é', '日本', 'x'.repeat(63), 'é'.repeat(31)];
+    for (const value of exact) assert.equal(primitiveSerializedSize(value), serializer.serialize(value).length, String(value));
+    for (const value of ['x'.repeat(64), 'x'.repeat(200), 'é'.repeat(100), '日'.repeat(5000), 'y'.repeat(70_000)]) {
+      const size = primitiveSerializedSize(value) as number;
+      const actual = serializer.serialize(value).length;
+      assert.equal(size, actual, `a string of ${value.length} units`);
+    }
+    assert.equal(primitiveSerializedSize([1]), undefined);
+    assert.equal(primitiveSerializedSize({ a: 1 }), undefined);
+  });
+});

@@ -2,16 +2,12 @@ import type { KeyValue } from '../api/functions.js';
 import { compareKeys } from '../runtime/key-compare.js';
 import type { RecordSerializer } from '../serialization/record-serializer.js';
 import type { MemoryConsumer } from './memory-manager.js';
-import { mergeRuns } from './merge-runs.js';
+import { mergeRuns, reduceRunCount } from './merge-runs.js';
 import type { SpillDirectory } from './spill-directory.js';
-import { SpillRunReader } from './spill-run-reader.js';
 import { type SpillRun, SpillRunWriter } from './spill-run-writer.js';
 
 /** What one buffered record costs beyond its serialized key and value: its key slot, offset and sort index. */
 export const SORT_RECORD_OVERHEAD_BYTES = 24;
-
-/** The most runs merged at once; more are merged in passes of this many first. */
-export const MAX_MERGE_FAN_IN = 128;
 
 export interface ExternalSorterOptions {
   readonly operator: string;
@@ -92,8 +88,7 @@ export class ExternalSorter {
       return;
     }
     if (this.#keys.length > 0) this.#spill();
-    const fanIn = Math.max(2, Math.min(MAX_MERGE_FAN_IN, Math.floor(o.consumer.manager.budgetBytes / (2 * SpillRunReader.BUFFER_BYTES))));
-    while (this.#runs.length > fanIn) this.#mergePass(fanIn);
+    this.#runs = reduceRunCount(this.#runs, { ...this.#mergeOptions(), consumer: o.consumer, spill: o.spill, onRun: (run) => this.#count(run) });
     const runs = this.#runs;
     try {
       for (const cursor of mergeRuns(runs, this.#mergeOptions())) yield o.values.deserialize(cursor.reader.value);
@@ -165,8 +160,7 @@ export class ExternalSorter {
       }
       const run = writer.finish();
       this.#runs.push(run);
-      this.runsSpilled++;
-      this.bytesSpilled += run.bytes;
+      this.#count(run);
     } catch (error) {
       writer.abort();
       o.spill.remove(path);
@@ -176,38 +170,15 @@ export class ExternalSorter {
     this.#keys = [];
   }
 
-  #mergePass(fanIn: number): void {
-    const o = this.#o;
-    const merged: SpillRun[] = [];
-    for (let g = 0; g < this.#runs.length; g += fanIn) {
-      const group = this.#runs.slice(g, g + fanIn);
-      if (group.length === 1) {
-        merged.push(group[0] as SpillRun);
-        continue;
-      }
-      const path = o.spill.newFile(o.operator);
-      const writer = new SpillRunWriter(path, o.operator);
-      try {
-        for (const cursor of mergeRuns(group, this.#mergeOptions())) writer.write(cursor.reader.key, cursor.reader.value);
-        const run = writer.finish();
-        merged.push(run);
-        this.runsSpilled++;
-        this.bytesSpilled += run.bytes;
-      } catch (error) {
-        writer.abort();
-        o.spill.remove(path);
-        for (const run of merged) o.spill.remove(run.path);
-        throw error;
-      }
-      for (const run of group) o.spill.remove(run.path);
-    }
-    this.#runs = merged;
-  }
-
   #mergeOptions(): { operator: string; compare: (a: KeyValue, b: KeyValue) => number; decodeKey: (bytes: Uint8Array) => KeyValue } {
     const o = this.#o;
     const compare = o.descending ? (a: KeyValue, b: KeyValue) => compareKeys(b, a) : compareKeys;
     return { operator: o.operator, compare, decodeKey: (bytes) => o.keys.deserialize(bytes) as KeyValue };
+  }
+
+  #count(run: SpillRun): void {
+    this.runsSpilled++;
+    this.bytesSpilled += run.bytes;
   }
 
   #reset(): void {

@@ -1,6 +1,8 @@
 import type { KeyValue } from '../api/functions.js';
+import type { MemoryConsumer } from './memory-manager.js';
+import type { SpillDirectory } from './spill-directory.js';
 import { SpillRunReader } from './spill-run-reader.js';
-import type { SpillRun } from './spill-run-writer.js';
+import { type SpillRun, SpillRunWriter } from './spill-run-writer.js';
 
 /** One run being merged: its position among the runs (ties go to the earlier run), its reader, its current key. */
 export interface RunCursor {
@@ -67,4 +69,62 @@ export function* mergeRuns(runs: readonly SpillRun[], options: MergeRunsOptions)
   } finally {
     for (const reader of readers) reader.close();
   }
+}
+
+/** The most runs merged at once; more are merged in passes of this many first. */
+export const MAX_MERGE_FAN_IN = 128;
+
+export interface ReduceRunCountOptions extends MergeRunsOptions {
+  readonly consumer: MemoryConsumer;
+  readonly spill: SpillDirectory;
+  /** Told of each run a pass writes. */
+  readonly onRun?: (run: SpillRun) => void;
+}
+
+/**
+ * The merge's fan-in for a task budget: as many 32 KiB read buffers as half the budget holds, 2 to
+ * MAX_MERGE_FAN_IN.
+ */
+export function mergeFanIn(budgetBytes: number): number {
+  return Math.max(2, Math.min(MAX_MERGE_FAN_IN, Math.floor(budgetBytes / (2 * SpillRunReader.BUFFER_BYTES))));
+}
+
+/**
+ * Merges consecutive groups of runs into one run each (so a merge of them stays stable) until no more
+ * than the fan-in are left, removing the merged runs; returns the runs left, in order. On an error the
+ * runs it wrote are removed (the caller still owns and removes `runs`).
+ */
+export function reduceRunCount(runs: readonly SpillRun[], options: ReduceRunCountOptions): SpillRun[] {
+  const fanIn = mergeFanIn(options.consumer.manager.budgetBytes);
+  let current = [...runs];
+  while (current.length > fanIn) {
+    const merged: SpillRun[] = [];
+    try {
+      for (let g = 0; g < current.length; g += fanIn) {
+        const group = current.slice(g, g + fanIn);
+        if (group.length === 1) {
+          merged.push(group[0] as SpillRun);
+          continue;
+        }
+        const path = options.spill.newFile(options.operator);
+        const writer = new SpillRunWriter(path, options.operator);
+        try {
+          for (const cursor of mergeRuns(group, options)) writer.write(cursor.reader.key, cursor.reader.value);
+          const run = writer.finish();
+          merged.push(run);
+          options.onRun?.(run);
+        } catch (error) {
+          writer.abort();
+          options.spill.remove(path);
+          throw error;
+        }
+      }
+    } catch (error) {
+      for (const run of merged) if (!runs.includes(run)) options.spill.remove(run.path);
+      throw error;
+    }
+    for (const run of current) if (!merged.includes(run)) options.spill.remove(run.path);
+    current = merged;
+  }
+  return current;
 }

@@ -1,23 +1,47 @@
 import type { KeySelector, KeyValue } from '../api/functions.js';
 import type { Aggregator } from '../api/logical-graph.js';
 import { userFunctionError } from '../runtime/user-function-error.js';
-import { KeyedTable } from './keyed-table.js';
+import { SpillingAggregationTable } from '../memory/spilling-aggregation-table.js';
 import { emitAll, type OperatorContext, type Output, type StreamOperator } from './stream-operator.js';
 
 /**
  * The reduce side of a keyed aggregation: merges the `[key, accumulator]` pairs combiners sent (or, with
  * `key`, folds raw values when combining is off) and emits `aggregator.result(key, accumulator)` per key
- * once its inputs end.
+ * once its inputs end. Its table lives within the task's memory budget: full, it spills a run sorted by
+ * key and starts afresh; at the end the runs are merged and equal keys' accumulators combined with
+ * `aggregator.merge` (SpillingAggregationTable). Output order is not defined (key order once spilled).
  */
 export class AggregateOperator implements StreamOperator {
-  readonly #table = new KeyedTable<unknown>();
+  readonly #table: SpillingAggregationTable;
 
   constructor(
     private readonly aggregator: Aggregator,
     private readonly key: KeySelector<unknown, KeyValue> | undefined,
     private readonly output: Output,
     private readonly context: OperatorContext,
-  ) {}
+  ) {
+    const name = context.operatorName;
+    const merge = aggregator.merge;
+    this.#table = new SpillingAggregationTable({
+      operator: name,
+      consumer: context.memory.manager.consumer(name),
+      spill: context.memory.spill,
+      values: context.memory.serializer(),
+      keys: context.memory.keySerializer(),
+      merge: (a, b) => {
+        try {
+          return merge(a, b);
+        } catch (error) {
+          throw userFunctionError(context, error, 'aggregate function');
+        }
+      },
+    });
+  }
+
+  /** Runs spilled so far. */
+  get runsSpilled(): number {
+    return this.#table.runsSpilled;
+  }
 
   collect(value: unknown): void {
     const table = this.#table;
@@ -60,6 +84,9 @@ export class AggregateOperator implements StreamOperator {
         throw userFunctionError(this.context, error, 'aggregate result');
       }
     });
-    this.#table.clear();
+  }
+
+  close(): void {
+    this.#table.close();
   }
 }

@@ -1,12 +1,19 @@
 import type { KeySelector, KeyValue } from '../api/functions.js';
 import type { Aggregator } from '../api/logical-graph.js';
 import { userFunctionError } from '../runtime/user-function-error.js';
+import type { MemoryConsumer } from '../memory/memory-manager.js';
+import { KEYED_ENTRY_OVERHEAD_BYTES } from '../memory/spilling-aggregation-table.js';
+import { primitiveSerializedSize } from '../serialization/primitive-size.js';
+import type { RecordSerializer } from '../serialization/record-serializer.js';
 import { KeyedTable } from './keyed-table.js';
 import { emitAll, type OperatorContext, type Output, type StreamOperator } from './stream-operator.js';
 
 /**
  * Map-side combining (Flink's combiner): folds values into one accumulator per key and emits
- * `[key, accumulator]` pairs at the end — or early, all at once, when it holds `maxKeys` keys.
+ * `[key, accumulator]` pairs at the end — or early, all at once, when it holds `maxKeys` keys or the
+ * task's memory budget refuses a new key (the reducer merges what it sends twice). Each new key is
+ * counted at its serialized key + first accumulator + KEYED_ENTRY_OVERHEAD_BYTES; an accumulator that
+ * grows afterwards is not re-measured here (the reduce side's table re-measures).
  */
 export class CombineOperator implements StreamOperator {
   readonly #table = new KeyedTable<unknown>();
@@ -14,6 +21,9 @@ export class CombineOperator implements StreamOperator {
   readonly #create: () => unknown;
   readonly #add: (accumulator: unknown, value: unknown) => unknown;
   readonly #count: boolean;
+  readonly #memory: MemoryConsumer;
+  readonly #keys: RecordSerializer;
+  readonly #values: RecordSerializer;
 
   constructor(
     private readonly key: KeySelector<unknown, KeyValue>,
@@ -26,6 +36,20 @@ export class CombineOperator implements StreamOperator {
     this.#create = aggregator.create;
     this.#add = aggregator.add;
     this.#count = aggregator.kind === 'count';
+    this.#memory = context.memory.manager.consumer(context.operatorName);
+    this.#keys = context.memory.keySerializer();
+    this.#values = context.memory.serializer();
+  }
+
+  /** A key entered the table with its first accumulator: count it; refused, emit everything. */
+  #added(key: unknown, accumulator: unknown): void {
+    const cost =
+      (primitiveSerializedSize(key) ?? this.#keys.serialize(key).length) +
+      (typeof accumulator === 'number' ? 9 : (primitiveSerializedSize(accumulator) ?? this.#values.serialize(accumulator).length)) +
+      KEYED_ENTRY_OVERHEAD_BYTES;
+    if (this.#memory.tryReserve(cost)) return;
+    this.#memory.checkRecordSize(cost);
+    this.#spill();
   }
 
   collect(value: unknown): void {
@@ -39,8 +63,12 @@ export class CombineOperator implements StreamOperator {
     if (typeof key === 'string' || (typeof key === 'number' && !Object.is(key, -0))) {
       const map = this.#primitive;
       if (this.#count) {
-        map.set(key, ((map.get(key) as number | undefined) ?? 0) + 1);
-        if (map.size > this.maxKeys) this.#spill();
+        const count = map.get(key) as number | undefined;
+        map.set(key, (count ?? 0) + 1);
+        if (count === undefined) {
+          if (map.size > this.maxKeys) this.#spill();
+          else this.#added(key, 1);
+        }
         return;
       }
       const previous = map.get(key);
@@ -51,7 +79,10 @@ export class CombineOperator implements StreamOperator {
         throw userFunctionError(this.context, error, 'aggregate function');
       }
       map.set(key, next);
-      if (map.size > this.maxKeys) this.#spill();
+      if (previous === undefined) {
+        if (map.size > this.maxKeys) this.#spill();
+        else this.#added(key, next);
+      }
       return;
     }
     const table = this.#table;
@@ -68,16 +99,27 @@ export class CombineOperator implements StreamOperator {
       throw userFunctionError(this.context, error, 'aggregate function');
     }
     table.set(key, next);
-    if (table.size > this.maxKeys) this.#spill();
+    if (previous === undefined) {
+      if (table.size > this.maxKeys) this.#spill();
+      else this.#added(key, next);
+    }
   }
 
   async finish(): Promise<void> {
     await emitAll(this.#table.entries(), this.output, this.context, (entry) => entry);
     this.#table.clear();
+    this.#memory.releaseAll();
   }
 
+  /** Emits everything it holds and starts afresh (not to disk: the reducer merges). */
   #spill(): void {
     for (const entry of this.#table.entries()) this.output.collect(entry);
     this.#table.clear();
+    this.#memory.releaseAll();
+  }
+
+  close(): void {
+    this.#table.clear();
+    this.#memory.releaseAll();
   }
 }

@@ -1,20 +1,27 @@
 import type { KeySelector, KeyValue } from '../api/functions.js';
 import type { Aggregator } from '../api/logical-graph.js';
+import type { MemoryConsumer } from '../memory/memory-manager.js';
 import { ByteCountTable } from '../text/byte-count-table.js';
 import { countWords } from '../text/count-words.js';
 import { CombineOperator } from './combine-operator.js';
 import { emitAll, type OperatorContext, type Output, type StreamOperator, type WordCountInput } from './stream-operator.js';
+
+/** What ByteCountTable keeps per key beside its bytes: two probe slots of four int32 (it is at most half full), and hash, offset, length (int32) and count (float64). */
+export const BYTE_TABLE_ENTRY_BYTES = 52;
 
 /**
  * The map-side combiner of `keyBy().count()` (each value its own key), which a fused word splitter feeds
  * with UTF-8 text instead of words: it scans the bytes (`countWords`) and counts each word's bytes in a
  * `ByteCountTable` — no string or object per word; strings are made only for the `[word, count]` pairs it
  * emits. Values collected as records (an unfused input) go through the ordinary combiner beside it; both
- * emit at the end. The limit is today's: more than `maxKeys` distinct keys in the table and it emits what
- * it holds and starts afresh (checked after each chunk of text, so it holds at most `maxKeys` plus one chunk's words) (a combiner may emit a key twice; the reducer merges).
+ * emit at the end. More than `maxKeys` distinct keys in the table, or more bytes than the task's memory
+ * budget grants it (its keys' bytes plus BYTE_TABLE_ENTRY_BYTES a key: the typed arrays of the table), and
+ * it emits what it holds and starts afresh (checked after each chunk of text, so it holds at most that
+ * plus one chunk's words) (a combiner may emit a key twice; the reducer merges).
  */
 export class WordCountCombiner implements StreamOperator, WordCountInput {
   readonly #table = new ByteCountTable();
+  readonly #memory: MemoryConsumer;
   readonly #records: CombineOperator;
   /** UTF-8 bytes scanned for words (the fused path; 0 when it was not taken). */
   bytesScanned = 0;
@@ -27,6 +34,7 @@ export class WordCountCombiner implements StreamOperator, WordCountInput {
     private readonly context: OperatorContext,
   ) {
     this.#records = new CombineOperator(key, aggregator, maxKeys, output, context);
+    this.#memory = context.memory.manager.consumer(context.operatorName);
   }
 
   collect(value: unknown): void {
@@ -37,9 +45,12 @@ export class WordCountCombiner implements StreamOperator, WordCountInput {
     const table = this.#table;
     const newlines = countWords(table, bytes, start, end);
     this.bytesScanned += end - start;
-    if (table.size > this.maxKeys) {
+    const memory = this.#memory;
+    const held = table.keyBytes + table.size * BYTE_TABLE_ENTRY_BYTES;
+    if (table.size > this.maxKeys || (held > memory.reservedBytes && !memory.tryReserve(held - memory.reservedBytes))) {
       for (const entry of table.entries()) this.output.collect(entry);
       table.clear();
+      memory.releaseAll();
     }
     return newlines;
   }
@@ -47,6 +58,13 @@ export class WordCountCombiner implements StreamOperator, WordCountInput {
   async finish(): Promise<void> {
     await emitAll(this.#table.entries(), this.output, this.context, (entry) => entry);
     this.#table.clear();
+    this.#memory.releaseAll();
     await this.#records.finish();
+  }
+
+  close(): void {
+    this.#table.clear();
+    this.#memory.releaseAll();
+    this.#records.close();
   }
 }

@@ -19,7 +19,8 @@ import {
 
 const INITIAL_CAPACITY = 64 * 1024;
 /** Strings up to this many UTF-16 units are encoded by hand; longer ones by TextEncoder.encodeInto. */
-const MANUAL_STRING_LIMIT = 48;
+/** Strings of up to this many UTF-16 units are encoded by hand (primitive-size.ts mirrors the rule). */
+export const MANUAL_STRING_LIMIT = 48;
 
 function describeValue(value: unknown): string {
   if (typeof value === 'object' && value !== null) {

@@ -1,0 +1,172 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import type { KeyValue } from '@weft/engine';
+import type { Aggregator } from '../src/api/logical-graph.js';
+import { AggregateOperator } from '../src/operators/aggregate-operator.js';
+import { CombineOperator } from '../src/operators/combine-operator.js';
+import { canonicalKey } from '../src/runtime/key-hash.js';
+import { CollectingOutput, testingOperatorContext } from './support/operator-context.js';
+
+const BUDGET = 64 * 1024;
+
+const COUNT: Aggregator = { kind: 'count', create: () => 0, add: (a) => (a as number) + 1, merge: (a, b) => (a as number) + (b as number), result: (k, a) => [k, a] };
+/** An accumulator that grows: every value of the key, in order. */
+const COLLECT: Aggregator = {
+  create: () => [],
+  add: (a, v) => [...(a as unknown[]), (v as { seq: number }).seq],
+  merge: (a, b) => [...(a as unknown[]), ...(b as unknown[])],
+  result: (k, a) => [k, a],
+};
+
+const SPECIAL: KeyValue[] = [0, -0, Number.NaN, null, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, [0], [-0], [Number.NaN], [null], [Number.POSITIVE_INFINITY], ['0'], '0', 'null', true, false];
+
+function keysOf(n: number, kind: 'string' | 'number' | 'mixed'): KeyValue[] {
+  const out: KeyValue[] = [...SPECIAL];
+  for (let i = 0; out.length < n; i++) out.push(kind === 'string' ? `k${i}` : kind === 'number' ? i * 1.5 - 100 : i % 3 === 0 ? [`a${i}`, i] : i % 3 === 1 ? `s${i}` : i);
+  return out;
+}
+
+function stream(n: number, keys: readonly KeyValue[]): { k: KeyValue; seq: number }[] {
+  let seed = 99;
+  return Array.from({ length: n }, (_, seq) => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return { k: keys[seed % keys.length] as KeyValue, seq };
+  });
+}
+
+/** The reference: one pass over the values with a Map keyed by the canonical key (which keeps -0, NaN, null, ±Infinity apart). */
+function reference(values: readonly { k: KeyValue; seq: number }[], aggregator: Aggregator): Map<string, unknown> {
+  const map = new Map<string, { key: KeyValue; acc: unknown }>();
+  for (const v of values) {
+    const c = canonicalKey(v.k);
+    const entry = map.get(c);
+    if (entry === undefined) map.set(c, { key: v.k, acc: aggregator.add(aggregator.create(), v) });
+    else entry.acc = aggregator.add(entry.acc, v);
+  }
+  return new Map([...map].map(([c, { key, acc }]) => [c, aggregator.result(key, acc)]));
+}
+
+function byKey(results: readonly unknown[]): Map<string, unknown> {
+  const map = new Map<string, unknown>();
+  for (const r of results) {
+    const c = canonicalKey((r as [KeyValue, unknown])[0]);
+    assert.ok(!map.has(c), `key ${c} emitted once`);
+    map.set(c, r);
+  }
+  return map;
+}
+
+function withDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+  const dir = mkdtempSync(join(tmpdir(), 'weft-agg-test-'));
+  return fn(dir).finally(() => rmSync(dir, { recursive: true, force: true }));
+}
+
+/** Combiner (budget-bound) into the reduce side (budget-bound), as a keyed aggregation runs. */
+async function aggregate(values: readonly { k: KeyValue; seq: number }[], aggregator: Aggregator, dir: string, combine: boolean): Promise<{ out: unknown[]; runs: number; pairs: number; peak: number }> {
+  const reduceContext = testingOperatorContext({ budgetBytes: BUDGET, spillDir: dir, name: 'aggregate' });
+  const output = new CollectingOutput();
+  const key = (v: unknown): KeyValue => (v as { k: KeyValue }).k;
+  const reducer = new AggregateOperator(aggregator, combine ? undefined : key, output, reduceContext);
+  const mapContext = testingOperatorContext({ budgetBytes: BUDGET, spillDir: dir, name: 'combine' });
+  let pairs = 0;
+  const combiner = new CombineOperator(key, aggregator, 1_000_000, { collect: (pair) => { pairs++; reducer.collect(pair); } }, mapContext);
+  try {
+    for (const v of values) (combine ? combiner : reducer).collect(v);
+    if (combine) await combiner.finish();
+    await reducer.finish();
+    return { out: output.values, runs: reducer.runsSpilled, pairs, peak: Math.max(mapContext.memory.manager.peakReservedBytes, reduceContext.memory.manager.peakReservedBytes) };
+  } finally {
+    combiner.close();
+    reducer.close();
+    reduceContext.memory.spill.close();
+    mapContext.memory.spill.close();
+  }
+}
+
+describe('the spilling keyed aggregation (count, reduce, aggregate, and the combiner)', () => {
+  for (const kind of ['string', 'number', 'mixed'] as const) {
+    for (const combine of [true, false]) {
+      it(`counts ${kind} keys ${combine ? 'through a combiner' : 'without a combiner'} as a naive Map does, below the budget and with 8x its keys spilled and merged`, async () => {
+        await withDir(async (dir) => {
+          const few = stream(2_000, keysOf(100, kind));
+          const below = await aggregate(few, COUNT, dir, combine);
+          assert.equal(below.runs, 0);
+          assert.deepEqual(byKey(below.out), reference(few, COUNT));
+          // ~90 bytes a key in the table: 8x the budget's worth of distinct keys
+          const many = stream(30_000, keysOf(Math.ceil((8 * BUDGET) / 90), kind));
+          const above = await aggregate(many, COUNT, dir, combine);
+          assert.ok(above.runs >= 4, `the reducer spilled ${above.runs} runs`);
+          assert.deepEqual(byKey(above.out), reference(many, COUNT));
+          assert.ok(above.peak <= BUDGET, `at most the budget reserved (peak ${above.peak})`);
+          if (combine) assert.ok(above.pairs > new Set(many.map((v) => canonicalKey(v.k))).size, 'the combiner emitted early when its budget was full');
+          assert.deepEqual(readdirSync(dir), [], 'no spill file is left');
+        });
+      });
+    }
+  }
+
+  it('keeps [NaN], [null], [Infinity], -0 and 0 apart as keys through a spill, in both the combiner and the reducer', async () => {
+    await withDir(async (dir) => {
+      const values = [...SPECIAL.map((k, seq) => ({ k, seq: -1 - seq })), ...stream(20_000, keysOf(6000, 'mixed'))];
+      const { out, runs } = await aggregate(values, COUNT, dir, true);
+      assert.ok(runs > 0);
+      const results = byKey(out);
+      for (const key of SPECIAL) assert.ok(results.has(canonicalKey(key)), `${canonicalKey(key)} has its own count`);
+      const negZero = out.find((r) => Object.is((r as [KeyValue])[0], -0));
+      assert.ok(negZero !== undefined, '-0 comes out as -0');
+      assert.deepEqual(results, reference(values, COUNT));
+    });
+  });
+
+  it('re-measures growing accumulators and merges the runs of a key in arrival order', async () => {
+    await withDir(async (dir) => {
+      const values = stream(40_000, keysOf(200, 'string'));
+      const { out, runs } = await aggregate(values, COLLECT, dir, false);
+      assert.ok(runs >= 2, `growing lists spill (${runs} runs)`);
+      assert.deepEqual(byKey(out), reference(values, COLLECT), 'each key lists its values in arrival order');
+    });
+  });
+
+  it('refuses one accumulator larger than the budget with WEFT_ERR_RECORD_TOO_LARGE naming the operator, its size and the budget', async () => {
+    await withDir(async (dir) => {
+      const values = Array.from({ length: 200 }, (_, seq) => ({ k: 'one', seq }));
+      const concat: Aggregator = { create: () => '', add: (a) => `${a as string}${'x'.repeat(1000)}`, merge: (a, b) => `${a as string}${b as string}`, result: (k, a) => [k, a] };
+      await assert.rejects(aggregate(values, concat, dir, false), (error: { code?: string; context?: Record<string, unknown> }) => {
+        assert.equal(error.code, 'WEFT_ERR_RECORD_TOO_LARGE');
+        assert.equal(error.context?.['operator'], 'aggregate');
+        assert.equal(error.context?.['budgetBytes'], BUDGET);
+        assert.ok((error.context?.['recordBytes'] as number) > BUDGET);
+        return true;
+      });
+      assert.deepEqual(readdirSync(dir), []);
+    });
+  });
+
+  it('removes its spill files after a failure and a cancellation once it spilled', async () => {
+    await withDir(async (dir) => {
+      const values = stream(30_000, keysOf(8000, 'string'));
+      const context = testingOperatorContext({ budgetBytes: BUDGET, spillDir: dir, name: 'aggregate' });
+      const failing: Aggregator = { ...COUNT, merge: () => { throw new Error('boom'); } };
+      const op = new AggregateOperator(failing, (v) => (v as { k: KeyValue }).k, new CollectingOutput(), context);
+      for (const v of values) op.collect(v);
+      assert.ok(op.runsSpilled > 0);
+      await assert.rejects(op.finish(), (error: { code?: string }) => error.code === 'WEFT_ERR_USER_FUNCTION_FAILED');
+      op.close();
+      context.memory.spill.close();
+      assert.deepEqual(readdirSync(dir), []);
+
+      const abort = new AbortController();
+      const cancelled = testingOperatorContext({ budgetBytes: BUDGET, spillDir: dir, signal: abort.signal, name: 'aggregate' });
+      const op2 = new AggregateOperator(COUNT, (v) => (v as { k: KeyValue }).k, { collect: () => abort.abort(new Error('cancelled')) }, cancelled);
+      for (const v of stream(60_000, keysOf(20_000, 'string'))) op2.collect(v); // more keys than emitAll emits between cancellation checks
+      assert.ok(op2.runsSpilled > 0);
+      await assert.rejects(op2.finish(), /cancelled/);
+      op2.close();
+      cancelled.memory.spill.close();
+      assert.deepEqual(readdirSync(dir), []);
+    });
+  });
+});
