@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -47,5 +48,25 @@ describe('weft run --task-memory', () => {
     assert.equal(a.split('\n').length, 20001);
     assert.ok(a === b, 'byte-identical outputs');
     assert.deepEqual(await readdir(spill), [], 'every task removed its spill directory');
+  });
+
+  it('fails the job (exit 1) with WEFT_ERR_SPILL_FAILED naming the path when the spill disk fills up (a 1 MiB tmpfs), and every task removes its spill files', async (t) => {
+    const mountPoint = join(dir, 'tiny');
+    await mkdir(mountPoint);
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', mountPoint], { stdio: 'ignore' });
+    } catch {
+      t.skip('cannot mount a tmpfs here (needs root); packages/engine/test/external-sort.test.ts covers the error without one');
+      return;
+    }
+    try {
+      const run = await inProcess(['run', terasort, '--executor', 'inprocess', '--parallelism', '2', '--task-memory', '64k', '--spill-dir', mountPoint, '--json', '--store', `file://${join(dir, 's3')}`, '--meta', `sqlite://${join(dir, 'm3.db')}`, '--', '--records', '60000', '--output', join(dir, 'never.txt')], dir);
+      assert.equal(run.code, 1, run.stderr);
+      assert.match(run.stdout, /WEFT_ERR_SPILL_FAILED/, 'the --json summary carries the cause\'s code');
+      assert.match(run.stderr, new RegExp(`task sort#\\d@0 failed: operator "sort" could not spill to ${mountPoint}/weft-spill-sort_\\d_0-\\w+/run-\\d+\\.spill: ENOSPC`));
+      assert.deepEqual(await readdir(mountPoint), [], 'the failed and the cancelled task both removed their spill directories');
+    } finally {
+      execFileSync('umount', [mountPoint]);
+    }
   });
 });
