@@ -7,6 +7,8 @@ import type { KeyValue } from '@weft/engine';
 import type { Aggregator } from '../src/api/logical-graph.js';
 import { AggregateOperator } from '../src/operators/aggregate-operator.js';
 import { CombineOperator } from '../src/operators/combine-operator.js';
+import { WordCountCombiner } from '../src/operators/word-count-combiner.js';
+import { VALUE_KEY } from '../src/api/split-words.js';
 import { canonicalKey } from '../src/runtime/key-hash.js';
 import { CollectingOutput, testingOperatorContext } from './support/operator-context.js';
 
@@ -167,6 +169,29 @@ describe('the spilling keyed aggregation (count, reduce, aggregate, and the comb
       op2.close();
       cancelled.memory.spill.close();
       assert.deepEqual(readdirSync(dir), []);
+    });
+  });
+
+  it('makes the fused word-count combiner emit early when its byte table outgrows the budget, with the same totals', async () => {
+    await withDir(async (dir) => {
+      const context = testingOperatorContext({ budgetBytes: BUDGET, spillDir: dir, name: 'combine' });
+      const output = new CollectingOutput();
+      const combiner = new WordCountCombiner(VALUE_KEY as (value: unknown) => KeyValue, COUNT, 1_000_000, output, context);
+      const expected = new Map<string, number>();
+      for (let chunk = 0; chunk < 20; chunk++) {
+        const words = Array.from({ length: 500 }, (_, i) => `w${(chunk * 317 + i * 7) % 6000}`);
+        for (const w of words) expected.set(w, (expected.get(w) ?? 0) + 1);
+        const bytes = Buffer.from(`${words.join(' ')}\n`);
+        combiner.countWordsIn(bytes, 0, bytes.length);
+      }
+      const early = output.values.length;
+      await combiner.finish();
+      combiner.close();
+      assert.ok(early > 0, 'pairs were emitted before the end');
+      assert.ok(context.memory.manager.peakReservedBytes <= BUDGET);
+      const totals = new Map<string, number>();
+      for (const [w, n] of output.values as [string, number][]) totals.set(w, (totals.get(w) ?? 0) + n);
+      assert.deepEqual(totals, expected);
     });
   });
 });

@@ -13,13 +13,16 @@ export const DEFAULT_TASK_MEMORY_FRACTION = 0.25;
 
 /**
  * The default budget of one task on this machine: `DEFAULT_TASK_MEMORY_FRACTION` of the smaller of the
- * physical memory and the V8 heap limit, divided by `slots` (tasks running at once in this process),
+ * physical memory (or the container's limit, `process.constrainedMemory()`) and the V8 heap limit, divided by `slots` (tasks running at once in this process),
  * never below MIN_TASK_MEMORY_BYTES. The budget counts serialized bytes; JS structures the operators
  * keep beside them (keys of a sort, hash-table entries) take a multiple of that on the heap, hence the
  * fraction.
  */
 export function defaultTaskMemoryBytes(slots: number = availableParallelism()): number {
-  const limit = Math.min(totalmem(), getHeapStatistics().heap_size_limit);
+  // a container's limit (cgroup) where Node knows one: os.totalmem() is the host's
+  const constrained = typeof process.constrainedMemory === 'function' ? process.constrainedMemory() : 0;
+  const machine = constrained !== undefined && constrained > 0 ? Math.min(totalmem(), constrained) : totalmem();
+  const limit = Math.min(machine, getHeapStatistics().heap_size_limit);
   return Math.max(MIN_TASK_MEMORY_BYTES, Math.floor((limit * DEFAULT_TASK_MEMORY_FRACTION) / Math.max(1, slots)));
 }
 
