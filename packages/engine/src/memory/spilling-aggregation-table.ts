@@ -42,6 +42,10 @@ export class SpillingAggregationTable {
   readonly #o: SpillingAggregationTableOptions;
   readonly #table = new KeyedTable<unknown>();
   #runs: SpillRun[] = [];
+  /** The last `get`: `set` of the same key right after it skips a second lookup. */
+  #lastKey: unknown = undefined;
+  #lastRaw: unknown = undefined;
+  #lastValid = false;
   runsSpilled = 0;
   bytesSpilled = 0;
 
@@ -56,13 +60,18 @@ export class SpillingAggregationTable {
   /** The accumulator of `key`, or undefined. Throws a TypeError for a value that is not a key. */
   get(key: unknown): unknown {
     const raw = this.#table.get(key);
+    this.#lastKey = key;
+    this.#lastRaw = raw;
+    this.#lastValid = true;
     return raw === undefined || typeof raw === 'number' ? raw : (raw as Slot).acc;
   }
 
   /** Sets `key`'s accumulator (after `get`), counting what it costs; may spill the whole table. */
   set(key: unknown, acc: unknown): void {
     const table = this.#table;
-    const raw = table.get(key);
+    const raw = this.#lastValid && Object.is(this.#lastKey, key) ? this.#lastRaw : table.get(key);
+    this.#lastValid = false;
+    this.#lastKey = undefined;
     let delta: number;
     if (raw === undefined) {
       const size = this.#size(acc);
