@@ -23,7 +23,7 @@ const COLLECT: Aggregator = {
   result: (k, a) => [k, a],
 };
 
-const SPECIAL: KeyValue[] = [0, -0, Number.NaN, null, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, [0], [-0], [Number.NaN], [null], [Number.POSITIVE_INFINITY], ['0'], '0', 'null', true, false];
+const SPECIAL: KeyValue[] = ['\uFFFD', 0, -0, Number.NaN, null, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, [0], [-0], [Number.NaN], [null], [Number.POSITIVE_INFINITY], ['0'], '0', 'null', true, false];
 
 function keysOf(n: number, kind: 'string' | 'number' | 'mixed'): KeyValue[] {
   const out: KeyValue[] = [...SPECIAL];

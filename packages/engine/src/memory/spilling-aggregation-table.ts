@@ -141,6 +141,38 @@ export class SpillingAggregationTable {
     }
   }
 
+  /**
+   * Writes `entries` — sorted by key (compareKeys), each key once — as one more run (another table of the
+   * same operator spilling into this one's merge; its memory is its own). Empty: nothing.
+   */
+  spillSorted(entries: Iterable<readonly [KeyValue, unknown]>): void {
+    const o = this.#o;
+    let writer: SpillRunWriter | undefined;
+    let path = '';
+    try {
+      for (const [key, acc] of entries) {
+        if (writer === undefined) {
+          path = o.spill.newFile(o.operator);
+          writer = new SpillRunWriter(path, o.operator);
+        }
+        writer.write(o.keys.serialize(key), o.values.serialize(acc));
+      }
+      if (writer === undefined) return;
+      const run = writer.finish();
+      this.#runs.push(run);
+      this.#count(run);
+    } catch (error) {
+      writer?.abort();
+      if (writer !== undefined) o.spill.remove(path);
+      throw error;
+    }
+  }
+
+  /** Whether anything was spilled (then `entries()` merges runs). */
+  get spilled(): boolean {
+    return this.#runs.length > 0;
+  }
+
   /** Drops the table and removes every run. Idempotent. */
   close(): void {
     this.#clear();

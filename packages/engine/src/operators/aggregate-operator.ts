@@ -1,7 +1,10 @@
 import type { KeySelector, KeyValue } from '../api/functions.js';
 import type { Aggregator } from '../api/logical-graph.js';
 import { userFunctionError } from '../runtime/user-function-error.js';
+import type { MemoryConsumer } from '../memory/memory-manager.js';
 import { SpillingAggregationTable } from '../memory/spilling-aggregation-table.js';
+import { ByteCountTable, hashBytes } from '../text/byte-count-table.js';
+import { BYTE_TABLE_ENTRY_BYTES } from './word-count-combiner.js';
 import { emitAll, type OperatorContext, type Output, type StreamOperator } from './stream-operator.js';
 
 /**
@@ -10,9 +13,18 @@ import { emitAll, type OperatorContext, type Output, type StreamOperator } from 
  * once its inputs end. Its table lives within the task's memory budget: full, it spills a run sorted by
  * key and starts afresh; at the end the runs are merged and equal keys' accumulators combined with
  * `aggregator.merge` (SpillingAggregationTable). Output order is not defined (key order once spilled).
+ *
+ * `count` with string keys (well-formed UTF-16) takes a binary path: the counts live in a ByteCountTable
+ * keyed by the keys' UTF-8 bytes (typed arrays and one byte arena: no JS object or string per key),
+ * counted against the budget at its bytes plus BYTE_TABLE_ENTRY_BYTES a key; full, it is written as a
+ * sorted run into the same merge. Other keys (numbers, arrays, …) stay in the JS table beside it.
  */
 export class AggregateOperator implements StreamOperator {
   readonly #table: SpillingAggregationTable;
+  /** The binary path of `count` for string keys (undefined for other aggregations). */
+  readonly #strings: ByteCountTable | undefined;
+  readonly #stringsMemory: MemoryConsumer | undefined;
+  #scratch = Buffer.allocUnsafe(256);
 
   constructor(
     private readonly aggregator: Aggregator,
@@ -36,6 +48,36 @@ export class AggregateOperator implements StreamOperator {
         }
       },
     });
+    if (aggregator.kind === 'count') {
+      this.#strings = new ByteCountTable();
+      this.#stringsMemory = context.memory.manager.consumer(name);
+    }
+  }
+
+  /** Counts `count` for string `key` in the byte table; false when it cannot (a lone surrogate: its UTF-8 would merge it with U+FFFD). */
+  #countString(key: string, count: number): boolean {
+    if (!(key as unknown as { isWellFormed(): boolean }).isWellFormed()) return false;
+    const table = this.#strings as ByteCountTable;
+    if (this.#scratch.length < key.length * 3) this.#scratch = Buffer.allocUnsafe(key.length * 3);
+    const scratch = this.#scratch;
+    const length = scratch.write(key, 0, 'utf8');
+    const size = table.size;
+    table.add(scratch, 0, length, hashBytes(scratch, 0, length), count);
+    if (table.size !== size) {
+      const memory = this.#stringsMemory as MemoryConsumer;
+      const held = table.keyBytes + table.size * BYTE_TABLE_ENTRY_BYTES;
+      if (held > memory.reservedBytes && !memory.tryReserve(held - memory.reservedBytes)) this.#spillStrings();
+    }
+    return true;
+  }
+
+  #spillStrings(): void {
+    const table = this.#strings as ByteCountTable;
+    const entries = Array.from(table.entries());
+    entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+    this.#table.spillSorted(entries);
+    table.clear();
+    this.#stringsMemory?.releaseAll();
   }
 
   /** Runs spilled so far. */
@@ -59,6 +101,10 @@ export class AggregateOperator implements StreamOperator {
       }
       incoming = value;
     }
+    if (this.#strings !== undefined && typeof key === 'string') {
+      const count = this.key === undefined ? incoming : 1;
+      if (typeof count === 'number' && this.#countString(key, count)) return;
+    }
     let previous: unknown;
     try {
       previous = table.get(key);
@@ -77,6 +123,22 @@ export class AggregateOperator implements StreamOperator {
 
   async finish(): Promise<void> {
     const result = this.aggregator.result;
+    const strings = this.#strings;
+    if (strings !== undefined && strings.size > 0) {
+      if (this.#table.spilled) this.#spillStrings();
+      else {
+        // nothing spilled: the byte table's keys are emitted straight, the JS table's after them
+        await emitAll(strings.entries(), this.output, this.context, ([key, count]) => {
+          try {
+            return result(key, count);
+          } catch (error) {
+            throw userFunctionError(this.context, error, 'aggregate result');
+          }
+        });
+        strings.clear();
+        this.#stringsMemory?.releaseAll();
+      }
+    }
     await emitAll(this.#table.entries(), this.output, this.context, ([key, accumulator]) => {
       try {
         return result(key, accumulator);
@@ -87,6 +149,8 @@ export class AggregateOperator implements StreamOperator {
   }
 
   close(): void {
+    this.#strings?.clear();
+    this.#stringsMemory?.releaseAll();
     this.#table.close();
   }
 }
