@@ -4,7 +4,7 @@ import { userFunctionError } from '../runtime/user-function-error.js';
 import type { MemoryConsumer } from '../memory/memory-manager.js';
 import { SpillingAggregationTable } from '../memory/spilling-aggregation-table.js';
 import { ByteCountTable, hashBytes } from '../text/byte-count-table.js';
-import { BYTE_TABLE_ENTRY_BYTES } from './word-count-combiner.js';
+import { BYTE_TABLE_ENTRY_BYTES } from './byte-table-entry-bytes.js';
 import { emitAll, type OperatorContext, type Output, type StreamOperator } from './stream-operator.js';
 
 /**

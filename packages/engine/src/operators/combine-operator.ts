@@ -4,7 +4,9 @@ import { userFunctionError } from '../runtime/user-function-error.js';
 import type { MemoryConsumer } from '../memory/memory-manager.js';
 import { KEYED_ENTRY_OVERHEAD_BYTES } from '../memory/spilling-aggregation-table.js';
 import { primitiveSerializedSize } from '../serialization/primitive-size.js';
+import { BYTE_TABLE_ENTRY_BYTES } from './byte-table-entry-bytes.js';
 import type { RecordSerializer } from '../serialization/record-serializer.js';
+import { ByteCountTable, hashBytes } from '../text/byte-count-table.js';
 import { KeyedTable } from './keyed-table.js';
 import { emitAll, type OperatorContext, type Output, type StreamOperator } from './stream-operator.js';
 
@@ -13,7 +15,9 @@ import { emitAll, type OperatorContext, type Output, type StreamOperator } from 
  * `[key, accumulator]` pairs at the end — or early, all at once, when it holds `maxKeys` keys or the
  * task's memory budget refuses a new key (the reducer merges what it sends twice). Each new key is
  * counted at its serialized key + first accumulator + KEYED_ENTRY_OVERHEAD_BYTES; an accumulator that
- * grows afterwards is not re-measured here (the reduce side's table re-measures).
+ * grows afterwards is not re-measured here (the reduce side's table re-measures). `count` with string
+ * keys counts in a ByteCountTable over their UTF-8 bytes instead (no JS object per key; counted at its
+ * bytes + BYTE_TABLE_ENTRY_BYTES a key), as the reduce side does.
  */
 export class CombineOperator implements StreamOperator {
   readonly #table = new KeyedTable<unknown>();
@@ -24,6 +28,9 @@ export class CombineOperator implements StreamOperator {
   readonly #memory: MemoryConsumer;
   readonly #keys: RecordSerializer;
   readonly #values: RecordSerializer;
+  readonly #strings: ByteCountTable | undefined;
+  readonly #stringsMemory: MemoryConsumer;
+  #scratch = Buffer.allocUnsafe(256);
 
   constructor(
     private readonly key: KeySelector<unknown, KeyValue>,
@@ -39,6 +46,29 @@ export class CombineOperator implements StreamOperator {
     this.#memory = context.memory.manager.consumer(context.operatorName);
     this.#keys = context.memory.keySerializer();
     this.#values = context.memory.serializer();
+    this.#strings = this.#count ? new ByteCountTable() : undefined;
+    this.#stringsMemory = context.memory.manager.consumer(context.operatorName);
+  }
+
+  /** `count` of a string key in the byte table; false for a string with a lone surrogate (its UTF-8 would be U+FFFD's). */
+  #countString(key: string): boolean {
+    if (!(key as unknown as { isWellFormed(): boolean }).isWellFormed()) return false;
+    const table = this.#strings as ByteCountTable;
+    if (this.#scratch.length < key.length * 3) this.#scratch = Buffer.allocUnsafe(key.length * 3);
+    const scratch = this.#scratch;
+    const length = scratch.write(key, 0, 'utf8');
+    const size = table.size;
+    table.add(scratch, 0, length, hashBytes(scratch, 0, length), 1);
+    if (table.size !== size) {
+      if (table.size + this.#table.size > this.maxKeys) {
+        this.#spill();
+        return true;
+      }
+      const memory = this.#stringsMemory;
+      const held = table.keyBytes + table.size * BYTE_TABLE_ENTRY_BYTES;
+      if (held > memory.reservedBytes && !memory.tryReserve(held - memory.reservedBytes)) this.#spill();
+    }
+    return true;
   }
 
   /** A key entered the table with its first accumulator: count it; refused, emit everything. */
@@ -63,6 +93,7 @@ export class CombineOperator implements StreamOperator {
     if (typeof key === 'string' || (typeof key === 'number' && !Object.is(key, -0))) {
       const map = this.#primitive;
       if (this.#count) {
+        if (typeof key === 'string' && this.#countString(key)) return;
         const count = map.get(key) as number | undefined;
         map.set(key, (count ?? 0) + 1);
         if (count === undefined) {
@@ -106,6 +137,11 @@ export class CombineOperator implements StreamOperator {
   }
 
   async finish(): Promise<void> {
+    if (this.#strings !== undefined && this.#strings.size > 0) {
+      await emitAll(this.#strings.entries(), this.output, this.context, (entry) => entry);
+      this.#strings.clear();
+      this.#stringsMemory.releaseAll();
+    }
     await emitAll(this.#table.entries(), this.output, this.context, (entry) => entry);
     this.#table.clear();
     this.#memory.releaseAll();
@@ -113,12 +149,19 @@ export class CombineOperator implements StreamOperator {
 
   /** Emits everything it holds and starts afresh (not to disk: the reducer merges). */
   #spill(): void {
+    if (this.#strings !== undefined) {
+      for (const entry of this.#strings.entries()) this.output.collect(entry);
+      this.#strings.clear();
+      this.#stringsMemory.releaseAll();
+    }
     for (const entry of this.#table.entries()) this.output.collect(entry);
     this.#table.clear();
     this.#memory.releaseAll();
   }
 
   close(): void {
+    this.#strings?.clear();
+    this.#stringsMemory.releaseAll();
     this.#table.clear();
     this.#memory.releaseAll();
   }

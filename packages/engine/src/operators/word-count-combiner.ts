@@ -3,11 +3,9 @@ import type { Aggregator } from '../api/logical-graph.js';
 import type { MemoryConsumer } from '../memory/memory-manager.js';
 import { ByteCountTable } from '../text/byte-count-table.js';
 import { countWords } from '../text/count-words.js';
+import { BYTE_TABLE_ENTRY_BYTES } from './byte-table-entry-bytes.js';
 import { CombineOperator } from './combine-operator.js';
 import { emitAll, type OperatorContext, type Output, type StreamOperator, type WordCountInput } from './stream-operator.js';
-
-/** What ByteCountTable keeps per key beside its bytes: two probe slots of four int32 (it is at most half full), and hash, offset, length (int32) and count (float64). */
-export const BYTE_TABLE_ENTRY_BYTES = 52;
 
 /**
  * The map-side combiner of `keyBy().count()` (each value its own key), which a fused word splitter feeds
