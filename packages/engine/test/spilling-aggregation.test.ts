@@ -9,6 +9,7 @@ import { AggregateOperator } from '../src/operators/aggregate-operator.js';
 import { CombineOperator } from '../src/operators/combine-operator.js';
 import { WordCountCombiner } from '../src/operators/word-count-combiner.js';
 import { VALUE_KEY } from '../src/api/split-words.js';
+import { ByteCountTable, hashBytes } from '../src/text/byte-count-table.js';
 import { canonicalKey } from '../src/runtime/key-hash.js';
 import { CollectingOutput, testingOperatorContext } from './support/operator-context.js';
 
@@ -192,6 +193,27 @@ describe('the spilling keyed aggregation (count, reduce, aggregate, and the comb
       const totals = new Map<string, number>();
       for (const [w, n] of output.values as [string, number][]) totals.set(w, (totals.get(w) ?? 0) + n);
       assert.deepEqual(totals, expected);
+    });
+  });
+
+  it('orders a byte table’s keys as JS strings compare (UTF-16), supplementary characters before U+E000–U+FFFF, without decoding them', () => {
+    const words = ['', 'a', 'ab', 'b', 'é', 'z\u00ff', '\u07ff', '\u0800', '\ud7ff', '\ue000', '\uffff', '\u{10000}', '\u{1f600}', '\u{10ffff}', 'a\u{1f600}', 'a\uffff', 'a\ue000b'];
+    const table = new ByteCountTable();
+    for (const w of [...words].reverse()) {
+      const bytes = Buffer.from(w);
+      table.add(bytes, 0, bytes.length, hashBytes(bytes, 0, bytes.length));
+    }
+    const order = Array.from(table.sortedOrder(), (e) => Buffer.from(table.keyOf(e)).toString('utf8'));
+    assert.deepEqual(order, [...words].sort());
+  });
+
+  it('merges spilled runs of non-ASCII string keys (the binary count path) into one count per key', async () => {
+    await withDir(async (dir) => {
+      const keys: KeyValue[] = Array.from({ length: 9000 }, (_, i) => `${['é', '\ue000', '\u{1f600}', 'a', '\uffff'][i % 5]}${i}`);
+      const values = stream(30_000, keys);
+      const { out, runs } = await aggregate(values, COUNT, dir, false);
+      assert.ok(runs >= 4);
+      assert.deepEqual(byKey(out), reference(values, COUNT));
     });
   });
 });

@@ -146,6 +146,14 @@ export class SpillingAggregationTable {
    * same operator spilling into this one's merge; its memory is its own). Empty: nothing.
    */
   spillSorted(entries: Iterable<readonly [KeyValue, unknown]>): void {
+    const keys = this.#o.keys;
+    this.spillSortedEncoded((function* () {
+      for (const [key, acc] of entries) yield [keys.serialize(key), acc] as const;
+    })());
+  }
+
+  /** `spillSorted` with each key already in the key serializer's bytes (valid until the next item). */
+  spillSortedEncoded(entries: Iterable<readonly [Uint8Array, unknown]>): void {
     const o = this.#o;
     let writer: SpillRunWriter | undefined;
     let path = '';
@@ -155,7 +163,7 @@ export class SpillingAggregationTable {
           path = o.spill.newFile(o.operator);
           writer = new SpillRunWriter(path, o.operator);
         }
-        writer.write(o.keys.serialize(key), o.values.serialize(acc));
+        writer.write(key, o.values.serialize(acc));
       }
       if (writer === undefined) return;
       const run = writer.finish();

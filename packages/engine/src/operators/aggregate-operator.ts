@@ -3,6 +3,7 @@ import type { Aggregator } from '../api/logical-graph.js';
 import { userFunctionError } from '../runtime/user-function-error.js';
 import type { MemoryConsumer } from '../memory/memory-manager.js';
 import { SpillingAggregationTable } from '../memory/spilling-aggregation-table.js';
+import { T_SHORT_STRING, T_STRING } from '../serialization/record-format.js';
 import { ByteCountTable, hashBytes } from '../text/byte-count-table.js';
 import { BYTE_TABLE_ENTRY_BYTES } from './byte-table-entry-bytes.js';
 import { emitAll, type OperatorContext, type Output, type StreamOperator } from './stream-operator.js';
@@ -71,11 +72,34 @@ export class AggregateOperator implements StreamOperator {
     return true;
   }
 
+  /** Writes the byte table as a run in key order — no string made: the keys go out as the default serializer's string records. */
   #spillStrings(): void {
     const table = this.#strings as ByteCountTable;
-    const entries = Array.from(table.entries());
-    entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-    this.#table.spillSorted(entries);
+    const order = table.sortedOrder();
+    let scratch = Buffer.allocUnsafe(256);
+    this.#table.spillSortedEncoded(
+      (function* () {
+        for (let j = 0; j < order.length; j++) {
+          const e = order[j] as number;
+          const bytes = table.keyOf(e);
+          const length = bytes.length;
+          if (scratch.length < length + 6) scratch = Buffer.allocUnsafe(length * 2 + 6);
+          let p = 0;
+          if (length < 64) scratch[p++] = T_SHORT_STRING | length;
+          else {
+            scratch[p++] = T_STRING;
+            let n = length;
+            while (n >= 0x80) {
+              scratch[p++] = (n & 0x7f) | 0x80;
+              n = Math.floor(n / 128);
+            }
+            scratch[p++] = n;
+          }
+          scratch.set(bytes, p);
+          yield [scratch.subarray(0, p + length), table.countOf(e)] as const;
+        }
+      })(),
+    );
     table.clear();
     this.#stringsMemory?.releaseAll();
   }

@@ -71,6 +71,48 @@ export class ByteCountTable {
     }
   }
 
+  /** Entry `e`'s key bytes (a view into the arena, valid until the next `add` or `clear`) — `e` below `size`. */
+  keyOf(e: number): Uint8Array {
+    const offset = this.#offsets[e] as number;
+    return this.#arena.subarray(offset, offset + (this.#lengths[e] as number));
+  }
+
+  /** Entry `e`'s count. */
+  countOf(e: number): number {
+    return this.#counts[e] as number;
+  }
+
+  /**
+   * The entries in the order of their keys as UTF-16 strings compare (`<`, compareKeys' order for strings),
+   * computed on the UTF-8 bytes without decoding them: byte order is code point order, which UTF-16
+   * order follows except that U+E000–U+FFFF (lead bytes 0xEE, 0xEF) sort after the supplementary planes
+   * (0xF0–0xF4, surrogate pairs in UTF-16) — so those two lead bytes are ranked above them.
+   */
+  sortedOrder(): Uint32Array {
+    const order = new Uint32Array(this.#size);
+    for (let i = 0; i < order.length; i++) order[i] = i;
+    const arena = this.#arena;
+    const offsets = this.#offsets;
+    const lengths = this.#lengths;
+    order.sort((a, b) => {
+      let x = offsets[a] as number;
+      let y = offsets[b] as number;
+      const xl = lengths[a] as number;
+      const yl = lengths[b] as number;
+      const n = Math.min(xl, yl);
+      for (let i = 0; i < n; i++, x++, y++) {
+        let p = arena[x] as number;
+        let q = arena[y] as number;
+        if (p === q) continue;
+        if (p >= 0xee && p <= 0xef) p += 0x10;
+        if (q >= 0xee && q <= 0xef) q += 0x10;
+        return p - q;
+      }
+      return xl - yl;
+    });
+    return order;
+  }
+
   /** Forgets every key (keeps the allocated memory for the next round). */
   clear(): void {
     this.#slots.fill(EMPTY);
