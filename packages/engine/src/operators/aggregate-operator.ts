@@ -5,7 +5,6 @@ import type { MemoryConsumer } from '../memory/memory-manager.js';
 import { SpillingAggregationTable } from '../memory/spilling-aggregation-table.js';
 import { T_SHORT_STRING, T_STRING } from '../serialization/record-format.js';
 import { ByteCountTable, hashBytes } from '../text/byte-count-table.js';
-import { BYTE_TABLE_ENTRY_BYTES } from './byte-table-entry-bytes.js';
 import { emitAll, type OperatorContext, type Output, type StreamOperator } from './stream-operator.js';
 
 /**
@@ -17,7 +16,7 @@ import { emitAll, type OperatorContext, type Output, type StreamOperator } from 
  *
  * `count` with string keys (well-formed UTF-16) takes a binary path: the counts live in a ByteCountTable
  * keyed by the keys' UTF-8 bytes (typed arrays and one byte arena: no JS object or string per key),
- * counted against the budget at its bytes plus BYTE_TABLE_ENTRY_BYTES a key; full, it is written as a
+ * counted against the budget at what it grew to (`grownBytes`: its allocation beyond a fixed initial 170 KiB); full, it is written as a
  * sorted run into the same merge. Other keys (numbers, arrays, …) stay in the JS table beside it.
  */
 export class AggregateOperator implements StreamOperator {
@@ -62,13 +61,23 @@ export class AggregateOperator implements StreamOperator {
     if (this.#scratch.length < key.length * 3) this.#scratch = Buffer.allocUnsafe(key.length * 3);
     const scratch = this.#scratch;
     const length = scratch.write(key, 0, 'utf8');
-    const size = table.size;
-    table.add(scratch, 0, length, hashBytes(scratch, 0, length), count);
-    if (table.size !== size) {
+    const hash = hashBytes(scratch, 0, length);
+    // a table at its budget is emptied (keeping what it allocated, still reserved) rather than grown
+    const growth = table.growthFor(length);
+    if (growth > 0 && !table.has(scratch, 0, length, hash)) {
       const memory = this.#stringsMemory as MemoryConsumer;
-      const held = table.keyBytes + table.size * BYTE_TABLE_ENTRY_BYTES;
-      if (held > memory.reservedBytes && !memory.tryReserve(held - memory.reservedBytes)) this.#spillStrings();
+      const need = table.grownBytes + growth;
+      if (need > memory.reservedBytes && !memory.tryReserve(need - memory.reservedBytes)) {
+        if (table.size > 0) this.#spillStrings();
+        const left = table.growthFor(length);
+        if (left > 0) {
+          const again = table.grownBytes + left;
+          memory.checkRecordSize(again);
+          if (again > memory.reservedBytes && !memory.tryReserve(again - memory.reservedBytes)) memory.forceReserve(again - memory.reservedBytes);
+        }
+      }
     }
+    table.add(scratch, 0, length, hash, count);
     return true;
   }
 
@@ -100,8 +109,8 @@ export class AggregateOperator implements StreamOperator {
         }
       })(),
     );
+    // emptied, not shrunk: it fills the memory it holds (and keeps reserved) again, with nothing to collect
     table.clear();
-    this.#stringsMemory?.releaseAll();
   }
 
   /** Runs spilled so far. */
@@ -159,7 +168,7 @@ export class AggregateOperator implements StreamOperator {
             throw userFunctionError(this.context, error, 'aggregate result');
           }
         });
-        strings.clear();
+        strings.release();
         this.#stringsMemory?.releaseAll();
       }
     }
@@ -173,7 +182,7 @@ export class AggregateOperator implements StreamOperator {
   }
 
   close(): void {
-    this.#strings?.clear();
+    this.#strings?.release();
     this.#stringsMemory?.releaseAll();
     this.#table.close();
   }

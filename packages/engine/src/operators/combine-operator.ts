@@ -4,7 +4,6 @@ import { userFunctionError } from '../runtime/user-function-error.js';
 import type { MemoryConsumer } from '../memory/memory-manager.js';
 import { KEYED_ENTRY_OVERHEAD_BYTES } from '../memory/spilling-aggregation-table.js';
 import { primitiveSerializedSize } from '../serialization/primitive-size.js';
-import { BYTE_TABLE_ENTRY_BYTES } from './byte-table-entry-bytes.js';
 import type { RecordSerializer } from '../serialization/record-serializer.js';
 import { ByteCountTable, hashBytes } from '../text/byte-count-table.js';
 import { KeyedTable } from './keyed-table.js';
@@ -17,7 +16,7 @@ import { emitAll, type OperatorContext, type Output, type StreamOperator } from 
  * counted at its serialized key + first accumulator + KEYED_ENTRY_OVERHEAD_BYTES; an accumulator that
  * grows afterwards is not re-measured here (the reduce side's table re-measures). `count` with string
  * keys counts in a ByteCountTable over their UTF-8 bytes instead (no JS object per key; counted at its
- * bytes + BYTE_TABLE_ENTRY_BYTES a key), as the reduce side does.
+ * allocation beyond its fixed initial 170 KiB), as the reduce side does.
  */
 export class CombineOperator implements StreamOperator {
   readonly #table = new KeyedTable<unknown>();
@@ -57,17 +56,25 @@ export class CombineOperator implements StreamOperator {
     if (this.#scratch.length < key.length * 3) this.#scratch = Buffer.allocUnsafe(key.length * 3);
     const scratch = this.#scratch;
     const length = scratch.write(key, 0, 'utf8');
-    const size = table.size;
-    table.add(scratch, 0, length, hashBytes(scratch, 0, length), 1);
-    if (table.size !== size) {
-      if (table.size + this.#table.size > this.maxKeys) {
-        this.#spill();
-        return true;
+    const hash = hashBytes(scratch, 0, length);
+    // a table at its budget is emptied (keeping what it allocated, still reserved) rather than grown
+    const growth = table.growthFor(length);
+    if (growth > 0 && !table.has(scratch, 0, length, hash)) {
+      const memory = this.#stringsMemory as MemoryConsumer;
+      const need = table.grownBytes + growth;
+      if (need > memory.reservedBytes && !memory.tryReserve(need - memory.reservedBytes)) {
+        if (table.size > 0) this.#spill();
+        const left = table.growthFor(length);
+        if (left > 0) {
+          const again = table.grownBytes + left;
+          memory.checkRecordSize(again);
+          if (again > memory.reservedBytes && !memory.tryReserve(again - memory.reservedBytes)) memory.forceReserve(again - memory.reservedBytes);
+        }
       }
-      const memory = this.#stringsMemory;
-      const held = table.keyBytes + table.size * BYTE_TABLE_ENTRY_BYTES;
-      if (held > memory.reservedBytes && !memory.tryReserve(held - memory.reservedBytes)) this.#spill();
     }
+    const size = table.size;
+    table.add(scratch, 0, length, hash, 1);
+    if (table.size !== size && table.size + this.#table.size > this.maxKeys) this.#spill();
     return true;
   }
 
@@ -139,7 +146,7 @@ export class CombineOperator implements StreamOperator {
   async finish(): Promise<void> {
     if (this.#strings !== undefined && this.#strings.size > 0) {
       await emitAll(this.#strings.entries(), this.output, this.context, (entry) => entry);
-      this.#strings.clear();
+      this.#strings.release();
       this.#stringsMemory.releaseAll();
     }
     await emitAll(this.#table.entries(), this.output, this.context, (entry) => entry);
@@ -151,8 +158,8 @@ export class CombineOperator implements StreamOperator {
   #spill(): void {
     if (this.#strings !== undefined) {
       for (const entry of this.#strings.entries()) this.output.collect(entry);
+      // emptied, not shrunk: it fills the memory it holds (and keeps reserved) again
       this.#strings.clear();
-      this.#stringsMemory.releaseAll();
     }
     for (const entry of this.#table.entries()) this.output.collect(entry);
     this.#table.clear();
@@ -160,7 +167,7 @@ export class CombineOperator implements StreamOperator {
   }
 
   close(): void {
-    this.#strings?.clear();
+    this.#strings?.release();
     this.#stringsMemory.releaseAll();
     this.#table.clear();
     this.#memory.releaseAll();

@@ -3,7 +3,6 @@ import type { Aggregator } from '../api/logical-graph.js';
 import type { MemoryConsumer } from '../memory/memory-manager.js';
 import { ByteCountTable } from '../text/byte-count-table.js';
 import { countWords } from '../text/count-words.js';
-import { BYTE_TABLE_ENTRY_BYTES } from './byte-table-entry-bytes.js';
 import { CombineOperator } from './combine-operator.js';
 import { emitAll, type OperatorContext, type Output, type StreamOperator, type WordCountInput } from './stream-operator.js';
 
@@ -13,7 +12,7 @@ import { emitAll, type OperatorContext, type Output, type StreamOperator, type W
  * `ByteCountTable` — no string or object per word; strings are made only for the `[word, count]` pairs it
  * emits. Values collected as records (an unfused input) go through the ordinary combiner beside it; both
  * emit at the end. More than `maxKeys` distinct keys in the table, or more bytes than the task's memory
- * budget grants it (its keys' bytes plus BYTE_TABLE_ENTRY_BYTES a key: the typed arrays of the table), and
+ * budget grants it (what the table grew to: `grownBytes`, its allocation beyond a fixed initial 170 KiB), and
  * it emits what it holds and starts afresh (checked after each chunk of text, so it holds at most that
  * plus one chunk's words) (a combiner may emit a key twice; the reducer merges).
  */
@@ -44,10 +43,10 @@ export class WordCountCombiner implements StreamOperator, WordCountInput {
     const newlines = countWords(table, bytes, start, end);
     this.bytesScanned += end - start;
     const memory = this.#memory;
-    const held = table.keyBytes + table.size * BYTE_TABLE_ENTRY_BYTES;
+    const held = table.grownBytes;
     if (table.size > this.maxKeys || (held > memory.reservedBytes && !memory.tryReserve(held - memory.reservedBytes))) {
       for (const entry of table.entries()) this.output.collect(entry);
-      table.clear();
+      table.release();
       memory.releaseAll();
     }
     return newlines;
@@ -55,13 +54,13 @@ export class WordCountCombiner implements StreamOperator, WordCountInput {
 
   async finish(): Promise<void> {
     await emitAll(this.#table.entries(), this.output, this.context, (entry) => entry);
-    this.#table.clear();
+    this.#table.release();
     this.#memory.releaseAll();
     await this.#records.finish();
   }
 
   close(): void {
-    this.#table.clear();
+    this.#table.release();
     this.#memory.releaseAll();
     this.#records.close();
   }

@@ -62,6 +62,28 @@ export class ByteCountTable {
     this.#insert(slot, bytes, start, length, hash, count);
   }
 
+  /** Whether the key `bytes[start, end)` (hash as for `add`) is in the table. */
+  has(bytes: Uint8Array, start: number, end: number, hash: number): boolean {
+    const length = end - start;
+    const slots = this.#slots;
+    const wrap = (this.#mask << 2) | 3;
+    let slot = (hash & this.#mask) << 2;
+    for (;;) {
+      if (slots[slot + 1] === EMPTY) return false;
+      if (slots[slot] === hash && slots[slot + 3] === length) {
+        const arena = this.#arena;
+        let offset = slots[slot + 2] as number;
+        let i = start;
+        while (i < end && arena[offset] === bytes[i]) {
+          i++;
+          offset++;
+        }
+        if (i === end) return true;
+      }
+      slot = (slot + 4) & wrap;
+    }
+  }
+
   /** The keys as strings (UTF-8 decoded) with their counts. */
   *entries(): IterableIterator<[string, number]> {
     const arena = this.#arena;
@@ -111,6 +133,48 @@ export class ByteCountTable {
       return xl - yl;
     });
     return order;
+  }
+
+  /** What a fresh (or released) table allocates: its fixed cost (about 170 KiB). */
+  static readonly INITIAL_ALLOCATED_BYTES = INITIAL_SLOTS * 4 * 4 + (INITIAL_SLOTS / 2) * (4 + 4 + 4 + 8) + INITIAL_ARENA_BYTES;
+
+  /** Bytes the table has allocated (probe slots, entry arrays, arena): what it costs in memory, used or not. */
+  get allocatedBytes(): number {
+    return this.#slots.byteLength + this.#hashes.byteLength + this.#offsets.byteLength + this.#lengths.byteLength + this.#counts.byteLength + this.#arena.length;
+  }
+
+  /** What the table grew to beyond its fixed initial size: what a memory budget counts. */
+  get grownBytes(): number {
+    return this.allocatedBytes - ByteCountTable.INITIAL_ALLOCATED_BYTES;
+  }
+
+  /**
+   * The bytes inserting one new key of `length` bytes would add to `allocatedBytes` (0 when it fits):
+   * what an owner with a memory budget checks before `add`, to empty the table rather than grow it.
+   */
+  growthFor(length: number): number {
+    let growth = 0;
+    if (this.#size === this.#hashes.length) growth += this.#hashes.byteLength + this.#offsets.byteLength + this.#lengths.byteLength + this.#counts.byteLength;
+    if (this.#arenaUsed + length > this.#arena.length) {
+      let n = this.#arena.length * 2;
+      while (n < this.#arenaUsed + length) n *= 2;
+      growth += n - this.#arena.length;
+    }
+    if ((this.#size + 1) * 2 > this.#mask + 1) growth += this.#slots.byteLength;
+    return growth;
+  }
+
+  /** Forgets every key and gives back what it grew to (back to its initial size). */
+  release(): void {
+    this.#slots = new Int32Array(INITIAL_SLOTS * 4).fill(EMPTY);
+    this.#mask = INITIAL_SLOTS - 1;
+    this.#hashes = new Int32Array(INITIAL_SLOTS / 2);
+    this.#offsets = new Int32Array(INITIAL_SLOTS / 2);
+    this.#lengths = new Int32Array(INITIAL_SLOTS / 2);
+    this.#counts = new Float64Array(INITIAL_SLOTS / 2);
+    this.#arena = Buffer.allocUnsafe(INITIAL_ARENA_BYTES);
+    this.#arenaUsed = 0;
+    this.#size = 0;
   }
 
   /** Forgets every key (keeps the allocated memory for the next round). */
