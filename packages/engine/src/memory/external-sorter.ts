@@ -166,7 +166,8 @@ export class ExternalSorter {
       o.spill.remove(path);
       throw error;
     }
-    this.#reset();
+    // the arena stays (it is at most the budget): the next run fills it in place, nothing to collect
+    this.#reset(true);
     this.#keys = [];
   }
 
@@ -181,11 +182,11 @@ export class ExternalSorter {
     this.bytesSpilled += run.bytes;
   }
 
-  #reset(): void {
+  #reset(keepArena = false): void {
     this.#o.consumer.releaseAll();
     this.#starts = [];
     this.#used = 0;
-    this.#arena = Buffer.allocUnsafe(0);
+    if (!keepArena) this.#arena = Buffer.allocUnsafe(0);
     this.#allStrings = true;
     this.#allNumbers = true;
   }
