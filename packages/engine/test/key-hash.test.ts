@@ -50,3 +50,18 @@ describe('keyBy key hashing', () => {
     assert.deepEqual(sorted, [null, false, true, -1, 2, Number.NaN, 'a', 'b', ['a'], ['a', 2], ['b']]);
   });
 });
+
+describe('the keyed operators with composite keys', () => {
+  it('join [NaN], [null], [Infinity], -0 and 0 each only with their own key (the hash join)', async () => {
+    const { JoinOperator } = await import('../src/operators/join-operator.js');
+    const { CollectingOutput, testingOperatorContext } = await import('./support/operator-context.js');
+    const keys = [[Number.NaN], [null], [Infinity], [-Infinity], [-0], [0], -0, 0, Number.NaN, null, ['0'], '0'];
+    const output = new CollectingOutput();
+    const context = testingOperatorContext({ budgetBytes: 1 << 20, spillDir: '/nonexistent', name: 'join' });
+    const join = new JoinOperator({ leftKey: (v) => (v as { k: never }).k, rightKey: (v) => (v as { k: never }).k, fn: (l, r) => [(l as { i: number }).i, (r as { i: number }).i], build: 1 }, output, context);
+    keys.forEach((k, i) => join.processInput({ k, i }, 1));
+    keys.forEach((k, i) => join.processInput({ k, i }, 0));
+    join.close();
+    assert.deepEqual(output.values, keys.map((_, i) => [i, i]), 'every key joined its own build value and no other');
+  });
+});
