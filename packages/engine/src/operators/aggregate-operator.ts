@@ -4,7 +4,7 @@ import { userFunctionError } from '../runtime/user-function-error.js';
 import type { MemoryConsumer } from '../memory/memory-manager.js';
 import { SpillingAggregationTable } from '../memory/spilling-aggregation-table.js';
 import { T_SHORT_STRING, T_STRING } from '../serialization/record-format.js';
-import { ByteCountTable, hashBytes } from '../text/byte-count-table.js';
+import { ByteCountTable, HASH_SEED, hashBytes, hashFinish } from '../text/byte-count-table.js';
 import { emitAll, type OperatorContext, type Output, type StreamOperator } from './stream-operator.js';
 
 /**
@@ -56,12 +56,30 @@ export class AggregateOperator implements StreamOperator {
 
   /** Counts `count` for string `key` in the byte table; false when it cannot (a lone surrogate: its UTF-8 would merge it with U+FFFD). */
   #countString(key: string, count: number): boolean {
-    if (!(key as unknown as { isWellFormed(): boolean }).isWellFormed()) return false;
     const table = this.#strings as ByteCountTable;
     if (this.#scratch.length < key.length * 3) this.#scratch = Buffer.allocUnsafe(key.length * 3);
     const scratch = this.#scratch;
-    const length = scratch.write(key, 0, 'utf8');
-    const hash = hashBytes(scratch, 0, length);
+    // ASCII (the common case) is encoded and hashed in one loop; anything else through Buffer.write
+    let length = key.length;
+    let h = HASH_SEED;
+    let ascii = true;
+    for (let i = 0; i < length; i++) {
+      const c = key.charCodeAt(i);
+      if (c >= 0x80) {
+        ascii = false;
+        break;
+      }
+      scratch[i] = c;
+      h = Math.imul(h ^ c, 0x01000193);
+    }
+    let hash: number;
+    if (!ascii) {
+      if (!(key as unknown as { isWellFormed(): boolean }).isWellFormed()) return false;
+      length = scratch.write(key, 0, 'utf8');
+      hash = hashBytes(scratch, 0, length);
+    } else {
+      hash = hashFinish(h);
+    }
     // a table at its budget is emptied (keeping what it allocated, still reserved) rather than grown
     const growth = table.growthFor(length);
     if (growth > 0 && !table.has(scratch, 0, length, hash)) {
