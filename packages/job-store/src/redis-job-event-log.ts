@@ -10,8 +10,8 @@ import {
   summarizeJobRun,
   summarizeUnreadableJobRun,
 } from '@weft/engine';
-import { closedError, invalidConfig, isShuffleError } from '@weft/shuffle-api';
-import { type RedisEndpoint, type ReplicaAckPolicy, createRedisClient, parseRedisUrl, replicatedWrite } from '@weft/shuffle-remote/redis';
+import { closedError, isShuffleError } from '@weft/shuffle-api';
+import { type RedisEndpoint, type ReplicaAckPolicy, openRedisClient, parseRedisUrl, replicatedWrite } from '@weft/shuffle-remote/redis';
 import { decodeHistory, type DecodedHistory, type StoredEntry } from './decode-history.js';
 import { eventLogError, fencedError } from './event-log-errors.js';
 import { type FencedJobLog, openedJobLog } from './fenced-job-log.js';
@@ -69,23 +69,15 @@ export class RedisJobEventLog implements JobEventLog {
   static async connect(request: { readonly url: string; readonly setting?: string }, options: JobEventLogOptions = {}): Promise<RedisJobEventLog> {
     const resolved = resolveJobEventLogOptions(options);
     const endpoint = parseRedisUrl(request.url, request.setting ?? 'meta');
-    const description = endpoint.description;
     let closing = false;
-    const redis = createRedisClient(endpoint, {
+    const redis = await openRedisClient(endpoint, {
       connectTimeoutMs: resolved.commandTimeoutMs,
       commandTimeoutMs: resolved.commandTimeoutMs,
+      setting: request.setting ?? 'meta',
       logger: resolved.logger.child({ component: 'job event log' }),
       reconnect: () => !closing,
     });
     redis.on('end', () => (closing = true));
-    try {
-      await redis.connect();
-      await redis.ping();
-    } catch (cause) {
-      closing = true;
-      redis.disconnect();
-      throw invalidConfig(request.setting ?? 'meta', `cannot reach Redis at ${description}: ${(cause as Error).message}`, cause);
-    }
     return new RedisJobEventLog(redis, endpoint, resolved);
   }
 
