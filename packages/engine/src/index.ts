@@ -36,6 +36,10 @@ export * from './restart/no-restart-backoff-time-strategy.js';
 export type * from './adaptive/parallelism-and-input-infos.js';
 export { DEFAULT_ADAPTIVE_BATCH_OPTIONS, MAX_SUBPARTITIONS_PER_TASK } from './adaptive/parallelism-and-input-infos.js';
 export { decideParallelismAndInputInfos } from './adaptive/decide-parallelism-and-input-infos.js';
+// ---- checkpoint barriers: aligned exactly-once and at-least-once handlers (contract 6) ----
+export type * from './checkpoint/checkpoint-barrier-handler.js';
+export { createCheckpointBarrierHandler } from './checkpoint/create-checkpoint-barrier-handler.js';
+export { MAX_CHECKPOINTS_TO_TRACK } from './checkpoint/checkpoint-barrier-tracker.js';
 
 // ---- runtime: job API, planning of jobs, serialization, task executors, job master ----
 export * from './api/define-job.js';
