@@ -40,6 +40,10 @@ export { decideParallelismAndInputInfos } from './adaptive/decide-parallelism-an
 export type * from './checkpoint/checkpoint-barrier-handler.js';
 export { createCheckpointBarrierHandler } from './checkpoint/create-checkpoint-barrier-handler.js';
 export { MAX_CHECKPOINTS_TO_TRACK } from './checkpoint/checkpoint-barrier-tracker.js';
+// ---- state: keyed state by key group and operator list state, snapshots that restore at another parallelism ----
+export type * from './state/keyed-state.js';
+export { KeyedStateBackend, type KeyedStateBackendOptions, type KeyedStateRestore } from './state/keyed-state-backend.js';
+export { OperatorStateBackend, type OperatorStateDistribution, type OperatorStateRestore } from './state/operator-state-backend.js';
 
 // ---- runtime: job API, planning of jobs, serialization, task executors, job master ----
 export * from './api/define-job.js';

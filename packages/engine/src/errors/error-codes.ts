@@ -60,6 +60,12 @@ export const EngineErrorCode = {
   DEPLOYMENT_REFUSED: 'WEFT_ERR_DEPLOYMENT_REFUSED',
   /** `weft run --cluster`: no compatible task executor registered in the cluster's Redis within the startup timeout. Carries `cluster` (the redacted URL). Exit code 1. */
   NO_TASK_EXECUTOR: 'WEFT_ERR_NO_TASK_EXECUTOR',
+  /**
+   * A state snapshot cannot be restored: not a snapshot, a newer format version, corrupted (checksum), taken
+   * with another max parallelism, or snapshots that leave key groups uncovered or cover one twice. Nothing
+   * was restored. Carries `snapshot` or the key groups concerned.
+   */
+  STATE_RESTORE: 'WEFT_ERR_STATE_RESTORE',
 } as const;
 
 export type EngineErrorCode = (typeof EngineErrorCode)[keyof typeof EngineErrorCode];
