@@ -40,6 +40,9 @@ export { decideParallelismAndInputInfos } from './adaptive/decide-parallelism-an
 export type * from './checkpoint/checkpoint-barrier-handler.js';
 export { createCheckpointBarrierHandler } from './checkpoint/create-checkpoint-barrier-handler.js';
 export { MAX_CHECKPOINTS_TO_TRACK } from './checkpoint/checkpoint-barrier-tracker.js';
+export { CheckpointCoordinator } from './checkpoint/checkpoint-coordinator.js';
+export type { CheckpointCoordinatorOptions, CheckpointFailureReason, CheckpointTimers } from './checkpoint/checkpoint-coordinator-options.js';
+export { type CheckpointStore, type CompletedCheckpoint, InMemoryCheckpointStore, type TaskStateHandle } from './checkpoint/checkpoint-store.js';
 // ---- state: keyed state by key group and operator list state, snapshots that restore at another parallelism ----
 export type * from './state/keyed-state.js';
 export { KeyedStateBackend, type KeyedStateBackendOptions, type KeyedStateRestore } from './state/keyed-state-backend.js';

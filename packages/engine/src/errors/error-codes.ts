@@ -66,6 +66,8 @@ export const EngineErrorCode = {
    * was restored. Carries `snapshot` or the key groups concerned.
    */
   STATE_RESTORE: 'WEFT_ERR_STATE_RESTORE',
+  /** More consecutive checkpoint failures (expired, a task's snapshot failed, the store failed) than tolerated: the job fails. Carries `checkpointId`, `reason`, `failures`. */
+  CHECKPOINT_FAILED: 'WEFT_ERR_CHECKPOINT_FAILED',
 } as const;
 
 export type EngineErrorCode = (typeof EngineErrorCode)[keyof typeof EngineErrorCode];
