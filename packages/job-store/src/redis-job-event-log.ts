@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import {
+  type CheckpointStore,
   isEngineError,
   type JobEventLog,
   type JobLog,
@@ -16,6 +17,7 @@ import { decodeHistory, type DecodedHistory, type StoredEntry } from './decode-h
 import { eventLogError, fencedError } from './event-log-errors.js';
 import { type FencedJobLog, openedJobLog } from './fenced-job-log.js';
 import { type JobEventLogOptions, type ResolvedJobEventLogOptions, resolveJobEventLogOptions } from './job-event-log-options.js';
+import { RedisCheckpointStore } from './redis-checkpoint-store.js';
 import { APPEND_SCRIPT, DROP_TAIL_SCRIPT, OPEN_SCRIPT, PROGRESS_SCRIPT, RENEW_SCRIPT } from './redis-scripts.js';
 import { decodeProgress } from './decode-progress.js';
 import { type StoreRetry, storeRetry } from './retry.js';
@@ -79,6 +81,13 @@ export class RedisJobEventLog implements JobEventLog {
     });
     redis.on('end', () => (closing = true));
     return new RedisJobEventLog(redis, endpoint, resolved);
+  }
+
+  /** The completed checkpoints of `jobId` next to its event log, written by the job master of `epoch` (fenced like its appends; WAIT as they do). */
+  checkpointStore(jobId: string, epoch: number): CheckpointStore {
+    const base = `${this.#options.keyPrefix}{${jobId}}`;
+    const keys = { epoch: this.#keys(jobId).epoch, ids: `${base}:checkpoint-id`, checkpoints: `${base}:checkpoints` };
+    return new RedisCheckpointStore(this.#redis, keys, jobId, epoch, this.#retry, (operation, write) => this.#replicated(operation, write), this.description);
   }
 
   async open(request: OpenJobLogRequest): Promise<JobLog> {
