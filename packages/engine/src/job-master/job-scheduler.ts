@@ -279,10 +279,20 @@ export class JobScheduler {
     else this.#restarts.onFailure(v, error);
   }
 
-  /** Execution vertex `v`'s current attempt confirmed its cancellation. */
+  /**
+   * Execution vertex `v`'s current attempt confirmed its cancellation. One this job master did not ask
+   * for (its region is not cancelling: a task executor that drained past its timeout cancelled what still
+   * ran) is a failure, failed over like a task of a lost executor — never a task quietly stopped.
+   */
   taskCancelled(v: number): void {
+    const region = this.#regionOf(v);
+    if (this.#states.stateOf(region) !== CANCELLING) {
+      const id = this.#options.topology.executionVertexId(v);
+      this.taskFailed(v, new EngineError('WEFT_ERR_TASK_CANCELLED', `task ${id} was cancelled by its task executor, not by the job master (an executor that drains past its timeout cancels what still runs): it fails over`, { context: { executionVertexId: id } }));
+      return;
+    }
     this.#attempts.running.delete(this.#attempts.attemptIdOf(v));
-    this.#taskStopped(this.#regionOf(v));
+    this.#taskStopped(region);
   }
 
   /** `executor` is gone (the job master removed it from its registry): every task it ran fails with `lost`. */
