@@ -67,6 +67,11 @@ export interface OutputMetrics {
   readonly edgeIndex: number;
   readonly records: number;
   readonly bytes: number;
+  /**
+   * Framed bytes of each subpartition of a blocking output (their sum is `bytes`); only in a finished
+   * task's result, not in live progress. What the adaptive scheduler decides consumers from.
+   */
+  readonly subpartitionBytes?: readonly number[];
 }
 
 /** A task's counters, while it runs (progress) and when it ends. */
