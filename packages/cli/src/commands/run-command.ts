@@ -18,6 +18,7 @@ import { readSecret } from '../read-secret.js';
 import { extractRunUiFlags, newRunJobId, RUN_UI_USAGE, type RunUi, startRunUi } from './run-ui.js';
 import { stderrLogger } from '../stderr-logger.js';
 import { bundleJobModule } from './bundle-job-module.js';
+import { ADAPTIVE_FLAGS, ADAPTIVE_USAGE, parseAdaptiveFlags } from './adaptive-flags.js';
 
 /** The most copies --shuffle-replicas takes (the client's `replicas` limit). */
 const MAX_SHUFFLE_REPLICAS = 8;
@@ -26,7 +27,7 @@ const MAX_SHUFFLE_REPLICAS = 8;
 const FAULT_RESTART_ATTEMPTS = 10;
 const FAULT_RESTART_DELAY_MS = 100;
 
-const USAGE = `Usage: weft run <job module> [--parallelism N] [--store URL] [--meta URL] [--shuffle-servers URL [--shuffle-replicas N]] [--executor inprocess|workers]
+const USAGE = `Usage: weft run <job module> [--parallelism N|auto [--min-parallelism N] [--max-parallelism N] [--data-volume-per-task SIZE]] [--store URL] [--meta URL] [--shuffle-servers URL [--shuffle-replicas N]] [--executor inprocess|workers]
                 [--cluster URL [--cluster-startup-timeout MS] [--secret-file PATH]]
                 [--workers N] [--slots N] [--exchange-mode MODE] [--restart-strategy S ...]
                 [--failover-strategy F] [--inject-faults SPEC] [--job-id ID] [--ui [PORT]] [--plan-only] [--json] [-- job args...]
@@ -36,7 +37,8 @@ regions are scheduled as their blocking inputs finish; pipelined exchanges go th
 shuffle, blocking ones through the persisted shuffle named by --store and --meta.
 
 Options:
-  --parallelism N           default parallelism of the job's operators (default: the number of cores)
+  --parallelism N           default parallelism of the job's operators (default: the number of cores);
+                            auto: decided at run time from the data (see Adaptive parallelism below)
   --store URL               where blocking partitions are stored: file:///abs/dir or s3://bucket/prefix
                             (default: $WEFT_STORE, else ./.weft/shuffle)
   --meta URL                partition metadata: sqlite:///abs/file.db, redis://host:port/db or
@@ -84,6 +86,8 @@ ${RUN_UI_USAGE}
   -h, --help                show this help
 
 ${RECOVERY_USAGE}
+
+${ADAPTIVE_USAGE}
 
 Every failover is reported: the task that failed and why (error code and message), the tasks restarted
 (exactly what \`weft plan <topology> --fail <task> [--lost <partition>]...\` predicts for the job's
@@ -299,6 +303,7 @@ export const runCommand: Command = {
     const { args, ui: uiRequest } = extractRunUiFlags(allArgs);
     const { values, positionals, rest } = parseCommandArgs('run', args, {
       parallelism: { type: 'string' },
+      ...ADAPTIVE_FLAGS,
       store: { type: 'string' },
       meta: { type: 'string' },
       'shuffle-servers': { type: 'string' },
@@ -321,7 +326,9 @@ export const runCommand: Command = {
     });
     if (positionals.length === 0) throw usageError('run', 'missing <job module>');
     if (positionals.length > 1) throw usageError('run', `expected one job module, got ${positionals.length}: ${positionals.join(' ')} (job arguments go after --)`);
-    const parallelism = integerFlag('run', '--parallelism', values.parallelism, 1);
+    const adaptive = parseAdaptiveFlags('run', values);
+    const parallelism = adaptive === undefined ? integerFlag('run', '--parallelism', values.parallelism, 1) : undefined;
+    if (adaptive !== undefined && values.cluster !== undefined) throw usageError('run', '--parallelism auto cannot be combined with --cluster yet: run it with --executor workers or inprocess');
     const workers = integerFlag('run', '--workers', values.workers, 1);
     const slots = integerFlag('run', '--slots', values.slots, 1);
     const replicas = integerFlag('run', '--shuffle-replicas', values['shuffle-replicas'], 1);
@@ -429,6 +436,7 @@ export const runCommand: Command = {
         eventLog,
         fileSystems,
         ...(parallelism === undefined ? {} : { parallelism }),
+        ...(adaptive === undefined ? {} : { adaptive }),
         executor: cluster ?? executor,
         ...(workers === undefined ? {} : { workers }),
         ...(slots === undefined ? {} : { slotsPerExecutor: slots }),

@@ -276,7 +276,6 @@ export class JobScheduler {
     this.#states.set(region, RUNNING);
     this.#states.remaining[region] = members.length;
     this.#states.active[region] = members.length;
-    this.#attempts.markDeployed(members);
     for (const v of Array.from(members)) {
       if (this.#state !== 'running') return;
       this.#finishTask(v, { attemptId: this.#attempts.attemptIdOf(v), durationMs: 0, metrics: { recordsIn: 0, outputs: [] }, sinks: [] });

@@ -13,7 +13,7 @@ import { createFailoverStrategy } from '../failover/create-failover-strategy.js'
 import type { FailoverStrategyName } from '../failover/failover-strategy.js';
 import type { FaultInjectorFactory } from '../faults/fault-injector.js';
 import { type LoadedJob, loadJob } from '../graph/load-job.js';
-import { buildPipelinedRegions } from '../regions/pipelined-regions.js';
+import { buildPipelinedRegions, type PipelinedRegions } from '../regions/pipelined-regions.js';
 import type { JobTopology } from '../topology/job-topology.js';
 import { createRestartBackoffTimeStrategy } from '../restart/create-restart-backoff-time-strategy.js';
 import type { RestartStrategyOptions } from '../restart/restart-backoff-time-strategy.js';
@@ -402,7 +402,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       topology: loaded.plan.topology,
       failoverStrategy: failover.name,
       restartStrategy: restart.toString(),
-      regions: regions.regionCount,
+      regions: regions.regionCount - countSkippedRegions(regions, (v) => jobMaster.isSkipped(v)),
       tasks: topology.executionVertexCount - topology.executionVertexIds().filter((_, v) => jobMaster.isSkipped(v)).length,
       vertices: summarizeVertices(loaded, outcome.results, jobMaster.decisions()),
       edges: summarizeEdges(loaded, outcome.results),
@@ -452,6 +452,13 @@ function publishProgressEvery(request: { log: JobLog; intervalMs: number; progre
   }, request.intervalMs);
   timer.unref();
   return timer;
+}
+
+/** Regions made only of skipped subtasks (an adaptive run's reserved subtasks beyond their decided parallelism). */
+function countSkippedRegions(regions: PipelinedRegions, isSkipped: (v: number) => boolean): number {
+  let n = 0;
+  for (let r = 0; r < regions.regionCount; r++) if (Array.from(regions.membersOf(r)).every(isSkipped)) n++;
+  return n;
 }
 
 function summarizeEdges(loaded: LoadedJob, results: readonly { metrics: { outputs: readonly { edgeIndex: number; records: number; bytes: number }[] } }[]): EdgeSummary[] {
