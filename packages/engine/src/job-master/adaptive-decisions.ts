@@ -2,7 +2,7 @@ import { decideParallelismAndInputInfos } from '../adaptive/decide-parallelism-a
 import type { ConsumedInputInfo } from '../adaptive/parallelism-and-input-infos.js';
 import { EngineError } from '../errors/engine-error.js';
 import type { ExecutionTopology } from '../execution/execution-topology.js';
-import type { JobPlan, PlannedVertex } from '../graph/job-plan.js';
+import type { JobPlan, PlannedEdge, PlannedVertex } from '../graph/job-plan.js';
 import type { VertexInitializedData } from './job-events.js';
 
 export interface AdaptiveDecisionsOptions {
@@ -27,13 +27,17 @@ export class AdaptiveDecisions {
   readonly #plan: JobPlan;
   readonly #topology: ExecutionTopology;
   readonly #decided = new Map<number, VertexInitializedData>();
+  /** Topology vertex index → its plan vertex; topology edge index → its plan edge (the orders may differ). */
+  readonly #plannedVertex: PlannedVertex[];
+  readonly #plannedEdge: PlannedEdge[];
 
   constructor(options: AdaptiveDecisionsOptions) {
     this.#plan = options.plan;
     this.#topology = options.topology;
-    options.topology.vertices.forEach((v, i) => {
-      if (this.#plan.vertices[i]?.id !== v.id) throw new Error(`unreachable: topology vertex ${i} is not plan vertex ${v.id}`);
-    });
+    const vertexById = new Map(options.plan.vertices.map((v) => [v.id, v]));
+    const edgeById = new Map(options.plan.edges.map((e) => [e.id, e]));
+    this.#plannedVertex = options.topology.vertices.map((v) => vertexById.get(v.id) as PlannedVertex);
+    this.#plannedEdge = options.topology.edges.map((e) => edgeById.get(e.id) as PlannedEdge);
   }
 
   /** Whether the plan has any vertex decided at run time. */
@@ -111,7 +115,7 @@ export class AdaptiveDecisions {
     let bytesIn = 0;
     const inputs: ConsumedInputInfo[] = tv.inputs.map((e) => {
       const edge = this.#topology.edges[e];
-      const plannedEdge = this.#plan.edges[e];
+      const plannedEdge = this.#plannedEdge[e];
       if (edge === undefined || plannedEdge === undefined) throw new Error(`unreachable: no edge ${e}`);
       const producers = this.parallelismOf(edge.source.index);
       if (producers === undefined) throw new EngineError('WEFT_ERR_ILLEGAL_STATE', `vertex ${planned.id} cannot be decided before its producer ${edge.source.id}`);
@@ -126,7 +130,9 @@ export class AdaptiveDecisions {
       }
       return { distribution: edge.distribution, ...(broadcast ? { broadcast: true } : {}), bytes };
     });
-    const initialParallelism = adaptive.mode === 'follow' ? this.parallelismOf((this.#topology.edges[adaptive.edge] ?? { source: { index: -1 } }).source.index) : undefined;
+    // follow: the producer of its forward input edge (a plan edge index)
+    const followed = adaptive.mode === 'follow' ? this.#topology.edge(this.#plan.edges[adaptive.edge]?.id ?? '') : undefined;
+    const initialParallelism = followed === undefined ? undefined : this.parallelismOf(followed.source.index);
     const decided = decideParallelismAndInputInfos({
       inputs,
       minParallelism: options.minParallelism,
@@ -146,7 +152,7 @@ export class AdaptiveDecisions {
   }
 
   #planned(vertex: number): PlannedVertex {
-    const planned = this.#plan.vertices[vertex];
+    const planned = this.#plannedVertex[vertex];
     if (planned === undefined) throw new Error(`unreachable: no plan vertex ${vertex}`);
     return planned;
   }

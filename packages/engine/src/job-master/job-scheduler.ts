@@ -287,7 +287,7 @@ export class JobScheduler {
     const { topology, plan } = this.#options;
     const edge = topology.edgeOfPartition(p);
     const result = this.#attempts.results[edge.source.firstExecutionVertex + p - edge.firstPartition];
-    const planEdge = plan.edges[edge.index]?.index;
+    const planEdge = plan.edges.find((e) => e.id === edge.id)?.index;
     return result?.metrics.outputs.find((o) => o.edgeIndex === planEdge)?.subpartitionBytes;
   }
 
