@@ -114,7 +114,7 @@ export class DeploymentBuilder {
       const consumers = this.topology.consumersOf(edge, subtask);
       const planned = this.#planEdgeOf.get(edge.id) as PlannedEdge;
       // an undecided consumer reads its decided range of the reserved subpartitions; a broadcast one, the only one
-      const broadcastToAdaptive = planned.partitioning.type === 'broadcast' && this.decisions?.isAdaptive(edge.target.index) === true;
+      const broadcastToAdaptive = this.decisions?.isAdaptive(edge.target.index) === true && planned.partitioning.type === 'broadcast';
       const partition: PartitionDescriptor = {
         resultId: intermediateResultId(edge.id),
         partitionId: resultPartitionId(edge.id, subtask),
