@@ -27,8 +27,9 @@ const MAX_SHUFFLE_REPLICAS = 8;
 const FAULT_RESTART_ATTEMPTS = 10;
 const FAULT_RESTART_DELAY_MS = 100;
 
-const USAGE = `Usage: weft run <job module> [--parallelism N|auto [--min-parallelism N] [--max-parallelism N] [--data-volume-per-task SIZE]] [--store URL] [--meta URL] [--shuffle-servers URL [--shuffle-replicas N]] [--executor inprocess|workers]
+const USAGE = `Usage: weft run <job module> [--parallelism N] [--store URL] [--meta URL] [--shuffle-servers URL [--shuffle-replicas N]] [--executor inprocess|workers]
                 [--cluster URL [--cluster-startup-timeout MS] [--secret-file PATH]]
+                [--parallelism auto [--min-parallelism N] [--max-parallelism N] [--data-volume-per-task SIZE]]
                 [--workers N] [--slots N] [--exchange-mode MODE] [--restart-strategy S ...]
                 [--failover-strategy F] [--inject-faults SPEC] [--job-id ID] [--ui [PORT]] [--plan-only] [--json] [-- job args...]
 
