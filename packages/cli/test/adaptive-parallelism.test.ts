@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
   assignToKeyGroup,
+  computePipelinedRegions,
   decideParallelismAndInputInfos,
   DefaultRecordSerializer,
   defineJob,
@@ -113,6 +114,9 @@ describe('adaptive batch parallelism', () => {
       assert.equal(result.tasks, 2 + oracle.parallelism + 2 + 3, 'reserved subtasks beyond the decision are not tasks');
       assert.equal(result.attempts, result.tasks);
       assert.equal(Object.keys(result.taskAttempts).length, result.tasks);
+      // the reported topology is the decided one: what `weft plan` reads
+      assert.equal(result.topology.vertices.find((v) => v.id === 'sum')?.parallelism, oracle.parallelism);
+      assert.equal(computePipelinedRegions(result.topology).length, result.regions);
       // logged before any of its tasks deploys
       const initialized = events.findIndex((e) => e.type === 'vertex-initialized' && e.data.vertexId === 'sum');
       const firstDeploy = events.findIndex((e) => e.type === 'task-deployed' && e.data.executionVertexId.startsWith('sum#'));
@@ -142,7 +146,7 @@ describe('adaptive batch parallelism', () => {
     assert.deepEqual(join?.inputs?.[0]?.subtasks.map((s) => s.subpartitions), join?.inputs?.[1]?.subtasks.map((s) => s.subpartitions));
   });
 
-  it('keeps a decision across a region failover: the restarted subtask reads the range decided before', async () => {
+  it('keeps a decision across a region failover: the restarted subtask reads the range decided before; a producer failing before it restarts the undecided vertex', async () => {
     const values = rows(3000);
     const { result, events } = await run(
       (ctx) => {
@@ -150,15 +154,31 @@ describe('adaptive batch parallelism', () => {
       },
       {
         restartStrategy: { type: 'fixed-delay', attempts: 3, delayMs: 1 },
-        faults: () => ({ taskFault: ({ executionVertexId, attempt }) => (executionVertexId === 'sum#1' && attempt === 0 ? { kind: 'throw', atRecord: 1 } : undefined) }),
+        // rows#0's first attempt, and the first deployed attempt of sum#1 (whose attempt 0 the first failover reset unrun)
+        faults: () => {
+          const thrown = new Set<string>();
+          return {
+            taskFault: ({ executionVertexId }) => {
+              if ((executionVertexId !== 'sum#1' && executionVertexId !== 'rows#0') || thrown.has(executionVertexId)) return undefined;
+              thrown.add(executionVertexId);
+              return { kind: 'throw', atRecord: 1 };
+            },
+          };
+        },
       },
     );
     assert.equal(result.status, 'succeeded', String(result.error?.stack));
-    assert.equal(result.failovers.length, 1);
-    assert.deepEqual(result.failovers[0]?.tasksToRestart, ['sum#1'], 'only the failed subtask: its inputs are still there');
+    assert.equal(result.failovers.length, 2, JSON.stringify(result.failovers.map((f) => [f.failedTask, f.tasksToRestart.length, f.error.message])));
+    // before the decision: the producer and every reserved subtask of its undecided consumer
+    assert.equal(result.failovers[0]?.failedTask, 'rows#0');
+    assert.equal(result.failovers[0]?.tasksToRestart.length, 1 + MAX);
+    assert.deepEqual(result.failovers[1]?.tasksToRestart, ['sum#1'], 'only the failed subtask: its inputs are still there');
+    assert.equal(result.failovers[1]?.tasksTotal, result.tasks, 'skipped subtasks are not counted');
+    const decidedAt = events.findIndex((e) => e.type === 'vertex-initialized' && e.data.vertexId === 'sum');
+    assert.deepEqual(events.slice(decidedAt).flatMap((e) => (e.type === 'tasks-reset' ? e.data.tasks : [])), ['sum#1']);
     assert.equal(decisionsOf(events).length, 1, 'decided once');
     assert.deepEqual([...(result.collected['sums'] as [string, number][])].sort((a, b) => (a[0] < b[0] ? -1 : 1)), sums(values));
-    assert.equal(result.taskAttempts['sum#1'], 1);
+    assert.equal(result.taskAttempts['sum#1'], 2);
   });
 
   it('refuses bad adaptive options naming the field', async () => {

@@ -99,6 +99,7 @@ export class JobScheduler {
         this.#emit({ type: 'failover', data: record });
         options.onFailover?.(record);
       },
+      isSkipped: (v) => this.#decisions.isSkipped(v),
       host: {
         isRunning: () => this.#state === 'running',
         failJob: (error) => this.failJob(error),
@@ -531,7 +532,8 @@ export class JobScheduler {
         this.#partitions.markReset(partition);
       }
     }
-    this.#emit({ type: 'tasks-reset', data: { tasks: vertices.map((v) => topology.executionVertexId(v)), reason } });
+    // skipped subtasks are reset with their regions (they finish again at once) but were never logged: not named
+    this.#emit({ type: 'tasks-reset', data: { tasks: vertices.filter((v) => !this.#decisions.isSkipped(v)).map((v) => topology.executionVertexId(v)), reason } });
     return outputs;
   }
 

@@ -159,7 +159,10 @@ export interface JobResult {
   readonly executor: { readonly kind: string; readonly executors: number; readonly slots: number };
   /** Process ids of every worker the job started (replacements included); empty in process. */
   readonly workerPids: readonly number[];
-  /** The job's topology (docs/DESIGN.md contract 1): what `weft plan` reads to predict a failure's blast radius. */
+  /**
+   * The job's topology (docs/DESIGN.md contract 1): what `weft plan` reads to predict a failure's blast
+   * radius. An adaptive run's decided vertices have their decided parallelism (undecided ones, their reserved size).
+   */
   readonly topology: JobTopology;
   readonly failoverStrategy: FailoverStrategyName;
   /** The restart strategy and its settings, e.g. `FixedDelayRestartBackoffTimeStrategy(attempts=3, delayMs=100)`. */
@@ -399,7 +402,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       exchangeMode: loaded.plan.exchangeMode,
       executor: { kind, executors: kind === 'workers' ? workers : session.executors.length, slots: provider === undefined ? slots : Math.max(0, ...session.executors.map((e) => e.slots)) },
       workerPids: session.executors.flatMap((e) => (e.pid === undefined ? [] : [e.pid])),
-      topology: loaded.plan.topology,
+      topology: decidedTopology(loaded.plan.topology, jobMaster.decisions()),
       failoverStrategy: failover.name,
       restartStrategy: restart.toString(),
       regions: regions.regionCount - countSkippedRegions(regions, (v) => jobMaster.isSkipped(v)),
@@ -452,6 +455,13 @@ function publishProgressEvery(request: { log: JobLog; intervalMs: number; progre
   }, request.intervalMs);
   timer.unref();
   return timer;
+}
+
+/** The topology with each decided vertex at its decided parallelism. */
+function decidedTopology(topology: JobTopology, decisions: readonly VertexInitializedData[]): JobTopology {
+  if (decisions.length === 0) return topology;
+  const decided = new Map(decisions.map((d) => [d.vertexId, d.parallelism]));
+  return { ...topology, vertices: topology.vertices.map((v) => ({ ...v, parallelism: decided.get(v.id) ?? v.parallelism })) };
 }
 
 /** Regions made only of skipped subtasks (an adaptive run's reserved subtasks beyond their decided parallelism). */
