@@ -2,7 +2,7 @@
 // SIGKILLed adaptive run resumed by the same command reusing the logged decisions. Real `weft`
 // processes, a real SQLite job event log.
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -80,6 +80,12 @@ describe('weft run --parallelism auto', () => {
     assert.ok(summary.vertices.find((v) => v.id === 'count')?.decided !== undefined);
     await using log = new SqliteJobEventLog({ path: metaPath });
     assert.deepEqual(await decisionsIn(log), before, 'the resumed run logged no new decision');
+    // weft plan reads the run's summary: the topology with the decided parallelism
+    await writeFile(join(dir.path, 'summary.json'), resumed.stdout);
+    const plan = await weft(['plan', join(dir.path, 'summary.json'), '--json'], dir.path);
+    assert.equal(plan.code, 0, plan.stderr);
+    const regions = (JSON.parse(plan.stdout) as { regions: string[][] }).regions.flat();
+    assert.equal(regions.filter((t) => t.startsWith('count#')).length, before[0]?.parallelism);
     const counts = (await readFile(output, 'utf8')).trim().split('\n').sort();
     assert.deepEqual(counts, Array.from({ length: 64 }, (_, k) => `${k}\t100`).sort());
   });
