@@ -36,7 +36,7 @@ export * from './restart/no-restart-backoff-time-strategy.js';
 export type * from './adaptive/parallelism-and-input-infos.js';
 export { DEFAULT_ADAPTIVE_BATCH_OPTIONS, MAX_SUBPARTITIONS_PER_TASK } from './adaptive/parallelism-and-input-infos.js';
 export { decideParallelismAndInputInfos } from './adaptive/decide-parallelism-and-input-infos.js';
-export type { AdaptiveBatchOptions, ResolvedAdaptiveBatchOptions } from './adaptive/adaptive-batch-options.js';
+export { type AdaptiveBatchOptions, type ResolvedAdaptiveBatchOptions, resolveAdaptiveBatchOptions } from './adaptive/adaptive-batch-options.js';
 
 // ---- runtime: job API, planning of jobs, serialization, task executors, job master ----
 export * from './api/define-job.js';

@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { EngineError, isEngineError, EXCHANGE_MODES, type ExternalFileSystem, type JobEventLog, type ExchangeMode, isExchangeMode, type JobResult, loadJob, type PrestartedWorkers, prestartWorkers, type RestartStrategyOptions, runJob } from '@weft/engine';
+import { type AdaptiveBatchOptions, EngineError, resolveAdaptiveBatchOptions, isEngineError, EXCHANGE_MODES, type ExternalFileSystem, type JobEventLog, type ExchangeMode, isExchangeMode, type JobResult, loadJob, type PrestartedWorkers, prestartWorkers, type RestartStrategyOptions, runJob } from '@weft/engine';
 import type { ShuffleServiceFactory } from '@weft/shuffle-api';
 import type { ShuffleServerServiceFactory } from '@weft/shuffle-remote/client';
 import { type CliIo, type Command, ExitCode } from '../command.js';
@@ -250,8 +250,11 @@ function cliRuntime(): { readonly code: 'built' | 'source'; readonly tsx: 'prelo
 }
 
 /** `--plan-only`: the job's topology (contract 1) — pretty for a person, one line with --json. */
-async function printPlan(jobPath: string, request: { args: string[]; parallelism: number | undefined; exchangeMode: ExchangeMode | undefined; cwd: string; json: boolean }, io: CliIo): Promise<number> {
+async function printPlan(jobPath: string, request: { args: string[]; parallelism: number | undefined; adaptive: AdaptiveBatchOptions | undefined; exchangeMode: ExchangeMode | undefined; cwd: string; json: boolean }, io: CliIo): Promise<number> {
+  // --parallelism auto: sources sized from their inputs (which must exist then), undecided vertices at their reserved size
+  const adaptive = request.adaptive === undefined ? undefined : { options: resolveAdaptiveBatchOptions(request.adaptive) };
   const loaded = await loadJob({
+    ...(adaptive === undefined ? {} : { adaptive }),
     job: jobPath,
     args: request.args,
     parallelism: request.parallelism ?? availableParallelism(),
@@ -352,7 +355,7 @@ export const runCommand: Command = {
     }
     await ensureTypeScriptLoader(jobPath);
     if (values['plan-only'] === true) {
-      return printPlan(jobPath, { args: rest, parallelism, exchangeMode: exchangeMode as ExchangeMode | undefined, cwd: io.cwd, json: values.json === true }, io);
+      return printPlan(jobPath, { args: rest, parallelism, adaptive, exchangeMode: exchangeMode as ExchangeMode | undefined, cwd: io.cwd, json: values.json === true }, io);
     }
     const servers: Setting | undefined =
       values['shuffle-servers'] !== undefined
