@@ -3,6 +3,7 @@ import type { ConsumedInputInfo } from '../adaptive/parallelism-and-input-infos.
 import { EngineError } from '../errors/engine-error.js';
 import type { ExecutionTopology } from '../execution/execution-topology.js';
 import type { JobPlan, PlannedEdge, PlannedVertex } from '../graph/job-plan.js';
+import type { TaskResult } from '../runtime/task-events.js';
 import type { VertexInitializedData } from './job-events.js';
 
 export interface AdaptiveDecisionsOptions {
@@ -74,13 +75,6 @@ export class AdaptiveDecisions {
     return decided !== undefined && v - vertex.firstExecutionVertex >= decided.parallelism;
   }
 
-  /** How many execution vertices are skipped so far. */
-  get skippedCount(): number {
-    let n = 0;
-    for (const [vertex, d] of this.#decided) n += (this.#topology.vertices[vertex]?.parallelism ?? 0) - d.parallelism;
-    return n;
-  }
-
   /**
    * A decision logged by an earlier run (replayed `vertex-initialized` with `decided`): kept as it is.
    * Throws WEFT_ERR_EVENT_LOG when it does not fit the plan (the caller then restarts the job cleanly).
@@ -149,6 +143,43 @@ export class AdaptiveDecisions {
     };
     this.#decided.set(vertex, data);
     return data;
+  }
+
+  /**
+   * Decides every undecided adaptive vertex of `members` (a ready region's execution vertices: their
+   * producers finished) from the finished producers' results; returns the new decisions, in order.
+   */
+  decideVerticesOf(members: ArrayLike<number>, results: readonly (TaskResult | undefined)[]): VertexInitializedData[] {
+    const made: VertexInitializedData[] = [];
+    for (let k = 0; k < members.length; k++) {
+      const vertex = this.#topology.jobVertexOf(members[k] as number).index;
+      if (!this.isAdaptive(vertex) || this.#decided.has(vertex)) continue;
+      made.push(this.decide(vertex, (p) => this.#subpartitionBytesOf(p, results)));
+    }
+    return made;
+  }
+
+  /** Skipped subtasks so far, and how many of them count as finished now. */
+  skippedCounts(isDone: (v: number) => boolean): { total: number; done: number } {
+    let total = 0;
+    let done = 0;
+    for (const [index, d] of this.#decided) {
+      const vertex = this.#topology.vertices[index];
+      if (vertex === undefined) continue;
+      for (let i = d.parallelism; i < vertex.parallelism; i++) {
+        total++;
+        if (isDone(vertex.firstExecutionVertex + i)) done++;
+      }
+    }
+    return { total, done };
+  }
+
+  /** What the finished producer of partition `p` reported of it, per subpartition. */
+  #subpartitionBytesOf(p: number, results: readonly (TaskResult | undefined)[]): readonly number[] | undefined {
+    const edge = this.#topology.edgeOfPartition(p);
+    const result = results[edge.source.firstExecutionVertex + p - edge.firstPartition];
+    const planEdge = this.#plannedEdge[edge.index]?.index;
+    return result?.metrics.outputs.find((o) => o.edgeIndex === planEdge)?.subpartitionBytes;
   }
 
   #planned(vertex: number): PlannedVertex {

@@ -142,7 +142,7 @@ export class JobScheduler {
     for (const p of this.#options.slots.progress()) live.set(p.attemptId, p.metrics);
     const attempts = this.#attempts;
     const counters = progressCounters({ topology: this.#options.topology, results: attempts.results, live, attemptIdOf: (v) => attempts.attemptIdOf(v) });
-    const skipped = this.#skippedCounts();
+    const skipped = this.#decisions.skippedCounts((v) => attempts.isDone(v));
     return {
       tasksFinished: attempts.finishedCount - skipped.done,
       tasksTotal: this.#options.topology.executionVertexCount - skipped.total,
@@ -251,14 +251,11 @@ export class JobScheduler {
    * its tasks deploys — and ready regions made only of skipped subtasks finish at once, without a slot.
    */
   #decideReady(): void {
-    const { topology, regions } = this.#options;
+    const { regions } = this.#options;
     const skip: number[] = [];
     for (const r of this.#states.readyRegions()) {
       const members = regions.membersOf(r);
-      for (const v of members) {
-        const vertex = topology.jobVertexOf(v).index;
-        if (!this.#decisions.isAdaptive(vertex) || this.#decisions.decisionOf(vertex) !== undefined) continue;
-        const decision = this.#decisions.decide(vertex, (p) => this.#subpartitionBytesOf(p));
+      for (const decision of this.#decisions.decideVerticesOf(members, this.#attempts.results)) {
         this.#logger.info({ vertexId: decision.vertexId, parallelism: decision.parallelism, bytesIn: decision.bytesIn }, 'undecided -> decided');
         this.#emit({ type: 'vertex-initialized', data: decision });
       }
@@ -281,31 +278,6 @@ export class JobScheduler {
       if (this.#state !== 'running') return;
       this.#finishTask(v, { attemptId: this.#attempts.attemptIdOf(v), durationMs: 0, metrics: { recordsIn: 0, outputs: [] }, sinks: [] });
     }
-  }
-
-  /** What the finished producer of partition `p` reported of it, per subpartition. */
-  #subpartitionBytesOf(p: number): readonly number[] | undefined {
-    const { topology, plan } = this.#options;
-    const edge = topology.edgeOfPartition(p);
-    const result = this.#attempts.results[edge.source.firstExecutionVertex + p - edge.firstPartition];
-    const planEdge = plan.edges.find((e) => e.id === edge.id)?.index;
-    return result?.metrics.outputs.find((o) => o.edgeIndex === planEdge)?.subpartitionBytes;
-  }
-
-  #skippedCounts(): { total: number; done: number } {
-    if (!this.#decisions.any) return { total: 0, done: 0 };
-    const { topology } = this.#options;
-    let total = 0;
-    let done = 0;
-    for (const d of this.#decisions.decisions()) {
-      const vertex = topology.vertex(d.vertexId);
-      if (vertex === undefined) continue;
-      for (let i = d.parallelism; i < vertex.parallelism; i++) {
-        total++;
-        if (this.#attempts.isDone(vertex.firstExecutionVertex + i)) done++;
-      }
-    }
-    return { total, done };
   }
 
   /** The executor acknowledged a deployed attempt: it runs. */
