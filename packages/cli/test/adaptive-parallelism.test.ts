@@ -88,6 +88,9 @@ describe('adaptive batch parallelism', () => {
       assert.deepEqual([...(result.collected['fixed'] as [string, number][])].sort((a, b) => (a[0] < b[0] ? -1 : 1)), sums(values));
 
       const bytes = reportedBytes(events, 'rows->sum');
+      const fixedInputs = events.flatMap((e) => (e.type === 'task-finished' ? e.data.partitions.filter((p) => p.partitionId.startsWith('more-rows->fixed#')) : []));
+      assert.equal(fixedInputs.length, 2);
+      assert.ok(fixedInputs.every((p) => p.subpartitionBytes === undefined), 'bytes per subpartition only where a consumer is decided from them');
       assert.equal(bytes.length, 2, 'one partition per producer subtask');
       // independent oracle: every record's framed size, in its key group (the subpartition of an undecided consumer)
       const serializer = new DefaultRecordSerializer();

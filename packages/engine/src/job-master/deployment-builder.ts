@@ -128,7 +128,8 @@ export class DeploymentBuilder {
       }
       const descriptor = await this.blockingMaster.registerPartitionWithProducer({ jobId: this.jobId, partition, producer, ...(this.epoch === undefined ? {} : { epoch: this.epoch }) });
       this.#descriptors[edge.firstPartition + subtask] = descriptor;
-      out.push({ edgeIndex: planned.index, edgeId: edge.id, pipelined: false, partition, producer, descriptor });
+      const report = this.decisions?.isAdaptive(edge.target.index) === true;
+      out.push({ edgeIndex: planned.index, edgeId: edge.id, pipelined: false, partition, producer, descriptor, ...(report ? { reportSubpartitionBytes: true } : {}) });
     }
     return out;
   }

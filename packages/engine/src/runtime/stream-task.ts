@@ -49,7 +49,7 @@ export class StreamTask {
   readonly #vertex: PlannedVertex;
   readonly #backpressure = new TaskBackpressure();
   readonly #writers: { readonly edgeIndex: number; readonly writer: ResultPartitionWriter }[] = [];
-  /** The network output of each blocking edge, by plan edge index (its bytes per subpartition). */
+  /** The network output of each edge whose bytes per subpartition are reported, by plan edge index. */
   readonly #networkOutputs = new Map<number, NetworkOutput>();
   readonly #gates: InputGate[] = [];
   #operators: RuntimeOperator[] = [];
@@ -159,7 +159,7 @@ export class StreamTask {
         const subpartitions = output.partition.numberOfSubpartitions;
         if (outputConsumers === 0) outputConsumers = subpartitions;
         const network = new NetworkOutput(writer, createChannelSelector(edge, subpartitions, identity), serializer(), this.#backpressure);
-        if (!output.pipelined) this.#networkOutputs.set(edgeIndex, network);
+        if (output.reportSubpartitionBytes === true) this.#networkOutputs.set(edgeIndex, network);
         targets.push(network);
       }
       let output = targets.length === 0 ? DISCARD_OUTPUT : targets.length === 1 ? (targets[0] as Output) : new FanOutOutput(targets);

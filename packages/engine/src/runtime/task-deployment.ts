@@ -13,6 +13,8 @@ export interface OutputDeployment {
   readonly partition: PartitionDescriptor;
   readonly producer: ProducerDescriptor;
   readonly descriptor?: ShuffleDescriptor;
+  /** Report the bytes of each subpartition with the task's result (its consumer's parallelism is decided from them). @defaultValue false */
+  readonly reportSubpartitionBytes?: boolean;
 }
 
 /** One partition an input reads, and who produces it. */
@@ -69,7 +71,8 @@ export interface OutputMetrics {
   readonly bytes: number;
   /**
    * Framed bytes of each subpartition of a blocking output (their sum is `bytes`); only in a finished
-   * task's result, not in live progress. What the adaptive scheduler decides consumers from.
+   * task's result, not in live progress, and only for an output whose consumer is decided at run time
+   * (`OutputDeployment.reportSubpartitionBytes`). What the adaptive scheduler decides consumers from.
    */
   readonly subpartitionBytes?: readonly number[];
 }
