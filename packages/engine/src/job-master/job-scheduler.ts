@@ -177,7 +177,14 @@ export class JobScheduler {
     // an adaptive vertex is initialized once decided (#decideReady); a resumed run restores the decisions logged before
     for (const vertex of topology.vertices) if (!this.#decisions.isAdaptive(vertex.index)) this.#emit({ type: 'vertex-initialized', data: { vertexId: vertex.id, parallelism: vertex.parallelism } });
     const recovery = this.#options.recovery;
-    for (const decision of recovery?.decisions ?? []) this.#decisions.restore(decision);
+    for (const decision of recovery?.decisions ?? []) {
+      try {
+        this.#decisions.restore(decision);
+      } catch (error) {
+        // only after a clean restart (a fitting history was checked by planRecovery): decided anew
+        this.#logger.warn({ vertexId: decision.vertexId, error: (error as Error).message }, 'a logged decision does not fit the job: it is decided again');
+      }
+    }
     if (recovery === undefined) this.#states.start();
     else if (this.#resume(recovery)) return this.#completion.outcome;
     this.schedule();
