@@ -66,7 +66,12 @@ export function planRecovery(request: RecoveryPlanRequest): RecoveryPlan {
     const vertex = topology.vertex(vertexId);
     if (vertex === undefined) throw bad(`it initialized vertex ${vertexId}, which the job does not have`);
     if (isAdaptive(vertexId)) {
-      if (!replayed.decisions.has(vertexId) || p > vertex.parallelism) throw bad(`vertex ${vertexId} was initialized with parallelism ${p}, the job now decides it at run time (at most ${vertex.parallelism})`);
+      const decision = replayed.decisions.get(vertexId);
+      if (decision === undefined || !Number.isInteger(p) || p < 1 || p > vertex.parallelism) throw bad(`vertex ${vertexId} was initialized with parallelism ${p}, the job now decides it at run time (at most ${vertex.parallelism})`);
+      const inputs = decision.inputs ?? [];
+      if (inputs.length !== vertex.inputs.length || inputs.some((input, i) => input.edgeId !== topology.edges[vertex.inputs[i] as number]?.id || input.subtasks?.length !== p)) {
+        throw bad(`the logged input ranges of vertex ${vertexId} do not match its inputs`);
+      }
       for (let i = p; i < vertex.parallelism; i++) skipped.add(vertex.firstExecutionVertex + i);
     } else if (vertex.parallelism !== p) throw bad(`vertex ${vertexId} was initialized with parallelism ${p}, the job now plans ${vertex.parallelism}`);
   }
