@@ -19,6 +19,7 @@ import {
 } from '@weft/engine';
 import { RECORD_HEADER_BYTES } from '@weft/shuffle-api';
 import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';
+import { formatRunSummary, runSummaryJson } from '../src/commands/run-report.js';
 
 const MAX = 16;
 const VOLUME = 4000;
@@ -147,6 +148,13 @@ describe('adaptive batch parallelism', () => {
     // the join's two inputs are read with the same subpartition ranges (one key group lands on one subtask)
     const join = decisionsOf(events)[0];
     assert.deepEqual(join?.inputs?.[0]?.subtasks.map((s) => s.subpartitions), join?.inputs?.[1]?.subtasks.map((s) => s.subpartitions));
+    // the summary `weft run` prints names each decision, its bytes and its ranges
+    const text = formatRunSummary(result);
+    assert.match(text, /\(parallelism auto, /);
+    assert.match(text, /adaptive parallelism \(min 1, max 16, [\d.]+ KiB per task\):/);
+    assert.match(text, new RegExp(`join +${join?.parallelism} subtasks? decided from [\\d.]+ (B|KiB)\\n +left->join: \\[`));
+    assert.match(text, /left +2 subtasks \(fixed before the run\)/);
+    assert.deepEqual((runSummaryJson(result)['adaptive'] as { maxParallelism: number }).maxParallelism, MAX);
   });
 
   it('keeps a decision across a region failover: the restarted subtask reads the range decided before; a producer failing before it restarts the undecided vertex', async () => {
