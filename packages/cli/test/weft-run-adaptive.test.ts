@@ -73,13 +73,17 @@ describe('weft run --parallelism auto', () => {
     assert.deepEqual(before.map((d) => d.vertexId), ['count'], 'the killed run logged its decision');
     const resumed = await weft(args, dir.path);
     assert.equal(resumed.code, 0, resumed.stderr);
-    const summary = JSON.parse(resumed.stdout) as { resumed: boolean; tasksReused: number; vertices: { id: string; parallelism: number; decided?: unknown }[] };
+    const summary = JSON.parse(resumed.stdout) as { resumed: boolean; tasks: number; tasksReused: number; vertices: { id: string; parallelism: number; decided?: unknown }[] };
     assert.equal(summary.resumed, true);
     assert.ok(summary.tasksReused >= 3, `reused ${summary.tasksReused}`);
     assert.equal(summary.vertices.find((v) => v.id === 'count')?.parallelism, before[0]?.parallelism);
     assert.ok(summary.vertices.find((v) => v.id === 'count')?.decided !== undefined);
     await using log = new SqliteJobEventLog({ path: metaPath });
     assert.deepEqual(await decisionsIn(log), before, 'the resumed run logged no new decision');
+    // what `weft jobs` prints: the run's tasks, not its reserved subtasks
+    const record = (await log.listRuns()).find((r) => r.jobId === 'auto-kill');
+    assert.equal(record?.tasksTotal, summary.tasks);
+    assert.equal(record?.tasksFinished, summary.tasks);
     // weft plan reads the run's summary: the topology with the decided parallelism
     await writeFile(join(dir.path, 'summary.json'), resumed.stdout);
     const plan = await weft(['plan', join(dir.path, 'summary.json'), '--json'], dir.path);
