@@ -83,7 +83,8 @@ export function buildJobPlan(request: BuildJobPlanRequest): JobPlan {
         }
       }
       if (partitioning.type === 'forward' && p !== q) {
-        throw invalidJob(`${describeNode(node)}: parallelism`, `a forward input needs equal parallelism, but ${JSON.stringify(producer.name)} has ${q} and this operator ${p}; set both or use rebalance()`);
+        const has = (n: number): string => (n === UNDECIDED ? 'one decided at run time (--parallelism auto)' : String(n));
+        throw invalidJob(`${describeNode(node)}: parallelism`, `a forward input needs equal parallelism, but ${JSON.stringify(producer.name)} has ${has(q)} and this operator ${has(p)}; set both or use rebalance()`);
       }
       if (partitioning.type === 'hash' && partitioning.maxParallelism !== undefined && p !== UNDECIDED && partitioning.maxParallelism < p) {
         throw invalidJob(`${describeNode(node)}: parallelism`, `${p} is more than the key groups of its keyBy (maxParallelism ${partitioning.maxParallelism})`);
