@@ -13,6 +13,7 @@ import type { FaultInjector } from '../faults/fault-injector.js';
 import type { JobPlan, PlannedEdge } from '../graph/job-plan.js';
 import type { PipelinedRegions } from '../regions/pipelined-regions.js';
 import type { InputDeployment, InputPartition, OutputDeployment, RegionDeployment, TaskDeployment } from '../runtime/task-deployment.js';
+import type { AdaptiveDecisions } from './adaptive-decisions.js';
 import type { TaskAttempts } from './task-attempts.js';
 
 export interface DeploymentBuilderOptions {
@@ -28,6 +29,8 @@ export interface DeploymentBuilderOptions {
   readonly faults?: FaultInjector;
   /** The job master's lease epoch (its job event log's), carried by every partition registration. @defaultValue none */
   readonly epoch?: number | undefined;
+  /** An adaptive job's decided parallelism and input ranges. @defaultValue none: every vertex has its planned parallelism */
+  readonly decisions?: AdaptiveDecisions | undefined;
 }
 
 /**
@@ -47,6 +50,7 @@ export class DeploymentBuilder {
   private readonly attempts: TaskAttempts;
   private readonly faults: FaultInjector | undefined;
   private readonly epoch: number | undefined;
+  private readonly decisions: AdaptiveDecisions | undefined;
 
   constructor(options: DeploymentBuilderOptions) {
     this.topology = options.topology;
@@ -56,6 +60,7 @@ export class DeploymentBuilder {
     this.attempts = options.attempts;
     this.faults = options.faults;
     this.epoch = options.epoch;
+    this.decisions = options.decisions;
     this.#descriptors = new Array<ShuffleDescriptor | undefined>(options.topology.partitionCount);
     options.plan.vertices.forEach((v) => this.#planVertexOf.set(v.id, v.index));
     options.plan.edges.forEach((e) => this.#planEdgeOf.set(e.id, e));
@@ -89,7 +94,7 @@ export class DeploymentBuilder {
         vertexId: vertex.id,
         vertexIndex: this.#planVertexOf.get(vertex.id) as number,
         subtask,
-        parallelism: vertex.parallelism,
+        parallelism: this.decisions?.parallelismOf(vertex.index) ?? vertex.parallelism,
         attempt,
         outputs: outputs.get(v) ?? [],
         inputs: vertex.inputs.map((e) => this.#input(v, this.topology.edges[e] as ExecutionJobEdge)),
@@ -107,21 +112,24 @@ export class DeploymentBuilder {
     for (const e of vertex.outputs) {
       const edge = this.topology.edges[e] as ExecutionJobEdge;
       const consumers = this.topology.consumersOf(edge, subtask);
+      const planned = this.#planEdgeOf.get(edge.id) as PlannedEdge;
+      // an undecided consumer reads its decided range of the reserved subpartitions; a broadcast one, the only one
+      const broadcastToAdaptive = this.decisions?.isAdaptive(edge.target.index) === true && planned.partitioning.type === 'broadcast';
       const partition: PartitionDescriptor = {
         resultId: intermediateResultId(edge.id),
         partitionId: resultPartitionId(edge.id, subtask),
         partitionIndex: subtask,
         partitionType: edge.partitionType,
-        numberOfSubpartitions: consumers.end - consumers.start,
+        numberOfSubpartitions: broadcastToAdaptive ? 1 : consumers.end - consumers.start,
       };
-      const planned = this.#planEdgeOf.get(edge.id) as PlannedEdge;
       if (edge.mustBePipelined) {
         out.push({ edgeIndex: planned.index, edgeId: edge.id, pipelined: true, partition, producer });
         continue;
       }
       const descriptor = await this.blockingMaster.registerPartitionWithProducer({ jobId: this.jobId, partition, producer, ...(this.epoch === undefined ? {} : { epoch: this.epoch }) });
       this.#descriptors[edge.firstPartition + subtask] = descriptor;
-      out.push({ edgeIndex: planned.index, edgeId: edge.id, pipelined: false, partition, producer, descriptor });
+      const report = this.decisions?.isAdaptive(edge.target.index) === true;
+      out.push({ edgeIndex: planned.index, edgeId: edge.id, pipelined: false, partition, producer, descriptor, ...(report ? { reportSubpartitionBytes: true } : {}) });
     }
     return out;
   }
@@ -129,7 +137,11 @@ export class DeploymentBuilder {
   #input(v: number, edge: ExecutionJobEdge): InputDeployment {
     const vertex = edge.target;
     const subtask = v - vertex.firstExecutionVertex;
-    const producers = this.topology.producersOf(edge, subtask);
+    const decided = this.decisions?.decisionOf(vertex.index)?.inputs?.find((i) => i.edgeId === edge.id)?.subtasks[subtask];
+    if (this.decisions?.isAdaptive(vertex.index) === true && decided === undefined) throw new Error(`unreachable: ${vertex.id}#${subtask} deployed before its vertex was decided`);
+    let producers = this.topology.producersOf(edge, subtask);
+    if (decided !== undefined) producers = { start: decided.partitions.start, end: decided.partitions.end + 1 };
+    else if (this.decisions?.isAdaptive(edge.source.index) === true) producers = { start: 0, end: this.decisions.parallelismOf(edge.source.index) as number };
     const partitions: InputPartition[] = [];
     for (let k = producers.start; k < producers.end; k++) {
       const producerVertex = edge.source.firstExecutionVertex + k;
@@ -150,7 +162,7 @@ export class DeploymentBuilder {
       inputIndex: planned.targetInput,
       pipelined: edge.mustBePipelined,
       partitions,
-      subpartitions: { start: subpartition, end: subpartition },
+      subpartitions: decided === undefined ? { start: subpartition, end: subpartition } : { ...decided.subpartitions },
     };
   }
 }
