@@ -1,0 +1,68 @@
+import { type Socket, connect } from 'node:net';
+import { FrameDecoder, type FrameListener } from '../wire/frames.js';
+
+export interface PeerSocketOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly connectTimeoutMs: number;
+  readonly maxFrameBytes: number;
+  readonly onFrame: FrameListener;
+  /** Called once, when the connection fails to open or closes for any reason other than `destroy()`. */
+  readonly onLost: (cause: Error, opened: boolean) => void;
+}
+
+/**
+ * A framed TCP connection to a peer. Writes before the connection is open are queued by the socket;
+ * a connection that does not open within `connectTimeoutMs`, breaks, or sends a malformed frame is lost.
+ */
+export class PeerSocket {
+  readonly address: string;
+  private readonly socket: Socket;
+  private opened = false;
+  private done = false;
+
+  constructor(private readonly options: PeerSocketOptions) {
+    this.address = `${options.host}:${options.port}`;
+    const decoder = new FrameDecoder(options.maxFrameBytes, options.onFrame);
+    const socket = connect({ host: options.host, port: options.port, noDelay: true });
+    this.socket = socket;
+    socket.setTimeout(options.connectTimeoutMs, () => {
+      socket.destroy(new Error(`no connection within connectTimeoutMs (${options.connectTimeoutMs} ms)`));
+    });
+    socket.once('connect', () => {
+      this.opened = true;
+      socket.setTimeout(0);
+      socket.setKeepAlive(true, 10_000);
+    });
+    socket.on('data', (chunk: Buffer) => {
+      if (this.done) return;
+      try {
+        decoder.push(chunk);
+      } catch (error) {
+        this.lose(error as Error);
+      }
+    });
+    let failure: Error | undefined;
+    socket.on('error', (error) => {
+      failure ??= error;
+    });
+    socket.once('close', () => this.lose(failure ?? new Error(this.opened ? 'the peer closed the connection' : 'the connection closed before it opened')));
+  }
+
+  write(frame: Uint8Array): void {
+    if (!this.done) this.socket.write(frame);
+  }
+
+  /** Closes the connection without reporting it lost. */
+  destroy(): void {
+    this.done = true;
+    this.socket.destroy();
+  }
+
+  private lose(cause: Error): void {
+    if (this.done) return;
+    this.done = true;
+    this.socket.destroy();
+    this.options.onLost(cause, this.opened);
+  }
+}
