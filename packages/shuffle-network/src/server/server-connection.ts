@@ -57,6 +57,7 @@ export class ServerConnection {
   private readonly channels = new Map<number, Channel>();
   private readonly decoder: FrameDecoder;
   private closed = false;
+  private corked = false;
 
   constructor(
     private readonly socket: Socket,
@@ -87,17 +88,30 @@ export class ServerConnection {
         pool.returnSegment(segment);
         return;
       }
-      socket.cork();
+      this.cork();
       socket.write(encodeBufferHeader(channel, backlog, length));
       socket.write(segment.subarray(0, length), () => pool.returnSegment(segment));
-      socket.uncork();
       return;
     }
     if (entry.kind === 'error' || entry.event.type === 'end-of-partition') this.channels.delete(channel);
     if (this.closed) return;
+    this.cork();
     if (entry.kind === 'event') socket.write(encodeFrame(FrameType.EVENT, [channel], encodeEvent(entry.event)));
     else socket.write(encodeFrame(FrameType.ERROR, [channel], JSON.stringify(serializeError(entry.error))));
   }
+
+  /** Frames written in the same tick leave together, in one system call. */
+  private cork(): void {
+    if (this.corked) return;
+    this.corked = true;
+    this.socket.cork();
+    process.nextTick(this.uncork);
+  }
+
+  private readonly uncork = (): void => {
+    this.corked = false;
+    this.socket.uncork();
+  };
 
   private onFrame(type: number, body: Buffer): void {
     switch (type) {
