@@ -115,7 +115,7 @@ export class NetworkInputGate implements InputGate {
         connectTimeoutMs: options.connectTimeoutMs,
         maxFrameBytes: options.maxFrameBytes,
         onFrame: (type, body) => this.onFrame(type, body),
-        onLost: (cause, opened) => this.onLost(inputs, peer, cause, opened),
+        onLost: (cause, opened) => this.onLost(peer, cause, opened),
       });
       this.peers.push(peer);
       for (const input of inputs) {
@@ -191,7 +191,8 @@ export class NetworkInputGate implements InputGate {
 
   /** A floating buffer freed up for a channel that waited for one: announce it. */
   grantFloating(channel: Channel): void {
-    if (this.closed || channel.terminal) {
+    // a channel queued while it had a backlog may need nothing by now: the buffer goes to the next one waiting
+    if (this.closed || channel.terminal || !this.needsFloating(channel)) {
       this.floating.release();
       return;
     }
@@ -234,7 +235,8 @@ export class NetworkInputGate implements InputGate {
     }
   }
 
-  private onLost(inputs: readonly GateInput[], peer: PeerSocket, cause: Error, opened: boolean): void {
+  /** The connection to a producer is gone: each of its channels that had not ended fails, after what it received. */
+  private onLost(peer: PeerSocket, cause: Error, opened: boolean): void {
     if (this.closed) return;
     for (const channel of this.gateChannels) {
       if (channel.peer !== peer || channel.terminal) continue;
@@ -250,7 +252,6 @@ export class NetworkInputGate implements InputGate {
           });
       this.push(channel, { kind: 'error', error });
     }
-    void inputs;
   }
 
   private push(channel: Channel, entry: ChannelEntry): void {
@@ -261,11 +262,16 @@ export class NetworkInputGate implements InputGate {
   /** Borrows floating buffers while the channel has fewer free buffers than its backlog plus its exclusive ones. */
   private requestFloating(channel: Channel): void {
     let granted = 0;
-    while (this.exclusive + channel.floatingHeld - channel.holding < channel.backlog + this.exclusive && this.floating.request(channel)) {
+    while (this.needsFloating(channel) && this.floating.request(channel)) {
       channel.floatingHeld++;
       granted++;
     }
     if (granted > 0) channel.peer.write(encodeFrame(FrameType.ADD_CREDIT, [channel.index, granted, 0]));
+  }
+
+  /** Flink's rule: a channel wants as many free buffers as its producer's backlog plus its exclusive buffers. */
+  private needsFloating(channel: Channel): boolean {
+    return this.exclusive + channel.floatingHeld - channel.holding < channel.backlog + this.exclusive;
   }
 
   /** The consumer is done with one data buffer of `channel`: announce it again, or give a surplus floating buffer back. */
@@ -276,6 +282,7 @@ export class NetworkInputGate implements InputGate {
       return;
     }
     const free = this.exclusive + channel.floatingHeld - channel.holding;
+    if (free >= channel.backlog + this.exclusive) this.floating.withdraw(channel);
     if (channel.floatingHeld > 0 && free > channel.backlog + this.exclusive) {
       channel.floatingHeld--;
       this.floating.release();
