@@ -17,9 +17,10 @@ import { FifoQueue } from '../fifo-queue.js';
 import { FrameType, encodeFrame, parseJsonTail } from '../wire/frames.js';
 import { FloatingBuffers, type FloatingBufferTaker } from './floating-buffers.js';
 import { PeerSocket } from './peer-socket.js';
+import type { ReadSlab } from './read-slabs.js';
 
 type ChannelEntry =
-  | { readonly kind: 'data'; readonly bytes: Uint8Array }
+  | { readonly kind: 'data'; readonly bytes: Uint8Array; readonly slab: ReadSlab | undefined }
   | { readonly kind: 'event'; readonly event: ShuffleEvent }
   | { readonly kind: 'error'; readonly error: ShuffleError };
 
@@ -94,7 +95,7 @@ export class NetworkInputGate implements InputGate {
   private closed = false;
   private failure: ShuffleError | null = null;
   private wake: (() => void) | null = null;
-  private current: Channel | null = null;
+  private current: { channel: Channel; slab: ReadSlab | undefined } | null = null;
 
   constructor(private readonly options: NetworkInputGateOptions) {
     this.channels = options.channels;
@@ -146,14 +147,14 @@ export class NetworkInputGate implements InputGate {
         try {
           channel.deframer.push(entry.bytes, records);
         } catch (error) {
-          this.recycle(channel);
+          this.recycle(channel, entry.slab);
           throw this.fail(error as ShuffleError);
         }
         if (records.length === 0) {
-          this.recycle(channel);
+          this.recycle(channel, entry.slab);
           continue;
         }
-        this.current = channel;
+        this.current = { channel, slab: entry.slab };
         return { kind: 'records', channel: index, records };
       }
       if (entry.kind === 'error') throw this.fail(entry.error);
@@ -210,7 +211,7 @@ export class NetworkInputGate implements InputGate {
         channel.holding++;
         channel.backlog = body.readUInt32LE(4);
         // a plain Uint8Array view: records cut from it are Uint8Array views too, cheaper to make than Buffer slices
-        this.push(channel, { kind: 'data', bytes: new Uint8Array(body.buffer, body.byteOffset + 8, body.length - 8) });
+        this.push(channel, { kind: 'data', bytes: new Uint8Array(body.buffer, body.byteOffset + 8, body.length - 8), slab: channel.peer.holdBuffer(body) });
         this.requestFloating(channel);
         return;
       case FrameType.EVENT: {
@@ -275,7 +276,8 @@ export class NetworkInputGate implements InputGate {
   }
 
   /** The consumer is done with one data buffer of `channel`: announce it again, or give a surplus floating buffer back. */
-  private recycle(channel: Channel): void {
+  private recycle(channel: Channel, slab: ReadSlab | undefined): void {
+    if (slab !== undefined) channel.peer.releaseBuffer(slab);
     channel.holding--;
     if (channel.terminal) {
       if (channel.ended) this.returnFloating(channel);
@@ -298,10 +300,10 @@ export class NetworkInputGate implements InputGate {
   }
 
   private recycleCurrent(): void {
-    const channel = this.current;
-    if (channel !== null) {
+    const current = this.current;
+    if (current !== null) {
       this.current = null;
-      this.recycle(channel);
+      this.recycle(current.channel, current.slab);
     }
   }
 

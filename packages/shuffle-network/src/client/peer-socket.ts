@@ -1,5 +1,6 @@
 import { type Socket, connect } from 'node:net';
 import { FrameDecoder, type FrameListener } from '../wire/frames.js';
+import { type ReadSlab, ReadSlabs } from './read-slabs.js';
 
 export interface PeerSocketOptions {
   readonly host: string;
@@ -24,30 +25,22 @@ export class PeerSocket {
   private opened = false;
   private done = false;
   private corked = false;
+  private readonly slabs = new ReadSlabs(READ_SLAB_BYTES, MIN_READ_BYTES, 4);
 
   constructor(private readonly options: PeerSocketOptions) {
     this.address = `${options.host}:${options.port}`;
     const decoder = new FrameDecoder(options.maxFrameBytes, options.onFrame);
-    // Reads land in 256 KiB slabs, each read in the slab's unused tail: with reads larger than the default
-    // 64 KiB (the tail is at least that), fewer frames straddle two reads (a straddling frame is copied once to be whole), and fewer
-    // system calls are made. A slab is garbage once every view into it (received buffers) is dropped.
-    let slab = Buffer.allocUnsafe(READ_SLAB_BYTES);
-    let used = 0;
+    // Reads land in 256 KiB slabs (ReadSlabs), at least 64 KiB at a time.
+    const slabs = this.slabs;
     const socket = connect({
       host: options.host,
       port: options.port,
       noDelay: true,
       onread: {
-        buffer: () => {
-          if (READ_SLAB_BYTES - used < MIN_READ_BYTES) {
-            slab = Buffer.allocUnsafe(READ_SLAB_BYTES);
-            used = 0;
-          }
-          return slab.subarray(used);
-        },
+        buffer: () => slabs.next(),
         callback: (bytes: number, buffer: Uint8Array) => {
           if (this.done) return false;
-          used += bytes;
+          slabs.filled(bytes);
           try {
             decoder.push(buffer.subarray(0, bytes) as Buffer);
           } catch (error) {
@@ -88,6 +81,18 @@ export class PeerSocket {
     this.corked = false;
     this.socket.uncork();
   };
+
+  /**
+   * Keeps the read slab that `view` (a frame body handed to `onFrame` just now) lies in from being reused
+   * until `releaseBuffer`; undefined when the frame was assembled from two reads (a copy of its own).
+   */
+  holdBuffer(view: Uint8Array): ReadSlab | undefined {
+    return this.slabs.hold(view);
+  }
+
+  releaseBuffer(slab: ReadSlab): void {
+    this.slabs.release(slab);
+  }
 
   /** Closes the connection without reporting it lost. */
   destroy(): void {
