@@ -20,9 +20,8 @@ interface Producer {
   stop(): Promise<void>;
 }
 
-async function startProducer(host: string): Promise<Producer> {
-  // the conformance helpers register partitions for task executor "conformance"
-  const child = fork(CHILD, [host, 'conformance'], { execArgv: ['--conditions=source', '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+async function startProducer(host: string, id: string): Promise<Producer> {
+  const child = fork(CHILD, [host, id], { execArgv: ['--conditions=source', '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const inbox: Record<string, unknown>[] = [];
   const waiters: (() => void)[] = [];
   child.on('message', (message: Record<string, unknown>) => {
@@ -60,7 +59,7 @@ describe('network shuffle across processes', { timeout: 60_000 }, () => {
     const factory = createNetworkShuffleServiceFactory({ host: '127.0.0.1' });
     const master = factory.createShuffleMaster();
     const consumer = factory.createShuffleEnvironment({ taskExecutorId: taskExecutorId('consumer') });
-    const producers = await Promise.all([startProducer('127.0.0.2'), startProducer('127.0.0.3')]);
+    const producers = await Promise.all([startProducer('127.0.0.2', 'producer-0'), startProducer('127.0.0.3', 'producer-1')]);
     try {
       await master.start();
       const job = `xproc-${process.pid}`;
@@ -68,9 +67,7 @@ describe('network shuffle across processes', { timeout: 60_000 }, () => {
       for (const [index, type] of (['PIPELINED', 'PIPELINED_BOUNDED'] as const).entries()) {
         // each producer process is its own task executor; the master learns where it listens
         master.registerTaskExecutor(producers[index]!.address);
-        // (both children are task executor "conformance", the id the helper registers with: each partition is
-        // registered right after the directory points at its process)
-        descriptors.push(await registerPartition(master, { jobId: job, resultId: 'x', index, type, subpartitions: 3 }));
+        descriptors.push(await registerPartition(master, { jobId: job, resultId: 'x', index, type, subpartitions: 3, taskExecutorId: `producer-${index}` }));
       }
       assert.deepEqual(descriptors.map((d) => (d.details as { host: string }).host), ['127.0.0.2', '127.0.0.3']);
       const records = 2_000;
@@ -111,11 +108,11 @@ describe('network shuffle across processes', { timeout: 60_000 }, () => {
     const factory = createNetworkShuffleServiceFactory({ host: '127.0.0.1' });
     const master = factory.createShuffleMaster();
     const consumer = factory.createShuffleEnvironment({ taskExecutorId: taskExecutorId('consumer') });
-    const producer = await startProducer('127.0.0.4');
+    const producer = await startProducer('127.0.0.4', 'doomed');
     try {
       await master.start();
       master.registerTaskExecutor(producer.address);
-      const descriptor = await registerPartition(master, { jobId: `kill-${process.pid}`, resultId: 'k', index: 0, type: 'PIPELINED_BOUNDED', subpartitions: 1 });
+      const descriptor = await registerPartition(master, { jobId: `kill-${process.pid}`, resultId: 'k', index: 0, type: 'PIPELINED_BOUNDED', subpartitions: 1, taskExecutorId: 'doomed' });
       const partitionId = descriptor.partition.partitionId;
       const gate = await consumer.createInputGate({ jobId: descriptor.jobId, inputs: [descriptor], subpartitions: { start: 0, end: 0 } });
       try {
@@ -136,9 +133,9 @@ describe('network shuffle across processes', { timeout: 60_000 }, () => {
         assert.equal(error.partitionId, partitionId);
         assert.equal(delivered, 50, 'the records flushed before the producer died are delivered first');
         // the master cannot announce a partition on the dead executor: the registration names it and is retryable
-        const refused = await rejectionOf(registerPartition(master, { jobId: descriptor.jobId, resultId: 'k', index: 1, type: 'PIPELINED', subpartitions: 1 }));
+        const refused = await rejectionOf(registerPartition(master, { jobId: descriptor.jobId, resultId: 'k', index: 1, type: 'PIPELINED', subpartitions: 1, taskExecutorId: 'doomed' }));
         assert.ok(isShuffleError(refused, 'SHF_ERR_CONNECTION_LOST') && refused.retryable, String(refused));
-        assert.equal(refused.context['taskExecutorId'], 'conformance');
+        assert.equal(refused.context['taskExecutorId'], 'doomed');
         // releasing what the dead executor held is not an error: nothing is left to release
         await master.releasePartitionExternally(descriptor);
       } finally {
