@@ -168,11 +168,11 @@ export class NetworkShuffleEnvironment implements ShuffleEnvironment {
   async #close(): Promise<void> {
     const pending = [...this.open];
     this.open.clear();
-    const results = await Promise.allSettled([
-      ...pending.map((resource) => resource.close()),
-      this.#started?.then(() => this.server?.close(), () => undefined),
-    ]);
+    // writers abort (their consumers get SHF_ERR_PRODUCER_FAILED) and what is left is released (readers get
+    // SHF_ERR_PARTITION_NOT_FOUND) before the connections end, so consumers read why rather than a lost connection
+    const results = await Promise.allSettled(pending.map((resource) => resource.close()));
     this.registry.clear('the network shuffle environment closed');
+    results.push(...(await Promise.allSettled([this.#started?.then(() => this.server?.close(), () => undefined)])));
     const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failure !== undefined) throw failure.reason;
   }

@@ -77,6 +77,23 @@ describe('network shuffle partition control', { timeout: 20_000 }, () => {
     }
   });
 
+  it("tells consumers why when the producer's environment closes: a writer still open fails them with SHF_ERR_PRODUCER_FAILED, not a lost connection", async () => {
+    const s = await setUp();
+    try {
+      const descriptor = await registerPartition(s.master, { jobId: 'closing', resultId: 'c', index: 0, type: 'PIPELINED', subpartitions: 1 });
+      const writer = await s.producer.createResultPartitionWriter({ descriptor });
+      await emitAll(writer, [{ subpartition: 0, record: makeRecord(0, 0, 0) }]);
+      writer.flush();
+      const reading = rejectionOf(s.read(descriptor));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await s.producer.close();
+      const error = await reading;
+      assert.ok(isShuffleError(error, 'SHF_ERR_PRODUCER_FAILED') && error.partitionId === 'c#0', String(error));
+    } finally {
+      await s.close();
+    }
+  });
+
   it('drops what the environment produces when it releases the partitions locally', async () => {
     const s = await setUp();
     try {

@@ -50,10 +50,20 @@ export class PartitionServer {
     return this.#address!;
   }
 
-  close(): Promise<void> {
+  /**
+   * Stops listening and ends every connection after what was written to it (consumers read the errors a
+   * closing environment sent them); a connection not closed by its peer within `lingerMs` is destroyed.
+   */
+  close(lingerMs = 1000): Promise<void> {
     this.#closed ??= new Promise<void>((resolve) => {
-      this.server.close(() => resolve());
-      for (const socket of this.sockets) socket.destroy();
+      const timer = setTimeout(() => {
+        for (const socket of this.sockets) socket.destroy();
+      }, lingerMs);
+      this.server.close(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+      for (const socket of this.sockets) socket.end();
     });
     return this.#closed;
   }
