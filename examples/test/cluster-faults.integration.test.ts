@@ -128,6 +128,20 @@ describe('weft run --cluster under faults', () => {
     assert.ok((await readdir(markers)).some((m) => m.startsWith(`${joined?.child.pid}-`)), 'and ran a task of it');
   });
 
+  it('an executor SIGTERMed whose drain times out with a task still running: the task fails over, the job succeeds, the executor exits 0', async () => {
+    const drainer = await cluster.startExecutor('127.0.0.6', ['--slots', '3', '--drain-timeout-ms', '300']);
+    const { summary, output } = await slowRun(async (_first, markers) => {
+      // the executor with the most free slots takes the first regions: wait until it runs one, then stop it
+      await waitFor('a task on the draining executor', async () => ((await readdir(markers)).some((m) => m.startsWith(`${drainer.child.pid}-`)) ? true : undefined));
+      drainer.child.kill('SIGTERM');
+    });
+    assert.equal(summary.status, 'succeeded');
+    assert.deepEqual(parseCounts(output), slowCountReference(RECORDS));
+    assert.ok(summary.failures >= 1, `the task cancelled by the drain failed over (${JSON.stringify(summary.failovers)})`);
+    assert.deepEqual(await drainer.exited(), { code: 0, signal: null });
+    assert.doesNotMatch(drainer.stderr(), /NodeVersionSupportWarning/, 'no AWS SDK warning on Node 20');
+  });
+
   it('refuses a forged deployment and runs nothing of it; the same one signed with the secret runs', async () => {
     const executor = cluster.executors.find((e) => e.child.exitCode === null && e.child.signalCode === null) as ClusterExecutor;
     const marker = join(cluster.dir, 'forged-ran');

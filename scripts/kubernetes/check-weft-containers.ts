@@ -30,7 +30,7 @@ function containerPorts(at: ContainerAt): { name?: string; port: number }[] {
 function parseArgv(argv: readonly string[], surface: CliSurface, report: (message: string) => void): Map<string, string | true> {
   const given = new Map<string, string | true>();
   const positionals: string[] = [];
-  const where = `weft ${surface.command}${surface.source === 'pending' ? ' (not built yet: checked against PENDING_USAGE in scripts/kubernetes/cli-surface.ts)' : ''}`;
+  const where = `weft ${surface.command}`;
   for (let i = 1; i < argv.length; i++) {
     const token = argv[i]!;
     if (token === '--') break; // the job's own arguments

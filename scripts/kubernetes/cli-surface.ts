@@ -9,25 +9,7 @@ export interface CliSurface {
   readonly required: readonly string[];
   /** The positional arguments the usage line names (`<job module>`). */
   readonly positionals: readonly string[];
-  /** Where it came from: 'help' (the command's own --help) or 'pending' (see PENDING_USAGE). */
-  readonly source: 'help' | 'pending';
 }
-
-/**
- * Flags the manifests use that DESIGN.md contract 8 promises and that are still being built on another
- * branch (issue 12: `weft task-executor`, `weft run --cluster`). Each is used only while the command's real
- * --help lacks it: once the command (or flag) lands, its own --help is what the manifests are checked
- * against, and these lines are dead. `--port`, `--dir` and `--drain-timeout-ms` of task-executor are not in
- * contract 8: they are the flags the s2-cluster branch's `weft task-executor --help` has (the port its
- * --advertise-url names and /healthz is served on, its job-code cache, its SIGTERM drain timeout).
- */
-export const PENDING_USAGE: Readonly<Record<string, string>> = {
-  'task-executor': `Usage: weft task-executor --cluster <url> [--slots N] [--host H] [--port N] [--advertise-url URL]
-                          [--dir PATH] [--drain-timeout-ms N]
-`,
-  run: `Usage: weft run <job module> [--cluster URL]
-`,
-};
 
 /** A value placeholder right after a flag in help text: `N`, `URL`, `<path>`, `inprocess|workers`. */
 const VALUE_AFTER_FLAG = / (?:[A-Z][A-Z0-9_]*\b|<[^>]+>|[a-z0-9]+(?:\|[a-z0-9-]+)+)/y;
@@ -55,7 +37,7 @@ function documentedFlags(help: string, usage: string): { flag: string; text: str
 }
 
 /** Parses a command's help text (the format every weft command's USAGE has). */
-export function parseUsage(command: string, help: string, source: CliSurface['source']): CliSurface {
+export function parseUsage(command: string, help: string): CliSurface {
   const usage = /Usage: weft \S+([\s\S]*?)(?:\n\s*\n|$)/.exec(help)?.[1] ?? '';
   const flags = new Map<string, { takesValue: boolean }>([['--help', { takesValue: false }]]);
   for (const { flag, text, end } of documentedFlags(help, usage)) {
@@ -77,7 +59,7 @@ export function parseUsage(command: string, help: string, source: CliSurface['so
     } else if (depth === 0 && token.startsWith('<') && previousFlag === undefined) positionals.push(token);
     previousFlag = undefined;
   }
-  return { command, flags, required, positionals, source };
+  return { command, flags, required, positionals };
 }
 
 async function helpOf(command: string): Promise<string | undefined> {
@@ -87,18 +69,11 @@ async function helpOf(command: string): Promise<string | undefined> {
 }
 
 /**
- * The surface of `weft <command>`: its `--help` (run in-process, exactly what `weft <command> --help` prints),
- * completed by PENDING_USAGE for what is promised but not built yet; undefined for a command weft lacks.
+ * The surface of `weft <command>`: its `--help` (run in-process, exactly what `weft <command> --help` prints);
+ * undefined for a command weft lacks.
  */
 export async function cliSurface(command: string): Promise<CliSurface | undefined> {
-  const pending = PENDING_USAGE[command];
-  const exists = COMMANDS.some((c) => c.name === command);
-  const help = exists ? await helpOf(command) : undefined;
-  if (help === undefined) return pending === undefined ? undefined : parseUsage(command, pending, 'pending');
-  const surface = parseUsage(command, help, 'help');
-  if (pending === undefined) return surface;
-  const extra = parseUsage(command, pending, 'pending');
-  const flags = new Map(surface.flags);
-  for (const [flag, info] of extra.flags) if (!flags.has(flag)) flags.set(flag, info);
-  return { ...surface, flags };
+  if (!COMMANDS.some((c) => c.name === command)) return undefined;
+  const help = await helpOf(command);
+  return help === undefined ? undefined : parseUsage(command, help);
 }

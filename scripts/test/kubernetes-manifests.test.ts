@@ -139,7 +139,7 @@ describe('deploy/kubernetes manifests', () => {
   });
 
   it('reads each command\'s flags from its --help: values, required flags, positionals; not flags named in prose', () => {
-    const surface = parseUsage('x', 'Usage: weft x <input> --port <n> [--mode a|b] [--json]\n\nOptions:\n  --port N   listen here\n  --mode M   how\n  --json     print JSON; see weft y --other VALUE\n    fixed:   --alpha N (default 1), --beta MS\n', 'help');
+    const surface = parseUsage('x', 'Usage: weft x <input> --port <n> [--mode a|b] [--json]\n\nOptions:\n  --port N   listen here\n  --mode M   how\n  --json     print JSON; see weft y --other VALUE\n    fixed:   --alpha N (default 1), --beta MS\n');
     assert.deepEqual(surface.required, ['--port']);
     assert.deepEqual(surface.positionals, ['<input>']);
     assert.deepEqual([...surface.flags].map(([f, i]) => `${f}${i.takesValue ? '=' : ''}`).sort(), ['--alpha=', '--beta=', '--help', '--json', '--mode=', '--port=']);
@@ -154,7 +154,7 @@ describe('deploy/kubernetes manifests', () => {
       { what: 'boolean with a value', kind: 'Job', name: 'weft-word-count', change: (o) => (argsOf(o)[argsOf(o).indexOf('--json')] = '--json=yes'), expect: /weft run: --json takes no value/ },
       { what: 'job module', kind: 'Job', name: 'weft-word-count', change: (o) => argsOf(o).splice(1, 1), expect: /weft run takes <job module>, got none/ },
       { what: 'recovery flag', kind: 'Job', name: 'weft-word-count', change: (o) => (argsOf(o)[argsOf(o).indexOf('--restart-delay')] = '--restart-pause'), expect: /weft run has no flag --restart-pause/ },
-      { what: 'pending flag', kind: 'Deployment', name: 'weft-task-executor', change: (o) => argsOf(o).push('--threads', '4'), expect: /weft task-executor .*has no flag --threads/ },
+      { what: 'a flag the command lacks', kind: 'Deployment', name: 'weft-task-executor', change: (o) => argsOf(o).push('--threads', '4'), expect: /weft task-executor .*has no flag --threads/ },
       { what: 'undefined variable', kind: 'Deployment', name: 'weft-task-executor', change: (o) => (argsOf(o)[argsOf(o).indexOf('--advertise-url') + 1] = 'http://$(POD_ADDR):7071'), expect: /\$\(POD_ADDR\) is not defined/ },
       { what: 'advertised port', kind: 'Deployment', name: 'weft-task-executor', change: (o) => (argsOf(o)[argsOf(o).indexOf('--advertise-url') + 1] = 'http://$(POD_IP):7072'), expect: /names port 7072, but --port is 7071/ },
       { what: 'port', kind: 'StatefulSet', name: 'weft-shuffle-server', change: (o) => (argsOf(o)[argsOf(o).indexOf('--port') + 1] = '8080'), expect: /--port 8080 is not one of the container's ports/ },

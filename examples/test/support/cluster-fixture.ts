@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { freePort, type RedisServer, type S3Server, startRedis, startS3Server } from '@weft/testkit';
+import { freePort, type RedisSentinelGroup, type RedisServer, type S3Server, startRedis, startRedisSentinelGroup, startS3Server } from '@weft/testkit';
 
 export const root = fileURLToPath(new URL('../../..', import.meta.url));
 const bin = join(root, 'packages', 'cli', 'bin', 'weft.js');
@@ -44,19 +44,34 @@ export class TestCluster implements AsyncDisposable {
   readonly executors: ClusterExecutor[] = [];
   readonly shuffleServers: ClusterShuffleServer[] = [];
   private constructor(
-    readonly redis: RedisServer,
+    private readonly redisServer: RedisServer | undefined,
+    /** With `start({ sentinel: true })`: a primary, a replica and three Sentinels. */
+    readonly sentinel: RedisSentinelGroup | undefined,
     readonly s3: S3Server,
     readonly dir: string,
   ) {}
 
-  static async start(): Promise<TestCluster> {
-    const [redis, s3] = await Promise.all([startRedis({ persistent: false }), startS3Server({ buckets: ['weft-cluster'] })]);
-    return new TestCluster(redis, s3, await mkdtemp(join(tmpdir(), 'weft-cluster-')));
+  /** A plain redis-server, or with `sentinel` a Sentinel-managed one (every Redis URL is then `redis+sentinel://`). */
+  static async start(options: { readonly sentinel?: boolean } = {}): Promise<TestCluster> {
+    const [redis, s3] = await Promise.all([options.sentinel === true ? startRedisSentinelGroup({ replicas: 1, sentinels: 3 }) : startRedis({ persistent: false }), startS3Server({ buckets: ['weft-cluster'] })]);
+    const dir = await mkdtemp(join(tmpdir(), 'weft-cluster-'));
+    return 'primary' in redis ? new TestCluster(undefined, redis, s3, dir) : new TestCluster(redis, undefined, s3, dir);
+  }
+
+  /** The plain redis-server (not for a Sentinel cluster). */
+  get redis(): RedisServer {
+    if (this.redisServer === undefined) throw new Error('a Sentinel cluster has no single redis-server');
+    return this.redisServer;
+  }
+
+  /** A Redis URL of database `db`: the plain server's, or the Sentinels'. */
+  redisUrl(db: number): string {
+    return this.sentinel !== undefined ? this.sentinel.url.replace(/\/0$/, `/${db}`) : `redis://127.0.0.1:${this.redis.port}/${db}`;
   }
 
   /** The cluster's Redis (registry) URL: database 1; metadata and the event log go to database 0. */
   get clusterUrl(): string {
-    return `redis://127.0.0.1:${this.redis.port}/1`;
+    return this.redisUrl(1);
   }
 
   get env(): Record<string, string> {
@@ -123,7 +138,7 @@ export class TestCluster implements AsyncDisposable {
    * (`direct`: without the shim); the store is a fresh S3 prefix unless `store` names one (runs of one job id).
    */
   run(job: string, args: readonly string[], jobArgs: readonly string[], onStart?: (child: ChildProcess) => void, direct = false, store?: string): Promise<RunResult> {
-    return this.#run(job, ['--store', store ?? `s3://weft-cluster/${Math.random().toString(36).slice(2)}`, '--meta', `redis://127.0.0.1:${this.redis.port}/0`], args, jobArgs, onStart, direct);
+    return this.#run(job, ['--store', store ?? `s3://weft-cluster/${Math.random().toString(36).slice(2)}`, '--meta', this.redisUrl(0)], args, jobArgs, onStart, direct);
   }
 
   /**
@@ -150,7 +165,7 @@ export class TestCluster implements AsyncDisposable {
   async [Symbol.asyncDispose](): Promise<void> {
     for (const e of [...this.executors, ...this.shuffleServers]) if (e.child.exitCode === null && e.child.signalCode === null) e.child.kill('SIGKILL');
     await Promise.all([...this.executors, ...this.shuffleServers].map((e) => e.exited()));
-    await Promise.allSettled([this.redis[Symbol.asyncDispose](), this.s3[Symbol.asyncDispose]()]);
+    await Promise.allSettled([this.redisServer?.[Symbol.asyncDispose](), this.sentinel?.close(), this.s3[Symbol.asyncDispose]()]);
     await rm(this.dir, { recursive: true, force: true });
   }
 }

@@ -110,6 +110,12 @@ describe('weft jobs', () => {
     assert.match(t.err(), /--meta.*cannot reach Redis/);
   });
 
+  it('refuses a Sentinel URL where no Sentinel answers with exit 2 naming --meta and the URL, instead of asking forever', async () => {
+    const t = io(dir.path);
+    assert.equal(await runCli(['jobs', '--meta', 'redis+sentinel://127.0.0.1:1/mymaster/0'], t), 2);
+    assert.match(t.err(), /--meta.*cannot reach Redis at redis\+sentinel:\/\/127\.0\.0\.1:1\/mymaster\/0/);
+  });
+
   it('has --help and is listed by weft --help', async () => {
     let t = io(dir.path);
     assert.equal(await runCli(['jobs', '--help'], t), 0);

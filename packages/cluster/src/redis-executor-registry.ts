@@ -74,7 +74,7 @@ export class RedisExecutorRegistry {
 
   /** Stores a job code bundle by its sha256 (kept `ttlMs`; storing it again renews it). */
   async putBundle(sha256: string, code: string, ttlMs: number): Promise<void> {
-    await this.connection.call('putBundle', (r) => r.set(this.connection.key('bundle', sha256), code, 'PX', ttlMs));
+    await this.connection.write('putBundle', (r) => r.set(this.connection.key('bundle', sha256), code, 'PX', ttlMs));
   }
 
   async getBundle(sha256: string): Promise<string | undefined> {

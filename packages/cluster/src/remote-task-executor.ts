@@ -163,6 +163,8 @@ export class RemoteTaskExecutor implements TaskExecutor {
     this.#progress = [];
     this.#connection.destroy();
     this.#resolveGone();
-    this.#options.listener.onExecutorLost(this.id, error);
+    // an expected fault, by its code: the job's report shows the reason, not a stack trace of the socket's
+    const lost = error instanceof EngineError ? error : new EngineError('WEFT_ERR_TASK_EXECUTOR_LOST', error.message, { context: { taskExecutorId: this.id } });
+    this.#options.listener.onExecutorLost(this.id, lost);
   }
 }

@@ -36,6 +36,18 @@ export * from './restart/no-restart-backoff-time-strategy.js';
 export type * from './adaptive/parallelism-and-input-infos.js';
 export { DEFAULT_ADAPTIVE_BATCH_OPTIONS, MAX_SUBPARTITIONS_PER_TASK } from './adaptive/parallelism-and-input-infos.js';
 export { decideParallelismAndInputInfos } from './adaptive/decide-parallelism-and-input-infos.js';
+export { type AdaptiveBatchOptions, type ResolvedAdaptiveBatchOptions, resolveAdaptiveBatchOptions } from './adaptive/adaptive-batch-options.js';
+// ---- checkpoint barriers: aligned exactly-once and at-least-once handlers (contract 6) ----
+export type * from './checkpoint/checkpoint-barrier-handler.js';
+export { createCheckpointBarrierHandler } from './checkpoint/create-checkpoint-barrier-handler.js';
+export { MAX_CHECKPOINTS_TO_TRACK } from './checkpoint/checkpoint-barrier-tracker.js';
+export { CheckpointCoordinator } from './checkpoint/checkpoint-coordinator.js';
+export type { CheckpointCoordinatorOptions, CheckpointFailureReason, CheckpointTimers } from './checkpoint/checkpoint-coordinator-options.js';
+export { type CheckpointStore, type CompletedCheckpoint, InMemoryCheckpointStore, type TaskStateHandle } from './checkpoint/checkpoint-store.js';
+// ---- state: keyed state by key group and operator list state, snapshots that restore at another parallelism ----
+export type * from './state/keyed-state.js';
+export { KeyedStateBackend, type KeyedStateBackendOptions, type KeyedStateRestore } from './state/keyed-state-backend.js';
+export { OperatorStateBackend, type OperatorStateDistribution, type OperatorStateRestore } from './state/operator-state-backend.js';
 
 // ---- runtime: job API, planning of jobs, serialization, task executors, job master ----
 export * from './api/define-job.js';

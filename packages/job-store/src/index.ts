@@ -5,3 +5,5 @@ export * from './create-job-event-log.js';
 export * from './sqlite-job-event-log.js';
 export * from './redis-job-event-log.js';
 export * from './job-event-log-options.js';
+export { SqliteCheckpointStore } from './sqlite-checkpoint-store.js';
+export { RedisCheckpointStore } from './redis-checkpoint-store.js';

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import {
+  type CheckpointStore,
   isEngineError,
   type JobEventLog,
   type JobLog,
@@ -10,12 +11,13 @@ import {
   summarizeJobRun,
   summarizeUnreadableJobRun,
 } from '@weft/engine';
-import { closedError, invalidConfig, isShuffleError } from '@weft/shuffle-api';
-import { type RedisEndpoint, type ReplicaAckPolicy, createRedisClient, parseRedisUrl, replicatedWrite } from '@weft/shuffle-remote/redis';
+import { closedError, isShuffleError } from '@weft/shuffle-api';
+import { type RedisEndpoint, type ReplicaAckPolicy, openRedisClient, parseRedisUrl, replicatedWrite } from '@weft/shuffle-remote/redis';
 import { decodeHistory, type DecodedHistory, type StoredEntry } from './decode-history.js';
 import { eventLogError, fencedError } from './event-log-errors.js';
 import { type FencedJobLog, openedJobLog } from './fenced-job-log.js';
 import { type JobEventLogOptions, type ResolvedJobEventLogOptions, resolveJobEventLogOptions } from './job-event-log-options.js';
+import { RedisCheckpointStore } from './redis-checkpoint-store.js';
 import { APPEND_SCRIPT, DROP_TAIL_SCRIPT, OPEN_SCRIPT, PROGRESS_SCRIPT, RENEW_SCRIPT } from './redis-scripts.js';
 import { decodeProgress } from './decode-progress.js';
 import { type StoreRetry, storeRetry } from './retry.js';
@@ -69,24 +71,23 @@ export class RedisJobEventLog implements JobEventLog {
   static async connect(request: { readonly url: string; readonly setting?: string }, options: JobEventLogOptions = {}): Promise<RedisJobEventLog> {
     const resolved = resolveJobEventLogOptions(options);
     const endpoint = parseRedisUrl(request.url, request.setting ?? 'meta');
-    const description = endpoint.description;
     let closing = false;
-    const redis = createRedisClient(endpoint, {
+    const redis = await openRedisClient(endpoint, {
       connectTimeoutMs: resolved.commandTimeoutMs,
       commandTimeoutMs: resolved.commandTimeoutMs,
+      setting: request.setting ?? 'meta',
       logger: resolved.logger.child({ component: 'job event log' }),
       reconnect: () => !closing,
     });
     redis.on('end', () => (closing = true));
-    try {
-      await redis.connect();
-      await redis.ping();
-    } catch (cause) {
-      closing = true;
-      redis.disconnect();
-      throw invalidConfig(request.setting ?? 'meta', `cannot reach Redis at ${description}: ${(cause as Error).message}`, cause);
-    }
     return new RedisJobEventLog(redis, endpoint, resolved);
+  }
+
+  /** The completed checkpoints of `jobId` next to its event log, written by the job master of `epoch` (fenced like its appends; WAIT as they do). */
+  checkpointStore(jobId: string, epoch: number): CheckpointStore {
+    const base = `${this.#options.keyPrefix}{${jobId}}`;
+    const keys = { epoch: this.#keys(jobId).epoch, ids: `${base}:checkpoint-id`, checkpoints: `${base}:checkpoints` };
+    return new RedisCheckpointStore(this.#redis, keys, jobId, epoch, this.#retry, (operation, write) => this.#replicated(operation, write), this.description);
   }
 
   async open(request: OpenJobLogRequest): Promise<JobLog> {

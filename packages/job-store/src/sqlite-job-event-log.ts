@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { EngineError, type JobEventLog, type JobLog, type JobRunRecord, type LoggedJobEvent, type OpenJobLogRequest, type PublishedJobProgress, summarizeJobRun, summarizeUnreadableJobRun } from '@weft/engine';
+import { type CheckpointStore, EngineError, type JobEventLog, type JobLog, type JobRunRecord, type LoggedJobEvent, type OpenJobLogRequest, type PublishedJobProgress, summarizeJobRun, summarizeUnreadableJobRun } from '@weft/engine';
 import { closedError, invalidConfig } from '@weft/shuffle-api';
 import { decodeProgress } from './decode-progress.js';
 import { decodeHistory, type DecodedHistory, type StoredEntry } from './decode-history.js';
@@ -9,6 +9,7 @@ import { eventLogError, fencedError } from './event-log-errors.js';
 import { type FencedJobLog, openedJobLog } from './fenced-job-log.js';
 import { type JobEventLogOptions, type ResolvedJobEventLogOptions, resolveJobEventLogOptions } from './job-event-log-options.js';
 import { type StoreRetry, storeRetry } from './retry.js';
+import { CHECKPOINT_SCHEMA, SqliteCheckpointStore } from './sqlite-checkpoint-store.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS weft_job_events (
@@ -88,6 +89,7 @@ export class SqliteJobEventLog implements JobEventLog {
         db.pragma('journal_mode = WAL');
         db.pragma('synchronous = FULL');
         db.exec(SCHEMA);
+        db.exec(CHECKPOINT_SCHEMA);
       } catch (error) {
         db.close();
         throw error;
@@ -108,6 +110,11 @@ export class SqliteJobEventLog implements JobEventLog {
       insert.run(jobId, event.seq, event.epoch, body);
       return { status: 'stored' };
     });
+  }
+
+  /** The completed checkpoints of `jobId` in this database, written by the job master of `epoch` (fenced like its appends). */
+  checkpointStore(jobId: string, epoch: number): CheckpointStore {
+    return new SqliteCheckpointStore(this.#db, jobId, epoch, this.#retry, this.description);
   }
 
   async open(request: OpenJobLogRequest): Promise<JobLog> {

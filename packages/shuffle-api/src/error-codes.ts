@@ -34,6 +34,8 @@ export const ShuffleErrorCode = {
   LIMIT_EXCEEDED: 'SHF_ERR_LIMIT_EXCEEDED',
   /** Redis applied a write but fewer replicas than the URL's `minReplicas` acknowledged it (WAIT), after every try: the write does not count. */
   NOT_REPLICATED: 'SHF_ERR_NOT_REPLICATED',
+  /** The TCP connection to a network shuffle peer could not be opened, or broke before the channel ended (a dead or unreachable producer). Carries `partitionId`. Retryable. */
+  CONNECTION_LOST: 'SHF_ERR_CONNECTION_LOST',
 } as const;
 
 export type ShuffleErrorCode = (typeof ShuffleErrorCode)[keyof typeof ShuffleErrorCode];
@@ -49,4 +51,5 @@ export function isShuffleErrorCode(value: unknown): value is ShuffleErrorCode {
 export const RETRYABLE_CODES: ReadonlySet<ShuffleErrorCode> = new Set([
   ShuffleErrorCode.STORAGE_UNAVAILABLE,
   ShuffleErrorCode.TIMEOUT,
+  ShuffleErrorCode.CONNECTION_LOST,
 ]);

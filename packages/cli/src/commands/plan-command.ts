@@ -30,7 +30,8 @@ Options:
 
 Without --json it prints the same for a person to read. \`weft run <job> --plan-only --json\` prints a
 job's topology in this form; each failover a run reports restarts exactly the tasks this command
-prints for the same --fail, --lost and --strategy.
+prints for the same --fail, --lost and --strategy. The file may also be a \`weft run --json\` summary:
+its topology is read (a \`--parallelism auto\` run's, with the parallelism each vertex was decided to).
 
 Exit codes: 0 printed; 2 bad usage, unreadable or invalid topology, unknown vertex or partition.
 `;
@@ -59,7 +60,9 @@ export const planCommand: Command = {
     const json = await readJsonFile(path, io.cwd, 'topology file');
     let topology: ExecutionTopology;
     try {
-      topology = ExecutionTopology.from(json);
+      // a `weft run --json` summary: its topology (an adaptive run's, with every decided parallelism)
+      const summary = typeof json === 'object' && json !== null && 'topology' in json && 'jobId' in json;
+      topology = ExecutionTopology.from(summary ? (json as { topology: unknown }).topology : json);
     } catch (error) {
       if (isEngineError(error, 'WEFT_ERR_INVALID_TOPOLOGY')) error.message = `${path}: ${error.message}`;
       throw error;

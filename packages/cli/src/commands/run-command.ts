@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { EngineError, isEngineError, EXCHANGE_MODES, type ExternalFileSystem, type JobEventLog, type ExchangeMode, isExchangeMode, type JobResult, loadJob, type PrestartedWorkers, prestartWorkers, type RestartStrategyOptions, runJob } from '@weft/engine';
+import { type AdaptiveBatchOptions, EngineError, resolveAdaptiveBatchOptions, isEngineError, EXCHANGE_MODES, type ExternalFileSystem, type JobEventLog, type ExchangeMode, isExchangeMode, type JobResult, loadJob, type PrestartedWorkers, prestartWorkers, type RestartStrategyOptions, runJob } from '@weft/engine';
 import type { ShuffleServiceFactory } from '@weft/shuffle-api';
 import type { ShuffleServerServiceFactory } from '@weft/shuffle-remote/client';
 import { type CliIo, type Command, ExitCode } from '../command.js';
@@ -19,6 +19,7 @@ import { readSecret } from '../read-secret.js';
 import { extractRunUiFlags, newRunJobId, RUN_UI_USAGE, type RunUi, startRunUi } from './run-ui.js';
 import { stderrLogger } from '../stderr-logger.js';
 import { bundleJobModule } from './bundle-job-module.js';
+import { ADAPTIVE_FLAGS, ADAPTIVE_USAGE, parseAdaptiveFlags } from './adaptive-flags.js';
 
 /** The most copies --shuffle-replicas takes (the client's `replicas` limit). */
 const MAX_SHUFFLE_REPLICAS = 8;
@@ -29,6 +30,7 @@ const FAULT_RESTART_DELAY_MS = 100;
 
 const USAGE = `Usage: weft run <job module> [--parallelism N] [--store URL] [--meta URL] [--shuffle-servers URL [--shuffle-replicas N]] [--executor inprocess|workers]
                 [--cluster URL [--cluster-startup-timeout MS] [--secret-file PATH]]
+                [--parallelism auto [--min-parallelism N] [--max-parallelism N] [--data-volume-per-task SIZE]]
                 [--workers N] [--slots N] [--exchange-mode MODE] [--restart-strategy S ...]
                 [--failover-strategy F] [--task-memory SIZE] [--spill-dir PATH]
                 [--inject-faults SPEC] [--job-id ID] [--ui [PORT]] [--plan-only] [--json] [-- job args...]
@@ -38,7 +40,8 @@ regions are scheduled as their blocking inputs finish; pipelined exchanges go th
 shuffle, blocking ones through the persisted shuffle named by --store and --meta.
 
 Options:
-  --parallelism N           default parallelism of the job's operators (default: the number of cores)
+  --parallelism N           default parallelism of the job's operators (default: the number of cores);
+                            auto: decided at run time from the data (see Adaptive parallelism below)
   --store URL               where blocking partitions are stored: file:///abs/dir or s3://bucket/prefix
                             (default: $WEFT_STORE, else ./.weft/shuffle)
   --meta URL                partition metadata: sqlite:///abs/file.db, redis://host:port/db or
@@ -88,6 +91,8 @@ ${RUN_UI_USAGE}
 ${RECOVERY_USAGE}
 
 ${MEMORY_USAGE}
+
+${ADAPTIVE_USAGE}
 
 Every failover is reported: the task that failed and why (error code and message), the tasks restarted
 (exactly what \`weft plan <topology> --fail <task> [--lost <partition>]...\` predicts for the job's
@@ -249,8 +254,11 @@ function cliRuntime(): { readonly code: 'built' | 'source'; readonly tsx: 'prelo
 }
 
 /** `--plan-only`: the job's topology (contract 1) — pretty for a person, one line with --json. */
-async function printPlan(jobPath: string, request: { args: string[]; parallelism: number | undefined; exchangeMode: ExchangeMode | undefined; cwd: string; json: boolean }, io: CliIo): Promise<number> {
+async function printPlan(jobPath: string, request: { args: string[]; parallelism: number | undefined; adaptive: AdaptiveBatchOptions | undefined; exchangeMode: ExchangeMode | undefined; cwd: string; json: boolean }, io: CliIo): Promise<number> {
+  // --parallelism auto: sources sized from their inputs (which must exist then), undecided vertices at their reserved size
+  const adaptive = request.adaptive === undefined ? undefined : { options: resolveAdaptiveBatchOptions(request.adaptive) };
   const loaded = await loadJob({
+    ...(adaptive === undefined ? {} : { adaptive }),
     job: jobPath,
     args: request.args,
     parallelism: request.parallelism ?? availableParallelism(),
@@ -303,6 +311,7 @@ export const runCommand: Command = {
     const { args, ui: uiRequest } = extractRunUiFlags(allArgs);
     const { values, positionals, rest } = parseCommandArgs('run', args, {
       parallelism: { type: 'string' },
+      ...ADAPTIVE_FLAGS,
       store: { type: 'string' },
       meta: { type: 'string' },
       'shuffle-servers': { type: 'string' },
@@ -326,7 +335,9 @@ export const runCommand: Command = {
     });
     if (positionals.length === 0) throw usageError('run', 'missing <job module>');
     if (positionals.length > 1) throw usageError('run', `expected one job module, got ${positionals.length}: ${positionals.join(' ')} (job arguments go after --)`);
-    const parallelism = integerFlag('run', '--parallelism', values.parallelism, 1);
+    const adaptive = parseAdaptiveFlags('run', values);
+    const parallelism = adaptive === undefined ? integerFlag('run', '--parallelism', values.parallelism, 1) : undefined;
+    if (adaptive !== undefined && values.cluster !== undefined) throw usageError('run', '--parallelism auto cannot be combined with --cluster yet: run it with --executor workers or inprocess');
     const workers = integerFlag('run', '--workers', values.workers, 1);
     const slots = integerFlag('run', '--slots', values.slots, 1);
     const replicas = integerFlag('run', '--shuffle-replicas', values['shuffle-replicas'], 1);
@@ -350,7 +361,7 @@ export const runCommand: Command = {
     }
     await ensureTypeScriptLoader(jobPath);
     if (values['plan-only'] === true) {
-      return printPlan(jobPath, { args: rest, parallelism, exchangeMode: exchangeMode as ExchangeMode | undefined, cwd: io.cwd, json: values.json === true }, io);
+      return printPlan(jobPath, { args: rest, parallelism, adaptive, exchangeMode: exchangeMode as ExchangeMode | undefined, cwd: io.cwd, json: values.json === true }, io);
     }
     const servers: Setting | undefined =
       values['shuffle-servers'] !== undefined
@@ -435,6 +446,7 @@ export const runCommand: Command = {
         eventLog,
         fileSystems,
         ...(parallelism === undefined ? {} : { parallelism }),
+        ...(adaptive === undefined ? {} : { adaptive }),
         executor: cluster ?? executor,
         ...(workers === undefined ? {} : { workers }),
         ...(slots === undefined ? {} : { slotsPerExecutor: slots }),
@@ -496,6 +508,8 @@ export const runCommand: Command = {
       const live = replication.liveServers === undefined ? '' : ` (${replication.liveServers} live shuffle server${replication.liveServers === 1 ? '' : 's'})`;
       io.stderr.write(`weft run: warning: --shuffle-replicas ${replication.requested} asks for more copies than the pool can hold${live}: ${replication.used} kept of each partition\n`);
     }
+    // cluster executors that joined mid-job count too (the engine counted those present at the start)
+    const reported = cluster === undefined ? result : { ...result, executor: { ...result.executor, executors: cluster.executors.length } };
     if (values.json === true) {
       const extra = {
         cli: cliRuntime(),
@@ -503,10 +517,10 @@ export const runCommand: Command = {
         ...(replication === undefined ? {} : { shuffleReplicas: replication }),
         ...(cluster === undefined ? {} : { cluster: { url: cluster.description, executors: cluster.executors.map((e) => ({ id: e.id, url: e.record.advertisedUrl, slots: e.slots })), refused: cluster.refused } }),
       };
-      io.stdout.write(`${JSON.stringify(runSummaryJson(result, extra))}\n`);
-      io.stderr.write(formatRunSummary(result) + shuffle + faults);
+      io.stdout.write(`${JSON.stringify(runSummaryJson(reported, extra))}\n`);
+      io.stderr.write(formatRunSummary(reported) + shuffle + faults);
     } else {
-      io.stdout.write(formatRunSummary(result) + shuffle + faults);
+      io.stdout.write(formatRunSummary(reported) + shuffle + faults);
     }
     if (result.status === 'failed') {
       io.stderr.write(`weft run: ${formatFailure(result.error)}`);

@@ -50,7 +50,7 @@ export function formatRunSummary(result: JobResult): string {
   const executor =
     kind === 'workers' ? `${executors} workers × ${slots} slot${slots === 1 ? '' : 's'}` : kind === 'inprocess' ? `in process, ${slots} slots` : `${executors} ${kind} task executor${executors === 1 ? '' : 's'}`;
   lines.push(
-    `Job ${result.name} ${result.status} in ${formatDuration(result.durationMs)} (parallelism ${result.parallelism}, ${executor}, ${result.exchangeMode})`,
+    `Job ${result.name} ${result.status} in ${formatDuration(result.durationMs)} (parallelism ${result.adaptive === undefined ? result.parallelism : 'auto'}, ${executor}, ${result.exchangeMode})`,
     `  ${plural(result.tasks, 'task')} in ${plural(result.regions, 'pipelined region')}; ${plural(result.attempts, 'attempt')} deployed${result.restarts > 0 ? `, ${plural(result.restarts, 'restart')}` : ''}`,
     ...(result.resumed ? [`  resumed run of ${result.jobId}: ${plural(result.tasksReused, 'task')} reused`] : []),
     `  read ${formatCount(result.recordsRead)} records; shuffled ${formatCount(result.recordsShuffled)} records, ${formatBytes(result.bytesShuffled)}`,
@@ -65,6 +65,7 @@ export function formatRunSummary(result: JobResult): string {
       lines.push(`    ${e.id.padEnd(width)}  ${e.distribution.padEnd(10)} ${e.partitionType.padEnd(17)} ${formatCount(e.records).padStart(13)} ${e.records === 1 ? 'record ' : 'records'}  ${formatBytes(e.bytes).padStart(10)}`);
     }
   }
+  lines.push(...formatDecisions(result));
   lines.push(...formatRecovery(result));
   for (const output of result.outputs) lines.push(`  wrote ${output.path} (${output.parts} part${output.parts === 1 ? '' : 's'}, sink ${output.sink})`);
   return `${lines.join('\n')}\n`;
@@ -120,6 +121,37 @@ export function formatFailoverLine(failover: FailoverRecord): string {
     `${failover.tasksTotal} tasks (${failover.tasksRunAgain.length} had started), ${saved.percent}% saved against restarting all, ` +
     `in ${failover.backoffMs} ms\n`
   );
+}
+
+/** Most subpartition ranges shown per input of a decided vertex. */
+const MAX_RANGES_SHOWN = 8;
+
+/**
+ * An adaptive run's decisions: per decided vertex its parallelism, the bytes its inputs held and, per
+ * input, the subpartition range each subtask read (`[0-1] [2-3] …`; partitions too when not all).
+ */
+export function formatDecisions(result: JobResult): string[] {
+  if (result.adaptive === undefined) return [];
+  const a = result.adaptive;
+  const lines = [`  adaptive parallelism (min ${a.minParallelism}, max ${a.maxParallelism}, ${formatBytes(a.dataVolumePerTaskBytes)} per task):`];
+  const width = Math.max(...result.vertices.map((v) => v.id.length));
+  for (const v of result.vertices) {
+    if (v.decided === undefined) {
+      lines.push(`    ${v.id.padEnd(width)}  ${plural(v.parallelism, 'subtask')} (fixed before the run)`);
+      continue;
+    }
+    lines.push(`    ${v.id.padEnd(width)}  ${plural(v.parallelism, 'subtask')} decided from ${formatBytes(v.decided.bytesIn)}`);
+    for (const input of v.decided.inputs) {
+      const ranges = input.subtasks.map((s) => {
+        const sub = s.subpartitions.start === s.subpartitions.end ? `${s.subpartitions.start}` : `${s.subpartitions.start}-${s.subpartitions.end}`;
+        const parts = s.partitions.start === s.partitions.end ? `p${s.partitions.start}:` : '';
+        return `[${parts}${sub}]`;
+      });
+      const shown = ranges.slice(0, MAX_RANGES_SHOWN).join(' ') + (ranges.length > MAX_RANGES_SHOWN ? ` … ${ranges.length - MAX_RANGES_SHOWN} more` : '');
+      lines.push(`      ${input.edgeId}: ${shown}`);
+    }
+  }
+  return lines;
 }
 
 /** Each failover (which task failed and why, what restarted, what that saved) and each lost worker. */
@@ -178,6 +210,7 @@ export function runSummaryJson(result: JobResult, extra: Record<string, unknown>
     bytesShuffled: result.bytesShuffled,
     partitionsReleasedDuringJob: result.partitionsReleasedDuringJob,
     bytesReleasedDuringJob: result.bytesReleasedDuringJob,
+    ...(result.adaptive === undefined ? {} : { adaptive: result.adaptive }),
     vertices: result.vertices,
     edges: result.edges,
     outputs: result.outputs,

@@ -99,7 +99,13 @@ export const taskExecutorCommand: Command = {
     }
     const signal = untilSignal();
     try {
-      await service.start();
+      // a signal while it is still connecting stops it there (exit 0, nothing registered)
+      const first = await Promise.race([service.start().then(() => undefined), signal.received]);
+      if (first !== undefined) {
+        logger.info({ signal: first }, 'stopped before it registered');
+        await service.drain().catch(() => {});
+        return ExitCode.OK;
+      }
     } catch (error) {
       signal.dispose();
       await service.drain().catch(() => {});

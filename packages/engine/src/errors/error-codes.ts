@@ -64,6 +64,14 @@ export const EngineErrorCode = {
   RECORD_TOO_LARGE: 'WEFT_ERR_RECORD_TOO_LARGE',
   /** An operator could not write or read its spill files (a full disk: `ENOSPC`). Carries `operator`, `path`, `errno` (the system code); `cause` is the I/O error. */
   SPILL_FAILED: 'WEFT_ERR_SPILL_FAILED',
+  /**
+   * A state snapshot cannot be restored: not a snapshot, a newer format version, corrupted (checksum), taken
+   * with another max parallelism, or snapshots that leave key groups uncovered or cover one twice. Nothing
+   * was restored. Carries `snapshot` or the key groups concerned.
+   */
+  STATE_RESTORE: 'WEFT_ERR_STATE_RESTORE',
+  /** More consecutive checkpoint failures (expired, a task's snapshot failed, the store failed) than tolerated: the job fails. Carries `checkpointId`, `reason`, `failures`. */
+  CHECKPOINT_FAILED: 'WEFT_ERR_CHECKPOINT_FAILED',
 } as const;
 
 export type EngineErrorCode = (typeof EngineErrorCode)[keyof typeof EngineErrorCode];

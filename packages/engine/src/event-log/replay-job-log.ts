@@ -1,7 +1,7 @@
 import { EngineError } from '../errors/engine-error.js';
 import type { SinkOutput } from '../operators/stream-operator.js';
 import type { TaskMetrics } from '../runtime/task-deployment.js';
-import type { JobEventOf } from '../job-master/job-events.js';
+import type { JobEventOf, VertexInitializedData } from '../job-master/job-events.js';
 import { JOB_EVENT_FORMAT_VERSION, type LoggedJobEvent } from './job-event-log.js';
 
 /** What an earlier run's `task-finished` says of one task that still counts as finished. */
@@ -20,6 +20,8 @@ export interface ReplayedRun {
   readonly submitted: JobEventOf<'job-submitted'>['data'];
   /** The logged parallelism of each job vertex (never re-decided). */
   readonly parallelism: ReadonlyMap<string, number>;
+  /** The decisions of an adaptive run's vertices (`vertex-initialized` with `decided`), by vertex id: reused, never re-decided. */
+  readonly decisions: ReadonlyMap<string, VertexInitializedData>;
   /** Tasks finished by a `task-finished` no later `tasks-reset` names, by execution vertex id. */
   readonly finished: ReadonlyMap<string, ReplayedTask>;
   /** The highest attempt number any event names, by execution vertex id. */
@@ -42,6 +44,7 @@ export function replayJobLog(jobId: string, history: readonly LoggedJobEvent[]):
   const bad = (problem: string): EngineError => new EngineError('WEFT_ERR_EVENT_LOG', `the event log of job ${jobId} cannot be replayed: ${problem}`, { context: { jobId, problem } });
   let submitted: ReplayedRun['submitted'] | undefined;
   const parallelism = new Map<string, number>();
+  const decisions = new Map<string, VertexInitializedData>();
   const finished = new Map<string, ReplayedTask>();
   const highestAttempt = new Map<string, number>();
   const publishedSinks = new Map<string, string>();
@@ -68,6 +71,7 @@ export function replayJobLog(jobId: string, history: readonly LoggedJobEvent[]):
         const before = parallelism.get(vertexId);
         if (before !== undefined && before !== p) throw bad(`vertex ${vertexId} was initialized with parallelism ${before}, then ${p}`);
         parallelism.set(vertexId, p);
+        if (data['decided'] === true) decisions.set(vertexId, data as unknown as VertexInitializedData);
         break;
       }
       case 'task-deployed':
@@ -94,5 +98,5 @@ export function replayJobLog(jobId: string, history: readonly LoggedJobEvent[]):
         break; // failover, partitions-released, and types a replay does not need
     }
   }
-  return { submitted: submitted as ReplayedRun['submitted'], parallelism, finished, highestAttempt, publishedSinks, terminal };
+  return { submitted: submitted as ReplayedRun['submitted'], parallelism, decisions, finished, highestAttempt, publishedSinks, terminal };
 }

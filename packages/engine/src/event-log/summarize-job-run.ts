@@ -42,6 +42,9 @@ export function summarizeJobRun(lease: JobRunLease, events: readonly LoggedJobEv
   let jobName: string | undefined;
   let tasksTotal: number | undefined;
   const finished = new Set<string>();
+  /** An adaptive run: each decided vertex's reserved subtasks beyond its decision are not tasks. */
+  const reserved = new Map<string, number>();
+  const skipped = new Map<string, number>();
   for (const event of events) {
     const terminal = TERMINAL[event.type as JobEventType];
     if (terminal !== undefined) status = terminal;
@@ -52,6 +55,15 @@ export function summarizeJobRun(lease: JobRunLease, events: readonly LoggedJobEv
         if (jobName === undefined && typeof name === 'string') jobName = name;
         const total = field(event.data, 'tasksTotal');
         if (typeof total === 'number') tasksTotal = total;
+        const topology = field(event.data, 'topology') as { vertices?: { id?: unknown; parallelism?: unknown }[] } | undefined;
+        for (const v of topology?.vertices ?? []) if (typeof v.id === 'string' && typeof v.parallelism === 'number') reserved.set(v.id, v.parallelism);
+        break;
+      }
+      case 'vertex-initialized': {
+        const id = field(event.data, 'vertexId');
+        const p = field(event.data, 'parallelism');
+        const size = typeof id === 'string' ? reserved.get(id) : undefined;
+        if (field(event.data, 'decided') === true && typeof p === 'number' && size !== undefined) skipped.set(id as string, Math.max(0, size - p));
         break;
       }
       case 'task-finished': {
@@ -79,7 +91,7 @@ export function summarizeJobRun(lease: JobRunLease, events: readonly LoggedJobEv
     // a renewal older than the lease itself is an earlier epoch's
     leaseRenewedAtMs: lease.takenAtMs > 0 ? Math.max(lease.takenAtMs, lease.renewedAtMs ?? 0) : lease.renewedAtMs,
     jobName,
-    tasksTotal,
+    tasksTotal: tasksTotal === undefined ? undefined : tasksTotal - [...skipped.values()].reduce((a, b) => a + b, 0),
     tasksFinished: finished.size,
     status,
     problem: undefined,

@@ -84,7 +84,7 @@ async function init(message: WorkerInitMessage): Promise<void> {
   // Load the job and both shuffle modules at once: imports dominate a worker's start.
   const [loaded, pipelined, blocking, rebuilt] = await Promise.all([
     // the job master checked the inputs already
-    loadJob({ job: message.jobModuleUrl, args: message.args, parallelism: message.parallelism, exchangeMode: message.exchangeMode, cwd: message.cwd, checkInputs: false }),
+    loadJob({ job: message.jobModuleUrl, args: message.args, parallelism: message.parallelism, exchangeMode: message.exchangeMode, cwd: message.cwd, checkInputs: false, ...(message.adaptive === undefined ? {} : { adaptive: message.adaptive }) }),
     rebuildShuffleFactory(message.pipelined, 'pipelined'),
     rebuildShuffleFactory(message.blocking, 'blocking'),
     Promise.all(message.fileSystems.map(rebuildFileSystem)),

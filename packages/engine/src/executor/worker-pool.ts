@@ -79,6 +79,7 @@ function initMessage(options: WorkerPoolOptions, id: TaskExecutorId): WorkerInit
     // Workers plan the job as the job master did: same default parallelism, same exchange mode.
     parallelism: options.loaded.plan.defaultParallelism,
     exchangeMode: options.loaded.plan.exchangeMode,
+    ...(options.loaded.plan.adaptive === undefined ? {} : { adaptive: options.loaded.plan.adaptive }),
     fingerprint: options.loaded.plan.fingerprint,
     pipelined: requireReference(options.pipelined, 'pipelined'),
     blocking: requireReference(options.blocking, 'blocking'),

@@ -1,3 +1,4 @@
+import type { PlanAdaptivity } from '../graph/adaptive-presets.js';
 import type { ShuffleServiceReference } from '@weft/shuffle-api';
 import type { ExchangeMode } from '../api/exchange-mode.js';
 import type { ExternalFileSystemReference } from '../io/external-file-system.js';
@@ -16,6 +17,8 @@ export interface WorkerInitMessage {
   readonly args: readonly string[];
   readonly parallelism: number;
   readonly exchangeMode: ExchangeMode;
+  /** An adaptive plan's options and presets (JobPlan.adaptive): the worker plans it the same way. */
+  readonly adaptive?: PlanAdaptivity;
   /** The plan the job master built; the worker refuses to run a different one. */
   readonly fingerprint: string;
   readonly pipelined: ShuffleServiceReference;

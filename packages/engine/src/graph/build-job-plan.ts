@@ -7,13 +7,23 @@ import { computeDefaultMaxParallelism } from '../keygroups/key-group-range-assig
 import { validateTopology } from '../topology/validate-topology.js';
 import type { ChainedOperator, JobPlan, PlannedEdge, PlannedVertex, ResolvedPartitioning } from './job-plan.js';
 import { chainFusion } from './chain-fusion.js';
+import type { PlanAdaptivity } from './adaptive-presets.js';
 
 export interface BuildJobPlanRequest {
   readonly graph: LogicalGraph;
   readonly name: string;
   readonly exchangeMode: ExchangeMode;
   readonly defaultParallelism: number;
+  /**
+   * An adaptive plan (`--parallelism auto`): operators without an explicit or preset parallelism are
+   * decided at run time; their vertices are planned at `options.maxParallelism` subtasks (the most they may
+   * get) and every edge into or out of them is BLOCKING. @defaultValue none: every parallelism is fixed here
+   */
+  readonly adaptive?: PlanAdaptivity;
 }
+
+/** The parallelism of an operator decided at run time, while planning. */
+const UNDECIDED = 0;
 
 /** Operators that read two logical inputs, so they always head a chain. */
 const TWO_INPUT_KINDS = new Set(['join', 'range-assign']);
@@ -54,7 +64,8 @@ export function buildJobPlan(request: BuildJobPlanRequest): JobPlan {
   }
 
   // 2. Parallelism and routing.
-  const parallelism = nodes.map((n) => n.parallelism ?? defaultParallelism);
+  const adaptive = request.adaptive;
+  const parallelism = adaptive === undefined ? nodes.map((n) => n.parallelism ?? defaultParallelism) : adaptiveParallelism(nodes, adaptive);
   const routing = new Map<LogicalInput, ResolvedPartitioning>();
   for (const node of nodes) {
     if (live[node.index] !== 1) continue;
@@ -65,10 +76,17 @@ export function buildJobPlan(request: BuildJobPlanRequest): JobPlan {
       const q = parallelism[input.producer] as number;
       let partitioning = input.partitioning;
       if (partitioning.type === 'default') partitioning = p === q ? { type: 'forward' } : { type: 'rebalance' };
-      if (partitioning.type === 'forward' && p !== q) {
-        throw invalidJob(`${describeNode(node)}: parallelism`, `a forward input needs equal parallelism, but ${JSON.stringify(producer.name)} has ${q} and this operator ${p}; set both or use rebalance()`);
+      if (adaptive !== undefined && (p === UNDECIDED || q === UNDECIDED)) {
+        if (partitioning.type === 'rescale') throw invalidJob(`${describeNode(node)}: parallelism`, 'rescale() needs fixed parallelisms on both sides with --parallelism auto; set them with setParallelism, or use rebalance()');
+        if (input.exchange !== undefined && input.exchange !== 'BLOCKING') {
+          throw invalidJob(`${describeNode(node)}: exchange`, `${input.exchange} cannot feed or leave an operator whose parallelism is decided at run time (--parallelism auto): its producers must have finished`);
+        }
       }
-      if (partitioning.type === 'hash' && partitioning.maxParallelism !== undefined && partitioning.maxParallelism < p) {
+      if (partitioning.type === 'forward' && p !== q) {
+        const has = (n: number): string => (n === UNDECIDED ? 'one decided at run time (--parallelism auto)' : String(n));
+        throw invalidJob(`${describeNode(node)}: parallelism`, `a forward input needs equal parallelism, but ${JSON.stringify(producer.name)} has ${has(q)} and this operator ${has(p)}; set both or use rebalance()`);
+      }
+      if (partitioning.type === 'hash' && partitioning.maxParallelism !== undefined && p !== UNDECIDED && partitioning.maxParallelism < p) {
         throw invalidJob(`${describeNode(node)}: parallelism`, `${p} is more than the key groups of its keyBy (maxParallelism ${partitioning.maxParallelism})`);
       }
       routing.set(input, partitioning as ResolvedPartitioning);
@@ -106,6 +124,7 @@ export function buildJobPlan(request: BuildJobPlanRequest): JobPlan {
     building.push({ id: node.uid, head: node, order });
   }
 
+  const undecided = (n: number): boolean => parallelism[n] === UNDECIDED;
   // 5. Edges: every input that is not chained.
   const edges: PlannedEdge[] = [];
   const edgeIds = new Set<string>();
@@ -133,9 +152,9 @@ export function buildJobPlan(request: BuildJobPlanRequest): JobPlan {
         target,
         targetInput: input.inputIndex,
         partitioning,
-        maxParallelism: partitioning.type === 'hash' ? (partitioning.maxParallelism ?? computeDefaultMaxParallelism(parallelism[node.index] as number)) : 0,
+        maxParallelism: partitioning.type === 'hash' ? (partitioning.maxParallelism ?? (undecided(node.index) ? (adaptive as PlanAdaptivity).options.maxParallelism : computeDefaultMaxParallelism(parallelism[node.index] as number))) : 0,
         distribution,
-        partitionType: input.exchange ?? partitionTypeFor(exchangeMode, { forward: partitioning.type === 'forward', pointwise }),
+        partitionType: input.exchange ?? (undecided(node.index) || undecided(input.producer) ? 'BLOCKING' : partitionTypeFor(exchangeMode, { forward: partitioning.type === 'forward', pointwise })),
       });
       (edgesFrom[input.producer] as number[]).push(index);
       (vertexInputs[target] as number[]).push(index);
@@ -161,12 +180,15 @@ export function buildJobPlan(request: BuildJobPlanRequest): JobPlan {
       const next = o.fusion === undefined ? undefined : operators[o.chained[0] as number];
       if (next !== undefined) fusions.push(`${o.node.name} => ${next.node.name} (${o.fusion})`);
     }
+    const p = parallelism[b.head.index] as number;
+    const follows = p === UNDECIDED ? (vertexInputs[index] as number[]).find((e) => (edges[e] as PlannedEdge).partitioning.type === 'forward') : undefined;
     return {
       id: b.id,
       index,
       name: operators.map((o) => o.node.name).join(' -> '),
       fusions,
-      parallelism: parallelism[b.head.index] as number,
+      parallelism: p === UNDECIDED ? (adaptive as PlanAdaptivity).options.maxParallelism : p,
+      ...(p === UNDECIDED ? { adaptive: follows === undefined ? { mode: 'decide' as const } : { mode: 'follow' as const, edge: follows } } : {}),
       operators,
       inputs: vertexInputs[index] as number[],
       outputs: vertexOutputs[index] as number[],
@@ -194,7 +216,27 @@ export function buildJobPlan(request: BuildJobPlanRequest): JobPlan {
     topology: topologyJson,
     operators: vertices.map((v) => v.operators.map((o) => [o.node.uid, o.node.spec.kind, o.chained, o.edges, o.fusion ?? null])),
     routing: edges.map((e) => [e.partitioning.type, e.targetInput, e.sourceOperator, e.maxParallelism]),
+    adaptive: adaptive === undefined ? null : [adaptive, vertices.map((v) => v.adaptive ?? null)],
   };
   const fingerprint = createHash('sha256').update(JSON.stringify(shape)).digest('hex').slice(0, 32);
-  return { name: request.name, exchangeMode, defaultParallelism, logical: graph, vertices, edges, topology, fingerprint };
+  return { name: request.name, exchangeMode, defaultParallelism, logical: graph, vertices, edges, topology, fingerprint, ...(adaptive === undefined ? {} : { adaptive }) };
+}
+
+/**
+ * An adaptive plan's parallelism per operator: explicit, else preset (PlanAdaptivity.presets), else the
+ * parallelism of the producer of its default or forward input when that one is known (Flink's forward
+ * groups: such operators chain as they would with one default parallelism), else UNDECIDED. Nodes come in
+ * topological order, so every producer is resolved first.
+ */
+function adaptiveParallelism(nodes: readonly LogicalNode[], adaptive: PlanAdaptivity): number[] {
+  const parallelism: number[] = [];
+  for (const node of nodes) {
+    let p = node.parallelism ?? adaptive.presets[node.uid];
+    if (p === undefined) {
+      const forward = node.inputs.find((input) => input.partitioning.type === 'default' || input.partitioning.type === 'forward');
+      p = forward === undefined ? UNDECIDED : (parallelism[forward.producer] as number);
+    }
+    parallelism.push(p);
+  }
+  return parallelism;
 }

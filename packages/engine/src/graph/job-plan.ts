@@ -2,6 +2,7 @@ import type { DistributionPattern, ResultPartitionType } from '@weft/shuffle-api
 import type { ExchangeMode } from '../api/exchange-mode.js';
 import type { LogicalGraph, LogicalNode, Partitioning } from '../api/logical-graph.js';
 import type { JobTopology } from '../topology/job-topology.js';
+import type { PlanAdaptivity } from './adaptive-presets.js';
 
 /**
  * How an operator hands records to its only chained successor when the two are fused (Flink chains
@@ -37,7 +38,14 @@ export interface PlannedVertex {
   readonly name: string;
   /** Each fused pair of its chain as `"<operator> => <operator> (<fusion>)"`; empty when none. */
   readonly fusions: readonly string[];
+  /** Its parallelism; for a vertex decided at run time (`adaptive`), the most it may get (the topology's size). */
   readonly parallelism: number;
+  /**
+   * Set on a vertex whose parallelism is decided while the job runs (an adaptive plan): `decide` from the
+   * bytes its producers wrote, or `follow` the producer of its forward input edge `edge` (a forward group:
+   * the same parallelism, subtask i reads partition i).
+   */
+  readonly adaptive?: { readonly mode: 'decide' } | { readonly mode: 'follow'; readonly edge: number };
   readonly operators: readonly ChainedOperator[];
   readonly inputs: readonly number[];
   readonly outputs: readonly number[];
@@ -73,6 +81,8 @@ export interface JobPlan {
   readonly edges: readonly PlannedEdge[];
   /** Validated topology: the one `computePipelinedRegions` and `weft plan` read. */
   readonly topology: JobTopology;
+  /** Set for an adaptive plan (`--parallelism auto`): what workers need to rebuild it. */
+  readonly adaptive?: PlanAdaptivity;
   /** A digest of the plan's shape: workers check they built the same plan as the job master. */
   readonly fingerprint: string;
 }

@@ -6,6 +6,8 @@ import { JobArgs } from '../api/job-args.js';
 import { JobContext } from '../api/job-context.js';
 import { invalidJob, LogicalGraph } from '../api/logical-graph.js';
 import { EngineError, isEngineError } from '../errors/engine-error.js';
+import type { ResolvedAdaptiveBatchOptions } from '../adaptive/adaptive-batch-options.js';
+import { adaptivePresets, type PlanAdaptivity } from './adaptive-presets.js';
 import { buildJobPlan } from './build-job-plan.js';
 import { checkJobInputs } from './check-job-inputs.js';
 import type { JobPlan } from './job-plan.js';
@@ -26,8 +28,14 @@ export interface LoadJobRequest {
    * rebuilds. @defaultValue true
    */
   readonly checkInputs?: boolean;
-  /** Where `<scheme>://` inputs live, for `checkInputs`. @defaultValue [] */
+  /** Where `<scheme>://` inputs live, for `checkInputs` (and an adaptive plan's source sizes). @defaultValue [] */
   readonly fileSystems?: readonly ExternalFileSystem[];
+  /**
+   * Plan adaptively (`--parallelism auto`, BuildJobPlanRequest.adaptive): with `presets` as given (a
+   * worker rebuilding the job master's plan), else computed here from the job's inputs (adaptivePresets).
+   * @defaultValue none: every parallelism is fixed at planning
+   */
+  readonly adaptive?: { readonly options: ResolvedAdaptiveBatchOptions; readonly presets?: Readonly<Record<string, number>> };
 }
 
 export interface LoadedJob {
@@ -121,7 +129,12 @@ export async function loadJob(request: LoadJobRequest): Promise<LoadedJob> {
       context: { field: 'build' },
     });
   }
-  const plan = buildJobPlan({ graph, name, exchangeMode, defaultParallelism: parallelism });
+  let adaptive: PlanAdaptivity | undefined;
+  if (request.adaptive !== undefined) {
+    const options = request.adaptive.options;
+    adaptive = { options, presets: request.adaptive.presets ?? (await adaptivePresets(graph, options, cwd, request.fileSystems ?? [])) };
+  }
+  const plan = buildJobPlan({ graph, name, exchangeMode, defaultParallelism: parallelism, ...(adaptive === undefined ? {} : { adaptive }) });
   if (request.checkInputs ?? true) await checkJobInputs(plan, cwd, request.fileSystems ?? []);
   return { definition, moduleUrl, plan };
 }

@@ -13,6 +13,7 @@ import type { FaultInjector } from '../faults/fault-injector.js';
 import type { JobPlan, PlannedEdge } from '../graph/job-plan.js';
 import type { PipelinedRegions } from '../regions/pipelined-regions.js';
 import type { InputDeployment, InputPartition, OutputDeployment, RegionDeployment, TaskDeployment } from '../runtime/task-deployment.js';
+import type { AdaptiveDecisions } from './adaptive-decisions.js';
 import type { TaskAttempts } from './task-attempts.js';
 
 export interface DeploymentBuilderOptions {
@@ -32,6 +33,8 @@ export interface DeploymentBuilderOptions {
   readonly taskMemoryBytes?: number | undefined;
   /** Where tasks spill (RunJobOptions.spillDir). @defaultValue the executor's temp directory */
   readonly spillDir?: string | undefined;
+  /** An adaptive job's decided parallelism and input ranges. @defaultValue none: every vertex has its planned parallelism */
+  readonly decisions?: AdaptiveDecisions | undefined;
 }
 
 /**
@@ -52,6 +55,7 @@ export class DeploymentBuilder {
   private readonly faults: FaultInjector | undefined;
   private readonly epoch: number | undefined;
   readonly #memory: { readonly taskMemoryBytes?: number; readonly spillDir?: string };
+  private readonly decisions: AdaptiveDecisions | undefined;
 
   constructor(options: DeploymentBuilderOptions) {
     this.topology = options.topology;
@@ -65,6 +69,7 @@ export class DeploymentBuilder {
       ...(options.taskMemoryBytes === undefined ? {} : { taskMemoryBytes: options.taskMemoryBytes }),
       ...(options.spillDir === undefined ? {} : { spillDir: options.spillDir }),
     };
+    this.decisions = options.decisions;
     this.#descriptors = new Array<ShuffleDescriptor | undefined>(options.topology.partitionCount);
     options.plan.vertices.forEach((v) => this.#planVertexOf.set(v.id, v.index));
     options.plan.edges.forEach((e) => this.#planEdgeOf.set(e.id, e));
@@ -99,7 +104,7 @@ export class DeploymentBuilder {
         vertexId: vertex.id,
         vertexIndex: this.#planVertexOf.get(vertex.id) as number,
         subtask,
-        parallelism: vertex.parallelism,
+        parallelism: this.decisions?.parallelismOf(vertex.index) ?? vertex.parallelism,
         attempt,
         outputs: outputs.get(v) ?? [],
         inputs: vertex.inputs.map((e) => this.#input(v, this.topology.edges[e] as ExecutionJobEdge)),
@@ -117,21 +122,24 @@ export class DeploymentBuilder {
     for (const e of vertex.outputs) {
       const edge = this.topology.edges[e] as ExecutionJobEdge;
       const consumers = this.topology.consumersOf(edge, subtask);
+      const planned = this.#planEdgeOf.get(edge.id) as PlannedEdge;
+      // an undecided consumer reads its decided range of the reserved subpartitions; a broadcast one, the only one
+      const broadcastToAdaptive = this.decisions?.isAdaptive(edge.target.index) === true && planned.partitioning.type === 'broadcast';
       const partition: PartitionDescriptor = {
         resultId: intermediateResultId(edge.id),
         partitionId: resultPartitionId(edge.id, subtask),
         partitionIndex: subtask,
         partitionType: edge.partitionType,
-        numberOfSubpartitions: consumers.end - consumers.start,
+        numberOfSubpartitions: broadcastToAdaptive ? 1 : consumers.end - consumers.start,
       };
-      const planned = this.#planEdgeOf.get(edge.id) as PlannedEdge;
       if (edge.mustBePipelined) {
         out.push({ edgeIndex: planned.index, edgeId: edge.id, pipelined: true, partition, producer });
         continue;
       }
       const descriptor = await this.blockingMaster.registerPartitionWithProducer({ jobId: this.jobId, partition, producer, ...(this.epoch === undefined ? {} : { epoch: this.epoch }) });
       this.#descriptors[edge.firstPartition + subtask] = descriptor;
-      out.push({ edgeIndex: planned.index, edgeId: edge.id, pipelined: false, partition, producer, descriptor });
+      const report = this.decisions?.isAdaptive(edge.target.index) === true;
+      out.push({ edgeIndex: planned.index, edgeId: edge.id, pipelined: false, partition, producer, descriptor, ...(report ? { reportSubpartitionBytes: true } : {}) });
     }
     return out;
   }
@@ -139,7 +147,11 @@ export class DeploymentBuilder {
   #input(v: number, edge: ExecutionJobEdge): InputDeployment {
     const vertex = edge.target;
     const subtask = v - vertex.firstExecutionVertex;
-    const producers = this.topology.producersOf(edge, subtask);
+    const decided = this.decisions?.decisionOf(vertex.index)?.inputs?.find((i) => i.edgeId === edge.id)?.subtasks[subtask];
+    if (this.decisions?.isAdaptive(vertex.index) === true && decided === undefined) throw new Error(`unreachable: ${vertex.id}#${subtask} deployed before its vertex was decided`);
+    let producers = this.topology.producersOf(edge, subtask);
+    if (decided !== undefined) producers = { start: decided.partitions.start, end: decided.partitions.end + 1 };
+    else if (this.decisions?.isAdaptive(edge.source.index) === true) producers = { start: 0, end: this.decisions.parallelismOf(edge.source.index) as number };
     const partitions: InputPartition[] = [];
     for (let k = producers.start; k < producers.end; k++) {
       const producerVertex = edge.source.firstExecutionVertex + k;
@@ -160,7 +172,7 @@ export class DeploymentBuilder {
       inputIndex: planned.targetInput,
       pipelined: edge.mustBePipelined,
       partitions,
-      subpartitions: { start: subpartition, end: subpartition },
+      subpartitions: decided === undefined ? { start: subpartition, end: subpartition } : { ...decided.subpartitions },
     };
   }
 }

@@ -20,6 +20,12 @@ export interface FailoverDecisionRequest {
   readonly attempts: TaskAttempts;
   /** Milliseconds since the job started. */
   readonly elapsedMs: () => number;
+  /**
+   * An adaptive job's skipped subtasks (reserved beyond a decided parallelism): restarted with their
+   * regions (they finish again at once) but not reported — the record names real tasks only, as the
+   * decided topology `weft plan` reads would. @defaultValue none is skipped
+   */
+  readonly isSkipped?: ((v: number) => boolean) | undefined;
 }
 
 /** Restart `record.tasksToRestart` (as `vertices`), or fail the job with `error`. */
@@ -48,7 +54,17 @@ export function decideFailover(request: FailoverDecisionRequest): FailoverDecisi
     return { restart: false, error: jobFailedError(request, failoverError as Error) };
   }
   // Released partitions the walk met count as lost too: with them, `weft plan --lost` predicts this failover.
-  const lostPartitions = [...named, ...partitions.releasedInputsOf(topology, vertices).filter((p) => !named.includes(p))];
+  const skipped = request.isSkipped ?? (() => false);
+  const real = Array.from(vertices).filter((u) => !skipped(u));
+  const producerSkipped = (partitionId: string): boolean => {
+    const p = topology.indexOfResultPartition(partitionId);
+    if (p < 0) return false;
+    const edge = topology.edgeOfPartition(p);
+    return skipped(edge.source.firstExecutionVertex + p - edge.firstPartition);
+  };
+  const lostPartitions = [...named, ...partitions.releasedInputsOf(topology, vertices).filter((p) => !named.includes(p) && !producerSkipped(p))];
+  let skippedCount = 0;
+  if (request.isSkipped !== undefined) for (let u = 0; u < topology.executionVertexCount; u++) if (skipped(u)) skippedCount++;
   const backoffMs = restart.getBackoffTimeMs();
   const record: FailoverRecord = {
     atMs: request.elapsedMs(),
@@ -57,9 +73,9 @@ export function decideFailover(request: FailoverDecisionRequest): FailoverDecisi
     error: describeFailure(error),
     lostPartitions,
     strategy: failover.name,
-    tasksToRestart: Array.from(vertices, (u) => topology.executionVertexId(u)),
-    tasksRunAgain: Array.from(vertices).filter((u) => attempts.wasDeployed(u)).map((u) => topology.executionVertexId(u)),
-    tasksTotal: topology.executionVertexCount,
+    tasksToRestart: real.map((u) => topology.executionVertexId(u)),
+    tasksRunAgain: real.filter((u) => attempts.wasDeployed(u)).map((u) => topology.executionVertexId(u)),
+    tasksTotal: topology.executionVertexCount - skippedCount,
     tasksDeployed: attempts.deployedCount(),
     backoffMs,
   };

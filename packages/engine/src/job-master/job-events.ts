@@ -1,3 +1,4 @@
+import type { ResolvedAdaptiveBatchOptions } from '../adaptive/adaptive-batch-options.js';
 import type { ExchangeMode } from '../api/exchange-mode.js';
 import type { FailoverStrategyName } from '../failover/failover-strategy.js';
 import type { RestartStrategyOptions } from '../restart/restart-backoff-time-strategy.js';
@@ -19,6 +20,30 @@ export interface JobSubmittedOptions {
   readonly restartStrategy: RestartStrategyOptions;
   readonly serializer: string;
   readonly releasePartitionsDuringJob: boolean;
+  /** An adaptive run's options (`--parallelism auto`); absent when every parallelism was fixed. */
+  readonly adaptive?: ResolvedAdaptiveBatchOptions;
+}
+
+/**
+ * A job vertex's parallelism, fixed when the job is submitted or — an adaptive run's vertex without an
+ * explicit parallelism (`decided: true`) — decided once its producers finished, logged before any of its
+ * tasks is deployed, and reused (never decided again) by a job master that resumes the run.
+ */
+export interface VertexInitializedData {
+  readonly vertexId: string;
+  readonly parallelism: number;
+  /** Decided at run time from the bytes its producers wrote (absent: fixed at submission). */
+  readonly decided?: boolean;
+  /** Decided: the framed bytes its inputs hold (a broadcast input counted once). */
+  readonly bytesIn?: number;
+  /** Decided: per input edge, what each subtask reads (inclusive ranges of partitions and subpartitions). */
+  readonly inputs?: readonly VertexInputRanges[];
+}
+
+/** What each subtask of a decided vertex reads of one input edge: `subtasks[i]` is subtask i's. */
+export interface VertexInputRanges {
+  readonly edgeId: string;
+  readonly subtasks: readonly { readonly partitions: { readonly start: number; readonly end: number }; readonly subpartitions: { readonly start: number; readonly end: number } }[];
 }
 
 /** One error, as events carry it. */
@@ -66,7 +91,7 @@ export type JobEvent =
         readonly vertexNames?: Readonly<Record<string, string>>;
       };
     }
-  | { readonly type: 'vertex-initialized'; readonly data: { readonly vertexId: string; readonly parallelism: number } }
+  | { readonly type: 'vertex-initialized'; readonly data: VertexInitializedData }
   | {
       readonly type: 'task-deployed';
       readonly data: {
@@ -82,7 +107,7 @@ export type JobEvent =
         readonly executionVertexId: string;
         readonly attempt: number;
         /** The blocking result partitions the attempt committed, with the framed bytes it wrote to each. */
-        readonly partitions: readonly { readonly partitionId: string; readonly bytes?: number }[];
+        readonly partitions: readonly { readonly partitionId: string; readonly bytes?: number; readonly subpartitionBytes?: readonly number[] }[];
         readonly metrics: TaskMetrics;
         /** What the attempt's sinks wrote (text-sink part files, collected values): what publishing a resumed run needs. */
         readonly sinks: readonly SinkOutput[];

@@ -11,7 +11,7 @@ import { deserializeTaskError } from '../runtime/task-error-serialization.js';
 import type { TaskEvent } from '../runtime/task-events.js';
 import { ExecutorSlots } from './executor-slots.js';
 import type { ExecutorLossRecord, FailoverRecord } from './failover-record.js';
-import type { JobEventListener } from './job-events.js';
+import type { JobEventListener, VertexInitializedData } from './job-events.js';
 import type { JobFence } from './job-fence.js';
 import type { JobOutcome } from './job-outcome.js';
 import type { JobProgress } from './job-progress.js';
@@ -131,6 +131,16 @@ export class JobMaster implements TaskExecutorListener {
    */
   isPartitionAvailable(partitionId: string): boolean {
     return this.#scheduler.isPartitionAvailable(partitionId);
+  }
+
+  /** An adaptive job's decisions so far (made or restored), in vertex order. */
+  decisions(): VertexInitializedData[] {
+    return this.#scheduler.decisions();
+  }
+
+  /** Whether execution vertex `v` is a skipped reserved subtask of a decided adaptive vertex. */
+  isSkipped(v: number): boolean {
+    return this.#scheduler.isSkipped(v);
   }
 
   progress(): Omit<JobProgress, 'elapsedMs'> {

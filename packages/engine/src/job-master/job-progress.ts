@@ -1,3 +1,5 @@
+import type { VertexInputRanges } from './job-events.js';
+
 /** A snapshot of a running job, for progress displays. */
 export interface JobProgress {
   readonly elapsedMs: number;
@@ -39,7 +41,14 @@ export interface VertexSummary {
   readonly id: string;
   /** The chained operators' names. */
   readonly name: string;
+  /** Planned, or — an adaptive run's vertex decided at run time — decided (`decided` set). */
   readonly parallelism: number;
+  /**
+   * Set on a vertex of an adaptive run whose parallelism was decided while the job ran: the framed bytes
+   * its inputs held, and per input edge what each subtask read (inclusive partition and subpartition
+   * ranges), as logged in its `vertex-initialized` event. Absent: fixed (or never decided: the job failed first).
+   */
+  readonly decided?: { readonly bytesIn: number; readonly inputs: readonly VertexInputRanges[] };
   /** Records the vertex read (from its sources or its input edges). */
   readonly recordsIn: number;
   /** Fused operator pairs of its chain (PlannedVertex.fusions), e.g. `"read-lines => split-words (text-chunks)"`. */

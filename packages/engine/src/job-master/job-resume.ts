@@ -10,7 +10,7 @@ import type { ExecutionTopology } from '../execution/execution-topology.js';
 import type { FailoverStrategy } from '../failover/failover-strategy.js';
 import type { PipelinedRegions } from '../regions/pipelined-regions.js';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
-import type { JobEventListener } from './job-events.js';
+import type { JobEventListener, VertexInitializedData } from './job-events.js';
 import type { JobFence } from './job-fence.js';
 import { fileSystemOf } from './sink-publisher.js';
 import type { JobSubmission } from './job-scheduler-options.js';
@@ -110,6 +110,8 @@ export interface ResumeRequest {
   readonly logger: Logger;
   /** The run's fence: once a release is refused as fenced, nothing more is released or removed (a newer run owns the job). */
   readonly fence?: JobFence | undefined;
+  /** An adaptive job: whether a vertex is decided at run time (RecoveryPlanRequest.isAdaptive). @defaultValue none is */
+  readonly isAdaptive?: ((vertexId: string) => boolean) | undefined;
 }
 
 /** How the run starts: the recovery plan (always one when there was a history), and why it is a clean restart, if it is. */
@@ -147,7 +149,7 @@ export async function prepareResume(request: ResumeRequest): Promise<ResumeDecis
       fallback = (error as Error).message;
     }
   }
-  if (plan === undefined) plan = cleanRestart(request.topology, opened.highestAttempt, listing);
+  if (plan === undefined) plan = cleanRestart(request.topology, opened.highestAttempt, listing, opened.replayed?.decisions);
   if (fallback !== undefined) logger.warn({ jobId, reason: fallback }, 'the earlier run cannot be resumed: the job restarts cleanly');
   const fence = request.fence;
   for (const stored of plan.garbage) {
@@ -163,7 +165,8 @@ export async function prepareResume(request: ResumeRequest): Promise<ResumeDecis
   return { plan, fallback };
 }
 
-function cleanRestart(topology: ExecutionTopology, highestAttempt: number, listing: readonly StoredPartition[]): RecoveryPlan {
+/** Every task runs again; logged decisions are still reused (a vertex is never decided twice in one job's log). */
+function cleanRestart(topology: ExecutionTopology, highestAttempt: number, listing: readonly StoredPartition[], decisions: ReadonlyMap<string, VertexInitializedData> | undefined): RecoveryPlan {
   return {
     kept: new Map(),
     attempts: new Int32Array(topology.executionVertexCount).fill(highestAttempt + 1),
@@ -172,6 +175,8 @@ function cleanRestart(topology: ExecutionTopology, highestAttempt: number, listi
     garbage: listing,
     missing: [],
     publishedSinks: new Map(),
+    decisions: [...(decisions?.values() ?? [])],
+    skipped: new Set(),
   };
 }
 

@@ -7,7 +7,7 @@ import { CancelTimeouts } from './cancel-timeouts.js';
 import { DeploymentBuilder } from './deployment-builder.js';
 import { JobCompletion } from './job-completion.js';
 import { JobEventEmitter } from './job-event-emitter.js';
-import { type JobEvent, noopJobEventListener } from './job-events.js';
+import { type JobEvent, noopJobEventListener, type VertexInitializedData } from './job-events.js';
 import type { JobSchedulerOptions, ScheduledOutcome } from './job-scheduler-options.js';
 import { DeploymentLatencies, type DeploymentLatencySummary } from './deployment-latencies.js';
 import type { JobProgress } from './job-progress.js';
@@ -20,6 +20,7 @@ import { RegionRestarts } from './region-restarts.js';
 import { RegionState, RegionStates } from './region-states.js';
 import type { RecoveryPlan } from './recovery-plan.js';
 import { taskFinishedEvent } from './task-finished-event.js';
+import { AdaptiveDecisions } from './adaptive-decisions.js';
 import { TaskAttempts } from './task-attempts.js';
 
 const { READY, DEPLOYING, RUNNING, FINISHED, CANCELLING } = RegionState;
@@ -63,6 +64,7 @@ export class JobScheduler {
   /** Finished reports whose event the listener is still storing. */
   readonly #storing = new Set<Promise<unknown>>();
   readonly #completion: JobCompletion;
+  readonly #decisions: AdaptiveDecisions;
 
   constructor(options: JobSchedulerOptions) {
     this.#options = options;
@@ -73,7 +75,8 @@ export class JobScheduler {
     this.#attempts = new TaskAttempts(topology);
     this.#states = new RegionStates(this.#dependencies, options.slots, logger);
     this.#partitions = new PartitionStates(topology.partitionCount);
-    this.#builder = new DeploymentBuilder({ ...options, attempts: this.#attempts });
+    this.#decisions = new AdaptiveDecisions({ plan, topology });
+    this.#builder = new DeploymentBuilder({ ...options, attempts: this.#attempts, decisions: this.#decisions });
     this.#deployer = new RegionDeployer({ topology, dependencies: this.#dependencies, builder: this.#builder, faults: options.faults, logger });
     const fence = options.fence;
     this.#events = new JobEventEmitter(options.eventListener ?? noopJobEventListener, (error) => {
@@ -96,6 +99,7 @@ export class JobScheduler {
         this.#emit({ type: 'failover', data: record });
         options.onFailover?.(record);
       },
+      isSkipped: (v) => this.#decisions.isSkipped(v),
       host: {
         isRunning: () => this.#state === 'running',
         failJob: (error) => this.failJob(error),
@@ -138,9 +142,10 @@ export class JobScheduler {
     for (const p of this.#options.slots.progress()) live.set(p.attemptId, p.metrics);
     const attempts = this.#attempts;
     const counters = progressCounters({ topology: this.#options.topology, results: attempts.results, live, attemptIdOf: (v) => attempts.attemptIdOf(v) });
+    const skipped = this.#decisions.skippedCounts((v) => attempts.isDone(v));
     return {
-      tasksFinished: attempts.finishedCount,
-      tasksTotal: this.#options.topology.executionVertexCount,
+      tasksFinished: attempts.finishedCount - skipped.done,
+      tasksTotal: this.#options.topology.executionVertexCount - skipped.total,
       tasksRunning: attempts.running.size,
       regionsFinished: this.#states.finished,
       regionsTotal: this.#states.count,
@@ -169,8 +174,17 @@ export class JobScheduler {
         vertexNames: Object.fromEntries(plan.vertices.map((v) => [v.id, v.name])),
       },
     });
-    for (const vertex of topology.vertices) this.#emit({ type: 'vertex-initialized', data: { vertexId: vertex.id, parallelism: vertex.parallelism } });
+    // an adaptive vertex is initialized once decided (#decideReady); a resumed run restores the decisions logged before
+    for (const vertex of topology.vertices) if (!this.#decisions.isAdaptive(vertex.index)) this.#emit({ type: 'vertex-initialized', data: { vertexId: vertex.id, parallelism: vertex.parallelism } });
     const recovery = this.#options.recovery;
+    for (const decision of recovery?.decisions ?? []) {
+      try {
+        this.#decisions.restore(decision);
+      } catch (error) {
+        // only after a clean restart (a fitting history was checked by planRecovery): decided anew
+        this.#logger.warn({ vertexId: decision.vertexId, error: (error as Error).message }, 'a logged decision does not fit the job: it is decided again');
+      }
+    }
     if (recovery === undefined) this.#states.start();
     else if (this.#resume(recovery)) return this.#completion.outcome;
     this.schedule();
@@ -217,13 +231,59 @@ export class JobScheduler {
     return false;
   }
 
+  /** The decisions of an adaptive job's vertices so far (made or restored), in vertex order. */
+  decisions(): VertexInitializedData[] {
+    return this.#decisions.decisions();
+  }
+
+  /** Whether execution vertex `v` is a skipped reserved subtask of a decided adaptive vertex. */
+  isSkipped(v: number): boolean {
+    return this.#decisions.isSkipped(v);
+  }
+
   /** Deploys ready regions while executors have free slots. */
   schedule(): void {
     if (this.#state !== 'running') return;
+    if (this.#decisions.any) this.#decideReady();
     while (this.#states.hasReady) {
       const best = this.#options.slots.best();
       if (best === undefined) return;
       void this.#deploy(this.#states.nextReady() as number, best);
+    }
+  }
+
+  /**
+   * An adaptive job: every ready region's vertex is decided first (its producers all finished: every edge
+   * of an adaptive vertex is BLOCKING) — `vertex-initialized` with the decision is emitted before any of
+   * its tasks deploys — and ready regions made only of skipped subtasks finish at once, without a slot.
+   */
+  #decideReady(): void {
+    const { regions } = this.#options;
+    const skip: number[] = [];
+    for (const r of this.#states.readyRegions()) {
+      const members = regions.membersOf(r);
+      for (const decision of this.#decisions.decideVerticesOf(members, this.#attempts.results)) {
+        this.#logger.info({ vertexId: decision.vertexId, parallelism: decision.parallelism, bytesIn: decision.bytesIn }, 'undecided -> decided');
+        this.#emit({ type: 'vertex-initialized', data: decision });
+      }
+      if (Array.from(members).every((v) => this.#decisions.isSkipped(v))) skip.push(r);
+    }
+    for (const r of skip) {
+      if (this.#states.stateOf(r) !== READY) continue; // skipped meanwhile, by a finish this loop caused
+      this.#states.unready(r);
+      this.#skipRegion(r);
+    }
+  }
+
+  /** A region of skipped subtasks: finished at once (never deployed, no slot, no partition registered). */
+  #skipRegion(region: number): void {
+    const members = this.#options.regions.membersOf(region);
+    this.#states.set(region, RUNNING);
+    this.#states.remaining[region] = members.length;
+    this.#states.active[region] = members.length;
+    for (const v of Array.from(members)) {
+      if (this.#state !== 'running') return;
+      this.#finishTask(v, { attemptId: this.#attempts.attemptIdOf(v), durationMs: 0, metrics: { recordsIn: 0, outputs: [] }, sinks: [] });
     }
   }
 
@@ -279,10 +339,20 @@ export class JobScheduler {
     else this.#restarts.onFailure(v, error);
   }
 
-  /** Execution vertex `v`'s current attempt confirmed its cancellation. */
+  /**
+   * Execution vertex `v`'s current attempt confirmed its cancellation. One this job master did not ask
+   * for (its region is not cancelling: a task executor that drained past its timeout cancelled what still
+   * ran) is a failure, failed over like a task of a lost executor — never a task quietly stopped.
+   */
   taskCancelled(v: number): void {
+    const region = this.#regionOf(v);
+    if (this.#states.stateOf(region) !== CANCELLING) {
+      const id = this.#options.topology.executionVertexId(v);
+      this.taskFailed(v, new EngineError('WEFT_ERR_TASK_CANCELLED', `task ${id} was cancelled by its task executor, not by the job master (an executor that drains past its timeout cancels what still runs): it fails over`, { context: { executionVertexId: id } }));
+      return;
+    }
     this.#attempts.running.delete(this.#attempts.attemptIdOf(v));
-    this.#taskStopped(this.#regionOf(v));
+    this.#taskStopped(region);
   }
 
   /** `executor` is gone (the job master removed it from its registry): every task it ran fails with `lost`. */
@@ -451,7 +521,8 @@ export class JobScheduler {
         this.#partitions.markReset(partition);
       }
     }
-    this.#emit({ type: 'tasks-reset', data: { tasks: vertices.map((v) => topology.executionVertexId(v)), reason } });
+    // skipped subtasks are reset with their regions (they finish again at once) but were never logged: not named
+    this.#emit({ type: 'tasks-reset', data: { tasks: vertices.filter((v) => !this.#decisions.isSkipped(v)).map((v) => topology.executionVertexId(v)), reason } });
     return outputs;
   }
 

@@ -6,6 +6,7 @@ import type { FailoverStrategy } from '../failover/failover-strategy.js';
 import type { SinkOutput } from '../operators/stream-operator.js';
 import type { PipelinedRegions } from '../regions/pipelined-regions.js';
 import type { TaskResult } from '../runtime/task-events.js';
+import type { VertexInitializedData } from './job-events.js';
 import { blockingOutputsOf } from './partition-states.js';
 
 export interface RecoveryPlanRequest {
@@ -17,6 +18,8 @@ export interface RecoveryPlanRequest {
   readonly listing: readonly StoredPartition[];
   /** Whether a finished text-sink attempt's part file still exists. */
   readonly sinkFileExists: (file: string) => boolean;
+  /** An adaptive job: whether a job vertex's parallelism is decided at run time (its logged decision is reused). @defaultValue none is */
+  readonly isAdaptive?: (vertexId: string) => boolean;
 }
 
 /** How a resumed run starts: what it keeps of the earlier runs and what it runs again. */
@@ -35,6 +38,10 @@ export interface RecoveryPlan {
   readonly missing: readonly string[];
   /** Sinks an earlier run published: they stay published. */
   readonly publishedSinks: ReadonlyMap<string, string>;
+  /** The logged decisions of adaptive vertices (restored, never decided again). */
+  readonly decisions: readonly VertexInitializedData[];
+  /** Reserved subtasks beyond a logged decision: finished without running (kept, unless their region reruns). */
+  readonly skipped: ReadonlySet<number>;
 }
 
 /**
@@ -53,10 +60,20 @@ export function planRecovery(request: RecoveryPlanRequest): RecoveryPlan {
   const { topology, regions, failover, replayed, listing, sinkFileExists } = request;
   const n = topology.executionVertexCount;
   const bad = (problem: string): EngineError => new EngineError('WEFT_ERR_EVENT_LOG', `the event log does not fit the job: ${problem}`, { context: { problem } });
+  const isAdaptive = request.isAdaptive ?? (() => false);
+  const skipped = new Set<number>();
   for (const [vertexId, p] of replayed.parallelism) {
     const vertex = topology.vertex(vertexId);
     if (vertex === undefined) throw bad(`it initialized vertex ${vertexId}, which the job does not have`);
-    if (vertex.parallelism !== p) throw bad(`vertex ${vertexId} was initialized with parallelism ${p}, the job now plans ${vertex.parallelism}`);
+    if (isAdaptive(vertexId)) {
+      const decision = replayed.decisions.get(vertexId);
+      if (decision === undefined || !Number.isInteger(p) || p < 1 || p > vertex.parallelism) throw bad(`vertex ${vertexId} was initialized with parallelism ${p}, the job now decides it at run time (at most ${vertex.parallelism})`);
+      const inputs = decision.inputs ?? [];
+      if (inputs.length !== vertex.inputs.length || inputs.some((input, i) => input.edgeId !== topology.edges[vertex.inputs[i] as number]?.id || input.subtasks?.length !== p)) {
+        throw bad(`the logged input ranges of vertex ${vertexId} do not match its inputs`);
+      }
+      for (let i = p; i < vertex.parallelism; i++) skipped.add(vertex.firstExecutionVertex + i);
+    } else if (vertex.parallelism !== p) throw bad(`vertex ${vertexId} was initialized with parallelism ${p}, the job now plans ${vertex.parallelism}`);
   }
   const attempts = new Int32Array(n);
   for (const [task, attempt] of replayed.highestAttempt) {
@@ -76,6 +93,8 @@ export function planRecovery(request: RecoveryPlanRequest): RecoveryPlan {
     if (!outputsThere) continue;
     finished.set(v, { attemptId: `${task}@${logged.attempt}`, durationMs: logged.durationMs, metrics: logged.metrics, sinks });
   }
+  // skipped subtasks never ran: they finish again at once, with nothing to keep
+  for (const v of skipped) finished.set(v, { attemptId: `${topology.executionVertexId(v)}@${attempts[v] as number}`, durationMs: 0, metrics: { recordsIn: 0, outputs: [] }, sinks: [] });
   const listed = new Map<number, StoredPartition>();
   for (const stored of listing) {
     const p = topology.indexOfResultPartition(stored.descriptor.partition.partitionId);
@@ -106,7 +125,7 @@ export function planRecovery(request: RecoveryPlanRequest): RecoveryPlan {
       const edge = topology.edgeOfPartition(p);
       if (edge.mustBePipelined) continue;
       const producer = producerOf(p);
-      if (rerun[regions.regionOf[producer] as number] === 1) continue;
+      if (skipped.has(producer) || rerun[regions.regionOf[producer] as number] === 1) continue;
       if (!consumersOf(topology, edge, p).some((c) => rerun[regions.regionOf[c] as number] === 1)) continue;
       if (foundFor(p) !== undefined) continue;
       const partitionId = topology.resultPartitionId(p);
@@ -125,7 +144,7 @@ export function planRecovery(request: RecoveryPlanRequest): RecoveryPlan {
     attempts[v] = attemptOfResult(result);
   }
   // every logged finish that no longer counts (its region runs again, or its sink's part file is gone)
-  for (const v of loggedFinished.sort((x, y) => x - y)) if (!kept.has(v)) reset.push(v);
+  for (const v of loggedFinished.sort((x, y) => x - y)) if (!kept.has(v) && !skipped.has(v)) reset.push(v);
   const descriptors = new Map<number, ShuffleDescriptor>();
   for (const v of kept.keys()) {
     for (const p of blockingOutputsOf(topology, v)) {
@@ -137,7 +156,7 @@ export function planRecovery(request: RecoveryPlanRequest): RecoveryPlan {
     const p = topology.indexOfResultPartition(stored.descriptor.partition.partitionId);
     return p < 0 || descriptors.get(p) !== stored.descriptor;
   });
-  return { kept, attempts, descriptors, reset, garbage, missing: [...missing].sort(), publishedSinks: replayed.publishedSinks };
+  return { kept, attempts, descriptors, reset, garbage, missing: [...missing].sort(), publishedSinks: replayed.publishedSinks, decisions: [...replayed.decisions.values()], skipped };
 }
 
 function attemptOfResult(result: TaskResult): number {

@@ -58,6 +58,8 @@ export interface RegionRestartsOptions {
   readonly now?: () => number;
   /** Told of each failover as it happens; what it throws is logged. */
   readonly onFailover?: (failover: FailoverRecord) => void;
+  /** An adaptive job's skipped subtasks: left out of failover records (FailoverDecisionRequest.isSkipped). @defaultValue none */
+  readonly isSkipped?: (v: number) => boolean;
   readonly host: RegionRestartsHost;
 }
 

@@ -122,6 +122,11 @@ export class RegionStates {
     this.#ready.push(region);
   }
 
+  /** The ready regions, in queue order (a copy). */
+  readyRegions(): number[] {
+    return [...this.#ready];
+  }
+
   /** Takes a ready region out of the queue (the caller sets its next state). */
   unready(region: number): void {
     this.#ready.splice(this.#ready.indexOf(region), 1);

@@ -14,7 +14,7 @@ import { createFailoverStrategy } from '../failover/create-failover-strategy.js'
 import type { FailoverStrategyName } from '../failover/failover-strategy.js';
 import type { FaultInjectorFactory } from '../faults/fault-injector.js';
 import { type LoadedJob, loadJob } from '../graph/load-job.js';
-import { buildPipelinedRegions } from '../regions/pipelined-regions.js';
+import { buildPipelinedRegions, type PipelinedRegions } from '../regions/pipelined-regions.js';
 import type { JobTopology } from '../topology/job-topology.js';
 import { createRestartBackoffTimeStrategy } from '../restart/create-restart-backoff-time-strategy.js';
 import type { RestartStrategyOptions } from '../restart/restart-backoff-time-strategy.js';
@@ -24,7 +24,8 @@ import type { ExecutorLossRecord, FailoverRecord } from './failover-record.js';
 import type { DeploymentLatencySummary } from './deployment-latencies.js';
 import { JobMaster } from './job-master.js';
 import type { EdgeSummary, JobProgress, VertexSummary } from './job-progress.js';
-import type { JobEventListener } from './job-events.js';
+import type { JobEventListener, VertexInitializedData } from './job-events.js';
+import { type AdaptiveBatchOptions, type ResolvedAdaptiveBatchOptions, resolveAdaptiveBatchOptions } from '../adaptive/adaptive-batch-options.js';
 import type { JobSubmission } from './job-scheduler-options.js';
 import { JobFence } from './job-fence.js';
 import { type JobShuffleServices, JobSession } from './job-session.js';
@@ -149,6 +150,16 @@ export interface RunJobOptions {
    * of each executor
    */
   readonly spillDir?: string;
+  /**
+   * Decide the parallelism of operators without an explicit one at run time (`weft run --parallelism auto`;
+   * Flink's adaptive batch scheduler): `true` for Flink's defaults, or the bounds and volume per task
+   * (AdaptiveBatchOptions). Text sources get a parallelism from their input's size; every other such
+   * operator is decided once its producers finished, from the bytes they wrote per subpartition
+   * (`decideParallelismAndInputInfos`), and reads its decided ranges. Every edge into or out of such an
+   * operator is BLOCKING. The decisions are logged (`vertex-initialized`) and reused by a resumed run.
+   * Not on a TaskExecutorProvider's executors (cluster) yet. @defaultValue none: `parallelism` for all
+   */
+  readonly adaptive?: AdaptiveBatchOptions | true;
 }
 
 /** How a job ended, with what it produced and moved. */
@@ -165,7 +176,10 @@ export interface JobResult {
   readonly executor: { readonly kind: string; readonly executors: number; readonly slots: number };
   /** Process ids of every worker the job started (replacements included); empty in process. */
   readonly workerPids: readonly number[];
-  /** The job's topology (docs/DESIGN.md contract 1): what `weft plan` reads to predict a failure's blast radius. */
+  /**
+   * The job's topology (docs/DESIGN.md contract 1): what `weft plan` reads to predict a failure's blast
+   * radius. An adaptive run's decided vertices have their decided parallelism (undecided ones, their reserved size).
+   */
   readonly topology: JobTopology;
   readonly failoverStrategy: FailoverStrategyName;
   /** The restart strategy and its settings, e.g. `FixedDelayRestartBackoffTimeStrategy(attempts=3, delayMs=100)`. */
@@ -204,6 +218,8 @@ export interface JobResult {
   readonly resumeFallback?: string;
   /** The lease epoch this run held in the event log (absent without one). */
   readonly epoch?: number;
+  /** An adaptive run (RunJobOptions.adaptive): its resolved options (each vertex's decision is in `vertices`). */
+  readonly adaptive?: ResolvedAdaptiveBatchOptions;
 }
 
 function newJobId(): string {
@@ -282,7 +298,9 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   }
   const id = toJobId(options.jobId ?? newJobId());
   const args = options.args ?? [];
-  const loaded = await loadJob({ job: options.job, args, parallelism, cwd, fileSystems, ...(options.exchangeMode === undefined ? {} : { exchangeMode: options.exchangeMode }) });
+  const adaptive = options.adaptive === undefined ? undefined : resolveAdaptiveBatchOptions(options.adaptive);
+  if (adaptive !== undefined && provider !== undefined) throw invalidEngineArgument('adaptive', `adaptive parallelism is not supported on ${provider.kind} executors yet; run it in process or on workers`);
+  const loaded = await loadJob({ job: options.job, args, parallelism, cwd, fileSystems, ...(options.exchangeMode === undefined ? {} : { exchangeMode: options.exchangeMode }), ...(adaptive === undefined ? {} : { adaptive: { options: adaptive } }) });
   serializer = loaded.definition.options.serializer ?? serializer;
   if (kind !== 'inprocess' && loaded.moduleUrl === undefined) throw new EngineError('WEFT_ERR_INVALID_JOB', 'a job run on worker processes must be given as a module path, so workers can load it', { context: { field: 'job' } });
   const topology = ExecutionTopology.from(loaded.plan.topology);
@@ -307,6 +325,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       restartStrategy: JSON.parse(JSON.stringify(restartStrategy)) as RestartStrategyOptions, // without its clock
       serializer: serializerName,
       releasePartitionsDuringJob,
+      ...(adaptive === undefined ? {} : { adaptive }),
     },
   };
 
@@ -349,7 +368,8 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   try {
     if (opened !== undefined && (opened.replayed !== undefined || opened.problem !== undefined)) {
       await session.startShuffle();
-      resume = await prepareResume({ jobId: id, opened, topology, regions, failover, blockingMaster: session.blockingMaster, sinkTempDirs, fileSystems, logger, fence });
+      const isAdaptive = (vertexId: string): boolean => loaded.plan.vertices.some((v) => v.id === vertexId && v.adaptive !== undefined);
+      resume = await prepareResume({ jobId: id, opened, topology, regions, failover, blockingMaster: session.blockingMaster, sinkTempDirs, fileSystems, logger, fence, isAdaptive });
     }
     const recovery = resume.plan;
     const listener = opened === undefined ? eventListener : jobLogListener(opened.log, eventListener);
@@ -404,12 +424,12 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       exchangeMode: loaded.plan.exchangeMode,
       executor: { kind, executors: kind === 'workers' ? workers : session.executors.length, slots: provider === undefined ? slots : Math.max(0, ...session.executors.map((e) => e.slots)) },
       workerPids: session.executors.flatMap((e) => (e.pid === undefined ? [] : [e.pid])),
-      topology: loaded.plan.topology,
+      topology: decidedTopology(loaded.plan.topology, jobMaster.decisions()),
       failoverStrategy: failover.name,
       restartStrategy: restart.toString(),
-      regions: regions.regionCount,
-      tasks: topology.executionVertexCount,
-      vertices: summarizeVertices(loaded, outcome.results),
+      regions: regions.regionCount - countSkippedRegions(regions, (v) => jobMaster.isSkipped(v)),
+      tasks: topology.executionVertexCount - topology.executionVertexIds().filter((_, v) => jobMaster.isSkipped(v)).length,
+      vertices: summarizeVertices(loaded, outcome.results, jobMaster.decisions()),
       edges: summarizeEdges(loaded, outcome.results),
       recordsRead: progress.recordsRead,
       recordsShuffled: progress.recordsShuffled,
@@ -420,15 +440,16 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       failovers: outcome.failovers,
       executorsLost: outcome.executorsLost,
       deploymentLatency: outcome.deploymentLatency,
-      taskAttempts: Object.fromEntries(topology.executionVertexIds().map((task, v) => [task, outcome.attempts[v] ?? 0])),
+      taskAttempts: Object.fromEntries(topology.executionVertexIds().flatMap((task, v) => (jobMaster.isSkipped(v) ? [] : [[task, outcome.attempts[v] ?? 0]]))),
       partitionsReleasedDuringJob: outcome.partitionsReleasedDuringJob,
       bytesReleasedDuringJob: outcome.bytesReleasedDuringJob,
       outputs: outcome.published.files,
       collected: outcome.published.collected,
       resumed: resume.fallback === undefined && recovery !== undefined,
-      tasksReused: recovery === undefined ? 0 : [...recovery.kept.keys()].filter((v) => outcome.attempts[v] === recovery.attempts[v]).length,
+      tasksReused: recovery === undefined ? 0 : [...recovery.kept.keys()].filter((v) => !recovery.skipped.has(v) && outcome.attempts[v] === recovery.attempts[v]).length,
       ...(resume.fallback === undefined ? {} : { resumeFallback: resume.fallback }),
       ...(opened === undefined ? {} : { epoch: opened.log.epoch }),
+      ...(adaptive === undefined ? {} : { adaptive }),
     };
   } finally {
     if (progressTimer !== undefined) clearInterval(progressTimer);
@@ -458,6 +479,20 @@ function publishProgressEvery(request: { log: JobLog; intervalMs: number; progre
   return timer;
 }
 
+/** The topology with each decided vertex at its decided parallelism. */
+function decidedTopology(topology: JobTopology, decisions: readonly VertexInitializedData[]): JobTopology {
+  if (decisions.length === 0) return topology;
+  const decided = new Map(decisions.map((d) => [d.vertexId, d.parallelism]));
+  return { ...topology, vertices: topology.vertices.map((v) => ({ ...v, parallelism: decided.get(v.id) ?? v.parallelism })) };
+}
+
+/** Regions made only of skipped subtasks (an adaptive run's reserved subtasks beyond their decided parallelism). */
+function countSkippedRegions(regions: PipelinedRegions, isSkipped: (v: number) => boolean): number {
+  let n = 0;
+  for (let r = 0; r < regions.regionCount; r++) if (Array.from(regions.membersOf(r)).every(isSkipped)) n++;
+  return n;
+}
+
 function summarizeEdges(loaded: LoadedJob, results: readonly { metrics: { outputs: readonly { edgeIndex: number; records: number; bytes: number }[] } }[]): EdgeSummary[] {
   const plan = loaded.plan;
   const totals = plan.edges.map(() => ({ records: 0, bytes: 0 }));
@@ -480,12 +515,23 @@ function summarizeEdges(loaded: LoadedJob, results: readonly { metrics: { output
   }));
 }
 
-function summarizeVertices(loaded: LoadedJob, results: readonly { attemptId: string; metrics: { recordsIn: number } }[]): VertexSummary[] {
+function summarizeVertices(loaded: LoadedJob, results: readonly { attemptId: string; metrics: { recordsIn: number } }[], decisions: readonly VertexInitializedData[]): VertexSummary[] {
+  const decided = new Map(decisions.map((d) => [d.vertexId, d]));
   const recordsIn = new Map<string, number>();
   for (const r of results) {
     const vertex = r.attemptId.slice(0, r.attemptId.lastIndexOf('#'));
     recordsIn.set(vertex, (recordsIn.get(vertex) ?? 0) + r.metrics.recordsIn);
   }
-  return loaded.plan.vertices.map((v) => ({ id: v.id, name: v.name, parallelism: v.parallelism, recordsIn: recordsIn.get(v.id) ?? 0, fusions: v.fusions }));
+  return loaded.plan.vertices.map((v) => {
+    const d = decided.get(v.id);
+    return {
+      id: v.id,
+      name: v.name,
+      parallelism: d?.parallelism ?? v.parallelism,
+      ...(d === undefined ? {} : { decided: { bytesIn: d.bytesIn ?? 0, inputs: d.inputs ?? [] } }),
+      recordsIn: recordsIn.get(v.id) ?? 0,
+      fusions: v.fusions,
+    };
+  });
 }
 

@@ -23,8 +23,10 @@ export function taskFinishedEvent(request: TaskFinishedEventRequest): JobEventOf
   const partitions = blockingOutputsOf(topology, v).map((p) => {
     const edgeId = topology.edgeOfPartition(p).id;
     const planEdge = plan.edges.find((e) => e.id === edgeId)?.index;
-    const bytes = result.metrics.outputs.find((o) => o.edgeIndex === planEdge)?.bytes;
-    return { partitionId: topology.resultPartitionId(p), ...(bytes === undefined ? {} : { bytes }) };
+    const output = result.metrics.outputs.find((o) => o.edgeIndex === planEdge);
+    const bytes = output?.bytes;
+    const subpartitionBytes = output?.subpartitionBytes;
+    return { partitionId: topology.resultPartitionId(p), ...(bytes === undefined ? {} : { bytes }), ...(subpartitionBytes === undefined ? {} : { subpartitionBytes }) };
   });
   return { type: 'task-finished', data: { executionVertexId: topology.executionVertexId(v), attempt, partitions, metrics: result.metrics, sinks: result.sinks, durationMs: result.durationMs } };
 }

@@ -1,23 +1,42 @@
-import type { ResultPartitionWriter } from '@weft/shuffle-api';
+import { RECORD_HEADER_BYTES, type ResultPartitionWriter } from '@weft/shuffle-api';
 import type { Output } from '../operators/stream-operator.js';
 import type { RecordSerializer } from '../serialization/record-serializer.js';
 import type { TaskBackpressure } from './backpressure.js';
 import { BROADCAST, type ChannelSelector } from './channel-selector.js';
 
-/** Serializes records and writes them to one result partition, on the channel the selector picks. */
+/**
+ * Serializes records and writes them to one result partition, on the channel the selector picks, and
+ * counts the framed bytes (record + its RECORD_HEADER_BYTES header) of each subpartition: what the
+ * adaptive scheduler decides a consumer's parallelism from (`subpartitionBytes`; a broadcast record
+ * counts in every subpartition, as the writer's own `metrics.bytes` does).
+ */
 export class NetworkOutput implements Output {
+  /** Framed bytes written to each subpartition so far. */
+  readonly subpartitionBytes: Float64Array;
+
   constructor(
     private readonly writer: ResultPartitionWriter,
     private readonly selector: ChannelSelector,
     private readonly serializer: RecordSerializer,
     private readonly backpressure: TaskBackpressure,
-  ) {}
+  ) {
+    this.subpartitionBytes = new Float64Array(writer.numberOfSubpartitions);
+  }
 
   collect(value: unknown): void {
     const channel = this.selector.select(value);
     const bytes = this.serializer.serialize(value);
     const writer = this.writer;
-    const more = channel === BROADCAST ? writer.broadcastRecord(bytes) : writer.emitRecord(bytes, channel);
+    const framed = bytes.length + RECORD_HEADER_BYTES;
+    let more: boolean;
+    if (channel === BROADCAST) {
+      more = writer.broadcastRecord(bytes);
+      const counts = this.subpartitionBytes;
+      for (let s = 0; s < counts.length; s++) counts[s] = (counts[s] as number) + framed;
+    } else {
+      more = writer.emitRecord(bytes, channel);
+      this.subpartitionBytes[channel] = (this.subpartitionBytes[channel] as number) + framed;
+    }
     if (!more) this.backpressure.block(writer);
   }
 }

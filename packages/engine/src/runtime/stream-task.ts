@@ -51,6 +51,8 @@ export class StreamTask {
   readonly #vertex: PlannedVertex;
   readonly #backpressure = new TaskBackpressure();
   readonly #writers: { readonly edgeIndex: number; readonly writer: ResultPartitionWriter }[] = [];
+  /** The network output of each edge whose bytes per subpartition are reported, by plan edge index. */
+  readonly #networkOutputs = new Map<number, NetworkOutput>();
   readonly #gates: InputGate[] = [];
   #operators: RuntimeOperator[] = [];
   #recordsIn = 0;
@@ -115,7 +117,13 @@ export class StreamTask {
         const output = op.source ? undefined : op.operator.sinkOutput?.();
         if (output !== undefined) sinks.push(output);
       }
-      return { attemptId: deployment.attemptId, durationMs: performance.now() - started, metrics: this.metrics(), sinks };
+      const metrics = this.metrics();
+      // the final counters carry each blocking output's bytes per subpartition (the adaptive scheduler decides from them)
+      const outputs = metrics.outputs.map((o) => {
+        const counted = this.#networkOutputs.get(o.edgeIndex);
+        return counted === undefined ? o : { ...o, subpartitionBytes: Array.from(counted.subpartitionBytes) };
+      });
+      return { attemptId: deployment.attemptId, durationMs: performance.now() - started, metrics: { ...metrics, outputs }, sinks };
     } catch (error) {
       const reason = signal.aborted ? signal.reason : error;
       for (const { writer } of this.#writers) writer.fail(reason);
@@ -159,7 +167,9 @@ export class StreamTask {
         if (edge === undefined || output === undefined || writer === undefined) throw new Error(`unreachable: task ${deployment.attemptId} has no output for edge ${edgeIndex}`);
         const subpartitions = output.partition.numberOfSubpartitions;
         if (outputConsumers === 0) outputConsumers = subpartitions;
-        targets.push(new NetworkOutput(writer, createChannelSelector(edge, subpartitions, identity), serializer(), this.#backpressure));
+        const network = new NetworkOutput(writer, createChannelSelector(edge, subpartitions, identity), serializer(), this.#backpressure);
+        if (output.reportSubpartitionBytes === true) this.#networkOutputs.set(edgeIndex, network);
+        targets.push(network);
       }
       let output = targets.length === 0 ? DISCARD_OUTPUT : targets.length === 1 ? (targets[0] as Output) : new FanOutOutput(targets);
       if (position === 0 && this.#trigger !== undefined && isSource(node.spec.kind)) {

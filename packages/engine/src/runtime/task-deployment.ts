@@ -13,6 +13,8 @@ export interface OutputDeployment {
   readonly partition: PartitionDescriptor;
   readonly producer: ProducerDescriptor;
   readonly descriptor?: ShuffleDescriptor;
+  /** Report the bytes of each subpartition with the task's result (its consumer's parallelism is decided from them). @defaultValue false */
+  readonly reportSubpartitionBytes?: boolean;
 }
 
 /** One partition an input reads, and who produces it. */
@@ -71,6 +73,12 @@ export interface OutputMetrics {
   readonly edgeIndex: number;
   readonly records: number;
   readonly bytes: number;
+  /**
+   * Framed bytes of each subpartition of a blocking output (their sum is `bytes`); only in a finished
+   * task's result, not in live progress, and only for an output whose consumer is decided at run time
+   * (`OutputDeployment.reportSubpartitionBytes`). What the adaptive scheduler decides consumers from.
+   */
+  readonly subpartitionBytes?: readonly number[];
 }
 
 /** A task's counters, while it runs (progress) and when it ends. */

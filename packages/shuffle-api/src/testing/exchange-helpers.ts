@@ -16,6 +16,8 @@ export interface PartitionSpec {
   readonly attempt?: number;
   /** The job master run's epoch (`RegisterPartitionRequest.epoch`); omitted when undefined. */
   readonly epoch?: number;
+  /** The producer's task executor. @defaultValue 'conformance' */
+  readonly taskExecutorId?: string;
 }
 
 const registeredJobs = new WeakMap<ShuffleMaster, Set<string>>();
@@ -41,7 +43,7 @@ export async function registerPartition(master: ShuffleMaster, spec: PartitionSp
     producer: {
       producerId: executionAttemptId(vertex, spec.attempt ?? 0),
       attempt: spec.attempt ?? 0,
-      taskExecutorId: taskExecutorId('conformance'),
+      taskExecutorId: taskExecutorId(spec.taskExecutorId ?? 'conformance'),
     },
     ...(spec.epoch === undefined ? {} : { epoch: spec.epoch }),
   });

@@ -69,19 +69,32 @@ export function createRedisClient(endpoint: RedisEndpoint, options: Omit<Connect
 /**
  * Opens one ioredis connection and checks it with PING: SHF_ERR_INVALID_CONFIG naming the setting when
  * the URL is malformed or Redis cannot be reached (for a Sentinel URL: no Sentinel answers, or none knows
- * the primary). Afterwards commands fail at once while Redis is away (no offline queue, no per-request
+ * the primary) within `connectTimeoutMs` — ioredis would otherwise keep asking unreachable Sentinels
+ * forever. Afterwards commands fail at once while Redis is away (no offline queue, no per-request
  * retries) and the connection comes back by itself, with pauses up to a second — to the new primary after
  * a Sentinel failover.
  */
 export async function connectRedis(options: ConnectRedisOptions): Promise<Redis> {
-  const endpoint = parseRedisUrl(options.url, options.setting);
-  const redis = createRedisClient(endpoint, options);
+  return openRedisClient(parseRedisUrl(options.url, options.setting), options);
+}
+
+/** connectRedis for an endpoint already parsed; `setting` names it in the start-up error. */
+export async function openRedisClient(endpoint: RedisEndpoint, options: Omit<ConnectRedisOptions, 'url'>): Promise<Redis> {
+  const deadline = Date.now() + options.connectTimeoutMs;
+  let starting = true;
+  const redis = createRedisClient(endpoint, { ...options, reconnect: () => (starting ? Date.now() < deadline : true) && options.reconnect?.() !== false });
+  let timer: NodeJS.Timeout | undefined;
   try {
-    await redis.connect();
-    await redis.ping();
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${options.connectTimeoutMs} ms`)), options.connectTimeoutMs + 1_000);
+    });
+    await Promise.race([redis.connect().then(() => redis.ping()), timedOut]);
   } catch (cause) {
     redis.disconnect();
     throw invalidConfig(options.setting, `cannot reach Redis at ${endpoint.description}: ${(cause as Error).message}`, cause);
+  } finally {
+    clearTimeout(timer);
+    starting = false;
   }
   return redis;
 }

@@ -1,0 +1,69 @@
+// The checkpoint stores next to the job event log — SQLite (a temp file) and Redis (a real redis-server):
+// ids that keep increasing across job masters, completed checkpoints in order, removal, fencing of an
+// older epoch (nothing written), and a CheckpointCoordinator whose successor restores the latest one.
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { CheckpointCoordinator, type CheckpointStore, type CompletedCheckpoint, isEngineError } from '@weft/engine';
+import { RedisJobEventLog, SqliteJobEventLog } from '@weft/job-store';
+import { createTempDir, type RedisServer, startRedis, type TempDir } from '@weft/testkit';
+
+type Log = SqliteJobEventLog | RedisJobEventLog;
+
+const checkpoint = (checkpointId: number): CompletedCheckpoint => ({ checkpointId, triggeredAtMs: 1_000 + checkpointId, completedAtMs: 2_000 + checkpointId, tasks: { 'count#0': { key: `cp-${checkpointId}/count-0`, bytes: 10 } } });
+const fenced = (e: unknown): boolean => isEngineError(e, 'WEFT_ERR_FENCED') && /refused/.test((e as Error).message);
+
+for (const kind of ['sqlite', 'redis'] as const) {
+  describe(`${kind} checkpoint store`, () => {
+    let dir: TempDir;
+    let redis: RedisServer | undefined;
+    let log: Log;
+    before(async () => {
+      dir = await createTempDir('weft-checkpoint-store-');
+      if (kind === 'redis') redis = await startRedis({ persistent: false });
+      log = kind === 'sqlite' ? new SqliteJobEventLog({ path: join(dir.path, 'meta.db') }) : await RedisJobEventLog.connect({ url: redis!.url });
+    });
+    after(async () => {
+      await log?.close();
+      await redis?.close();
+      await dir?.remove();
+    });
+
+    it('hands out increasing ids, keeps completed checkpoints in order, removes them, and fences an older epoch', async () => {
+      const first = await log.open({ jobId: 'cp', owner: 'master-1' });
+      const store: CheckpointStore = log.checkpointStore('cp', first.epoch);
+      assert.deepEqual([await store.nextCheckpointId(), await store.nextCheckpointId(), await store.nextCheckpointId()], [1, 2, 3]);
+      await store.addCompleted(checkpoint(2));
+      await store.addCompleted(checkpoint(1));
+      assert.deepEqual(await store.completed(), [checkpoint(1), checkpoint(2)]);
+      await store.remove(1);
+      assert.deepEqual(await store.completed(), [checkpoint(2)]);
+
+      const second = await log.open({ jobId: 'cp', owner: 'master-2' });
+      assert.equal(second.epoch, first.epoch + 1);
+      await assert.rejects(store.addCompleted(checkpoint(3)), fenced);
+      await assert.rejects(store.remove(2), fenced);
+      await assert.rejects(store.nextCheckpointId(), fenced);
+      const successor = log.checkpointStore('cp', second.epoch);
+      assert.deepEqual(await successor.completed(), [checkpoint(2)], 'the fenced writes changed nothing');
+      assert.equal(await successor.nextCheckpointId(), 4, 'ids go on from the last one handed out');
+      assert.deepEqual(await log.checkpointStore('other-job', 1).completed(), [], 'per job');
+      await Promise.all([first.close(), second.close()]);
+    });
+
+    it("a coordinator's completed checkpoint is the one its successor (a new job master) restores from", async () => {
+      const master = await log.open({ jobId: 'restore', owner: 'master-1' });
+      const coordinator = new CheckpointCoordinator({ tasks: ['src#0'], intervalMs: 60_000, store: log.checkpointStore('restore', master.epoch), triggerSources: () => {}, onFailure: (e) => assert.fail(e) });
+      await coordinator.start();
+      const id = await coordinator.triggerCheckpoint();
+      await coordinator.acknowledge(id as number, 'src#0', { key: 'snapshot-1' });
+      coordinator.stop();
+      const next = await log.open({ jobId: 'restore', owner: 'master-2' });
+      const successor = new CheckpointCoordinator({ tasks: ['src#0'], intervalMs: 60_000, store: log.checkpointStore('restore', next.epoch), triggerSources: () => {}, onFailure: (e) => assert.fail(e) });
+      await successor.start();
+      assert.deepEqual([successor.latestCompleted?.checkpointId, successor.latestCompleted?.tasks], [id, { 'src#0': { key: 'snapshot-1' } }]);
+      successor.stop();
+      await Promise.all([master.close(), next.close()]);
+    });
+  });
+}

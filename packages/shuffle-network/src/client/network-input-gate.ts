@@ -1,0 +1,335 @@
+import {
+  type GateBatch,
+  type GateItem,
+  type InputChannelInfo,
+  type InputGate,
+  RecordDeframer,
+  type SerializedShuffleError,
+  ShuffleError,
+  type ShuffleEvent,
+  closedError,
+  decodeEvent,
+  deserializeError,
+  gateItems,
+  isShuffleError,
+} from '@weft/shuffle-api';
+import { FifoQueue } from '../fifo-queue.js';
+import { FrameType, encodeFrame, parseJsonTail } from '../wire/frames.js';
+import { FloatingBuffers, type FloatingBufferTaker } from './floating-buffers.js';
+import { PeerSocket } from './peer-socket.js';
+import type { ReadSlab } from './read-slabs.js';
+
+type ChannelEntry =
+  | { readonly kind: 'data'; readonly bytes: Uint8Array; readonly slab: ReadSlab | undefined }
+  | { readonly kind: 'event'; readonly event: ShuffleEvent }
+  | { readonly kind: 'error'; readonly error: ShuffleError };
+
+/** One producer a gate reads from: where it is, and which of its subpartitions become which channels. */
+export interface GateInput {
+  readonly host: string;
+  readonly port: number;
+  readonly jobId: string;
+  readonly partitionId: string;
+  readonly producerId: string;
+  readonly firstChannel: number;
+  readonly start: number;
+  readonly end: number;
+}
+
+export interface NetworkInputGateOptions {
+  readonly channels: readonly InputChannelInfo[];
+  readonly inputs: readonly GateInput[];
+  readonly buffersPerChannel: number;
+  readonly floatingBuffersPerGate: number;
+  readonly maxRecordBytes: number;
+  readonly connectTimeoutMs: number;
+  readonly maxFrameBytes: number;
+  readonly onClose?: () => void;
+}
+
+/**
+ * One channel's credit state (Flink's RemoteInputChannel + BufferManager): it owns `exclusive` buffers
+ * and borrows floating ones from the gate while its producer announces a backlog; every buffer it does
+ * not hold data in has been announced to the producer as credit.
+ */
+class Channel implements FloatingBufferTaker {
+  readonly queue = new FifoQueue<ChannelEntry>();
+  readonly deframer: RecordDeframer;
+  holding = 0;
+  floatingHeld = 0;
+  backlog = 0;
+  /** An end-of-partition or error is queued: nothing more comes. */
+  terminal = false;
+  ended = false;
+  peer!: PeerSocket;
+
+  constructor(
+    readonly index: number,
+    readonly info: InputChannelInfo,
+    private readonly gate: NetworkInputGate,
+    maxRecordBytes: number,
+  ) {
+    this.deframer = new RecordDeframer(maxRecordBytes, info.partitionId);
+  }
+
+  grantFloatingBuffer(): void {
+    this.gate.grantFloating(this);
+  }
+}
+
+/**
+ * The consumer side of the network shuffle: one TCP connection per producer address, a partition request
+ * per input, and data buffers received only against credit. A data buffer becomes one records batch of
+ * views into the received bytes; it is recycled (its credit announced again, or its floating buffer
+ * returned to the gate) when the next batch is read or the gate closes.
+ */
+export class NetworkInputGate implements InputGate {
+  readonly channels: readonly InputChannelInfo[];
+  private readonly gateChannels: Channel[];
+  private readonly peers: PeerSocket[] = [];
+  private readonly floating: FloatingBuffers;
+  private readonly exclusive: number;
+  private readonly available = new FifoQueue<number>();
+  private readonly queued: Uint8Array;
+  private endedCount = 0;
+  private closed = false;
+  private failure: ShuffleError | null = null;
+  private wake: (() => void) | null = null;
+  private current: { channel: Channel; slab: ReadSlab | undefined } | null = null;
+
+  constructor(private readonly options: NetworkInputGateOptions) {
+    this.channels = options.channels;
+    this.exclusive = options.buffersPerChannel;
+    this.floating = new FloatingBuffers(options.floatingBuffersPerGate);
+    this.queued = new Uint8Array(options.channels.length);
+    this.gateChannels = options.channels.map((info, i) => new Channel(i, info, this, options.maxRecordBytes));
+    const byAddress = new Map<string, GateInput[]>();
+    for (const input of options.inputs) {
+      const key = `${input.host}:${input.port}`;
+      byAddress.set(key, [...(byAddress.get(key) ?? []), input]);
+    }
+    for (const inputs of byAddress.values()) {
+      const { host, port } = inputs[0]!;
+      const peer: PeerSocket = new PeerSocket({
+        host,
+        port,
+        connectTimeoutMs: options.connectTimeoutMs,
+        maxFrameBytes: options.maxFrameBytes,
+        onFrame: (type, body) => this.onFrame(type, body),
+        onLost: (cause, opened) => this.onLost(peer, cause, opened),
+      });
+      this.peers.push(peer);
+      for (const input of inputs) {
+        for (let s = input.start; s <= input.end; s++) this.gateChannels[input.firstChannel + s - input.start]!.peer = peer;
+        const request = JSON.stringify({ jobId: input.jobId, partitionId: input.partitionId, producerId: input.producerId });
+        peer.write(encodeFrame(FrameType.PARTITION_REQUEST, [input.firstChannel, input.start, input.end, this.exclusive], request));
+      }
+    }
+  }
+
+  async readBatch(): Promise<GateBatch | null> {
+    this.recycleCurrent();
+    for (;;) {
+      if (this.closed) throw closedError('input gate');
+      if (this.failure !== null) throw this.failure;
+      const index = this.nextAvailable();
+      if (index === undefined) {
+        if (this.endedCount === this.gateChannels.length) return null;
+        await new Promise<void>((resolve) => (this.wake = resolve));
+        continue;
+      }
+      const channel = this.gateChannels[index]!;
+      const entry = channel.queue.shift();
+      if (channel.queue.size > 0) this.notifyAvailable(index);
+      if (entry === undefined) continue;
+      if (entry.kind === 'data') {
+        const records: Uint8Array[] = [];
+        try {
+          channel.deframer.push(entry.bytes, records);
+        } catch (error) {
+          this.recycle(channel, entry.slab);
+          throw this.fail(error as ShuffleError);
+        }
+        if (records.length === 0) {
+          this.recycle(channel, entry.slab);
+          continue;
+        }
+        this.current = { channel, slab: entry.slab };
+        return { kind: 'records', channel: index, records };
+      }
+      if (entry.kind === 'error') throw this.fail(entry.error);
+      if (entry.event.type === 'end-of-partition') {
+        try {
+          channel.deframer.checkComplete();
+        } catch (error) {
+          throw this.fail(error as ShuffleError);
+        }
+        channel.ended = true;
+        this.endedCount++;
+        this.returnFloating(channel);
+      }
+      return { kind: 'event', channel: index, event: entry.event };
+    }
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<GateItem> {
+    return gateItems(this);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.current = null;
+    for (const peer of this.peers) peer.destroy();
+    for (const channel of this.gateChannels) channel.queue.drain();
+    this.wakeReader();
+    this.options.onClose?.();
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  /** A floating buffer freed up for a channel that waited for one: announce it. */
+  grantFloating(channel: Channel): void {
+    // a channel queued while it had a backlog may need nothing by now: the buffer goes to the next one waiting
+    if (this.closed || channel.terminal || !this.needsFloating(channel)) {
+      this.floating.release();
+      return;
+    }
+    channel.floatingHeld++;
+    channel.peer.write(encodeFrame(FrameType.ADD_CREDIT, [channel.index, 1, 0]));
+    this.requestFloating(channel);
+  }
+
+  private onFrame(type: number, body: Buffer): void {
+    if (this.closed) return;
+    const channel = this.gateChannels[body.readUInt32LE(0)];
+    if (channel === undefined || channel.terminal) throw new ShuffleError('SHF_ERR_DATA_CORRUPTED', `a frame for channel ${body.readUInt32LE(0)}, which this gate does not expect`);
+    switch (type) {
+      case FrameType.BUFFER:
+        channel.holding++;
+        channel.backlog = body.readUInt32LE(4);
+        // a plain Uint8Array view: records cut from it are Uint8Array views too, cheaper to make than Buffer slices
+        this.push(channel, { kind: 'data', bytes: new Uint8Array(body.buffer, body.byteOffset + 8, body.length - 8), slab: channel.peer.holdBuffer(body) });
+        this.requestFloating(channel);
+        return;
+      case FrameType.EVENT: {
+        const event = decodeEvent(body.subarray(4));
+        if (event.type === 'end-of-partition') channel.terminal = true;
+        this.push(channel, { kind: 'event', event });
+        return;
+      }
+      case FrameType.ERROR: {
+        const error = deserializeError(parseJsonTail(body, 4) as SerializedShuffleError);
+        channel.terminal = true;
+        this.push(channel, {
+          kind: 'error',
+          error: isShuffleError(error)
+            ? error
+            : new ShuffleError('SHF_ERR_STORAGE_UNAVAILABLE', `the producer of partition ${channel.info.partitionId} answered: ${error.message}`, { cause: error, context: { partitionId: channel.info.partitionId } }),
+        });
+        return;
+      }
+      default:
+        throw new ShuffleError('SHF_ERR_DATA_CORRUPTED', `unknown network shuffle frame type ${type} from a producer`);
+    }
+  }
+
+  /** The connection to a producer is gone: each of its channels that had not ended fails, after what it received. */
+  private onLost(peer: PeerSocket, cause: Error, opened: boolean): void {
+    if (this.closed) return;
+    for (const channel of this.gateChannels) {
+      if (channel.peer !== peer || channel.terminal) continue;
+      channel.terminal = true;
+      const partitionId = channel.info.partitionId;
+      const what = opened ? 'was lost before the channel ended' : 'could not be opened';
+      const error = isShuffleError(cause, 'SHF_ERR_DATA_CORRUPTED')
+        ? new ShuffleError('SHF_ERR_DATA_CORRUPTED', `the producer of partition ${partitionId} at ${peer.address} sent a malformed frame: ${cause.message}`, { cause, context: { partitionId, address: peer.address } })
+        : new ShuffleError('SHF_ERR_CONNECTION_LOST', `the connection to the producer of partition ${partitionId} at ${peer.address} ${what}: ${cause.message}`, {
+            cause,
+            retryable: true,
+            context: { partitionId, address: peer.address },
+          });
+      this.push(channel, { kind: 'error', error });
+    }
+  }
+
+  private push(channel: Channel, entry: ChannelEntry): void {
+    channel.queue.push(entry);
+    this.notifyAvailable(channel.index);
+  }
+
+  /** Borrows floating buffers while the channel has fewer free buffers than its backlog plus its exclusive ones. */
+  private requestFloating(channel: Channel): void {
+    let granted = 0;
+    while (this.needsFloating(channel) && this.floating.request(channel)) {
+      channel.floatingHeld++;
+      granted++;
+    }
+    if (granted > 0) channel.peer.write(encodeFrame(FrameType.ADD_CREDIT, [channel.index, granted, 0]));
+  }
+
+  /** Flink's rule: a channel wants as many free buffers as its producer's backlog plus its exclusive buffers. */
+  private needsFloating(channel: Channel): boolean {
+    return this.exclusive + channel.floatingHeld - channel.holding < channel.backlog + this.exclusive;
+  }
+
+  /** The consumer is done with one data buffer of `channel`: announce it again, or give a surplus floating buffer back. */
+  private recycle(channel: Channel, slab: ReadSlab | undefined): void {
+    if (slab !== undefined) channel.peer.releaseBuffer(slab);
+    channel.holding--;
+    if (channel.terminal) {
+      if (channel.ended) this.returnFloating(channel);
+      return;
+    }
+    const free = this.exclusive + channel.floatingHeld - channel.holding;
+    if (free >= channel.backlog + this.exclusive) this.floating.withdraw(channel);
+    if (channel.floatingHeld > 0 && free > channel.backlog + this.exclusive) {
+      channel.floatingHeld--;
+      this.floating.release();
+      channel.peer.write(encodeFrame(FrameType.ADD_CREDIT, [channel.index, 0, 1]));
+      return;
+    }
+    channel.peer.write(encodeFrame(FrameType.ADD_CREDIT, [channel.index, 1, 1]));
+  }
+
+  private returnFloating(channel: Channel): void {
+    this.floating.withdraw(channel);
+    for (; channel.floatingHeld > 0; channel.floatingHeld--) this.floating.release();
+  }
+
+  private recycleCurrent(): void {
+    const current = this.current;
+    if (current !== null) {
+      this.current = null;
+      this.recycle(current.channel, current.slab);
+    }
+  }
+
+  private fail(error: ShuffleError): ShuffleError {
+    this.failure = error;
+    return error;
+  }
+
+  private notifyAvailable(index: number): void {
+    if (this.queued[index] === 1 || this.gateChannels[index]!.ended) return;
+    this.queued[index] = 1;
+    this.available.push(index);
+    this.wakeReader();
+  }
+
+  private nextAvailable(): number | undefined {
+    const index = this.available.shift();
+    if (index !== undefined) this.queued[index] = 0;
+    return index;
+  }
+
+  private wakeReader(): void {
+    const wake = this.wake;
+    if (wake !== null) {
+      this.wake = null;
+      wake();
+    }
+  }
+}

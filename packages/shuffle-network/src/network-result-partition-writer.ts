@@ -1,0 +1,167 @@
+import {
+  type Logger,
+  RecordFramer,
+  type ResultPartitionId,
+  type ResultPartitionWriter,
+  type ResultPartitionWriterMetrics,
+  type ShuffleEvent,
+  ShuffleError,
+  checkRecord,
+  invalidArgument,
+  validateUserEvent,
+} from '@weft/shuffle-api';
+import type { ProducedPartition } from './server/produced-partition.js';
+
+const OPEN = 0;
+const FINISHED = 1;
+const FAILED = 2;
+const CLOSED = 3;
+const STATE_NAMES = ['open', 'finished', 'failed', 'closed'] as const;
+
+export interface NetworkWriterOptions {
+  readonly partitionId: ResultPartitionId;
+  readonly sink: ProducedPartition;
+  readonly bufferSizeBytes: number;
+  readonly maxRecordBytes: number;
+  readonly logger: Logger;
+  /** Asked at `finish()`: an error when this attempt may no longer commit (a newer attempt or epoch took over). */
+  readonly commitRefusal?: () => ShuffleError | undefined;
+  /** Called once when the writer finishes, fails or closes. */
+  readonly onDone?: (outcome: 'finished' | 'failed') => void;
+}
+
+/**
+ * The network shuffle's writer: frames records per subpartition (shuffle-api's RecordFramer) into
+ * segments of the partition's pool and queues each full segment, uncopied, for the subpartition's
+ * consumer connection, which writes it to the socket against credit and recycles it once written.
+ */
+export class NetworkResultPartitionWriter implements ResultPartitionWriter {
+  readonly partitionId: ResultPartitionId;
+  readonly numberOfSubpartitions: number;
+  private readonly sink: ProducedPartition;
+  private readonly framers: RecordFramer[];
+  private readonly maxRecordBytes: number;
+  private state = OPEN;
+  private records = 0;
+  private bytes = 0;
+
+  constructor(private readonly options: NetworkWriterOptions) {
+    this.partitionId = options.partitionId;
+    this.sink = options.sink;
+    this.numberOfSubpartitions = options.sink.numberOfSubpartitions;
+    this.maxRecordBytes = options.maxRecordBytes;
+    const sink = options.sink;
+    this.framers = Array.from(
+      { length: this.numberOfSubpartitions },
+      (_, s) =>
+        new RecordFramer(
+          options.bufferSizeBytes,
+          () => sink.allocate(),
+          (segment, length) => sink.addData(s, segment, length),
+        ),
+    );
+  }
+
+  get metrics(): ResultPartitionWriterMetrics {
+    return {
+      records: this.records,
+      bytes: this.bytes,
+      bufferedBytes: this.sink.bufferedBytes,
+      memoryLimitBytes: this.sink.memoryLimitBytes,
+    };
+  }
+
+  emitRecord(record: Uint8Array, subpartition: number): boolean {
+    if (this.state !== OPEN) throw this.stateError('emitRecord');
+    if (!((subpartition >>> 0) === subpartition && subpartition < this.numberOfSubpartitions)) {
+      throw invalidArgument('subpartition', `${subpartition} is not an index in [0, ${this.numberOfSubpartitions})`, { partitionId: this.partitionId });
+    }
+    checkRecord(record, this.maxRecordBytes);
+    this.framers[subpartition]!.write(record);
+    this.records++;
+    this.bytes += record.length + 4;
+    return this.sink.writable;
+  }
+
+  broadcastRecord(record: Uint8Array): boolean {
+    if (this.state !== OPEN) throw this.stateError('broadcastRecord');
+    checkRecord(record, this.maxRecordBytes);
+    for (const framer of this.framers) framer.write(record);
+    this.records += this.numberOfSubpartitions;
+    this.bytes += (record.length + 4) * this.numberOfSubpartitions;
+    return this.sink.writable;
+  }
+
+  broadcastEvent(event: ShuffleEvent): boolean {
+    if (this.state !== OPEN) throw this.stateError('broadcastEvent');
+    validateUserEvent(event);
+    for (let s = 0; s < this.numberOfSubpartitions; s++) {
+      this.framers[s]!.flush();
+      this.sink.addEvent(s, event);
+    }
+    return this.sink.writable;
+  }
+
+  async ready(): Promise<void> {
+    while (this.state === OPEN && !this.sink.writable) await this.sink.whenWritable();
+    if (this.state === FAILED || this.state === CLOSED) {
+      throw new ShuffleError('SHF_ERR_CLOSED', `writer of partition ${this.partitionId} is ${STATE_NAMES[this.state]}`, {
+        context: { partitionId: this.partitionId },
+      });
+    }
+  }
+
+  flush(): void {
+    if (this.state !== OPEN) return;
+    for (const framer of this.framers) framer.flush();
+  }
+
+  async finish(): Promise<void> {
+    if (this.state !== OPEN) throw this.stateError('finish');
+    const refused = this.options.commitRefusal?.();
+    if (refused !== undefined) {
+      this.fail(refused);
+      throw refused;
+    }
+    for (const framer of this.framers) framer.flush();
+    this.sink.finish();
+    this.state = FINISHED;
+    this.options.logger.debug({ partitionId: this.partitionId, records: this.records, bytes: this.bytes }, 'open -> finished');
+    this.options.onDone?.('finished');
+  }
+
+  fail(cause: unknown): void {
+    if (this.state !== OPEN) return;
+    this.state = FAILED;
+    for (const framer of this.framers) {
+      const segment = framer.discard();
+      if (segment !== null) this.sink.recycle(segment);
+    }
+    const message = cause instanceof Error ? cause.message : String(cause);
+    this.sink.fail(
+      new ShuffleError('SHF_ERR_PRODUCER_FAILED', `producer of partition ${this.partitionId} failed: ${message}`, {
+        cause,
+        context: { partitionId: this.partitionId },
+      }),
+    );
+    this.options.logger.debug({ partitionId: this.partitionId, cause: message }, 'open -> failed');
+    this.options.onDone?.('failed');
+  }
+
+  async close(): Promise<void> {
+    if (this.state === OPEN) {
+      this.fail(new ShuffleError('SHF_ERR_CLOSED', `writer of partition ${this.partitionId} was closed before finish()`));
+    }
+    this.state = CLOSED;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  private stateError(operation: string): ShuffleError {
+    return invalidArgument('state', `${operation} on the writer of partition ${this.partitionId}, which is ${STATE_NAMES[this.state]}`, {
+      partitionId: this.partitionId,
+    });
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * A partition's local buffer pool (Flink's LocalBufferPool): hands out fixed-size segments and takes them
+ * back. A slot counts from `allocate` until the segment is recycled unsent, or — once sent — until the
+ * consumer reports it consumed (`releaseSlots`): so the pool bounds everything in flight, on the wire and
+ * in the consumer's hands, not only what the producer still holds. `allocate` never refuses — a record larger than the pool must still be framed — but `exhausted`
+ * tells the writer to stop emitting until segments come back, and `whenAvailable` waits for that.
+ */
+export class BufferPool {
+  private readonly free: Uint8Array[] = [];
+  private inUse = 0;
+  private waiters: (() => void)[] = [];
+
+  constructor(
+    readonly bufferSizeBytes: number,
+    readonly capacity: number,
+  ) {}
+
+  get buffersInUse(): number {
+    return this.inUse;
+  }
+
+  get exhausted(): boolean {
+    return this.inUse >= this.capacity;
+  }
+
+  allocate(): Uint8Array {
+    this.inUse++;
+    return this.free.pop() ?? new Uint8Array(this.bufferSizeBytes);
+  }
+
+  recycle(segment: Uint8Array): void {
+    this.inUse--;
+    if (this.free.length < this.capacity) this.free.push(segment);
+    if (this.inUse < this.capacity && this.waiters.length > 0) this.wakeAll();
+  }
+
+  /** A sent segment is back from the socket; its slot stays taken until `releaseSlots` (the consumer is done with it). */
+  returnSegment(segment: Uint8Array): void {
+    if (this.free.length < this.capacity) this.free.push(segment);
+  }
+
+  /** Frees `n` slots whose segments went to a consumer that is now done with them. */
+  releaseSlots(n: number): void {
+    if (n <= 0) return;
+    this.inUse -= n;
+    if (this.inUse < this.capacity && this.waiters.length > 0) this.wakeAll();
+  }
+
+  /** Resolves once fewer than `capacity` segments are in use. */
+  whenAvailable(): Promise<void> {
+    if (!this.exhausted) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Wakes every waiter (they re-check whatever they wait for); used on failure and close too. */
+  wakeAll(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const wake of waiters) wake();
+  }
+
+  /** Drops the free segments; segments in use are recycled into nothing. */
+  destroy(): void {
+    this.free.length = 0;
+    this.wakeAll();
+  }
+}

@@ -1,0 +1,32 @@
+import { taskExecutorId } from '@weft/shuffle-api';
+import { describeShuffleConformance } from '@weft/shuffle-api/testing';
+import { createNetworkShuffleServiceFactory } from '@weft/shuffle-network';
+
+// Producer and consumer are separate environments on separate loopback addresses (two "hosts"): every
+// record crosses a TCP connection, and the master reaches the producer over its control connection.
+describeShuffleConformance({
+  name: 'network (in process, over TCP)',
+  partitionTypes: ['PIPELINED', 'PIPELINED_BOUNDED'],
+  maxRecordBytes: 16 * 1024 * 1024,
+  backpressureBytes: 4 * 1024 * 1024,
+  async createHarness() {
+    const options = { buffersPerPartition: 16, maxBuffersPerPipelinedPartition: 32, maxRecordBytes: 16 * 1024 * 1024 };
+    const producerSide = createNetworkShuffleServiceFactory({ ...options, host: '127.0.0.2' });
+    const consumerSide = createNetworkShuffleServiceFactory({ ...options, host: '127.0.0.3' });
+    const master = producerSide.createShuffleMaster();
+    await master.start();
+    const producerEnvironment = producerSide.createShuffleEnvironment({ taskExecutorId: taskExecutorId('conformance') });
+    const consumerEnvironment = consumerSide.createShuffleEnvironment({ taskExecutorId: taskExecutorId('conformance-consumer') });
+    await producerEnvironment.start();
+    await consumerEnvironment.start();
+    return {
+      master,
+      producerEnvironment,
+      consumerEnvironment,
+      async close() {
+        await Promise.allSettled([consumerEnvironment.close(), producerEnvironment.close()]);
+        await master.close();
+      },
+    };
+  },
+});
