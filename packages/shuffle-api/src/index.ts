@@ -10,6 +10,10 @@ export * from './partition-descriptor.js';
 export * from './producer-descriptor.js';
 export * from './record-deframer.js';
 export * from './record-framer.js';
+// building blocks shared by the pipelined implementations (in memory, network)
+export * from './framing-result-partition-writer.js';
+export * from './fifo-queue.js';
+export * from './floating-credits.js';
 export * from './record-framing.js';
 export * from './result-partition-type.js';
 export type * from './result-partition-writer.js';

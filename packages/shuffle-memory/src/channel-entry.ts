@@ -1,4 +1,4 @@
-import type { ShuffleError, ShuffleEvent } from '@weft/shuffle-api';
+import type { FramedPartitionSink, ShuffleError, ShuffleEvent } from '@weft/shuffle-api';
 
 /** What travels through a subpartition to its reader: a filled buffer, an event, or a terminal error. */
 export type ChannelEntry =
@@ -21,23 +21,5 @@ export interface SubpartitionReader {
 /** Called by a reader whenever it gains an entry to poll. */
 export type AvailabilityListener = () => void;
 
-/** Where a writer sends what it frames. One per partition attempt. */
-export interface PartitionSink {
-  readonly numberOfSubpartitions: number;
-  /** Allocates a segment for the writer's framers. */
-  allocate(): Uint8Array;
-  /** Gives back a segment the writer will not send (discarded on failure). */
-  recycle(segment: Uint8Array): void;
-  /** False while the writer should wait before emitting more. */
-  readonly writable: boolean;
-  /** Resolves when `writable` may have become true (or the sink failed). */
-  whenWritable(): Promise<void>;
-  readonly bufferedBytes: number;
-  readonly memoryLimitBytes: number;
-  addData(subpartition: number, segment: Uint8Array, length: number): void;
-  addEvent(subpartition: number, event: ShuffleEvent): void;
-  /** All data and end-of-partition are added: the partition is complete. */
-  finish(): void;
-  /** The producer failed; readers get `error` after what they already received. */
-  fail(error: ShuffleError): void;
-}
+/** Where a writer sends what it frames (shuffle-api's FramedPartitionSink). One per partition attempt. */
+export type PartitionSink = FramedPartitionSink;

@@ -1,7 +1,6 @@
+import { FifoQueue, type FloatingCreditTaker, type FloatingCredits } from '@weft/shuffle-api';
 import type { BufferPool } from './buffer-pool.js';
 import type { AvailabilityListener, ChannelEntry, SubpartitionReader } from './channel-entry.js';
-import { FifoQueue } from './fifo-queue.js';
-import type { FloatingCreditTaker, FloatingCredits } from './floating-credits.js';
 import type { CreditedReceiver, PipelinedSubpartition } from './pipelined-subpartition.js';
 
 /**

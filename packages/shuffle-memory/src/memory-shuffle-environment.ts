@@ -1,3 +1,4 @@
+import { FloatingCredits, FramingResultPartitionWriter } from '@weft/shuffle-api';
 import {
   type CreateInputGateRequest,
   type CreateWriterRequest,
@@ -19,9 +20,7 @@ import {
 } from '@weft/shuffle-api';
 import { BlockingPartition } from './blocking-partition.js';
 import type { ChannelEntry, SubpartitionReader } from './channel-entry.js';
-import { FloatingCredits } from './floating-credits.js';
 import { MemoryInputGate } from './memory-input-gate.js';
-import { MemoryResultPartitionWriter } from './memory-result-partition-writer.js';
 import { MEMORY_SHUFFLE_SERVICE_ID } from './memory-shuffle-master.js';
 import type { MemoryShuffleRegistry } from './memory-shuffle-registry.js';
 
@@ -60,7 +59,7 @@ export class MemoryShuffleEnvironment implements ShuffleEnvironment {
     const descriptor = validateShuffleDescriptor(request?.descriptor, MEMORY_SHUFFLE_SERVICE_ID);
     const sink = this.registry.claimForWriter(descriptor, this);
     const { bufferSizeBytes, maxRecordBytes } = this.registry.options;
-    const writer: MemoryResultPartitionWriter = new MemoryResultPartitionWriter({
+    const writer: FramingResultPartitionWriter = new FramingResultPartitionWriter({
       partitionId: descriptor.partition.partitionId,
       sink,
       bufferSizeBytes,

@@ -1,8 +1,8 @@
+import type { FloatingCredits } from '@weft/shuffle-api';
 import { END_OF_PARTITION, type ShuffleError, type ShuffleEvent } from '@weft/shuffle-api';
 import { BufferPool } from './buffer-pool.js';
 import type { AvailabilityListener, PartitionSink, SubpartitionReader } from './channel-entry.js';
 import { CreditedChannelReader } from './credited-channel-reader.js';
-import type { FloatingCredits } from './floating-credits.js';
 import { PipelinedSubpartition } from './pipelined-subpartition.js';
 
 export interface PipelinedPartitionOptions {

@@ -1,6 +1,6 @@
+import { FifoQueue } from '@weft/shuffle-api';
 import type { BufferPool } from './buffer-pool.js';
 import type { ChannelEntry } from './channel-entry.js';
-import { FifoQueue } from './fifo-queue.js';
 
 /** The reader side a subpartition sends to: it grants credits and receives entries. */
 export interface CreditedReceiver {

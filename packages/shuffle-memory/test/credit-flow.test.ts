@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { BufferPool } from '../src/buffer-pool.js';
 import type { ChannelEntry } from '../src/channel-entry.js';
 import { CreditedChannelReader } from '../src/credited-channel-reader.js';
-import { FloatingCredits } from '../src/floating-credits.js';
+import { FloatingCredits } from '@weft/shuffle-api';
 import { PipelinedSubpartition } from '../src/pipelined-subpartition.js';
 
 function fill(subpartition: PipelinedSubpartition, pool: BufferPool, buffers: number): void {

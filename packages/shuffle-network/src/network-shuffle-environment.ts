@@ -1,3 +1,4 @@
+import { FramingResultPartitionWriter } from '@weft/shuffle-api';
 import {
   type CreateInputGateRequest,
   type CreateWriterRequest,
@@ -18,7 +19,6 @@ import {
 import type { ControlRequest } from './client/control-client.js';
 import { type GateInput, NetworkInputGate } from './client/network-input-gate.js';
 import { readDetails } from './network-descriptor-details.js';
-import { NetworkResultPartitionWriter } from './network-result-partition-writer.js';
 import { NETWORK_SHUFFLE_SERVICE_ID } from './network-shuffle-master.js';
 import type { ResolvedNetworkShuffleOptions } from './network-shuffle-options.js';
 import { PartitionServer } from './server/partition-server.js';
@@ -97,7 +97,7 @@ export class NetworkShuffleEnvironment implements ShuffleEnvironment {
     await this.start();
     this.checkOpen();
     const partition = this.registry.claimForWriter(descriptor);
-    const writer: NetworkResultPartitionWriter = new NetworkResultPartitionWriter({
+    const writer: FramingResultPartitionWriter = new FramingResultPartitionWriter({
       partitionId: descriptor.partition.partitionId,
       sink: partition,
       bufferSizeBytes: this.options.bufferSizeBytes,

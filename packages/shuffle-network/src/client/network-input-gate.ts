@@ -1,3 +1,4 @@
+import { FifoQueue, type FloatingCreditTaker, FloatingCredits } from '@weft/shuffle-api';
 import {
   type GateBatch,
   type GateItem,
@@ -13,9 +14,7 @@ import {
   gateItems,
   isShuffleError,
 } from '@weft/shuffle-api';
-import { FifoQueue } from '../fifo-queue.js';
 import { FrameType, encodeFrame, parseJsonTail } from '../wire/frames.js';
-import { FloatingBuffers, type FloatingBufferTaker } from './floating-buffers.js';
 import { PeerSocket } from './peer-socket.js';
 import type { ReadSlab } from './read-slabs.js';
 
@@ -52,7 +51,7 @@ export interface NetworkInputGateOptions {
  * and borrows floating ones from the gate while its producer announces a backlog; every buffer it does
  * not hold data in has been announced to the producer as credit.
  */
-class Channel implements FloatingBufferTaker {
+class Channel implements FloatingCreditTaker {
   readonly queue = new FifoQueue<ChannelEntry>();
   readonly deframer: RecordDeframer;
   holding = 0;
@@ -72,7 +71,7 @@ class Channel implements FloatingBufferTaker {
     this.deframer = new RecordDeframer(maxRecordBytes, info.partitionId);
   }
 
-  grantFloatingBuffer(): void {
+  grantFloatingCredit(): void {
     this.gate.grantFloating(this);
   }
 }
@@ -87,7 +86,7 @@ export class NetworkInputGate implements InputGate {
   readonly channels: readonly InputChannelInfo[];
   private readonly gateChannels: Channel[];
   private readonly peers: PeerSocket[] = [];
-  private readonly floating: FloatingBuffers;
+  private readonly floating: FloatingCredits;
   private readonly exclusive: number;
   private readonly available = new FifoQueue<number>();
   private readonly queued: Uint8Array;
@@ -100,7 +99,7 @@ export class NetworkInputGate implements InputGate {
   constructor(private readonly options: NetworkInputGateOptions) {
     this.channels = options.channels;
     this.exclusive = options.buffersPerChannel;
-    this.floating = new FloatingBuffers(options.floatingBuffersPerGate);
+    this.floating = new FloatingCredits(options.floatingBuffersPerGate);
     this.queued = new Uint8Array(options.channels.length);
     this.gateChannels = options.channels.map((info, i) => new Channel(i, info, this, options.maxRecordBytes));
     const byAddress = new Map<string, GateInput[]>();

@@ -1,5 +1,5 @@
+import { FifoQueue } from '@weft/shuffle-api';
 import { END_OF_PARTITION, type ShuffleError, type ShuffleEvent } from '@weft/shuffle-api';
-import { FifoQueue } from '../fifo-queue.js';
 import { BufferPool } from './buffer-pool.js';
 
 /** What a subpartition queues for its consumer: a filled buffer, an event, or a terminal error. */

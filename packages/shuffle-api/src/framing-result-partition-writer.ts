@@ -1,16 +1,34 @@
-import {
-  type Logger,
-  RecordFramer,
-  type ResultPartitionId,
-  type ResultPartitionWriter,
-  type ResultPartitionWriterMetrics,
-  type ShuffleEvent,
-  ShuffleError,
-  checkRecord,
-  invalidArgument,
-  validateUserEvent,
-} from '@weft/shuffle-api';
-import type { ProducedPartition } from './server/produced-partition.js';
+import type { Logger } from './logger.js';
+import type { ResultPartitionId } from './ids.js';
+import { RecordFramer } from './record-framer.js';
+import { checkRecord } from './record-framing.js';
+import type { ResultPartitionWriter, ResultPartitionWriterMetrics } from './result-partition-writer.js';
+import { invalidArgument, ShuffleError } from './shuffle-error.js';
+import { type ShuffleEvent, validateUserEvent } from './shuffle-event.js';
+
+/**
+ * Where a FramingResultPartitionWriter sends what it frames: a pipelined partition of an implementation
+ * (in memory, over the network). One per partition attempt.
+ */
+export interface FramedPartitionSink {
+  readonly numberOfSubpartitions: number;
+  /** Allocates a segment for the writer's framers. */
+  allocate(): Uint8Array;
+  /** Gives back a segment the writer will not send (discarded on failure). */
+  recycle(segment: Uint8Array): void;
+  /** False while the writer should wait before emitting more. */
+  readonly writable: boolean;
+  /** Resolves when `writable` may have become true (or the sink failed). */
+  whenWritable(): Promise<void>;
+  readonly bufferedBytes: number;
+  readonly memoryLimitBytes: number;
+  addData(subpartition: number, segment: Uint8Array, length: number): void;
+  addEvent(subpartition: number, event: ShuffleEvent): void;
+  /** All data and end-of-partition are added: the partition is complete. */
+  finish(): void;
+  /** The producer failed; readers get `error` after what they already received. */
+  fail(error: ShuffleError): void;
+}
 
 const OPEN = 0;
 const FINISHED = 1;
@@ -18,9 +36,9 @@ const FAILED = 2;
 const CLOSED = 3;
 const STATE_NAMES = ['open', 'finished', 'failed', 'closed'] as const;
 
-export interface NetworkWriterOptions {
+export interface FramingWriterOptions {
   readonly partitionId: ResultPartitionId;
-  readonly sink: ProducedPartition;
+  readonly sink: FramedPartitionSink;
   readonly bufferSizeBytes: number;
   readonly maxRecordBytes: number;
   readonly logger: Logger;
@@ -31,21 +49,21 @@ export interface NetworkWriterOptions {
 }
 
 /**
- * The network shuffle's writer: frames records per subpartition (shuffle-api's RecordFramer) into
- * segments of the partition's pool and queues each full segment, uncopied, for the subpartition's
- * consumer connection, which writes it to the socket against credit and recycles it once written.
+ * A pipelined partition's writer for any implementation whose partition is a FramedPartitionSink (the
+ * in-memory and the network shuffles): frames records per subpartition (RecordFramer) into segments of the
+ * sink and hands each full segment over without copying.
  */
-export class NetworkResultPartitionWriter implements ResultPartitionWriter {
+export class FramingResultPartitionWriter implements ResultPartitionWriter {
   readonly partitionId: ResultPartitionId;
   readonly numberOfSubpartitions: number;
-  private readonly sink: ProducedPartition;
+  private readonly sink: FramedPartitionSink;
   private readonly framers: RecordFramer[];
   private readonly maxRecordBytes: number;
   private state = OPEN;
   private records = 0;
   private bytes = 0;
 
-  constructor(private readonly options: NetworkWriterOptions) {
+  constructor(private readonly options: FramingWriterOptions) {
     this.partitionId = options.partitionId;
     this.sink = options.sink;
     this.numberOfSubpartitions = options.sink.numberOfSubpartitions;
