@@ -85,9 +85,7 @@ if (filters.length === 0) {
 ensureRedis();
 if (files.some((file) => file.includes('.browser.'))) ensureChromium();
 
-// One file more than there are cores: the long integration files spend much of their time waiting on the
-// processes they start (kills, restarts, heartbeats), so with one per core the CPUs sat a quarter idle.
-const concurrency = Math.max(3, availableParallelism() + 1);
+const concurrency = Math.max(2, availableParallelism());
 console.log(`# ${files.length} test files, concurrency ${concurrency}`);
 const status = run(process.execPath, [
   '--conditions=source',
