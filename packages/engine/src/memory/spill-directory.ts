@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { spillFailed } from './spill-failed.js';
 
 /**
- * The spill files of one task attempt: a directory `weft-spill-<attempt>-XXXXXX` under `root` (the
+ * The spill files of one task attempt: a directory `weft-spill-<attempt>-` plus six random characters (mkdtemp) under `root` (the
  * system's temp directory by default), made when the first file is asked for. Operators own their files
  * and remove them when done with them; `close()` removes the directory and whatever is still in it —
  * the task calls it after success, failure and cancellation alike. Synchronous: operators spill from
