@@ -208,9 +208,10 @@ export class JobScheduler {
     for (const v of recovery.kept.keys()) {
       for (const p of blockingOutputsOf(topology, v)) {
         if (recovery.descriptors.has(p)) continue;
-        // gone (released once every reader finished): lost to a later failover, which re-runs its producer
         this.#partitions.markDone(p);
-        this.#partitions.markReleased(p);
+        // a skipped subtask's partition is empty and never registered: done, as when it was skipped;
+        // any other is gone (released once every reader finished): lost to a later failover, which re-runs its producer
+        if (!recovery.skipped.has(v)) this.#partitions.markReleased(p);
       }
     }
     if (recovery.reset.length > 0) {
