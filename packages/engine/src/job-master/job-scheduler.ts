@@ -15,6 +15,7 @@ import { PartitionReleases } from './partition-releases.js';
 import { blockingOutputsOf, PartitionStates } from './partition-states.js';
 import { progressCounters } from './progress-counters.js';
 import { RegionDependencies } from './region-dependencies.js';
+import { stalledJobError } from './stalled-job.js';
 import { RegionDeployer } from './region-deployer.js';
 import { RegionRestarts } from './region-restarts.js';
 import { RegionState, RegionStates } from './region-states.js';
@@ -251,6 +252,8 @@ export class JobScheduler {
       if (best === undefined) return;
       void this.#deploy(this.#states.nextReady() as number, best);
     }
+    const stalled = stalledJobError(this.#states, this.#restarts.anyUnderWay, this.#dependencies, this.#options.topology, (p) => this.#partitions.isDone(p));
+    if (stalled !== undefined) this.failJob(stalled);
   }
 
   /**
