@@ -20,6 +20,17 @@ export class RecordDeframer {
     return this.pending !== null;
   }
 
+  /**
+   * Drops the record begun in an earlier buffer, if any (its producer went away before sending the rest:
+   * PIPELINED_APPROXIMATE); returns how many of its bytes had arrived (0 when none was pending).
+   */
+  discardPartialRecord(): number {
+    const dropped = this.pending === null ? 0 : this.pendingFilled;
+    this.pending = null;
+    this.pendingFilled = 0;
+    return dropped;
+  }
+
   /** Appends every record completed by `bytes` to `out`; returns how many were appended. */
   push(bytes: Uint8Array, out: Uint8Array[]): number {
     const length = bytes.length;

@@ -8,12 +8,18 @@ import { ShuffleError, invalidArgument } from './shuffle-error.js';
  * - `end-of-data`: the producer will emit no more records (Flink's EndOfData), sent by the user.
  * - `checkpoint-barrier`: an aligned checkpoint marker with its id and timestamp.
  * - `user`: an application event with a name and a JSON payload.
+ * - `channel-unavailable`: sent by the shuffle, not by a producer, on one channel of a PIPELINED_APPROXIMATE
+ *   input whose producer attempt went away before its end (failed, or replaced by a new attempt). The gate
+ *   dropped the partial record it held for that channel (`partialRecordBytes` of it, 0 when none) and keeps
+ *   reading the others; the channel's records resume, from a whole record, once a new producer attempt is
+ *   there (FLIP-135's downstream side).
  */
 export type ShuffleEvent =
   | { readonly type: 'end-of-partition' }
   | { readonly type: 'end-of-data' }
   | { readonly type: 'checkpoint-barrier'; readonly id: number; readonly timestampMs: number }
-  | { readonly type: 'user'; readonly name: string; readonly payload: JsonValue };
+  | { readonly type: 'user'; readonly name: string; readonly payload: JsonValue }
+  | { readonly type: 'channel-unavailable'; readonly partialRecordBytes: number };
 
 export const END_OF_PARTITION: ShuffleEvent = Object.freeze({ type: 'end-of-partition' });
 export const END_OF_DATA: ShuffleEvent = Object.freeze({ type: 'end-of-data' });
@@ -22,6 +28,7 @@ const KIND_END_OF_PARTITION = 1;
 const KIND_END_OF_DATA = 2;
 const KIND_CHECKPOINT_BARRIER = 3;
 const KIND_USER = 4;
+const KIND_CHANNEL_UNAVAILABLE = 5;
 
 /**
  * Checks an event a user asked to broadcast; throws SHF_ERR_INVALID_ARGUMENT naming the field. A user
@@ -34,6 +41,8 @@ export function validateUserEvent(event: unknown): ShuffleEvent {
   switch (e['type']) {
     case 'end-of-partition':
       throw invalidArgument('event.type', 'end-of-partition is sent by finish(), not broadcast by hand');
+    case 'channel-unavailable':
+      throw invalidArgument('event.type', 'channel-unavailable is sent by the shuffle when a producer goes away, not broadcast by hand');
     case 'end-of-data':
       return event as ShuffleEvent;
     case 'checkpoint-barrier':
@@ -60,7 +69,7 @@ export function validateUserEvent(event: unknown): ShuffleEvent {
 /**
  * Encodes an event as the payload of an EVENT buffer (FRAMING.md, "Event buffers"):
  * byte 0 is the kind; a barrier adds its id and timestamp as float64 LE; a user event adds UTF-8 JSON
- * `{"name":..., "payload":...}`.
+ * `{"name":..., "payload":...}`; channel-unavailable adds its partialRecordBytes as float64 LE.
  */
 export function encodeEvent(event: ShuffleEvent): Uint8Array {
   switch (event.type) {
@@ -74,6 +83,12 @@ export function encodeEvent(event: ShuffleEvent): Uint8Array {
       out[0] = KIND_CHECKPOINT_BARRIER;
       view.setFloat64(1, event.id, true);
       view.setFloat64(9, event.timestampMs, true);
+      return out;
+    }
+    case 'channel-unavailable': {
+      const out = new Uint8Array(9);
+      out[0] = KIND_CHANNEL_UNAVAILABLE;
+      new DataView(out.buffer).setFloat64(1, event.partialRecordBytes, true);
       return out;
     }
     case 'user': {
@@ -99,6 +114,10 @@ export function decodeEvent(bytes: Uint8Array): ShuffleEvent {
       if (bytes.length !== 17) throw corrupt(`checkpoint barrier of ${bytes.length} bytes`);
       const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
       return { type: 'checkpoint-barrier', id: view.getFloat64(1, true), timestampMs: view.getFloat64(9, true) };
+    }
+    case KIND_CHANNEL_UNAVAILABLE: {
+      if (bytes.length !== 9) throw corrupt(`channel-unavailable of ${bytes.length} bytes`);
+      return { type: 'channel-unavailable', partialRecordBytes: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getFloat64(1, true) };
     }
     case KIND_USER: {
       let parsed: unknown;

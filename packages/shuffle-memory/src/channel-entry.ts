@@ -5,7 +5,9 @@ export type ChannelEntry =
   /** `partialRecordLength`: the first bytes that are the tail of a record begun in an earlier buffer (RecordFramer); 0 when absent. */
   | { readonly kind: 'data'; readonly segment: Uint8Array; readonly length: number; readonly partialRecordLength?: number }
   | { readonly kind: 'event'; readonly event: ShuffleEvent }
-  | { readonly kind: 'error'; readonly error: ShuffleError };
+  | { readonly kind: 'error'; readonly error: ShuffleError }
+  /** PIPELINED_APPROXIMATE: this attempt of the producer went away before its end (failed or replaced); a new attempt may come. */
+  | { readonly kind: 'unavailable' };
 
 /** The consumer end of one subpartition, as a gate's channel sees it. */
 export interface SubpartitionReader {
@@ -17,6 +19,8 @@ export interface SubpartitionReader {
   recycle(entry: ChannelEntry): void;
   /** The consumer is gone (finished or closed); drop what is queued. Idempotent. */
   release(): void;
+  /** The partition (attempt) it reads, when it reads a pipelined one: a reader of a new attempt has another. */
+  readonly source?: object;
 }
 
 /** Called by a reader whenever it gains an entry to poll. */

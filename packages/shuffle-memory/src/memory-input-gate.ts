@@ -16,7 +16,18 @@ export interface GateChannel {
   reader: SubpartitionReader;
   readonly deframer: RecordDeframer;
   ended: boolean;
+  /** Cancels the wait for a new producer attempt (an approximate input whose producer went away). */
+  cancelRebind?: (() => void) | undefined;
 }
+
+/**
+ * Binds a channel again once a producer attempt other than `gone` is there (PIPELINED_APPROXIMATE):
+ * calls `onBound` with its reader (at once, or at the attempt's registration); returns a cancel function.
+ */
+export type ChannelRebinder = (info: InputChannelInfo, gone: object | undefined, listener: () => void, onBound: (reader: SubpartitionReader) => void) => () => void;
+
+/** A channel's reader while it waits for a new producer attempt: nothing to read. */
+const WAITING_READER: SubpartitionReader = Object.freeze({ hasNext: false, poll: () => undefined, recycle() {}, release() {} });
 
 /**
  * The in-memory input gate: a FIFO of channels with data (Flink's inputChannelsWithData), read one
@@ -35,8 +46,16 @@ export class MemoryInputGate implements InputGate {
   private current: { channel: GateChannel; entry: ChannelEntry } | null = null;
   private failure: ShuffleError | null = null;
 
-  /** `bind` is called once per channel, with the listener its reader must call when it gains data. */
-  constructor(infos: readonly InputChannelInfo[], maxRecordBytes: number, bind: (info: InputChannelInfo, listener: () => void) => SubpartitionReader) {
+  /**
+   * `bind` is called once per channel, with the listener its reader must call when it gains data;
+   * `rebind` when an approximate input's producer attempt went away (ChannelRebinder).
+   */
+  constructor(
+    infos: readonly InputChannelInfo[],
+    maxRecordBytes: number,
+    bind: (info: InputChannelInfo, listener: () => void) => SubpartitionReader,
+    private readonly rebind?: ChannelRebinder,
+  ) {
     this.channels = infos;
     this.queued = new Uint8Array(infos.length);
     this.gateChannels = infos.map((info) => ({
@@ -82,6 +101,7 @@ export class MemoryInputGate implements InputGate {
         return { kind: 'records', channel: index, records };
       }
       if (entry.kind === 'error') throw this.fail(entry.error);
+      if (entry.kind === 'unavailable') return this.producerGone(index, channel);
       if (entry.event.type === 'end-of-partition') {
         try {
           channel.deframer.checkComplete();
@@ -104,12 +124,34 @@ export class MemoryInputGate implements InputGate {
     if (this.closed) return;
     this.closed = true;
     this.recycleCurrent();
-    for (const channel of this.gateChannels) channel.reader.release();
+    for (const channel of this.gateChannels) {
+      channel.cancelRebind?.();
+      channel.reader.release();
+    }
     this.wakeReader();
   }
 
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
+  }
+
+  /**
+   * The channel's producer attempt went away before its end (PIPELINED_APPROXIMATE): drop the partial
+   * record held for this channel only, wait for a new attempt (other channels read on), and tell the
+   * consumer in band.
+   */
+  private producerGone(index: number, channel: GateChannel): GateBatch {
+    const partialRecordBytes = channel.deframer.discardPartialRecord();
+    const gone = channel.reader.source;
+    channel.reader.release();
+    channel.reader = WAITING_READER;
+    const listener = (): void => this.notifyAvailable(index);
+    channel.cancelRebind = this.rebind?.(channel.info, gone, listener, (reader) => {
+      channel.cancelRebind = undefined;
+      channel.reader = reader;
+      if (reader.hasNext) listener();
+    });
+    return { kind: 'event', channel: index, event: { type: 'channel-unavailable', partialRecordBytes } };
   }
 
   private fail(error: ShuffleError): ShuffleError {

@@ -93,7 +93,12 @@ export class MemoryShuffleEnvironment implements ShuffleEnvironment {
     }
     const { buffersPerChannel, floatingBuffersPerGate, maxRecordBytes } = this.registry.options;
     const floating = new FloatingCredits(floatingBuffersPerGate);
-    const gate = new MemoryInputGate(infos, maxRecordBytes, (info, listener) => this.bind(jobId, info, { buffersPerChannel, floating, listener }));
+    const gate = new MemoryInputGate(
+      infos,
+      maxRecordBytes,
+      (info, listener) => this.bind(jobId, info, { buffersPerChannel, floating, listener }),
+      (info, gone, listener, onBound) => this.rebind(jobId, info, gone, { buffersPerChannel, floating, listener }, onBound),
+    );
     this.open.add(gate);
     const close = gate.close.bind(gate);
     gate.close = async () => {
@@ -152,6 +157,33 @@ export class MemoryShuffleEnvironment implements ShuffleEnvironment {
       kind: 'error',
       error: partitionNotFound(info.partitionId, `subpartition ${info.subpartition} of this pipelined partition was already consumed`),
     });
+  }
+
+  /**
+   * Binds an approximate input's channel to the newest attempt of its partition once it is not `gone`:
+   * now if it is registered already, else at its registration (MemoryShuffleRegistry.whenRegistered).
+   */
+  private rebind(
+    jobId: CreateInputGateRequest['jobId'],
+    info: InputChannelInfo,
+    gone: object | undefined,
+    credit: { buffersPerChannel: number; floating: FloatingCredits; listener: () => void },
+    onBound: (reader: SubpartitionReader) => void,
+  ): () => void {
+    let cancel: () => void = () => {};
+    const attempt = (): void => {
+      let partition;
+      try {
+        partition = this.registry.find(jobId, info.partitionId);
+      } catch {
+        partition = undefined;
+      }
+      const reader = partition === undefined || partition === gone || partition instanceof BlockingPartition ? undefined : partition.openReader(info.subpartition, credit.buffersPerChannel, credit.floating, credit.listener);
+      if (reader !== undefined) onBound(reader);
+      else cancel = this.registry.whenRegistered(jobId, info.partitionId, attempt);
+    };
+    attempt();
+    return () => cancel();
   }
 
   private checkOpen(): void {

@@ -31,6 +31,8 @@ interface Entry {
  */
 export class MemoryShuffleRegistry {
   private readonly jobs = new Map<JobId, Map<ResultPartitionId, Entry>>();
+  /** Who waits for the next registration of a partition (by job and partition id): gates of approximate inputs. */
+  private readonly registrationListeners = new Map<string, Set<() => void>>();
   /** The newest job master epoch seen per job (kept after the job is unregistered, so an old master stays fenced). */
   private readonly epochs = new Map<JobId, number>();
 
@@ -88,6 +90,22 @@ export class MemoryShuffleRegistry {
         })
       : new BlockingPartition(numberOfSubpartitions, bufferSizeBytes);
     partitions.set(id, { descriptor, partition, epoch, producedBy: undefined });
+    const key = `${descriptor.jobId}\u0000${id}`;
+    const waiting = this.registrationListeners.get(key);
+    this.registrationListeners.delete(key);
+    for (const listener of waiting ?? []) listener();
+  }
+
+  /**
+   * Calls `listener` once, at the next registration of partition `partitionId` of job `jobId` (a new
+   * attempt, which an approximate input's gate rebinds to). Returns a function that cancels it.
+   */
+  whenRegistered(jobId: JobId, partitionId: ResultPartitionId, listener: () => void): () => void {
+    const key = `${jobId}\u0000${partitionId}`;
+    const listeners = this.registrationListeners.get(key) ?? new Set<() => void>();
+    listeners.add(listener);
+    this.registrationListeners.set(key, listeners);
+    return () => void this.registrationListeners.get(key)?.delete(listener);
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { FloatingCredits } from '@weft/shuffle-api';
 import { END_OF_PARTITION, type ShuffleError, type ShuffleEvent } from '@weft/shuffle-api';
 import { BufferPool } from './buffer-pool.js';
-import type { AvailabilityListener, PartitionSink, SubpartitionReader } from './channel-entry.js';
+import type { AvailabilityListener, ChannelEntry, PartitionSink, SubpartitionReader } from './channel-entry.js';
 import { CreditedChannelReader } from './credited-channel-reader.js';
 import { type ApproximateLosses, PipelinedSubpartition } from './pipelined-subpartition.js';
 
@@ -87,7 +87,9 @@ export class PipelinedPartition implements PartitionSink {
 
   fail(error: ShuffleError): void {
     this.failed = true;
-    for (const s of this.subpartitions) s.replaceBacklog({ kind: 'error', error });
+    // approximate: readers get what was sent before the failure, then learn this attempt is gone
+    if (this.options.approximate === true) for (const s of this.subpartitions) s.add({ kind: 'unavailable' });
+    else for (const s of this.subpartitions) s.replaceBacklog({ kind: 'error', error });
     this.pool.wakeAll();
   }
 
@@ -106,6 +108,7 @@ export class PipelinedPartition implements PartitionSink {
         return reader.hasNext;
       },
       recycle: (entry) => reader.recycle(entry),
+      source: this,
       release: () => {
         if (released || target.isReleased) return;
         released = true;
@@ -119,9 +122,10 @@ export class PipelinedPartition implements PartitionSink {
 
   /** Drops every buffer and refuses new readers; current readers get `error`. The partition is gone. */
   release(error: ShuffleError): void {
+    const gone: ChannelEntry = this.options.approximate === true ? { kind: 'unavailable' } : { kind: 'error', error };
     for (const s of this.subpartitions) {
       if (!s.isReleased) {
-        s.replaceBacklog({ kind: 'error', error });
+        s.replaceBacklog(gone);
         s.release();
         this.done++;
       }

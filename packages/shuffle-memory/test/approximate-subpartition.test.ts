@@ -172,3 +172,41 @@ describe('PIPELINED_APPROXIMATE through the memory shuffle environment', () => {
     }
   });
 });
+
+describe('PIPELINED_APPROXIMATE: the consumer side', () => {
+  it('a failed producer: its channel gets channel-unavailable, drops its partial record, the other channel reads on, and a new attempt is picked up', async () => {
+    const factory = createMemoryShuffleServiceFactory({ bufferSizeBytes: 64, buffersPerPartition: 8 });
+    const master = factory.createShuffleMaster();
+    await master.start();
+    const env = factory.createShuffleEnvironment({ taskExecutorId: taskExecutorId('t') });
+    try {
+      const a = await registerPartition(master, { jobId: 'approx-down', resultId: 'a', index: 0, type: 'PIPELINED_APPROXIMATE', subpartitions: 1 });
+      const b = await registerPartition(master, { jobId: 'approx-down', resultId: 'b', index: 0, type: 'PIPELINED_APPROXIMATE', subpartitions: 1 });
+      const gate = await env.createInputGate({ jobId: a.jobId, inputs: [a, b], subpartitions: { start: 0, end: 0 } });
+      const draining = drain(gate);
+      const writerA = await env.createResultPartitionWriter({ descriptor: a });
+      const writerB = await env.createResultPartitionWriter({ descriptor: b });
+      // 62-byte records in 64-byte buffers: record 5's head is handed over when its tail opens the next buffer
+      await emitAll(writerA, Array.from({ length: 6 }, (_, i) => ({ subpartition: 0, record: makeRecord(0, 0, i, 50) })));
+      await writerA.fail(new Error('producer a failed'));
+      await emitAll(writerB, Array.from({ length: 4 }, (_, i) => ({ subpartition: 0, record: makeRecord(1, 0, i, 50) })));
+      await writerB.finish();
+      // the producer's new attempt: a new registration of the same partition, found by the waiting channel
+      const a2 = await registerPartition(master, { jobId: 'approx-down', resultId: 'a', index: 0, type: 'PIPELINED_APPROXIMATE', subpartitions: 1, attempt: 1 });
+      const writerA2 = await env.createResultPartitionWriter({ descriptor: a2 });
+      await emitAll(writerA2, Array.from({ length: 3 }, (_, i) => ({ subpartition: 0, record: makeRecord(0, 0, 100 + i, 50) })));
+      await writerA2.finish();
+      const [fromA, fromB] = await draining;
+      const show = (items: typeof fromA) =>
+        (items ?? []).map((item) => (item.kind === 'record' ? `${parseRecord(item.record).seq}${parseRecord(item.record).intact ? '' : '!'}` : item.event.type === 'channel-unavailable' ? `unavailable:${item.event.partialRecordBytes}` : item.event.type));
+      // each 66-byte frame (header + 62) pushes the next one 2 bytes further into its buffer: record 5's
+      // header starts at byte 10 of a buffer, so 64 - 14 = 50 of its bytes had arrived when a failed
+      assert.deepEqual(show(fromA), ['0', '1', '2', '3', '4', 'unavailable:50', '100', '101', '102', 'end-of-partition']);
+      assert.deepEqual(show(fromB), ['0', '1', '2', '3', 'end-of-partition'], 'the other channel is untouched');
+      await Promise.all([writerA.close(), writerB.close(), writerA2.close(), gate.close()]);
+    } finally {
+      await env.close();
+      await master.close();
+    }
+  });
+});
