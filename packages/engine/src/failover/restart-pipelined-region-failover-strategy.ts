@@ -8,12 +8,13 @@ import { requireLostPartitions } from './lost-partitions.js';
  * by a breadth-first walk from the failed task's region; for each region reached:
  *
  * - every input partition produced outside the walk that is not available adds its producer's region.
- *   PIPELINED, PIPELINED_BOUNDED, PIPELINED_APPROXIMATE and HYBRID_SELECTIVE partitions are never available
- *   (their data cannot be read again); BLOCKING, BLOCKING_PERSISTENT and HYBRID_FULL ones are, unless listed
- *   in `TaskFailure.lostPartitions` or refused by `isPartitionAvailable`;
+ *   PIPELINED, PIPELINED_BOUNDED and HYBRID_SELECTIVE partitions are never available (their data cannot be
+ *   read again); BLOCKING, BLOCKING_PERSISTENT and HYBRID_FULL ones are, unless listed in
+ *   `TaskFailure.lostPartitions` or refused by `isPartitionAvailable`; PIPELINED_APPROXIMATE ones are too
+ *   (DESIGN.md, FLIP-135: the upstream is not restarted — a restarted consumer reconnects to it and reads
+ *   on from the next whole record), unless listed as lost;
  * - every consumer region of its outputs is added (they would read a partition being produced again).
  *
- * Unlike Flink, PIPELINED_APPROXIMATE is not treated as available (Weft has no approximate local recovery).
  * An ALL_TO_ALL edge is visited once per walk, not once per subtask, so a failure costs O(N + partitions).
  */
 export class RestartPipelinedRegionFailoverStrategy implements FailoverStrategy {
@@ -97,9 +98,11 @@ export class RestartPipelinedRegionFailoverStrategy implements FailoverStrategy 
   }
 
   #isAvailable(edge: ExecutionJobEdge, producer: number, lost: ReadonlySet<number>): boolean {
-    if (!edge.reconsumable) return false;
+    const approximate = edge.partitionType === 'PIPELINED_APPROXIMATE';
+    if (!edge.reconsumable && !approximate) return false;
     const partition = edge.firstPartition + producer;
     if (lost.has(partition)) return false;
+    if (approximate) return true;
     return this.#isPartitionAvailable === undefined || this.#isPartitionAvailable(`${edge.id}#${producer}`);
   }
 }

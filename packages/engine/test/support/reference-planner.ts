@@ -20,7 +20,9 @@ function expand(json: JobTopologyJson): { vertices: string[]; edges: ExecutionEd
   for (const e of topology.edges) {
     const s = parallelism.get(e.source) as number;
     const t = parallelism.get(e.target) as number;
-    const { mustBePipelined, reconsumable } = resultPartitionTypeProperties(e.partitionType);
+    const { mustBePipelined } = resultPartitionTypeProperties(e.partitionType);
+    // available for failover: re-readable, or approximate (its consumer reconnects; DESIGN.md)
+    const reconsumable = resultPartitionTypeProperties(e.partitionType).reconsumable || e.partitionType === 'PIPELINED_APPROXIMATE';
     for (let i = 0; i < s; i++) {
       const range = e.distribution === 'ALL_TO_ALL' ? { start: 0, end: t } : pointwiseConsumersOf(i, s, t);
       for (let j = range.start; j < range.end; j++) {
