@@ -50,14 +50,15 @@ const throwOnce = (task: string, atRecord: number): FaultInjectorFactory => () =
   taskFault: ({ executionVertexId, attempt }) => (executionVertexId === task && attempt === 0 ? { kind: 'throw', atRecord } : undefined),
 });
 
-function run(request: { count: number; parallelism: number; checkpointing: CheckpointingOptions; rate?: number; faults?: FaultInjectorFactory; restarts?: number }): Promise<JobResult> {
+function run(request: { count: number; parallelism: number; checkpointing: CheckpointingOptions; rate?: number; faults?: FaultInjectorFactory; restarts?: number; jobId?: string }): Promise<JobResult> {
   const memory = createMemoryShuffleServiceFactory({ buffersPerPartition: 8 });
   return runJob({
     job: wordCount(request.count, request.rate),
     parallelism: request.parallelism,
     shuffle: { pipelined: memory, blocking: memory },
     checkpointing: request.checkpointing,
-    restartStrategy: { type: 'fixed-delay', attempts: request.restarts ?? 2, delayMs: 0 },
+    restartStrategy: request.restarts === 0 ? { type: 'none' } : { type: 'fixed-delay', attempts: request.restarts ?? 2, delayMs: 0 },
+    ...(request.jobId === undefined ? {} : { jobId: request.jobId }),
     ...(request.faults === undefined ? {} : { faults: request.faults }),
   });
 }
@@ -72,10 +73,64 @@ describe('streaming checkpoints, in process', () => {
 
   it('restarts a failed task region from the latest completed checkpoint with exactly-once counts', async () => {
     const storage = new InMemoryCheckpointStorage();
-    const result = await run({ count: 4000, parallelism: 2, rate: 8000, checkpointing: { intervalMs: 20, storage }, faults: throwOnce('count#1', 1200) });
+    const result = await run({ count: 4000, parallelism: 2, rate: 8000, checkpointing: { intervalMs: 20, storage }, faults: throwOnce('generate#1', 1200) });
     assert.deepEqual(countsOf(result), referenceCounts(4000));
     assert.equal(result.failures, 1);
-    console.log(JSON.stringify(result.checkpoints));
     assert.ok((result.checkpoints?.tasksRestored ?? 0) > 0, `checkpoints: ${JSON.stringify(result.checkpoints)}`);
+  });
+
+  it('restores 4 -> 2 -> 3 subtasks from the latest checkpoint of a failed run, redistributing key groups and source splits', async () => {
+    const storage = new InMemoryCheckpointStorage();
+    const store = new InMemoryCheckpointStore();
+    const checkpointing = (restoreFrom?: 'latest'): CheckpointingOptions => ({ intervalMs: 20, storage, store, ...(restoreFrom === undefined ? {} : { restoreFrom }) });
+    const count = 6000;
+    const first = await run({ jobId: 'rescale', count, parallelism: 4, rate: 12_000, checkpointing: checkpointing(), faults: throwOnce('generate#2', 700), restarts: 0 });
+    assert.equal(first.status, 'failed');
+    const firstCheckpoint = (await store.completed()).at(-1)?.checkpointId;
+    assert.ok(firstCheckpoint !== undefined, 'the run at parallelism 4 completed a checkpoint before it failed');
+    const second = await run({ jobId: 'rescale', count, parallelism: 2, rate: 12_000, checkpointing: checkpointing('latest'), faults: throwOnce('generate#0', 700), restarts: 0 });
+    assert.equal(second.status, 'failed');
+    assert.equal(second.checkpoints?.restoredFrom, firstCheckpoint);
+    const third = await run({ jobId: 'rescale', count, parallelism: 3, checkpointing: checkpointing('latest') });
+    assert.ok((third.checkpoints?.restoredFrom ?? 0) > firstCheckpoint, 'the run at parallelism 3 started from the run at 2');
+    assert.deepEqual(countsOf(third), referenceCounts(count));
+  });
+
+  it('refuses a restore whose checkpoint is missing, corrupted or of another max parallelism, naming the checkpoint', async () => {
+    const storage = new InMemoryCheckpointStorage();
+    const store = new InMemoryCheckpointStore();
+    const fresh = await run({ count: 0, parallelism: 1, checkpointing: { intervalMs: 20, storage, store, restoreFrom: 'latest' } }).catch((error: unknown) => error);
+    assert.ok(isEngineError(fresh, 'WEFT_ERR_STATE_RESTORE'), String(fresh));
+    assert.match((fresh as Error).message, /checkpoint latest: no such checkpoint/);
+    const failed = await run({ count: 4000, parallelism: 2, rate: 8000, checkpointing: { intervalMs: 20, storage, store }, faults: throwOnce('generate#0', 1500), restarts: 0 });
+    assert.equal(failed.status, 'failed');
+    const latest = (await store.completed()).at(-1);
+    assert.ok(latest !== undefined);
+    const missing = await run({ count: 4000, parallelism: 2, checkpointing: { intervalMs: 20, storage, store, restoreFrom: latest.checkpointId + 100 } }).catch((error: unknown) => error);
+    assert.match((missing as Error).message, new RegExp(`checkpoint ${latest.checkpointId + 100}: no such checkpoint \\(its completed checkpoints are ${latest.checkpointId}\\)`));
+    // one byte of a keyed snapshot flipped: its checksum no longer matches
+    const key = storage.keys().find((k) => k.includes(`chk-${latest.checkpointId}/`) && k.endsWith('.keyed')) as string;
+    const bytes = await storage.read(key);
+    const damaged = bytes.slice();
+    damaged[damaged.length - 1] = (damaged[damaged.length - 1] as number) ^ 0xff;
+    await storage.write(key, damaged);
+    const corrupted = await run({ count: 4000, parallelism: 2, checkpointing: { intervalMs: 20, storage, store, restoreFrom: 'latest' } }).catch((error: unknown) => error);
+    assert.ok(isEngineError(corrupted, 'WEFT_ERR_STATE_RESTORE'), String(corrupted));
+    assert.match((corrupted as Error).message, new RegExp(`from checkpoint ${latest.checkpointId}: .*checksum does not match`));
+    await storage.write(key, bytes);
+    const otherMax = defineJob((ctx) => {
+      ctx.generate(wordOf, { count: 4000, splits: 12 }).keyBy((w) => w, { maxParallelism: 64 }).count().collect('counts');
+    }, { name: 'streaming-word-count' });
+    const memory = createMemoryShuffleServiceFactory({ buffersPerPartition: 8 });
+    const refused = await runJob({ job: otherMax, parallelism: 2, shuffle: { pipelined: memory, blocking: memory }, checkpointing: { intervalMs: 20, storage, store, restoreFrom: 'latest' } }).catch((error: unknown) => error);
+    assert.match((refused as Error).message, new RegExp(`from checkpoint ${latest.checkpointId}: .*max parallelism 128, the job now has 64`));
+  });
+
+  it('at-least-once: a fault-free run counts exactly, a restored one counts every record at least once', async () => {
+    const clean = await run({ count: 3000, parallelism: 2, rate: 15_000, checkpointing: { intervalMs: 20, mode: 'at-least-once', storage: new InMemoryCheckpointStorage() } });
+    assert.deepEqual(countsOf(clean), referenceCounts(3000));
+    const restored = await run({ count: 3000, parallelism: 2, rate: 8000, checkpointing: { intervalMs: 20, mode: 'at-least-once', storage: new InMemoryCheckpointStorage() }, faults: throwOnce('generate#1', 900) });
+    const counts = countsOf(restored);
+    for (const [word, n] of referenceCounts(3000)) assert.ok((counts.get(word) ?? 0) >= n, `${word}: ${counts.get(word)} < ${n}`);
   });
 });
