@@ -171,7 +171,7 @@ export class JobCheckpointing {
 
   async #acknowledge(task: TaskDeployment, snapshot: TaskSnapshot): Promise<void> {
     const { checkpointId } = snapshot;
-    const prefix = `checkpoints/${this.#options.jobId}/chk-${checkpointId}/${task.executionVertexId}`;
+    const prefix = `checkpoints/${keySegment(this.#options.jobId)}/chk-${checkpointId}/${keySegment(task.executionVertexId)}`;
     const operators: Record<string, { keyed?: string; operator?: string }> = {};
     let bytes = 0;
     try {
@@ -180,7 +180,7 @@ export class JobCheckpointing {
         for (const part of ['keyed', 'operator'] as const) {
           const data = state[part];
           if (data === undefined) continue;
-          const key = `${prefix}/${uid}.${part}`;
+          const key = `${prefix}/${keySegment(uid)}.${part}`;
           await this.#options.storage.write(key, data);
           keys[part] = key;
           bytes += data.byteLength;
@@ -188,7 +188,7 @@ export class JobCheckpointing {
         operators[uid] = keys;
       }
     } catch (error) {
-      this.#logger.warn({ checkpointId, taskId: task.executionVertexId, error: (error as Error).message }, 'writing a checkpoint snapshot failed');
+      this.#logger.warn({ checkpointId, taskId: task.executionVertexId, storage: this.#options.storage.description, error: (error as Error).message }, 'writing a checkpoint snapshot failed');
       await this.#discard({ operators } as unknown as TaskStateHandle);
       if (this.#current.get(task.executionVertexId) === task.attemptId) this.#coordinator.decline(checkpointId, task.executionVertexId, 'TASK_FAILURE');
       return;
@@ -215,6 +215,11 @@ export class JobCheckpointing {
     }
     return loaded;
   }
+}
+
+/** One storage key segment: characters outside `[A-Za-z0-9_.-]` as `%XX` of their UTF-8 bytes (object stores refuse `#`). */
+function keySegment(id: string): string {
+  return id.replace(/[^A-Za-z0-9_.-]/gu, (ch) => [...Buffer.from(ch, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''));
 }
 
 /** `WEFT_ERR_STATE_RESTORE` naming the checkpoint. */
