@@ -263,7 +263,8 @@ export class StreamTask {
       const batch = await gate.readBatch();
       if (batch === null) break;
       if (batch.kind !== 'records') {
-        aligner?.event(base + batch.channel, batch.event);
+        if (aligner === undefined) continue;
+        aligner.event(base + batch.channel, batch.event);
         if (backpressure.blocked) await backpressure.wait();
         continue;
       }
