@@ -295,7 +295,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   const kind: 'inprocess' | 'workers' | string = provider?.kind ?? (executorOption as 'inprocess' | 'workers');
   const parallelism = checkCount('parallelism', options.parallelism, availableParallelism());
   const workers = checkCount('workers', options.workers, availableParallelism());
-  const slots = checkCount('slotsPerExecutor', options.slotsPerExecutor, kind === 'inprocess' ? availableParallelism() : 1);
+  let slots = checkCount('slotsPerExecutor', options.slotsPerExecutor, kind === 'inprocess' ? availableParallelism() : 1);
   const releasePartitionsDuringJob = options.releasePartitionsDuringJob ?? true;
   if (typeof releasePartitionsDuringJob !== 'boolean') throw invalidEngineArgument('releasePartitionsDuringJob', `expected a boolean, got ${JSON.stringify(releasePartitionsDuringJob)}`);
   const eventListener = options.eventListener;
@@ -325,6 +325,11 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   if (checkpointOptions !== undefined) checkCheckpointable(loaded.plan);
   const topology = ExecutionTopology.from(loaded.plan.topology);
   const regions = buildPipelinedRegions(topology);
+  if (checkpointOptions !== undefined) {
+    // a checkpoint needs every task running: every region holds a slot at once
+    if (options.slotsPerExecutor === undefined) slots = Math.max(slots, regions.regionCount);
+    else if (slots < regions.regionCount) throw invalidEngineArgument('slotsPerExecutor', `a checkpointed job runs all its ${regions.regionCount} pipelined regions at once, but the executor has ${slots} slots`);
+  }
   const restartStrategy = options.restartStrategy ?? { type: 'none' };
   const restart = createRestartBackoffTimeStrategy(restartStrategy);
   // The strategy asks the job master (built below) which partitions are released.
@@ -415,6 +420,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       submission,
       sinkTempDirs,
       fileSystems,
+      ...(checkpointOptions === undefined ? {} : { keepSinkFilesOnFailure: true }),
       ...(listener === undefined ? {} : { eventListener: listener }),
       ...(opened === undefined ? {} : { epoch: opened.log.epoch }),
       ...(fence === undefined ? {} : { fence }),

@@ -34,8 +34,12 @@ export interface OperatorContext extends TaskIdentity {
 export interface CheckpointedOperator {
   /** Before the barrier goes downstream: emit what must precede it (a combiner's partial aggregates). */
   prepareSnapshotPreBarrier?(): void;
-  /** Write what it keeps outside its state backends into them (a source's positions); the task snapshots them next. */
-  snapshotState?(): void;
+  /**
+   * Write what it keeps outside its state backends into them (a source's positions); the task snapshots
+   * them next. A promise: what must be durable before the checkpoint is acknowledged (a sink's pre-commit,
+   * its buffered lines written); a rejection declines the checkpoint.
+   */
+  snapshotState?(checkpointId: number): Promise<void> | void;
 }
 
 /** What a sink reports when its task finishes; the job master publishes it when the job succeeds. */

@@ -321,12 +321,23 @@ export class StreamTask {
     const checkpointing = this.#checkpointing;
     if (checkpointing === undefined) return;
     for (const op of this.#operators) op.operator.prepareSnapshotPreBarrier?.();
-    for (const op of this.#operators) op.operator.snapshotState?.();
+    const durable: Promise<void>[] = [];
+    for (const op of this.#operators) {
+      const pending = op.operator.snapshotState?.(checkpointId);
+      if (pending !== undefined) durable.push(pending);
+    }
     const operators: Record<string, TaskSnapshot['operators'][string]> = {};
     for (const entry of this.#states) if (entry !== undefined) operators[entry.uid] = entry.holder.snapshot();
     const barrier = { type: 'checkpoint-barrier' as const, id: checkpointId, timestampMs };
     for (const { writer } of this.#writers) if (!writer.broadcastEvent(barrier)) this.#backpressure.block(writer);
-    checkpointing.acknowledge({ checkpointId, operators });
+    // the asynchronous part (Flink's): acknowledged once what the operators pre-committed is durable
+    if (durable.length === 0) checkpointing.acknowledge({ checkpointId, operators });
+    else {
+      Promise.all(durable).then(
+        () => checkpointing.acknowledge({ checkpointId, operators }),
+        (error: unknown) => checkpointing.decline(checkpointId, `task ${this.#options.deployment.attemptId} could not make its snapshot durable: ${(error as Error).message}`, 'TASK_FAILURE'),
+      );
+    }
   }
 
   /** The inputs aborted checkpoint `checkpointId`: declined, and the consumers told (a cancellation marker). */
