@@ -165,4 +165,21 @@ describe('streaming checkpoints, in process', () => {
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it('refuses checkpointing options and jobs it cannot checkpoint, naming the option or the operator', async () => {
+    const memory = createMemoryShuffleServiceFactory({ buffersPerPartition: 8 });
+    const storage = new InMemoryCheckpointStorage();
+    const refused = async (options: Partial<Parameters<typeof runJob>[0]>, field: string, message: RegExp): Promise<void> => {
+      const error = await runJob({ job: wordCount(10), parallelism: 1, shuffle: { pipelined: memory, blocking: memory }, checkpointing: { intervalMs: 20, storage }, ...options }).catch((e: unknown) => e);
+      assert.ok(isEngineError(error, 'WEFT_ERR_INVALID_ARGUMENT'), String(error));
+      assert.equal(error.context?.['field'], field);
+      assert.match(error.message, message);
+    };
+    await refused({ checkpointing: { intervalMs: 0, storage } }, 'checkpointing.intervalMs', /expected an integer > 0 \(milliseconds\), got 0/);
+    await refused({ checkpointing: { intervalMs: 10, storage, every: 1 } as unknown as CheckpointingOptions }, 'checkpointing.every', /unknown option/);
+    await refused({ executor: 'workers' }, 'checkpointing', /in process only yet/);
+    await refused({ exchangeMode: 'ALL_EDGES_BLOCKING' }, 'checkpointing', /edge generate->count is BLOCKING/);
+    await refused({ job: defineJob((ctx) => ctx.range(0, 10).collect('r')) }, 'checkpointing', /source "range" \(range-source\) cannot rewind/);
+    await refused({ slotsPerExecutor: 1, parallelism: 2, job: defineJob((ctx) => ctx.generate((s) => s, { count: 10 }).collect('r')) }, 'slotsPerExecutor', /runs all its 2 pipelined regions at once, but the executor has 1 slots/);
+  });
 });

@@ -207,6 +207,8 @@ export class JobCheckpointing {
   /** The state of `vertexId`'s operators in `checkpoint` (loaded once per checkpoint and vertex). */
   #restoreOf(checkpoint: CompletedCheckpoint, vertexId: string): Promise<TaskRestoreState> {
     const cacheKey = `${checkpoint.checkpointId}/${vertexId}`;
+    // only the checkpoint restored from now is kept loaded
+    for (const key of this.#loaded.keys()) if (!key.startsWith(`${checkpoint.checkpointId}/`)) this.#loaded.delete(key);
     let loaded = this.#loaded.get(cacheKey);
     if (loaded === undefined) {
       loaded = loadRestoreState(checkpoint, vertexId, this.#options.storage);
