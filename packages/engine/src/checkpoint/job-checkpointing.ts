@@ -44,6 +44,8 @@ export interface CheckpointSummary {
   readonly intervalMs: number;
   readonly completed: number;
   readonly aborted: number;
+  /** Why they were aborted (CheckpointFailureReason → count). */
+  readonly abortReasons: Readonly<Partial<Record<CheckpointFailureReason, number>>>;
   /** The newest completed checkpoint's id, if any completed (in this run or before it). */
   readonly latestCompletedId?: number;
   /** The checkpoint the run started from (`--from-checkpoint`), if any. */
@@ -77,7 +79,10 @@ export class JobCheckpointing {
   readonly #loaded = new Map<string, Promise<TaskRestoreState>>();
   #completed = 0;
   #aborted = 0;
+  readonly #abortReasons: Partial<Record<CheckpointFailureReason, number>> = {};
   #tasksRestored = 0;
+  /** Acknowledgements being written and recorded. */
+  readonly #inFlight = new Set<Promise<void>>();
 
   constructor(options: JobCheckpointingOptions) {
     this.#options = options;
@@ -100,6 +105,7 @@ export class JobCheckpointing {
       },
       notifyAborted: (checkpointId, reason: CheckpointFailureReason) => {
         this.#aborted += 1;
+        this.#abortReasons[reason] = (this.#abortReasons[reason] ?? 0) + 1;
         this.#logger.debug({ checkpointId, reason }, 'checkpoint aborted');
       },
       discardState: (handle) => this.#discard(handle),
@@ -111,8 +117,13 @@ export class JobCheckpointing {
     return this.#coordinator.start();
   }
 
-  stop(): void {
+  /**
+   * Stops triggering (pending checkpoints are aborted) and resolves once every acknowledgement under way
+   * settled: nothing writes to the storage or the store afterwards. Idempotent.
+   */
+  async stop(): Promise<void> {
     this.#coordinator.stop();
+    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
   }
 
   summary(): CheckpointSummary {
@@ -123,6 +134,7 @@ export class JobCheckpointing {
       intervalMs: this.#options.intervalMs,
       completed: this.#completed,
       aborted: this.#aborted,
+      abortReasons: { ...this.#abortReasons },
       ...(latest === undefined ? {} : { latestCompletedId: latest.checkpointId, latestStateBytes: handles.reduce((n, h) => n + (typeof h['bytes'] === 'number' ? h['bytes'] : 0), 0), latestDurationMs: latest.completedAtMs - latest.triggeredAtMs }),
       ...(this.#options.restoreFrom === undefined ? {} : { restoredFrom: this.#options.restoreFrom.checkpointId }),
       tasksRestored: this.#tasksRestored,
@@ -152,7 +164,11 @@ export class JobCheckpointing {
         };
       },
       acknowledge: (snapshot) => {
-        if (isCurrent()) void this.#acknowledge(task, snapshot);
+        if (!isCurrent()) return;
+        const done: Promise<void> = this.#acknowledge(task, snapshot)
+          .catch((error: unknown) => this.#logger.warn({ checkpointId: snapshot.checkpointId, taskId, error: (error as Error).message }, 'acknowledging a checkpoint failed'))
+          .finally(() => this.#inFlight.delete(done));
+        this.#inFlight.add(done);
       },
       decline: (checkpointId, message, reason) => {
         if (!isCurrent()) return;

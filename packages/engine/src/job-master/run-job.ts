@@ -467,7 +467,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
     try {
       outcome = await jobMaster.run(executors);
     } finally {
-      checkpoints?.stop();
+      await checkpoints?.stop();
     }
     const progress = jobMaster.progress();
     if (options.onProgress !== undefined) options.onProgress({ elapsedMs: performance.now() - started, ...progress });
@@ -510,7 +510,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       ...(checkpoints === undefined ? {} : { checkpoints: checkpoints.summary() }),
     };
   } finally {
-    checkpoints?.stop();
+    await checkpoints?.stop().catch(() => {});
     if (progressTimer !== undefined) clearInterval(progressTimer);
     if (publishTimer !== undefined) clearInterval(publishTimer);
     if (onAbort !== undefined) options.signal?.removeEventListener('abort', onAbort);
