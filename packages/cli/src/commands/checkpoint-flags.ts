@@ -18,7 +18,8 @@ export const CHECKPOINT_USAGE = `Checkpoints (a streaming job: its sources are c
   --checkpoint-interval D   take a checkpoint every D (1s, 500ms, 2m; > 0): sources inject barriers, every
                             task aligns them, snapshots its keyed and operator state into the --store and
                             acknowledges; the job master records the completed checkpoint in the --meta
-                            store. A failed task's region restarts from the latest completed checkpoint
+                            store. A failed task's region restarts from the latest completed checkpoint.
+                            SIGINT / SIGTERM cancel the job (exit 1); its checkpoints stay
   --checkpoint-mode M       exactly-once (default: aligned barriers) | at-least-once (barriers tracked,
                             never aligned: a restore may count a record twice)
   --checkpoint-timeout D    a checkpoint not completed within D is aborted (default 10m)

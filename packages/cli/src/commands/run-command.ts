@@ -421,8 +421,9 @@ export const runCommand: Command = {
       throw error;
     }
 
-    // with --ui the id is chosen here, so the UI's /metrics names the job from its first scrape
-    const jobId = values['job-id'] ?? (uiRequest === undefined ? undefined : newRunJobId());
+    // with --ui the id is chosen here, so the UI's /metrics names the job from its first scrape; a
+    // checkpointed run names it so a cancelled run can be restored
+    const jobId = values['job-id'] ?? (uiRequest === undefined && checkpointFlags === undefined ? undefined : newRunJobId());
     if (jobId !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(jobId)) throw usageError('run', `--job-id must be 1 to 128 letters, digits, '.', '_' or '-' (starting with a letter or digit), got ${JSON.stringify(jobId)}`);
     // the job event log lives in the metadata store the run uses: --meta, or the servers' Redis
     let eventLog: JobEventLog;
@@ -466,8 +467,16 @@ export const runCommand: Command = {
     const tty = (io.stderr as { isTTY?: boolean }).isTTY === true;
     let shown = false;
     let result: JobResult;
+    // a streaming job runs until cancelled: SIGINT / SIGTERM cancel it (its checkpoints stay for --from-checkpoint)
+    const cancel = checkpointFlags === undefined ? undefined : new AbortController();
+    const onSignal = (signal: NodeJS.Signals): void => cancel?.abort(new EngineError('WEFT_ERR_TASK_CANCELLED', `the job was cancelled by ${signal}; its checkpoints stay: restore it with --job-id ${jobId ?? '<id>'} --from-checkpoint latest`));
+    if (cancel !== undefined) {
+      process.once('SIGINT', onSignal);
+      process.once('SIGTERM', onSignal);
+    }
     try {
       result = await runJob({
+        ...(cancel === undefined ? {} : { signal: cancel.signal }),
         job: jobPath,
         args: rest,
         ...(jobId === undefined ? {} : { jobId }),
@@ -522,6 +531,10 @@ export const runCommand: Command = {
       }
       throw error;
     } finally {
+      if (cancel !== undefined) {
+        process.removeListener('SIGINT', onSignal);
+        process.removeListener('SIGTERM', onSignal);
+      }
       if (shown) io.stderr.write('\r\x1b[K');
       await harness?.close(); // continues any shuffle server it stopped
       await ui?.server.close(); // before the log it reads
