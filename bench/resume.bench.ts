@@ -14,6 +14,9 @@
 //   npm run bench -- resume
 //   WEFT_BENCH_RESUME_RECORDS=500000 WEFT_BENCH_RUNS=1 npm run bench -- resume      (quicker)
 //   WEFT_BENCH_RESUME_PARALLELISM=8 npm run bench -- resume      (more, smaller tasks per stage; still 2 workers)
+//   WEFT_BENCH_RESUME_PARALLELISM=auto npm run bench -- resume   (--parallelism auto: the sort decided from its
+//                                                                 bytes; the generated source, which has no
+//                                                                 bytes to go by, at one subtask per worker)
 //   WEFT_BENCH_RESUME_KILL_AT=0.9 npm run bench -- resume        (the kill at another fraction of T)
 //   WEFT_BENCH_RESUME_ONLY=resume|overhead npm run bench -- resume   (one part)
 import { spawn, spawnSync } from 'node:child_process';
@@ -31,8 +34,13 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const records = Number(process.env['WEFT_BENCH_RESUME_RECORDS'] ?? 2_000_000);
 const runs = Number(process.env['WEFT_BENCH_RUNS'] ?? 3);
 const killAt = Number(process.env['WEFT_BENCH_RESUME_KILL_AT'] ?? 0.8);
-const parallelism = Number(process.env['WEFT_BENCH_RESUME_PARALLELISM'] ?? 2);
 const workers = 2;
+const parallelismSetting = process.env['WEFT_BENCH_RESUME_PARALLELISM'] ?? '2';
+/** `auto`: Flink's adaptive batch scheduler's defaults, but a generated source at one subtask per worker. */
+const auto = parallelismSetting === 'auto';
+const parallelism = auto ? workers : Number(parallelismSetting);
+if (!(Number.isInteger(parallelism) && parallelism >= 1)) throw new Error(`WEFT_BENCH_RESUME_PARALLELISM must be an integer >= 1 or auto, got ${parallelismSetting}`);
+const parallelismFlags = auto ? ['--parallelism', 'auto', '--default-source-parallelism', String(workers)] : ['--parallelism', String(parallelism)];
 const dir = join(root, '.weft', 'bench', 'resume');
 const out = new BenchReport('resume');
 const loads: number[] = [];
@@ -65,7 +73,7 @@ function paths(name: string): Paths {
 
 function weftArgs(jobId: string, p: Paths): string[] {
   return [
-    'packages/cli/bin/weft.js', 'run', 'examples/terasort.ts', '--parallelism', String(parallelism), '--workers', String(workers), '--job-id', jobId,
+    'packages/cli/bin/weft.js', 'run', 'examples/terasort.ts', ...parallelismFlags, '--workers', String(workers), '--job-id', jobId,
     '--store', pathToFileURL(p.store).href, '--meta', `sqlite://${p.meta}`, '--json', '--', '--records', String(records), '--output', p.output,
   ];
 }
@@ -214,7 +222,7 @@ rmSync(dir, { recursive: true, force: true });
 mkdirSync(dir, { recursive: true });
 const cpu = cpus()[0]?.model ?? 'unknown CPU';
 console.log(`machine: ${availableParallelism()} cores (${cpu}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-console.log(`terasort: ${records.toLocaleString('en-US')} records, parallelism ${parallelism}, ${workers} workers, local directory + SQLite shuffle and event log; ${runs} repetitions, medians\n`);
+console.log(`terasort: ${records.toLocaleString('en-US')} records, parallelism ${parallelismSetting}, ${workers} workers, local directory + SQLite shuffle and event log; ${runs} repetitions, medians\n`);
 
 // ---- 1. kill at 0.8·T, resume --------------------------------------------------------------------------
 if (only === undefined || only === 'resume') {
@@ -347,6 +355,7 @@ async function engineRun(name: string, withLog: boolean, spent: AppendTime): Pro
       args: ['--records', String(records), '--output', p.output],
       jobId: name,
       parallelism,
+      ...(auto ? { adaptive: { defaultSourceParallelism: workers } } : {}),
       executor: 'workers',
       workers,
       shuffle: { pipelined: createMemoryShuffleServiceFactory(), blocking },

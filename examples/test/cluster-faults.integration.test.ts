@@ -17,6 +17,7 @@ interface Summary {
   failures: number;
   failovers: unknown[];
   cluster: { executors: { id: string }[]; refused: { id: string; reason: string }[] };
+  executor: { kind: string; executors: number; slots: number };
   executorsLost: { taskExecutorId: string; reason: string }[];
 }
 
@@ -126,6 +127,7 @@ describe('weft run --cluster under faults', () => {
     assert.deepEqual(parseCounts(output), slowCountReference(RECORDS));
     assert.ok(summary.cluster.executors.some((e) => e.id.startsWith(`${joined?.id}~`)), 'it joined the job');
     assert.ok((await readdir(markers)).some((m) => m.startsWith(`${joined?.child.pid}-`)), 'and ran a task of it');
+    assert.equal(summary.executor.executors, summary.cluster.executors.length, 'the summary counts the executor that joined mid-job');
   });
 
   it('an executor SIGTERMed whose drain times out with a task still running: the task fails over, the job succeeds, the executor exits 0', async () => {

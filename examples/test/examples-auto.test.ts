@@ -122,7 +122,10 @@ describe('examples through weft run --parallelism auto', () => {
       const input = join(dir, `records-${records}.txt`);
       writeTerasortInput(input, records);
       const output = `sorted-${records}.txt`;
-      await auto('terasort.ts', [...INPROCESS, '--data-volume-per-task', '256kb'], ['--input', input, '--output', output], dir);
+      const summary = await auto('terasort.ts', [...INPROCESS, '--data-volume-per-task', '256kb'], ['--input', input, '--output', output], dir);
+      const sort = summary.vertices.find((v) => v.id === 'sort');
+      assert.ok(sort?.decided !== undefined, 'the sort is decided at run time');
+      if (sort.decided.bytesIn > 2 * 256 * 1024) assert.ok(sort.parallelism >= 2, `${sort.parallelism} subtask(s) for ${sort.decided.bytesIn} bytes at 256 KiB a task: the ranges are split`);
       const lines = (await readFile(join(dir, output), 'utf8')).split('\n');
       assert.equal(lines.pop(), '', 'ends with a newline');
       assert.equal(lines.length, records);

@@ -73,8 +73,9 @@ describe('weft run --parallelism auto', () => {
     assert.deepEqual(before.map((d) => d.vertexId), ['count'], 'the killed run logged its decision');
     const resumed = await weft(args, dir.path);
     assert.equal(resumed.code, 0, resumed.stderr);
-    const summary = JSON.parse(resumed.stdout) as { resumed: boolean; tasks: number; tasksReused: number; vertices: { id: string; parallelism: number; decided?: unknown }[] };
+    const summary = JSON.parse(resumed.stdout) as { resumed: boolean; tasks: number; tasksReused: number; vertices: { id: string; parallelism: number; decided?: unknown }[]; collected: Record<string, unknown[]> };
     assert.equal(summary.resumed, true);
+    assert.deepEqual(summary.collected['groups'], [64], 'the fixed vertex behind the decided one ran: the skipped subtasks\' partitions count as done, empty');
     assert.ok(summary.tasksReused >= 3, `reused ${summary.tasksReused}`);
     assert.equal(summary.vertices.find((v) => v.id === 'count')?.parallelism, before[0]?.parallelism);
     assert.ok(summary.vertices.find((v) => v.id === 'count')?.decided !== undefined);

@@ -22,7 +22,8 @@ export interface FramedPartitionSink {
   whenWritable(): Promise<void>;
   readonly bufferedBytes: number;
   readonly memoryLimitBytes: number;
-  addData(subpartition: number, segment: Uint8Array, length: number): void;
+  /** A full segment of `subpartition`: `length` valid bytes, the first `partialRecordLength` of them the tail of a record begun in an earlier segment (RecordFramer). */
+  addData(subpartition: number, segment: Uint8Array, length: number, partialRecordLength: number): void;
   addEvent(subpartition: number, event: ShuffleEvent): void;
   /** All data and end-of-partition are added: the partition is complete. */
   finish(): void;
@@ -75,7 +76,7 @@ export class FramingResultPartitionWriter implements ResultPartitionWriter {
         new RecordFramer(
           options.bufferSizeBytes,
           () => sink.allocate(),
-          (segment, length) => sink.addData(s, segment, length),
+          (segment, length, partialRecordLength) => sink.addData(s, segment, length, partialRecordLength),
         ),
     );
   }

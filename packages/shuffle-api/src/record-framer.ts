@@ -6,16 +6,21 @@ import { RECORD_HEADER_BYTES } from './record-framing.js';
  * never straddles two buffers. Used by every writer, so all implementations frame alike.
  *
  * `allocate` must always return a buffer of `bufferSizeBytes` (flow control is the caller's business);
- * `onFull(segment, length)` receives each finished buffer with the number of valid bytes, and owns it.
+ * `onFull(segment, length, partialRecordLength)` receives each finished buffer with the number of valid
+ * bytes, and owns it. `partialRecordLength` is Flink's: how many bytes at the buffer's start are the tail of
+ * a record begun in an earlier buffer (0 when it starts with a whole record) — what an approximate
+ * subpartition skips to serve a new reader from the next whole record.
  */
 export class RecordFramer {
   private segment: Uint8Array | null = null;
   private position = 0;
+  /** The current buffer's partialRecordLength. */
+  private partial = 0;
 
   constructor(
     private readonly bufferSizeBytes: number,
     private readonly allocate: () => Uint8Array,
-    private readonly onFull: (segment: Uint8Array, length: number) => void,
+    private readonly onFull: (segment: Uint8Array, length: number, partialRecordLength: number) => void,
   ) {}
 
   /** Bytes written to the current, not yet handed over, buffer. */
@@ -30,9 +35,10 @@ export class RecordFramer {
     let segment = this.segment;
     let position = this.position;
     if (segment === null || size - position < RECORD_HEADER_BYTES) {
-      if (segment !== null) this.onFull(segment, position);
+      if (segment !== null) this.onFull(segment, position, this.partial);
       segment = this.allocate();
       position = 0;
+      this.partial = 0;
     }
     segment[position] = length & 0xff;
     segment[position + 1] = (length >>> 8) & 0xff;
@@ -46,9 +52,11 @@ export class RecordFramer {
       let offset = 0;
       while (offset < length) {
         if (position === size) {
-          this.onFull(segment, position);
+          this.onFull(segment, position, this.partial);
           segment = this.allocate();
           position = 0;
+          // the rest of this record opens the new buffer
+          this.partial = Math.min(length - offset, size);
         }
         const n = Math.min(length - offset, size - position);
         segment.set(record.subarray(offset, offset + n), position);
@@ -65,9 +73,11 @@ export class RecordFramer {
     if (this.segment !== null && this.position > 0) {
       const segment = this.segment;
       const length = this.position;
+      const partial = this.partial;
       this.segment = null;
       this.position = 0;
-      this.onFull(segment, length);
+      this.partial = 0;
+      this.onFull(segment, length, partial);
     }
   }
 
@@ -76,6 +86,7 @@ export class RecordFramer {
     const segment = this.segment;
     this.segment = null;
     this.position = 0;
+    this.partial = 0;
     return segment;
   }
 }

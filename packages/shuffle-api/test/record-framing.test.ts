@@ -42,6 +42,33 @@ describe('record framing', () => {
     }
   });
 
+  it("reports each buffer's partial record length: the tail of a record begun earlier", () => {
+    const seen: [number, number][] = [];
+    const framer = new RecordFramer(16, () => new Uint8Array(16), (_segment, length, partial) => seen.push([length, partial]));
+    // by hand, buffers of 16: A (20 B) = header + 12 | 8 more; B (2 B) after A's tail; C (30 B) needs a new
+    // buffer (2 B left < a header): header + 12 | 16 | 2
+    for (const n of [20, 2, 30]) framer.write(bytes(n, n));
+    framer.flush();
+    assert.deepEqual(seen, [[16, 0], [14, 8], [16, 0], [16, 16], [2, 2]]);
+  });
+
+  it('skipping a buffer\'s partial record length always lands on a whole record', () => {
+    const size = 64;
+    const records = [0, 1, 59, 60, 61, 63, 64, 65, 128, 129, 1000, 0, 3, 200].map((n, i) => bytes(n, i));
+    const buffers: { bytes: Uint8Array; partial: number }[] = [];
+    const framer = new RecordFramer(size, () => new Uint8Array(size), (segment, length, partial) => buffers.push({ bytes: segment.slice(0, length), partial }));
+    for (const r of records) framer.write(r);
+    framer.flush();
+    for (let i = 0; i < buffers.length; i++) {
+      // Flink's cleanup: a buffer that is all tail is skipped whole, and the next one's tail too
+      let j = i;
+      while (j < buffers.length && buffers[j]!.partial === buffers[j]!.bytes.length) j++;
+      const rest = j === buffers.length ? [] : [buffers[j]!.bytes.subarray(buffers[j]!.partial), ...buffers.slice(j + 1).map((b) => b.bytes)];
+      const got = deframe(rest);
+      assert.deepEqual(got, records.slice(records.length - got.length), `from buffer ${i}: a suffix of the records, each whole`);
+    }
+  });
+
   it('never lets a length header straddle two buffers', () => {
     // 62 bytes used by a 58-byte record leaves 2 bytes: the next header must start a new buffer.
     const buffers = frame([bytes(58, 1), bytes(5, 2)], 64);

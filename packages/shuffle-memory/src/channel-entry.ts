@@ -2,7 +2,8 @@ import type { FramedPartitionSink, ShuffleError, ShuffleEvent } from '@weft/shuf
 
 /** What travels through a subpartition to its reader: a filled buffer, an event, or a terminal error. */
 export type ChannelEntry =
-  | { readonly kind: 'data'; readonly segment: Uint8Array; readonly length: number }
+  /** `partialRecordLength`: the first bytes that are the tail of a record begun in an earlier buffer (RecordFramer); 0 when absent. */
+  | { readonly kind: 'data'; readonly segment: Uint8Array; readonly length: number; readonly partialRecordLength?: number }
   | { readonly kind: 'event'; readonly event: ShuffleEvent }
   | { readonly kind: 'error'; readonly error: ShuffleError };
 

@@ -80,6 +80,6 @@ export class CreditedChannelReader implements SubpartitionReader, CreditedReceiv
     this.floating.withdraw(this);
     for (const entry of this.inbox.drain()) if (entry.kind === 'data') this.pool.recycle(entry.segment);
     for (; this.floatingHeld > 0; this.floatingHeld--) this.floating.release();
-    this.subpartition.release();
+    this.subpartition.readerReleased();
   }
 }

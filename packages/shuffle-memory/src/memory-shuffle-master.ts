@@ -19,7 +19,7 @@ import type { MemoryShuffleRegistry } from './memory-shuffle-registry.js';
 
 export const MEMORY_SHUFFLE_SERVICE_ID = 'memory';
 
-const SUPPORTED_TYPES = new Set(['PIPELINED', 'PIPELINED_BOUNDED', 'BLOCKING', 'BLOCKING_PERSISTENT']);
+const SUPPORTED_TYPES = new Set(['PIPELINED', 'PIPELINED_BOUNDED', 'PIPELINED_APPROXIMATE', 'BLOCKING', 'BLOCKING_PERSISTENT']);
 
 /**
  * The control side of the in-memory shuffle. Partitions live in the process's registry, shared with the

@@ -1,6 +1,7 @@
 import {
   type JobId,
   type ResultPartitionId,
+  ResultPartitionType,
   type ShuffleDescriptor,
   ShuffleError,
   fencedError,
@@ -75,11 +76,14 @@ export class MemoryShuffleRegistry {
     if (previous !== undefined) this.releaseEntry(previous, 'replaced by a new attempt');
     const { numberOfSubpartitions } = descriptor.partition;
     const { bufferSizeBytes, buffersPerPartition } = this.options;
-    const partition = resultPartitionTypeProperties(descriptor.partition.partitionType).mustBePipelined
+    const { partitionType } = descriptor.partition;
+    const approximate = partitionType === ResultPartitionType.PIPELINED_APPROXIMATE;
+    const partition = resultPartitionTypeProperties(partitionType).mustBePipelined || approximate
       ? new PipelinedPartition({
           numberOfSubpartitions,
           bufferSizeBytes,
           buffersPerPartition,
+          approximate,
           onFullyConsumed: () => this.forget(descriptor.jobId, id, partition),
         })
       : new BlockingPartition(numberOfSubpartitions, bufferSizeBytes);

@@ -3,7 +3,7 @@ import { END_OF_PARTITION, type ShuffleError, type ShuffleEvent } from '@weft/sh
 import { BufferPool } from './buffer-pool.js';
 import type { AvailabilityListener, PartitionSink, SubpartitionReader } from './channel-entry.js';
 import { CreditedChannelReader } from './credited-channel-reader.js';
-import { PipelinedSubpartition } from './pipelined-subpartition.js';
+import { type ApproximateLosses, PipelinedSubpartition } from './pipelined-subpartition.js';
 
 export interface PipelinedPartitionOptions {
   readonly numberOfSubpartitions: number;
@@ -12,12 +12,15 @@ export interface PipelinedPartitionOptions {
   readonly buffersPerPartition: number;
   /** Called once every subpartition has been consumed to its end or released. */
   readonly onFullyConsumed: () => void;
+  /** PIPELINED_APPROXIMATE: a reader that goes away before the end detaches, and a new one may attach (PipelinedSubpartition). @defaultValue false */
+  readonly approximate?: boolean;
 }
 
 /**
- * A PIPELINED / PIPELINED_BOUNDED partition held in process: the writer frames into segments of a
- * bounded pool; each full segment moves (uncopied) through its subpartition to the one reader, which
- * recycles it into the same pool. Consumed once: each subpartition accepts a single reader.
+ * A PIPELINED / PIPELINED_BOUNDED / PIPELINED_APPROXIMATE partition held in process: the writer frames
+ * into segments of a bounded pool; each full segment moves (uncopied) through its subpartition to the one
+ * reader, which recycles it into the same pool. Consumed once: each subpartition accepts a single reader
+ * (approximate: one at a time — a new reader attaches once the last went away before the end).
  */
 export class PipelinedPartition implements PartitionSink {
   readonly numberOfSubpartitions: number;
@@ -30,7 +33,7 @@ export class PipelinedPartition implements PartitionSink {
     this.numberOfSubpartitions = options.numberOfSubpartitions;
     const capacity = Math.max(options.buffersPerPartition, options.numberOfSubpartitions + 1);
     this.pool = new BufferPool(options.bufferSizeBytes, capacity);
-    this.subpartitions = Array.from({ length: options.numberOfSubpartitions }, () => new PipelinedSubpartition(this.pool));
+    this.subpartitions = Array.from({ length: options.numberOfSubpartitions }, () => new PipelinedSubpartition(this.pool, options.approximate ?? false));
   }
 
   allocate(): Uint8Array {
@@ -57,8 +60,21 @@ export class PipelinedPartition implements PartitionSink {
     return this.pool.capacity * this.pool.bufferSizeBytes;
   }
 
-  addData(subpartition: number, segment: Uint8Array, length: number): void {
-    this.subpartitions[subpartition]!.add({ kind: 'data', segment, length });
+  addData(subpartition: number, segment: Uint8Array, length: number, partialRecordLength = 0): void {
+    this.subpartitions[subpartition]!.add({ kind: 'data', segment, length, partialRecordLength });
+  }
+
+  /** What readers that went away lost, summed over the subpartitions (approximate partitions; zeros otherwise). */
+  get approximateLosses(): ApproximateLosses {
+    const sum = { reconnects: 0, buffersDropped: 0, recordsDropped: 0, partialRecordsSkipped: 0 };
+    for (const s of this.subpartitions) {
+      const l = s.approximateLosses;
+      sum.reconnects += l.reconnects;
+      sum.buffersDropped += l.buffersDropped;
+      sum.recordsDropped += l.recordsDropped;
+      sum.partialRecordsSkipped += l.partialRecordsSkipped;
+    }
+    return sum;
   }
 
   addEvent(subpartition: number, event: ShuffleEvent): void {
@@ -83,6 +99,7 @@ export class PipelinedPartition implements PartitionSink {
     const target = this.subpartitions[subpartition]!;
     const reader = new CreditedChannelReader(target, this.pool, exclusiveCredits, floating, listener);
     const owner = this;
+    let released = false;
     const tracked: SubpartitionReader = {
       poll: () => reader.poll(),
       get hasNext() {
@@ -90,9 +107,11 @@ export class PipelinedPartition implements PartitionSink {
       },
       recycle: (entry) => reader.recycle(entry),
       release: () => {
-        if (target.isReleased) return;
+        if (released || target.isReleased) return;
+        released = true;
         reader.release();
-        owner.subpartitionDone();
+        // an approximate subpartition whose reader left before the end is not consumed: it waits for the next
+        if (target.isReleased) owner.subpartitionDone();
       },
     };
     return target.subscribe(reader) ? tracked : undefined;

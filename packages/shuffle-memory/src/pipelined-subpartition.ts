@@ -1,4 +1,4 @@
-import { FifoQueue } from '@weft/shuffle-api';
+import { FifoQueue, RECORD_HEADER_BYTES } from '@weft/shuffle-api';
 import type { BufferPool } from './buffer-pool.js';
 import type { ChannelEntry } from './channel-entry.js';
 
@@ -9,10 +9,28 @@ export interface CreditedReceiver {
   receive(entry: ChannelEntry): void;
 }
 
+/** What an approximate subpartition lost to readers that went away (all counted, none estimated). */
+export interface ApproximateLosses {
+  /** Readers that attached again after one went away. */
+  readonly reconnects: number;
+  /** Data buffers dropped: queued when the reader went away, or written while none was attached. */
+  readonly buffersDropped: number;
+  /** Records whose first byte was in a dropped buffer. */
+  readonly recordsDropped: number;
+  /** Record tails skipped so that a new reader starts at a whole record (their heads were dropped or went to the gone reader). */
+  readonly partialRecordsSkipped: number;
+}
+
 /**
  * One subpartition of a pipelined partition: a backlog of entries not yet sent, sent to the one reader
  * as it grants credit (one credit per data buffer; events and errors need none but keep their order).
  * Before a reader subscribes, the backlog waits — bounded by the partition's buffer pool.
+ *
+ * Approximate (PIPELINED_APPROXIMATE, Flink's PipelinedApproximateSubpartition): a reader that goes away
+ * before the end of the partition detaches instead of consuming it. Its queued data is dropped, and so is
+ * all data written until a new reader attaches (the producer never waits for a gone consumer); the new
+ * reader is served from the next whole record — the first buffer it gets has the tail of a record begun
+ * earlier cut off (its `partialRecordLength`), and a buffer that is all tail is skipped whole.
  */
 export class PipelinedSubpartition {
   private readonly backlog = new FifoQueue<ChannelEntry>();
@@ -20,8 +38,18 @@ export class PipelinedSubpartition {
   private subscribed = false;
   private released = false;
   private sending = false;
+  /** Approximate: END_OF_PARTITION went to a reader (its release then consumes the subpartition). */
+  private ended = false;
+  /** Approximate: a reader went away and no whole record was served since (Flink's isPartialBufferCleanupRequired). */
+  private cleanupRequired = false;
+  /** Approximate: the tail being skipped by this cleanup was counted. */
+  private tailCounted = false;
+  private losses = { reconnects: 0, buffersDropped: 0, recordsDropped: 0, partialRecordsSkipped: 0 };
 
-  constructor(private readonly pool: BufferPool) {}
+  constructor(
+    private readonly pool: BufferPool,
+    private readonly approximate = false,
+  ) {}
 
   /** Data buffers waiting for credit. */
   get backlogSize(): number {
@@ -32,9 +60,15 @@ export class PipelinedSubpartition {
     return this.released;
   }
 
-  /** Attaches the one reader. False when it was already consumed or released. */
+  /** What readers that went away lost (approximate subpartitions; zeros otherwise). */
+  get approximateLosses(): ApproximateLosses {
+    return { ...this.losses };
+  }
+
+  /** Attaches the one reader (approximate: the next one, once the last went away). False when it was already consumed or released. */
   subscribe(receiver: CreditedReceiver): boolean {
     if (this.subscribed || this.released) return false;
+    if (this.cleanupRequired) this.losses.reconnects++;
     this.subscribed = true;
     this.receiver = receiver;
     this.send();
@@ -45,6 +79,12 @@ export class PipelinedSubpartition {
     if (this.released) {
       if (entry.kind === 'data') this.pool.recycle(entry.segment);
       return;
+    }
+    if (entry.kind === 'data' && this.cleanupRequired) {
+      // no reader: dropped; a new reader: served from the first whole record on
+      const whole = this.receiver === null ? this.drop(entry) : this.cleanUp(entry);
+      if (whole === undefined) return;
+      entry = whole;
     }
     this.backlog.push(entry);
     if (this.receiver !== null) this.send();
@@ -65,11 +105,34 @@ export class PipelinedSubpartition {
       for (let entry = this.backlog.peek(); entry !== undefined; entry = this.backlog.peek()) {
         if (entry.kind === 'data' && !receiver.takeCredit()) break;
         this.backlog.shift();
+        if (entry.kind === 'event' && entry.event.type === 'end-of-partition') this.ended = true;
         receiver.receive(entry);
       }
     } finally {
       this.sending = false;
     }
+  }
+
+  /**
+   * The reader released its end: an approximate subpartition whose end it did not get detaches (true),
+   * any other is consumed and released (false).
+   */
+  readerReleased(): boolean {
+    if (!this.approximate || this.ended || this.released) {
+      this.release();
+      return false;
+    }
+    this.receiver = null;
+    this.subscribed = false;
+    this.cleanupRequired = true;
+    this.tailCounted = false;
+    const kept: ChannelEntry[] = [];
+    for (const entry of this.backlog.drain()) {
+      if (entry.kind === 'data') this.drop(entry);
+      else kept.push(entry);
+    }
+    for (const entry of kept) this.backlog.push(entry);
+    return true;
   }
 
   /** The reader is gone or the partition was released: recycle the backlog, drop later data. */
@@ -78,5 +141,37 @@ export class PipelinedSubpartition {
     this.released = true;
     this.receiver = null;
     for (const entry of this.backlog.drain()) if (entry.kind === 'data') this.pool.recycle(entry.segment);
+  }
+
+  /**
+   * The first data buffer for a new reader after one went away: cut the partial record off its start. Returns the
+   * buffer from its first whole record, or undefined when all of it is tail (dropped; cleanup goes on).
+   */
+  private cleanUp(entry: ChannelEntry & { kind: 'data' }): (ChannelEntry & { kind: 'data' }) | undefined {
+    const partial = entry.partialRecordLength ?? 0;
+    if (partial === 0) {
+      this.cleanupRequired = false;
+      return entry;
+    }
+    if (!this.tailCounted) this.losses.partialRecordsSkipped++;
+    this.tailCounted = true;
+    if (partial >= entry.length) return this.drop(entry);
+    this.cleanupRequired = false;
+    entry.segment.copyWithin(0, partial, entry.length);
+    return { kind: 'data', segment: entry.segment, length: entry.length - partial };
+  }
+
+  /** Recycles a data buffer no reader will get, counting the records that start in it. */
+  private drop(entry: ChannelEntry & { kind: 'data' }): undefined {
+    const { segment, length } = entry;
+    let records = 0;
+    for (let position = entry.partialRecordLength ?? 0; position + RECORD_HEADER_BYTES <= length; records++) {
+      const recordLength = (segment[position] as number) | ((segment[position + 1] as number) << 8) | ((segment[position + 2] as number) << 16) | ((segment[position + 3] as number) << 24);
+      position += RECORD_HEADER_BYTES + (recordLength >>> 0);
+    }
+    this.losses.buffersDropped++;
+    this.losses.recordsDropped += records;
+    this.pool.recycle(segment);
+    return undefined;
   }
 }

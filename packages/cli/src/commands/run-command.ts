@@ -551,8 +551,6 @@ export const runCommand: Command = {
       const live = replication.liveServers === undefined ? '' : ` (${replication.liveServers} live shuffle server${replication.liveServers === 1 ? '' : 's'})`;
       io.stderr.write(`weft run: warning: --shuffle-replicas ${replication.requested} asks for more copies than the pool can hold${live}: ${replication.used} kept of each partition\n`);
     }
-    // cluster executors that joined mid-job count too (the engine counted those present at the start)
-    const reported = cluster === undefined ? result : { ...result, executor: { ...result.executor, executors: cluster.executors.length } };
     if (values.json === true) {
       const extra = {
         cli: cliRuntime(),
@@ -560,10 +558,10 @@ export const runCommand: Command = {
         ...(replication === undefined ? {} : { shuffleReplicas: replication }),
         ...(cluster === undefined ? {} : { cluster: { url: cluster.description, executors: cluster.executors.map((e) => ({ id: e.id, url: e.record.advertisedUrl, slots: e.slots })), refused: cluster.refused } }),
       };
-      io.stdout.write(`${JSON.stringify(runSummaryJson(reported, extra))}\n`);
-      io.stderr.write(formatRunSummary(reported) + shuffle + faults);
+      io.stdout.write(`${JSON.stringify(runSummaryJson(result, extra))}\n`);
+      io.stderr.write(formatRunSummary(result) + shuffle + faults);
     } else {
-      io.stdout.write(formatRunSummary(reported) + shuffle + faults);
+      io.stdout.write(formatRunSummary(result) + shuffle + faults);
     }
     if (result.status === 'failed') {
       io.stderr.write(`weft run: ${formatFailure(result.error)}`);

@@ -11,7 +11,8 @@ export interface WeftOutcome {
 /** Runs `node <bin> <args>` to its end. */
 export function weft(bin: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = process.env): Promise<WeftOutcome> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd, env, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) =>
+    // a run that hangs is killed (code null) rather than holding up the test run
+    execFile(process.execPath, [bin, ...args], { cwd, env, maxBuffer: 64 * 1024 * 1024, timeout: 180_000, killSignal: 'SIGKILL' }, (error, stdout, stderr) =>
       resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr }),
     );
   });

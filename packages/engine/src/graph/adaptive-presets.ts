@@ -11,10 +11,11 @@ import { inputUnreadable, listJobInputFiles } from '../operators/text-file-sourc
 export interface PlanAdaptivity {
   readonly options: ResolvedAdaptiveBatchOptions;
   /**
-   * Parallelism chosen before the job runs, by logical node uid, for operators without an explicit one:
-   * text sources (their input's bytes / `dataVolumePerTaskBytes`, within [min, max]), generated sources
-   * (`defaultSourceParallelism`), and operators behind a custom partitioner (sortBy's ranges: the producer
-   * must know how many consumers there are, so they take the largest source parallelism).
+   * Parallelism chosen before the job runs, by logical node uid, for sources without an explicit one:
+   * text sources (their input's bytes / `dataVolumePerTaskBytes`, within [min, max]) and generated sources
+   * (`defaultSourceParallelism`). Everything else is decided at run time — sortBy's sort too: its range
+   * assigner splits the keys into as many ranges as it writes subpartitions (maxParallelism), and a
+   * decided subtask reads a contiguous run of them, so the ranges stay in key order across subtasks.
    */
   readonly presets: Readonly<Record<string, number>>;
 }
@@ -22,7 +23,6 @@ export interface PlanAdaptivity {
 /** Computes PlanAdaptivity.presets: lists every text source's input (WEFT_ERR_INPUT_UNREADABLE when it cannot). */
 export async function adaptivePresets(graph: LogicalGraph, options: ResolvedAdaptiveBatchOptions, cwd: string, fileSystems: readonly ExternalFileSystem[]): Promise<Record<string, number>> {
   const presets: Record<string, number> = {};
-  let largestSource = 0;
   for (const node of graph.nodes) {
     if (node.parallelism !== undefined) continue;
     const spec = node.spec;
@@ -41,11 +41,6 @@ export async function adaptivePresets(graph: LogicalGraph, options: ResolvedAdap
     }
     if (p === undefined) continue;
     presets[node.uid] = p;
-    largestSource = Math.max(largestSource, p);
-  }
-  for (const node of graph.nodes) {
-    if (node.parallelism !== undefined || presets[node.uid] !== undefined) continue;
-    if (node.inputs.some((input) => input.partitioning.type === 'custom')) presets[node.uid] = largestSource || Math.min(options.defaultSourceParallelism, options.maxParallelism);
   }
   return presets;
 }

@@ -12,10 +12,18 @@ export class ExecutorSlots {
   readonly #free = new Map<TaskExecutor, number>();
   readonly #lost = new Set<string>();
   readonly #retiring = new Set<string>();
+  /** Every executor that ever joined, lost ones included, by id. */
+  readonly #joined = new Map<string, TaskExecutor>();
   #replacing = 0;
 
   add(executor: TaskExecutor): void {
     this.#free.set(executor, executor.slots);
+    this.#joined.set(executor.id, executor);
+  }
+
+  /** Every executor that joined during the run (at its start, as a replacement, or from a provider later), lost ones included. */
+  get joined(): readonly TaskExecutor[] {
+    return [...this.#joined.values()];
   }
 
   /** Removes a lost executor; undefined when it is not (or no longer) one of these. */

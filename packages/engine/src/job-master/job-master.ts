@@ -145,6 +145,11 @@ export class JobMaster implements TaskExecutorListener {
     return this.#scheduler.isSkipped(v);
   }
 
+  /** Every task executor the job was scheduled on (ExecutorSlots.joined). */
+  get executorsJoined(): readonly TaskExecutor[] {
+    return this.#slots.joined;
+  }
+
   progress(): Omit<JobProgress, 'elapsedMs'> {
     return this.#scheduler.progress();
   }

@@ -15,6 +15,7 @@ import { PartitionReleases } from './partition-releases.js';
 import { blockingOutputsOf, PartitionStates } from './partition-states.js';
 import { progressCounters } from './progress-counters.js';
 import { RegionDependencies } from './region-dependencies.js';
+import { stalledJobError } from './stalled-job.js';
 import { RegionDeployer } from './region-deployer.js';
 import { RegionRestarts } from './region-restarts.js';
 import { RegionState, RegionStates } from './region-states.js';
@@ -208,9 +209,10 @@ export class JobScheduler {
     for (const v of recovery.kept.keys()) {
       for (const p of blockingOutputsOf(topology, v)) {
         if (recovery.descriptors.has(p)) continue;
-        // gone (released once every reader finished): lost to a later failover, which re-runs its producer
         this.#partitions.markDone(p);
-        this.#partitions.markReleased(p);
+        // a skipped subtask's partition is empty and never registered: done, as when it was skipped;
+        // any other is gone (released once every reader finished): lost to a later failover, which re-runs its producer
+        if (!recovery.skipped.has(v)) this.#partitions.markReleased(p);
       }
     }
     if (recovery.reset.length > 0) {
@@ -250,6 +252,8 @@ export class JobScheduler {
       if (best === undefined) return;
       void this.#deploy(this.#states.nextReady() as number, best);
     }
+    const stalled = stalledJobError(this.#states, this.#restarts.anyUnderWay, this.#dependencies, this.#options.topology, (p) => this.#partitions.isDone(p));
+    if (stalled !== undefined) this.failJob(stalled);
   }
 
   /**

@@ -113,6 +113,11 @@ export class RegionRestarts {
     return this.#failures;
   }
 
+  /** Whether any restart is under way (waiting for its regions to stop, or for its backoff). */
+  get anyUnderWay(): boolean {
+    return this.#restartOf.size > 0 || this.#pending.size > 0;
+  }
+
   isRestarting(region: number): boolean {
     return this.#restartOf.has(region);
   }

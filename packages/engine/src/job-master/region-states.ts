@@ -34,6 +34,8 @@ export class RegionStates {
   /** Regions finished (a finished region that restarts no longer counts). */
   finished = 0;
   readonly #state: Uint8Array;
+  /** How many regions are in each state, by RegionState. */
+  readonly #inState = new Int32Array(NAMES.length);
   readonly #executor: (TaskExecutor | undefined)[];
   readonly #ready: number[] = [];
   readonly #dependencies: RegionDependencies;
@@ -44,6 +46,7 @@ export class RegionStates {
     const regionCount = dependencies.inputsOf.length;
     this.#dependencies = dependencies;
     this.#state = new Uint8Array(regionCount);
+    this.#inState[RegionState.WAITING] = regionCount;
     this.pending = new Int32Array(regionCount);
     this.remaining = new Int32Array(regionCount);
     this.active = new Int32Array(regionCount);
@@ -57,6 +60,11 @@ export class RegionStates {
     return this.#state.length;
   }
 
+  /** How many regions are in `state` now. */
+  countIn(state: RegionState): number {
+    return this.#inState[state] as number;
+  }
+
   stateOf(region: number): RegionState {
     return this.#state[region] as RegionState;
   }
@@ -65,6 +73,9 @@ export class RegionStates {
     const from = this.#state[region] as RegionState;
     if (from === state) return;
     this.#state[region] = state;
+    const counts = this.#inState;
+    counts[from] = (counts[from] as number) - 1;
+    counts[state] = (counts[state] as number) + 1;
     this.#logger.debug({ region, from: NAMES[from], to: NAMES[state] }, `${NAMES[from]} -> ${NAMES[state]}`);
   }
 

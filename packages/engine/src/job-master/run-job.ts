@@ -479,7 +479,8 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       durationMs: performance.now() - started,
       parallelism,
       exchangeMode: loaded.plan.exchangeMode,
-      executor: { kind, executors: kind === 'workers' ? workers : session.executors.length, slots: provider === undefined ? slots : Math.max(0, ...session.executors.map((e) => e.slots)) },
+      // a provider's executors that joined mid-job count too
+      executor: { kind, executors: kind === 'workers' ? workers : jobMaster.executorsJoined.length, slots: provider === undefined ? slots : Math.max(0, ...jobMaster.executorsJoined.map((e) => e.slots)) },
       workerPids: session.executors.flatMap((e) => (e.pid === undefined ? [] : [e.pid])),
       topology: decidedTopology(loaded.plan.topology, jobMaster.decisions()),
       failoverStrategy: failover.name,

@@ -11,8 +11,10 @@ import { BROADCAST, type ChannelSelector } from './channel-selector.js';
  * counts in every subpartition, as the writer's own `metrics.bytes` does).
  */
 export class NetworkOutput implements Output {
-  /** Framed bytes written to each subpartition so far. */
-  readonly subpartitionBytes: Float64Array;
+  /** Framed bytes written to each subpartition alone so far (broadcast records not included). */
+  readonly #unicastBytes: Float64Array;
+  /** Framed bytes of broadcast records so far: each counts in every subpartition. */
+  #broadcastBytes = 0;
 
   constructor(
     private readonly writer: ResultPartitionWriter,
@@ -20,7 +22,13 @@ export class NetworkOutput implements Output {
     private readonly serializer: RecordSerializer,
     private readonly backpressure: TaskBackpressure,
   ) {
-    this.subpartitionBytes = new Float64Array(writer.numberOfSubpartitions);
+    this.#unicastBytes = new Float64Array(writer.numberOfSubpartitions);
+  }
+
+  /** Framed bytes written to each subpartition so far, broadcast records included. */
+  get subpartitionBytes(): number[] {
+    const broadcast = this.#broadcastBytes;
+    return Array.from(this.#unicastBytes, (bytes) => bytes + broadcast);
   }
 
   collect(value: unknown): void {
@@ -31,11 +39,10 @@ export class NetworkOutput implements Output {
     let more: boolean;
     if (channel === BROADCAST) {
       more = writer.broadcastRecord(bytes);
-      const counts = this.subpartitionBytes;
-      for (let s = 0; s < counts.length; s++) counts[s] = (counts[s] as number) + framed;
+      this.#broadcastBytes += framed;
     } else {
       more = writer.emitRecord(bytes, channel);
-      this.subpartitionBytes[channel] = (this.subpartitionBytes[channel] as number) + framed;
+      this.#unicastBytes[channel] = (this.#unicastBytes[channel] as number) + framed;
     }
     if (!more) this.backpressure.block(writer);
   }

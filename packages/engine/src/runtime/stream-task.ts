@@ -145,7 +145,7 @@ export class StreamTask {
       // the final counters carry each blocking output's bytes per subpartition (the adaptive scheduler decides from them)
       const outputs = metrics.outputs.map((o) => {
         const counted = this.#networkOutputs.get(o.edgeIndex);
-        return counted === undefined ? o : { ...o, subpartitionBytes: Array.from(counted.subpartitionBytes) };
+        return counted === undefined ? o : { ...o, subpartitionBytes: counted.subpartitionBytes };
       });
       return { attemptId: deployment.attemptId, durationMs: performance.now() - started, metrics: { ...metrics, outputs }, sinks };
     } catch (error) {

@@ -34,13 +34,14 @@ describe('adaptive planning', () => {
       assert.equal(v.get('total')?.parallelism, 1);
       assert.equal(v.get('total')?.adaptive, undefined);
       assert.equal(v.get('sort-assign')?.adaptive?.mode, 'follow', 'a forward group follows its decided producer');
-      assert.equal(v.get('sort')?.parallelism, 5, 'behind a custom partitioner: the largest source parallelism');
+      assert.deepEqual(v.get('sort')?.adaptive, { mode: 'decide' }, "sortBy's ranges are decided at run time like any all-to-all consumer");
+      assert.equal(v.get('sort')?.parallelism, 32, 'planned at its reserved size: one key range per subpartition');
       for (const e of p.edges) {
         const touches = p.vertices[e.source]?.adaptive !== undefined || p.vertices[e.target]?.adaptive !== undefined;
         if (touches) assert.equal(e.partitionType, 'BLOCKING', `${e.id}: its producers must finish before the decision`);
       }
       assert.equal(p.edges.find((e) => e.id === 'read->count')?.maxParallelism, 32, 'the key groups of an undecided consumer: its reserved size');
-      assert.deepEqual(p.adaptive?.presets, { [p.logical.nodes.find((n) => n.name === 'read')?.uid as string]: 5, [p.logical.nodes.find((n) => n.name === 'sort')?.uid as string]: 5 });
+      assert.deepEqual(p.adaptive?.presets, { [p.logical.nodes.find((n) => n.name === 'read')?.uid as string]: 5 });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -1,0 +1,174 @@
+// PIPELINED_APPROXIMATE's partial-record cleanup (Flink's PipelinedApproximateSubpartitionTest, on Weft's
+// framing): records framed by the real RecordFramer into 16-byte buffers (a 4-byte length header each),
+// a reader that goes away, and a new one that must get whole records only. The layouts are worked out
+// by hand in each case.
+import { strict as assert } from 'node:assert';
+import { describe, it } from 'node:test';
+import { END_OF_PARTITION, FloatingCredits, RecordDeframer, RecordFramer, taskExecutorId } from '@weft/shuffle-api';
+import { drain, emitAll, makeRecord, parseRecord, registerPartition } from '@weft/shuffle-api/testing';
+import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';
+import { BufferPool } from '../src/buffer-pool.js';
+import { CreditedChannelReader } from '../src/credited-channel-reader.js';
+import { PipelinedSubpartition } from '../src/pipelined-subpartition.js';
+
+const SIZE = 16;
+
+function setUp(capacity = 64) {
+  const pool = new BufferPool(SIZE, capacity);
+  const subpartition = new PipelinedSubpartition(pool, true);
+  const framer = new RecordFramer(SIZE, () => pool.allocate(), (segment, length, partialRecordLength) => subpartition.add({ kind: 'data', segment, length, partialRecordLength }));
+  const attach = () => {
+    const reader = new CreditedChannelReader(subpartition, pool, 100, new FloatingCredits(0), () => {});
+    assert.equal(subpartition.subscribe(reader), true);
+    const deframer = new RecordDeframer(1 << 20, 'p#0');
+    /** The whole records received so far (their first bytes, as numbers), and whether the end came. */
+    const drain = (): { records: number[]; ended: boolean } => {
+      const out: Uint8Array[] = [];
+      let ended = false;
+      for (let e = reader.poll(); e !== undefined; e = reader.poll()) {
+        if (e.kind === 'data') deframer.push(e.segment.subarray(0, e.length), out);
+        if (e.kind === 'event' && e.event.type === 'end-of-partition') ended = true;
+        reader.recycle(e);
+      }
+      return { records: out.map((r) => (r.length === 0 ? -1 : (r[0] as number))), ended };
+    };
+    return { reader, drain };
+  };
+  /** A record of `length` bytes, each `tag`. */
+  const write = (tag: number, length: number): void => framer.write(new Uint8Array(length).fill(tag));
+  return { pool, subpartition, framer, attach, write };
+}
+
+describe('PIPELINED_APPROXIMATE subpartition', () => {
+  it('serves a new reader from the next buffer when it starts with a whole record', () => {
+    const { subpartition, framer, attach, write } = setUp();
+    const first = attach();
+    write(1, 12); // header + 12 bytes: buffer 0 is full
+    write(2, 4); // buffer 0 handed over; record 2 opens buffer 1
+    assert.deepEqual(first.drain().records, [1]);
+    first.reader.release();
+    const second = attach();
+    framer.flush(); // buffer 1: record 2, no partial record
+    assert.deepEqual(second.drain().records, [2]);
+    assert.deepEqual(subpartition.approximateLosses, { reconnects: 1, buffersDropped: 0, recordsDropped: 0, partialRecordsSkipped: 0 });
+  });
+
+  it('skips the tail of a record partly sent and delivers the rest of that buffer', () => {
+    const { subpartition, framer, attach, write } = setUp();
+    const first = attach();
+    write(1, 20); // buffer 0: header + 12 bytes (handed over); buffer 1: 8 bytes of tail
+    assert.deepEqual(first.drain().records, [], 'record 1 is incomplete at the first reader');
+    first.reader.release();
+    const second = attach();
+    write(2, 2); // buffer 1 at byte 8: header + 2 bytes
+    framer.flush(); // buffer 1: 14 bytes, the first 8 the tail of record 1
+    assert.deepEqual(second.drain().records, [2]);
+    assert.equal(subpartition.approximateLosses.partialRecordsSkipped, 1);
+  });
+
+  it('drops what is written while no reader is attached, without ever blocking the producer', () => {
+    const { pool, subpartition, framer, attach, write } = setUp(3);
+    const first = attach();
+    first.reader.release();
+    for (let i = 0; i < 100; i++) {
+      write(i, 12); // one full buffer each: handed over (and dropped) by the next write
+      assert.ok(!pool.exhausted, `the pool never fills (record ${i})`);
+    }
+    const second = attach();
+    write(200, 3);
+    framer.flush();
+    assert.deepEqual(second.drain().records, [99, 200], 'record 99 was still in the framer when the reader came');
+    assert.deepEqual(subpartition.approximateLosses, { reconnects: 1, buffersDropped: 99, recordsDropped: 99, partialRecordsSkipped: 0 });
+  });
+
+  it('cuts a tail off a buffer that ends with the header of the next record', () => {
+    const { subpartition, framer, attach, write } = setUp();
+    const first = attach();
+    first.reader.release();
+    write(1, 40); // buffers 0 (header + 12) and 1 (16) dropped; buffer 2: 12 bytes of tail, in the framer
+    const second = attach();
+    write(2, 2); // buffer 2 at byte 12: record 2's header fills it; its 2 bytes open buffer 3
+    framer.flush();
+    assert.deepEqual(second.drain().records, [2], "record 2's header and body, across two buffers");
+    assert.deepEqual(subpartition.approximateLosses, { reconnects: 1, buffersDropped: 2, recordsDropped: 1, partialRecordsSkipped: 1 });
+  });
+
+  it('skips a buffer that is all tail whole, then serves the next', () => {
+    const { subpartition, framer, attach, write } = setUp();
+    const first = attach();
+    first.reader.release();
+    write(1, 28); // buffer 0 (header + 12) dropped; buffer 1: 16 bytes, all of them record 1's tail
+    const second = attach();
+    write(2, 4); // buffer 1 is full: handed over (all tail: skipped); record 2 opens buffer 2
+    framer.flush();
+    assert.deepEqual(second.drain().records, [2]);
+    assert.deepEqual(subpartition.approximateLosses, { reconnects: 1, buffersDropped: 2, recordsDropped: 1, partialRecordsSkipped: 1 });
+  });
+
+  it('takes a third reader after a second went away, and is consumed by one that got the end', () => {
+    const { subpartition, framer, attach, write } = setUp();
+    attach().reader.release();
+    attach().reader.release();
+    const third = attach();
+    write(7, 1);
+    framer.flush();
+    subpartition.add({ kind: 'event', event: END_OF_PARTITION });
+    assert.deepEqual(third.drain(), { records: [7], ended: true });
+    third.reader.release();
+    assert.equal(subpartition.isReleased, true, 'consumed to its end');
+    assert.equal(subpartition.approximateLosses.reconnects, 2);
+    const late = new CreditedChannelReader(subpartition, new BufferPool(SIZE, 4), 1, new FloatingCredits(0), () => {});
+    assert.equal(subpartition.subscribe(late), false, 'no reader after the end was consumed');
+  });
+
+  it('a plain pipelined subpartition refuses a second reader after the first went away', () => {
+    const pool = new BufferPool(SIZE, 8);
+    const subpartition = new PipelinedSubpartition(pool);
+    const reader = new CreditedChannelReader(subpartition, pool, 1, new FloatingCredits(0), () => {});
+    subpartition.subscribe(reader);
+    reader.release();
+    assert.equal(subpartition.subscribe(new CreditedChannelReader(subpartition, pool, 1, new FloatingCredits(0), () => {})), false);
+  });
+});
+
+describe('PIPELINED_APPROXIMATE through the memory shuffle environment', () => {
+  it('a consumer that closes early is replaced by a new gate on the same subpartition, which reads whole records only', async () => {
+    const factory = createMemoryShuffleServiceFactory({ bufferSizeBytes: 64, buffersPerPartition: 4 });
+    const master = factory.createShuffleMaster();
+    await master.start();
+    const env = factory.createShuffleEnvironment({ taskExecutorId: taskExecutorId('t') });
+    try {
+      const descriptor = await registerPartition(master, { jobId: 'approx', resultId: 'r', index: 0, type: 'PIPELINED_APPROXIMATE', subpartitions: 1 });
+      const writer = await env.createResultPartitionWriter({ descriptor });
+      const gateRequest = { jobId: descriptor.jobId, inputs: [descriptor], subpartitions: { start: 0, end: 0 } };
+      // records of 62 bytes in 64-byte buffers: almost every record spans two buffers
+      const emit = async (from: number, to: number): Promise<void> => emitAll(writer, Array.from({ length: to - from }, (_, i) => ({ subpartition: 0, record: makeRecord(0, 0, from + i, 50) })));
+      const first = await env.createInputGate(gateRequest);
+      // the pool holds 4 buffers: the writer waits for the first gate, which reads a batch and leaves
+      const emitting = emit(0, 60);
+      const seen: number[] = [];
+      while (seen.length === 0) {
+        const batch = await first.readBatch();
+        if (batch?.kind === 'records') for (const r of batch.records) seen.push(parseRecord(r).seq);
+      }
+      await first.close();
+      await emitting; // nobody reads: dropped, and the writer never waits for a gone consumer
+      const second = await env.createInputGate(gateRequest);
+      const draining = drain(second);
+      await emit(60, 70);
+      await writer.finish();
+      const [channel] = await draining;
+      const records = (channel ?? []).flatMap((item) => (item.kind === 'record' ? [parseRecord(item.record)] : []));
+      assert.ok(records.every((r) => r.intact && r.payloadBytes === 50 && r.producer === 0), 'every record whole');
+      const seqs = records.map((r) => r.seq);
+      assert.deepEqual(seqs, [...seqs].sort((a, b) => a - b), 'in order, none twice');
+      for (let seq = 61; seq < 70; seq++) assert.ok(seqs.includes(seq), `record ${seq}, written after the new gate came, is there`);
+      assert.ok(seqs.every((s) => s >= 59), `nothing written while no gate was attached (the writer went on: it never waits for a gone consumer) but the record still being framed: ${seqs.join(',')}`);
+      await writer.close();
+      await second.close();
+    } finally {
+      await env.close();
+      await master.close();
+    }
+  });
+});
