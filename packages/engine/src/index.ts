@@ -45,6 +45,9 @@ export { CheckpointCoordinator } from './checkpoint/checkpoint-coordinator.js';
 export type { CheckpointCoordinatorOptions, CheckpointFailureReason, CheckpointTimers } from './checkpoint/checkpoint-coordinator-options.js';
 export { type CheckpointStore, type CompletedCheckpoint, InMemoryCheckpointStore, type TaskStateHandle } from './checkpoint/checkpoint-store.js';
 // ---- state: keyed state by key group and operator list state, snapshots that restore at another parallelism ----
+export { type CheckpointStorage, InMemoryCheckpointStorage } from './checkpoint/checkpoint-storage.js';
+export type { CheckpointingMode, CheckpointingOptions } from './checkpoint/checkpointing-options.js';
+export type { CheckpointSummary, SnapshotHandle } from './checkpoint/job-checkpointing.js';
 export type * from './state/keyed-state.js';
 export { KeyedStateBackend, type KeyedStateBackendOptions, type KeyedStateRestore } from './state/keyed-state-backend.js';
 export { OperatorStateBackend, type OperatorStateDistribution, type OperatorStateRestore } from './state/operator-state-backend.js';

@@ -5,6 +5,7 @@ import { pathToFileURL } from 'node:url';
 import { type AdaptiveBatchOptions, EngineError, resolveAdaptiveBatchOptions, isEngineError, EXCHANGE_MODES, type ExternalFileSystem, type JobEventLog, type ExchangeMode, isExchangeMode, type JobResult, loadJob, type PrestartedWorkers, prestartWorkers, type RestartStrategyOptions, runJob } from '@weft/engine';
 import type { ShuffleServiceFactory } from '@weft/shuffle-api';
 import type { ShuffleServerServiceFactory } from '@weft/shuffle-remote/client';
+import type { BlobStore } from '@weft/shuffle-remote';
 import { type CliIo, type Command, ExitCode } from '../command.js';
 import { DEFAULT_STANDBY_TAKEOVER_MS, standBy } from './standby.js';
 import { integerFlag, parseCommandArgs, usageError } from '../parse-command-args.js';
@@ -20,6 +21,8 @@ import { extractRunUiFlags, newRunJobId, RUN_UI_USAGE, type RunUi, startRunUi } 
 import { stderrLogger } from '../stderr-logger.js';
 import { bundleJobModule } from './bundle-job-module.js';
 import { ADAPTIVE_FLAGS, ADAPTIVE_USAGE, parseAdaptiveFlags } from './adaptive-flags.js';
+import { CHECKPOINT_FLAGS, CHECKPOINT_USAGE, parseCheckpointFlags } from './checkpoint-flags.js';
+import { BlobCheckpointStorage } from './blob-checkpoint-storage.js';
 
 /** The most copies --shuffle-replicas takes (the client's `replicas` limit). */
 const MAX_SHUFFLE_REPLICAS = 8;
@@ -33,6 +36,7 @@ const USAGE = `Usage: weft run <job module> [--parallelism N] [--store URL] [--m
                 [--parallelism auto [--min-parallelism N] [--max-parallelism N] [--data-volume-per-task SIZE]]
                 [--workers N] [--slots N] [--exchange-mode MODE] [--restart-strategy S ...]
                 [--failover-strategy F] [--task-memory SIZE] [--spill-dir PATH]
+                [--checkpoint-interval D [--checkpoint-mode M] [--from-checkpoint latest|ID] ...]
                 [--inject-faults SPEC] [--job-id ID] [--ui [PORT]] [--plan-only] [--json] [-- job args...]
 
 Runs a batch job: a .ts or .js module whose default export is defineJob((ctx) => ...). Its pipelined
@@ -93,6 +97,8 @@ ${RECOVERY_USAGE}
 ${MEMORY_USAGE}
 
 ${ADAPTIVE_USAGE}
+
+${CHECKPOINT_USAGE}
 
 Every failover is reported: the task that failed and why (error code and message), the tasks restarted
 (exactly what \`weft plan <topology> --fail <task> [--lost <partition>]...\` predicts for the job's
@@ -322,6 +328,7 @@ export const runCommand: Command = {
       'exchange-mode': { type: 'string' },
       ...RECOVERY_FLAGS,
       ...MEMORY_FLAGS,
+      ...CHECKPOINT_FLAGS,
       'inject-faults': { type: 'string' },
       'plan-only': { type: 'boolean' },
       'no-release-during-job': { type: 'boolean' },
@@ -342,8 +349,13 @@ export const runCommand: Command = {
     const slots = integerFlag('run', '--slots', values.slots, 1);
     const replicas = integerFlag('run', '--shuffle-replicas', values['shuffle-replicas'], 1);
     if (replicas !== undefined && replicas > MAX_SHUFFLE_REPLICAS) throw usageError('run', `--shuffle-replicas must be at most ${MAX_SHUFFLE_REPLICAS}, got ${replicas}`);
-    const executor = values.executor ?? 'workers';
+    const checkpointFlags = parseCheckpointFlags(values);
+    // checkpoints are taken in process only yet
+    const executor = values.executor ?? (checkpointFlags === undefined ? 'workers' : 'inprocess');
     if (executor !== 'workers' && executor !== 'inprocess') throw usageError('run', `--executor must be inprocess or workers, got ${JSON.stringify(executor)}`);
+    if (checkpointFlags !== undefined && executor !== 'inprocess') throw usageError('run', '--checkpoint-interval runs the job in process (--executor inprocess) only yet, not on --executor workers');
+    if (checkpointFlags !== undefined && (values.cluster !== undefined || io.env['WEFT_CLUSTER'] !== undefined)) throw usageError('run', '--checkpoint-interval cannot be combined with --cluster yet: checkpoints are taken in process only');
+    if (checkpointFlags !== undefined && adaptive !== undefined) throw usageError('run', '--checkpoint-interval cannot be combined with --parallelism auto');
     const exchangeMode = values['exchange-mode'];
     if (exchangeMode !== undefined && !isExchangeMode(exchangeMode)) throw usageError('run', `--exchange-mode must be one of ${EXCHANGE_MODES.join(', ')}, got ${JSON.stringify(exchangeMode)}`);
     const faultSpec: FaultSpec | undefined = values['inject-faults'] === undefined ? undefined : parseFaultSpec(values['inject-faults']);
@@ -409,8 +421,9 @@ export const runCommand: Command = {
       throw error;
     }
 
-    // with --ui the id is chosen here, so the UI's /metrics names the job from its first scrape
-    const jobId = values['job-id'] ?? (uiRequest === undefined ? undefined : newRunJobId());
+    // with --ui the id is chosen here, so the UI's /metrics names the job from its first scrape; a
+    // checkpointed run names it so a cancelled run can be restored
+    const jobId = values['job-id'] ?? (uiRequest === undefined && checkpointFlags === undefined ? undefined : newRunJobId());
     if (jobId !== undefined && !/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(jobId)) throw usageError('run', `--job-id must be 1 to 128 letters, digits, '.', '_' or '-' (starting with a letter or digit), got ${JSON.stringify(jobId)}`);
     // the job event log lives in the metadata store the run uses: --meta, or the servers' Redis
     let eventLog: JobEventLog;
@@ -424,6 +437,21 @@ export const runCommand: Command = {
       await harness?.close();
       throw error;
     }
+    let checkpointStore: BlobStore | undefined;
+    if (checkpointFlags !== undefined) {
+      try {
+        const { createBlobStore, parseStoreUrl } = await import('@weft/shuffle-remote');
+        checkpointStore = createBlobStore(parseStoreUrl(store.value, store.source));
+        await checkpointStore.start();
+      } catch (error) {
+        await checkpointStore?.close().catch(() => {});
+        await prestarted?.close();
+        await harness?.close();
+        await eventLog.close().catch(() => {});
+        if (isShuffleConfigError(error)) throw usageError('run', `${store.source}: ${(error as Error).message}`, error);
+        throw error;
+      }
+    }
     let ui: RunUi | undefined;
     if (uiRequest !== undefined) {
       try {
@@ -431,6 +459,7 @@ export const runCommand: Command = {
       } catch (error) {
         await prestarted?.close();
         await harness?.close();
+        await checkpointStore?.close().catch(() => {});
         await eventLog.close().catch(() => {});
         throw error;
       }
@@ -438,8 +467,16 @@ export const runCommand: Command = {
     const tty = (io.stderr as { isTTY?: boolean }).isTTY === true;
     let shown = false;
     let result: JobResult;
+    // a streaming job runs until cancelled: SIGINT / SIGTERM cancel it (its checkpoints stay for --from-checkpoint)
+    const cancel = checkpointFlags === undefined ? undefined : new AbortController();
+    const onSignal = (signal: NodeJS.Signals): void => cancel?.abort(new EngineError('WEFT_ERR_TASK_CANCELLED', `the job was cancelled by ${signal}; its checkpoints stay: restore it with --job-id ${jobId ?? '<id>'} --from-checkpoint latest`));
+    if (cancel !== undefined) {
+      process.once('SIGINT', onSignal);
+      process.once('SIGTERM', onSignal);
+    }
     try {
       result = await runJob({
+        ...(cancel === undefined ? {} : { signal: cancel.signal }),
         job: jobPath,
         args: rest,
         ...(jobId === undefined ? {} : { jobId }),
@@ -453,6 +490,7 @@ export const runCommand: Command = {
         ...(exchangeMode === undefined ? {} : { exchangeMode: exchangeMode as ExchangeMode }),
         ...recovery,
         ...memory,
+        ...(checkpointFlags === undefined ? {} : { checkpointing: { ...checkpointFlags, storage: new BlobCheckpointStorage(checkpointStore as BlobStore) } }),
         releasePartitionsDuringJob: values['no-release-during-job'] !== true,
         ...(harness === undefined ? {} : { faults: harness.factory }),
         shuffle: { pipelined, blocking: harness === undefined ? blocking : harness.wrapShuffle(blocking) },
@@ -493,9 +531,14 @@ export const runCommand: Command = {
       }
       throw error;
     } finally {
+      if (cancel !== undefined) {
+        process.removeListener('SIGINT', onSignal);
+        process.removeListener('SIGTERM', onSignal);
+      }
       if (shown) io.stderr.write('\r\x1b[K');
       await harness?.close(); // continues any shuffle server it stopped
       await ui?.server.close(); // before the log it reads
+      await checkpointStore?.close().catch(() => {});
       await eventLog.close().catch(() => {});
       await Promise.all(fileSystems.map((fs) => fs.close().catch(() => {})));
     }

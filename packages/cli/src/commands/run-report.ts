@@ -53,6 +53,7 @@ export function formatRunSummary(result: JobResult): string {
     `Job ${result.name} ${result.status} in ${formatDuration(result.durationMs)} (parallelism ${result.adaptive === undefined ? result.parallelism : 'auto'}, ${executor}, ${result.exchangeMode})`,
     `  ${plural(result.tasks, 'task')} in ${plural(result.regions, 'pipelined region')}; ${plural(result.attempts, 'attempt')} deployed${result.restarts > 0 ? `, ${plural(result.restarts, 'restart')}` : ''}`,
     ...(result.resumed ? [`  resumed run of ${result.jobId}: ${plural(result.tasksReused, 'task')} reused`] : []),
+    ...(result.checkpoints === undefined ? [] : [formatCheckpointLine(result.checkpoints)]),
     `  read ${formatCount(result.recordsRead)} records; shuffled ${formatCount(result.recordsShuffled)} records, ${formatBytes(result.bytesShuffled)}`,
   );
   if (result.partitionsReleasedDuringJob > 0) {
@@ -175,6 +176,13 @@ function formatRecovery(result: JobResult): string[] {
 }
 
 /** The machine-readable summary `weft run --json` prints (`extra`: e.g. the injected faults). */
+/** One line of a checkpointed run's summary: how many checkpoints, the newest, what the run restored. */
+function formatCheckpointLine(c: NonNullable<JobResult['checkpoints']>): string {
+  const latest = c.latestCompletedId === undefined ? 'none completed' : `latest ${c.latestCompletedId} (${formatBytes(c.latestStateBytes ?? 0)} of state, ${c.latestDurationMs ?? 0} ms)`;
+  const restored = c.restoredFrom === undefined ? '' : `; started from checkpoint ${c.restoredFrom}`;
+  return `  checkpoints (${c.mode === 'aligned' ? 'exactly-once' : 'at-least-once'}, every ${c.intervalMs} ms): ${c.completed} completed, ${c.aborted} aborted, ${latest}${restored}; ${plural(c.tasksRestored, 'task attempt')} restored from one`;
+}
+
 export function runSummaryJson(result: JobResult, extra: Record<string, unknown> = {}): Record<string, unknown> {
   const error = result.error;
   return {
@@ -211,6 +219,7 @@ export function runSummaryJson(result: JobResult, extra: Record<string, unknown>
     partitionsReleasedDuringJob: result.partitionsReleasedDuringJob,
     bytesReleasedDuringJob: result.bytesReleasedDuringJob,
     ...(result.adaptive === undefined ? {} : { adaptive: result.adaptive }),
+    ...(result.checkpoints === undefined ? {} : { checkpoints: result.checkpoints }),
     vertices: result.vertices,
     edges: result.edges,
     outputs: result.outputs,

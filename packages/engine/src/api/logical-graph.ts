@@ -37,6 +37,8 @@ export type OperatorSpec =
   | { readonly kind: 'text-source'; readonly path: string }
   | { readonly kind: 'range-source'; readonly start: number; readonly end: number }
   | { readonly kind: 'array-source'; readonly values: readonly unknown[] }
+  /** `ctx.generate`: `fn(seq)` for the sequence numbers of its splits, at a rate, until `count` (or cancelled) */
+  | { readonly kind: 'generator-source'; readonly fn: (seq: number) => unknown; readonly count: number; readonly ratePerSecond: number; readonly splits: number }
   | { readonly kind: 'map'; readonly fn: MapFunction<unknown, unknown> }
   | { readonly kind: 'flat-map'; readonly fn: FlatMapFunction<unknown, unknown> }
   | { readonly kind: 'filter'; readonly fn: FilterFunction<unknown> }

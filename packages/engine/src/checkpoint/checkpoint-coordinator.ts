@@ -65,7 +65,13 @@ export class CheckpointCoordinator {
   /** Triggers a checkpoint now (the periodic trigger calls this); undefined when it may not (stopped, too many pending). */
   async triggerCheckpoint(): Promise<number | undefined> {
     if (this.#stopped || this.#pending.size >= this.#options.maxConcurrent) return undefined;
-    const checkpointId = await this.#options.store.nextCheckpointId();
+    let checkpointId: number;
+    try {
+      checkpointId = await this.#options.store.nextCheckpointId();
+    } catch {
+      // the store is unreachable (or closed at the job's end): no checkpoint this time, nothing to abort
+      return undefined;
+    }
     if (this.#stopped) return undefined;
     const triggeredAtMs = this.#options.clock();
     const pending: PendingCheckpoint = {

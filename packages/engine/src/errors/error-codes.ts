@@ -67,7 +67,9 @@ export const EngineErrorCode = {
   /**
    * A state snapshot cannot be restored: not a snapshot, a newer format version, corrupted (checksum), taken
    * with another max parallelism, or snapshots that leave key groups uncovered or cover one twice. Nothing
-   * was restored. Carries `snapshot` or the key groups concerned.
+   * was restored. Carries `snapshot` or the key groups concerned; a refused restore from a checkpoint
+   * (`--from-checkpoint`: missing, incomplete, corrupted, another max parallelism) carries `checkpointId` and
+   * `jobId`, before anything runs (exit code 2).
    */
   STATE_RESTORE: 'WEFT_ERR_STATE_RESTORE',
   /** More consecutive checkpoint failures (expired, a task's snapshot failed, the store failed) than tolerated: the job fails. Carries `checkpointId`, `reason`, `failures`. */

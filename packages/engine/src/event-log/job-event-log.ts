@@ -1,3 +1,4 @@
+import type { CheckpointStore } from '../checkpoint/checkpoint-store.js';
 import type { JobProgress } from '../job-master/job-progress.js';
 
 /**
@@ -69,6 +70,11 @@ export interface JobEventLog {
    * lease. Optional: a store without it has no live progress to offer (a UI then shows logged counts).
    */
   readProgress?(jobId: string): Promise<PublishedJobProgress | undefined>;
+  /**
+   * The completed checkpoints of `jobId` in this store, written by the job master of lease `epoch` (fenced
+   * like its appends). Optional: without it a checkpointed run records its checkpoints in memory only.
+   */
+  checkpointStore?(jobId: string, epoch: number): CheckpointStore;
   close(): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }

@@ -2,6 +2,7 @@ import { type JobId, type Logger, type ShuffleServiceFactory, type TaskExecutorI
 import type { JobPlan } from '../graph/job-plan.js';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
 import type { RecordSerializerFactory } from '../serialization/record-serializer.js';
+import type { TaskCheckpointingProvider } from '../runtime/task-checkpointing.js';
 import type { RegionDeployment } from '../runtime/task-deployment.js';
 import type { TaskProgress } from '../runtime/task-events.js';
 import { type ExecutorShuffle, RegionRunner } from './region-runner.js';
@@ -22,6 +23,8 @@ export interface InProcessTaskExecutorOptions {
   readonly logger?: Logger;
   /** Kills this process (a planted `kill-process` fault): set by worker processes only. */
   readonly killProcess?: () => void;
+  /** Links each task to the job's checkpoints (RunJobOptions.checkpointing). @defaultValue none: no checkpoints */
+  readonly checkpointing?: TaskCheckpointingProvider;
 }
 
 /**
@@ -82,6 +85,7 @@ export class InProcessTaskExecutor implements TaskExecutor {
       onEvent: (event) => listener.onTaskEvent(this.id, event),
       ...(this.#options.logger === undefined ? {} : { logger: this.#options.logger }),
       ...(this.#options.killProcess === undefined ? {} : { killProcess: this.#options.killProcess }),
+      ...(this.#options.checkpointing === undefined ? {} : { checkpointing: this.#options.checkpointing }),
     });
     this.#runners.add(runner);
     const run = runner.run().finally(() => {

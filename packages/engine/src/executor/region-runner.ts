@@ -13,6 +13,7 @@ import type { ExternalFileSystem } from '../io/external-file-system.js';
 import type { RecordSerializerFactory } from '../serialization/record-serializer.js';
 import { StreamTask, type TaskIo } from '../runtime/stream-task.js';
 import { serializeTaskError } from '../runtime/task-error-serialization.js';
+import type { TaskCheckpointingProvider } from '../runtime/task-checkpointing.js';
 import type { RegionDeployment, TaskDeployment } from '../runtime/task-deployment.js';
 import type { TaskEvent, TaskProgress } from '../runtime/task-events.js';
 
@@ -35,6 +36,8 @@ export interface RegionRunnerOptions {
   readonly logger?: Logger;
   /** Kills this process (a planted `kill-process` fault): set in worker processes only. */
   readonly killProcess?: () => void;
+  /** Each task's link to the job's checkpoints (a checkpointed job run in the job master's process). @defaultValue none */
+  readonly checkpointing?: TaskCheckpointingProvider;
 }
 
 interface Deferred {
@@ -159,6 +162,7 @@ export class RegionRunner {
       logger: this.#logger.child({ attemptId: task.attemptId }),
       ...(this.#options.killProcess === undefined ? {} : { killProcess: this.#options.killProcess }),
       io: this.#taskIo(task),
+      ...(this.#options.checkpointing === undefined ? {} : { checkpointing: () => (this.#options.checkpointing as TaskCheckpointingProvider)(task) }),
     });
     this.#tasks.set(task.attemptId, { task: streamTask, controller });
     if (this.#cancelledFromOutside.has(task.attemptId) || this.#failed) controller.abort(taskCancelled('cancelled before it started'));

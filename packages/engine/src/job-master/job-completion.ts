@@ -24,6 +24,11 @@ export interface JobCompletionOptions {
   readonly releases: PartitionReleases;
   /** The run's fence: a fenced run publishes nothing, discards nothing, and fails with the fence's error. @defaultValue none */
   readonly fence?: JobFence | undefined;
+  /**
+   * A failed job leaves its text sinks' attempt files (a checkpointed job: the part files its last
+   * checkpoint recorded are what a restore `--from-checkpoint` continues from). @defaultValue false
+   */
+  readonly keepSinkFilesOnFailure?: boolean | undefined;
 }
 
 const NOTHING_PUBLISHED: PublishedSinks = { collected: {}, files: [] };
@@ -85,7 +90,7 @@ export class JobCompletion {
 
   /** The job failed and every task stopped: the sinks' attempt files are discarded (unless the run is fenced). */
   async failed(error: EngineError, aborted: boolean): Promise<void> {
-    if (this.#options.fence?.isFenced !== true) await discardTempDirs(this.#options.sinkTempDirs, this.#options.fileSystems);
+    if (this.#options.fence?.isFenced !== true && this.#options.keepSinkFilesOnFailure !== true) await discardTempDirs(this.#options.sinkTempDirs, this.#options.fileSystems);
     this.#end({ error, aborted }, NOTHING_PUBLISHED);
   }
 

@@ -56,6 +56,8 @@ export interface JobMasterOptions {
   readonly submission?: JobSubmission;
   /** The text sinks' per-attempt directories, published from at the job's end. @defaultValue [] */
   readonly sinkTempDirs?: readonly string[];
+  /** A failed job keeps the text sinks' attempt files (a checkpointed job restores from them). @defaultValue false */
+  readonly keepSinkFilesOnFailure?: boolean;
   /** Where `<scheme>://` sinks live (RunJobOptions.fileSystems). @defaultValue [] */
   readonly fileSystems?: readonly ExternalFileSystem[];
   /** The lease epoch (the job event log's), carried by every partition registration. @defaultValue none */

@@ -48,6 +48,8 @@ export interface JobSchedulerOptions {
   readonly submission?: JobSubmission | undefined;
   /** The text sinks' per-attempt directories, published from (or discarded) at the job's end. @defaultValue [] */
   readonly sinkTempDirs?: readonly string[] | undefined;
+  /** A failed job keeps its text sinks' attempt files (JobCompletionOptions.keepSinkFilesOnFailure). @defaultValue false */
+  readonly keepSinkFilesOnFailure?: boolean | undefined;
   /** Where `<scheme>://` sinks live. @defaultValue [] */
   readonly fileSystems?: readonly ExternalFileSystem[] | undefined;
   /** The job master's lease epoch, carried by every partition registration. @defaultValue none (no fencing by epoch) */

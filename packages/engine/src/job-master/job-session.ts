@@ -1,4 +1,5 @@
 import { type JobId, type Logger, type ShuffleMaster, type ShuffleServiceFactory, taskExecutorId } from '@weft/shuffle-api';
+import type { TaskCheckpointingProvider } from '../runtime/task-checkpointing.js';
 import { InProcessTaskExecutor } from '../executor/in-process-task-executor.js';
 import type { PrestartedWorkers } from '../executor/prestarted-workers.js';
 import type { TaskExecutor, TaskExecutorListener } from '../executor/task-executor.js';
@@ -69,6 +70,13 @@ export class JobSession {
   #poolOptions: WorkerPoolOptions | undefined;
   #replaced = 0;
   #shuffleStarted: Promise<void> | undefined;
+
+  #checkpointing: TaskCheckpointingProvider | undefined;
+
+  /** Links each task of the in-process executor to the job's checkpoints; call before `start`. */
+  useCheckpointing(provider: TaskCheckpointingProvider): void {
+    this.#checkpointing = provider;
+  }
 
   constructor(options: JobSessionOptions) {
     this.#options = options;
@@ -183,6 +191,7 @@ export class JobSession {
           fileSystems: o.fileSystems,
           serializer: o.serializer,
           logger: o.logger,
+          ...(this.#checkpointing === undefined ? {} : { checkpointing: this.#checkpointing }),
         }),
       ];
     }

@@ -34,6 +34,10 @@ import { jobModuleHash } from './job-module-hash.js';
 import { type JobEventLog, type JobLog, PROGRESS_PUBLISH_INTERVAL_MS } from '../event-log/job-event-log.js';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
 import { jobLogListener, type OpenedJobLog, openJobLog, prepareResume, type ResumeDecision } from './job-resume.js';
+import { type CheckpointingOptions, resolveCheckpointingOptions } from '../checkpoint/checkpointing-options.js';
+import { InMemoryCheckpointStore, type CheckpointStore, type CompletedCheckpoint } from '../checkpoint/checkpoint-store.js';
+import { type CheckpointSummary, JobCheckpointing, resolveRestoreCheckpoint } from '../checkpoint/job-checkpointing.js';
+import { checkCheckpointable } from '../checkpoint/check-checkpointable.js';
 
 export type { JobShuffleServices } from './job-session.js';
 
@@ -160,6 +164,16 @@ export interface RunJobOptions {
    * Not on a TaskExecutorProvider's executors (cluster) yet. @defaultValue none: `parallelism` for all
    */
   readonly adaptive?: AdaptiveBatchOptions | true;
+  /**
+   * Take checkpoints (a streaming job; `weft run --checkpoint-interval`): the job master triggers one
+   * every `intervalMs`, its sources inject barriers, every task aligns them (or tracks them, at-least-once),
+   * snapshots its operators' state to `storage` and acknowledges; a checkpoint is completed once the
+   * CheckpointStore recorded it. A failed task's region restarts from the latest completed checkpoint
+   * (sources rewind, keyed and operator state restored). The job then runs with every edge pipelined
+   * (`exchangeMode` defaults to ALL_EDGES_PIPELINED), in process only (`executor: 'inprocess'`), and its
+   * sources must be checkpointable (`ctx.generate`). @defaultValue none: no checkpoints (a batch job)
+   */
+  readonly checkpointing?: CheckpointingOptions;
 }
 
 /** How a job ended, with what it produced and moved. */
@@ -220,6 +234,8 @@ export interface JobResult {
   readonly epoch?: number;
   /** An adaptive run (RunJobOptions.adaptive): its resolved options (each vertex's decision is in `vertices`). */
   readonly adaptive?: ResolvedAdaptiveBatchOptions;
+  /** A checkpointed run (RunJobOptions.checkpointing): how its checkpoints went. */
+  readonly checkpoints?: CheckpointSummary;
 }
 
 function newJobId(): string {
@@ -279,7 +295,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   const kind: 'inprocess' | 'workers' | string = provider?.kind ?? (executorOption as 'inprocess' | 'workers');
   const parallelism = checkCount('parallelism', options.parallelism, availableParallelism());
   const workers = checkCount('workers', options.workers, availableParallelism());
-  const slots = checkCount('slotsPerExecutor', options.slotsPerExecutor, kind === 'inprocess' ? availableParallelism() : 1);
+  let slots = checkCount('slotsPerExecutor', options.slotsPerExecutor, kind === 'inprocess' ? availableParallelism() : 1);
   const releasePartitionsDuringJob = options.releasePartitionsDuringJob ?? true;
   if (typeof releasePartitionsDuringJob !== 'boolean') throw invalidEngineArgument('releasePartitionsDuringJob', `expected a boolean, got ${JSON.stringify(releasePartitionsDuringJob)}`);
   const eventListener = options.eventListener;
@@ -299,12 +315,21 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   const id = toJobId(options.jobId ?? newJobId());
   const args = options.args ?? [];
   const adaptive = options.adaptive === undefined ? undefined : resolveAdaptiveBatchOptions(options.adaptive);
+  const checkpointOptions = options.checkpointing === undefined ? undefined : resolveCheckpointingOptions(options.checkpointing);
+  if (checkpointOptions !== undefined && kind !== 'inprocess') throw invalidEngineArgument('checkpointing', `checkpoints are taken of jobs run in process only yet (executor 'inprocess'), not on ${kind} executors`);
+  if (checkpointOptions !== undefined && adaptive !== undefined) throw invalidEngineArgument('checkpointing', 'a checkpointed (streaming) job cannot have adaptive parallelism');
   if (adaptive !== undefined && provider !== undefined) throw invalidEngineArgument('adaptive', `adaptive parallelism is not supported on ${provider.kind} executors yet; run it in process or on workers`);
-  const loaded = await loadJob({ job: options.job, args, parallelism, cwd, fileSystems, ...(options.exchangeMode === undefined ? {} : { exchangeMode: options.exchangeMode }), ...(adaptive === undefined ? {} : { adaptive: { options: adaptive } }) });
+  const loaded = await loadJob({ job: options.job, args, parallelism, cwd, fileSystems, ...(options.exchangeMode === undefined ? (checkpointOptions === undefined ? {} : { exchangeMode: 'ALL_EDGES_PIPELINED' as const }) : { exchangeMode: options.exchangeMode }), ...(adaptive === undefined ? {} : { adaptive: { options: adaptive } }) });
   serializer = loaded.definition.options.serializer ?? serializer;
   if (kind !== 'inprocess' && loaded.moduleUrl === undefined) throw new EngineError('WEFT_ERR_INVALID_JOB', 'a job run on worker processes must be given as a module path, so workers can load it', { context: { field: 'job' } });
+  if (checkpointOptions !== undefined) checkCheckpointable(loaded.plan);
   const topology = ExecutionTopology.from(loaded.plan.topology);
   const regions = buildPipelinedRegions(topology);
+  if (checkpointOptions !== undefined) {
+    // a checkpoint needs every task running: every region holds a slot at once
+    if (options.slotsPerExecutor === undefined) slots = Math.max(slots, regions.regionCount);
+    else if (slots < regions.regionCount) throw invalidEngineArgument('slotsPerExecutor', `a checkpointed job runs all its ${regions.regionCount} pipelined regions at once, but the executor has ${slots} slots`);
+  }
   const restartStrategy = options.restartStrategy ?? { type: 'none' };
   const restart = createRestartBackoffTimeStrategy(restartStrategy);
   // The strategy asks the job master (built below) which partitions are released.
@@ -365,8 +390,16 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   let publishTimer: ReturnType<typeof setInterval> | undefined;
   let onAbort: (() => void) | undefined;
   let resume: ResumeDecision = { plan: undefined, fallback: undefined };
+  let checkpoints: JobCheckpointing | undefined;
   try {
-    if (opened !== undefined && (opened.replayed !== undefined || opened.problem !== undefined)) {
+    let restoreFrom: CompletedCheckpoint | undefined;
+    let checkpointStore: CheckpointStore | undefined;
+    if (checkpointOptions !== undefined) {
+      checkpointStore = checkpointOptions.store ?? (opened !== undefined && eventLog?.checkpointStore !== undefined ? eventLog.checkpointStore(id, opened.log.epoch) : new InMemoryCheckpointStore());
+      if (checkpointOptions.restoreFrom !== undefined) restoreFrom = await resolveRestoreCheckpoint({ jobId: id, plan: loaded.plan, store: checkpointStore, storage: checkpointOptions.storage, from: checkpointOptions.restoreFrom });
+    }
+    // a run restored from a checkpoint starts over from its state, not from the tasks an earlier run finished
+    if (opened !== undefined && restoreFrom === undefined && (opened.replayed !== undefined || opened.problem !== undefined)) {
       await session.startShuffle();
       const isAdaptive = (vertexId: string): boolean => loaded.plan.vertices.some((v) => v.id === vertexId && v.adaptive !== undefined);
       resume = await prepareResume({ jobId: id, opened, topology, regions, failover, blockingMaster: session.blockingMaster, sinkTempDirs, fileSystems, logger, fence, isAdaptive });
@@ -387,6 +420,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       submission,
       sinkTempDirs,
       fileSystems,
+      ...(checkpointOptions === undefined ? {} : { keepSinkFilesOnFailure: true }),
       ...(listener === undefined ? {} : { eventListener: listener }),
       ...(opened === undefined ? {} : { epoch: opened.log.epoch }),
       ...(fence === undefined ? {} : { fence }),
@@ -399,7 +433,25 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       ...(replaceExecutor === undefined ? {} : { replaceExecutor }),
     });
     master = jobMaster;
+    if (checkpointOptions !== undefined) {
+      checkpoints = new JobCheckpointing({
+        jobId: id,
+        plan: loaded.plan,
+        mode: checkpointOptions.mode === 'exactly-once' ? 'aligned' : 'at-least-once',
+        intervalMs: checkpointOptions.intervalMs,
+        timeoutMs: checkpointOptions.timeoutMs,
+        retained: checkpointOptions.retained,
+        tolerableFailures: checkpointOptions.tolerableFailures,
+        store: checkpointStore as CheckpointStore,
+        storage: checkpointOptions.storage,
+        restoreFrom,
+        onFailure: (error) => jobMaster.abort(error),
+        logger,
+      });
+      session.useCheckpointing(checkpoints.forTask);
+    }
     const executors = await session.start(jobMaster);
+    await checkpoints?.start();
     if (options.onProgress !== undefined) {
       const onProgress = options.onProgress;
       progressTimer = setInterval(() => onProgress({ elapsedMs: performance.now() - started, ...jobMaster.progress() }), options.progressIntervalMs ?? 250);
@@ -411,7 +463,12 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       if (signal.aborted) onAbort();
       else signal.addEventListener('abort', onAbort, { once: true });
     }
-    const outcome = await jobMaster.run(executors);
+    let outcome;
+    try {
+      outcome = await jobMaster.run(executors);
+    } finally {
+      await checkpoints?.stop();
+    }
     const progress = jobMaster.progress();
     if (options.onProgress !== undefined) options.onProgress({ elapsedMs: performance.now() - started, ...progress });
     return {
@@ -451,8 +508,10 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       ...(resume.fallback === undefined ? {} : { resumeFallback: resume.fallback }),
       ...(opened === undefined ? {} : { epoch: opened.log.epoch }),
       ...(adaptive === undefined ? {} : { adaptive }),
+      ...(checkpoints === undefined ? {} : { checkpoints: checkpoints.summary() }),
     };
   } finally {
+    await checkpoints?.stop().catch(() => {});
     if (progressTimer !== undefined) clearInterval(progressTimer);
     if (publishTimer !== undefined) clearInterval(publishTimer);
     if (onAbort !== undefined) options.signal?.removeEventListener('abort', onAbort);

@@ -113,6 +113,11 @@ export class CombineOperator implements StreamOperator {
     this.#memory.releaseAll();
   }
 
+  /** A checkpoint: what it holds goes downstream before the barrier, so no partial aggregate is lost on a restore. */
+  prepareSnapshotPreBarrier(): void {
+    this.#spill();
+  }
+
   /** Emits everything it holds and starts afresh (not to disk: the reducer merges). */
   #spill(): void {
     for (const entry of this.#table.entries()) this.output.collect(entry);

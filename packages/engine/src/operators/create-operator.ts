@@ -7,6 +7,8 @@ import { CollectSinkOperator } from './collect-sink-operator.js';
 import { CombineOperator } from './combine-operator.js';
 import { FilterOperator } from './filter-operator.js';
 import { FlatMapOperator } from './flat-map-operator.js';
+import { GeneratorSource } from './generator-source.js';
+import { KeyedStateAggregateOperator } from './keyed-state-aggregate-operator.js';
 import { JoinOperator } from './join-operator.js';
 import { LocalSortOperator } from './local-sort-operator.js';
 import { MapOperator } from './map-operator.js';
@@ -35,6 +37,8 @@ export function createOperator(node: LogicalNode, output: Output, context: Opera
       return { source: false, operator: new SplitWordsOperator(output, context, fusion === 'word-count') };
     case 'range-source':
       return { source: true, operator: new RangeSource(spec.start, spec.end, output, context) };
+    case 'generator-source':
+      return { source: true, operator: new GeneratorSource(spec, output, context) };
     case 'array-source':
       return { source: true, operator: new ArraySource(spec.values, output, context) };
     case 'map':
@@ -47,6 +51,7 @@ export function createOperator(node: LogicalNode, output: Output, context: Opera
       if (spec.aggregator.kind === 'count' && spec.key === VALUE_KEY) return { source: false, operator: new WordCountCombiner(spec.key, spec.aggregator, spec.maxKeys, output, context) };
       return { source: false, operator: new CombineOperator(spec.key, spec.aggregator, spec.maxKeys, output, context) };
     case 'aggregate':
+      if (context.state !== undefined) return { source: false, operator: new KeyedStateAggregateOperator(spec.aggregator, spec.key, output, context) };
       return { source: false, operator: new AggregateOperator(spec.aggregator, spec.key, output, context) };
     case 'join':
       return { source: false, operator: new JoinOperator(spec, output, context) };

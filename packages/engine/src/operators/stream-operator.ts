@@ -2,6 +2,7 @@ import type { RuntimeContext } from '../api/functions.js';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
 import type { TaskMemory } from '../memory/task-memory.js';
 import type { TaskBackpressure } from '../runtime/backpressure.js';
+import type { OperatorStateAccess } from '../runtime/task-checkpointing.js';
 import type { TaskIdentity } from '../runtime/user-function-error.js';
 
 /** Where an operator emits: the next operator of its chain, a network output, or several. Synchronous. */
@@ -22,6 +23,23 @@ export interface OperatorContext extends TaskIdentity {
   readonly outputConsumers: number;
   /** The task's managed memory (its budget, shared by its operators) and spill directory. */
   readonly memory: TaskMemory;
+  /**
+   * The operator's checkpointed state, when the job takes checkpoints (undefined in batch jobs): what an
+   * operator keeps there survives a failure — its task restarts from the latest completed checkpoint.
+   */
+  readonly state?: OperatorStateAccess;
+}
+
+/** What a checkpointed operator may do at a checkpoint (Flink's StreamOperator snapshot hooks). */
+export interface CheckpointedOperator {
+  /** Before the barrier goes downstream: emit what must precede it (a combiner's partial aggregates). */
+  prepareSnapshotPreBarrier?(): void;
+  /**
+   * Write what it keeps outside its state backends into them (a source's positions); the task snapshots
+   * them next. A promise: what must be durable before the checkpoint is acknowledged (a sink's pre-commit,
+   * its buffered lines written); a rejection declines the checkpoint.
+   */
+  snapshotState?(checkpointId: number): Promise<void> | void;
 }
 
 /** What a sink reports when its task finishes; the job master publishes it when the job succeeds. */
@@ -38,7 +56,7 @@ export type SinkOutput =
  * `finish()` once every input ended (emit buffered state here, awaiting backpressure between records),
  * `close()` always — after success or failure.
  */
-export interface StreamOperator extends Output {
+export interface StreamOperator extends Output, CheckpointedOperator {
   /** Inputs read one group after the other (a join's build side first); default: all at once. */
   readonly inputPhases?: readonly (readonly number[])[];
   open?(): Promise<void> | void;
@@ -51,7 +69,7 @@ export interface StreamOperator extends Output {
 }
 
 /** A source: the head of a chain with no inputs; `run()` emits everything, honouring backpressure. */
-export interface SourceOperator {
+export interface SourceOperator extends CheckpointedOperator {
   run(): Promise<void>;
   /** Records emitted so far. */
   readonly recordsEmitted: number;

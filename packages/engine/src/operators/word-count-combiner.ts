@@ -52,6 +52,14 @@ export class WordCountCombiner implements StreamOperator, WordCountInput {
     return newlines;
   }
 
+  /** A checkpoint: both tables go downstream before the barrier (CombineOperator.prepareSnapshotPreBarrier). */
+  prepareSnapshotPreBarrier(): void {
+    for (const entry of this.#table.entries()) this.output.collect(entry);
+    this.#table.release();
+    this.#memory.releaseAll();
+    this.#records.prepareSnapshotPreBarrier();
+  }
+
   async finish(): Promise<void> {
     await emitAll(this.#table.entries(), this.output, this.context, (entry) => entry);
     this.#table.release();

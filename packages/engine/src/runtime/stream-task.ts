@@ -1,5 +1,6 @@
 import type { InputGate, Logger, ResultPartitionWriter } from '@weft/shuffle-api';
 import { noopLogger } from '@weft/shuffle-api';
+import { EngineError } from '../errors/engine-error.js';
 import type { JobPlan, PlannedVertex } from '../graph/job-plan.js';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
 import { createOperator, type RuntimeOperator } from '../operators/create-operator.js';
@@ -8,6 +9,9 @@ import type { RecordSerializerFactory } from '../serialization/record-serializer
 import { defaultTaskMemoryBytes } from '../memory/memory-manager.js';
 import { createTaskMemory, type TaskMemory } from '../memory/task-memory.js';
 import { TaskBackpressure } from './backpressure.js';
+import { BarrierAligner, CANCEL_CHECKPOINT_EVENT } from './barrier-aligner.js';
+import { OperatorStateHolder } from './operator-state-holder.js';
+import type { TaskCheckpointing, TaskSnapshot } from './task-checkpointing.js';
 import { createChannelSelector } from './channel-selector.js';
 import { FaultTrigger } from './fault-trigger.js';
 import { DISCARD_OUTPUT, FanOutOutput, NetworkOutput } from './network-output.js';
@@ -34,6 +38,11 @@ export interface StreamTaskOptions {
   readonly logger?: Logger;
   /** Kills the process running the task (a planted `kill-process` fault); absent in the job master's process. */
   readonly killProcess?: () => void;
+  /**
+   * The task's link to its job's checkpoints, asked for when the task starts (a rejection fails the task);
+   * absent, or resolving undefined, in jobs that take no checkpoints: barriers are then ignored.
+   */
+  readonly checkpointing?: () => Promise<TaskCheckpointing | undefined>;
 }
 
 /**
@@ -60,6 +69,12 @@ export class StreamTask {
   readonly #trigger: FaultTrigger | undefined;
   #sourceCount: { readonly count: number } | undefined;
   #memory: TaskMemory | undefined;
+  #checkpointing: TaskCheckpointing | undefined;
+  /** Each operator's checkpointed state, by chain position (empty in jobs without checkpoints). */
+  #states: { readonly uid: string; readonly holder: OperatorStateHolder }[] = [];
+  #aligner: BarrierAligner | undefined;
+  /** The first channel of each input's gate among the task's channels (the barrier handler numbers them all). */
+  readonly #channelBase = new Map<InputDeployment, number>();
 
   constructor(options: StreamTaskOptions) {
     this.#options = options;
@@ -92,6 +107,8 @@ export class StreamTask {
       for (const output of deployment.outputs) {
         this.#writers.push({ edgeIndex: output.edgeIndex, writer: await this.#options.io.createWriter(output) });
       }
+      this.#checkpointing = await this.#options.checkpointing?.();
+      if (signal.aborted) throw signal.reason;
       this.#memory = createTaskMemory({
         budgetBytes: deployment.taskMemoryBytes ?? defaultTaskMemoryBytes(),
         spillDir: deployment.spillDir,
@@ -104,8 +121,15 @@ export class StreamTask {
         if (!op.source) await op.operator.open?.();
       }
       const head = this.#operators[0] as RuntimeOperator;
-      if (head.source) await head.operator.run();
-      else await this.#consumeInputs(head.operator);
+      if (head.source) {
+        const unsubscribe = this.#checkpointing?.onTrigger((checkpointId, timestampMs) => this.#triggeredAtSource(checkpointId, timestampMs));
+        try {
+          await head.operator.run();
+        } finally {
+          unsubscribe?.();
+        }
+      } else await this.#consumeInputs(head.operator);
+      if ((this.#aligner?.queued ?? 0) > 0) throw new Error(`unreachable: task ${deployment.attemptId} ended its inputs with records held for a checkpoint`);
       this.#trigger?.fireIfPending(head.source ? (this.#sourceCount?.count ?? 0) : this.#recordsIn);
       for (const op of this.#operators) {
         if (!op.source) await op.operator.finish?.();
@@ -177,7 +201,14 @@ export class StreamTask {
         this.#sourceCount = counted;
         output = counted;
       }
-      const context: OperatorContext = { ...identity, jobId, backpressure: this.#backpressure, signal, cwd, fileSystems, outputConsumers, memory };
+      let state: OperatorStateHolder | undefined;
+      const checkpointing = this.#checkpointing;
+      if (checkpointing !== undefined) {
+        const keyedInput = position === 0 ? plan.edges.find((e) => e.target === vertex.index && e.partitioning.type === 'hash') : undefined;
+        state = new OperatorStateHolder({ operator: node.name, subtask: deployment.subtask, parallelism: deployment.parallelism, maxParallelism: keyedInput?.maxParallelism, restored: checkpointing.restore?.operators[node.uid] });
+        this.#states[position] = { uid: node.uid, holder: state };
+      }
+      const context: OperatorContext = { ...identity, jobId, backpressure: this.#backpressure, signal, cwd, fileSystems, outputConsumers, memory, ...(state === undefined ? {} : { state }) };
       built[position] = createOperator(node, output, context, chained.fusion);
     }
     return built;
@@ -190,6 +221,22 @@ export class StreamTask {
       const list = byInput.get(input.inputIndex);
       if (list === undefined) byInput.set(input.inputIndex, [input]);
       else list.push(input);
+    }
+    const checkpointing = this.#checkpointing;
+    if (checkpointing !== undefined) {
+      let channels = 0;
+      for (const input of inputs) {
+        this.#channelBase.set(input, channels);
+        channels += input.partitions.length * (input.subpartitions.end - input.subpartitions.start + 1);
+      }
+      if (byInput.size > 1 || head.inputPhases !== undefined) throw new EngineError('WEFT_ERR_INVALID_JOB', `task ${this.#options.deployment.attemptId}: checkpoints are taken of one-input operators only yet; ${this.#vertex.name} reads ${byInput.size} inputs`, { context: { field: 'checkpointing' } });
+      this.#aligner = new BarrierAligner({
+        mode: checkpointing.mode,
+        channels: Math.max(1, channels),
+        deliver: (values, inputIndex) => this.#deliver(head, values, inputIndex),
+        onCheckpoint: (checkpointId, timestampMs) => this.#takeCheckpoint(checkpointId, timestampMs),
+        onAbort: (checkpointId, reason) => this.#declined(checkpointId, `its inputs aborted it (${reason})`),
+      });
     }
     const phases = head.inputPhases ?? [[...byInput.keys()]];
     for (const phase of phases) {
@@ -210,10 +257,17 @@ export class StreamTask {
     const deserializer = this.#options.serializer();
     const backpressure = this.#backpressure;
     const inputIndex = input.inputIndex;
+    const aligner = this.#aligner;
+    const base = this.#channelBase.get(input) ?? 0;
     for (;;) {
       const batch = await gate.readBatch();
       if (batch === null) break;
-      if (batch.kind !== 'records') continue;
+      if (batch.kind !== 'records') {
+        if (aligner === undefined) continue;
+        aligner.event(base + batch.channel, batch.event);
+        if (backpressure.blocked) await backpressure.wait();
+        continue;
+      }
       let records = batch.records;
       const trigger = this.#trigger;
       let fireAt = -1;
@@ -221,7 +275,11 @@ export class StreamTask {
         fireAt = trigger.atRecord;
         records = records.slice(0, Math.max(0, fireAt - this.#recordsIn));
       }
-      if (inputIndex === 0) {
+      if (aligner !== undefined) {
+        const values = new Array<unknown>(records.length);
+        for (let i = 0; i < records.length; i++) values[i] = deserializer.deserialize(records[i] as Uint8Array);
+        aligner.records(base + batch.channel, values, inputIndex);
+      } else if (inputIndex === 0) {
         for (let i = 0; i < records.length; i++) head.collect(deserializer.deserialize(records[i] as Uint8Array));
       } else {
         const process = head.processInput;
@@ -233,6 +291,60 @@ export class StreamTask {
       if (backpressure.blocked) await backpressure.wait();
       if (signal.aborted) throw signal.reason;
     }
+  }
+
+  #deliver(head: StreamOperator, values: readonly unknown[], inputIndex: number): void {
+    if (inputIndex === 0) {
+      for (let i = 0; i < values.length; i++) head.collect(values[i]);
+      return;
+    }
+    const process = head.processInput;
+    if (process === undefined) throw new Error(`unreachable: operator of ${this.#vertex.id} has no input ${inputIndex}`);
+    for (let i = 0; i < values.length; i++) process.call(head, values[i], inputIndex);
+  }
+
+  /** A source was told to take checkpoint `checkpointId` (between two of its batches): a failure here declines it. */
+  #triggeredAtSource(checkpointId: number, timestampMs: number): void {
+    try {
+      this.#takeCheckpoint(checkpointId, timestampMs);
+    } catch (error) {
+      this.#checkpointing?.decline(checkpointId, `task ${this.#options.deployment.attemptId} could not take it: ${(error as Error).message}`, 'TASK_FAILURE');
+    }
+  }
+
+  /**
+   * Takes checkpoint `checkpointId` (the inputs aligned, or a source was told): operators emit what must
+   * precede the barrier, write their positions into their state, the state is snapshotted, the barrier
+   * goes downstream on every output, and the snapshot is acknowledged.
+   */
+  #takeCheckpoint(checkpointId: number, timestampMs: number): void {
+    const checkpointing = this.#checkpointing;
+    if (checkpointing === undefined) return;
+    for (const op of this.#operators) op.operator.prepareSnapshotPreBarrier?.();
+    const durable: Promise<void>[] = [];
+    for (const op of this.#operators) {
+      const pending = op.operator.snapshotState?.(checkpointId);
+      if (pending !== undefined) durable.push(pending);
+    }
+    const operators: Record<string, TaskSnapshot['operators'][string]> = {};
+    for (const entry of this.#states) if (entry !== undefined) operators[entry.uid] = entry.holder.snapshot();
+    const barrier = { type: 'checkpoint-barrier' as const, id: checkpointId, timestampMs };
+    for (const { writer } of this.#writers) if (!writer.broadcastEvent(barrier)) this.#backpressure.block(writer);
+    // the asynchronous part (Flink's): acknowledged once what the operators pre-committed is durable
+    if (durable.length === 0) checkpointing.acknowledge({ checkpointId, operators });
+    else {
+      Promise.all(durable).then(
+        () => checkpointing.acknowledge({ checkpointId, operators }),
+        (error: unknown) => checkpointing.decline(checkpointId, `task ${this.#options.deployment.attemptId} could not make its snapshot durable: ${(error as Error).message}`, 'TASK_FAILURE'),
+      );
+    }
+  }
+
+  /** The inputs aborted checkpoint `checkpointId`: declined, and the consumers told (a cancellation marker). */
+  #declined(checkpointId: number, why: string): void {
+    this.#checkpointing?.decline(checkpointId, `task ${this.#options.deployment.attemptId}: ${why}`, 'DECLINED');
+    const marker = { type: 'user' as const, name: CANCEL_CHECKPOINT_EVENT, payload: { checkpointId } };
+    for (const { writer } of this.#writers) if (!writer.broadcastEvent(marker)) this.#backpressure.block(writer);
   }
 
   #abortIo(reason: unknown): void {
@@ -259,7 +371,7 @@ export class StreamTask {
   }
 }
 
-const SOURCE_KINDS: ReadonlySet<string> = new Set(['text-source', 'range-source', 'array-source']);
+const SOURCE_KINDS: ReadonlySet<string> = new Set(['text-source', 'range-source', 'array-source', 'generator-source']);
 
 function isSource(kind: string): boolean {
   return SOURCE_KINDS.has(kind);

@@ -1,0 +1,312 @@
+import { type Logger, noopLogger } from '@weft/shuffle-api';
+import { EngineError } from '../errors/engine-error.js';
+import type { JobPlan } from '../graph/job-plan.js';
+import { OperatorStateHolder } from '../runtime/operator-state-holder.js';
+import type { TaskCheckpointing, TaskRestoreState, TaskSnapshot } from '../runtime/task-checkpointing.js';
+import type { TaskDeployment } from '../runtime/task-deployment.js';
+import type { CheckpointBarrierMode } from './checkpoint-barrier-handler.js';
+import { CheckpointCoordinator } from './checkpoint-coordinator.js';
+import type { CheckpointFailureReason } from './checkpoint-coordinator-options.js';
+import type { CheckpointStorage } from './checkpoint-storage.js';
+import type { CheckpointStore, CompletedCheckpoint, TaskStateHandle } from './checkpoint-store.js';
+
+/** What a task's acknowledgement is recorded as in a completed checkpoint (its TaskStateHandle). */
+export interface SnapshotHandle {
+  readonly attemptId: string;
+  readonly vertexId: string;
+  readonly subtask: number;
+  readonly parallelism: number;
+  /** Storage keys of each operator's snapshots, by operator uid. */
+  readonly operators: Readonly<Record<string, { readonly keyed?: string; readonly operator?: string }>>;
+  readonly bytes: number;
+}
+
+export interface JobCheckpointingOptions {
+  readonly jobId: string;
+  readonly plan: JobPlan;
+  readonly mode: CheckpointBarrierMode;
+  readonly intervalMs: number;
+  readonly timeoutMs?: number | undefined;
+  readonly retained?: number | undefined;
+  readonly tolerableFailures?: number | undefined;
+  readonly store: CheckpointStore;
+  readonly storage: CheckpointStorage;
+  /** The checkpoint the run starts from (`--from-checkpoint`), already checked (checkRestorable). @defaultValue none: a fresh start */
+  readonly restoreFrom?: CompletedCheckpoint | undefined;
+  /** Checkpoints keep failing beyond the tolerated count: the job must fail. */
+  readonly onFailure: (error: Error) => void;
+  readonly logger?: Logger | undefined;
+}
+
+/** How the run's checkpoints went (JobResult.checkpoints). */
+export interface CheckpointSummary {
+  readonly mode: CheckpointBarrierMode;
+  readonly intervalMs: number;
+  readonly completed: number;
+  readonly aborted: number;
+  /** Why they were aborted (CheckpointFailureReason → count). */
+  readonly abortReasons: Readonly<Partial<Record<CheckpointFailureReason, number>>>;
+  /** The newest completed checkpoint's id, if any completed (in this run or before it). */
+  readonly latestCompletedId?: number;
+  /** The checkpoint the run started from (`--from-checkpoint`), if any. */
+  readonly restoredFrom?: number;
+  /** Task attempts that started from a checkpoint (a restart after a failure, or the start of a restored run). */
+  readonly tasksRestored: number;
+  /** Snapshot bytes of the newest completed checkpoint (all tasks). */
+  readonly latestStateBytes?: number;
+  /** Trigger to completion of the newest completed checkpoint, in milliseconds. */
+  readonly latestDurationMs?: number;
+}
+
+/**
+ * The job master's side of a checkpointed job: runs the CheckpointCoordinator over the job's tasks, hands
+ * each task attempt its TaskCheckpointing (a source's subscription to triggers, where its
+ * acknowledgement goes, the state it starts from), writes acknowledged snapshots to the CheckpointStorage
+ * and hands the coordinator their keys. A task attempt deployed again (a failover) starts from the latest
+ * completed checkpoint, and the checkpoints still pending are declined: their old attempts' barriers are
+ * gone. Acknowledgements of attempts no longer current are ignored.
+ */
+export class JobCheckpointing {
+  readonly #options: JobCheckpointingOptions;
+  readonly #logger: Logger;
+  readonly #coordinator: CheckpointCoordinator;
+  readonly #sourceTasks: readonly string[];
+  /** Current attempt of each execution vertex. */
+  readonly #current = new Map<string, string>();
+  /** Trigger listeners of the running source attempts, by execution vertex id. */
+  readonly #triggers = new Map<string, { readonly attemptId: string; readonly listener: (checkpointId: number, timestampMs: number) => void }>();
+  #restoreFrom: CompletedCheckpoint | undefined;
+  readonly #loaded = new Map<string, Promise<TaskRestoreState>>();
+  #completed = 0;
+  #aborted = 0;
+  readonly #abortReasons: Partial<Record<CheckpointFailureReason, number>> = {};
+  #tasksRestored = 0;
+  /** Acknowledgements being written and recorded. */
+  readonly #inFlight = new Set<Promise<void>>();
+
+  constructor(options: JobCheckpointingOptions) {
+    this.#options = options;
+    this.#logger = (options.logger ?? noopLogger).child({ jobId: options.jobId });
+    this.#restoreFrom = options.restoreFrom;
+    const tasks = options.plan.vertices.flatMap((v) => Array.from({ length: v.parallelism }, (_, i) => `${v.id}#${i}`));
+    this.#sourceTasks = options.plan.vertices.filter((v) => v.inputs.length === 0).flatMap((v) => Array.from({ length: v.parallelism }, (_, i) => `${v.id}#${i}`));
+    this.#coordinator = new CheckpointCoordinator({
+      tasks,
+      intervalMs: options.intervalMs,
+      ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+      ...(options.retained === undefined ? {} : { retained: options.retained }),
+      ...(options.tolerableFailures === undefined ? {} : { tolerableFailures: options.tolerableFailures }),
+      store: options.store,
+      triggerSources: (checkpointId, triggeredAtMs) => this.#triggerSources(checkpointId, triggeredAtMs),
+      notifyComplete: (checkpointId) => {
+        this.#completed += 1;
+        this.#restoreFrom = this.#coordinator.latestCompleted;
+        this.#logger.debug({ checkpointId }, 'checkpoint completed');
+      },
+      notifyAborted: (checkpointId, reason: CheckpointFailureReason) => {
+        this.#aborted += 1;
+        this.#abortReasons[reason] = (this.#abortReasons[reason] ?? 0) + 1;
+        this.#logger.debug({ checkpointId, reason }, 'checkpoint aborted');
+      },
+      discardState: (handle) => this.#discard(handle),
+      onFailure: options.onFailure,
+    });
+  }
+
+  start(): Promise<void> {
+    return this.#coordinator.start();
+  }
+
+  /**
+   * Stops triggering (pending checkpoints are aborted) and resolves once every acknowledgement under way
+   * settled: nothing writes to the storage or the store afterwards. Idempotent.
+   */
+  async stop(): Promise<void> {
+    this.#coordinator.stop();
+    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
+  }
+
+  summary(): CheckpointSummary {
+    const latest = this.#coordinator.latestCompleted;
+    const handles = latest === undefined ? [] : Object.values(latest.tasks);
+    return {
+      mode: this.#options.mode,
+      intervalMs: this.#options.intervalMs,
+      completed: this.#completed,
+      aborted: this.#aborted,
+      abortReasons: { ...this.#abortReasons },
+      ...(latest === undefined ? {} : { latestCompletedId: latest.checkpointId, latestStateBytes: handles.reduce((n, h) => n + (typeof h['bytes'] === 'number' ? h['bytes'] : 0), 0), latestDurationMs: latest.completedAtMs - latest.triggeredAtMs }),
+      ...(this.#options.restoreFrom === undefined ? {} : { restoredFrom: this.#options.restoreFrom.checkpointId }),
+      tasksRestored: this.#tasksRestored,
+    };
+  }
+
+  /** The TaskCheckpointing of a task attempt about to run (RegionRunner's TaskCheckpointingProvider). */
+  readonly forTask = async (task: TaskDeployment): Promise<TaskCheckpointing> => {
+    const taskId = task.executionVertexId;
+    const previous = this.#current.get(taskId);
+    this.#current.set(taskId, task.attemptId);
+    if (previous !== undefined && previous !== task.attemptId) {
+      // a failover: what is pending now waits for barriers its old attempts will never send
+      for (const checkpointId of this.#coordinator.pendingCheckpointIds) this.#coordinator.decline(checkpointId, taskId, 'DECLINED');
+    }
+    const from = this.#restoreFrom;
+    const restore = from === undefined ? undefined : await this.#restoreOf(from, task.vertexId);
+    if (restore !== undefined) this.#tasksRestored += 1;
+    const isCurrent = (): boolean => this.#current.get(taskId) === task.attemptId;
+    return {
+      mode: this.#options.mode,
+      restore,
+      onTrigger: (listener) => {
+        this.#triggers.set(taskId, { attemptId: task.attemptId, listener });
+        return () => {
+          if (this.#triggers.get(taskId)?.attemptId === task.attemptId) this.#triggers.delete(taskId);
+        };
+      },
+      acknowledge: (snapshot) => {
+        if (!isCurrent()) return;
+        const done: Promise<void> = this.#acknowledge(task, snapshot)
+          .catch((error: unknown) => this.#logger.warn({ checkpointId: snapshot.checkpointId, taskId, error: (error as Error).message }, 'acknowledging a checkpoint failed'))
+          .finally(() => this.#inFlight.delete(done));
+        this.#inFlight.add(done);
+      },
+      decline: (checkpointId, message, reason) => {
+        if (!isCurrent()) return;
+        this.#logger.debug({ checkpointId, taskId, reason, message }, 'checkpoint declined');
+        this.#coordinator.decline(checkpointId, taskId, reason);
+      },
+    };
+  };
+
+  #triggerSources(checkpointId: number, timestampMs: number): void {
+    const missing = this.#sourceTasks.filter((t) => this.#triggers.get(t)?.attemptId !== this.#current.get(t));
+    // a source not running (not started yet, restarting, or finished): no barrier goes out at all
+    if (missing.length > 0) throw new Error(`source task ${missing[0]} is not running`);
+    for (const t of this.#sourceTasks) this.#triggers.get(t)?.listener(checkpointId, timestampMs);
+  }
+
+  async #acknowledge(task: TaskDeployment, snapshot: TaskSnapshot): Promise<void> {
+    const { checkpointId } = snapshot;
+    const prefix = `checkpoints/${keySegment(this.#options.jobId)}/chk-${checkpointId}/${keySegment(task.executionVertexId)}`;
+    const operators: Record<string, { keyed?: string; operator?: string }> = {};
+    let bytes = 0;
+    try {
+      for (const [uid, state] of Object.entries(snapshot.operators)) {
+        const keys: { keyed?: string; operator?: string } = {};
+        for (const part of ['keyed', 'operator'] as const) {
+          const data = state[part];
+          if (data === undefined) continue;
+          const key = `${prefix}/${keySegment(uid)}.${part}`;
+          await this.#options.storage.write(key, data);
+          keys[part] = key;
+          bytes += data.byteLength;
+        }
+        operators[uid] = keys;
+      }
+    } catch (error) {
+      this.#logger.warn({ checkpointId, taskId: task.executionVertexId, storage: this.#options.storage.description, error: (error as Error).message }, 'writing a checkpoint snapshot failed');
+      await this.#discard({ operators } as unknown as TaskStateHandle);
+      if (this.#current.get(task.executionVertexId) === task.attemptId) this.#coordinator.decline(checkpointId, task.executionVertexId, 'TASK_FAILURE');
+      return;
+    }
+    const handle: SnapshotHandle = { attemptId: task.attemptId, vertexId: task.vertexId, subtask: task.subtask, parallelism: task.parallelism, operators, bytes };
+    await this.#coordinator.acknowledge(checkpointId, task.executionVertexId, handle as unknown as TaskStateHandle);
+  }
+
+  async #discard(handle: TaskStateHandle): Promise<void> {
+    const operators = (handle as unknown as Partial<SnapshotHandle>).operators ?? {};
+    for (const keys of Object.values(operators)) {
+      for (const key of [keys.keyed, keys.operator]) if (key !== undefined) await this.#options.storage.delete(key).catch(() => {});
+    }
+  }
+
+  /** The state of `vertexId`'s operators in `checkpoint` (loaded once per checkpoint and vertex). */
+  #restoreOf(checkpoint: CompletedCheckpoint, vertexId: string): Promise<TaskRestoreState> {
+    const cacheKey = `${checkpoint.checkpointId}/${vertexId}`;
+    // only the checkpoint restored from now is kept loaded
+    for (const key of this.#loaded.keys()) if (!key.startsWith(`${checkpoint.checkpointId}/`)) this.#loaded.delete(key);
+    let loaded = this.#loaded.get(cacheKey);
+    if (loaded === undefined) {
+      loaded = loadRestoreState(checkpoint, vertexId, this.#options.storage);
+      this.#loaded.set(cacheKey, loaded);
+      loaded.catch(() => this.#loaded.delete(cacheKey));
+    }
+    return loaded;
+  }
+}
+
+/** One storage key segment: characters outside `[A-Za-z0-9_.-]` as `%XX` of their UTF-8 bytes (object stores refuse `#`). */
+function keySegment(id: string): string {
+  return id.replace(/[^A-Za-z0-9_.-]/gu, (ch) => [...Buffer.from(ch, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''));
+}
+
+/** `WEFT_ERR_STATE_RESTORE` naming the checkpoint. */
+function restoreRefused(checkpoint: CompletedCheckpoint | number, jobId: string, problem: string, cause?: unknown): EngineError {
+  const id = typeof checkpoint === 'number' ? checkpoint : checkpoint.checkpointId;
+  return new EngineError('WEFT_ERR_STATE_RESTORE', `cannot restore job ${jobId} from checkpoint ${id}: ${problem}`, { context: { checkpointId: id, jobId }, ...(cause === undefined ? {} : { cause }) });
+}
+
+function handlesOf(checkpoint: CompletedCheckpoint, vertexId: string): SnapshotHandle[] {
+  return Object.values(checkpoint.tasks)
+    .map((h) => h as unknown as SnapshotHandle)
+    .filter((h) => h.vertexId === vertexId)
+    .sort((a, b) => a.subtask - b.subtask);
+}
+
+async function loadRestoreState(checkpoint: CompletedCheckpoint, vertexId: string, storage: CheckpointStorage): Promise<TaskRestoreState> {
+  const operators: Record<string, { keyed: Uint8Array[]; operator: Uint8Array[] }> = {};
+  for (const handle of handlesOf(checkpoint, vertexId)) {
+    for (const [uid, keys] of Object.entries(handle.operators)) {
+      const entry = (operators[uid] ??= { keyed: [], operator: [] });
+      if (keys.keyed !== undefined) entry.keyed.push(await storage.read(keys.keyed));
+      if (keys.operator !== undefined) entry.operator.push(await storage.read(keys.operator));
+    }
+  }
+  return { checkpointId: checkpoint.checkpointId, operators };
+}
+
+/**
+ * Picks the checkpoint a run restores from (`latest` or an id) among the store's completed ones and checks,
+ * before anything runs, that the plan can start from it: every vertex has the state of all its old
+ * subtasks, every snapshot is readable and intact, and keyed state has the plan's max parallelism (key
+ * groups can be redistributed over another parallelism, not another max parallelism). Every failure is
+ * `WEFT_ERR_STATE_RESTORE` naming the checkpoint; nothing is restored half.
+ */
+export async function resolveRestoreCheckpoint(request: { readonly jobId: string; readonly plan: JobPlan; readonly store: CheckpointStore; readonly storage: CheckpointStorage; readonly from: 'latest' | number }): Promise<CompletedCheckpoint> {
+  const { jobId, plan, store, storage, from } = request;
+  const completed = await store.completed();
+  const checkpoint = from === 'latest' ? completed.at(-1) : completed.find((c) => c.checkpointId === from);
+  if (checkpoint === undefined) {
+    const known = completed.length === 0 ? 'it has no completed checkpoint' : `its completed checkpoints are ${completed.map((c) => c.checkpointId).join(', ')}`;
+    throw new EngineError('WEFT_ERR_STATE_RESTORE', `cannot restore job ${jobId} from checkpoint ${String(from)}: no such checkpoint (${known})`, { context: { checkpointId: String(from), jobId } });
+  }
+  for (const vertex of plan.vertices) {
+    const handles = handlesOf(checkpoint, vertex.id);
+    if (handles.length === 0) throw restoreRefused(checkpoint, jobId, `it holds no state of vertex ${vertex.id} (a checkpoint of another job?)`);
+    const oldParallelism = handles[0]?.parallelism ?? 0;
+    if (handles.length !== oldParallelism || handles.some((h, i) => h.subtask !== i)) throw restoreRefused(checkpoint, jobId, `vertex ${vertex.id}'s state is incomplete: ${handles.length} of its ${oldParallelism} subtasks`);
+    let state: TaskRestoreState;
+    try {
+      state = await loadRestoreState(checkpoint, vertex.id, storage);
+    } catch (error) {
+      throw restoreRefused(checkpoint, jobId, `a snapshot of vertex ${vertex.id} cannot be read from ${storage.description}: ${(error as Error).message}`, error);
+    }
+    const keyedInput = plan.edges.find((e) => e.target === vertex.index && e.partitioning.type === 'hash');
+    const head = vertex.operators[0]?.node;
+    for (let subtask = 0; subtask < vertex.parallelism; subtask++) {
+      for (const chained of vertex.operators) {
+        const uid = chained.node.uid;
+        const restored = state.operators[uid];
+        if (restored === undefined) throw restoreRefused(checkpoint, jobId, `it holds no state of operator ${JSON.stringify(chained.node.name)} of vertex ${vertex.id}`);
+        const holder = new OperatorStateHolder({ operator: chained.node.name, subtask, parallelism: vertex.parallelism, maxParallelism: chained.node === head ? keyedInput?.maxParallelism : undefined, restored });
+        try {
+          if (chained.node === head && keyedInput !== undefined) holder.keyed();
+          holder.operator();
+        } catch (error) {
+          throw restoreRefused(checkpoint, jobId, `operator ${JSON.stringify(chained.node.name)} of vertex ${vertex.id}: ${(error as Error).message}`, error);
+        }
+      }
+    }
+  }
+  return checkpoint;
+}
