@@ -1,4 +1,4 @@
-import { type JobId, type Logger, type ShuffleServiceFactory, type TaskExecutorId, noopLogger } from '@weft/shuffle-api';
+import { type JobId, type Logger, type ShuffleLocation, type ShuffleServiceFactory, type TaskExecutorId, noopLogger } from '@weft/shuffle-api';
 import type { JobPlan } from '../graph/job-plan.js';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
 import type { RecordSerializerFactory } from '../serialization/record-serializer.js';
@@ -68,6 +68,11 @@ export class InProcessTaskExecutor implements TaskExecutor {
       }
       throw error;
     }
+  }
+
+  /** Where its pipelined environment serves partitions to other executors (a network shuffle's), if it does. */
+  get shuffleLocation(): ShuffleLocation | undefined {
+    return this.#shuffle.pipelinedEnvironment.location;
   }
 
   deploy(deployment: RegionDeployment): void {

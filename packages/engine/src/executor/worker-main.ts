@@ -127,7 +127,8 @@ async function init(message: WorkerInitMessage): Promise<void> {
       if (tasks.length > 0) send({ type: 'progress', tasks });
     }, message.progressIntervalMs),
   );
-  send({ type: 'ready' });
+  const location = started.shuffleLocation;
+  send({ type: 'ready', ...(location === undefined ? {} : { shuffleLocation: { host: location.host, port: location.port } }) });
 }
 
 async function shutdown(code: number): Promise<void> {
