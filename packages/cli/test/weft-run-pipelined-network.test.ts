@@ -21,7 +21,7 @@ interface Run {
 
 function weft(args: readonly string[], cwd: string): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [bin, ...args], { cwd, maxBuffer: 64 * 1024 * 1024, timeout: 120_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [bin, ...args], { cwd, maxBuffer: 64 * 1024 * 1024, timeout: 90_000 }, (error, stdout, stderr) => {
       resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr });
     });
   });
