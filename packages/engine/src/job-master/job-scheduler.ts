@@ -557,7 +557,7 @@ export class JobScheduler {
       states.set(r, CANCELLING);
       states.version[r] = (states.version[r] as number) + 1;
       const members = Array.from(this.#options.regions.membersOf(r));
-      const executors = states.executorsOf(r);
+      const executors = states.executorsOf(r).filter((e) => !this.#options.slots.isLost(e.id));
       const attemptIds = members.filter((v) => !this.#attempts.isDone(v)).map((v) => this.#attempts.attemptIdOf(v));
       if (state === RUNNING && executors.length > 0 && attemptIds.length > 0) {
         // every executor of the region is sent every attempt id: each cancels those it runs
