@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { runCli } from '@weft/cli';
 
 const bin = fileURLToPath(new URL('../bin/weft.js', import.meta.url));
 const wordCount = fileURLToPath(new URL('../../../examples/word-count.ts', import.meta.url));
@@ -99,5 +100,25 @@ describe('weft run --workers 2 --exchange-mode ALL_EDGES_PIPELINED (network pipe
     for (const failover of result.failovers) assert.ok(['WEFT_ERR_TASK_EXECUTOR_LOST', 'SHF_ERR_CONNECTION_LOST'].includes(failover.error.code), JSON.stringify(failover.error));
     assert.ok(result.placement.spreadDeployments >= 1);
     assert.deepEqual(await readCounts(join(dir, 'killed.tsv')), expected);
+  });
+});
+
+describe('weft run --pipelined-shuffle', () => {
+  async function inProcess(args: string[]): Promise<{ code: number; stderr: string }> {
+    let stderr = '';
+    const code = await runCli(args, { stdout: { write: () => {} }, stderr: { write: (t: string) => (stderr += t) }, cwd: tmpdir(), env: {} });
+    return { code, stderr };
+  }
+
+  it('refuses a shuffle it does not know, naming the choices (exit 2)', async () => {
+    const run = await inProcess(['run', wordCount, '--pipelined-shuffle', 'carrier-pigeon']);
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /--pipelined-shuffle must be memory or network, got "carrier-pigeon"/);
+  });
+
+  it('refuses the network shuffle without worker processes (exit 2)', async () => {
+    const run = await inProcess(['run', wordCount, '--executor', 'inprocess', '--pipelined-shuffle', 'network']);
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /--pipelined-shuffle network needs worker processes/);
   });
 });
