@@ -22,6 +22,8 @@ export interface InProcessTaskExecutorOptions {
   readonly logger?: Logger;
   /** Kills this process (a planted `kill-process` fault): set by worker processes only. */
   readonly killProcess?: () => void;
+  /** Where other hosts reach this one (ShuffleEnvironmentContext.peerAddress), for the pipelined environment. @defaultValue its options' */
+  readonly peerAddress?: { readonly listenHost: string; readonly advertisedHost: string };
 }
 
 /**
@@ -54,7 +56,7 @@ export class InProcessTaskExecutor implements TaskExecutor {
       await pipelinedMaster.start();
       await pipelinedMaster.registerJob({ jobId: options.jobId });
       undo.push(() => pipelinedMaster.unregisterJob(options.jobId));
-      const pipelinedEnvironment = options.pipelined.createShuffleEnvironment({ taskExecutorId: options.id, logger });
+      const pipelinedEnvironment = options.pipelined.createShuffleEnvironment({ taskExecutorId: options.id, logger, ...(options.peerAddress === undefined ? {} : { peerAddress: options.peerAddress }) });
       undo.push(() => pipelinedEnvironment.close());
       await pipelinedEnvironment.start?.();
       const blockingEnvironment = options.blocking.createShuffleEnvironment({ taskExecutorId: options.id, logger });

@@ -109,6 +109,7 @@ async function init(message: WorkerInitMessage): Promise<void> {
     serializer: loaded.definition.options.serializer ?? resolveSerializer(message.serializer),
     logger,
     killProcess: () => process.kill(process.pid, 'SIGKILL'),
+    ...(message.peerAddress === undefined ? {} : { peerAddress: message.peerAddress }),
     listener: {
       onTaskEvent: (_executor, event) => send({ type: 'task-event', event }),
       onExecutorLost: () => {},

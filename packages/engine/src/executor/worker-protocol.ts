@@ -29,6 +29,11 @@ export interface WorkerInitMessage {
   readonly serializer: SerializerName;
   readonly heartbeatIntervalMs: number;
   readonly progressIntervalMs: number;
+  /**
+   * Where other hosts reach this worker's host, set by a cluster task executor for its workers (never by
+   * a job master): the pipelined environment listens and advertises there. @defaultValue the shuffle's options
+   */
+  readonly peerAddress?: { readonly listenHost: string; readonly advertisedHost: string };
 }
 
 /** Job master → worker, over the IPC channel (structured clone). */
