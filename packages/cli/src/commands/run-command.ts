@@ -74,7 +74,8 @@ Options:
   --pipelined-shuffle S     memory: each pipelined region runs whole in one executor; network: worker
                             processes serve pipelined partitions to each other over TCP
                             (@weft/shuffle-network, on 127.0.0.1) and a region's tasks are spread over
-                            them (default: network with --workers 2 or more, else memory)
+                            them (default: network with --workers 2 or more, else memory; with
+                            --cluster, network spreads regions over executors holding one slot)
   --exchange-mode MODE      ${EXCHANGE_MODES.join(' | ')}
                             (default: the job's own, else ALL_EDGES_BLOCKING)
   --no-release-during-job   keep every blocking partition until the job ends (default: a result's
