@@ -58,6 +58,18 @@ describe('weft run --cluster on three task executors', () => {
     assert.deepEqual(parseCounts(await readFile(join(cluster.dir, 'pipelined-counts.tsv'), 'utf8')), reference);
   });
 
+  it('the same run with a task throwing mid-region fails the spread region over (its tasks on the other executor cancelled) and still counts every word exactly', async () => {
+    const run = await cluster.run('word-count.ts', ['--parallelism', '2', '--exchange-mode', 'ALL_EDGES_PIPELINED', '--pipelined-shuffle', 'network', '--inject-faults', 'throw:count#1@500'], ['--input', corpus, '--output', 'pipelined-failed.tsv']);
+    assert.equal(run.code, 0, run.stderr);
+    const summary = JSON.parse(run.stdout) as Summary & { restarts: number; placement: { spreadDeployments: number }; failovers: { failedTask: string; tasksToRestart: string[] }[] };
+    assert.equal(summary.status, 'succeeded');
+    assert.equal(summary.restarts, 1);
+    assert.equal(summary.failovers[0]?.failedTask, 'count#1');
+    assert.equal(summary.failovers[0]?.tasksToRestart.length, 5, 'the whole region restarts');
+    assert.equal(summary.placement.spreadDeployments, 2, 'spread again when it restarts');
+    assert.deepEqual(parseCounts(await readFile(join(cluster.dir, 'pipelined-failed.tsv'), 'utf8')), reference);
+  });
+
   it('word-count reads its input from S3 and writes its output to S3 on the executors (ranged reads there, published all or nothing)', async () => {
     const bucket = 'weft-cluster';
     await cluster.s3.client().send(new PutObjectCommand({ Bucket: bucket, Key: 'in/corpus.txt', Body: await readFile(corpus) }));
