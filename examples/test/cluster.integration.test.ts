@@ -1,5 +1,6 @@
 // Cluster mode end to end (docs/cluster.md): real redis-server and s3rver, three `weft task-executor`
-// processes on 127.0.0.2/.3/.4, two `weft shuffle-server`s on 127.0.0.5/.6, and `weft run --cluster`. Outputs are checked against references computed
+// processes on 127.0.0.2/.3/.4, two `weft shuffle-server`s on 127.0.0.5/.6, and `weft run --cluster`
+// (with the memory pipelined shuffle, and once with the network one spreading a region over executors). Outputs are checked against references computed
 // here, independently of the engine.
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -43,6 +44,30 @@ describe('weft run --cluster on three task executors', () => {
     assert.equal(summary.executor.kind, 'cluster');
     assert.deepEqual(summary.cluster.executors.map((e) => e.id.split('~')[0]).sort(), cluster.executors.map((e) => e.id).sort(), 'all three took the job');
     assert.deepEqual(parseCounts(await readFile(join(cluster.dir, 'counts.tsv'), 'utf8')), reference);
+  });
+
+  it('ALL_EDGES_PIPELINED word-count with --pipelined-shuffle network spreads its one region over two executors (one slot each) and counts every word exactly', async () => {
+    const run = await cluster.run('word-count.ts', ['--parallelism', '2', '--exchange-mode', 'ALL_EDGES_PIPELINED', '--pipelined-shuffle', 'network'], ['--input', corpus, '--output', 'pipelined-counts.tsv']);
+    assert.equal(run.code, 0, run.stderr);
+    const summary = JSON.parse(run.stdout) as Summary & { regions: number; placement: { tasksPerExecutor: Record<string, number>; spreadDeployments: number } };
+    assert.equal(summary.status, 'succeeded');
+    assert.equal(summary.regions, 1);
+    // the region's pipelined exchanges cross executors on 127.0.0.2/.3/.4 (each worker listens on its executor's --host)
+    assert.equal(summary.placement.spreadDeployments, 1, JSON.stringify(summary.placement));
+    assert.equal(Object.keys(summary.placement.tasksPerExecutor).length, 2, JSON.stringify(summary.placement));
+    assert.deepEqual(parseCounts(await readFile(join(cluster.dir, 'pipelined-counts.tsv'), 'utf8')), reference);
+  });
+
+  it('the same run with a task throwing mid-region fails the spread region over (its tasks on the other executor cancelled) and still counts every word exactly', async () => {
+    const run = await cluster.run('word-count.ts', ['--parallelism', '2', '--exchange-mode', 'ALL_EDGES_PIPELINED', '--pipelined-shuffle', 'network', '--inject-faults', 'throw:count#1@500'], ['--input', corpus, '--output', 'pipelined-failed.tsv']);
+    assert.equal(run.code, 0, run.stderr);
+    const summary = JSON.parse(run.stdout) as Summary & { restarts: number; placement: { spreadDeployments: number }; failovers: { failedTask: string; tasksToRestart: string[] }[] };
+    assert.equal(summary.status, 'succeeded');
+    assert.equal(summary.restarts, 1);
+    assert.equal(summary.failovers[0]?.failedTask, 'count#1');
+    assert.equal(summary.failovers[0]?.tasksToRestart.length, 5, 'the whole region restarts');
+    assert.equal(summary.placement.spreadDeployments, 2, 'spread again when it restarts');
+    assert.deepEqual(parseCounts(await readFile(join(cluster.dir, 'pipelined-failed.tsv'), 'utf8')), reference);
   });
 
   it('word-count reads its input from S3 and writes its output to S3 on the executors (ranged reads there, published all or nothing)', async () => {

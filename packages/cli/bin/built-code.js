@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
 /** The workspace packages the CLI loads (its @weft dependencies); the CLI package itself is checked too. */
-export const CLI_PACKAGES = ['@weft/shuffle-api', '@weft/engine', '@weft/shuffle-memory', '@weft/shuffle-remote', '@weft/job-store', '@weft/cluster'];
+export const CLI_PACKAGES = ['@weft/shuffle-api', '@weft/engine', '@weft/shuffle-memory', '@weft/shuffle-network', '@weft/shuffle-remote', '@weft/job-store', '@weft/cluster'];
 
 /** Newest (`newest: true`) or oldest modification time of the files under `dir` passing `filter`; undefined when none. */
 function mtimeOf(dir, newest, filter) {

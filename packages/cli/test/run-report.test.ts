@@ -52,6 +52,7 @@ function result(overrides: Partial<JobResult> = {}): JobResult {
     failovers: [],
     executorsLost: [],
     deploymentLatency: { tasks: 4, p50Ms: 3, p99Ms: 9, maxMs: 9 },
+    placement: { tasksPerExecutor: { "worker-0": 4 }, spreadDeployments: 0 },
     taskAttempts: {},
     partitionsReleasedDuringJob: 0,
     bytesReleasedDuringJob: 0,

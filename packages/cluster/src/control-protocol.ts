@@ -1,4 +1,5 @@
 import type { FromWorkerMessage, ToWorkerMessage, WorkerInitMessage } from '@weft/engine';
+import type { ShuffleLocation } from '@weft/shuffle-api';
 
 /** The HTTP `Upgrade` token of a control connection (`GET /control`, `Connection: Upgrade`). */
 export const CONTROL_UPGRADE = 'weft-control/1';
@@ -21,7 +22,13 @@ export interface ExecutorInitMessage extends Omit<WorkerInitMessage, 'jobModuleU
 export type ToExecutorMessage = ExecutorInitMessage | Exclude<ToWorkerMessage, WorkerInitMessage>;
 
 /**
- * Executor → job master: the worker protocol's, where `ready` says how many slots the job got, and
- * `draining` says the executor stops (SIGTERM): it takes no new work, lets what runs finish, then closes.
+ * Executor → job master: the worker protocol's, where `ready` says how many slots the job got (and,
+ * with one, where its worker serves pipelined partitions to other executors, when it does),
+ * `shuffle-location` that this changed (the worker was replaced; absent: none for now), and `draining`
+ * that the executor stops (SIGTERM): it takes no new work, lets what runs finish, then closes.
  */
-export type FromExecutorMessage = Exclude<FromWorkerMessage, { readonly type: 'ready' }> | { readonly type: 'ready'; readonly slots: number } | { readonly type: 'draining' };
+export type FromExecutorMessage =
+  | Exclude<FromWorkerMessage, { readonly type: 'ready' }>
+  | { readonly type: 'ready'; readonly slots: number; readonly shuffleLocation?: ShuffleLocation }
+  | { readonly type: 'shuffle-location'; readonly location?: ShuffleLocation }
+  | { readonly type: 'draining' };

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import { EngineError, type TaskEvent, serializeTaskError } from '@weft/engine';
-import type { Logger } from '@weft/shuffle-api';
+import type { Logger, ShuffleLocation } from '@weft/shuffle-api';
 import type { ControlSocket } from './control-socket.js';
 import type { ExecutorInitMessage, FromExecutorMessage, ToExecutorMessage } from './control-protocol.js';
 import { JobWorkers } from './job-workers.js';
@@ -27,6 +27,8 @@ export interface JobHostOptions {
   readonly prestarted?: readonly ChildProcess[];
   /** How new worker processes start (Node options). */
   readonly execArgv: readonly string[];
+  /** Where other hosts reach this one: the workers' pipelined shuffle listens and advertises there. @defaultValue the shuffle's options */
+  readonly peerAddress?: { readonly listenHost: string; readonly advertisedHost: string };
 }
 
 /**
@@ -78,15 +80,26 @@ export class JobHost {
     const { bundleSha256: _sha, weftVersion: _version, issuedAtMs: _issued, signature: _signature, ...worker } = init;
     const hold: { host: JobHost | undefined } = { host: undefined };
     const workers = await JobWorkers.start({
-      init: { ...worker, type: 'init', jobModuleUrl: pathToFileURL(options.bundleFile).href, cwd: options.cwd },
+      init: { ...worker, type: 'init', jobModuleUrl: pathToFileURL(options.bundleFile).href, cwd: options.cwd, ...(options.peerAddress === undefined ? {} : { peerAddress: options.peerAddress }) },
       workers: options.slots,
       cwd: options.cwd,
       execArgv: options.execArgv,
       logger: options.logger,
       ...(options.prestarted === undefined ? {} : { prestarted: options.prestarted }),
       onTaskEvent: (event) => hold.host?.onTaskEvent(event),
+      onShuffleLocation: (location) => hold.host?.shuffleLocationChanged(location),
     });
     return new JobHost(options, workers, hold);
+  }
+
+  /** Where this executor serves the job's pipelined partitions to other executors (JobWorkers.shuffleLocation), if it does. */
+  get shuffleLocation(): ShuffleLocation | undefined {
+    return this.#workers.shuffleLocation;
+  }
+
+  /** Tells the job master where the job's pipelined partitions are served from now (a replaced worker's). */
+  shuffleLocationChanged(location: ShuffleLocation | undefined): void {
+    this.#send(location === undefined ? { type: 'shuffle-location' } : { type: 'shuffle-location', location });
   }
 
   /** Tasks deployed and not yet ended. */

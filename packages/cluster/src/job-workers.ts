@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { EngineError, type RegionDeployment, type TaskEvent, type TaskProgress, type WorkerInitMessage, WorkerProcessTaskExecutor, serializeTaskError } from '@weft/engine';
-import { type Logger, taskExecutorId } from '@weft/shuffle-api';
+import { type Logger, type ShuffleLocation, taskExecutorId } from '@weft/shuffle-api';
 
 export interface JobWorkersOptions {
   /** What each worker loads (its `slots` is set to 1 here). */
@@ -17,6 +17,8 @@ export interface JobWorkersOptions {
   readonly onTaskEvent: (event: TaskEvent) => void;
   /** @defaultValue the engine's (30000) */
   readonly heartbeatTimeoutMs?: number;
+  /** A worker that started later (a replacement) changed `shuffleLocation`. @defaultValue none */
+  readonly onShuffleLocation?: (location: ShuffleLocation | undefined) => void;
 }
 
 /** One slot: a worker process and the attempts of the region it runs. */
@@ -81,6 +83,16 @@ export class JobWorkers {
     }
   }
 
+  /**
+   * Where the job's pipelined partitions are served from this executor, when the job has one worker here
+   * and its pipelined shuffle serves other executors: that worker's location. With more workers a
+   * deployment may land on any of them, so the executor offers none (its regions stay whole).
+   */
+  get shuffleLocation(): ShuffleLocation | undefined {
+    const only = this.#slots.length === 1 ? this.#slots[0] : undefined;
+    return only?.state === 'ready' ? only.worker.shuffleLocation : undefined;
+  }
+
   progress(): TaskProgress[] {
     return this.#slots.flatMap((s) => [...s.worker.progress()]);
   }
@@ -97,9 +109,11 @@ export class JobWorkers {
   #startSlot(index: number, child: ChildProcess | undefined): Promise<void> {
     const worker = this.#newWorker(index);
     const slot: Slot = { index, worker, attempts: new Set(), state: 'starting' };
+    const replacing = this.#slots[index] !== undefined;
     this.#slots[index] = slot;
     return worker.start(child, this.#init).then(() => {
       slot.state = 'ready';
+      if (replacing) this.#options.onShuffleLocation?.(this.shuffleLocation);
       this.#dispatch();
     });
   }
@@ -145,6 +159,8 @@ export class JobWorkers {
     });
     const attempts = [...slot.attempts];
     slot.attempts.clear();
+    // its location is gone with it, until a replacement is ready
+    if (this.#slots.length === 1) this.#options.onShuffleLocation?.(undefined);
     for (const attemptId of attempts) this.#options.onTaskEvent({ type: 'failed', attemptId, error: serializeTaskError(lost) });
     if (this.#closed !== undefined) return;
     this.#options.logger.warn({ pid, tasks: attempts.length, error: error.message }, 'a worker process was lost; starting a new one in its place');

@@ -1,5 +1,5 @@
 import { deserializeTaskError, EngineError, type RegionDeployment, type TaskExecutor, type TaskExecutorListener, type TaskProgress } from '@weft/engine';
-import { type Logger, type TaskExecutorId } from '@weft/shuffle-api';
+import { type Logger, type ShuffleLocation, type TaskExecutorId } from '@weft/shuffle-api';
 import type { ExecutorInitMessage } from './control-protocol.js';
 import type { ExecutorRecord } from './executor-record.js';
 import { type MasterConnection, openControlConnection } from './open-control-connection.js';
@@ -39,6 +39,8 @@ export class RemoteTaskExecutor implements TaskExecutor {
   readonly #gone: Promise<void>;
   #resolveGone: () => void = () => {};
 
+  #shuffleLocation: ShuffleLocation | undefined;
+
   private constructor(options: RemoteTaskExecutorRequest, connection: MasterConnection, slots: number) {
     this.#options = options;
     this.id = options.id;
@@ -67,6 +69,7 @@ export class RemoteTaskExecutor implements TaskExecutor {
           clearTimeout(timer);
           settled = true;
           const executor = new RemoteTaskExecutor(options, connection, message.slots);
+          executor.#shuffleLocation = message.shuffleLocation;
           executor.#attach();
           resolve(executor);
         } else if (message.type === 'init-failed') {
@@ -76,6 +79,15 @@ export class RemoteTaskExecutor implements TaskExecutor {
       connection.onClose = (error) => fail(error ?? new Error('the connection closed'));
       connection.send(options.init);
     });
+  }
+
+  /**
+   * Where the executor's worker serves the job's pipelined partitions to other executors (when the job
+   * holds one slot there and its pipelined shuffle does), as it last said: the job master may spread a
+   * region over such executors.
+   */
+  get shuffleLocation(): ShuffleLocation | undefined {
+    return this.#shuffleLocation;
   }
 
   deploy(deployment: RegionDeployment): void {
@@ -126,6 +138,9 @@ export class RemoteTaskExecutor implements TaskExecutor {
           return;
         case 'progress':
           this.#progress = message.tasks;
+          return;
+        case 'shuffle-location':
+          this.#shuffleLocation = message.location;
           return;
         case 'draining':
           logger.info({ taskExecutorId: this.id }, 'task executor drains');

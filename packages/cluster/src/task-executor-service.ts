@@ -206,7 +206,8 @@ export class TaskExecutorService {
         this.#init(message, connection).then(
           (started) => {
             host = started;
-            connection.send({ type: 'ready', slots: started.slots });
+            const location = started.shuffleLocation;
+            connection.send({ type: 'ready', slots: started.slots, ...(location === undefined ? {} : { shuffleLocation: location }) });
           },
           (error: unknown) => {
             connection.send({ type: 'init-failed', error: serializeTaskError(error) });
@@ -270,7 +271,7 @@ export class TaskExecutorService {
     try {
       const prestarted = this.#spareWorkers.splice(0, slots).flatMap((w) => w.take());
       this.#refillSpareWorkers();
-      host = await JobHost.start({ init, bundleFile: file, slots, cwd: existsSync(init.cwd) ? init.cwd : this.#options.dir, logger, prestarted, execArgv: this.#workerExecArgv });
+      host = await JobHost.start({ init, bundleFile: file, slots, cwd: existsSync(init.cwd) ? init.cwd : this.#options.dir, logger, prestarted, execArgv: this.#workerExecArgv, peerAddress: this.#peerAddress() });
     } finally {
       this.#hosts.delete(placeholder);
     }
@@ -283,6 +284,12 @@ export class TaskExecutorService {
     this.#logger.info({ jobId: init.jobId, slots }, 'job started');
     this.#beat();
     return host;
+  }
+
+  /** Where other hosts reach this one: `--host` to listen on, the advertised URL's host to name. */
+  #peerAddress(): { listenHost: string; advertisedHost: string } {
+    const advertised = new URL(this.#url === '' ? `http://${this.#options.host}` : this.#url).hostname.replace(/^\[(.*)\]$/, '$1');
+    return { listenHost: this.#options.host, advertisedHost: advertised === '0.0.0.0' || advertised === '::' ? hostname() : advertised };
   }
 
   /** Forks worker processes until one per slot waits for the next job. */

@@ -2,6 +2,7 @@ import type { JobId, ResultPartitionId } from './ids.js';
 import type { InputGate } from './input-gate.js';
 import type { Logger } from './logger.js';
 import type { ResultPartitionWriter } from './result-partition-writer.js';
+import type { ShuffleLocation } from './producer-descriptor.js';
 import type { ShuffleDescriptor } from './shuffle-descriptor.js';
 import type { SubpartitionRange } from './subpartition-range.js';
 
@@ -41,6 +42,15 @@ export interface ShuffleEnvironment extends AsyncDisposable {
    * an environment without it is ready once created.
    */
   start?(): Promise<void>;
+
+  /**
+   * Optional: where this environment serves the partitions it produces to consumers in other task
+   * executors, once `start()` resolved (a network shuffle's listening address). An engine that finds it
+   * may place a pipelined region's producers and consumers on different executors, registering each
+   * partition with `producer.location` set to it. Absent (an in-memory shuffle): the partitions this
+   * environment produces are read only inside its own executor.
+   */
+  readonly location?: ShuffleLocation | undefined;
 
   createResultPartitionWriter(request: CreateWriterRequest): Promise<ResultPartitionWriter>;
 

@@ -14,6 +14,13 @@ export interface ShuffleEnvironmentContext {
   readonly taskExecutorId: TaskExecutorId;
   readonly logger?: Logger;
   readonly clock?: Clock;
+  /**
+   * Where the task executor's host is reached by other hosts (a cluster task executor's `--host` and the
+   * host of its advertised URL): an environment that serves partitions to other executors listens on
+   * `listenHost` and names `advertisedHost` in its `location`, in place of its configured addresses. An
+   * environment that serves nothing to others ignores it. @defaultValue the environment's own options
+   */
+  readonly peerAddress?: { readonly listenHost: string; readonly advertisedHost: string };
 }
 
 /**

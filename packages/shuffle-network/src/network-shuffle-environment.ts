@@ -8,6 +8,7 @@ import {
   type ResultPartitionId,
   type ResultPartitionWriter,
   type ShuffleEnvironment,
+  type ShuffleLocation,
   type TaskExecutorId,
   closedError,
   invalidArgument,
@@ -81,6 +82,13 @@ export class NetworkShuffleEnvironment implements ShuffleEnvironment {
       this.logger.info({ address: `${this.address.host}:${this.address.port}` }, 'stopped -> listening');
     })();
     return this.#started;
+  }
+
+  /** Where this environment serves its partitions (ShuffleEnvironment.location): its address once started, else undefined. */
+  get location(): ShuffleLocation | undefined {
+    if (this.server === undefined) return undefined;
+    const { host, port } = this.address;
+    return { host, port };
   }
 
   /** Where this environment listens, as a master's `registerTaskExecutor` takes it; only after `start()`. */

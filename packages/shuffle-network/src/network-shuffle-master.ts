@@ -108,11 +108,13 @@ export class NetworkShuffleMaster implements ShuffleMaster {
     const job = this.jobs.get(jobId);
     if (job === undefined) throw invalidArgument('jobId', `job ${jobId} is not registered; call registerJob first`);
     if (epoch !== undefined) this.raiseEpoch(jobId, job, epoch, `registration of partition ${partition.partitionId}`, partition.partitionId);
+    // the engine placed the producer and says where its executor listens (ProducerDescriptor.location)
+    if (producer.location !== undefined) this.directory.set({ taskExecutorId: producer.taskExecutorId, host: producer.location.host, port: producer.location.port });
     const address = this.directory.get(producer.taskExecutorId);
     if (address === undefined) {
       throw invalidArgument(
         'producer.taskExecutorId',
-        `no address is known for task executor ${producer.taskExecutorId}: start its network shuffle environment in this factory, call registerTaskExecutor with its address, or list it in the taskExecutors option`,
+        `no address is known for task executor ${producer.taskExecutorId}: set producer.location, start its network shuffle environment in this factory, call registerTaskExecutor with its address, or list it in the taskExecutors option`,
       );
     }
     const descriptor: ShuffleDescriptor = {

@@ -34,7 +34,8 @@ export function createNetworkShuffleServiceFactory(options: NetworkShuffleOption
     createShuffleEnvironment: (context: ShuffleEnvironmentContext) =>
       new NetworkShuffleEnvironment({
         taskExecutorId: context.taskExecutorId,
-        options: resolved,
+        // a cluster task executor says where its host is reached (ShuffleEnvironmentContext.peerAddress)
+        options: context.peerAddress === undefined ? resolved : resolveNetworkShuffleOptions({ ...resolved, host: context.peerAddress.listenHost, advertisedHost: context.peerAddress.advertisedHost }),
         directory,
         ...(context.logger === undefined ? {} : { logger: context.logger.child({ taskExecutorId: context.taskExecutorId }) }),
       }),

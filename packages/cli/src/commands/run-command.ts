@@ -34,14 +34,15 @@ const FAULT_RESTART_DELAY_MS = 100;
 const USAGE = `Usage: weft run <job module> [--parallelism N] [--store URL] [--meta URL] [--shuffle-servers URL [--shuffle-replicas N]] [--executor inprocess|workers]
                 [--cluster URL [--cluster-startup-timeout MS] [--secret-file PATH]]
                 [--parallelism auto [--min-parallelism N] [--max-parallelism N] [--data-volume-per-task SIZE]]
-                [--workers N] [--slots N] [--exchange-mode MODE] [--restart-strategy S ...]
+                [--workers N] [--slots N] [--pipelined-shuffle memory|network] [--exchange-mode MODE] [--restart-strategy S ...]
                 [--failover-strategy F] [--task-memory SIZE] [--spill-dir PATH]
                 [--checkpoint-interval D [--checkpoint-mode M] [--from-checkpoint latest|ID] ...]
                 [--inject-faults SPEC] [--job-id ID] [--ui [PORT]] [--plan-only] [--json] [-- job args...]
 
 Runs a batch job: a .ts or .js module whose default export is defineJob((ctx) => ...). Its pipelined
 regions are scheduled as their blocking inputs finish; pipelined exchanges go through the in-memory
-shuffle, blocking ones through the persisted shuffle named by --store and --meta.
+shuffle inside one executor, or — on two or more workers — through the network shuffle, a region's
+tasks spread over the workers; blocking ones through the persisted shuffle named by --store and --meta.
 
 Options:
   --parallelism N           default parallelism of the job's operators (default: the number of cores);
@@ -72,7 +73,13 @@ Options:
   --secret-file PATH        with --cluster: file holding the shared secret
   --workers N               worker processes (default: the number of cores)
   --slots N                 regions one executor runs at once (default: 1 per worker; with
-                            --executor inprocess, the number of cores)
+                            --executor inprocess, the number of cores); a region spread over
+                            workers takes one slot on each
+  --pipelined-shuffle S     memory: each pipelined region runs whole in one executor; network: worker
+                            processes serve pipelined partitions to each other over TCP
+                            (@weft/shuffle-network, on 127.0.0.1) and a region's tasks are spread over
+                            them (default: network with --workers 2 or more, else memory; with
+                            --cluster, network spreads regions over executors holding one slot)
   --exchange-mode MODE      ${EXCHANGE_MODES.join(' | ')}
                             (default: the job's own, else ALL_EDGES_BLOCKING)
   --no-release-during-job   keep every blocking partition until the job ends (default: a result's
@@ -134,11 +141,16 @@ function isShuffleFailure(error: unknown): boolean {
 // The shuffle implementations are imported when a job runs (after its workers were forked, so their
 // start-up overlaps this import), not when `weft` starts.
 const PIPELINED_MODULE = '@weft/shuffle-memory';
+const NETWORK_MODULE = '@weft/shuffle-network';
 const BLOCKING_MODULE = '@weft/shuffle-remote';
 const SERVER_MODULE = '@weft/shuffle-remote/client';
 
-/** The in-memory pipelined shuffle. */
-async function pipelinedShuffle(): Promise<ShuffleServiceFactory> {
+/** The pipelined shuffle: in memory (a region whole in one executor), or over TCP between workers. */
+async function pipelinedShuffle(kind: 'memory' | 'network'): Promise<ShuffleServiceFactory> {
+  if (kind === 'network') {
+    const { createNetworkShuffleServiceFactory } = await import('@weft/shuffle-network');
+    return createNetworkShuffleServiceFactory();
+  }
   const { createMemoryShuffleServiceFactory } = await import('@weft/shuffle-memory');
   return createMemoryShuffleServiceFactory();
 }
@@ -325,6 +337,7 @@ export const runCommand: Command = {
       executor: { type: 'string' },
       workers: { type: 'string' },
       slots: { type: 'string' },
+      'pipelined-shuffle': { type: 'string' },
       'exchange-mode': { type: 'string' },
       ...RECOVERY_FLAGS,
       ...MEMORY_FLAGS,
@@ -356,6 +369,9 @@ export const runCommand: Command = {
     if (checkpointFlags !== undefined && executor !== 'inprocess') throw usageError('run', '--checkpoint-interval runs the job in process (--executor inprocess) only yet, not on --executor workers');
     if (checkpointFlags !== undefined && (values.cluster !== undefined || io.env['WEFT_CLUSTER'] !== undefined)) throw usageError('run', '--checkpoint-interval cannot be combined with --cluster yet: checkpoints are taken in process only');
     if (checkpointFlags !== undefined && adaptive !== undefined) throw usageError('run', '--checkpoint-interval cannot be combined with --parallelism auto');
+    const pipelinedKind = values['pipelined-shuffle'] ?? (executor === 'workers' && values.cluster === undefined && (workers ?? availableParallelism()) >= 2 ? 'network' : 'memory');
+    if (pipelinedKind !== 'memory' && pipelinedKind !== 'network') throw usageError('run', `--pipelined-shuffle must be memory or network, got ${JSON.stringify(pipelinedKind)}`);
+    if (pipelinedKind === 'network' && executor === 'inprocess') throw usageError('run', '--pipelined-shuffle network needs worker processes: it is what spreads a region over them (drop --executor inprocess)');
     const exchangeMode = values['exchange-mode'];
     if (exchangeMode !== undefined && !isExchangeMode(exchangeMode)) throw usageError('run', `--exchange-mode must be one of ${EXCHANGE_MODES.join(', ')}, got ${JSON.stringify(exchangeMode)}`);
     const faultSpec: FaultSpec | undefined = values['inject-faults'] === undefined ? undefined : parseFaultSpec(values['inject-faults']);
@@ -398,7 +414,7 @@ export const runCommand: Command = {
     const cluster = await clusterProvider({ values, servers, store, meta, io });
     let prestarted: PrestartedWorkers | undefined;
     if (executor === 'workers' && cluster === undefined) {
-      prestarted = prestartWorkers({ workers: workers ?? availableParallelism(), cwd: io.cwd, execArgv, preload: [pathToFileURL(jobPath).href, PIPELINED_MODULE, blockingModule] });
+      prestarted = prestartWorkers({ workers: workers ?? availableParallelism(), cwd: io.cwd, execArgv, preload: [pathToFileURL(jobPath).href, pipelinedKind === 'network' ? NETWORK_MODULE : PIPELINED_MODULE, blockingModule] });
     }
     let blocking: ShuffleServiceFactory;
     let serverFactory: ShuffleServerServiceFactory | undefined;
@@ -408,7 +424,7 @@ export const runCommand: Command = {
       const tier = values.store !== undefined || io.env['WEFT_STORE'] !== undefined ? store : undefined;
       [blocking, pipelined] = await Promise.all([
         servers === undefined ? blockingShuffle(store, meta) : serverShuffle(servers, tier, replicas).then((f) => (serverFactory = f)),
-        pipelinedShuffle(),
+        pipelinedShuffle(pipelinedKind),
       ]);
       if (faultSpec !== undefined) {
         // Loaded only when faults are asked for: it imports the persisted shuffle's stores.

@@ -56,6 +56,10 @@ export function formatRunSummary(result: JobResult): string {
     ...(result.checkpoints === undefined ? [] : [formatCheckpointLine(result.checkpoints)]),
     `  read ${formatCount(result.recordsRead)} records; shuffled ${formatCount(result.recordsShuffled)} records, ${formatBytes(result.bytesShuffled)}`,
   );
+  if (result.placement.spreadDeployments > 0) {
+    const perExecutor = Object.entries(result.placement.tasksPerExecutor).map(([id, n]) => `${id} ${formatCount(n)}`).join(', ');
+    lines.push(`  ${plural(result.placement.spreadDeployments, 'region deployment')} spread over executors; tasks per executor: ${perExecutor}`);
+  }
   if (result.partitionsReleasedDuringJob > 0) {
     lines.push(`  released ${plural(result.partitionsReleasedDuringJob, 'partition')} (${formatBytes(result.bytesReleasedDuringJob)}) while the job ran, once their consumers finished`);
   }
@@ -210,6 +214,7 @@ export function runSummaryJson(result: JobResult, extra: Record<string, unknown>
     }),
     executorsLost: result.executorsLost,
     deploymentLatency: result.deploymentLatency,
+    placement: result.placement,
     taskAttempts: result.taskAttempts,
     workerPids: result.workerPids,
     topology: result.topology,

@@ -7,7 +7,8 @@ import type { ResultPartitionType } from '@weft/shuffle-api';
  *   persists its output before consumers start. Fewest resources, finest failover.
  * - `FORWARD_EDGES_PIPELINED`: forward edges (POINTWISE, equal parallelism, not chained) are pipelined.
  * - `POINTWISE_EDGES_PIPELINED`: every POINTWISE edge (forward, rescale) is pipelined.
- * - `ALL_EDGES_PIPELINED`: every edge is pipelined: the whole job is one region, run in one executor.
+ * - `ALL_EDGES_PIPELINED`: every edge is pipelined: the whole job is one region, run in one executor —
+ *   or spread over several when their pipelined shuffle serves partitions across them (`weft run --workers 2+`).
  *
  * Pipelined edges are PIPELINED_BOUNDED (credit-based, bounded memory). A per-edge override
  * (`DataSet.exchange(...)`) wins over the mode.

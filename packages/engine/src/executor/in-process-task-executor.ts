@@ -1,4 +1,4 @@
-import { type JobId, type Logger, type ShuffleServiceFactory, type TaskExecutorId, noopLogger } from '@weft/shuffle-api';
+import { type JobId, type Logger, type ShuffleLocation, type ShuffleServiceFactory, type TaskExecutorId, noopLogger } from '@weft/shuffle-api';
 import type { JobPlan } from '../graph/job-plan.js';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
 import type { RecordSerializerFactory } from '../serialization/record-serializer.js';
@@ -25,6 +25,8 @@ export interface InProcessTaskExecutorOptions {
   readonly killProcess?: () => void;
   /** Links each task to the job's checkpoints (RunJobOptions.checkpointing). @defaultValue none: no checkpoints */
   readonly checkpointing?: TaskCheckpointingProvider;
+  /** Where other hosts reach this one (ShuffleEnvironmentContext.peerAddress), for the pipelined environment. @defaultValue its options' */
+  readonly peerAddress?: { readonly listenHost: string; readonly advertisedHost: string };
 }
 
 /**
@@ -57,7 +59,7 @@ export class InProcessTaskExecutor implements TaskExecutor {
       await pipelinedMaster.start();
       await pipelinedMaster.registerJob({ jobId: options.jobId });
       undo.push(() => pipelinedMaster.unregisterJob(options.jobId));
-      const pipelinedEnvironment = options.pipelined.createShuffleEnvironment({ taskExecutorId: options.id, logger });
+      const pipelinedEnvironment = options.pipelined.createShuffleEnvironment({ taskExecutorId: options.id, logger, ...(options.peerAddress === undefined ? {} : { peerAddress: options.peerAddress }) });
       undo.push(() => pipelinedEnvironment.close());
       await pipelinedEnvironment.start?.();
       const blockingEnvironment = options.blocking.createShuffleEnvironment({ taskExecutorId: options.id, logger });
@@ -71,6 +73,11 @@ export class InProcessTaskExecutor implements TaskExecutor {
       }
       throw error;
     }
+  }
+
+  /** Where its pipelined environment serves partitions to other executors (a network shuffle's), if it does. */
+  get shuffleLocation(): ShuffleLocation | undefined {
+    return this.#shuffle.pipelinedEnvironment.location;
   }
 
   deploy(deployment: RegionDeployment): void {

@@ -68,8 +68,9 @@ function isEcho(error: unknown): boolean {
 }
 
 /**
- * Runs one pipelined region in a task executor: registers its pipelined partitions with the executor's
- * pipelined ShuffleMaster, then runs every task concurrently. A task reading a BLOCKING partition produced
+ * Runs one pipelined region in a task executor — or this executor's part of a region the job master spread
+ * over several: registers its pipelined partitions with the executor's pipelined ShuffleMaster (unless the
+ * deployment carries their descriptors: the job master registered them), then runs every task concurrently. A task reading a BLOCKING partition produced
  * inside the region waits until that producer finished.
  *
  * When a task fails, the rest of the region is cancelled (a region fails and restarts as a whole); once all
@@ -137,7 +138,8 @@ export class RegionRunner {
     const { deployment, shuffle } = this.#options;
     for (const task of deployment.tasks) {
       for (const output of task.outputs) {
-        if (!output.pipelined) continue;
+        // registered by the job master already when it spread the region over several executors
+        if (!output.pipelined || output.descriptor !== undefined) continue;
         const descriptor = await shuffle.pipelinedMaster.registerPartitionWithProducer({ jobId: deployment.jobId as JobId, partition: output.partition, producer: output.producer });
         this.#descriptors.set(output.partition.partitionId, descriptor);
       }

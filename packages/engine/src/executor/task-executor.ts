@@ -1,4 +1,4 @@
-import type { TaskExecutorId } from '@weft/shuffle-api';
+import type { ShuffleLocation, TaskExecutorId } from '@weft/shuffle-api';
 import type { RegionDeployment } from '../runtime/task-deployment.js';
 import type { TaskEvent, TaskProgress } from '../runtime/task-events.js';
 
@@ -15,8 +15,10 @@ export interface TaskExecutorListener {
 
 /**
  * Where regions run (Flink's TaskExecutor): the in-process executor, or one worker process of a pool.
- * Each offers `slots`; one pipelined region takes one slot, and all of its tasks run in this executor,
- * exchanging pipelined data through the executor's own in-memory shuffle.
+ * Each offers `slots`. A pipelined region takes one slot and all of its tasks run in this executor,
+ * exchanging pipelined data through the executor's own pipelined shuffle — unless executors report a
+ * `shuffleLocation`: then the job master may spread a region's tasks over several of them (a slot on each),
+ * and registers its pipelined partitions itself, so consumers read them from the producer's executor.
  *
  * `deploy` returns at once; the tasks report through the listener: `running`, then `finished`, `failed`
  * or `cancelled`. `cancel` asks running attempts to stop (each still reports). `close()` (idempotent, also
@@ -30,6 +32,11 @@ export interface TaskExecutor extends AsyncDisposable {
   readonly kind: string;
   /** The operating-system process running the tasks, when it is not the job master's. */
   readonly pid?: number | undefined;
+  /**
+   * Where this executor's pipelined shuffle environment serves partitions to other executors
+   * (ShuffleEnvironment.location), once it started. Absent: its pipelined partitions are read only inside it.
+   */
+  readonly shuffleLocation?: ShuffleLocation | undefined;
   deploy(deployment: RegionDeployment): void;
   cancel(attemptIds: readonly string[], reason: string): void;
   /**

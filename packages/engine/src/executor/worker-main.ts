@@ -109,6 +109,7 @@ async function init(message: WorkerInitMessage): Promise<void> {
     serializer: loaded.definition.options.serializer ?? resolveSerializer(message.serializer),
     logger,
     killProcess: () => process.kill(process.pid, 'SIGKILL'),
+    ...(message.peerAddress === undefined ? {} : { peerAddress: message.peerAddress }),
     listener: {
       onTaskEvent: (_executor, event) => send({ type: 'task-event', event }),
       onExecutorLost: () => {},
@@ -127,7 +128,8 @@ async function init(message: WorkerInitMessage): Promise<void> {
       if (tasks.length > 0) send({ type: 'progress', tasks });
     }, message.progressIntervalMs),
   );
-  send({ type: 'ready' });
+  const location = started.shuffleLocation;
+  send({ type: 'ready', ...(location === undefined ? {} : { shuffleLocation: { host: location.host, port: location.port } }) });
 }
 
 async function shutdown(code: number): Promise<void> {

@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { type Logger, type TaskExecutorId, noopLogger } from '@weft/shuffle-api';
+import { type Logger, type ShuffleLocation, type TaskExecutorId, noopLogger } from '@weft/shuffle-api';
 import { EngineError, isEngineError } from '../errors/engine-error.js';
 import { deserializeTaskError } from '../runtime/task-error-serialization.js';
 import type { RegionDeployment } from '../runtime/task-deployment.js';
@@ -34,6 +34,7 @@ export class WorkerProcessTaskExecutor implements TaskExecutor {
   #state: 'starting' | 'ready' | 'closing' | 'gone' = 'starting';
   #exited: Promise<void> = Promise.resolve();
   #closed: Promise<void> | undefined;
+  #shuffleLocation: ShuffleLocation | undefined;
 
   constructor(options: WorkerProcessOptions, id: TaskExecutorId) {
     this.#options = options;
@@ -45,6 +46,11 @@ export class WorkerProcessTaskExecutor implements TaskExecutor {
   /** The worker's process id (undefined before it was forked). */
   get pid(): number | undefined {
     return this.#child?.pid;
+  }
+
+  /** Where the worker's pipelined shuffle serves partitions to other executors, as it reported when ready. */
+  get shuffleLocation(): ShuffleLocation | undefined {
+    return this.#shuffleLocation;
   }
 
   /** Starts the worker in `prestarted` (or a new process) and resolves once it loaded the job. */
@@ -70,6 +76,7 @@ export class WorkerProcessTaskExecutor implements TaskExecutor {
           settled = true;
           clearTimeout(timer);
           this.#state = 'ready';
+          this.#shuffleLocation = message.shuffleLocation;
           this.#lastHeartbeat = Date.now();
           this.#startWatchdog();
           resolve();

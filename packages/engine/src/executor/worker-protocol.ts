@@ -1,5 +1,5 @@
 import type { PlanAdaptivity } from '../graph/adaptive-presets.js';
-import type { ShuffleServiceReference } from '@weft/shuffle-api';
+import type { ShuffleLocation, ShuffleServiceReference } from '@weft/shuffle-api';
 import type { ExchangeMode } from '../api/exchange-mode.js';
 import type { ExternalFileSystemReference } from '../io/external-file-system.js';
 import type { SerializerName } from '../serialization/serializers.js';
@@ -29,6 +29,11 @@ export interface WorkerInitMessage {
   readonly serializer: SerializerName;
   readonly heartbeatIntervalMs: number;
   readonly progressIntervalMs: number;
+  /**
+   * Where other hosts reach this worker's host, set by a cluster task executor for its workers (never by
+   * a job master): the pipelined environment listens and advertises there. @defaultValue the shuffle's options
+   */
+  readonly peerAddress?: { readonly listenHost: string; readonly advertisedHost: string };
 }
 
 /** Job master → worker, over the IPC channel (structured clone). */
@@ -40,7 +45,8 @@ export type ToWorkerMessage =
 
 /** Worker → job master. */
 export type FromWorkerMessage =
-  | { readonly type: 'ready' }
+  /** Loaded the job; `shuffleLocation`: where its pipelined shuffle serves partitions to other executors, if it does. */
+  | { readonly type: 'ready'; readonly shuffleLocation?: ShuffleLocation }
   | { readonly type: 'init-failed'; readonly error: SerializedTaskError }
   | { readonly type: 'task-event'; readonly event: TaskEvent }
   | { readonly type: 'heartbeat' }

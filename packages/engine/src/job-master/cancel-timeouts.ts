@@ -3,7 +3,7 @@ import type { TaskExecutor } from '../executor/task-executor.js';
 
 /**
  * One timer per cancelled region: if its tasks still run `timeoutMs` after the cancellation (a task that
- * ignores it — a user function stuck in a loop), their executor is destroyed (a worker process is
+ * ignores it — a user function stuck in a loop), each executor still running one is destroyed (a worker process is
  * killed), which reports it lost and ends those tasks. Timers are cleared when the region stops.
  */
 export class CancelTimeouts {
@@ -16,20 +16,22 @@ export class CancelTimeouts {
     this.#logger = logger;
   }
 
-  /** Arms region `region`'s timer; `stillRunning` is asked when it expires. */
-  arm(region: number, executor: TaskExecutor, stillRunning: () => boolean): void {
+  /** Arms region `region`'s timer over its `executors`; `stillRunningOn` is asked of each when it expires. */
+  arm(region: number, executors: readonly TaskExecutor[], stillRunningOn: (executor: TaskExecutor) => boolean): void {
     this.clear(region);
     const timeoutMs = this.#timeoutMs;
     const timer = setTimeout(() => {
       this.#timers.delete(region);
-      if (!stillRunning()) return;
-      const problem = `tasks of region ${region} still ran ${timeoutMs} ms after they were cancelled (cancelTimeoutMs)`;
-      if (executor.destroy === undefined) {
-        this.#logger.warn({ region, taskExecutorId: executor.id }, `${problem}; this executor cannot be killed`);
-        return;
+      for (const executor of executors) {
+        if (!stillRunningOn(executor)) continue;
+        const problem = `tasks of region ${region} still ran ${timeoutMs} ms after they were cancelled (cancelTimeoutMs)`;
+        if (executor.destroy === undefined) {
+          this.#logger.warn({ region, taskExecutorId: executor.id }, `${problem}; this executor cannot be killed`);
+          continue;
+        }
+        this.#logger.warn({ region, taskExecutorId: executor.id }, `${problem}: killing their executor`);
+        executor.destroy(new Error(`${problem}, so it was killed`));
       }
-      this.#logger.warn({ region, taskExecutorId: executor.id }, `${problem}: killing their executor`);
-      executor.destroy(new Error(`${problem}, so it was killed`));
     }, timeoutMs);
     this.#timers.set(region, timer);
   }

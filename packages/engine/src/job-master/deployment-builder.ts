@@ -4,16 +4,17 @@ import {
   type ProducerDescriptor,
   type ShuffleDescriptor,
   type ShuffleMaster,
-  type TaskExecutorId,
   intermediateResultId,
   resultPartitionId,
 } from '@weft/shuffle-api';
+import type { TaskExecutor } from '../executor/task-executor.js';
 import type { ExecutionJobEdge, ExecutionTopology } from '../execution/execution-topology.js';
 import type { FaultInjector } from '../faults/fault-injector.js';
 import type { JobPlan, PlannedEdge } from '../graph/job-plan.js';
 import type { PipelinedRegions } from '../regions/pipelined-regions.js';
 import type { InputDeployment, InputPartition, OutputDeployment, RegionDeployment, TaskDeployment } from '../runtime/task-deployment.js';
 import type { AdaptiveDecisions } from './adaptive-decisions.js';
+import type { RegionPlacement } from './region-placement.js';
 import type { TaskAttempts } from './task-attempts.js';
 
 export interface DeploymentBuilderOptions {
@@ -23,6 +24,11 @@ export interface DeploymentBuilderOptions {
   readonly jobId: JobId;
   /** Registers the BLOCKING partitions. */
   readonly blockingMaster: ShuffleMaster;
+  /**
+   * Registers the pipelined partitions of regions spread over several executors (at each producer's
+   * executor, `producer.location` its `shuffleLocation`). @defaultValue none: regions are never spread
+   */
+  readonly pipelinedMaster?: ShuffleMaster | undefined;
   /** The current attempt of each execution vertex: the one deployed. */
   readonly attempts: TaskAttempts;
   /** Plants faults in task deployments. */
@@ -51,6 +57,7 @@ export class DeploymentBuilder {
   private readonly regions: PipelinedRegions;
   private readonly jobId: JobId;
   private readonly blockingMaster: ShuffleMaster;
+  private readonly pipelinedMaster: ShuffleMaster | undefined;
   private readonly attempts: TaskAttempts;
   private readonly faults: FaultInjector | undefined;
   private readonly epoch: number | undefined;
@@ -62,6 +69,7 @@ export class DeploymentBuilder {
     this.regions = options.regions;
     this.jobId = options.jobId;
     this.blockingMaster = options.blockingMaster;
+    this.pipelinedMaster = options.pipelinedMaster;
     this.attempts = options.attempts;
     this.faults = options.faults;
     this.epoch = options.epoch;
@@ -87,10 +95,25 @@ export class DeploymentBuilder {
     this.#descriptors[partition] = descriptor;
   }
 
-  async build(region: number, executor: TaskExecutorId): Promise<RegionDeployment> {
+  /** Whether pipelined partitions can be registered here, so a region may be spread over executors. */
+  get canSpread(): boolean {
+    return this.pipelinedMaster !== undefined;
+  }
+
+  /**
+   * Builds region `region`'s deployment for `placement` (all its tasks; the caller hands each executor its
+   * own). A spread placement's pipelined partitions are registered here, their descriptors in the
+   * deployment, so each consumer knows at which executor its producers' partitions live.
+   */
+  async build(region: number, placement: RegionPlacement): Promise<RegionDeployment> {
     const members = Array.from(this.regions.membersOf(region));
     const outputs = new Map<number, OutputDeployment[]>();
-    for (const v of members) outputs.set(v, await this.#outputs(v, executor));
+    const pipelined = new Map<string, ShuffleDescriptor>();
+    for (let i = 0; i < members.length; i++) {
+      const v = members[i] as number;
+      const executor = placement.executorOfMember[i] as TaskExecutor;
+      outputs.set(v, await this.#outputs(v, executor, placement.spread ? pipelined : undefined));
+    }
     const tasks: TaskDeployment[] = members.map((v) => {
       const vertex = this.topology.jobVertexOf(v);
       const subtask = v - vertex.firstExecutionVertex;
@@ -107,17 +130,18 @@ export class DeploymentBuilder {
         parallelism: this.decisions?.parallelismOf(vertex.index) ?? vertex.parallelism,
         attempt,
         outputs: outputs.get(v) ?? [],
-        inputs: vertex.inputs.map((e) => this.#input(v, this.topology.edges[e] as ExecutionJobEdge)),
+        inputs: vertex.inputs.map((e) => this.#input(v, this.topology.edges[e] as ExecutionJobEdge, pipelined)),
       };
     });
     return { jobId: this.jobId, region, tasks };
   }
 
-  async #outputs(v: number, executor: TaskExecutorId): Promise<OutputDeployment[]> {
+  /** Task `v`'s outputs on `executor`; `spread`: register its pipelined partitions too, into that map. */
+  async #outputs(v: number, executor: TaskExecutor, spread: Map<string, ShuffleDescriptor> | undefined): Promise<OutputDeployment[]> {
     const vertex = this.topology.jobVertexOf(v);
     const subtask = v - vertex.firstExecutionVertex;
     const attempt = this.attempts.numberOf(v);
-    const producer: ProducerDescriptor = { producerId: this.attempts.attemptIdOf(v), attempt, taskExecutorId: executor };
+    const producer: ProducerDescriptor = { producerId: this.attempts.attemptIdOf(v), attempt, taskExecutorId: executor.id };
     const out: OutputDeployment[] = [];
     for (const e of vertex.outputs) {
       const edge = this.topology.edges[e] as ExecutionJobEdge;
@@ -133,7 +157,15 @@ export class DeploymentBuilder {
         numberOfSubpartitions: broadcastToAdaptive ? 1 : consumers.end - consumers.start,
       };
       if (edge.mustBePipelined) {
-        out.push({ edgeIndex: planned.index, edgeId: edge.id, pipelined: true, partition, producer });
+        const location = executor.shuffleLocation;
+        if (spread === undefined || this.pipelinedMaster === undefined || location === undefined) {
+          out.push({ edgeIndex: planned.index, edgeId: edge.id, pipelined: true, partition, producer });
+          continue;
+        }
+        const at: ProducerDescriptor = { ...producer, location: { host: location.host, port: location.port } };
+        const descriptor = await this.pipelinedMaster.registerPartitionWithProducer({ jobId: this.jobId, partition, producer: at, ...(this.epoch === undefined ? {} : { epoch: this.epoch }) });
+        spread.set(partition.partitionId, descriptor);
+        out.push({ edgeIndex: planned.index, edgeId: edge.id, pipelined: true, partition, producer: at, descriptor });
         continue;
       }
       const descriptor = await this.blockingMaster.registerPartitionWithProducer({ jobId: this.jobId, partition, producer, ...(this.epoch === undefined ? {} : { epoch: this.epoch }) });
@@ -144,7 +176,7 @@ export class DeploymentBuilder {
     return out;
   }
 
-  #input(v: number, edge: ExecutionJobEdge): InputDeployment {
+  #input(v: number, edge: ExecutionJobEdge, pipelined: ReadonlyMap<string, ShuffleDescriptor>): InputDeployment {
     const vertex = edge.target;
     const subtask = v - vertex.firstExecutionVertex;
     const decided = this.decisions?.decisionOf(vertex.index)?.inputs?.find((i) => i.edgeId === edge.id)?.subtasks[subtask];
@@ -155,7 +187,7 @@ export class DeploymentBuilder {
     const partitions: InputPartition[] = [];
     for (let k = producers.start; k < producers.end; k++) {
       const producerVertex = edge.source.firstExecutionVertex + k;
-      const descriptor = edge.mustBePipelined ? undefined : this.#descriptors[edge.firstPartition + k];
+      const descriptor = edge.mustBePipelined ? pipelined.get(`${edge.id}#${k}`) : this.#descriptors[edge.firstPartition + k];
       if (!edge.mustBePipelined && descriptor === undefined) throw new Error(`unreachable: partition ${edge.id}#${k} was never registered`);
       partitions.push({
         partitionId: `${edge.id}#${k}`,

@@ -93,6 +93,13 @@ export class ExecutorSlots {
     return best;
   }
 
+  /** Executors that take new work and have a free slot, with their free slots (in the order they joined). */
+  available(): [TaskExecutor, number][] {
+    const out: [TaskExecutor, number][] = [];
+    for (const [executor, free] of this.#free) if (free > 0 && !this.#retiring.has(executor.id)) out.push([executor, free]);
+    return out;
+  }
+
   /** Takes a slot of `executor` (nothing when it was lost). */
   take(executor: TaskExecutor): void {
     const free = this.#free.get(executor);

@@ -26,6 +26,11 @@ export interface JobMasterOptions {
   readonly topology: ExecutionTopology;
   readonly regions: PipelinedRegions;
   readonly blockingMaster: ShuffleMaster;
+  /**
+   * The job's master of the pipelined shuffle, when its executors serve pipelined partitions to each
+   * other (JobSession.pipelinedMaster): regions may then be spread over executors. @defaultValue none
+   */
+  readonly pipelinedMaster?: ShuffleMaster | undefined;
   readonly failover: FailoverStrategy;
   readonly restart: RestartBackoffTimeStrategy;
   readonly logger?: Logger;
@@ -117,7 +122,7 @@ export class JobMaster implements TaskExecutorListener {
     if (this.#ran) throw new EngineError('WEFT_ERR_ILLEGAL_STATE', 'a job master runs once');
     this.#ran = true;
     for (const executor of executors) this.#slots.add(executor);
-    return this.#scheduler.start().then((outcome) => ({ ...outcome, executorsLost: [...this.#executorsLost], deploymentLatency: this.#scheduler.deploymentLatency() }));
+    return this.#scheduler.start().then((outcome) => ({ ...outcome, executorsLost: [...this.#executorsLost], deploymentLatency: this.#scheduler.deploymentLatency(), placement: this.#scheduler.placement() }));
   }
 
   /** Fails the job from outside (the caller's AbortSignal): running tasks are cancelled first. */

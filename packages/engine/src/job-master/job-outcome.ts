@@ -3,6 +3,7 @@ import type { TaskResult } from '../runtime/task-events.js';
 import type { ExecutorLossRecord, FailoverRecord } from './failover-record.js';
 import type { PublishedSinks } from './sink-publisher.js';
 import type { DeploymentLatencySummary } from './deployment-latencies.js';
+import type { PlacementSummary } from './placement-counts.js';
 
 /** How a job ended, its sinks published (when it succeeded). */
 export interface JobOutcome {
@@ -22,6 +23,8 @@ export interface JobOutcome {
   readonly executorsLost: readonly ExecutorLossRecord[];
   /** From each deployment to its task's `running` report, on the job master's clock. */
   readonly deploymentLatency: DeploymentLatencySummary;
+  /** Where tasks were deployed: attempts per executor, and region deployments spread over several. */
+  readonly placement: PlacementSummary;
   /** Per execution vertex (topology order): its last attempt number (0: never restarted). */
   readonly attempts: readonly number[];
   /** Partitions released while the job ran, once their consumers finished (JobMasterOptions.releasePartitionsDuringJob). */

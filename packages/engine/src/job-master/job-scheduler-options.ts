@@ -28,6 +28,8 @@ export interface JobSchedulerOptions {
   readonly topology: ExecutionTopology;
   readonly regions: PipelinedRegions;
   readonly blockingMaster: ShuffleMaster;
+  /** Registers the pipelined partitions of regions spread over executors. @defaultValue none: each region runs whole on one executor */
+  readonly pipelinedMaster?: ShuffleMaster | undefined;
   readonly failover: FailoverStrategy;
   readonly restart: RestartBackoffTimeStrategy;
   /** The job's logger (its `jobId` child). */
@@ -68,4 +70,4 @@ export interface JobSchedulerOptions {
 }
 
 /** How the job ended, as the scheduler knows it (the job master adds the executors it lost). */
-export type ScheduledOutcome = Omit<JobOutcome, 'executorsLost' | 'deploymentLatency'>;
+export type ScheduledOutcome = Omit<JobOutcome, 'executorsLost' | 'deploymentLatency' | 'placement'>;

@@ -1,7 +1,7 @@
 import type { Logger, TaskExecutorId } from '@weft/shuffle-api';
 import { EngineError } from '../errors/engine-error.js';
 import type { TaskExecutor } from '../executor/task-executor.js';
-import type { RegionDeployment, TaskMetrics } from '../runtime/task-deployment.js';
+import type { RegionDeployment, TaskDeployment, TaskMetrics } from '../runtime/task-deployment.js';
 import type { TaskResult } from '../runtime/task-events.js';
 import { CancelTimeouts } from './cancel-timeouts.js';
 import { DeploymentBuilder } from './deployment-builder.js';
@@ -17,6 +17,8 @@ import { progressCounters } from './progress-counters.js';
 import { RegionDependencies } from './region-dependencies.js';
 import { stalledJobError } from './stalled-job.js';
 import { RegionDeployer } from './region-deployer.js';
+import { PlacementCounts, type PlacementSummary } from './placement-counts.js';
+import { hasNoBlockingEdgeInside, placeRegion, type RegionPlacement } from './region-placement.js';
 import { RegionRestarts } from './region-restarts.js';
 import { RegionState, RegionStates } from './region-states.js';
 import type { RecoveryPlan } from './recovery-plan.js';
@@ -33,7 +35,11 @@ const { READY, DEPLOYING, RUNNING, FINISHED, CANCELLING } = RegionState;
  *
  * Regions move `waiting → ready → deploying → running → finished` (`markDeploying`, `markRunning`,
  * `markRegionFinished`); a region is ready when every partition it waits for (RegionDependencies) is
- * finished, and is deployed whole to the executor with the most free slots. Task reports come in through
+ * finished, and is deployed as one unit: whole to the executor with the most free slots, or — when the
+ * executors serve pipelined partitions to each other (`shuffleLocation`) and the job has a pipelined
+ * master — its tasks spread over executors' free slots (placeRegion), its pipelined partitions registered
+ * here at their producers' executors. A lost executor fails the tasks it ran; the region's tasks on other
+ * executors are cancelled by its restart. Task reports come in through
  * `taskRunning`, `taskFinished`, `taskFailed`, `taskCancelled` and `executorLost`; every failure goes to
  * RegionRestarts, which fails the job (`failJob`) or cancels the regions to restart (`cancelRegion`) and
  * later has their tasks reset (`resetTasks`) and rescheduled. When every region finished, the last
@@ -66,6 +72,11 @@ export class JobScheduler {
   readonly #storing = new Set<Promise<unknown>>();
   readonly #completion: JobCompletion;
   readonly #decisions: AdaptiveDecisions;
+  /** The executor each execution vertex's current attempt was deployed to, until it stopped. */
+  readonly #placedOn: (TaskExecutor | undefined)[];
+  /** Per region: may it be spread over executors (undefined: not asked yet). */
+  readonly #spreadable: (boolean | undefined)[];
+  readonly #placements = new PlacementCounts();
 
   constructor(options: JobSchedulerOptions) {
     this.#options = options;
@@ -77,6 +88,8 @@ export class JobScheduler {
     this.#states = new RegionStates(this.#dependencies, options.slots, logger);
     this.#partitions = new PartitionStates(topology.partitionCount);
     this.#decisions = new AdaptiveDecisions({ plan, topology });
+    this.#placedOn = new Array<TaskExecutor | undefined>(topology.executionVertexCount);
+    this.#spreadable = new Array<boolean | undefined>(regions.regionCount);
     this.#builder = new DeploymentBuilder({ ...options, attempts: this.#attempts, decisions: this.#decisions });
     this.#deployer = new RegionDeployer({ topology, dependencies: this.#dependencies, builder: this.#builder, faults: options.faults, logger });
     const fence = options.fence;
@@ -247,13 +260,27 @@ export class JobScheduler {
   schedule(): void {
     if (this.#state !== 'running') return;
     if (this.#decisions.any) this.#decideReady();
+    const { regions, topology, slots } = this.#options;
     while (this.#states.hasReady) {
-      const best = this.#options.slots.best();
-      if (best === undefined) return;
-      void this.#deploy(this.#states.nextReady() as number, best);
+      const free = slots.available();
+      if (free.length === 0) return;
+      const region = this.#states.nextReady() as number;
+      const placement = placeRegion({ members: regions.membersOf(region), topology, free, spreadable: this.#canSpread(region) }) as RegionPlacement;
+      void this.#deploy(region, placement);
     }
     const stalled = stalledJobError(this.#states, this.#restarts.anyUnderWay, this.#dependencies, this.#options.topology, (p) => this.#partitions.isDone(p));
     if (stalled !== undefined) this.failJob(stalled);
+  }
+
+  /** Where tasks were deployed so far: per executor, and how many region deployments were spread. */
+  placement(): PlacementSummary {
+    return this.#placements.summary();
+  }
+
+  #canSpread(region: number): boolean {
+    if (!this.#builder.canSpread) return false;
+    this.#spreadable[region] ??= hasNoBlockingEdgeInside(this.#options.topology, this.#options.regions, region);
+    return this.#spreadable[region];
   }
 
   /**
@@ -318,7 +345,7 @@ export class JobScheduler {
     const settle = (ok: boolean): void => {
       if (this.#options.slots.isLost(executor) || this.#attempts.numberOf(v) !== attempt) return;
       if (ok) this.#finishTask(v, result);
-      else this.#taskStopped(this.#regionOf(v)); // unrecorded: not finished; the job is failing
+      else this.#taskStopped(v); // unrecorded: not finished; the job is failing
     };
     if (stored === false) settle(false);
     else {
@@ -330,6 +357,7 @@ export class JobScheduler {
   /** Execution vertex `v`'s current attempt failed: its region stops; the failure goes to RegionRestarts. */
   taskFailed(v: number, error: Error): void {
     this.#attempts.running.delete(this.#attempts.attemptIdOf(v));
+    this.#placedOn[v] = undefined;
     const region = this.#regionOf(v);
     this.#states.active[region] = (this.#states.active[region] as number) - 1;
     this.#onFailure(v, error);
@@ -356,18 +384,27 @@ export class JobScheduler {
       return;
     }
     this.#attempts.running.delete(this.#attempts.attemptIdOf(v));
-    this.#taskStopped(region);
+    this.#taskStopped(v);
   }
 
-  /** `executor` is gone (the job master removed it from its registry): every task it ran fails with `lost`. */
+  /**
+   * `executor` is gone (the job master removed it from its registry): every task it ran fails with
+   * `lost`. A region spread over other executors too keeps its tasks there until its restart (or the
+   * job's failure) cancels them; it gives its slots back once they all stopped.
+   */
   executorLost(executor: TaskExecutor, lost: EngineError): void {
     const { regions } = this.#options;
     for (const r of this.#states.activeOn(executor)) {
-      const members = regions.membersOf(r);
-      const failed = Array.from(members).find((v) => !this.#attempts.isDone(v));
-      this.#states.active[r] = 0;
-      this.#states.releaseSlot(r); // gives nothing back: the executor is gone
-      for (const v of members) this.#attempts.running.delete(this.#attempts.attemptIdOf(v));
+      const members = Array.from(regions.membersOf(r));
+      const gone = members.filter((v) => this.#placedOn[v] === executor);
+      if (gone.length === 0) continue;
+      const failed = gone.find((v) => !this.#attempts.isDone(v)) ?? members.find((v) => !this.#attempts.isDone(v));
+      for (const v of gone) {
+        this.#placedOn[v] = undefined;
+        this.#attempts.running.delete(this.#attempts.attemptIdOf(v));
+      }
+      this.#states.active[r] = (this.#states.active[r] as number) - gone.length;
+      if (this.#states.active[r] === 0) this.#states.releaseSlot(r); // gives nothing to the lost executor
       if (failed !== undefined) this.#restarts.onFailure(failed, lost);
       this.#afterTerminal(r);
     }
@@ -395,39 +432,60 @@ export class JobScheduler {
     this.#maybeSettleFailure();
   }
 
-  async #deploy(region: number, executor: TaskExecutor): Promise<void> {
+  async #deploy(region: number, placement: RegionPlacement): Promise<void> {
     const states = this.#states;
-    this.#markDeploying(region, executor);
+    this.#markDeploying(region, placement);
     const version = states.version[region];
-    const prepared = await this.#deployer.prepare(region, executor, () => states.version[region] === version && states.stateOf(region) === DEPLOYING);
+    const prepared = await this.#deployer.prepare(region, placement, () => states.version[region] === version && states.stateOf(region) === DEPLOYING);
     if (prepared.kind === 'stale') return;
     if (prepared.kind === 'failed') {
       if (states.version[region] === version) this.#deployFailed(region, prepared.error);
       return;
     }
-    this.#markRunning(region, prepared.deployment, executor.id);
-    this.#latencies.deployed(prepared.deployment.tasks.map((t) => t.attemptId));
-    executor.deploy(prepared.deployment);
+    const { deployment } = prepared;
+    this.#markRunning(region, deployment, placement);
+    this.#latencies.deployed(deployment.tasks.map((t) => t.attemptId));
+    this.#placements.deployed(placement);
+    // each executor gets its share of the region (tasks are in membersOf order, as executorOfMember)
+    const shares = new Map<TaskExecutor, TaskDeployment[]>();
+    deployment.tasks.forEach((task, i) => {
+      const executor = placement.executorOfMember[i] as TaskExecutor;
+      let share = shares.get(executor);
+      if (share === undefined) shares.set(executor, (share = []));
+      share.push(task);
+    });
+    for (const [executor, tasks] of shares) executor.deploy(shares.size === 1 ? deployment : { ...deployment, tasks });
   }
 
-  /** The region is being deployed to `executor`, taking one of its slots. */
-  #markDeploying(region: number, executor: TaskExecutor): void {
-    this.#states.deploying(region, executor, this.#options.regions.membersOf(region).length);
+  /** The region is being deployed to its placement, taking its slots; each task is placed on its executor. */
+  #markDeploying(region: number, placement: RegionPlacement): void {
+    const members = this.#options.regions.membersOf(region);
+    this.#states.deploying(region, placement.slots, members.length);
+    for (let i = 0; i < members.length; i++) this.#placedOn[members[i] as number] = placement.executorOfMember[i];
   }
 
-  /** The region's deployment is handed to its executor: a `task-deployed` per task; its blocking outputs are being produced. */
-  #markRunning(region: number, deployment: RegionDeployment, executor: TaskExecutorId): void {
+  /** The region's deployment is handed to its executors: a `task-deployed` per task; its blocking outputs are being produced. */
+  #markRunning(region: number, deployment: RegionDeployment, placement: RegionPlacement): void {
     const { topology, regions } = this.#options;
     this.#states.set(region, RUNNING);
     this.#attempts.markDeployed(regions.membersOf(region));
     for (const task of deployment.tasks) for (const output of task.outputs) if (!output.pipelined) this.#partitions.markDeployed(topology.indexOfResultPartition(output.partition.partitionId));
-    for (const task of deployment.tasks) this.#emit({ type: 'task-deployed', data: { executionVertexId: task.executionVertexId, attempt: task.attempt, executor } });
+    deployment.tasks.forEach((task, i) => {
+      const executor = (placement.executorOfMember[i] as TaskExecutor).id;
+      this.#emit({ type: 'task-deployed', data: { executionVertexId: task.executionVertexId, attempt: task.attempt, executor } });
+    });
+  }
+
+  /** The region's tasks stopped all at once (its deployment failed or was cancelled before it was handed over). */
+  #unplace(region: number): void {
+    for (const v of Array.from(this.#options.regions.membersOf(region))) this.#placedOn[v] = undefined;
   }
 
   /** Building the region's deployment failed (e.g. registering a partition): it fails as its first task. */
   #deployFailed(region: number, error: Error): void {
     const states = this.#states;
     states.active[region] = 0;
+    this.#unplace(region);
     states.releaseSlot(region);
     states.set(region, CANCELLING);
     this.#onFailure(this.#options.regions.membersOf(region)[0] as number, error);
@@ -438,6 +496,7 @@ export class JobScheduler {
     const states = this.#states;
     const region = this.#regionOf(v);
     this.#attempts.finish(v, result);
+    this.#placedOn[v] = undefined;
     states.active[region] = (states.active[region] as number) - 1;
     states.remaining[region] = (states.remaining[region] as number) - 1;
     if (states.stateOf(region) === CANCELLING) {
@@ -470,8 +529,10 @@ export class JobScheduler {
     if (released.length > 0) this.#emit({ type: 'partitions-released', data: { partitionIds: released.map((p) => this.#options.topology.resultPartitionId(p)) } });
   }
 
-  /** One task of the region stopped without finishing (cancelled, or its finish was not recorded). */
-  #taskStopped(region: number): void {
+  /** Task `v` stopped without finishing (cancelled, or its finish was not recorded). */
+  #taskStopped(v: number): void {
+    const region = this.#regionOf(v);
+    this.#placedOn[v] = undefined;
     this.#states.active[region] = (this.#states.active[region] as number) - 1;
     this.#afterTerminal(region);
   }
@@ -495,13 +556,18 @@ export class JobScheduler {
     if (state === RUNNING || state === DEPLOYING) {
       states.set(r, CANCELLING);
       states.version[r] = (states.version[r] as number) + 1;
-      const executor = states.executorOf(r);
-      const attemptIds = Array.from(this.#options.regions.membersOf(r)).filter((v) => !this.#attempts.isDone(v)).map((v) => this.#attempts.attemptIdOf(v));
-      if (state === RUNNING && executor !== undefined && attemptIds.length > 0) {
-        executor.cancel(attemptIds, reason);
-        this.#cancelTimeouts.arm(r, executor, () => (states.active[r] as number) > 0 && states.executorOf(r) === executor);
+      const members = Array.from(this.#options.regions.membersOf(r));
+      const executors = states.executorsOf(r).filter((e) => !this.#options.slots.isLost(e.id));
+      const attemptIds = members.filter((v) => !this.#attempts.isDone(v)).map((v) => this.#attempts.attemptIdOf(v));
+      if (state === RUNNING && executors.length > 0 && attemptIds.length > 0) {
+        // every executor of the region is sent every attempt id: each cancels those it runs
+        for (const executor of executors) executor.cancel(attemptIds, reason);
+        this.#cancelTimeouts.arm(r, executors, (executor) => (states.active[r] as number) > 0 && members.some((v) => this.#placedOn[v] === executor));
       }
-      if (state === DEPLOYING) states.active[r] = 0;
+      if (state === DEPLOYING) {
+        states.active[r] = 0;
+        this.#unplace(r);
+      }
       if (states.active[r] === 0) states.releaseSlot(r);
     } else if (state !== CANCELLING) {
       // A finished region runs again: it no longer counts as finished (nor for releases).

@@ -16,7 +16,12 @@ import type { JobFence } from './job-fence.js';
 
 /** The two shuffle services a job uses; the engine never picks one itself (docs/DESIGN.md). */
 export interface JobShuffleServices {
-  /** For must-be-pipelined edges inside a region (all in one executor): e.g. the in-memory shuffle. */
+  /**
+   * For must-be-pipelined edges inside a region: the in-memory shuffle (a region then runs whole in one
+   * executor), or one whose environments serve partitions to other executors (`ShuffleEnvironment.location`,
+   * e.g. @weft/shuffle-network): with worker processes or a provider's executors a region is then spread
+   * over them.
+   */
   readonly pipelined: ShuffleServiceFactory;
   /** For BLOCKING edges between regions: must be readable from every executor (for workers: another process). */
   readonly blocking: ShuffleServiceFactory;
@@ -65,6 +70,13 @@ export interface JobSessionOptions {
  */
 export class JobSession {
   readonly blockingMaster: ShuffleMaster;
+  /**
+   * The job's own master of the pipelined shuffle, for executors outside this process (workers, a
+   * provider's): it registers the pipelined partitions of regions spread over them. Started and the job
+   * registered with it in `startShuffle`; the job unregistered before the executors close. Absent in
+   * process (the in-process executor keeps its own).
+   */
+  readonly pipelinedMaster: ShuffleMaster | undefined;
   readonly #options: JobSessionOptions;
   readonly #executors: TaskExecutor[] = [];
   #poolOptions: WorkerPoolOptions | undefined;
@@ -82,6 +94,10 @@ export class JobSession {
     this.#options = options;
     const master = options.shuffle.blocking.createShuffleMaster({ logger: options.logger });
     this.blockingMaster = options.fence === undefined ? master : new FencedShuffleMaster(master, options.fence);
+    if (options.executor !== 'inprocess') {
+      const pipelined = options.shuffle.pipelined.createShuffleMaster({ logger: options.logger });
+      this.pipelinedMaster = options.fence === undefined ? pipelined : new FencedShuffleMaster(pipelined, options.fence);
+    }
   }
 
   /** Every executor started so far, replacements included. */
@@ -109,9 +125,18 @@ export class JobSession {
   startShuffle(): Promise<void> {
     const { jobId, epoch } = this.#options;
     this.#shuffleStarted ??= (async () => {
-      await this.blockingMaster.start();
-      // with the epoch, the shuffle fences every older run of the job before this one lists or registers anything
-      await this.blockingMaster.registerJob({ jobId, ...(epoch === undefined ? {} : { epoch }) });
+      const context = { jobId, ...(epoch === undefined ? {} : { epoch }) };
+      await Promise.all([
+        (async () => {
+          await this.blockingMaster.start();
+          // with the epoch, the shuffle fences every older run of the job before this one lists or registers anything
+          await this.blockingMaster.registerJob(context);
+        })(),
+        (async () => {
+          await this.pipelinedMaster?.start();
+          await this.pipelinedMaster?.registerJob(context);
+        })(),
+      ]);
     })();
     return this.#shuffleStarted;
   }
@@ -134,6 +159,12 @@ export class JobSession {
   async close(beforeUnregister: () => Promise<void>): Promise<void> {
     const { logger, jobId } = this.#options;
     const provider = this.#options.executor;
+    // the pipelined partitions first, while their executors still listen (the regions are done: nothing reads them)
+    const pipelined = this.pipelinedMaster;
+    if (pipelined !== undefined) {
+      if (this.#shuffleStarted !== undefined && this.#options.fence?.isFenced !== true) await pipelined.unregisterJob(jobId).catch((error: unknown) => logger.warn({ jobId, error: (error as Error).message }, 'unregistering the job from the pipelined shuffle failed'));
+      await pipelined.close().catch(() => {});
+    }
     if (typeof provider === 'object') await provider.close().catch((error: unknown) => logger.warn({ jobId, error: (error as Error).message }, 'closing the task executor provider failed'));
     await Promise.all(
       this.#executors.map((executor) => executor.close().catch((error: unknown) => logger.warn({ taskExecutorId: executor.id, error: (error as Error).message }, 'closing a task executor failed'))),

@@ -1,10 +1,10 @@
 import type { Logger } from '@weft/shuffle-api';
 import type { ExecutionTopology } from '../execution/execution-topology.js';
-import type { TaskExecutor } from '../executor/task-executor.js';
 import type { FaultInjector } from '../faults/fault-injector.js';
 import type { RegionDeployment } from '../runtime/task-deployment.js';
 import type { DeploymentBuilder } from './deployment-builder.js';
 import type { RegionDependencies } from './region-dependencies.js';
+import type { RegionPlacement } from './region-placement.js';
 
 export interface RegionDeployerOptions {
   readonly topology: ExecutionTopology;
@@ -22,7 +22,7 @@ export type PreparedDeployment =
 
 /**
  * The asynchronous part of deploying a region (Flink's ExecutionDeployer, before `submitTask`): builds
- * its deployment (registering its blocking partitions) and runs the fault injector's `beforeDeploy`
+ * its deployment (registering its blocking partitions, and its pipelined ones when it is spread over executors) and runs the fault injector's `beforeDeploy`
  * hook. It changes no state: the scheduler makes the transitions around it, and `current()` tells it
  * whether the deployment is still wanted after each wait (a cancellation bumps the region's version).
  */
@@ -34,10 +34,10 @@ export class RegionDeployer {
     this.#options = options;
   }
 
-  async prepare(region: number, executor: TaskExecutor, current: () => boolean): Promise<PreparedDeployment> {
+  async prepare(region: number, placement: RegionPlacement, current: () => boolean): Promise<PreparedDeployment> {
     let deployment: RegionDeployment;
     try {
-      deployment = await this.#options.builder.build(region, executor.id);
+      deployment = await this.#options.builder.build(region, placement);
     } catch (error) {
       return { kind: 'failed', error: error as Error };
     }
@@ -48,7 +48,7 @@ export class RegionDeployer {
       await faults.beforeDeploy({
         deployment: ++this.#deployments,
         region,
-        taskExecutorId: executor.id,
+        taskExecutorId: (placement.slots[0] as RegionPlacement['slots'][number]).id,
         tasks: deployment.tasks.map((t) => ({ executionVertexId: t.executionVertexId, attempt: t.attempt })),
         inputPartitions: Array.from(dependencies.inputsOf[region] as Int32Array, (p) => topology.resultPartitionId(p)),
       });

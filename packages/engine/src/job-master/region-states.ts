@@ -21,7 +21,8 @@ const NAMES = ['waiting', 'ready', 'deploying', 'running', 'finished', 'cancelli
  * Where each pipelined region of a job stands, for its job master: its state (`waiting → ready →
  * deploying → running → finished`, or `cancelling` on its way to a restart or the job's end, every change
  * logged as `from -> to`), the partitions it still waits for (`pending`), its tasks not finished yet
- * (`remaining`) and not stopped yet (`active`), the executor whose slot it holds, and a `version` that each
+ * (`remaining`) and not stopped yet (`active`), the executors whose slots it holds (one, or several for a
+ * region spread over executors), and a `version` that each
  * cancellation bumps (a deployment under way that sees another version gives up). A region is ready when
  * every partition it waits for (RegionDependencies) is finished; ready regions queue in the order they
  * became ready.
@@ -36,7 +37,8 @@ export class RegionStates {
   readonly #state: Uint8Array;
   /** How many regions are in each state, by RegionState. */
   readonly #inState = new Int32Array(NAMES.length);
-  readonly #executor: (TaskExecutor | undefined)[];
+  /** The slots each region holds, one entry per slot. */
+  readonly #executor: (readonly TaskExecutor[] | undefined)[];
   readonly #ready: number[] = [];
   readonly #dependencies: RegionDependencies;
   readonly #slots: ExecutorSlots;
@@ -51,7 +53,7 @@ export class RegionStates {
     this.remaining = new Int32Array(regionCount);
     this.active = new Int32Array(regionCount);
     this.version = new Int32Array(regionCount);
-    this.#executor = new Array<TaskExecutor | undefined>(regionCount);
+    this.#executor = new Array<readonly TaskExecutor[] | undefined>(regionCount);
     this.#slots = slots;
     this.#logger = logger;
   }
@@ -152,34 +154,34 @@ export class RegionStates {
     return this.#ready.length > 0;
   }
 
-  /** The executor whose slot the region holds, if it holds one. */
-  executorOf(region: number): TaskExecutor | undefined {
-    return this.#executor[region];
+  /** The executors whose slots the region holds, each once (empty when it holds none). */
+  executorsOf(region: number): TaskExecutor[] {
+    return [...new Set(this.#executor[region] ?? [])];
   }
 
   /** The regions holding a slot of `executor` whose tasks have not all stopped. */
   activeOn(executor: TaskExecutor): number[] {
     const regions: number[] = [];
     this.#executor.forEach((x, r) => {
-      if (x === executor && (this.active[r] as number) > 0) regions.push(r);
+      if (x !== undefined && x.includes(executor) && (this.active[r] as number) > 0) regions.push(r);
     });
     return regions;
   }
 
-  /** The region is being deployed to `executor`: it takes one of its slots for its `tasks` tasks. */
-  deploying(region: number, executor: TaskExecutor, tasks: number): void {
+  /** The region is being deployed to `slots` (one executor per slot it takes) for its `tasks` tasks. */
+  deploying(region: number, slots: readonly TaskExecutor[], tasks: number): void {
     this.set(region, RegionState.DEPLOYING);
-    this.#slots.take(executor);
-    this.#executor[region] = executor;
+    for (const executor of slots) this.#slots.take(executor);
+    this.#executor[region] = [...slots];
     this.remaining[region] = tasks;
     this.active[region] = tasks;
   }
 
-  /** The region gives its slot back (to no one when its executor was lost meanwhile). */
+  /** The region gives its slots back (none to an executor lost meanwhile). */
   releaseSlot(region: number): void {
-    const executor = this.#executor[region];
-    if (executor === undefined) return;
+    const slots = this.#executor[region];
+    if (slots === undefined) return;
     this.#executor[region] = undefined;
-    this.#slots.give(executor);
+    for (const executor of slots) this.#slots.give(executor);
   }
 }

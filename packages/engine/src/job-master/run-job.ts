@@ -22,6 +22,7 @@ import { resolveSerializer, type SerializerName } from '../serialization/seriali
 import { checkTaskMemoryBytes } from '../memory/memory-manager.js';
 import type { ExecutorLossRecord, FailoverRecord } from './failover-record.js';
 import type { DeploymentLatencySummary } from './deployment-latencies.js';
+import type { PlacementSummary } from './placement-counts.js';
 import { JobMaster } from './job-master.js';
 import type { EdgeSummary, JobProgress, VertexSummary } from './job-progress.js';
 import type { JobEventListener, VertexInitializedData } from './job-events.js';
@@ -212,6 +213,12 @@ export interface JobResult {
   readonly failovers: readonly FailoverRecord[];
   /** Task executors (worker processes) lost while the job ran. */
   readonly executorsLost: readonly ExecutorLossRecord[];
+  /**
+   * Where tasks ran: attempts deployed per task executor, and how many region deployments were spread
+   * over more than one (pipelined regions span executors when the pipelined shuffle serves partitions
+   * across them, e.g. @weft/shuffle-network with worker processes).
+   */
+  readonly placement: PlacementSummary;
   /** Per task attempt, from its deployment to its `running` report, on the job master's clock (DeploymentLatencies). */
   readonly deploymentLatency: DeploymentLatencySummary;
   /** The last attempt number of each execution vertex, by id (0: never reset). */
@@ -413,6 +420,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       topology,
       regions,
       blockingMaster: session.blockingMaster,
+      ...(session.pipelinedMaster === undefined ? {} : { pipelinedMaster: session.pipelinedMaster }),
       failover,
       restart,
       logger,
@@ -498,6 +506,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       failovers: outcome.failovers,
       executorsLost: outcome.executorsLost,
       deploymentLatency: outcome.deploymentLatency,
+      placement: outcome.placement,
       taskAttempts: Object.fromEntries(topology.executionVertexIds().flatMap((task, v) => (jobMaster.isSkipped(v) ? [] : [[task, outcome.attempts[v] ?? 0]]))),
       partitionsReleasedDuringJob: outcome.partitionsReleasedDuringJob,
       bytesReleasedDuringJob: outcome.bytesReleasedDuringJob,

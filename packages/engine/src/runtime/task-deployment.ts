@@ -4,7 +4,9 @@ import type { TaskFault } from '../faults/fault-injector.js';
 /**
  * One output of a task: the result partition its subtask writes for one job edge. Plain JSON.
  * BLOCKING partitions are registered by the job master (`descriptor` set); pipelined ones by the task
- * executor that runs the region, with its own pipelined ShuffleMaster (`descriptor` absent).
+ * executor that runs the region, with its own pipelined ShuffleMaster (`descriptor` absent) — unless the
+ * job master spread the region over several executors: then it registered them too (`descriptor` set,
+ * its producer's `location` the executor's).
  */
 export interface OutputDeployment {
   readonly edgeIndex: number;
@@ -22,9 +24,9 @@ export interface InputPartition {
   readonly partitionId: string;
   /** The producing attempt `"<vertex>#<i>@<attempt>"`. */
   readonly producerAttemptId: string;
-  /** The producer runs in the same region (so in the same executor). */
+  /** The producer runs in the same region (in the same executor, unless the region is spread over several). */
   readonly sameRegion: boolean;
-  /** Set for blocking partitions (registered by the job master); pipelined ones are resolved in the executor. */
+  /** Set for blocking partitions, and for pipelined ones of a spread region (registered by the job master); otherwise resolved in the executor. */
   readonly descriptor?: ShuffleDescriptor;
 }
 
@@ -61,7 +63,7 @@ export interface TaskDeployment {
   readonly spillDir?: string;
 }
 
-/** A pipelined region's tasks, deployed together to one task executor. Plain JSON. */
+/** A pipelined region's tasks deployed together to one task executor (all of them, or its share of a spread region). Plain JSON. */
 export interface RegionDeployment {
   readonly jobId: string;
   readonly region: number;
