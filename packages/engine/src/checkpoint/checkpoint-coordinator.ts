@@ -25,6 +25,8 @@ export class CheckpointCoordinator {
   readonly #options: ResolvedCheckpointCoordinatorOptions;
   readonly #tasks: ReadonlySet<string>;
   readonly #pending = new Map<number, PendingCheckpoint>();
+  /** Completions under way (every acknowledgement in; being stored, older ones discarded). */
+  readonly #completing = new Set<Promise<void>>();
   #latest: CompletedCheckpoint | undefined;
   #lastCompletedAtMs = Number.NEGATIVE_INFINITY;
   #consecutiveFailures = 0;
@@ -106,7 +108,19 @@ export class CheckpointCoordinator {
       return;
     }
     pending.acknowledged.set(taskId, handle);
-    if (pending.acknowledged.size === this.#tasks.size) await this.#complete(pending);
+    if (pending.acknowledged.size !== this.#tasks.size) return;
+    const completion = this.#complete(pending).finally(() => this.#completing.delete(completion));
+    this.#completing.add(completion);
+    await completion;
+  }
+
+  /**
+   * Resolves once no completion is under way: a checkpoint whose acknowledgements were all in is stored,
+   * the ones it subsumes discarded and `notifyComplete` called (what a restore after a failover waits
+   * for, so it reads the latest checkpoint, never one being discarded).
+   */
+  async settled(): Promise<void> {
+    while (this.#completing.size > 0) await Promise.allSettled([...this.#completing]);
   }
 
   /** Task `taskId` cannot take checkpoint `checkpointId`: it is aborted. `TASK_FAILURE` counts toward the tolerated failures; `DECLINED` does not. */

@@ -149,6 +149,9 @@ export class JobCheckpointing {
     if (previous !== undefined && previous !== task.attemptId) {
       // a failover: what is pending now waits for barriers its old attempts will never send
       for (const checkpointId of this.#coordinator.pendingCheckpointIds) this.#coordinator.decline(checkpointId, taskId, 'DECLINED');
+      // one that had all its acknowledgements completes first (discarding the one it subsumes): every
+      // task of the failover then restores from it — none from a checkpoint being discarded, none from another
+      await this.#coordinator.settled();
     }
     const from = this.#restoreFrom;
     const restore = from === undefined ? undefined : await this.#restoreOf(from, task.vertexId);
