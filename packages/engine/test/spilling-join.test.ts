@@ -11,6 +11,12 @@ import type { JoinType, KeyValue } from '@weft/engine';
 import { JoinOperator } from '../src/operators/join-operator.js';
 import { CollectingOutput, testingOperatorContext } from './support/operator-context.js';
 
+/** The files the operator itself left in its task's spill directory (before the task removes the directory). */
+function leftInSpillDirectory(context: ReturnType<typeof testingOperatorContext>): string[] {
+  const path = context.memory.spill.path;
+  return path === undefined ? [] : readdirSync(path);
+}
+
 /** A tiny budget, so 4x it is a few thousand records. */
 const BUDGET = 64 * 1024;
 const KINDS: readonly JoinType[] = ['inner', 'left', 'right', 'full'];
@@ -80,6 +86,7 @@ async function runJoin(type: JoinType, left: readonly Row[], right: readonly Row
     return { out: (output.values as string[]).sort(), spilled: op.spilled, stats: op.stats };
   } finally {
     op.close();
+    assert.deepEqual(leftInSpillDirectory(context), [], 'the join removed its own files');
     context.memory.spill.close();
     assert.equal(context.memory.manager.reservedBytes, 0, 'the join gave its memory back');
   }
@@ -196,6 +203,7 @@ describe('the hybrid hash join cleans up', () => {
       finishing = true;
       await assert.rejects(op.finish(), (error: { code?: string }) => error.code === 'WEFT_ERR_USER_FUNCTION_FAILED');
       op.close();
+      assert.deepEqual(leftInSpillDirectory(context), [], 'the join removed its own files');
       context.memory.spill.close();
       assert.equal(context.memory.manager.reservedBytes, 0);
       assert.deepEqual(readdirSync(dir), []);
@@ -209,6 +217,7 @@ describe('the hybrid hash join cleans up', () => {
       abort.abort(new Error('cancelled'));
       await assert.rejects(op.finish(), /cancelled/);
       op.close();
+      assert.deepEqual(leftInSpillDirectory(context), [], 'the join removed its own files');
       context.memory.spill.close();
       assert.equal(context.memory.manager.reservedBytes, 0);
       assert.deepEqual(readdirSync(dir), []);
@@ -226,6 +235,7 @@ describe('the hybrid hash join cleans up', () => {
         (error: { code?: string; context?: Record<string, unknown> }) => error.code === 'WEFT_ERR_RECORD_TOO_LARGE' && error.context?.['operator'] === 'join',
       );
       op.close();
+      assert.deepEqual(leftInSpillDirectory(context), [], 'the join removed its own files');
       context.memory.spill.close();
       assert.deepEqual(readdirSync(dir), []);
     });
