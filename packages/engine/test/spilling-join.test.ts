@@ -143,6 +143,8 @@ describe('the hybrid hash join against a nested-loop reference', () => {
         const run = await runJoin(type, l, r, 1, dir);
         assert.ok(run.stats.deepestLevel >= 2, `joined at level ${run.stats.deepestLevel}`);
         assert.equal(run.stats.nestedLoops, 0);
+        // pages are recycled across spills and levels: what was ever allocated fits the budget
+        assert.ok(run.stats.pageBytesAllocated <= BUDGET, `${run.stats.pageBytesAllocated} bytes of pages allocated`);
         assert.deepEqual(run.out, reference(type, l, r));
         assert.deepEqual(readdirSync(dir), []);
       });

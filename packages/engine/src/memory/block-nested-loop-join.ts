@@ -1,6 +1,7 @@
 import type { KeyValue } from '../api/functions.js';
 import type { HybridHashJoinOptions } from './hybrid-hash-join.js';
 import { JoinBuildPartition } from './join-build-partition.js';
+import type { JoinPagePool } from './join-page-pool.js';
 import { SpillRunReader } from './spill-run-reader.js';
 import type { SpillRun } from './spill-run-writer.js';
 
@@ -8,7 +9,7 @@ export interface BlockNestedLoopJoinRequest {
   readonly options: HybridHashJoinOptions;
   readonly build: SpillRun;
   readonly probe: SpillRun | undefined;
-  readonly pageBytes: number;
+  readonly pool: JoinPagePool;
 }
 
 /**
@@ -21,10 +22,10 @@ export interface BlockNestedLoopJoinRequest {
  * them.
  */
 export async function blockNestedLoopJoin(request: BlockNestedLoopJoinRequest): Promise<void> {
-  const { options: o, build, probe, pageBytes } = request;
+  const { options: o, build, probe, pool } = request;
   const probeMatched = o.probeOuter && probe !== undefined ? new Uint8Array(Math.ceil(probe.records / 8)) : undefined;
   const reader = new SpillRunReader(build, o.operator);
-  const block = new JoinBuildPartition({ consumer: o.consumer, pageBytes });
+  const block = new JoinBuildPartition({ consumer: o.consumer, pool });
   try {
     let more = reader.next();
     while (more) {

@@ -2,6 +2,7 @@ import type { KeyValue } from '../api/functions.js';
 import type { RecordSerializer } from '../serialization/record-serializer.js';
 import { blockNestedLoopJoin } from './block-nested-loop-join.js';
 import { JoinBuildPartition } from './join-build-partition.js';
+import { JoinPagePool } from './join-page-pool.js';
 import { joinPartitionOf } from './join-partition-of.js';
 import type { MemoryConsumer } from './memory-manager.js';
 import type { SpillDirectory } from './spill-directory.js';
@@ -54,7 +55,7 @@ export class HybridHashJoin {
   readonly #o: HybridHashJoinOptions;
   readonly #level: number;
   readonly #parentRecords: number;
-  readonly #pageBytes: number;
+  readonly #pool: JoinPagePool;
   readonly #parts: (JoinBuildPartition | undefined)[] = new Array(JOIN_PARTITIONS).fill(undefined);
   readonly #buildWriters: (SpillRunWriter | undefined)[] = new Array(JOIN_PARTITIONS).fill(undefined);
   readonly #probeWriters: (SpillRunWriter | undefined)[] = new Array(JOIN_PARTITIONS).fill(undefined);
@@ -68,11 +69,16 @@ export class HybridHashJoin {
   /** Spilled partitions joined by the nested-loop fallback. */
   nestedLoops = 0;
 
-  constructor(options: HybridHashJoinOptions, level = 0, parentRecords = Number.POSITIVE_INFINITY) {
+  constructor(options: HybridHashJoinOptions, level = 0, parentRecords = Number.POSITIVE_INFINITY, pool?: JoinPagePool) {
     this.#o = options;
     this.#level = level;
     this.#parentRecords = parentRecords;
-    this.#pageBytes = options.pageBytes ?? Math.min(64 * 1024, Math.max(1024, Math.floor(options.consumer.manager.budgetBytes / 64)));
+    this.#pool = pool ?? new JoinPagePool(options.pageBytes ?? Math.min(64 * 1024, Math.max(1024, Math.floor(options.consumer.manager.budgetBytes / 64))));
+  }
+
+  /** Bytes of the pages allocated so far, at this level and below (recycled pages counted once). */
+  get pageBytesAllocated(): number {
+    return this.#pool.allocated * this.#pool.pageBytes;
   }
 
   /** Whether some build partition went to disk. */
@@ -95,7 +101,7 @@ export class HybridHashJoin {
         writer.write(keyBytes, valueBytes);
         return;
       }
-      const part = (this.#parts[p] ??= new JoinBuildPartition({ consumer: this.#o.consumer, pageBytes: this.#pageBytes }));
+      const part = (this.#parts[p] ??= new JoinBuildPartition({ consumer: this.#o.consumer, pool: this.#pool }));
       if (part.tryAdd(key, keyBytes, valueBytes)) return;
       let victim = this.#largestInMemory();
       if (victim < 0) {
@@ -203,6 +209,7 @@ export class HybridHashJoin {
         if (run !== undefined) step(() => this.#o.spill.remove(run.path));
       }
     }
+    if (this.#level === 0) this.#pool.clear();
     if (errors.length > 0) throw errors[0];
   }
 
@@ -224,10 +231,10 @@ export class HybridHashJoin {
     if (level > this.deepestLevel) this.deepestLevel = level;
     if (level >= JOIN_MAX_LEVELS || build.records >= this.#parentRecords) {
       this.nestedLoops++;
-      await blockNestedLoopJoin({ options: o, build, probe, pageBytes: this.#pageBytes });
+      await blockNestedLoopJoin({ options: o, build, probe, pool: this.#pool });
       return;
     }
-    const child = new HybridHashJoin(o, level, build.records);
+    const child = new HybridHashJoin(o, level, build.records, this.#pool);
     this.#child = child;
     try {
       await feed(build, o, (key, k, v) => child.buildSerialized(key, k, v));

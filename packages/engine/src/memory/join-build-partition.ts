@@ -1,5 +1,6 @@
 import type { KeyValue } from '../api/functions.js';
 import { KeyedTable } from '../operators/keyed-table.js';
+import type { JoinPagePool } from './join-page-pool.js';
 import type { MemoryConsumer } from './memory-manager.js';
 import { KEYED_ENTRY_OVERHEAD_BYTES } from './spilling-aggregation-table.js';
 import type { SpillRunWriter } from './spill-run-writer.js';
@@ -16,7 +17,7 @@ const FIRST_CAPACITY = 16;
  * record, and per record the previous one of the same key. No JS value per record: build values are
  * deserialized when a probe record matches them.
  *
- * Memory: every page (allocated, not just filled), the index arrays as they grow, and
+ * Memory: every page (taken from the JoinPagePool, not just filled), the index arrays as they grow, and
  * KEYED_ENTRY_OVERHEAD_BYTES + the serialized key per distinct key (its Map entry and JS key) are
  * reserved through the consumer before they are taken; `tryAdd` adds nothing when refused. `release()`
  * gives all of it back and empties the partition. Matched flags (for the build side of an outer join)
@@ -24,6 +25,7 @@ const FIRST_CAPACITY = 16;
  */
 export class JoinBuildPartition {
   readonly #consumer: MemoryConsumer;
+  readonly #pool: JoinPagePool;
   readonly #pageBytes: number;
   readonly #index = new KeyedTable<number>();
   #pages: Buffer[] = [];
@@ -35,9 +37,10 @@ export class JoinBuildPartition {
   records = 0;
   reservedBytes = 0;
 
-  constructor(options: { readonly consumer: MemoryConsumer; readonly pageBytes: number }) {
+  constructor(options: { readonly consumer: MemoryConsumer; readonly pool: JoinPagePool }) {
     this.#consumer = options.consumer;
-    this.#pageBytes = options.pageBytes;
+    this.#pool = options.pool;
+    this.#pageBytes = options.pool.pageBytes;
   }
 
   /** What adding this record to an empty partition would reserve at least (for WEFT_ERR_RECORD_TOO_LARGE). */
@@ -62,7 +65,7 @@ export class JoinBuildPartition {
     else if (!this.#consumer.tryReserve(cost)) return false;
     this.reservedBytes += cost;
     if (newPage > 0) {
-      this.#pages.push(Buffer.allocUnsafeSlow(newPage));
+      this.#pages.push(this.#pool.take(newPage));
       this.#pageUsed.push(0);
     }
     if (grow > 0) this.#grow(grow);
@@ -133,11 +136,12 @@ export class JoinBuildPartition {
     }
   }
 
-  /** Empties the partition and gives its memory back. */
+  /** Empties the partition and gives its memory back (its pages to the pool). */
   release(): void {
     this.#consumer.release(this.reservedBytes);
     this.reservedBytes = 0;
     this.#index.clear();
+    for (const page of this.#pages) this.#pool.give(page);
     this.#pages = [];
     this.#pageUsed = [];
     this.#recordPage = new Int32Array(0);

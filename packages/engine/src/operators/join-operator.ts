@@ -57,10 +57,10 @@ export class JoinOperator implements StreamOperator {
     return this.#join.spilled;
   }
 
-  /** The hybrid join's counters: partitions spilled, deepest level, nested-loop fallbacks. */
-  get stats(): { readonly partitionsSpilled: number; readonly deepestLevel: number; readonly nestedLoops: number } {
-    const { partitionsSpilled, deepestLevel, nestedLoops } = this.#join;
-    return { partitionsSpilled, deepestLevel, nestedLoops };
+  /** The hybrid join's counters: partitions spilled, deepest level, nested-loop fallbacks, page bytes allocated. */
+  get stats(): { readonly partitionsSpilled: number; readonly deepestLevel: number; readonly nestedLoops: number; readonly pageBytesAllocated: number } {
+    const { partitionsSpilled, deepestLevel, nestedLoops, pageBytesAllocated } = this.#join;
+    return { partitionsSpilled, deepestLevel, nestedLoops, pageBytesAllocated };
   }
 
   collect(value: unknown): void {
