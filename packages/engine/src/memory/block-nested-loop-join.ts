@@ -1,6 +1,6 @@
-import type { KeyValue } from '../api/functions.js';
 import type { HybridHashJoinOptions } from './hybrid-hash-join.js';
 import { JoinBuildPartition } from './join-build-partition.js';
+import { joinKeyHash } from './join-hash.js';
 import type { JoinPagePool } from './join-page-pool.js';
 import { SpillRunReader } from './spill-run-reader.js';
 import type { SpillRun } from './spill-run-writer.js';
@@ -30,12 +30,12 @@ export async function blockNestedLoopJoin(request: BlockNestedLoopJoinRequest): 
     let more = reader.next();
     while (more) {
       while (more) {
-        const key = o.keys.deserialize(reader.key) as KeyValue;
-        if (!block.tryAdd(key, reader.key, reader.value)) {
+        const hash = joinKeyHash(reader.key);
+        if (!block.tryAdd(reader.key, reader.value, hash)) {
           if (block.records > 0) break;
           // the budget is held elsewhere (another operator of the task): one record at a time, if it could fit at all
           o.consumer.checkRecordSize(JoinBuildPartition.recordCost(reader.key, reader.value));
-          block.tryAdd(key, reader.key, reader.value, true);
+          block.tryAdd(reader.key, reader.value, hash, true);
         }
         more = reader.next();
         const wait = o.pause();
@@ -74,7 +74,7 @@ async function probeBlock(o: HybridHashJoinOptions, block: JoinBuildPartition, p
   const reader = new SpillRunReader(probe, o.operator);
   try {
     for (let i = 0; reader.next(); i++) {
-      const last = block.last(o.keys.deserialize(reader.key));
+      const last = block.last(reader.key, joinKeyHash(reader.key));
       if (last >= 0) {
         if (o.buildOuter) block.markMatched(last);
         if (probeMatched !== undefined) probeMatched[i >>> 3] = (probeMatched[i >>> 3] as number) | (1 << (i & 7));

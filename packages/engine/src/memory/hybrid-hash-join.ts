@@ -3,7 +3,7 @@ import type { RecordSerializer } from '../serialization/record-serializer.js';
 import { blockNestedLoopJoin } from './block-nested-loop-join.js';
 import { JoinBuildPartition } from './join-build-partition.js';
 import { JoinPagePool } from './join-page-pool.js';
-import { joinPartitionOf } from './join-partition-of.js';
+import { joinKeyHash, joinPartitionOf } from './join-hash.js';
 import type { MemoryConsumer } from './memory-manager.js';
 import type { SpillDirectory } from './spill-directory.js';
 import { SpillRunReader } from './spill-run-reader.js';
@@ -47,8 +47,8 @@ export interface HybridHashJoinOptions {
  * spilled partitions are written beside them. `finish()` emits the unmatched build records of the
  * in-memory partitions (outer), frees them, and joins each spilled pair of files with a new hybrid hash
  * join one level down (another hash seed, the whole budget again); at JOIN_MAX_LEVELS, or when a level
- * did not split a partition, with blockNestedLoopJoin. Spilled records are never deserialized on the
- * way down, only the keys. `close()` removes every file this join (and those below it) made and
+ * did not split a partition, with blockNestedLoopJoin. Keys are hashed and compared as their bytes
+ * (joinKeyHash), so spilled records are never deserialized on the way down. `close()` removes every file this join (and those below it) made and
  * releases its memory; idempotent.
  */
 export class HybridHashJoin {
@@ -88,12 +88,13 @@ export class HybridHashJoin {
 
   /** Adds one build record (`key` already checked). */
   build(key: KeyValue, value: unknown): void {
-    this.buildSerialized(key, this.#o.keys.serialize(key), this.#o.values.serialize(value));
+    this.buildSerialized(this.#o.keys.serialize(key), this.#o.values.serialize(value));
   }
 
   /** Adds one build record given as bytes (views, copied at once). */
-  buildSerialized(key: KeyValue, keyBytes: Uint8Array, valueBytes: Uint8Array): void {
-    const p = joinPartitionOf(key, JOIN_PARTITIONS, this.#level);
+  buildSerialized(keyBytes: Uint8Array, valueBytes: Uint8Array): void {
+    const hash = joinKeyHash(keyBytes);
+    const p = joinPartitionOf(hash, JOIN_PARTITIONS, this.#level);
     for (;;) {
       const writer = this.#buildWriters[p];
       if (writer !== undefined) {
@@ -102,7 +103,7 @@ export class HybridHashJoin {
         return;
       }
       const part = (this.#parts[p] ??= new JoinBuildPartition({ consumer: this.#o.consumer, pool: this.#pool }));
-      if (part.tryAdd(key, keyBytes, valueBytes)) return;
+      if (part.tryAdd(keyBytes, valueBytes, hash)) return;
       let victim = this.#largestInMemory();
       if (victim < 0) {
         // nothing of ours left to free: the record goes to disk, unless it could never fit
@@ -125,24 +126,27 @@ export class HybridHashJoin {
 
   /** Joins one probe record (`key` already checked) with the build side, or keeps it for its spilled partition. */
   probe(key: KeyValue, value: unknown): void {
-    const p = joinPartitionOf(key, JOIN_PARTITIONS, this.#level);
+    const keyBytes = this.#o.keys.serialize(key);
+    const hash = joinKeyHash(keyBytes);
+    const p = joinPartitionOf(hash, JOIN_PARTITIONS, this.#level);
     if (this.#buildRuns[p] !== undefined) {
-      this.#probeWriter(p).write(this.#o.keys.serialize(key), this.#o.values.serialize(value));
+      this.#probeWriter(p).write(keyBytes, this.#o.values.serialize(value));
       return;
     }
-    this.#probeInMemory(p, key, value);
+    this.#probeInMemory(p, keyBytes, hash, value);
   }
 
   /** One probe record given as bytes; the value is deserialized only when it is emitted. */
-  probeSerialized(key: KeyValue, keyBytes: Uint8Array, valueBytes: Uint8Array): void {
-    const p = joinPartitionOf(key, JOIN_PARTITIONS, this.#level);
+  probeSerialized(keyBytes: Uint8Array, valueBytes: Uint8Array): void {
+    const hash = joinKeyHash(keyBytes);
+    const p = joinPartitionOf(hash, JOIN_PARTITIONS, this.#level);
     if (this.#buildRuns[p] !== undefined) {
       this.#probeWriter(p).write(keyBytes, valueBytes);
       return;
     }
     const part = this.#parts[p];
-    if ((part === undefined || part.last(key) < 0) && !this.#o.probeOuter) return;
-    this.#probeInMemory(p, key, this.#o.values.deserialize(valueBytes));
+    if ((part === undefined || part.last(keyBytes, hash) < 0) && !this.#o.probeOuter) return;
+    this.#probeInMemory(p, keyBytes, hash, this.#o.values.deserialize(valueBytes));
   }
 
   /** After the probe side: the unmatched build records held in memory, then every spilled partition, level by level. */
@@ -213,10 +217,10 @@ export class HybridHashJoin {
     if (errors.length > 0) throw errors[0];
   }
 
-  #probeInMemory(p: number, key: KeyValue, value: unknown): void {
+  #probeInMemory(p: number, keyBytes: Uint8Array, hash: number, value: unknown): void {
     const o = this.#o;
     const part = this.#parts[p];
-    const last = part === undefined ? -1 : part.last(key);
+    const last = part === undefined ? -1 : part.last(keyBytes, hash);
     if (part === undefined || last < 0) {
       if (o.probeOuter) o.emit(null, value);
       return;
@@ -237,9 +241,9 @@ export class HybridHashJoin {
     const child = new HybridHashJoin(o, level, build.records, this.#pool);
     this.#child = child;
     try {
-      await feed(build, o, (key, k, v) => child.buildSerialized(key, k, v));
+      await feed(build, o, (k, v) => child.buildSerialized(k, v));
       child.endBuild();
-      if (probe !== undefined) await feed(probe, o, (key, k, v) => child.probeSerialized(key, k, v));
+      if (probe !== undefined) await feed(probe, o, (k, v) => child.probeSerialized(k, v));
       await child.finish();
       this.partitionsSpilled += child.partitionsSpilled;
       this.deepestLevel = Math.max(this.deepestLevel, child.deepestLevel);
@@ -285,12 +289,12 @@ export class HybridHashJoin {
   }
 }
 
-/** Reads a spill run record by record into `add` (keys deserialized, values left as bytes), pausing between records. */
-export async function feed(run: SpillRun, o: HybridHashJoinOptions, add: (key: KeyValue, keyBytes: Uint8Array, valueBytes: Uint8Array) => void): Promise<void> {
+/** Reads a spill run record by record into `add` (keys and values left as bytes), pausing between records. */
+export async function feed(run: SpillRun, o: HybridHashJoinOptions, add: (keyBytes: Uint8Array, valueBytes: Uint8Array) => void): Promise<void> {
   const reader = new SpillRunReader(run, o.operator);
   try {
     while (reader.next()) {
-      add(o.keys.deserialize(reader.key) as KeyValue, reader.key, reader.value);
+      add(reader.key, reader.value);
       const wait = o.pause();
       if (wait !== undefined) await wait;
     }

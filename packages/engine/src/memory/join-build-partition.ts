@@ -1,33 +1,35 @@
-import type { KeyValue } from '../api/functions.js';
-import { KeyedTable } from '../operators/keyed-table.js';
 import type { JoinPagePool } from './join-page-pool.js';
 import type { MemoryConsumer } from './memory-manager.js';
-import { KEYED_ENTRY_OVERHEAD_BYTES } from './spilling-aggregation-table.js';
 import type { SpillRunWriter } from './spill-run-writer.js';
 
-/** Bytes of the per-record index: page, offset and next-record (Int32 each) and the matched flag. */
-const RECORD_INDEX_BYTES = 13;
+/** Bytes of the per-record index: page, offset, previous record and key hash (Int32 each) and the matched flag. */
+const RECORD_INDEX_BYTES = 17;
 const FIRST_CAPACITY = 16;
+const FIRST_SLOTS = 32;
 
 /**
  * The in-memory part of a hybrid hash join's build side for one hash partition (Flink's
  * MutableHashTable partition): records kept serialized in pages, framed exactly as SpillRunWriter writes
  * them (`varint keyLength, varint valueLength, key, value`), so spilling the partition writes its pages
- * as they are; an index from key (KeyedTable: `[NaN]`, `[null]`, `-0` and `0` stay apart) to its last
- * record, and per record the previous one of the same key. No JS value per record: build values are
- * deserialized when a probe record matches them.
+ * as they are; an open-addressing table (typed arrays, load ≤ 1/2) from a key's serialized bytes to its
+ * last record, and per record the previous one of the same key. Keys compare by their bytes from the
+ * default serializer, which writes equal keys alike and distinct ones differently (`[NaN]`, `[null]`,
+ * `-0` and `0` apart; strings with unpaired surrogates are the exception: UTF-8 writes them as U+FFFD).
+ * No JS object per record or key: build values are deserialized when a probe record matches them.
  *
- * Memory: every page (taken from the JoinPagePool, not just filled), the index arrays as they grow, and
- * KEYED_ENTRY_OVERHEAD_BYTES + the serialized key per distinct key (its Map entry and JS key) are
- * reserved through the consumer before they are taken; `tryAdd` adds nothing when refused. `release()`
- * gives all of it back and empties the partition. Matched flags (for the build side of an outer join)
- * are kept on the key's last record.
+ * Memory: every page (taken from the JoinPagePool, not just filled), the index arrays and the slot table
+ * as they grow are reserved through the consumer before they are taken; `tryAdd` adds nothing when
+ * refused. `release()` gives all of it back and empties the partition. Matched flags (for the build side
+ * of an outer join) are kept on the key's last record.
  */
 export class JoinBuildPartition {
   readonly #consumer: MemoryConsumer;
   readonly #pool: JoinPagePool;
   readonly #pageBytes: number;
-  readonly #index = new KeyedTable<number>();
+  /** Open addressing: last record + 1 of a key, 0 for an empty slot. */
+  #slots = new Int32Array(0);
+  #keys = 0;
+  #hash = new Int32Array(0);
   #pages: Buffer[] = [];
   #pageUsed: number[] = [];
   #recordPage = new Int32Array(0);
@@ -45,49 +47,57 @@ export class JoinBuildPartition {
 
   /** What adding this record to an empty partition would reserve at least (for WEFT_ERR_RECORD_TOO_LARGE). */
   static recordCost(keyBytes: Uint8Array, valueBytes: Uint8Array): number {
-    return frameBytes(keyBytes.length, valueBytes.length) + RECORD_INDEX_BYTES + KEYED_ENTRY_OVERHEAD_BYTES + keyBytes.length;
+    return frameBytes(keyBytes.length, valueBytes.length) + FIRST_CAPACITY * RECORD_INDEX_BYTES + FIRST_SLOTS * 4;
   }
 
   /**
-   * Adds a record when its memory can be reserved (or, with `force`, anyway: the one record a block of a
+   * Adds a record (`hash`: its key's joinKeyHash) when its memory can be reserved (or, with `force`, anyway: the one record a block of a
    * nested-loop join must hold); false, with nothing added, when refused.
    */
-  tryAdd(key: KeyValue, keyBytes: Uint8Array, valueBytes: Uint8Array, force = false): boolean {
+  tryAdd(keyBytes: Uint8Array, valueBytes: Uint8Array, hash: number, force = false): boolean {
     const frame = frameBytes(keyBytes.length, valueBytes.length);
     const last = this.#pages.length - 1;
     const pageRoom = last < 0 ? 0 : (this.#pages[last] as Buffer).length - (this.#pageUsed[last] as number);
     const newPage = frame > pageRoom ? Math.max(this.#pageBytes, frame) : 0;
     const capacity = this.#previous.length;
     const grow = this.records === capacity ? Math.max(FIRST_CAPACITY, capacity * 2) : 0;
-    const previous = this.#index.get(key);
-    const cost = newPage + (grow - (grow === 0 ? 0 : capacity)) * RECORD_INDEX_BYTES + (previous === undefined ? KEYED_ENTRY_OVERHEAD_BYTES + keyBytes.length : 0);
+    const slot = this.#find(keyBytes, hash);
+    const previous = slot < 0 ? -1 : (this.#slots[slot] as number) - 1;
+    const slots = this.#slots.length;
+    const rehash = previous < 0 && (this.#keys + 1) * 2 > slots ? Math.max(FIRST_SLOTS, slots * 2) : 0;
+    const cost = newPage + (grow === 0 ? 0 : grow - capacity) * RECORD_INDEX_BYTES + (rehash === 0 ? 0 : rehash - slots) * 4;
     if (force) this.#consumer.forceReserve(cost);
-    else if (!this.#consumer.tryReserve(cost)) return false;
+    else if (cost > 0 && !this.#consumer.tryReserve(cost)) return false;
     this.reservedBytes += cost;
     if (newPage > 0) {
       this.#pages.push(this.#pool.take(newPage));
       this.#pageUsed.push(0);
     }
     if (grow > 0) this.#grow(grow);
+    if (rehash > 0) this.#rehash(rehash);
     const page = this.#pages.length - 1;
     const buffer = this.#pages[page] as Buffer;
     let at = this.#pageUsed[page] as number;
     const r = this.records++;
     this.#recordPage[r] = page;
     this.#recordOffset[r] = at;
-    this.#previous[r] = previous ?? -1;
+    this.#previous[r] = previous;
+    this.#hash[r] = hash;
     at = writeVarint(buffer, at, keyBytes.length);
     at = writeVarint(buffer, at, valueBytes.length);
     buffer.set(keyBytes, at);
     buffer.set(valueBytes, at + keyBytes.length);
     this.#pageUsed[page] = at + keyBytes.length + valueBytes.length;
-    this.#index.set(key, r);
+    if (previous >= 0 && rehash === 0) this.#slots[slot] = r + 1;
+    else this.#insert(hash, r);
+    if (previous < 0) this.#keys++;
     return true;
   }
 
-  /** The last record of `key`, or -1; walk the others with `previous`. Throws a TypeError for a value that is not a key. */
-  last(key: unknown): number {
-    return this.#index.get(key) ?? -1;
+  /** The last record of the key serialized as `keyBytes` (its joinKeyHash `hash`), or -1; walk the others with `previous`. */
+  last(keyBytes: Uint8Array, hash: number): number {
+    const slot = this.#find(keyBytes, hash);
+    return slot < 0 ? -1 : (this.#slots[slot] as number) - 1;
   }
 
   previous(record: number): number {
@@ -121,8 +131,10 @@ export class JoinBuildPartition {
 
   /** The records of every key no probe record matched (after the probe side). */
   *unmatched(): Generator<number, void, undefined> {
-    for (const [, last] of this.#index.entries()) {
-      if (this.#matched[last] === 1) continue;
+    const slots = this.#slots;
+    for (let i = 0; i < slots.length; i++) {
+      const last = (slots[i] as number) - 1;
+      if (last < 0 || this.#matched[last] === 1) continue;
       for (let r = last; r >= 0; r = this.#previous[r] as number) yield r;
     }
   }
@@ -140,7 +152,9 @@ export class JoinBuildPartition {
   release(): void {
     this.#consumer.release(this.reservedBytes);
     this.reservedBytes = 0;
-    this.#index.clear();
+    this.#slots = new Int32Array(0);
+    this.#keys = 0;
+    this.#hash = new Int32Array(0);
     for (const page of this.#pages) this.#pool.give(page);
     this.#pages = [];
     this.#pageUsed = [];
@@ -164,6 +178,53 @@ export class JoinBuildPartition {
     const matched = new Uint8Array(capacity);
     matched.set(this.#matched);
     this.#matched = matched;
+    const hash = new Int32Array(capacity);
+    hash.set(this.#hash);
+    this.#hash = hash;
+  }
+
+  /** The slot holding the key serialized as `keyBytes` (hash `hash`), or -1. */
+  #find(keyBytes: Uint8Array, hash: number): number {
+    const slots = this.#slots;
+    if (slots.length === 0) return -1;
+    const mask = slots.length - 1;
+    for (let i = hash & mask; ; i = (i + 1) & mask) {
+      const r = (slots[i] as number) - 1;
+      if (r < 0) return -1;
+      if (this.#hash[r] === hash && this.#keyEquals(r, keyBytes)) return i;
+    }
+  }
+
+  #insert(hash: number, record: number): void {
+    const slots = this.#slots;
+    const mask = slots.length - 1;
+    let i = hash & mask;
+    while (slots[i] !== 0) i = (i + 1) & mask;
+    slots[i] = record + 1;
+  }
+
+  #rehash(size: number): void {
+    const old = this.#slots;
+    this.#slots = new Int32Array(size);
+    for (let i = 0; i < old.length; i++) {
+      const r = (old[i] as number) - 1;
+      if (r >= 0) this.#insert(this.#hash[r] as number, r);
+    }
+  }
+
+  #keyEquals(record: number, keyBytes: Uint8Array): boolean {
+    const buffer = this.#pages[this.#recordPage[record] as number] as Buffer;
+    let at = this.#recordOffset[record] as number;
+    let keyLength = 0;
+    for (let shift = 0; ; shift += 7) {
+      const b = buffer[at++] as number;
+      keyLength += (b & 0x7f) * 2 ** shift;
+      if (b < 0x80) break;
+    }
+    if (keyLength !== keyBytes.length) return false;
+    while ((buffer[at++] as number) >= 0x80); // the value's length
+    for (let i = 0; i < keyLength; i++) if (buffer[at + i] !== keyBytes[i]) return false;
+    return true;
   }
 }
 
