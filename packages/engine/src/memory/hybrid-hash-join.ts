@@ -102,7 +102,11 @@ export class HybridHashJoin {
         writer.write(keyBytes, valueBytes);
         return;
       }
-      const part = (this.#parts[p] ??= new JoinBuildPartition({ consumer: this.#o.consumer, pool: this.#pool }));
+      const part = (this.#parts[p] ??= new JoinBuildPartition({
+        consumer: this.#o.consumer,
+        pool: this.#pool,
+        ...(Number.isFinite(this.#parentRecords) ? { expectedRecords: this.#parentRecords / JOIN_PARTITIONS } : {}),
+      }));
       if (part.tryAdd(keyBytes, valueBytes, hash)) return;
       let victim = this.#largestInMemory();
       if (victim < 0) {

@@ -39,10 +39,14 @@ export class JoinBuildPartition {
   records = 0;
   reservedBytes = 0;
 
-  constructor(options: { readonly consumer: MemoryConsumer; readonly pool: JoinPagePool }) {
+  readonly #firstCapacity: number;
+
+  /** `expectedRecords`: how many records it will likely hold (a level below knows), to size its index once instead of doubling it. */
+  constructor(options: { readonly consumer: MemoryConsumer; readonly pool: JoinPagePool; readonly expectedRecords?: number }) {
     this.#consumer = options.consumer;
     this.#pool = options.pool;
     this.#pageBytes = options.pool.pageBytes;
+    this.#firstCapacity = Math.min(1 << 20, Math.max(FIRST_CAPACITY, Math.ceil((options.expectedRecords ?? 0) * 1.1)));
   }
 
   /** What adding this record to an empty partition would reserve at least (for WEFT_ERR_RECORD_TOO_LARGE). */
@@ -60,11 +64,11 @@ export class JoinBuildPartition {
     const pageRoom = last < 0 ? 0 : (this.#pages[last] as Buffer).length - (this.#pageUsed[last] as number);
     const newPage = frame > pageRoom ? Math.max(this.#pageBytes, frame) : 0;
     const capacity = this.#previous.length;
-    const grow = this.records === capacity ? Math.max(FIRST_CAPACITY, capacity * 2) : 0;
+    const grow = this.records === capacity ? Math.max(this.#firstCapacity, capacity * 2) : 0;
     const slot = this.#find(keyBytes, hash);
     const previous = slot < 0 ? -1 : (this.#slots[slot] as number) - 1;
     const slots = this.#slots.length;
-    const rehash = previous < 0 && (this.#keys + 1) * 2 > slots ? Math.max(FIRST_SLOTS, slots * 2) : 0;
+    const rehash = previous < 0 && (this.#keys + 1) * 2 > slots ? Math.max(FIRST_SLOTS, slots === 0 ? nextPowerOfTwo(2 * this.#firstCapacity) : slots * 2) : 0;
     const cost = newPage + (grow === 0 ? 0 : grow - capacity) * RECORD_INDEX_BYTES + (rehash === 0 ? 0 : rehash - slots) * 4;
     if (force) this.#consumer.forceReserve(cost);
     else if (cost > 0 && !this.#consumer.tryReserve(cost)) return false;
@@ -226,6 +230,12 @@ export class JoinBuildPartition {
     for (let i = 0; i < keyLength; i++) if (buffer[at + i] !== keyBytes[i]) return false;
     return true;
   }
+}
+
+function nextPowerOfTwo(n: number): number {
+  let p = 1;
+  while (p < n) p *= 2;
+  return p;
 }
 
 function frameBytes(keyLength: number, valueLength: number): number {
