@@ -1,7 +1,8 @@
 // Managed memory and spilling (issue 13): peak RSS of the worker process against the task memory budget,
-// for a count of 10 M distinct keys (the reduce side spills sorted runs, the combiner emits early) and a
-// sort of 8x the budget (sortBy's external sort), each against a naive in-memory JS script doing the same
-// in one process, in the same run. `weft run … --parallelism 1 --workers 1 --task-memory B`; every process
+// for a count of 10 M distinct keys (the reduce side spills sorted runs; the combiner stops combining), a
+// sort of 8x the budget (sortBy's external sort) and a left outer join whose build side is 4x the budget
+// (the hybrid hash join), each against a naive in-memory JS script doing the same in one process, in the
+// same run. `weft run … --parallelism 1 --workers 1 --task-memory B`; every process
 // reports its process.resourceUsage().maxRSS on exit (bench/lib/max-rss.mjs, preloaded, inherited by the
 // shim, the CLI and its worker through NODE_OPTIONS).
 //
@@ -19,6 +20,9 @@ const budgetMb = Number(process.env['WEFT_BENCH_SPILL_BUDGET_MB'] ?? 64);
 const budget = budgetMb * 1024 * 1024;
 /** terasort records are 100 bytes with the newline: 8x the budget of them */
 const sortRecords = Math.ceil((8 * budget) / 100);
+/** bench/jobs/big-join.ts's customers are 78 bytes serialized (key, value and framing): 4x the budget of them */
+const joinBuild = Math.ceil((4 * budget) / 78);
+const joinProbe = Number(process.env['WEFT_BENCH_SPILL_JOIN_PROBE'] ?? 1_000_000);
 const dir = join(root, '.weft', 'bench', 'spill');
 const MIB = 1024 * 1024;
 /** The issue's bound: peak RSS ≤ budget + this, per worker. */
@@ -76,7 +80,7 @@ function line(bench: string, metric: string, unit: string, value: number, baseli
 
 mkdirSync(dir, { recursive: true });
 console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`);
-console.log(`task memory budget ${budgetMb} MiB; count of ${keys.toLocaleString('en')} distinct keys; sort of ${sortRecords.toLocaleString('en')} records (${((sortRecords * 100) / MIB).toFixed(0)} MiB, 8x the budget)`);
+console.log(`task memory budget ${budgetMb} MiB; count of ${keys.toLocaleString('en')} distinct keys; sort of ${sortRecords.toLocaleString('en')} records (${((sortRecords * 100) / MIB).toFixed(0)} MiB, 8x the budget); join of ${joinProbe.toLocaleString('en')} orders with ${joinBuild.toLocaleString('en')} customers (${((joinBuild * 78) / MIB).toFixed(0)} MiB serialized, 4x the budget)`);
 
 const count = await weft('bench/jobs/distinct-count.ts', ['--keys', String(keys)], 'count');
 const counted = (JSON.parse(count.stdout) as { collected?: Record<string, [string, number][]> }).collected?.['keys counted']?.[0]?.[1];
@@ -90,13 +94,23 @@ const naiveSort = await run(['bench/naive-sort.mjs', String(sortRecords)]);
 const naiveSortRss = (JSON.parse(naiveSort.stdout) as { maxRssBytes: number }).maxRssBytes;
 rmSync(sortOut, { force: true });
 
+const join_ = await weft('bench/jobs/big-join.ts', ['--build', String(joinBuild), '--probe', String(joinProbe)], 'join');
+const pairs = new Map((JSON.parse(join_.stdout) as { collected?: Record<string, [string, number][]> }).collected?.['pairs'] ?? []);
+const naiveJoin = await run(['bench/naive-join.mjs', String(joinBuild), String(joinProbe)]);
+const naiveJoinOut = JSON.parse(naiveJoin.stdout) as { matched: number; unmatched: number; maxRssBytes: number };
+if (pairs.get('matched') !== naiveJoinOut.matched || pairs.get('unmatched') !== naiveJoinOut.unmatched) {
+  throw new Error(`the engine's join gave ${JSON.stringify([...pairs])}, the naive one ${naiveJoinOut.matched} matched / ${naiveJoinOut.unmatched} unmatched`);
+}
+const naiveJoinRss = naiveJoinOut.maxRssBytes;
+
 const rows: [string, Run, number][] = [
   [`count ${keys.toLocaleString('en')} keys`, count, naiveCountRss],
   [`sort ${sortRecords.toLocaleString('en')} records`, sort, naiveSortRss],
+  [`left outer join, build side ${joinBuild.toLocaleString('en')} records (4x)`, join_, naiveJoinRss],
 ];
 console.log('\n| job | worker peak RSS | budget + 150 MiB | holds | naive script peak RSS | weft wall | naive wall |');
 console.log('|---|---|---|---|---|---|---|');
-const walls = [naiveCount.wallS, naiveSort.wallS];
+const walls = [naiveCount.wallS, naiveSort.wallS, naiveJoin.wallS];
 rows.forEach(([label, r, naive], i) => {
   const bound = budget + FIXED_OVERHEAD_MB * MIB;
   console.log(`| ${label} | ${(r.maxRss.worker / MIB).toFixed(0)} MiB | ${(bound / MIB).toFixed(0)} MiB | ${r.maxRss.worker <= bound ? 'yes' : 'NO'} | ${(naive / MIB).toFixed(0)} MiB | ${r.wallS.toFixed(1)} s | ${(walls[i] as number).toFixed(1)} s |`);
@@ -105,5 +119,8 @@ line('spill', 'count-worker-peak-rss', 'MiB', count.maxRss.worker / MIB, 'naive 
 line('spill', 'count-wall', 's', count.wallS, 'naive in-memory Map script', naiveCount.wallS);
 line('spill', 'sort-worker-peak-rss', 'MiB', sort.maxRss.worker / MIB, 'naive in-memory sort script', naiveSortRss / MIB);
 line('spill', 'sort-wall', 's', sort.wallS, 'naive in-memory sort script', naiveSort.wallS);
+line('spill', 'join-worker-peak-rss', 'MiB', join_.maxRss.worker / MIB, 'naive in-memory Map join script', naiveJoinRss / MIB);
+line('spill', 'join-wall', 's', join_.wallS, 'naive in-memory Map join script', naiveJoin.wallS);
 line('spill', 'count-worker-peak-rss-over-budget', 'MiB', count.maxRss.worker / MIB - budgetMb, 'stated fixed overhead', FIXED_OVERHEAD_MB);
 line('spill', 'sort-worker-peak-rss-over-budget', 'MiB', sort.maxRss.worker / MIB - budgetMb, 'stated fixed overhead', FIXED_OVERHEAD_MB);
+line('spill', 'join-worker-peak-rss-over-budget', 'MiB', join_.maxRss.worker / MIB - budgetMb, 'stated fixed overhead', FIXED_OVERHEAD_MB);

@@ -61,7 +61,7 @@ export * from './api/job-context.js';
 export * from './api/data-set.js';
 export * from './api/keyed-data-set.js';
 export { splitWords } from './api/split-words.js';
-export type { Partitioning, OperatorKind } from './api/logical-graph.js';
+export type { JoinType, Partitioning, OperatorKind } from './api/logical-graph.js';
 
 export type * from './graph/job-plan.js';
 export * from './graph/build-job-plan.js';

@@ -6,7 +6,7 @@ import { describe, it } from 'node:test';
 import type { KeyValue } from '@weft/engine';
 import type { Aggregator } from '../src/api/logical-graph.js';
 import { AggregateOperator } from '../src/operators/aggregate-operator.js';
-import { CombineOperator } from '../src/operators/combine-operator.js';
+import { COMBINE_SKIP_CHECK_RECORDS, CombineOperator } from '../src/operators/combine-operator.js';
 import { WordCountCombiner } from '../src/operators/word-count-combiner.js';
 import { VALUE_KEY } from '../src/api/split-words.js';
 import { ByteCountTable, hashBytes } from '../src/text/byte-count-table.js';
@@ -214,6 +214,43 @@ describe('the spilling keyed aggregation (count, reduce, aggregate, and the comb
       const { out, runs } = await aggregate(values, COUNT, dir, false);
       assert.ok(runs >= 4);
       assert.deepEqual(byKey(out), reference(values, COUNT));
+    });
+  });
+  it('stops combining when nearly every record brings a new key (partial-aggregation skipping), and the counts stay exact', async () => {
+    await withDir(async (dir) => {
+      const run = async (values: readonly { k: KeyValue; seq: number }[], aggregator: Aggregator): Promise<{ forwarding: boolean; pairs: number; out: Map<string, unknown> }> => {
+        const mapContext = testingOperatorContext({ budgetBytes: 1024 * 1024, spillDir: dir, name: 'combine' });
+        const reduceContext = testingOperatorContext({ budgetBytes: 1024 * 1024, spillDir: dir, name: 'aggregate' });
+        const output = new CollectingOutput();
+        const reducer = new AggregateOperator(aggregator, undefined, output, reduceContext);
+        let pairs = 0;
+        const combiner = new CombineOperator((v) => (v as { k: KeyValue }).k, aggregator, 1_000_000, { collect: (pair) => { pairs++; reducer.collect(pair); } }, mapContext);
+        try {
+          for (const v of values) combiner.collect(v);
+          await combiner.finish();
+          await reducer.finish();
+          return { forwarding: combiner.forwarding, pairs, out: byKey(output.values) };
+        } finally {
+          combiner.close();
+          reducer.close();
+          mapContext.memory.spill.close();
+          reduceContext.memory.spill.close();
+        }
+      };
+      // distinct keys, then a key seen again and again: forwarded one by one, merged by the reducer
+      const distinct = [...Array.from({ length: COMBINE_SKIP_CHECK_RECORDS + 5000 }, (_, seq) => ({ k: `d${seq}` as KeyValue, seq })), ...Array.from({ length: 50 }, (_, i) => ({ k: 'again' as KeyValue, seq: -1 - i }))];
+      for (const aggregator of [COUNT, COLLECT]) {
+        const skipped = await run(distinct, aggregator);
+        assert.equal(skipped.forwarding, true);
+        assert.equal(skipped.pairs, distinct.length, 'the keys held at the check, then every value, forwarded');
+        assert.deepEqual(skipped.out, reference(distinct, aggregator));
+      }
+      // few keys: it keeps combining
+      const few = stream(COMBINE_SKIP_CHECK_RECORDS + 5000, keysOf(2000, 'mixed'));
+      const combined = await run(few, COUNT);
+      assert.equal(combined.forwarding, false);
+      assert.ok(combined.pairs <= 2000);
+      assert.deepEqual(combined.out, reference(few, COUNT));
     });
   });
 });

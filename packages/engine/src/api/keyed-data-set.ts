@@ -1,6 +1,6 @@
 import type { DataSet, OperatorOptions } from './data-set.js';
 import type { AggregateFunction, JoinFunction, KeySelector, KeyValue, ReduceFunction } from './functions.js';
-import { type Aggregator, checkFunction, invalidJob, type LogicalInput, type Partitioning } from './logical-graph.js';
+import { type Aggregator, checkFunction, invalidJob, type JoinType, type LogicalInput, type Partitioning } from './logical-graph.js';
 
 export interface KeyByOptions {
   /**
@@ -97,25 +97,49 @@ export class KeyedDataSet<T, K extends KeyValue> {
 
   /**
    * Inner hash join with `other` on equal keys: `fn(left, right)` for every matching pair (default
-   * `[left, right]`). The build side is read whole into a hash table per subtask, then the other side
-   * streams past it.
+   * `[left, right]`). The build side (`options.build`) is read first into a hybrid hash table per subtask
+   * (in memory while the task's budget allows, the rest spilled and joined partition by partition), then
+   * the other side streams past it.
    */
   join<U, O = [T, U]>(other: KeyedDataSet<U, K>, fn?: JoinFunction<T, U, O>, options: JoinOptions = {}): DataSet<O> {
+    return this.#join<O>('inner', other, fn as JoinFunction<unknown, unknown, unknown> | undefined, options);
+  }
+
+  /**
+   * Left outer join: as `join`, and every left value no right value matched once more as
+   * `fn(left, null)` — the missing right side is `null` (default output `[left, right]`, so `[left, null]`).
+   */
+  leftOuterJoin<U, O = [T, U | null]>(other: KeyedDataSet<U, K>, fn?: JoinFunction<T, U | null, O>, options: JoinOptions = {}): DataSet<O> {
+    return this.#join<O>('left', other, fn as JoinFunction<unknown, unknown, unknown> | undefined, options);
+  }
+
+  /** Right outer join: as `join`, and every unmatched right value as `fn(null, right)` (the missing left side is `null`). */
+  rightOuterJoin<U, O = [T | null, U]>(other: KeyedDataSet<U, K>, fn?: JoinFunction<T | null, U, O>, options: JoinOptions = {}): DataSet<O> {
+    return this.#join<O>('right', other, fn as JoinFunction<unknown, unknown, unknown> | undefined, options);
+  }
+
+  /** Full outer join: as `join`, plus `fn(left, null)` for every unmatched left value and `fn(null, right)` for every unmatched right value. */
+  fullOuterJoin<U, O = [T | null, U | null]>(other: KeyedDataSet<U, K>, fn?: JoinFunction<T | null, U | null, O>, options: JoinOptions = {}): DataSet<O> {
+    return this.#join<O>('full', other, fn as JoinFunction<unknown, unknown, unknown> | undefined, options);
+  }
+
+  #join<O>(type: JoinType, other: KeyedDataSet<unknown, K>, fn: JoinFunction<unknown, unknown, unknown> | undefined, options: JoinOptions): DataSet<O> {
+    const kind = type === 'inner' ? 'join' : `${type}OuterJoin`;
     const name = options.name ?? 'join';
-    if (!(other instanceof KeyedDataSet)) throw invalidJob(`operator ${JSON.stringify(name)} (join): other`, 'expected a keyed data set (call keyBy first)');
-    if (other.#parent.graph !== this.#parent.graph) throw invalidJob(`operator ${JSON.stringify(name)} (join): other`, 'expected a data set of the same job');
-    if (fn !== undefined) checkFunction('join', options, fn);
+    if (!(other instanceof KeyedDataSet)) throw invalidJob(`operator ${JSON.stringify(name)} (${kind}): other`, 'expected a keyed data set (call keyBy first)');
+    if (other.#parent.graph !== this.#parent.graph) throw invalidJob(`operator ${JSON.stringify(name)} (${kind}): other`, 'expected a data set of the same job');
+    if (fn !== undefined) checkFunction(kind, options, fn);
     const build = options.build ?? 'right';
-    if (build !== 'left' && build !== 'right') throw invalidJob(`operator ${JSON.stringify(name)} (join): build`, `expected 'left' or 'right', got ${JSON.stringify(build)}`);
+    if (build !== 'left' && build !== 'right') throw invalidJob(`operator ${JSON.stringify(name)} (${kind}): build`, `expected 'left' or 'right', got ${JSON.stringify(build)}`);
     const max = this.#maxParallelism ?? other.#maxParallelism;
     if (this.#maxParallelism !== undefined && other.#maxParallelism !== undefined && this.#maxParallelism !== other.#maxParallelism) {
-      throw invalidJob(`operator ${JSON.stringify(name)} (join): maxParallelism`, `the two sides use different key groups (${this.#maxParallelism} and ${other.#maxParallelism})`);
+      throw invalidJob(`operator ${JSON.stringify(name)} (${kind}): maxParallelism`, `the two sides use different key groups (${this.#maxParallelism} and ${other.#maxParallelism})`);
     }
-    const joinFn = (fn ?? ((l: T, r: U) => [l, r])) as (left: unknown, right: unknown) => unknown;
+    const joinFn = fn ?? ((l: unknown, r: unknown) => [l, r]);
     const index = this.#parent.graph.add({
       name: options.name,
       defaultName: 'join',
-      spec: { kind: 'join', leftKey: this.#key, rightKey: other.#key, fn: joinFn, build: build === 'left' ? 0 : 1 },
+      spec: { kind: 'join', leftKey: this.#key, rightKey: other.#key, fn: joinFn, build: build === 'left' ? 0 : 1, type },
       inputs: [...this.#parent.inputs(0, hash(this.#key, max, true)), ...other.#parent.inputs(1, hash(other.#key, max, true))],
       parallelism: options.parallelism,
       chaining: options.chaining,

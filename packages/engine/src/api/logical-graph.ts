@@ -32,6 +32,13 @@ export interface Aggregator {
   result(key: KeyValue, accumulator: unknown): unknown;
 }
 
+/**
+ * Which unmatched records a join emits too (Flink's JoinType): `'inner'` none; `'left'` (left outer) every
+ * left record no right record matched, as `fn(left, null)`; `'right'` every unmatched right record, as
+ * `fn(null, right)`; `'full'` both.
+ */
+export type JoinType = 'inner' | 'left' | 'right' | 'full';
+
 /** What each operator does, with the user functions it calls. Rebuilt (not shipped) in every worker. */
 export type OperatorSpec =
   | { readonly kind: 'text-source'; readonly path: string }
@@ -51,13 +58,14 @@ export type OperatorSpec =
    * emits `aggregator.result` per key
    */
   | { readonly kind: 'aggregate'; readonly aggregator: Aggregator; readonly key?: KeySelector<unknown, KeyValue> }
-  /** inner hash join; input 0 is the left side, input 1 the right; `build` is read fully first */
+  /** hash join; input 0 is the left side, input 1 the right; `build` is read fully first; outer sides get `null` for the missing one */
   | {
       readonly kind: 'join';
       readonly leftKey: KeySelector<unknown, KeyValue>;
       readonly rightKey: KeySelector<unknown, KeyValue>;
       readonly fn: (left: unknown, right: unknown) => unknown;
       readonly build: 0 | 1;
+      readonly type: JoinType;
     }
   /** sort, step 1 (chained to the data): a reservoir sample of keys per subtask */
   | { readonly kind: 'sort-sample'; readonly key: KeySelector<unknown, KeyValue>; readonly samples: number }

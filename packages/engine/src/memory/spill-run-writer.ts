@@ -42,6 +42,15 @@ export class SpillRunWriter {
     this.#records++;
   }
 
+  /**
+   * Appends `records` records already framed in this format (a join's in-memory build partition, whose
+   * pages hold exactly these bytes).
+   */
+  writeFramed(bytes: Uint8Array, records: number): void {
+    this.#bytes_(bytes);
+    this.#records += records;
+  }
+
   finish(): SpillRun {
     this.#flush();
     this.#close();

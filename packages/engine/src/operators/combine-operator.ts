@@ -1,5 +1,6 @@
 import type { KeySelector, KeyValue } from '../api/functions.js';
 import type { Aggregator } from '../api/logical-graph.js';
+import { checkKey } from '../runtime/key-hash.js';
 import { userFunctionError } from '../runtime/user-function-error.js';
 import type { MemoryConsumer } from '../memory/memory-manager.js';
 import { KEYED_ENTRY_OVERHEAD_BYTES } from '../memory/spilling-aggregation-table.js';
@@ -7,6 +8,11 @@ import { primitiveSerializedSize } from '../serialization/primitive-size.js';
 import type { RecordSerializer } from '../serialization/record-serializer.js';
 import { KeyedTable } from './keyed-table.js';
 import { emitAll, type OperatorContext, type Output, type StreamOperator } from './stream-operator.js';
+
+/** Records a combiner folds before it decides whether combining pays (Spark's skipPartialAggregate minNumRows). */
+export const COMBINE_SKIP_CHECK_RECORDS = 100_000;
+/** Distinct keys per record above which, at that point, the combiner stops combining. */
+export const COMBINE_SKIP_RATIO = 0.9;
 
 /**
  * Map-side combining (Flink's combiner): folds values into one accumulator per key and emits
@@ -16,6 +22,12 @@ import { emitAll, type OperatorContext, type Output, type StreamOperator } from 
  * grows afterwards is not re-measured here (the reduce side's table re-measures). Its keys stay in a JS
  * Map: a byte table (as the reduce side's) measured 2-2.5x slower here on few distinct keys, where a
  * combiner's hits dominate.
+ *
+ * Combining that does not pay is skipped (Spark's partial-aggregation skipping): when, after its first
+ * COMBINE_SKIP_CHECK_RECORDS records, more than COMBINE_SKIP_RATIO of them brought a new key, the combiner
+ * emits what it holds and from then on forwards each value as `[key, add(create(), value)]` at once. A
+ * Map of hundreds of thousands of keys that are never hit again costs the shuffle nothing less and the
+ * heap a great deal (its tables and keys, emptied at every early emit, are garbage until a full GC).
  */
 export class CombineOperator implements StreamOperator {
   readonly #table = new KeyedTable<unknown>();
@@ -26,6 +38,9 @@ export class CombineOperator implements StreamOperator {
   readonly #memory: MemoryConsumer;
   readonly #keys: RecordSerializer;
   readonly #values: RecordSerializer;
+  #seen = 0;
+  #newKeys = 0;
+  #forwarding = false;
 
   constructor(
     private readonly key: KeySelector<unknown, KeyValue>,
@@ -45,6 +60,7 @@ export class CombineOperator implements StreamOperator {
 
   /** A key entered the table with its first accumulator: count it; refused, emit everything. */
   #added(key: unknown, accumulator: unknown): void {
+    this.#newKeys++;
     const cost =
       (primitiveSerializedSize(key) ?? this.#keys.serialize(key).length) +
       (typeof accumulator === 'number' ? 9 : (primitiveSerializedSize(accumulator) ?? this.#values.serialize(accumulator).length)) +
@@ -54,7 +70,43 @@ export class CombineOperator implements StreamOperator {
     this.#spill();
   }
 
+  /** Whether the combiner gave up combining (distinct keys nearly every record) and forwards values. */
+  get forwarding(): boolean {
+    return this.#forwarding;
+  }
+
   collect(value: unknown): void {
+    if (this.#forwarding) {
+      this.#forward(value);
+      return;
+    }
+    this.#combine(value);
+    if (++this.#seen === COMBINE_SKIP_CHECK_RECORDS && this.#newKeys > COMBINE_SKIP_RATIO * COMBINE_SKIP_CHECK_RECORDS) {
+      this.#spill();
+      this.#forwarding = true;
+    }
+  }
+
+  #forward(value: unknown): void {
+    let key: KeyValue;
+    try {
+      key = checkKey(this.key(value));
+    } catch (error) {
+      throw userFunctionError(this.context, error, 'key selector');
+    }
+    let accumulator: unknown;
+    if (this.#count) accumulator = 1;
+    else {
+      try {
+        accumulator = this.#add(this.#create(), value);
+      } catch (error) {
+        throw userFunctionError(this.context, error, 'aggregate function');
+      }
+    }
+    this.output.collect([key, accumulator]);
+  }
+
+  #combine(value: unknown): void {
     let key: unknown;
     try {
       key = this.key(value);

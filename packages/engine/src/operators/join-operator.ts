@@ -1,36 +1,23 @@
 import type { KeySelector, KeyValue } from '../api/functions.js';
-import { JoinPartitions } from '../memory/join-partitions.js';
-import type { MemoryConsumer } from '../memory/memory-manager.js';
-import { KEYED_ENTRY_OVERHEAD_BYTES } from '../memory/spilling-aggregation-table.js';
-import { primitiveSerializedSize } from '../serialization/primitive-size.js';
-import type { RecordSerializer } from '../serialization/record-serializer.js';
+import type { JoinType } from '../api/logical-graph.js';
+import { HybridHashJoin } from '../memory/hybrid-hash-join.js';
 import { checkKey } from '../runtime/key-hash.js';
 import { userFunctionError } from '../runtime/user-function-error.js';
-import { KeyedTable } from './keyed-table.js';
-import { emitAll, type OperatorContext, type Output, type StreamOperator } from './stream-operator.js';
-
-/** What one build value costs beyond its serialized bytes: its slot in its key's array. */
-export const JOIN_VALUE_OVERHEAD_BYTES = 16;
+import type { OperatorContext, Output, StreamOperator } from './stream-operator.js';
 
 /**
- * Inner hash join: input `build` is read first, whole, into a table of values per key; then every value
- * of the other (probe) input is joined with the build values of its key, `fn(left, right)` each.
- *
- * The build table counts against the task's memory budget (serialized key and values, plus
- * KEYED_ENTRY_OVERHEAD_BYTES a key and JOIN_VALUE_OVERHEAD_BYTES a value). When it is refused, the join
- * turns into a Grace hash join: the build side (what it held and the rest) and then the probe side are
- * written to JOIN_SPILL_PARTITIONS hash partitions in the spill directory, and `finish()` joins them
- * partition by partition, each build partition loaded whole — one larger than the budget is held anyway
- * (no recursive repartitioning yet). Output order is not defined.
+ * Hash join of two keyed inputs: input `build` is read first, whole, into a HybridHashJoin (kept in
+ * memory while the task's budget allows, partitions past it spilled and joined partition by partition,
+ * recursively, at the end); then every record of the other (probe) input is joined with the build
+ * records of its key, `fn(left, right)` each. Outer joins (`type` 'left', 'right', 'full') also emit
+ * every record of their outer side(s) that no record of the other side matched, with `null` for the
+ * missing side: `fn(left, null)` / `fn(null, right)`. Output order is not defined.
  */
 export class JoinOperator implements StreamOperator {
   readonly inputPhases: readonly (readonly number[])[];
-  readonly #table = new KeyedTable<unknown[]>();
-  readonly #memory: MemoryConsumer;
-  readonly #keys: RecordSerializer;
-  readonly #values: RecordSerializer;
-  #build: JoinPartitions | undefined;
-  #probe: JoinPartitions | undefined;
+  readonly #join: HybridHashJoin;
+  #buildEnded = false;
+  #paused = 0;
 
   constructor(
     private readonly spec: {
@@ -38,19 +25,42 @@ export class JoinOperator implements StreamOperator {
       readonly rightKey: KeySelector<unknown, KeyValue>;
       readonly fn: (left: unknown, right: unknown) => unknown;
       readonly build: 0 | 1;
+      readonly type?: JoinType;
     },
     private readonly output: Output,
     private readonly context: OperatorContext,
   ) {
     this.inputPhases = spec.build === 1 ? [[1], [0]] : [[0], [1]];
-    this.#memory = context.memory.manager.consumer(context.operatorName);
-    this.#keys = context.memory.keySerializer();
-    this.#values = context.memory.serializer();
+    const type = spec.type ?? 'inner';
+    const leftOuter = type === 'left' || type === 'full';
+    const rightOuter = type === 'right' || type === 'full';
+    const fn = spec.fn;
+    const emit =
+      spec.build === 1
+        ? (build: unknown, probe: unknown): void => output.collect(this.#call(fn, probe, build))
+        : (build: unknown, probe: unknown): void => output.collect(this.#call(fn, build, probe));
+    this.#join = new HybridHashJoin({
+      operator: context.operatorName,
+      consumer: context.memory.manager.consumer(context.operatorName),
+      spill: context.memory.spill,
+      keys: context.memory.keySerializer(),
+      values: context.memory.serializer(),
+      buildOuter: spec.build === 1 ? rightOuter : leftOuter,
+      probeOuter: spec.build === 1 ? leftOuter : rightOuter,
+      emit,
+      pause: () => this.#pause(),
+    });
   }
 
-  /** Whether the build side outgrew the budget (the join runs partition by partition from disk). */
+  /** Whether the build side outgrew the budget (some partitions are joined from disk). */
   get spilled(): boolean {
-    return this.#build !== undefined;
+    return this.#join.spilled;
+  }
+
+  /** The hybrid join's counters: partitions spilled, deepest level, nested-loop fallbacks, page bytes allocated. */
+  get stats(): { readonly partitionsSpilled: number; readonly deepestLevel: number; readonly nestedLoops: number; readonly pageBytesAllocated: number } {
+    const { partitionsSpilled, deepestLevel, nestedLoops, pageBytesAllocated } = this.#join;
+    return { partitionsSpilled, deepestLevel, nestedLoops, pageBytesAllocated };
   }
 
   collect(value: unknown): void {
@@ -59,101 +69,49 @@ export class JoinOperator implements StreamOperator {
 
   processInput(value: unknown, input: number): void {
     const { spec, context } = this;
-    let key: unknown;
+    let key: KeyValue;
     try {
-      key = input === 0 ? spec.leftKey(value) : spec.rightKey(value);
-    } catch (error) {
-      throw userFunctionError(context, error, `${input === 0 ? 'left' : 'right'} key selector`);
-    }
-    if (this.#build !== undefined) {
-      try {
-        checkKey(key);
-      } catch (error) {
-        throw userFunctionError(context, error, `${input === 0 ? 'left' : 'right'} key selector`);
-      }
-      if (input === spec.build) this.#build.add(key as KeyValue, value);
-      else (this.#probe ??= this.#partitions()).add(key as KeyValue, value);
-      return;
-    }
-    let matches: unknown[] | undefined;
-    try {
-      matches = this.#table.get(key);
+      key = checkKey(input === 0 ? spec.leftKey(value) : spec.rightKey(value));
     } catch (error) {
       throw userFunctionError(context, error, `${input === 0 ? 'left' : 'right'} key selector`);
     }
     if (input === spec.build) {
-      const cost = (primitiveSerializedSize(value) ?? this.#values.serialize(value).length) + JOIN_VALUE_OVERHEAD_BYTES + (matches === undefined ? (primitiveSerializedSize(key) ?? this.#keys.serialize(key).length) + KEYED_ENTRY_OVERHEAD_BYTES : 0);
-      if (!this.#memory.tryReserve(cost)) {
-        this.#memory.checkRecordSize(cost);
-        this.#spillBuild();
-        (this.#build as unknown as JoinPartitions).add(key as KeyValue, value);
-        return;
-      }
-      if (matches === undefined) this.#table.set(key, [value]);
-      else matches.push(value);
+      this.#join.build(key, value);
       return;
     }
-    if (matches === undefined) return;
-    for (let i = 0; i < matches.length; i++) this.output.collect(this.#join(matches[i], value));
+    if (!this.#buildEnded) this.#endBuild();
+    this.#join.probe(key, value);
   }
 
   async finish(): Promise<void> {
-    const build = this.#build;
-    if (build === undefined) return;
-    build.finish();
-    const probe = this.#probe;
-    probe?.finish();
-    if (probe === undefined) return;
-    for (let p = 0; p < build.count; p++) {
-      const table = this.#table;
-      for (const [key, value] of build.read(p)) {
-        const matches = table.get(key);
-        if (matches === undefined) table.set(key, [value]);
-        else matches.push(value);
-      }
-      build.drop(p);
-      const join = this.#join.bind(this);
-      await emitAll(
-        (function* () {
-          for (const [key, value] of probe.read(p)) {
-            const matches = table.get(key);
-            if (matches !== undefined) for (let i = 0; i < matches.length; i++) yield join(matches[i], value);
-          }
-        })(),
-        this.output,
-        this.context,
-        (joined) => joined,
-      );
-      probe.drop(p);
-      table.clear();
-    }
+    if (!this.#buildEnded) this.#endBuild();
+    await this.#join.finish();
   }
 
   close(): void {
-    this.#table.clear();
-    this.#memory.releaseAll();
-    this.#build?.close();
-    this.#probe?.close();
+    this.#join.close();
   }
 
-  #join(buildValue: unknown, probeValue: unknown): unknown {
+  #endBuild(): void {
+    this.#buildEnded = true;
+    this.#join.endBuild();
+  }
+
+  #call(fn: (left: unknown, right: unknown) => unknown, left: unknown, right: unknown): unknown {
     try {
-      return this.spec.build === 1 ? this.spec.fn(probeValue, buildValue) : this.spec.fn(buildValue, probeValue);
+      return fn(left, right);
     } catch (error) {
       throw userFunctionError(this.context, error, 'join function');
     }
   }
 
-  #partitions(): JoinPartitions {
-    return new JoinPartitions({ operator: this.context.operatorName, spill: this.context.memory.spill, keys: this.#keys, values: this.#values });
-  }
-
-  /** The build table is full: everything it holds goes to the build partitions, and so does the rest of the build side. */
-  #spillBuild(): void {
-    const build = this.#partitions();
-    this.#build = build;
-    for (const [key, values] of this.#table.entries()) for (const value of values) build.add(key, value);
-    this.#table.clear();
-    this.#memory.releaseAll();
+  /** Between records of the finish phase: waits out backpressure, checks for cancellation and yields every 16 Ki records. */
+  #pause(): Promise<void> | undefined {
+    const { backpressure, signal } = this.context;
+    if ((++this.#paused & 0x3fff) === 0) {
+      if (signal.aborted) return Promise.reject(signal.reason);
+      return new Promise<void>((resolve) => setImmediate(resolve)).then(() => (backpressure.blocked ? backpressure.wait() : undefined));
+    }
+    return backpressure.blocked ? backpressure.wait() : undefined;
   }
 }

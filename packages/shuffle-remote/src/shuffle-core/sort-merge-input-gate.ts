@@ -33,6 +33,18 @@ export interface PartitionSource {
   readonly location: IndexLocation;
 }
 
+/** Payload bytes of data blocks deframed into one batch (the last block may overshoot it). */
+export const DEFRAME_BATCH_BYTES = 64 * 1024;
+
+/** Data blocks of one channel, deframed into a records batch when dequeued. */
+interface PendingBlocks {
+  readonly kind: 'blocks';
+  readonly channel: number;
+  readonly deframer: RecordDeframer;
+  readonly payloads: Uint8Array[];
+  bytes: number;
+}
+
 interface OpenInput {
   readonly index: number;
   readonly descriptor: ShuffleDescriptor;
@@ -46,13 +58,17 @@ interface OpenInput {
  * an input's object can be read (waiting while it is still being produced), then a
  * SubpartitionRangeReader reads the gate's subpartition range (CRC32C per block, index entry
  * checksums, LZ4), and each channel ends with end-of-partition. One batch holds the records of
- * consecutive blocks of one channel; they are views into read buffers, valid until the next read.
- * Errors name the partition (`describeError` lets a subclass say more).
+ * consecutive blocks of one channel, up to DEFRAME_BATCH_BYTES of them; they are views into read buffers,
+ * valid until the next read. Blocks are deframed when their batch is handed out, not when the read
+ * decoded them: a 4 MiB read would otherwise make tens of thousands of record views at once, which live
+ * through scavenges while the consumer works through them and end up promoted to the old generation
+ * (garbage that only a full GC takes back: RSS far above what the task keeps). Errors name the
+ * partition (`describeError` lets a subclass say more).
  */
 export abstract class SortMergeInputGate implements InputGate {
   readonly channels: readonly InputChannelInfo[];
   private readonly rangeLength: number;
-  private readonly queue: GateBatch[] = [];
+  private readonly queue: (GateBatch | PendingBlocks)[] = [];
   private queueHead = 0;
   private nextInput = 0;
   private current: OpenInput | null = null;
@@ -94,12 +110,23 @@ export abstract class SortMergeInputGate implements InputGate {
       if (this.isClosed) throw closedError('input gate');
       if (this.failure !== null) throw this.failure;
       if (this.queueHead < this.queue.length) {
-        const batch = this.queue[this.queueHead++]!;
+        const item = this.queue[this.queueHead]!;
+        this.queue[this.queueHead++] = undefined as unknown as GateBatch;
         if (this.queueHead === this.queue.length) {
           this.queue.length = 0;
           this.queueHead = 0;
         }
-        return batch;
+        if (item.kind !== 'blocks') return item;
+        const records: Uint8Array[] = [];
+        try {
+          for (const payload of item.payloads) item.deframer.push(payload, records);
+        } catch (error) {
+          this.failure = this.asGateError(error);
+          await this.closeCurrent();
+          throw this.failure;
+        }
+        if (records.length > 0) return { kind: 'records', channel: item.channel, records };
+        continue;
       }
       if (this.current === null && this.nextInput >= this.settings.inputs.length) return null;
       const step = this.current === null ? this.openNext() : this.readNext(this.current);
@@ -189,25 +216,23 @@ export abstract class SortMergeInputGate implements InputGate {
     this.enqueue(input, blocks, base);
   }
 
-  /** Turns decoded blocks into batches: consecutive data blocks of one channel make one batch of records. */
+  /** Queues decoded blocks: consecutive data blocks of one channel, up to DEFRAME_BATCH_BYTES, make one batch of records (deframed when dequeued). */
   private enqueue(input: OpenInput, blocks: readonly RangeBlock[], base: number): void {
     const start = this.settings.range.start;
-    let records: Uint8Array[] | null = null;
-    let recordsChannel = -1;
+    let pending: PendingBlocks | null = null;
     for (const block of blocks) {
       const local = block.subpartition - start;
       const channel = base + local;
       if (block.kind === BLOCK_KIND_DATA) {
-        if (records === null || recordsChannel !== channel) {
-          if (records !== null && records.length > 0) this.queue.push({ kind: 'records', channel: recordsChannel, records });
-          records = [];
-          recordsChannel = channel;
+        if (pending === null || pending.channel !== channel || pending.bytes >= DEFRAME_BATCH_BYTES) {
+          pending = { kind: 'blocks', channel, deframer: input.deframers[local]!, payloads: [], bytes: 0 };
+          this.queue.push(pending);
         }
-        input.deframers[local]!.push(block.payload, records);
+        pending.payloads.push(block.payload);
+        pending.bytes += block.payload.length;
         continue;
       }
-      if (records !== null && records.length > 0) this.queue.push({ kind: 'records', channel: recordsChannel, records });
-      records = null;
+      pending = null;
       let event;
       try {
         event = decodeEvent(block.payload);
@@ -219,7 +244,6 @@ export abstract class SortMergeInputGate implements InputGate {
       }
       this.queue.push({ kind: 'event', channel, event });
     }
-    if (records !== null && records.length > 0) this.queue.push({ kind: 'records', channel: recordsChannel, records });
   }
 
   private async closeCurrent(): Promise<void> {
