@@ -85,6 +85,41 @@ describe('CheckpointCoordinator', () => {
     h.coordinator.stop();
   });
 
+  it('settled() waits for a completion under way: stored, the subsumed one discarded, notifyComplete called', async () => {
+    // a store whose writes of checkpoint 2 wait until released: the completion stays under way meanwhile
+    let release = (): void => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const inner = new InMemoryCheckpointStore();
+    const slow: CheckpointStore = {
+      nextCheckpointId: () => inner.nextCheckpointId(),
+      completed: () => inner.completed(),
+      remove: (id) => inner.remove(id),
+      addCompleted: async (c) => {
+        if (c.checkpointId === 2) await gate;
+        return inner.addCompleted(c);
+      },
+    };
+    const h = harness({ retained: 1 }, slow);
+    await h.coordinator.start();
+    await h.timers.advance(100);
+    await h.ackAll(1);
+    await h.timers.advance(100);
+    const acked = h.ackAll(2);
+    await settle();
+    let settled = false;
+    const waiting = h.coordinator.settled().then(() => (settled = true));
+    await settle();
+    assert.equal(settled, false, 'checkpoint 2 is still being stored');
+    assert.deepEqual(h.discarded, [], 'checkpoint 1 is not discarded yet');
+    release();
+    await Promise.all([acked, waiting]);
+    assert.deepEqual(h.events.slice(-1), ['complete 2']);
+    assert.deepEqual(h.discarded.sort(), ['1/sink', '1/src'], 'by the time settled() resolves, 1 is gone and 2 is the latest');
+    assert.equal(h.coordinator.latestCompleted?.checkpointId, 2);
+    await h.coordinator.settled();
+    h.coordinator.stop();
+  });
+
   it('keeps `retained` completed checkpoints and discards the state of older ones', async () => {
     const h = harness({ retained: 2 });
     await h.coordinator.start();
