@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it, mock } from 'node:test';
 import { type JobId, noopLogger, type ShuffleMaster } from '@weft/shuffle-api';
-import { createFailoverStrategy, createRestartBackoffTimeStrategy, ExecutionTopology, type JobTopology } from '@weft/engine';
+import { createFailoverStrategy, createRestartBackoffTimeStrategy, ExecutionTopology } from '@weft/engine';
 import { buildPipelinedRegions } from '../src/regions/pipelined-regions.js';
 import type { DeploymentBuilder } from '../src/job-master/deployment-builder.js';
 import { ExecutorSlots } from '../src/job-master/executor-slots.js';
@@ -15,22 +15,10 @@ import { RegionDependencies } from '../src/job-master/region-dependencies.js';
 import { RegionRestarts } from '../src/job-master/region-restarts.js';
 import { RegionState, RegionStates } from '../src/job-master/region-states.js';
 import { TaskAttempts } from '../src/job-master/task-attempts.js';
+import { TWO_STAGE_TOPOLOGY } from './support/two-stage-topology.js';
 
-/**
- * `numbers` (2 subtasks) feeds `double` pipelined (same region) and `double` feeds `sum` through a
- * BLOCKING all-to-all edge: regions {numbers#0, double#0}, {numbers#1, double#1}, {sum#0}.
- */
-const topologyJson: JobTopology = {
-  vertices: [
-    { id: 'numbers', parallelism: 2 },
-    { id: 'double', parallelism: 2 },
-    { id: 'sum', parallelism: 1 },
-  ],
-  edges: [
-    { id: 'numbers->double', source: 'numbers', target: 'double', distribution: 'POINTWISE', partitionType: 'PIPELINED' },
-    { id: 'double->sum', source: 'double', target: 'sum', distribution: 'ALL_TO_ALL', partitionType: 'BLOCKING' },
-  ],
-};
+/** Regions {numbers#0, double#0}, {numbers#1, double#1}, {sum#0} (TWO_STAGE_TOPOLOGY). */
+const topologyJson = TWO_STAGE_TOPOLOGY;
 
 function setUp(delayMs: number) {
   const topology = ExecutionTopology.from(topologyJson);

@@ -4,24 +4,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { noopLogger } from '@weft/shuffle-api';
-import { ExecutionTopology, isEngineError, type JobTopology } from '@weft/engine';
+import { ExecutionTopology, isEngineError } from '@weft/engine';
 import { buildPipelinedRegions } from '../src/regions/pipelined-regions.js';
 import { ExecutorSlots } from '../src/job-master/executor-slots.js';
 import { RegionDependencies } from '../src/job-master/region-dependencies.js';
 import { RegionState, RegionStates } from '../src/job-master/region-states.js';
 import { stalledJobError } from '../src/job-master/stalled-job.js';
+import { TWO_STAGE_TOPOLOGY } from './support/two-stage-topology.js';
 
-const topologyJson: JobTopology = {
-  vertices: [
-    { id: 'numbers', parallelism: 2 },
-    { id: 'double', parallelism: 2 },
-    { id: 'sum', parallelism: 1 },
-  ],
-  edges: [
-    { id: 'numbers->double', source: 'numbers', target: 'double', distribution: 'POINTWISE', partitionType: 'PIPELINED' },
-    { id: 'double->sum', source: 'double', target: 'sum', distribution: 'ALL_TO_ALL', partitionType: 'BLOCKING' },
-  ],
-};
+const topologyJson = TWO_STAGE_TOPOLOGY;
 
 describe('stalledJobError', () => {
   it('is undefined while a region can move, and names the waiting region and its missing partition once none can', () => {
