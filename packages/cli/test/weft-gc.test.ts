@@ -151,6 +151,32 @@ describe('weft gc', () => {
     assert.ok(!(await listedIds()).includes('gc-writing'));
   });
 
+  it('without --store or --meta collects where `weft run` put them by default (./.weft/shuffle and ./.weft/shuffle-meta.db)', async () => {
+    const cwd = join(dir.path, 'defaults');
+    await mkdir(cwd, { recursive: true });
+    const defaultStore = join(cwd, '.weft', 'shuffle');
+    const args = ['run', terasort, '--job-id', 'gc-defaults', '--parallelism', '2', '--workers', '2', '--', '--records', '200000'];
+    {
+      await using log = new SqliteJobEventLog({ path: join(cwd, '.weft', 'shuffle-meta.db') });
+      await killOnceFinished({ bin, args, cwd, log, jobId: 'gc-defaults', atLeast: 2 });
+    }
+    // its workers notice on their own and may still drop an unfinished attempt's file: wait until the store is still
+    let left = await filesUnder(defaultStore);
+    for (let i = 0; i < 20; i++) {
+      await new Promise((r) => setTimeout(r, 1_000));
+      const now = await filesUnder(defaultStore);
+      if (JSON.stringify(now) === JSON.stringify(left)) break;
+      left = now;
+    }
+    assert.ok(left.length > 0, 'the killed run left partition files in the default store');
+    const gc = await weft(['gc', '--older-than', '0s', '--json'], cwd);
+    assert.equal(gc.code, 0, gc.stderr);
+    const report = JSON.parse(gc.stdout) as { removed: { jobId: string }[]; partitions: number };
+    assert.deepEqual(report.removed.map((r) => r.jobId), ['gc-defaults']);
+    assert.ok(report.partitions > 0, gc.stdout);
+    assert.deepEqual(await filesUnder(defaultStore), [], 'no partition file of the run is left');
+  });
+
   it('refuses a bad --older-than, --meta or --store with exit 2 naming the flag', async () => {
     const duration = await weft(['gc', ...flags, '--older-than', 'soon'], dir.path);
     assert.equal(duration.code, 2);

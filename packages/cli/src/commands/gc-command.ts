@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs';
 import { readdir, rm, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { JobEventLog, JobRunRecord } from '@weft/engine';
 import type { JobId } from '@weft/shuffle-api';
 import { type Command, ExitCode } from '../command.js';
 import { parseCommandArgs, usageError } from '../parse-command-args.js';
+import { defaultMetaUrl, defaultStoreUrl } from './default-stores.js';
 
 const USAGE = `Usage: weft gc [--meta URL] [--store URL] [--older-than DURATION] [--dry-run] [--json]
 
@@ -23,7 +24,7 @@ Options:
   --meta URL                the job event log and the shuffle metadata: sqlite:///abs/file.db,
                             redis://host:port/db or redis+sentinel://host:port[,…]/name/db (default: $WEFT_META, else ./.weft/shuffle-meta.db)
   --store URL               where the partitions are: file:///abs/dir or s3://bucket/prefix (default:
-                            $WEFT_STORE, else ./.weft/shuffle-store — the same as \`weft run\`)
+                            $WEFT_STORE, else ./.weft/shuffle — the same as \`weft run\`)
   --older-than DURATION     only runs whose last event is older: 30s, 30m, 1h, 7d (default 24h)
   --dry-run                 print what would be removed, remove nothing
   --json                    print {"removed": [{"jobId", "status", "lastEventAt", "partitions", "bytes",
@@ -116,9 +117,9 @@ export const gcCommand: Command = {
     const olderThanMs = parseDuration(olderThanText);
     if (olderThanMs === undefined) throw usageError('gc', `--older-than: expected a duration such as 30s, 30m, 1h, 7d, got ${JSON.stringify(olderThanText)}`);
     const metaFlag = values.meta !== undefined ? '--meta' : io.env['WEFT_META'] !== undefined ? 'WEFT_META' : '--meta (default)';
-    const meta = values.meta ?? io.env['WEFT_META'] ?? `sqlite://${resolve(io.cwd, '.weft', 'shuffle-meta.db')}`;
+    const meta = values.meta ?? io.env['WEFT_META'] ?? defaultMetaUrl(io.cwd);
     const storeFlag = values.store !== undefined ? '--store' : io.env['WEFT_STORE'] !== undefined ? 'WEFT_STORE' : '--store (default)';
-    const store = values.store ?? io.env['WEFT_STORE'] ?? `file://${resolve(io.cwd, '.weft', 'shuffle-store')}`;
+    const store = values.store ?? io.env['WEFT_STORE'] ?? defaultStoreUrl(io.cwd);
     const dryRun = values['dry-run'] === true;
     const { createJobEventLog, parseJobEventLogUrl } = (await import(JOB_STORE_MODULE)) as typeof import('@weft/job-store');
     let location: ReturnType<typeof parseJobEventLogUrl>;
