@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
+import { jobSpillPrefix } from '@weft/engine';
 import { SqliteJobEventLog } from '@weft/job-store';
 import { createTempDir, type TempDir } from '@weft/testkit';
 import { killOnceFinished, weft as runWeft, type WeftOutcome } from './helpers/kill-and-resume.js';
@@ -118,6 +119,26 @@ describe('weft gc', () => {
     assert.match(gc.stdout, /^removed gc-sink \(unfinished, .*\): 0 partitions, 4 bytes, 1 sink temp dirs$/m);
     assert.equal(existsSync(sinkDir), false, 'the sink attempt directory is gone');
     assert.ok(!(await listedIds()).includes('gc-sink'));
+  });
+
+  it('removes the spill directories a killed run\'s tasks left under the spill directory it logged', async () => {
+    const spillRoot = join(dir.path, 'spill-root');
+    const left = join(spillRoot, `${jobSpillPrefix('gc-spill')}sort_0_0-abcdef`);
+    const otherJob = join(spillRoot, `${jobSpillPrefix('gc-spill-other')}sort_0_0-abcdef`);
+    await mkdir(left, { recursive: true });
+    await mkdir(otherJob, { recursive: true });
+    await writeFile(join(left, 'run-1.spill'), 'spilled');
+    {
+      await using store = new SqliteJobEventLog({ path: metaPath });
+      const log = await store.open({ jobId: 'gc-spill', owner: 'elsewhere:1' });
+      await log.append({ type: 'job-submitted', data: { name: 'terasort', args: [], tasksTotal: 1, options: { spillRoot } } });
+      await log.close();
+    }
+    const gc = await weft(['gc', ...flags, '--older-than', '0s'], dir.path);
+    assert.equal(gc.code, 0, gc.stderr);
+    assert.match(gc.stdout, /^removed gc-spill \(unfinished, .*\): 0 partitions, 7 bytes, 1 spill dirs$/m);
+    assert.equal(existsSync(left), false, 'the spill directory is gone');
+    assert.equal(existsSync(otherJob), true, 'another job\'s spill directory is kept');
   });
 
   it('removes the attempt directory of a text sink whose attempts were still writing when the job master was SIGKILLed', async () => {

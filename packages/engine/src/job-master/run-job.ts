@@ -1,4 +1,4 @@
-import { availableParallelism } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { resolve as resolvePath } from 'node:path';
@@ -327,6 +327,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       serializer: serializerName,
       releasePartitionsDuringJob,
       ...(adaptive === undefined ? {} : { adaptive }),
+      ...(provider === undefined ? { spillRoot: spillDir ?? tmpdir() } : {}),
     },
   };
 
