@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
+import { jobSpillPrefix } from '@weft/engine';
 import { SqliteJobEventLog } from '@weft/job-store';
 import { createTempDir, type TempDir } from '@weft/testkit';
 import { killOnceFinished, weft as runWeft, type WeftOutcome } from './helpers/kill-and-resume.js';
@@ -120,6 +121,26 @@ describe('weft gc', () => {
     assert.ok(!(await listedIds()).includes('gc-sink'));
   });
 
+  it('removes the spill directories a killed run\'s tasks left under the spill directory it logged', async () => {
+    const spillRoot = join(dir.path, 'spill-root');
+    const left = join(spillRoot, `${jobSpillPrefix('gc-spill')}sort_0_0-abcdef`);
+    const otherJob = join(spillRoot, `${jobSpillPrefix('gc-spill-other')}sort_0_0-abcdef`);
+    await mkdir(left, { recursive: true });
+    await mkdir(otherJob, { recursive: true });
+    await writeFile(join(left, 'run-1.spill'), 'spilled');
+    {
+      await using store = new SqliteJobEventLog({ path: metaPath });
+      const log = await store.open({ jobId: 'gc-spill', owner: 'elsewhere:1' });
+      await log.append({ type: 'job-submitted', data: { name: 'terasort', args: [], tasksTotal: 1, options: { spillRoot } } });
+      await log.close();
+    }
+    const gc = await weft(['gc', ...flags, '--older-than', '0s'], dir.path);
+    assert.equal(gc.code, 0, gc.stderr);
+    assert.match(gc.stdout, /^removed gc-spill \(unfinished, .*\): 0 partitions, 7 bytes, 1 spill dirs$/m);
+    assert.equal(existsSync(left), false, 'the spill directory is gone');
+    assert.equal(existsSync(otherJob), true, 'another job\'s spill directory is kept');
+  });
+
   it('removes the attempt directory of a text sink whose attempts were still writing when the job master was SIGKILLed', async () => {
     const output = join(dir.path, 'sorted.txt');
     const sinkDir = join(dir.path, '.sorted.txt.weft-gc-writing');
@@ -149,6 +170,32 @@ describe('weft gc', () => {
     assert.match(gc.stdout, /^removed gc-writing \(unfinished, .*\): .* 1 sink temp dirs$/m);
     assert.equal(existsSync(sinkDir), false, 'the sink attempt directory is gone');
     assert.ok(!(await listedIds()).includes('gc-writing'));
+  });
+
+  it('without --store or --meta collects where `weft run` put them by default (./.weft/shuffle and ./.weft/shuffle-meta.db)', async () => {
+    const cwd = join(dir.path, 'defaults');
+    await mkdir(cwd, { recursive: true });
+    const defaultStore = join(cwd, '.weft', 'shuffle');
+    const args = ['run', terasort, '--job-id', 'gc-defaults', '--parallelism', '2', '--workers', '2', '--', '--records', '200000'];
+    {
+      await using log = new SqliteJobEventLog({ path: join(cwd, '.weft', 'shuffle-meta.db') });
+      await killOnceFinished({ bin, args, cwd, log, jobId: 'gc-defaults', atLeast: 2 });
+    }
+    // its workers notice on their own and may still drop an unfinished attempt's file: wait until the store is still
+    let left = await filesUnder(defaultStore);
+    for (let i = 0; i < 20; i++) {
+      await new Promise((r) => setTimeout(r, 1_000));
+      const now = await filesUnder(defaultStore);
+      if (JSON.stringify(now) === JSON.stringify(left)) break;
+      left = now;
+    }
+    assert.ok(left.length > 0, 'the killed run left partition files in the default store');
+    const gc = await weft(['gc', '--older-than', '0s', '--json'], cwd);
+    assert.equal(gc.code, 0, gc.stderr);
+    const report = JSON.parse(gc.stdout) as { removed: { jobId: string }[]; partitions: number };
+    assert.deepEqual(report.removed.map((r) => r.jobId), ['gc-defaults']);
+    assert.ok(report.partitions > 0, gc.stdout);
+    assert.deepEqual(await filesUnder(defaultStore), [], 'no partition file of the run is left');
   });
 
   it('refuses a bad --older-than, --meta or --store with exit 2 naming the flag', async () => {

@@ -63,7 +63,7 @@ describe('weft run --task-memory', () => {
       const run = await inProcess(['run', terasort, '--executor', 'inprocess', '--parallelism', '2', '--task-memory', '64k', '--spill-dir', mountPoint, '--json', '--store', `file://${join(dir, 's3')}`, '--meta', `sqlite://${join(dir, 'm3.db')}`, '--', '--records', '60000', '--output', join(dir, 'never.txt')], dir);
       assert.equal(run.code, 1, run.stderr);
       assert.match(run.stdout, /WEFT_ERR_SPILL_FAILED/, 'the --json summary carries the cause\'s code');
-      assert.match(run.stderr, new RegExp(`task sort#\\d@0 failed: operator "sort" could not spill to ${mountPoint}/weft-spill-sort_\\d_0-\\w+/run-\\d+\\.spill: ENOSPC`));
+      assert.match(run.stderr, new RegExp(`task sort#\\d@0 failed: operator "sort" could not spill to ${mountPoint}/weft-spill-[0-9a-f]{12}-sort_\\d_0-\\w+/run-\\d+\\.spill: ENOSPC`));
       assert.deepEqual(await readdir(mountPoint), [], 'the failed and the cancelled task both removed their spill directories');
     } finally {
       execFileSync('umount', [mountPoint]);

@@ -107,3 +107,4 @@ export * from './event-log/summarize-job-run.js';
 export type * from './io/external-file-system.js';
 export { DEFAULT_TASK_MEMORY_FRACTION, MemoryConsumer, MemoryManager, MIN_TASK_MEMORY_BYTES, checkTaskMemoryBytes, defaultTaskMemoryBytes } from './memory/memory-manager.js';
 export { createTaskMemory, type TaskMemory, type TaskMemoryOptions } from './memory/task-memory.js';
+export { jobSpillPrefix } from './memory/spill-directory.js';

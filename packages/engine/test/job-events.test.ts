@@ -121,6 +121,7 @@ describe('the job event stream', () => {
         restartStrategy: { type: 'fixed-delay', attempts: 1, delayMs: 0 },
         serializer: 'default',
         releasePartitionsDuringJob: true,
+        spillRoot: tmpdir(),
       });
       const finished = events.filter((e): e is Extract<JobEvent, { type: 'task-finished' }> => e.type === 'task-finished' && e.data.executionVertexId.startsWith('a#'));
       for (const f of finished) assert.ok((f.data.partitions[0]?.bytes ?? 0) > 0, `${f.data.executionVertexId} reports the bytes it wrote`);

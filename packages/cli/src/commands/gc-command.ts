@@ -1,18 +1,20 @@
 import { existsSync } from 'node:fs';
 import { readdir, rm, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
-import type { JobEventLog, JobRunRecord } from '@weft/engine';
+import { basename, dirname, join } from 'node:path';
+import { type JobEventLog, type JobRunRecord, jobSpillPrefix } from '@weft/engine';
 import type { JobId } from '@weft/shuffle-api';
 import { type Command, ExitCode } from '../command.js';
 import { parseCommandArgs, usageError } from '../parse-command-args.js';
+import { defaultMetaUrl, defaultStoreUrl } from './default-stores.js';
 
 const USAGE = `Usage: weft gc [--meta URL] [--store URL] [--older-than DURATION] [--dry-run] [--json]
 
 Collects the garbage of dead runs: for every run in the job event log (unfinished or finished) whose last
 event is older than --older-than and whose job master is not alive, it unregisters the job in the shuffle
 store (deleting its partitions; BLOCKING_PERSISTENT ones are kept), removes its text sinks' per-attempt
-temporary directories that the log names (local ones; also those of attempts that never finished), then
+temporary directories that the log names (local ones; also those of attempts that never finished) and the
+spill directories its tasks left (killed with their processes) under the spill directory it logged, then
 deletes the run from the log. One line per run removed
 (id, partitions, bytes), then a total.
 
@@ -23,11 +25,11 @@ Options:
   --meta URL                the job event log and the shuffle metadata: sqlite:///abs/file.db,
                             redis://host:port/db or redis+sentinel://host:port[,…]/name/db (default: $WEFT_META, else ./.weft/shuffle-meta.db)
   --store URL               where the partitions are: file:///abs/dir or s3://bucket/prefix (default:
-                            $WEFT_STORE, else ./.weft/shuffle-store — the same as \`weft run\`)
+                            $WEFT_STORE, else ./.weft/shuffle — the same as \`weft run\`)
   --older-than DURATION     only runs whose last event is older: 30s, 30m, 1h, 7d (default 24h)
   --dry-run                 print what would be removed, remove nothing
   --json                    print {"removed": [{"jobId", "status", "lastEventAt", "partitions", "bytes",
-                            "sinkDirs"}], "partitions", "bytes", "dryRun"}
+                            "sinkDirs", "spillDirs"}], "partitions", "bytes", "dryRun"}
   -h, --help                show this help
 
 Exit codes: 0 done (also when nothing was removed); 1 a store failed; 2 bad usage, a bad --meta or --store,
@@ -81,6 +83,22 @@ async function sinkDirsOf(log: JobEventLog, jobId: string): Promise<string[]> {
   return [...dirs].filter((d) => existsSync(d));
 }
 
+/**
+ * The spill directories (`weft-spill-<job>-*`) its tasks left under the spill root its `job-submitted`
+ * logged (local executors only): what tasks killed with their processes could not remove.
+ */
+async function spillDirsOf(log: JobEventLog, jobId: string): Promise<string[]> {
+  const roots = new Set<string>();
+  for (const e of await log.readRun(jobId).catch(() => [])) {
+    const root = e.type === 'job-submitted' ? (e.data as { options?: { spillRoot?: unknown } | null } | null)?.options?.spillRoot : undefined;
+    if (typeof root === 'string' && root !== '') roots.add(root);
+  }
+  const prefix = jobSpillPrefix(jobId);
+  const dirs: string[] = [];
+  for (const root of roots) for (const name of await readdir(root).catch(() => [] as string[])) if (name.startsWith(prefix)) dirs.push(join(root, name));
+  return dirs;
+}
+
 async function dirBytes(dir: string): Promise<number> {
   let total = 0;
   for (const name of await readdir(dir).catch(() => [] as string[])) {
@@ -97,6 +115,7 @@ interface Removed {
   readonly partitions: number;
   readonly bytes: number;
   readonly sinkDirs: readonly string[];
+  readonly spillDirs: readonly string[];
 }
 
 export const gcCommand: Command = {
@@ -116,9 +135,9 @@ export const gcCommand: Command = {
     const olderThanMs = parseDuration(olderThanText);
     if (olderThanMs === undefined) throw usageError('gc', `--older-than: expected a duration such as 30s, 30m, 1h, 7d, got ${JSON.stringify(olderThanText)}`);
     const metaFlag = values.meta !== undefined ? '--meta' : io.env['WEFT_META'] !== undefined ? 'WEFT_META' : '--meta (default)';
-    const meta = values.meta ?? io.env['WEFT_META'] ?? `sqlite://${resolve(io.cwd, '.weft', 'shuffle-meta.db')}`;
+    const meta = values.meta ?? io.env['WEFT_META'] ?? defaultMetaUrl(io.cwd);
     const storeFlag = values.store !== undefined ? '--store' : io.env['WEFT_STORE'] !== undefined ? 'WEFT_STORE' : '--store (default)';
-    const store = values.store ?? io.env['WEFT_STORE'] ?? `file://${resolve(io.cwd, '.weft', 'shuffle-store')}`;
+    const store = values.store ?? io.env['WEFT_STORE'] ?? defaultStoreUrl(io.cwd);
     const dryRun = values['dry-run'] === true;
     const { createJobEventLog, parseJobEventLogUrl } = (await import(JOB_STORE_MODULE)) as typeof import('@weft/job-store');
     let location: ReturnType<typeof parseJobEventLogUrl>;
@@ -159,14 +178,15 @@ export const gcCommand: Command = {
               const jobId = run.jobId as JobId;
               const partitions = await master.listPartitions(jobId);
               const sinkDirs = await sinkDirsOf(log, run.jobId);
+              const spillDirs = await spillDirsOf(log, run.jobId);
               let bytes = partitions.reduce((sum, p) => sum + p.totalBytes, 0);
-              for (const d of sinkDirs) bytes += await dirBytes(d);
+              for (const d of [...sinkDirs, ...spillDirs]) bytes += await dirBytes(d);
               if (!dryRun) {
                 await master.unregisterJob(jobId);
-                await Promise.all(sinkDirs.map((d) => rm(d, { recursive: true, force: true })));
+                await Promise.all([...sinkDirs, ...spillDirs].map((d) => rm(d, { recursive: true, force: true })));
                 await log.deleteRun(run.jobId);
               }
-              removed.push({ jobId: run.jobId, status: run.status, lastEventAt: new Date(run.lastAtMs).toISOString(), partitions: partitions.length, bytes, sinkDirs });
+              removed.push({ jobId: run.jobId, status: run.status, lastEventAt: new Date(run.lastAtMs).toISOString(), partitions: partitions.length, bytes, sinkDirs, spillDirs });
             }
           } finally {
             await master.close();
@@ -183,7 +203,7 @@ export const gcCommand: Command = {
     } else {
       const verb = dryRun ? 'would remove' : 'removed';
       for (const r of removed) {
-        io.stdout.write(`${verb} ${r.jobId} (${r.status}, last event ${r.lastEventAt}): ${r.partitions} partitions, ${r.bytes} bytes${r.sinkDirs.length > 0 ? `, ${r.sinkDirs.length} sink temp dirs` : ''}\n`);
+        io.stdout.write(`${verb} ${r.jobId} (${r.status}, last event ${r.lastEventAt}): ${r.partitions} partitions, ${r.bytes} bytes${r.sinkDirs.length > 0 ? `, ${r.sinkDirs.length} sink temp dirs` : ''}${r.spillDirs.length > 0 ? `, ${r.spillDirs.length} spill dirs` : ''}\n`);
       }
       io.stdout.write(`${dryRun ? 'would remove' : 'removed'} ${removed.length} runs in total: ${partitions} partitions, ${bytes} bytes (older than ${olderThanText})\n`);
     }

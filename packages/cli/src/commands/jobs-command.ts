@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
 import type { JobEventLog, JobRunRecord } from '@weft/engine';
 import { type Command, ExitCode } from '../command.js';
 import { parseCommandArgs, usageError } from '../parse-command-args.js';
 import { formatJobsReport, toJobsReportRun } from './jobs-report.js';
+import { defaultMetaUrl } from './default-stores.js';
 
 const USAGE = `Usage: weft jobs [--meta URL] [--json]
 
@@ -37,7 +37,7 @@ export const jobsCommand: Command = {
     const { values, positionals } = parseCommandArgs('jobs', args, { meta: { type: 'string' }, json: { type: 'boolean' } });
     if (positionals.length > 0) throw usageError('jobs', `unexpected argument ${JSON.stringify(positionals[0])}`);
     const flag = values.meta !== undefined ? '--meta' : io.env['WEFT_META'] !== undefined ? 'WEFT_META' : '--meta (default)';
-    const meta = values.meta ?? io.env['WEFT_META'] ?? `sqlite://${resolve(io.cwd, '.weft', 'shuffle-meta.db')}`;
+    const meta = values.meta ?? io.env['WEFT_META'] ?? defaultMetaUrl(io.cwd);
     const { createJobEventLog, parseJobEventLogUrl } = (await import(JOB_STORE_MODULE)) as typeof import('@weft/job-store');
     let location: ReturnType<typeof parseJobEventLogUrl>;
     try {

@@ -16,8 +16,9 @@ export const MEMORY_USAGE = `Memory:
                             aggregation that fills it spills sorted runs to disk and merges them; a
                             combiner emits early. Default: ${DEFAULT_TASK_MEMORY_FRACTION * 100} % of the smaller of the machine's memory and
                             the V8 heap limit, divided by its cores. At least ${MIN_TASK_MEMORY_BYTES / 1024} KiB (less: exit 2)
-  --spill-dir PATH          where tasks put their spill files (a weft-spill-<attempt>-* directory each,
-                            removed when the task ends) (default: the system's temp directory)`;
+  --spill-dir PATH          where tasks put their spill files (a weft-spill-<job>-<attempt>-* directory each,
+                            removed when the task ends; a later run of the same --job-id removes what tasks
+                            killed with their processes left) (default: the system's temp directory)`;
 
 const UNITS: Readonly<Record<string, number>> = { '': 1, b: 1, k: 1024, kb: 1024, kib: 1024, m: 1024 ** 2, mb: 1024 ** 2, mib: 1024 ** 2, g: 1024 ** 3, gb: 1024 ** 3, gib: 1024 ** 3, t: 1024 ** 4, tb: 1024 ** 4, tib: 1024 ** 4 };
 

@@ -23,6 +23,7 @@ import { bundleJobModule } from './bundle-job-module.js';
 import { ADAPTIVE_FLAGS, ADAPTIVE_USAGE, parseAdaptiveFlags } from './adaptive-flags.js';
 import { CHECKPOINT_FLAGS, CHECKPOINT_USAGE, parseCheckpointFlags } from './checkpoint-flags.js';
 import { BlobCheckpointStorage } from './blob-checkpoint-storage.js';
+import { defaultMetaUrl, defaultStoreUrl } from './default-stores.js';
 
 /** The most copies --shuffle-replicas takes (the client's `replicas` limit). */
 const MAX_SHUFFLE_REPLICAS = 8;
@@ -399,8 +400,8 @@ export const runCommand: Command = {
           : undefined;
     if (servers === undefined && replicas !== undefined) throw usageError('run', '--shuffle-replicas needs --shuffle-servers (or WEFT_SHUFFLE_SERVERS): replicas are copies on shuffle servers');
     if (servers !== undefined && values.meta !== undefined) throw usageError('run', `--meta cannot be combined with ${servers.source}: the servers keep the metadata`);
-    const store = setting('--store', values.store, 'WEFT_STORE', io.env, pathToFileURL(resolve(io.cwd, '.weft', 'shuffle')).href);
-    const meta = setting('--meta', values.meta, 'WEFT_META', io.env, `sqlite://${resolve(io.cwd, '.weft', 'shuffle-meta.db')}`);
+    const store = setting('--store', values.store, 'WEFT_STORE', io.env, defaultStoreUrl(io.cwd));
+    const meta = setting('--meta', values.meta, 'WEFT_META', io.env, defaultMetaUrl(io.cwd));
     const blockingModule = servers === undefined ? BLOCKING_MODULE : SERVER_MODULE;
     const takeoverMs = integerFlag('run', '--standby-takeover-ms', values['standby-takeover-ms'], 1);
     if (values.standby !== true && takeoverMs !== undefined) throw usageError('run', '--standby-takeover-ms needs --standby');

@@ -1,9 +1,9 @@
-import { resolve } from 'node:path';
 import type { JobEventLog } from '@weft/engine';
 import { type Command, ExitCode } from '../command.js';
 import { integerFlag, parseCommandArgs, usageError } from '../parse-command-args.js';
 import { type Closeable, openUiCluster } from './ui-cluster.js';
 import { startCliUi } from './ui-server-start.js';
+import { defaultMetaUrl } from './default-stores.js';
 
 const USAGE = `Usage: weft ui [--meta URL] [--port N] [--host H] [--token T] [--cluster URL [--shuffle-servers URL]]
 
@@ -65,7 +65,7 @@ export const uiCommand: Command = {
     const port = integerFlag('ui', '--port', values.port, 0);
     if (port !== undefined && port > 65535) throw usageError('ui', `--port must be at most 65535, got ${port}`);
     const flag = values.meta !== undefined ? '--meta' : io.env['WEFT_META'] !== undefined ? 'WEFT_META' : '--meta (default)';
-    const meta = values.meta ?? io.env['WEFT_META'] ?? `sqlite://${resolve(io.cwd, '.weft', 'shuffle-meta.db')}`;
+    const meta = values.meta ?? io.env['WEFT_META'] ?? defaultMetaUrl(io.cwd);
     const clusterUrl = values.cluster ?? (io.env['WEFT_CLUSTER'] === '' ? undefined : io.env['WEFT_CLUSTER']);
     if (clusterUrl === undefined && values['shuffle-servers'] !== undefined) throw usageError('ui', '--shuffle-servers needs --cluster');
     const { createJobEventLog } = (await import(JOB_STORE_MODULE)) as typeof import('@weft/job-store');

@@ -22,6 +22,12 @@ export interface JobSubmittedOptions {
   readonly releasePartitionsDuringJob: boolean;
   /** An adaptive run's options (`--parallelism auto`); absent when every parallelism was fixed. */
   readonly adaptive?: ResolvedAdaptiveBatchOptions;
+  /**
+   * Where local executors' tasks make their spill directories (RunJobOptions.spillDir, else this host's
+   * os.tmpdir()), so `weft gc` finds what tasks killed with their processes left. Absent on a provider's
+   * executors (other hosts) and in events of an older weft.
+   */
+  readonly spillRoot?: string;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { availableParallelism } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { createHash, randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { resolve as resolvePath } from 'node:path';
@@ -20,6 +20,7 @@ import { createRestartBackoffTimeStrategy } from '../restart/create-restart-back
 import type { RestartStrategyOptions } from '../restart/restart-backoff-time-strategy.js';
 import { resolveSerializer, type SerializerName } from '../serialization/serializers.js';
 import { checkTaskMemoryBytes } from '../memory/memory-manager.js';
+import { removeJobSpillDirs } from '../memory/spill-directory.js';
 import type { ExecutorLossRecord, FailoverRecord } from './failover-record.js';
 import type { DeploymentLatencySummary } from './deployment-latencies.js';
 import type { PlacementSummary } from './placement-counts.js';
@@ -150,7 +151,7 @@ export interface RunJobOptions {
    */
   readonly taskMemoryBytes?: number;
   /**
-   * The directory tasks make their spill directories in (`weft-spill-<attempt>-*`, removed when the task
+   * The directory tasks make their spill directories in (`weft-spill-<job>-<attempt>-*`, removed when the task
    * ends, however it ends). On a cluster it must exist on every executor's host. @defaultValue os.tmpdir()
    * of each executor
    */
@@ -358,11 +359,15 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       serializer: serializerName,
       releasePartitionsDuringJob,
       ...(adaptive === undefined ? {} : { adaptive }),
+      ...(provider === undefined ? { spillRoot: spillDir ?? tmpdir() } : {}),
     },
   };
 
   // the lease first: nothing is registered before this run's epoch exists
   const opened: OpenedJobLog | undefined = eventLog === undefined ? undefined : await openJobLog({ eventLog, jobId: id, submission });
+  // what tasks of an earlier run of this id left when they were killed with their process (a SIGKILLed
+  // process group, a crash): their spill directories on this host. Only local executors spill here.
+  if (provider === undefined) removeJobSpillDirs(id, spillDir);
   const sinkTempDirs = textSinkTempDirs(loaded.plan, cwd, id, fileSystems);
   // learns from the first refusal that a newer run took the job over; from then on this run is hands-off
   const fence = opened === undefined ? undefined : new JobFence({ jobId: id, epoch: opened.log.epoch, logger });

@@ -1,10 +1,37 @@
-import { mkdirSync, mkdtempSync, rmSync, unlinkSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spillFailed } from './spill-failed.js';
 
+/** `weft-spill-<12 hex digits of sha256(job id)>-`: what every spill directory of the job's tasks starts with. */
+export function jobSpillPrefix(jobId: string): string {
+  return `weft-spill-${createHash('sha256').update(jobId).digest('hex').slice(0, 12)}-`;
+}
+
 /**
- * The spill files of one task attempt: a directory `weft-spill-<attempt>-` plus six random characters (mkdtemp) under `root` (the
+ * Removes the spill directories of `jobId`'s tasks under `root` (default the system's temp directory):
+ * what tasks killed with their process (SIGKILL of the whole run, a crash) left. Returns how many.
+ */
+export function removeJobSpillDirs(jobId: string, root: string = tmpdir()): number {
+  const prefix = jobSpillPrefix(jobId);
+  let entries: string[];
+  try {
+    entries = readdirSync(root);
+  } catch {
+    return 0; // no spill root yet: nothing spilled there
+  }
+  let removed = 0;
+  for (const name of entries) {
+    if (!name.startsWith(prefix)) continue;
+    rmSync(join(root, name), { recursive: true, force: true });
+    removed++;
+  }
+  return removed;
+}
+
+/**
+ * The spill files of one task attempt: a directory `weft-spill-<job>-<attempt>-` (job: jobSpillPrefix) plus six random characters (mkdtemp) under `root` (the
  * system's temp directory by default), made when the first file is asked for. Operators own their files
  * and remove them when done with them; `close()` removes the directory and whatever is still in it —
  * the task calls it after success, failure and cancellation alike. Synchronous: operators spill from
@@ -19,9 +46,9 @@ export class SpillDirectory {
   /** Spill files created so far (a counter for tests and summaries). */
   filesCreated = 0;
 
-  constructor(options: { readonly root?: string | undefined; readonly name: string }) {
+  constructor(options: { readonly root?: string | undefined; readonly name: string; readonly jobId?: string | undefined }) {
     this.root = options.root ?? tmpdir();
-    this.#prefix = `weft-spill-${options.name.replace(/[^A-Za-z0-9_.-]+/g, '_')}-`;
+    this.#prefix = `${options.jobId === undefined ? 'weft-spill-' : jobSpillPrefix(options.jobId)}${options.name.replace(/[^A-Za-z0-9_.-]+/g, '_')}-`;
   }
 
   /** The directory, when a file was made in it (and it was not closed). */

@@ -21,6 +21,8 @@ export interface TaskMemoryOptions {
   readonly spillDir?: string | undefined;
   /** Names the spill directory (an attempt id). */
   readonly name: string;
+  /** The job the task runs for: its spill directories start with jobSpillPrefix(jobId), so a later run of the job can remove what a killed one left. */
+  readonly jobId?: string | undefined;
   /** @defaultValue the default serializer */
   readonly serializer?: RecordSerializerFactory;
 }
@@ -28,7 +30,7 @@ export interface TaskMemoryOptions {
 export function createTaskMemory(options: TaskMemoryOptions): TaskMemory {
   return {
     manager: new MemoryManager(options.budgetBytes),
-    spill: new SpillDirectory({ root: options.spillDir, name: options.name }),
+    spill: new SpillDirectory({ root: options.spillDir, name: options.name, jobId: options.jobId }),
     serializer: options.serializer ?? createDefaultRecordSerializer,
     keySerializer: createDefaultRecordSerializer,
   };

@@ -113,6 +113,7 @@ export class StreamTask {
         budgetBytes: deployment.taskMemoryBytes ?? defaultTaskMemoryBytes(),
         spillDir: deployment.spillDir,
         name: deployment.attemptId,
+        jobId: this.#options.jobId,
         serializer: this.#options.serializer,
       });
       this.#operators = this.#buildChain(this.#memory);
