@@ -19,6 +19,16 @@ describe('summarizeJobRun', () => {
     assert.deepEqual([run.status, run.jobName, run.tasksTotal, run.tasksFinished, run.events, run.epoch], ['unfinished', 'wc', 3, 1, 6, 3]);
   });
 
+  it('an adaptive run: decided vertices count their decided subtasks; while one is undecided the total is an upper bound', () => {
+    // `src` (2, fixed) feeds `sort` (reserved 128, decided at run time): 130 planned
+    const submitted = event('job-submitted', { name: 'ts', tasksTotal: 130, topology: { vertices: [{ id: 'src', parallelism: 2 }, { id: 'sort', parallelism: 128 }] } });
+    const fixed = event('vertex-initialized', { vertexId: 'src', parallelism: 2 });
+    const running = summarizeJobRun(lease, [submitted, fixed, event('task-finished', { executionVertexId: 'src#0' })]);
+    assert.deepEqual([running.tasksFinished, running.tasksTotal, running.tasksTotalIsUpperBound], [1, 130, true]);
+    const decided = summarizeJobRun(lease, [submitted, fixed, event('vertex-initialized', { vertexId: 'sort', parallelism: 14, decided: true })]);
+    assert.deepEqual([decided.tasksTotal, decided.tasksTotalIsUpperBound], [2 + 14, undefined]);
+  });
+
   it('takes the status from the last terminal event, and a later job-submitted (a resume) makes the run unfinished', () => {
     assert.equal(summarizeJobRun(lease, [event('job-submitted'), event('job-failed', { error: 'x' })]).status, 'failed');
     assert.equal(summarizeJobRun(lease, [event('job-submitted'), event('job-cancelled')]).status, 'cancelled');

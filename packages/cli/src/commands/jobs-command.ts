@@ -15,13 +15,15 @@ Options:
                             redis+sentinel://host:port[,host:port…]/name/db
                             (default: $WEFT_META, else ./.weft/shuffle-meta.db — the same store \`weft run\` uses)
   --json                    print {"runs": [{"jobId", "job", "status", "startedAt", "lastEventAt",
-                            "tasksFinished", "tasksTotal", "epoch", "events", "owner", "problem"?}]}
+                            "tasksFinished", "tasksTotal", "tasksTotalIsUpperBound"?, "epoch", "events", "owner",
+                            "problem"?}]}
   -h, --help                show this help
 
 Status is unfinished (running, or its job master is gone), succeeded, failed, cancelled — from the run's
 last events — or unreadable (a log written by a newer weft, or corrupt; "problem" says which). Tasks
 finished counts tasks whose finished event no later reset names: what a resume can reuse if their
-partitions still exist. Epoch is the newest job master lease taken for the id.
+partitions still exist. A total shown as ≤N ("tasksTotalIsUpperBound": true) counts a --parallelism auto
+vertex not decided yet at its reserved size. Epoch is the newest job master lease taken for the id.
 
 Exit codes: 0 printed (also when there is no run); 2 bad usage or a bad or unreachable --meta.
 `;

@@ -10,6 +10,8 @@ export interface JobsReportRun {
   readonly lastEventAt: string;
   readonly tasksFinished: number;
   readonly tasksTotal: number | null;
+  /** `tasksTotal` counts vertices not decided yet (`--parallelism auto`) at their reserved size: at most that many. Present only when true. */
+  readonly tasksTotalIsUpperBound?: true;
   readonly epoch: number;
   readonly events: number;
   readonly owner: string | null;
@@ -27,6 +29,7 @@ export function toJobsReportRun(run: JobRunRecord): JobsReportRun {
     lastEventAt: iso(run.lastAtMs),
     tasksFinished: run.tasksFinished,
     tasksTotal: run.tasksTotal ?? null,
+    ...(run.tasksTotalIsUpperBound === true ? { tasksTotalIsUpperBound: true as const } : {}),
     epoch: run.epoch,
     events: run.events,
     owner: run.owner ?? null,
@@ -38,7 +41,7 @@ export function toJobsReportRun(run: JobRunRecord): JobsReportRun {
 export function formatJobsReport(runs: readonly JobsReportRun[], store: string): string {
   if (runs.length === 0) return `no runs in ${store}\n`;
   const header = ['JOB ID', 'JOB', 'STATUS', 'STARTED', 'TASKS', 'EPOCH'];
-  const rows = runs.map((r) => [r.jobId, r.job ?? '-', r.status, r.startedAt, `${r.tasksFinished}/${r.tasksTotal ?? '?'}`, String(r.epoch)]);
+  const rows = runs.map((r) => [r.jobId, r.job ?? '-', r.status, r.startedAt, `${r.tasksFinished}/${r.tasksTotalIsUpperBound === true ? '≤' : ''}${r.tasksTotal ?? '?'}`, String(r.epoch)]);
   const widths = header.map((_, i) => Math.max(...[header, ...rows].map((row) => (row[i] as string).length)));
   const lines = [header, ...rows].map((row) => row.map((cell, i) => cell.padEnd(widths[i] as number)).join('  ').trimEnd());
   const problems = runs.filter((r) => r.problem !== undefined).map((r) => `${r.jobId}: ${r.problem}`);

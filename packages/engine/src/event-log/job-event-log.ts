@@ -168,8 +168,13 @@ export interface JobRunRecord {
   readonly leaseRenewedAtMs: number | undefined;
   /** `data.name` of the first 'job-submitted' event, when it has one. */
   readonly jobName: string | undefined;
-  /** `data.tasksTotal` of the last 'job-submitted' event, when it has one. */
+  /** `data.tasksTotal` of the last 'job-submitted' event, when it has one (less the skipped subtasks of decided adaptive vertices). */
   readonly tasksTotal: number | undefined;
+  /**
+   * True when `tasksTotal` counts vertices not decided yet (`--parallelism auto`, never initialized in the
+   * log) at their reserved size: the run's real total is lower, known once they are decided.
+   */
+  readonly tasksTotalIsUpperBound?: boolean;
   /**
    * Execution vertices with a 'task-finished' event that no later 'tasks-reset' names: the tasks a resume
    * would reuse (if their partitions still exist).

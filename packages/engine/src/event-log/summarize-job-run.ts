@@ -45,6 +45,8 @@ export function summarizeJobRun(lease: JobRunLease, events: readonly LoggedJobEv
   /** An adaptive run: each decided vertex's reserved subtasks beyond its decision are not tasks. */
   const reserved = new Map<string, number>();
   const skipped = new Map<string, number>();
+  /** Vertices with a 'vertex-initialized' event: fixed ones at submission, adaptive ones once decided. */
+  const initialized = new Set<string>();
   for (const event of events) {
     const terminal = TERMINAL[event.type as JobEventType];
     if (terminal !== undefined) status = terminal;
@@ -62,6 +64,7 @@ export function summarizeJobRun(lease: JobRunLease, events: readonly LoggedJobEv
       case 'vertex-initialized': {
         const id = field(event.data, 'vertexId');
         const p = field(event.data, 'parallelism');
+        if (typeof id === 'string') initialized.add(id);
         const size = typeof id === 'string' ? reserved.get(id) : undefined;
         if (field(event.data, 'decided') === true && typeof p === 'number' && size !== undefined) skipped.set(id as string, Math.max(0, size - p));
         break;
@@ -80,6 +83,8 @@ export function summarizeJobRun(lease: JobRunLease, events: readonly LoggedJobEv
   }
   const first = events[0];
   const last = events[events.length - 1];
+  // a log with no vertex-initialized at all (an older weft) says nothing about undecided vertices
+  const undecided = initialized.size > 0 && [...reserved.keys()].some((id) => !initialized.has(id));
   return {
     jobId: lease.jobId,
     epoch: lease.epoch,
@@ -92,6 +97,7 @@ export function summarizeJobRun(lease: JobRunLease, events: readonly LoggedJobEv
     leaseRenewedAtMs: lease.takenAtMs > 0 ? Math.max(lease.takenAtMs, lease.renewedAtMs ?? 0) : lease.renewedAtMs,
     jobName,
     tasksTotal: tasksTotal === undefined ? undefined : tasksTotal - [...skipped.values()].reduce((a, b) => a + b, 0),
+    ...(undecided && tasksTotal !== undefined ? { tasksTotalIsUpperBound: true } : {}),
     tasksFinished: finished.size,
     status,
     problem: undefined,
