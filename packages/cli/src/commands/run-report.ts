@@ -133,7 +133,8 @@ const MAX_RANGES_SHOWN = 8;
 export function formatDecisions(result: JobResult): string[] {
   if (result.adaptive === undefined) return [];
   const a = result.adaptive;
-  const lines = [`  adaptive parallelism (min ${a.minParallelism}, max ${a.maxParallelism}, ${formatBytes(a.dataVolumePerTaskBytes)} per task):`];
+  const skew = a.skewedJoin === 'none' ? 'skewed joins not split' : `skewed above ${a.skewedFactor}x the median and ${formatBytes(a.skewedThresholdBytes)}`;
+  const lines = [`  adaptive parallelism (min ${a.minParallelism}, max ${a.maxParallelism}, ${formatBytes(a.dataVolumePerTaskBytes)} per task; ${skew}):`];
   const width = Math.max(...result.vertices.map((v) => v.id.length));
   for (const v of result.vertices) {
     if (v.decided === undefined) {
@@ -149,6 +150,9 @@ export function formatDecisions(result: JobResult): string[] {
       });
       const shown = ranges.slice(0, MAX_RANGES_SHOWN).join(' ') + (ranges.length > MAX_RANGES_SHOWN ? ` … ${ranges.length - MAX_RANGES_SHOWN} more` : '');
       lines.push(`      ${input.edgeId}: ${shown}`);
+    }
+    for (const split of v.decided.skewedSplits ?? []) {
+      lines.push(`      skewed key group ${split.subpartition} (${formatBytes(split.bytes)} of ${split.edgeIds.join(', ')}) split into ${split.parts} subtasks by producer ranges, the other side replicated`);
     }
   }
   return lines;

@@ -1,5 +1,6 @@
 import { decideParallelismAndInputInfos } from '../adaptive/decide-parallelism-and-input-infos.js';
 import type { ConsumedInputInfo } from '../adaptive/parallelism-and-input-infos.js';
+import { splitSkewedSubpartitions } from '../adaptive/split-skewed-subpartitions.js';
 import { EngineError } from '../errors/engine-error.js';
 import type { ExecutionTopology } from '../execution/execution-topology.js';
 import type { JobPlan, PlannedEdge, PlannedVertex } from '../graph/job-plan.js';
@@ -127,19 +128,38 @@ export class AdaptiveDecisions {
     // follow: the producer of its forward input edge (a plan edge index)
     const followed = adaptive.mode === 'follow' ? this.#topology.edge(this.#plan.edges[adaptive.edge]?.id ?? '') : undefined;
     const initialParallelism = followed === undefined ? undefined : this.parallelismOf(followed.source.index);
-    const decided = decideParallelismAndInputInfos({
+    const maxParallelism = Math.min(options.maxParallelism, tv.parallelism);
+    const base = decideParallelismAndInputInfos({
       inputs,
       minParallelism: options.minParallelism,
-      maxParallelism: Math.min(options.maxParallelism, tv.parallelism),
+      maxParallelism,
       dataVolumePerTaskBytes: options.dataVolumePerTaskBytes,
       ...(initialParallelism === undefined ? {} : { initialParallelism }),
     });
+    // Flink 2.x's skewed join: a join's probe side split by producer ranges, its build side replicated
+    const head = planned.operators[0]?.node.spec;
+    const probe = head?.kind === 'join' && options.skewedJoin !== 'none' && initialParallelism === undefined ? 1 - head.build : undefined;
+    const decided =
+      probe === undefined
+        ? { ...base, splits: [] }
+        : splitSkewedSubpartitions({
+            inputs,
+            decision: base,
+            splittable: tv.inputs.map((e) => this.#plannedEdge[e]?.targetInput === probe),
+            skewedFactor: options.skewedFactor,
+            skewedThresholdBytes: options.skewedThresholdBytes,
+            dataVolumePerTaskBytes: options.dataVolumePerTaskBytes,
+            maxParallelism,
+          });
     const data: VertexInitializedData = {
       vertexId: planned.id,
       parallelism: decided.parallelism,
       decided: true,
       bytesIn,
       inputs: decided.inputs.map((input, i) => ({ edgeId: (this.#topology.edges[tv.inputs[i] as number] as { id: string }).id, subtasks: input.subtasks.map((s) => ({ partitions: { ...s.partitions }, subpartitions: { ...s.subpartitions } })) })),
+      ...(decided.splits.length === 0
+        ? {}
+        : { skewedSplits: decided.splits.map((x) => ({ subpartition: x.subpartition, bytes: x.bytes, parts: x.parts, edgeIds: tv.inputs.filter((e) => this.#plannedEdge[e]?.targetInput === probe).map((e) => (this.#topology.edges[e] as { id: string }).id) })) }),
     };
     this.#decided.set(vertex, data);
     return data;

@@ -528,7 +528,7 @@ function summarizeVertices(loaded: LoadedJob, results: readonly { attemptId: str
       id: v.id,
       name: v.name,
       parallelism: d?.parallelism ?? v.parallelism,
-      ...(d === undefined ? {} : { decided: { bytesIn: d.bytesIn ?? 0, inputs: d.inputs ?? [] } }),
+      ...(d === undefined ? {} : { decided: { bytesIn: d.bytesIn ?? 0, inputs: d.inputs ?? [], ...(d.skewedSplits === undefined ? {} : { skewedSplits: d.skewedSplits }) } }),
       recordsIn: recordsIn.get(v.id) ?? 0,
       fusions: v.fusions,
     };
