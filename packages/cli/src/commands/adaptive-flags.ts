@@ -8,6 +8,7 @@ export const ADAPTIVE_FLAGS = {
   'data-volume-per-task': { type: 'string' },
   'default-source-parallelism': { type: 'string' },
   'skewed-join': { type: 'string' },
+  'skewed-aggregation': { type: 'string' },
   'skewed-factor': { type: 'string' },
   'skewed-threshold': { type: 'string' },
 } as const;
@@ -24,6 +25,9 @@ export const ADAPTIVE_USAGE = `Adaptive parallelism (Flink's adaptive batch sche
                             parallelism of a generated source (range, fromArray), at most the max (default: the max)
   --skewed-join auto|none   split a skewed key group of a decided join's probe side across several subtasks,
                             its build side replicated to each (Flink 2.x's skewed join; default ${DEFAULT_SKEWED_JOIN_OPTIONS.skewedJoin})
+  --skewed-aggregation auto|none
+                            auto: plan each keyed aggregation in two stages, so a skewed key group is split
+                            across subtasks and merged after (one more small exchange; default ${DEFAULT_SKEWED_JOIN_OPTIONS.skewedAggregation})
   --skewed-factor X         a key group is skewed above X times the median's bytes (a number >= 1; default ${DEFAULT_SKEWED_JOIN_OPTIONS.skewedFactor})
   --skewed-threshold SIZE   ... and above SIZE (default 256mb)`;
 
@@ -65,6 +69,8 @@ export function parseAdaptiveFlags(command: string, values: Record<string, strin
   }
   const skewedJoin = text('skewed-join');
   if (skewedJoin !== undefined && skewedJoin !== 'auto' && skewedJoin !== 'none') throw usageError(command, `--skewed-join must be auto or none, got ${JSON.stringify(skewedJoin)}`);
+  const skewedAggregation = text('skewed-aggregation');
+  if (skewedAggregation !== undefined && skewedAggregation !== 'auto' && skewedAggregation !== 'none') throw usageError(command, `--skewed-aggregation must be auto or none, got ${JSON.stringify(skewedAggregation)}`);
   const factorText = text('skewed-factor');
   const factor = factorText === undefined ? undefined : Number(factorText);
   if (factorText !== undefined && (!/^\s*\d+(\.\d+)?\s*$/.test(factorText) || !Number.isFinite(factor) || (factor as number) < 1)) {
@@ -73,6 +79,7 @@ export function parseAdaptiveFlags(command: string, values: Record<string, strin
   const threshold = text('skewed-threshold');
   return {
     ...(skewedJoin === undefined ? {} : { skewedJoin }),
+    ...(skewedAggregation === undefined ? {} : { skewedAggregation }),
     ...(factor === undefined ? {} : { skewedFactor: factor }),
     ...(threshold === undefined ? {} : { skewedThresholdBytes: parseByteSize(command, '--skewed-threshold', threshold) }),
     ...(min === undefined ? {} : { minParallelism: min }),

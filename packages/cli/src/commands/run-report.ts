@@ -152,7 +152,7 @@ export function formatDecisions(result: JobResult): string[] {
       lines.push(`      ${input.edgeId}: ${shown}`);
     }
     for (const split of v.decided.skewedSplits ?? []) {
-      lines.push(`      skewed key group ${split.subpartition} (${formatBytes(split.bytes)} of ${split.edgeIds.join(', ')}) split into ${split.parts} subtasks by producer ranges, the other side replicated`);
+      lines.push(`      skewed key group ${split.subpartition} (${formatBytes(split.bytes)} of ${split.edgeIds.join(', ')}) split into ${split.parts} subtasks by producer ranges, ${split.operator === 'join' ? 'the other side replicated to each' : 'merged by the next stage'}`);
     }
   }
   return lines;

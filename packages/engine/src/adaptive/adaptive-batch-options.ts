@@ -30,6 +30,14 @@ export interface AdaptiveBatchOptions {
    */
   readonly skewedJoin?: 'auto' | 'none';
   /**
+   * `auto`: plan each keyed aggregation without an explicit parallelism in two stages — a partial
+   * aggregate whose skewed key groups are split like a join's probe side, and a merging aggregate behind
+   * a hash edge (one more, small, exchange: one record per key and partial subtask). `none`: one stage,
+   * never split (Flink has no skewed-aggregation splitting; its answer is the map-side combiner).
+   * @defaultValue 'none'
+   */
+  readonly skewedAggregation?: 'auto' | 'none';
+  /**
    * A subpartition is skewed when its bytes exceed `skewedFactor` × the median subpartition's and
    * `skewedThresholdBytes` (Flink's `table.optimizer.skewed-join-optimization.skewed-factor`), a finite
    * number >= 1. @defaultValue 4
@@ -46,6 +54,7 @@ export interface ResolvedAdaptiveBatchOptions {
   readonly dataVolumePerTaskBytes: number;
   readonly defaultSourceParallelism: number;
   readonly skewedJoin: 'auto' | 'none';
+  readonly skewedAggregation: 'auto' | 'none';
   readonly skewedFactor: number;
   readonly skewedThresholdBytes: number;
 }
@@ -54,13 +63,15 @@ export interface ResolvedAdaptiveBatchOptions {
 export const DEFAULT_SKEWED_JOIN_OPTIONS = Object.freeze({
   /** `strategy`: auto. */
   skewedJoin: 'auto' as const,
+  /** Not Flink's (it has none): one-stage aggregations unless asked for. */
+  skewedAggregation: 'none' as const,
   /** `skewed-factor`: 4.0. */
   skewedFactor: 4,
   /** `skewed-threshold`: 256 MiB. */
   skewedThresholdBytes: 256 * 1024 * 1024,
 });
 
-const KEYS = ['minParallelism', 'maxParallelism', 'dataVolumePerTaskBytes', 'defaultSourceParallelism', 'skewedJoin', 'skewedFactor', 'skewedThresholdBytes'] as const;
+const KEYS = ['minParallelism', 'maxParallelism', 'dataVolumePerTaskBytes', 'defaultSourceParallelism', 'skewedJoin', 'skewedAggregation', 'skewedFactor', 'skewedThresholdBytes'] as const;
 type CountKey = 'minParallelism' | 'maxParallelism' | 'dataVolumePerTaskBytes' | 'defaultSourceParallelism' | 'skewedThresholdBytes';
 
 /** Validates `options` once (WEFT_ERR_INVALID_ARGUMENT naming `adaptive.<field>`) and fills in Flink's defaults. */
@@ -82,10 +93,12 @@ export function resolveAdaptiveBatchOptions(options: AdaptiveBatchOptions | true
   const defaultSourceParallelism = count('defaultSourceParallelism', maxParallelism, MAX_ADAPTIVE_PARALLELISM);
   const skewedJoin = given.skewedJoin ?? DEFAULT_SKEWED_JOIN_OPTIONS.skewedJoin;
   if (skewedJoin !== 'auto' && skewedJoin !== 'none') throw invalidEngineArgument('adaptive.skewedJoin', `expected 'auto' or 'none', got ${JSON.stringify(given.skewedJoin)}`);
+  const skewedAggregation = given.skewedAggregation ?? DEFAULT_SKEWED_JOIN_OPTIONS.skewedAggregation;
+  if (skewedAggregation !== 'auto' && skewedAggregation !== 'none') throw invalidEngineArgument('adaptive.skewedAggregation', `expected 'auto' or 'none', got ${JSON.stringify(given.skewedAggregation)}`);
   const skewedFactor = given.skewedFactor ?? DEFAULT_SKEWED_JOIN_OPTIONS.skewedFactor;
   if (typeof skewedFactor !== 'number' || !Number.isFinite(skewedFactor) || skewedFactor < 1) throw invalidEngineArgument('adaptive.skewedFactor', `expected a finite number >= 1, got ${String(given.skewedFactor)}`);
   const skewedThresholdBytes = count('skewedThresholdBytes', DEFAULT_SKEWED_JOIN_OPTIONS.skewedThresholdBytes, Number.MAX_SAFE_INTEGER);
-  return { minParallelism, maxParallelism, dataVolumePerTaskBytes, defaultSourceParallelism, skewedJoin, skewedFactor, skewedThresholdBytes };
+  return { minParallelism, maxParallelism, dataVolumePerTaskBytes, defaultSourceParallelism, skewedJoin, skewedAggregation, skewedFactor, skewedThresholdBytes };
 }
 
 /** A text source's parallelism from its input size: `ceil(bytes / dataVolumePerTaskBytes)`, within [min, max]. */

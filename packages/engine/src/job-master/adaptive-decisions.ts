@@ -137,15 +137,19 @@ export class AdaptiveDecisions {
       ...(initialParallelism === undefined ? {} : { initialParallelism }),
     });
     // Flink 2.x's skewed join: a join's probe side split by producer ranges, its build side replicated
+    // and a partial aggregate's input split the same way (its merging stage follows behind a hash edge)
     const head = planned.operators[0]?.node.spec;
-    const probe = head?.kind === 'join' && options.skewedJoin !== 'none' && initialParallelism === undefined ? 1 - head.build : undefined;
+    const splittable = (e: number): boolean => {
+      if (head?.kind === 'join') return options.skewedJoin !== 'none' && this.#plannedEdge[e]?.targetInput === 1 - head.build;
+      return head?.kind === 'aggregate' && head.partial === true;
+    };
     const decided =
-      probe === undefined
+      initialParallelism !== undefined || !tv.inputs.some(splittable)
         ? { ...base, splits: [] }
         : splitSkewedSubpartitions({
             inputs,
             decision: base,
-            splittable: tv.inputs.map((e) => this.#plannedEdge[e]?.targetInput === probe),
+            splittable: tv.inputs.map(splittable),
             skewedFactor: options.skewedFactor,
             skewedThresholdBytes: options.skewedThresholdBytes,
             dataVolumePerTaskBytes: options.dataVolumePerTaskBytes,
@@ -159,7 +163,7 @@ export class AdaptiveDecisions {
       inputs: decided.inputs.map((input, i) => ({ edgeId: (this.#topology.edges[tv.inputs[i] as number] as { id: string }).id, subtasks: input.subtasks.map((s) => ({ partitions: { ...s.partitions }, subpartitions: { ...s.subpartitions } })) })),
       ...(decided.splits.length === 0
         ? {}
-        : { skewedSplits: decided.splits.map((x) => ({ subpartition: x.subpartition, bytes: x.bytes, parts: x.parts, edgeIds: tv.inputs.filter((e) => this.#plannedEdge[e]?.targetInput === probe).map((e) => (this.#topology.edges[e] as { id: string }).id) })) }),
+        : { skewedSplits: decided.splits.map((x) => ({ operator: head?.kind === 'join' ? ('join' as const) : ('aggregate' as const), subpartition: x.subpartition, bytes: x.bytes, parts: x.parts, edgeIds: tv.inputs.filter(splittable).map((e) => (this.#topology.edges[e] as { id: string }).id) })) }),
     };
     this.#decided.set(vertex, data);
     return data;

@@ -48,6 +48,8 @@ export interface VertexInitializedData {
 
 /** One skewed subpartition of a decided vertex, split into `parts` subtasks by producer ranges of `edgeIds`. */
 export interface SkewedSplitRecord {
+  /** `join`: its other side is replicated to each part; `aggregate`: the parts' accumulators are merged by the next stage. */
+  readonly operator: 'join' | 'aggregate';
   readonly subpartition: number;
   readonly bytes: number;
   readonly parts: number;
