@@ -133,8 +133,7 @@ const MAX_RANGES_SHOWN = 8;
 export function formatDecisions(result: JobResult): string[] {
   if (result.adaptive === undefined) return [];
   const a = result.adaptive;
-  const skew = a.skewedJoin === 'none' ? 'skewed joins not split' : `skewed above ${a.skewedFactor}x the median and ${formatBytes(a.skewedThresholdBytes)}`;
-  const lines = [`  adaptive parallelism (min ${a.minParallelism}, max ${a.maxParallelism}, ${formatBytes(a.dataVolumePerTaskBytes)} per task; ${skew}):`];
+  const lines = [`  adaptive parallelism (min ${a.minParallelism}, max ${a.maxParallelism}, ${formatBytes(a.dataVolumePerTaskBytes)} per task):`];
   const width = Math.max(...result.vertices.map((v) => v.id.length));
   for (const v of result.vertices) {
     if (v.decided === undefined) {
@@ -155,6 +154,12 @@ export function formatDecisions(result: JobResult): string[] {
       lines.push(`      skewed key group ${split.subpartition} (${formatBytes(split.bytes)} of ${split.edgeIds.join(', ')}) split into ${split.parts} subtasks by producer ranges, ${split.operator === 'join' ? 'the other side replicated to each' : 'merged by the next stage'}`);
     }
   }
+  const splitting = [a.skewedJoin === 'auto' ? 'joins' : '', a.skewedAggregation === 'auto' ? 'aggregations' : ''].filter((x) => x !== '');
+  lines.push(
+    splitting.length === 0
+      ? '    skewed key groups: not split (--skewed-join none)'
+      : `    skewed key groups (above ${a.skewedFactor}x the median and ${formatBytes(a.skewedThresholdBytes)}) are split in ${splitting.join(' and ')}`,
+  );
   return lines;
 }
 
