@@ -142,9 +142,12 @@ export function formatDecisions(result: JobResult): string[] {
     }
     lines.push(`    ${v.id.padEnd(width)}  ${plural(v.parallelism, 'subtask')} decided from ${formatBytes(v.decided.bytesIn)}`);
     for (const input of v.decided.inputs) {
+      const lastPartition = Math.max(...input.subtasks.map((s) => s.partitions.end));
       const ranges = input.subtasks.map((s) => {
         const sub = s.subpartitions.start === s.subpartitions.end ? `${s.subpartitions.start}` : `${s.subpartitions.start}-${s.subpartitions.end}`;
-        const parts = s.partitions.start === s.partitions.end ? `p${s.partitions.start}:` : '';
+        // one partition (pointwise), or a producer range of a split skewed key group
+        const whole = s.partitions.start === 0 && s.partitions.end === lastPartition;
+        const parts = s.partitions.start === s.partitions.end ? `p${s.partitions.start}:` : whole ? '' : `p${s.partitions.start}-${s.partitions.end}:`;
         return `[${parts}${sub}]`;
       });
       const shown = ranges.slice(0, MAX_RANGES_SHOWN).join(' ') + (ranges.length > MAX_RANGES_SHOWN ? ` … ${ranges.length - MAX_RANGES_SHOWN} more` : '');

@@ -208,8 +208,11 @@ export class JobScheduler {
     for (const v of recovery.kept.keys()) {
       for (const p of blockingOutputsOf(topology, v)) {
         if (recovery.descriptors.has(p)) continue;
-        // gone (released once every reader finished): lost to a later failover, which re-runs its producer
         this.#partitions.markDone(p);
+        // a skipped subtask's output never exists and is never read: done, so a consumer decided before the
+        // earlier run ended does not wait for it (released, it would wait forever)
+        if (recovery.skipped.has(v)) continue;
+        // gone (released once every reader finished): lost to a later failover, which re-runs its producer
         this.#partitions.markReleased(p);
       }
     }
