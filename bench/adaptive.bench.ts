@@ -100,8 +100,8 @@ if (parts.includes('zipf')) {
   const s = Number(process.env['WEFT_BENCH_SKEW_S'] ?? 1.5);
   const skewWorkers = Number(process.env['WEFT_BENCH_SKEW_WORKERS'] ?? 4);
   const keys = 100_000;
-  // a fact line is `k<key>|<amount>`: about 11 bytes with Zipf keys (mostly short ones)
-  const facts = Math.max(10_000, Math.floor((skewMib * 1024 * 1024) / 11));
+  // a fact line is `k<key>|<amount>`: about 7.3 bytes with Zipf keys (mostly short ones)
+  const facts = Math.max(10_000, Math.floor((skewMib * 1024 * 1024) / 7.3));
   const zipfTables = join(dir, `zipf-${skewMib}mib-s${s}`);
   if (!existsSync(join(zipfTables, 'dims.tbl'))) {
     console.log(`# generating ${facts} facts over ${keys} keys (Zipf s = ${s}) in ${zipfTables}`);
