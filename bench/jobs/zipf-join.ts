@@ -76,7 +76,7 @@ export async function writeZipfTables(dir: string, request: { readonly facts: nu
       text += `k${lo}|${1 + Math.floor(next() * 1000)}\n`;
     }
     done += n;
-    if (!stream.write(text)) await new Promise((resolve) => stream.once('drain', resolve));
+    if (!stream.write(text)) await new Promise<void>((resolve) => stream.once('drain', () => resolve()));
   }
   await new Promise<void>((resolve, reject) => stream.end((error?: Error | null) => (error ? reject(error) : resolve())));
   let dims = '';
