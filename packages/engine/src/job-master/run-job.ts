@@ -299,7 +299,6 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   const id = toJobId(options.jobId ?? newJobId());
   const args = options.args ?? [];
   const adaptive = options.adaptive === undefined ? undefined : resolveAdaptiveBatchOptions(options.adaptive);
-  if (adaptive !== undefined && provider !== undefined) throw invalidEngineArgument('adaptive', `adaptive parallelism is not supported on ${provider.kind} executors yet; run it in process or on workers`);
   const loaded = await loadJob({ job: options.job, args, parallelism, cwd, fileSystems, ...(options.exchangeMode === undefined ? {} : { exchangeMode: options.exchangeMode }), ...(adaptive === undefined ? {} : { adaptive: { options: adaptive } }) });
   serializer = loaded.definition.options.serializer ?? serializer;
   if (kind !== 'inprocess' && loaded.moduleUrl === undefined) throw new EngineError('WEFT_ERR_INVALID_JOB', 'a job run on worker processes must be given as a module path, so workers can load it', { context: { field: 'job' } });
