@@ -23,7 +23,9 @@ export interface AdaptiveDecisionsOptions {
  * reserved size. Once decided to `p`, subtasks `p…` are *skipped*: they count as finished at once,
  * without being deployed, logged or given partitions; producers of the vertex's inputs wrote
  * `maxParallelism` subpartitions (1 for a broadcast input), of which each decided subtask reads a range.
- * Fixed vertices answer their planned parallelism.
+ * Fixed vertices answer their planned parallelism. A decided join (probe side) or partial aggregate then
+ * has its skewed key groups split across extra subtasks (splitSkewedSubpartitions, Flink 2.x's skewed
+ * join), within the reserved size; the split is part of the logged decision (`skewedSplits`).
  */
 export class AdaptiveDecisions {
   readonly #plan: JobPlan;
