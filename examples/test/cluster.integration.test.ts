@@ -81,6 +81,16 @@ describe('weft run --cluster on three task executors', () => {
     assert.deepEqual(parseCounts(Buffer.from(await object.Body!.transformToByteArray()).toString('utf8')), reference);
   });
 
+  it('word-count with --parallelism auto runs on the executors, decides its count from the bytes, and counts every word exactly', async () => {
+    const run = await cluster.run('word-count.ts', ['--parallelism', 'auto', '--max-parallelism', '8', '--data-volume-per-task', '256kb'], ['--input', corpus, '--output', 'auto-counts.tsv']);
+    assert.equal(run.code, 0, run.stderr);
+    const summary = JSON.parse(run.stdout) as Summary & { vertices: { id: string; parallelism: number; decided?: { bytesIn: number } }[] };
+    assert.equal(summary.executor.kind, 'cluster');
+    const decided = summary.vertices.filter((v) => v.decided !== undefined);
+    assert.ok(decided.length > 0 && decided.every((v) => v.parallelism >= 1 && v.parallelism <= 8 && (v.decided?.bytesIn ?? 0) > 0), JSON.stringify(summary.vertices));
+    assert.deepEqual(parseCounts(await readFile(join(cluster.dir, 'auto-counts.tsv'), 'utf8')), reference);
+  });
+
   it('weft cluster status lists the three executors with their slots', async () => {
     const stdout = await new Promise<string>((resolve, reject) =>
       execFile(process.execPath, [join(root, 'packages', 'cli', 'bin', 'weft.js'), 'cluster', 'status', '--cluster', cluster.clusterUrl, '--json'], (error, out) => (error === null ? resolve(out) : reject(error))),

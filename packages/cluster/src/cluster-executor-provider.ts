@@ -186,6 +186,8 @@ export class ClusterExecutorProvider implements TaskExecutorProvider {
       parallelism: request.parallelism,
       exchangeMode: request.exchangeMode,
       fingerprint: request.plan.fingerprint,
+      // an adaptive plan (--parallelism auto): the executors' workers plan it with the same options and presets
+      ...(request.plan.adaptive === undefined ? {} : { adaptive: request.plan.adaptive }),
       pipelined: request.pipelined,
       blocking: request.blocking,
       fileSystems: request.fileSystems,

@@ -36,7 +36,8 @@ export * from './restart/no-restart-backoff-time-strategy.js';
 export type * from './adaptive/parallelism-and-input-infos.js';
 export { DEFAULT_ADAPTIVE_BATCH_OPTIONS, MAX_SUBPARTITIONS_PER_TASK } from './adaptive/parallelism-and-input-infos.js';
 export { decideParallelismAndInputInfos } from './adaptive/decide-parallelism-and-input-infos.js';
-export { type AdaptiveBatchOptions, type ResolvedAdaptiveBatchOptions, resolveAdaptiveBatchOptions } from './adaptive/adaptive-batch-options.js';
+export { type AdaptiveBatchOptions, DEFAULT_SKEWED_JOIN_OPTIONS, type ResolvedAdaptiveBatchOptions, resolveAdaptiveBatchOptions } from './adaptive/adaptive-batch-options.js';
+export { medianBytes, type SkewedSubpartitionSplit, type SkewSplitRequest, type SkewSplitResult, splitSkewedSubpartitions } from './adaptive/split-skewed-subpartitions.js';
 // ---- checkpoint barriers: aligned exactly-once and at-least-once handlers (contract 6) ----
 export type * from './checkpoint/checkpoint-barrier-handler.js';
 export { createCheckpointBarrierHandler } from './checkpoint/create-checkpoint-barrier-handler.js';

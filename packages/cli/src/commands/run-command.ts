@@ -358,7 +358,6 @@ export const runCommand: Command = {
     if (positionals.length > 1) throw usageError('run', `expected one job module, got ${positionals.length}: ${positionals.join(' ')} (job arguments go after --)`);
     const adaptive = parseAdaptiveFlags('run', values);
     const parallelism = adaptive === undefined ? integerFlag('run', '--parallelism', values.parallelism, 1) : undefined;
-    if (adaptive !== undefined && values.cluster !== undefined) throw usageError('run', '--parallelism auto cannot be combined with --cluster yet: run it with --executor workers or inprocess');
     const workers = integerFlag('run', '--workers', values.workers, 1);
     const slots = integerFlag('run', '--slots', values.slots, 1);
     const replicas = integerFlag('run', '--shuffle-replicas', values['shuffle-replicas'], 1);

@@ -147,15 +147,27 @@ export function formatDecisions(result: JobResult): string[] {
     }
     lines.push(`    ${v.id.padEnd(width)}  ${plural(v.parallelism, 'subtask')} decided from ${formatBytes(v.decided.bytesIn)}`);
     for (const input of v.decided.inputs) {
+      const lastPartition = Math.max(...input.subtasks.map((s) => s.partitions.end));
       const ranges = input.subtasks.map((s) => {
         const sub = s.subpartitions.start === s.subpartitions.end ? `${s.subpartitions.start}` : `${s.subpartitions.start}-${s.subpartitions.end}`;
-        const parts = s.partitions.start === s.partitions.end ? `p${s.partitions.start}:` : '';
+        // one partition (pointwise), or a producer range of a split skewed key group
+        const whole = s.partitions.start === 0 && s.partitions.end === lastPartition;
+        const parts = s.partitions.start === s.partitions.end ? `p${s.partitions.start}:` : whole ? '' : `p${s.partitions.start}-${s.partitions.end}:`;
         return `[${parts}${sub}]`;
       });
       const shown = ranges.slice(0, MAX_RANGES_SHOWN).join(' ') + (ranges.length > MAX_RANGES_SHOWN ? ` … ${ranges.length - MAX_RANGES_SHOWN} more` : '');
       lines.push(`      ${input.edgeId}: ${shown}`);
     }
+    for (const split of v.decided.skewedSplits ?? []) {
+      lines.push(`      skewed key group ${split.subpartition} (${formatBytes(split.bytes)} of ${split.edgeIds.join(', ')}) split into ${split.parts} subtasks by producer ranges, ${split.operator === 'join' ? 'the other side replicated to each' : 'merged by the next stage'}`);
+    }
   }
+  const splitting = [a.skewedJoin === 'auto' ? 'joins' : '', a.skewedAggregation === 'auto' ? 'aggregations' : ''].filter((x) => x !== '');
+  lines.push(
+    splitting.length === 0
+      ? '    skewed key groups: not split (--skewed-join none)'
+      : `    skewed key groups (above ${a.skewedFactor}x the median and ${formatBytes(a.skewedThresholdBytes)}) are split in ${splitting.join(' and ')}`,
+  );
   return lines;
 }
 

@@ -24,6 +24,27 @@ export interface AdaptiveBatchOptions {
    * capped at `maxParallelism`. @defaultValue maxParallelism (Flink 1.19)
    */
   readonly defaultSourceParallelism?: number;
+  /**
+   * Split skewed subpartitions of a decided join's probe side across several subtasks (Flink 2.x's
+   * `table.optimizer.skewed-join-optimization.strategy`: `auto`; `none` never splits). @defaultValue 'auto'
+   */
+  readonly skewedJoin?: 'auto' | 'none';
+  /**
+   * `auto`: plan each keyed aggregation without an explicit parallelism in two stages — a partial
+   * aggregate whose skewed key groups are split like a join's probe side, and a merging aggregate behind
+   * a hash edge (one more, small, exchange: one record per key and partial subtask). `none`: one stage,
+   * never split (Flink has no skewed-aggregation splitting; its answer is the map-side combiner).
+   * @defaultValue 'none'
+   */
+  readonly skewedAggregation?: 'auto' | 'none';
+  /**
+   * A subpartition is skewed when its bytes exceed `skewedFactor` × the median subpartition's and
+   * `skewedThresholdBytes` (Flink's `table.optimizer.skewed-join-optimization.skewed-factor`), a finite
+   * number >= 1. @defaultValue 4
+   */
+  readonly skewedFactor?: number;
+  /** ... and exceed this many bytes (Flink's `...skewed-join-optimization.skewed-threshold`). @defaultValue 256 MiB */
+  readonly skewedThresholdBytes?: number;
 }
 
 /** AdaptiveBatchOptions with every default filled in (plain JSON: it travels to workers). */
@@ -32,9 +53,26 @@ export interface ResolvedAdaptiveBatchOptions {
   readonly maxParallelism: number;
   readonly dataVolumePerTaskBytes: number;
   readonly defaultSourceParallelism: number;
+  readonly skewedJoin: 'auto' | 'none';
+  readonly skewedAggregation: 'auto' | 'none';
+  readonly skewedFactor: number;
+  readonly skewedThresholdBytes: number;
 }
 
-const KEYS = ['minParallelism', 'maxParallelism', 'dataVolumePerTaskBytes', 'defaultSourceParallelism'] as const;
+/** Flink 2.x's defaults of `table.optimizer.skewed-join-optimization.*`. */
+export const DEFAULT_SKEWED_JOIN_OPTIONS = Object.freeze({
+  /** `strategy`: auto. */
+  skewedJoin: 'auto' as const,
+  /** Not Flink's (it has none): one-stage aggregations unless asked for. */
+  skewedAggregation: 'none' as const,
+  /** `skewed-factor`: 4.0. */
+  skewedFactor: 4,
+  /** `skewed-threshold`: 256 MiB. */
+  skewedThresholdBytes: 256 * 1024 * 1024,
+});
+
+const KEYS = ['minParallelism', 'maxParallelism', 'dataVolumePerTaskBytes', 'defaultSourceParallelism', 'skewedJoin', 'skewedAggregation', 'skewedFactor', 'skewedThresholdBytes'] as const;
+type CountKey = 'minParallelism' | 'maxParallelism' | 'dataVolumePerTaskBytes' | 'defaultSourceParallelism' | 'skewedThresholdBytes';
 
 /** Validates `options` once (WEFT_ERR_INVALID_ARGUMENT naming `adaptive.<field>`) and fills in Flink's defaults. */
 export function resolveAdaptiveBatchOptions(options: AdaptiveBatchOptions | true): ResolvedAdaptiveBatchOptions {
@@ -43,7 +81,7 @@ export function resolveAdaptiveBatchOptions(options: AdaptiveBatchOptions | true
   for (const key of Object.keys(given)) {
     if (!(KEYS as readonly string[]).includes(key)) throw invalidEngineArgument(`adaptive.${key}`, `unknown option; expected one of ${KEYS.join(', ')}`);
   }
-  const count = (field: (typeof KEYS)[number], fallback: number, max: number): number => {
+  const count = (field: CountKey, fallback: number, max: number): number => {
     const value = given[field] ?? fallback;
     if (!Number.isSafeInteger(value) || value < 1 || value > max) throw invalidEngineArgument(`adaptive.${field}`, `expected an integer in [1, ${max}], got ${String(given[field])}`);
     return value;
@@ -53,7 +91,14 @@ export function resolveAdaptiveBatchOptions(options: AdaptiveBatchOptions | true
   if (minParallelism > maxParallelism) throw invalidEngineArgument('adaptive.minParallelism', `${minParallelism} is above maxParallelism ${maxParallelism}`);
   const dataVolumePerTaskBytes = count('dataVolumePerTaskBytes', DEFAULT_ADAPTIVE_BATCH_OPTIONS.dataVolumePerTaskBytes, Number.MAX_SAFE_INTEGER);
   const defaultSourceParallelism = count('defaultSourceParallelism', maxParallelism, MAX_ADAPTIVE_PARALLELISM);
-  return { minParallelism, maxParallelism, dataVolumePerTaskBytes, defaultSourceParallelism };
+  const skewedJoin = given.skewedJoin ?? DEFAULT_SKEWED_JOIN_OPTIONS.skewedJoin;
+  if (skewedJoin !== 'auto' && skewedJoin !== 'none') throw invalidEngineArgument('adaptive.skewedJoin', `expected 'auto' or 'none', got ${JSON.stringify(given.skewedJoin)}`);
+  const skewedAggregation = given.skewedAggregation ?? DEFAULT_SKEWED_JOIN_OPTIONS.skewedAggregation;
+  if (skewedAggregation !== 'auto' && skewedAggregation !== 'none') throw invalidEngineArgument('adaptive.skewedAggregation', `expected 'auto' or 'none', got ${JSON.stringify(given.skewedAggregation)}`);
+  const skewedFactor = given.skewedFactor ?? DEFAULT_SKEWED_JOIN_OPTIONS.skewedFactor;
+  if (typeof skewedFactor !== 'number' || !Number.isFinite(skewedFactor) || skewedFactor < 1) throw invalidEngineArgument('adaptive.skewedFactor', `expected a finite number >= 1, got ${String(given.skewedFactor)}`);
+  const skewedThresholdBytes = count('skewedThresholdBytes', DEFAULT_SKEWED_JOIN_OPTIONS.skewedThresholdBytes, Number.MAX_SAFE_INTEGER);
+  return { minParallelism, maxParallelism, dataVolumePerTaskBytes, defaultSourceParallelism, skewedJoin, skewedAggregation, skewedFactor, skewedThresholdBytes };
 }
 
 /** A text source's parallelism from its input size: `ceil(bytes / dataVolumePerTaskBytes)`, within [min, max]. */

@@ -174,6 +174,18 @@ export class KeyedDataSet<T, K extends KeyValue> {
     } else {
       inputs = this.#parent.inputs(0, hash(this.#key, this.#maxParallelism, true));
     }
+    if (graph.splitSkewedAggregations && options.parallelism === undefined) {
+      // two stages: a partial aggregate whose skewed key groups may be split, merged behind a hash edge
+      const partial = graph.add({
+        name: `${name}-partial`,
+        defaultName: `${defaultName}-partial`,
+        spec: { kind: 'aggregate', aggregator: { ...aggregator, result: (key, accumulator) => [key, accumulator] }, partial: true, ...(combine ? {} : { key: this.#key }) },
+        inputs,
+      });
+      inputs = [{ producer: partial, inputIndex: 0, partitioning: hash(pairKey, this.#maxParallelism, false) }];
+      const index = graph.add({ name: options.name, defaultName, spec: { kind: 'aggregate', aggregator }, inputs, chaining: options.chaining });
+      return this.#parent.derive<R>(index);
+    }
     const index = graph.add({
       name: options.name,
       defaultName,

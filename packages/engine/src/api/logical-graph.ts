@@ -57,7 +57,17 @@ export type OperatorSpec =
    * reduce side: merges `[key, accumulator]` pairs (or, with `key` — no combiner — folds raw values),
    * emits `aggregator.result` per key
    */
-  | { readonly kind: 'aggregate'; readonly aggregator: Aggregator; readonly key?: KeySelector<unknown, KeyValue> }
+  | {
+      readonly kind: 'aggregate';
+      readonly aggregator: Aggregator;
+      readonly key?: KeySelector<unknown, KeyValue>;
+      /**
+       * The first of two aggregation stages (LogicalGraphOptions.splitSkewedAggregations): its `result`
+       * emits `[key, accumulator]` for a merging aggregate behind a hash edge, so a skewed key group of
+       * its input may be split across several subtasks and merged after.
+       */
+      readonly partial?: boolean;
+    }
   /** hash join; input 0 is the left side, input 1 the right; `build` is read fully first; outer sides get `null` for the missing one */
   | {
       readonly kind: 'join';
@@ -126,9 +136,23 @@ function describe(value: unknown): string {
  * The logical graph a job's build function makes, in creation order (a topological order: an operator
  * is only made from existing ones). Deterministic: the same build makes the same graph in every process.
  */
+export interface LogicalGraphOptions {
+  /**
+   * Plan every keyed aggregation without an explicit parallelism as two stages, a partial one (splittable
+   * by producer ranges when a key group is skewed) and a merging one behind a hash edge — an adaptive
+   * plan with `AdaptiveBatchOptions.skewedAggregation: 'auto'`. @defaultValue false
+   */
+  readonly splitSkewedAggregations?: boolean;
+}
+
 export class LogicalGraph {
   readonly nodes: LogicalNode[] = [];
   readonly #uids = new Set<string>();
+  readonly splitSkewedAggregations: boolean;
+
+  constructor(options: LogicalGraphOptions = {}) {
+    this.splitSkewedAggregations = options.splitSkewedAggregations ?? false;
+  }
 
   add(request: AddNodeRequest): number {
     const name = request.name ?? request.defaultName;

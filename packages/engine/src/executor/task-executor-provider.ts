@@ -11,7 +11,10 @@ export interface TaskExecutorProviderRequest {
   /** The job module's file URL (a provider ships the code from it). */
   readonly jobModuleUrl: string;
   readonly args: readonly string[];
-  /** The job master's plan; executors rebuild it from the module and must get the same fingerprint. */
+  /**
+   * The job master's plan; executors rebuild it from the module and must get the same fingerprint — an
+   * adaptive plan with its `adaptive` (options and presets) handed to loadJob, as WorkerInitMessage carries it.
+   */
   readonly plan: JobPlan;
   readonly parallelism: number;
   readonly exchangeMode: ExchangeMode;

@@ -118,7 +118,7 @@ export async function loadJob(request: LoadJobRequest): Promise<LoadedJob> {
   if (!isExchangeMode(exchangeMode)) throw invalidJob('exchangeMode', `unknown exchange mode ${JSON.stringify(exchangeMode)}; expected one of ${EXCHANGE_MODES.join(', ')}`);
   const parallelism = request.parallelism;
   if (!Number.isInteger(parallelism) || parallelism < 1) throw invalidJob('parallelism', `expected an integer >= 1, got ${String(parallelism)}`);
-  const graph = new LogicalGraph();
+  const graph = new LogicalGraph({ splitSkewedAggregations: request.adaptive?.options.skewedAggregation === 'auto' });
   const context = new JobContext(graph, new JobArgs(request.args ?? []), parallelism);
   try {
     await definition.build(context);

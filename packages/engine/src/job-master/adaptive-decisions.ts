@@ -1,5 +1,6 @@
 import { decideParallelismAndInputInfos } from '../adaptive/decide-parallelism-and-input-infos.js';
 import type { ConsumedInputInfo } from '../adaptive/parallelism-and-input-infos.js';
+import { splitSkewedSubpartitions } from '../adaptive/split-skewed-subpartitions.js';
 import { EngineError } from '../errors/engine-error.js';
 import type { ExecutionTopology } from '../execution/execution-topology.js';
 import type { JobPlan, PlannedEdge, PlannedVertex } from '../graph/job-plan.js';
@@ -22,7 +23,9 @@ export interface AdaptiveDecisionsOptions {
  * reserved size. Once decided to `p`, subtasks `p…` are *skipped*: they count as finished at once,
  * without being deployed, logged or given partitions; producers of the vertex's inputs wrote
  * `maxParallelism` subpartitions (1 for a broadcast input), of which each decided subtask reads a range.
- * Fixed vertices answer their planned parallelism.
+ * Fixed vertices answer their planned parallelism. A decided join (probe side) or partial aggregate then
+ * has its skewed key groups split across extra subtasks (splitSkewedSubpartitions, Flink 2.x's skewed
+ * join), within the reserved size; the split is part of the logged decision (`skewedSplits`).
  */
 export class AdaptiveDecisions {
   readonly #plan: JobPlan;
@@ -127,19 +130,42 @@ export class AdaptiveDecisions {
     // follow: the producer of its forward input edge (a plan edge index)
     const followed = adaptive.mode === 'follow' ? this.#topology.edge(this.#plan.edges[adaptive.edge]?.id ?? '') : undefined;
     const initialParallelism = followed === undefined ? undefined : this.parallelismOf(followed.source.index);
-    const decided = decideParallelismAndInputInfos({
+    const maxParallelism = Math.min(options.maxParallelism, tv.parallelism);
+    const base = decideParallelismAndInputInfos({
       inputs,
       minParallelism: options.minParallelism,
-      maxParallelism: Math.min(options.maxParallelism, tv.parallelism),
+      maxParallelism,
       dataVolumePerTaskBytes: options.dataVolumePerTaskBytes,
       ...(initialParallelism === undefined ? {} : { initialParallelism }),
     });
+    // Flink 2.x's skewed join: a join's probe side split by producer ranges, its build side replicated
+    // and a partial aggregate's input split the same way (its merging stage follows behind a hash edge)
+    const head = planned.operators[0]?.node.spec;
+    const splittable = (e: number): boolean => {
+      if (head?.kind === 'join') return options.skewedJoin !== 'none' && this.#plannedEdge[e]?.targetInput === 1 - head.build;
+      return head?.kind === 'aggregate' && head.partial === true;
+    };
+    const decided =
+      initialParallelism !== undefined || !tv.inputs.some(splittable)
+        ? { ...base, splits: [] }
+        : splitSkewedSubpartitions({
+            inputs,
+            decision: base,
+            splittable: tv.inputs.map(splittable),
+            skewedFactor: options.skewedFactor,
+            skewedThresholdBytes: options.skewedThresholdBytes,
+            dataVolumePerTaskBytes: options.dataVolumePerTaskBytes,
+            maxParallelism,
+          });
     const data: VertexInitializedData = {
       vertexId: planned.id,
       parallelism: decided.parallelism,
       decided: true,
       bytesIn,
       inputs: decided.inputs.map((input, i) => ({ edgeId: (this.#topology.edges[tv.inputs[i] as number] as { id: string }).id, subtasks: input.subtasks.map((s) => ({ partitions: { ...s.partitions }, subpartitions: { ...s.subpartitions } })) })),
+      ...(decided.splits.length === 0
+        ? {}
+        : { skewedSplits: decided.splits.map((x) => ({ operator: head?.kind === 'join' ? ('join' as const) : ('aggregate' as const), subpartition: x.subpartition, bytes: x.bytes, parts: x.parts, edgeIds: tv.inputs.filter(splittable).map((e) => (this.#topology.edges[e] as { id: string }).id) })) }),
     };
     this.#decided.set(vertex, data);
     return data;

@@ -44,6 +44,22 @@ export interface VertexInitializedData {
   readonly bytesIn?: number;
   /** Decided: per input edge, what each subtask reads (inclusive ranges of partitions and subpartitions). */
   readonly inputs?: readonly VertexInputRanges[];
+  /**
+   * Decided: the skewed subpartitions split across several subtasks (Flink 2.x's skewed join), each
+   * with its bytes over the split input edges `edgeIds` (a join's probe side) and its number of parts.
+   * Absent: none was split.
+   */
+  readonly skewedSplits?: readonly SkewedSplitRecord[];
+}
+
+/** One skewed subpartition of a decided vertex, split into `parts` subtasks by producer ranges of `edgeIds`. */
+export interface SkewedSplitRecord {
+  /** `join`: its other side is replicated to each part; `aggregate`: the parts' accumulators are merged by the next stage. */
+  readonly operator: 'join' | 'aggregate';
+  readonly subpartition: number;
+  readonly bytes: number;
+  readonly parts: number;
+  readonly edgeIds: readonly string[];
 }
 
 /** What each subtask of a decided vertex reads of one input edge: `subtasks[i]` is subtask i's. */

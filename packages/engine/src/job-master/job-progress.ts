@@ -1,4 +1,4 @@
-import type { VertexInputRanges } from './job-events.js';
+import type { SkewedSplitRecord, VertexInputRanges } from './job-events.js';
 
 /** A snapshot of a running job, for progress displays. */
 export interface JobProgress {
@@ -48,7 +48,7 @@ export interface VertexSummary {
    * its inputs held, and per input edge what each subtask read (inclusive partition and subpartition
    * ranges), as logged in its `vertex-initialized` event. Absent: fixed (or never decided: the job failed first).
    */
-  readonly decided?: { readonly bytesIn: number; readonly inputs: readonly VertexInputRanges[] };
+  readonly decided?: { readonly bytesIn: number; readonly inputs: readonly VertexInputRanges[]; readonly skewedSplits?: readonly SkewedSplitRecord[] };
   /** Records the vertex read (from its sources or its input edges). */
   readonly recordsIn: number;
   /** Fused operator pairs of its chain (PlannedVertex.fusions), e.g. `"read-lines => split-words (text-chunks)"`. */

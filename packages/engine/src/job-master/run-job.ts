@@ -326,7 +326,6 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   const checkpointOptions = options.checkpointing === undefined ? undefined : resolveCheckpointingOptions(options.checkpointing);
   if (checkpointOptions !== undefined && kind !== 'inprocess') throw invalidEngineArgument('checkpointing', `checkpoints are taken of jobs run in process only yet (executor 'inprocess'), not on ${kind} executors`);
   if (checkpointOptions !== undefined && adaptive !== undefined) throw invalidEngineArgument('checkpointing', 'a checkpointed (streaming) job cannot have adaptive parallelism');
-  if (adaptive !== undefined && provider !== undefined) throw invalidEngineArgument('adaptive', `adaptive parallelism is not supported on ${provider.kind} executors yet; run it in process or on workers`);
   const loaded = await loadJob({ job: options.job, args, parallelism, cwd, fileSystems, ...(options.exchangeMode === undefined ? (checkpointOptions === undefined ? {} : { exchangeMode: 'ALL_EDGES_PIPELINED' as const }) : { exchangeMode: options.exchangeMode }), ...(adaptive === undefined ? {} : { adaptive: { options: adaptive } }) });
   serializer = loaded.definition.options.serializer ?? serializer;
   if (kind !== 'inprocess' && loaded.moduleUrl === undefined) throw new EngineError('WEFT_ERR_INVALID_JOB', 'a job run on worker processes must be given as a module path, so workers can load it', { context: { field: 'job' } });
@@ -602,7 +601,7 @@ function summarizeVertices(loaded: LoadedJob, results: readonly { attemptId: str
       id: v.id,
       name: v.name,
       parallelism: d?.parallelism ?? v.parallelism,
-      ...(d === undefined ? {} : { decided: { bytesIn: d.bytesIn ?? 0, inputs: d.inputs ?? [] } }),
+      ...(d === undefined ? {} : { decided: { bytesIn: d.bytesIn ?? 0, inputs: d.inputs ?? [], ...(d.skewedSplits === undefined ? {} : { skewedSplits: d.skewedSplits }) } }),
       recordsIn: recordsIn.get(v.id) ?? 0,
       fusions: v.fusions,
     };
