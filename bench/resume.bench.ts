@@ -204,10 +204,12 @@ function phases(events: readonly LoggedJobEvent[], epoch: number, run: Started):
     if (found === undefined) throw new Error(`the resumed run logged no ${type}`);
     return found.atMs;
   };
+  const find = (type: string, last = false): number | undefined => (last ? [...mine].reverse() : mine).find((e) => e.type === type)?.atMs;
   const submitted = at('job-submitted');
-  const deployed = at('task-deployed');
-  const lastFinished = at('task-finished', true);
   const finished = at('job-finished');
+  // a kill after every task had finished (while publishing): the resume deploys nothing, only publishes
+  const deployed = find('task-deployed') ?? submitted;
+  const lastFinished = find('task-finished', true) ?? deployed;
   const exited = run.spawnedAtMs + run.seconds * 1000;
   return {
     startUp: (submitted - run.spawnedAtMs) / 1000,
