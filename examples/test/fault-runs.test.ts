@@ -43,10 +43,11 @@ import type { ExchangeMode, FailoverStrategyName, JobResult } from '@weft/engine
 import { assertSameOutput, type BlastRadius, checkBlastRadius, comparableCollected, EXAMPLES, filesUnder, runExample, writeTopology } from './support/fault-runs.js';
 
 /**
- * Region-failover runs per fault kind and example: 3 kinds × 20 × 3 examples = 180, plus the paired
- * restart-all runs and the ALL_EDGES_PIPELINED runs (12 per example).
+ * Region-failover runs per fault kind and example: 3 kinds × 16 × 3 examples = 144, plus the paired
+ * restart-all runs and the ALL_EDGES_PIPELINED runs: 234 in all (the file prints the count), above
+ * issue 5's 200; WEFT_FAULT_RUNS_PER_KIND=20 runs 288.
  */
-const RUNS_PER_KIND = Number(process.env['WEFT_FAULT_RUNS_PER_KIND'] ?? 20);
+const RUNS_PER_KIND = Number(process.env['WEFT_FAULT_RUNS_PER_KIND'] ?? 16);
 const PARALLELISM = Number(process.env['WEFT_FAULT_RUNS_PARALLELISM'] ?? 4);
 const KINDS: readonly FaultKind[] = ['throw', 'delete-partition', 'corrupt-partition'];
 /** Seeds that also run restarting all, for the paired comparison: one in five (4 per kind and example). */
