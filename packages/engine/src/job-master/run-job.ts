@@ -13,8 +13,8 @@ import { isTaskExecutorProvider, type TaskExecutorProvider } from '../executor/t
 import { createFailoverStrategy } from '../failover/create-failover-strategy.js';
 import type { FailoverStrategyName } from '../failover/failover-strategy.js';
 import type { FaultInjectorFactory } from '../faults/fault-injector.js';
-import { type LoadedJob, loadJob } from '../graph/load-job.js';
-import { buildPipelinedRegions, type PipelinedRegions } from '../regions/pipelined-regions.js';
+import { loadJob } from '../graph/load-job.js';
+import { buildPipelinedRegions } from '../regions/pipelined-regions.js';
 import type { JobTopology } from '../topology/job-topology.js';
 import { createRestartBackoffTimeStrategy } from '../restart/create-restart-backoff-time-strategy.js';
 import type { RestartStrategyOptions } from '../restart/restart-backoff-time-strategy.js';
@@ -26,7 +26,8 @@ import type { DeploymentLatencySummary } from './deployment-latencies.js';
 import type { PlacementSummary } from './placement-counts.js';
 import { JobMaster } from './job-master.js';
 import type { EdgeSummary, JobProgress, VertexSummary } from './job-progress.js';
-import type { JobEventListener, VertexInitializedData } from './job-events.js';
+import { countSkippedRegions, decidedTopology, summarizeEdges, summarizeVertices } from './run-summary.js';
+import type { JobEventListener } from './job-events.js';
 import { type AdaptiveBatchOptions, type ResolvedAdaptiveBatchOptions, resolveAdaptiveBatchOptions } from '../adaptive/adaptive-batch-options.js';
 import type { JobSubmission } from './job-scheduler-options.js';
 import { JobFence } from './job-fence.js';
@@ -551,60 +552,3 @@ function publishProgressEvery(request: { log: JobLog; intervalMs: number; progre
   timer.unref();
   return timer;
 }
-
-/** The topology with each decided vertex at its decided parallelism. */
-function decidedTopology(topology: JobTopology, decisions: readonly VertexInitializedData[]): JobTopology {
-  if (decisions.length === 0) return topology;
-  const decided = new Map(decisions.map((d) => [d.vertexId, d.parallelism]));
-  return { ...topology, vertices: topology.vertices.map((v) => ({ ...v, parallelism: decided.get(v.id) ?? v.parallelism })) };
-}
-
-/** Regions made only of skipped subtasks (an adaptive run's reserved subtasks beyond their decided parallelism). */
-function countSkippedRegions(regions: PipelinedRegions, isSkipped: (v: number) => boolean): number {
-  let n = 0;
-  for (let r = 0; r < regions.regionCount; r++) if (Array.from(regions.membersOf(r)).every(isSkipped)) n++;
-  return n;
-}
-
-function summarizeEdges(loaded: LoadedJob, results: readonly { metrics: { outputs: readonly { edgeIndex: number; records: number; bytes: number }[] } }[]): EdgeSummary[] {
-  const plan = loaded.plan;
-  const totals = plan.edges.map(() => ({ records: 0, bytes: 0 }));
-  for (const result of results) {
-    for (const o of result.metrics.outputs) {
-      const t = totals[o.edgeIndex];
-      if (t === undefined) continue;
-      t.records += o.records;
-      t.bytes += o.bytes;
-    }
-  }
-  return plan.edges.map((e, i) => ({
-    id: e.id,
-    source: plan.vertices[e.source]?.id ?? '',
-    target: plan.vertices[e.target]?.id ?? '',
-    distribution: e.distribution,
-    partitionType: e.partitionType,
-    records: totals[i]?.records ?? 0,
-    bytes: totals[i]?.bytes ?? 0,
-  }));
-}
-
-function summarizeVertices(loaded: LoadedJob, results: readonly { attemptId: string; metrics: { recordsIn: number } }[], decisions: readonly VertexInitializedData[]): VertexSummary[] {
-  const decided = new Map(decisions.map((d) => [d.vertexId, d]));
-  const recordsIn = new Map<string, number>();
-  for (const r of results) {
-    const vertex = r.attemptId.slice(0, r.attemptId.lastIndexOf('#'));
-    recordsIn.set(vertex, (recordsIn.get(vertex) ?? 0) + r.metrics.recordsIn);
-  }
-  return loaded.plan.vertices.map((v) => {
-    const d = decided.get(v.id);
-    return {
-      id: v.id,
-      name: v.name,
-      parallelism: d?.parallelism ?? v.parallelism,
-      ...(d === undefined ? {} : { decided: { bytesIn: d.bytesIn ?? 0, inputs: d.inputs ?? [], ...(d.skewedSplits === undefined ? {} : { skewedSplits: d.skewedSplits }) } }),
-      recordsIn: recordsIn.get(v.id) ?? 0,
-      fusions: v.fusions,
-    };
-  });
-}
-
