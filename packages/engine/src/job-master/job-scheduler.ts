@@ -22,6 +22,7 @@ import { hasNoBlockingEdgeInside, placeRegion, type RegionPlacement } from './re
 import { RegionRestarts } from './region-restarts.js';
 import { RegionState, RegionStates } from './region-states.js';
 import type { RecoveryPlan } from './recovery-plan.js';
+import { restoreRecoveryPlan } from './restore-recovery-plan.js';
 import { taskFinishedEvent } from './task-finished-event.js';
 import { AdaptiveDecisions } from './adaptive-decisions.js';
 import { TaskAttempts } from './task-attempts.js';
@@ -205,40 +206,10 @@ export class JobScheduler {
     return this.#completion.outcome;
   }
 
-  /**
-   * A resumed run starts where the earlier ones left off (RecoveryPlan): kept tasks stay finished with
-   * their attempts (their partitions readable through the listed descriptors), the finished tasks that
-   * run again get a `tasks-reset`, and every other task starts at an attempt above every logged one.
-   * Regions whose tasks are all kept stay finished. True when nothing is left to run (the sinks are
-   * being published).
-   */
+  /** A resumed run (restoreRecoveryPlan); true when nothing is left to run (the sinks are being published). */
   #resume(recovery: RecoveryPlan): boolean {
     const { topology, regions } = this.#options;
-    for (let v = 0; v < topology.executionVertexCount; v++) this.#attempts.restore(v, recovery.attempts[v] as number, recovery.kept.get(v));
-    for (const [p, descriptor] of recovery.descriptors) {
-      this.#builder.restoreDescriptor(p, descriptor);
-      this.#partitions.markDone(p);
-    }
-    for (const v of recovery.kept.keys()) {
-      for (const p of blockingOutputsOf(topology, v)) {
-        if (recovery.descriptors.has(p)) continue;
-        this.#partitions.markDone(p);
-        // a skipped subtask's partition is empty and never registered: done, as when it was skipped;
-        // any other is gone (released once every reader finished): lost to a later failover, which re-runs its producer
-        if (!recovery.skipped.has(v)) this.#partitions.markReleased(p);
-      }
-    }
-    if (recovery.reset.length > 0) {
-      this.#emit({ type: 'tasks-reset', data: { tasks: recovery.reset.map((v) => topology.executionVertexId(v)), reason: 'resumed: their region runs again (an unfinished task, or a partition it needs is missing)' } });
-    }
-    const keptRegion = (r: number): boolean => Array.from(regions.membersOf(r)).every((v) => recovery.kept.has(v));
-    this.#states.start({ isFinished: keptRegion, isDone: (p) => this.#partitions.isDone(p) });
-    for (let r = 0; r < this.#states.count; r++) {
-      if (this.#states.stateOf(r) !== FINISHED) continue;
-      const released = this.#releases.regionFinished(r);
-      for (const p of released) this.#partitions.markReleased(p);
-      if (released.length > 0) this.#emit({ type: 'partitions-released', data: { partitionIds: released.map((p) => topology.resultPartitionId(p)) } });
-    }
+    restoreRecoveryPlan(recovery, { topology, regions, attempts: this.#attempts, builder: this.#builder, partitions: this.#partitions, states: this.#states, releases: this.#releases, emit: (event) => void this.#emit(event) });
     if (this.#states.finished === this.#states.count) {
       this.#publishSinks();
       return true;
