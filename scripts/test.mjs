@@ -3,6 +3,11 @@
 // scripts/ with the node test runner. Integration tests start their own real redis-server and s3rver
 // (see @weft/testkit); this script installs redis-server with apt-get when it is missing and it may, and
 // Debian's chromium the same way when a browser test (*.browser.*.test.ts) is among the files to run.
+// Before the tests it builds the JavaScript of the packages `weft` loads (scripts/build-js.mjs: esbuild,
+// no declarations, ~15 s) unless that build is already fresh, so every `weft`, worker and shuffle server
+// the tests spawn starts from built code — the same sources, without compiling them again in each
+// process (about half of the suite's time otherwise). WEFT_FROM_SOURCE=1 skips it: the tests' processes
+// then run the sources through tsx.
 //
 //   npm test                      everything
 //   npm test -- packages/engine   only test files whose path contains one of the arguments
@@ -11,6 +16,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { availableParallelism } from 'node:os';
+import { isBuildFresh, useBuiltCode, CLI_PACKAGES } from '@weft/cli/built-code';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const filters = process.argv.slice(2);
@@ -82,6 +88,17 @@ if (filters.length === 0) {
   console.log('# typecheck: the UI app (DOM)');
   if (run(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'packages/ui/app/tsconfig.json', '--noEmit']) !== 0) process.exit(1);
 }
+/** The packages `weft` loads, and @weft/ui (imported by `weft ui` and `--ui`), built when not fresh. */
+function ensureBuilt() {
+  const cli = join(root, 'packages', 'cli');
+  const ui = join(root, 'packages', 'ui');
+  if (useBuiltCode(cli) && isBuildFresh(ui)) return;
+  const dirs = [...CLI_PACKAGES.map((name) => join(root, 'packages', name.slice('@weft/'.length))), cli, ui];
+  console.log('# build: the JavaScript of the packages weft loads (esbuild, no declarations), so spawned processes start from built code');
+  if (run(process.execPath, ['scripts/build-js.mjs', ...dirs]) !== 0) process.exit(1);
+}
+
+if (process.env.WEFT_FROM_SOURCE !== '1') ensureBuilt();
 ensureRedis();
 if (files.some((file) => file.includes('.browser.'))) ensureChromium();
 

@@ -18,7 +18,7 @@ import { CLI_PACKAGES } from '../../bin/built-code.js';
 
 const checkout = fileURLToPath(new URL('../../../..', import.meta.url));
 const checkoutCli = join(checkout, 'packages', 'cli');
-const builder = fileURLToPath(new URL('./build-packages.mjs', import.meta.url));
+const builder = fileURLToPath(new URL('../../../../scripts/build-js.mjs', import.meta.url));
 
 /** Where the built copy's pieces are. */
 export interface BuiltTree {

@@ -1,12 +1,11 @@
-import { createReadStream, createWriteStream } from 'node:fs';
 import { copyFile, link, lstat, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { EngineError } from '../errors/engine-error.js';
 import type { JobPlan } from '../graph/job-plan.js';
 import type { ExternalFileSystem, StagedExternalFile } from '../io/external-file-system.js';
 import { resolveJobPath, sinkTempDirOf } from '../io/job-paths.js';
 import type { SinkOutput } from '../operators/stream-operator.js';
+import { joinLocalParts } from './join-local-parts.js';
 
 type TextFileOutput = Extract<SinkOutput, { kind: 'text-file' }>;
 
@@ -88,13 +87,6 @@ export async function publishSinks(outputs: readonly SinkOutput[], tempDirs: rea
   }
 }
 
-/**
- * Bytes read and written at a time when the parts are joined: against the streams' 64 KiB default, it
- * copies a 100 MiB part about three times faster (fewer reads, writes and stream turns), and a job's
- * output is published only after its last task, so nothing else hides this copy.
- */
-const JOIN_CHUNK_BYTES = 1 << 20;
-
 /** Joins one sink's finished parts, in subtask order, without making them visible (the parts stay). */
 async function stage(path: string, parts: TextFileOutput[], fileSystems: readonly ExternalFileSystem[]): Promise<StagedSink> {
   parts.sort((a, b) => a.subtask - b.subtask);
@@ -111,14 +103,11 @@ async function stage(path: string, parts: TextFileOutput[], fileSystems: readonl
   }
 }
 
-/** A local sink: its parts copied into `<tempDir>/joined`, renamed onto the output path at commit. */
+/** A local sink: its parts joined into `<tempDir>/joined` (joinLocalParts), renamed onto the output path at commit. */
 async function stageLocal(path: string, parts: readonly TextFileOutput[]): Promise<StagedExternalFile> {
   const first = parts[0] as TextFileOutput;
   const file: StagedFile = { path, staged: join(first.tempDir, 'joined'), previous: join(first.tempDir, 'previous'), hadPrevious: false };
-  await copyFile(first.file, file.staged);
-  for (const part of parts.slice(1)) {
-    await pipeline(createReadStream(part.file, { highWaterMark: JOIN_CHUNK_BYTES }), createWriteStream(file.staged, { flags: 'a', highWaterMark: JOIN_CHUNK_BYTES }));
-  }
+  await joinLocalParts(file.staged, parts.map((p) => p.file));
   return {
     async commit() {
       await keepPrevious(file);

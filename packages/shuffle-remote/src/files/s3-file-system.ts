@@ -1,20 +1,12 @@
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import {
-  AbortMultipartUploadCommand,
-  CopyObjectCommand,
-  DeleteObjectCommand,
-  GetObjectCommand,
-  HeadObjectCommand,
-  ListMultipartUploadsCommand,
-  ListObjectsV2Command,
-  S3Client,
-} from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { invalidArgument, type JsonValue, ShuffleError } from '@weft/shuffle-api';
 import type { ResolvedS3StoreOptions } from '../config/store-options.js';
 import { storageUnavailable } from '../storage/storage-errors.js';
 import { parseS3Url, resolveS3Connection, type S3FileSystemOptions, validateS3FileSystemOptions } from './s3-file-system-options.js';
 import { S3PartJoiner } from './s3-part-joiner.js';
+import { awsS3 } from '../lazy/aws-s3.js';
 
 /** The shapes the S3FileSystem answers with (structurally @weft/engine's ExternalFileSystem: this package does not import the engine). */
 export interface S3File {
@@ -97,7 +89,7 @@ export class S3FileSystem {
       const resolved = resolveS3Connection(this.#options, this.#env);
       const https = resolved.endpoint === undefined || resolved.endpoint.startsWith('https:');
       const agent = https ? new HttpsAgent({ keepAlive: true, maxSockets: 64 }) : new HttpAgent({ keepAlive: true, maxSockets: 64 });
-      const client = new S3Client({
+      const client = new awsS3.S3Client({
         region: resolved.region,
         ...(resolved.endpoint === undefined ? {} : { endpoint: resolved.endpoint }),
         forcePathStyle: resolved.forcePathStyle,
@@ -124,7 +116,7 @@ export class S3FileSystem {
     let token: string | undefined;
     do {
       const page = await this.#send(`list ${url}`, () =>
-        this.#s3.client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, Delimiter: '/', ContinuationToken: token })),
+        this.#s3.client.send(new awsS3.ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, Delimiter: '/', ContinuationToken: token })),
       );
       found ||= (page.Contents?.length ?? 0) > 0 || (page.CommonPrefixes?.length ?? 0) > 0;
       for (const object of page.Contents ?? []) {
@@ -145,7 +137,7 @@ export class S3FileSystem {
     this.stats.rangedReads++;
     let response;
     try {
-      response = await this.#s3.client.send(new GetObjectCommand({ Bucket: bucket, Key: key, Range: `bytes=${position}-${position + length - 1}` }));
+      response = await this.#s3.client.send(new awsS3.GetObjectCommand({ Bucket: bucket, Key: key, Range: `bytes=${position}-${position + length - 1}` }));
     } catch (cause) {
       if (s3StatusOf(cause) === 416) return new Uint8Array(0); // at or past the end
       if (isNotFound(cause)) throw invalidArgument('url', `no object ${url}`, { url });
@@ -181,7 +173,7 @@ export class S3FileSystem {
     const out: string[] = [];
     let token: string | undefined;
     do {
-      const page = await this.#send(`list ${dir}`, () => this.#s3.client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token })));
+      const page = await this.#send(`list ${dir}`, () => this.#s3.client.send(new awsS3.ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token })));
       for (const object of page.Contents ?? []) if (object.Key !== undefined) out.push(`s3://${bucket}/${object.Key}`);
       token = page.IsTruncated === true ? page.NextContinuationToken : undefined;
     } while (token !== undefined);
@@ -195,7 +187,7 @@ export class S3FileSystem {
     try {
       for (const part of request.parts) {
         const source = parseS3Url(part);
-        const response = await this.#send(`read ${part}`, () => this.#s3.client.send(new GetObjectCommand({ Bucket: source.bucket, Key: source.key })));
+        const response = await this.#send(`read ${part}`, () => this.#s3.client.send(new awsS3.GetObjectCommand({ Bucket: source.bucket, Key: source.key })));
         for await (const chunk of response.Body as AsyncIterable<Uint8Array>) await joiner.append(chunk);
       }
       const upload = await joiner.finish();
@@ -225,7 +217,7 @@ export class S3FileSystem {
   async delete(url: string): Promise<void> {
     const { bucket, key } = parseS3Url(url);
     try {
-      await this.#s3.client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
+      await this.#s3.client.send(new awsS3.DeleteObjectCommand({ Bucket: bucket, Key: key }));
     } catch (cause) {
       if (!isNotFound(cause)) throw storageUnavailable(`s3://${bucket}`, `delete ${url}`, cause);
     }
@@ -252,7 +244,7 @@ export class S3FileSystem {
   /** The object's size, or undefined when there is none. */
   async #size(bucket: string, key: string, url: string): Promise<number | undefined> {
     try {
-      const head = await this.#s3.client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+      const head = await this.#s3.client.send(new awsS3.HeadObjectCommand({ Bucket: bucket, Key: key }));
       return head.ContentLength ?? 0;
     } catch (cause) {
       if (isNotFound(cause)) return undefined;
@@ -261,7 +253,7 @@ export class S3FileSystem {
   }
 
   async #copy(from: { bucket: string; key: string }, to: { bucket: string; key: string }, operation: string): Promise<void> {
-    await this.#send(operation, () => this.#s3.client.send(new CopyObjectCommand({ Bucket: to.bucket, Key: to.key, CopySource: encodeURI(`${from.bucket}/${from.key}`) })));
+    await this.#send(operation, () => this.#s3.client.send(new awsS3.CopyObjectCommand({ Bucket: to.bucket, Key: to.key, CopySource: encodeURI(`${from.bucket}/${from.key}`) })));
   }
 
   /** Aborts the unfinished multipart uploads under `dir/`; a server that cannot list them (s3rver) is skipped. */
@@ -270,12 +262,12 @@ export class S3FileSystem {
     const prefix = key.endsWith('/') ? key : `${key}/`;
     let uploads;
     try {
-      uploads = await this.#s3.client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: prefix }));
+      uploads = await this.#s3.client.send(new awsS3.ListMultipartUploadsCommand({ Bucket: bucket, Prefix: prefix }));
     } catch {
       return;
     }
     for (const upload of uploads.Uploads ?? []) {
-      await this.#s3.client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: upload.Key, UploadId: upload.UploadId })).catch(() => {});
+      await this.#s3.client.send(new awsS3.AbortMultipartUploadCommand({ Bucket: bucket, Key: upload.Key, UploadId: upload.UploadId })).catch(() => {});
     }
   }
 

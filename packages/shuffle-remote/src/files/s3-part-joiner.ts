@@ -1,5 +1,6 @@
-import { AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, PutObjectCommand, type S3Client, UploadPartCommand } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { storageUnavailable } from '../storage/storage-errors.js';
+import { awsS3 } from '../lazy/aws-s3.js';
 
 /** S3's most parts in one multipart upload. */
 const MAX_PARTS = 10_000;
@@ -52,7 +53,7 @@ export class S3PartJoiner {
       const body = Buffer.concat(this.#held, this.#heldBytes);
       this.#held = [];
       return {
-        commit: () => this.#call(`upload ${url}`, () => client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentLength: body.length }))).then(() => {}),
+        commit: () => this.#call(`upload ${url}`, () => client.send(new awsS3.PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentLength: body.length }))).then(() => {}),
         discard: async () => {},
       };
     }
@@ -61,7 +62,7 @@ export class S3PartJoiner {
     const parts = this.#etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 }));
     return {
       commit: () =>
-        this.#call(`complete ${url}`, () => client.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }))).then(() => {}),
+        this.#call(`complete ${url}`, () => client.send(new awsS3.CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: parts } }))).then(() => {}),
       discard: () => abortUpload(client, bucket, key, uploadId),
     };
   }
@@ -83,13 +84,13 @@ export class S3PartJoiner {
     this.#heldBytes = 0;
     if (this.#etags.length >= MAX_PARTS) throw storageUnavailable(`s3://${bucket}`, `upload ${url}`, new Error(`more than ${MAX_PARTS} parts; raise minPartBytes`), false);
     this.#uploadId ??= await this.#call(`upload ${url}`, async () => {
-      const out = await client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key }));
+      const out = await client.send(new awsS3.CreateMultipartUploadCommand({ Bucket: bucket, Key: key }));
       if (out.UploadId === undefined) throw new Error('CreateMultipartUpload returned no UploadId');
       return out.UploadId;
     });
     const uploadId = this.#uploadId;
     const partNumber = this.#etags.length + 1;
-    const out = await this.#call(`upload part ${partNumber} of ${url}`, () => client.send(new UploadPartCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumber: partNumber, Body: body, ContentLength: body.length })));
+    const out = await this.#call(`upload part ${partNumber} of ${url}`, () => client.send(new awsS3.UploadPartCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumber: partNumber, Body: body, ContentLength: body.length })));
     this.#etags.push(out.ETag ?? '');
     if (this.#aborted) await abortUpload(client, bucket, key, uploadId); // aborted while the part was in flight
   }
@@ -105,5 +106,5 @@ export class S3PartJoiner {
 
 /** Aborts an unfinished multipart upload; servers that do not implement it (s3rver) or know it no more are ignored. */
 async function abortUpload(client: S3Client, bucket: string, key: string, uploadId: string): Promise<void> {
-  await client.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId })).catch(() => {});
+  await client.send(new awsS3.AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId })).catch(() => {});
 }

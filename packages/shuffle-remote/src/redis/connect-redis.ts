@@ -1,6 +1,7 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 import { type Logger, invalidConfig } from '@weft/shuffle-api';
 import { type RedisEndpoint, parseRedisUrl } from './redis-url.js';
+import { ioredis } from '../lazy/ioredis.js';
 
 export { redactRedisUrl } from './redis-url.js';
 
@@ -46,7 +47,7 @@ export function redisClientOptions(endpoint: RedisEndpoint): RedisOptions {
  */
 export function createRedisClient(endpoint: RedisEndpoint, options: Omit<ConnectRedisOptions, 'url' | 'setting'>): Redis {
   const retry = (times: number): number | null => (options.reconnect?.() === false ? null : Math.min(50 * 2 ** Math.min(times, 5), 1_000));
-  const redis = new Redis({
+  const redis = new ioredis.Redis({
     ...redisClientOptions(endpoint),
     lazyConnect: true,
     enableOfflineQueue: false,

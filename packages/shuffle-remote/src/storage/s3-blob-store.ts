@@ -1,19 +1,7 @@
 import { Agent as HttpAgent } from 'node:http';
 import { Readable } from 'node:stream';
 import { Agent as HttpsAgent } from 'node:https';
-import {
-  AbortMultipartUploadCommand,
-  CompleteMultipartUploadCommand,
-  CreateMultipartUploadCommand,
-  DeleteObjectCommand,
-  GetObjectCommand,
-  HeadBucketCommand,
-  HeadObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  S3Client,
-  UploadPartCommand,
-} from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { invalidConfig } from '@weft/shuffle-api';
 import type { BlobReader, BlobStore, BlobWriter } from './blob-store.js';
 import { checkKey } from './object-key.js';
@@ -21,6 +9,7 @@ import { S3BlobReader } from './s3-blob-reader.js';
 import { S3BlobWriter } from './s3-blob-writer.js';
 import { blobNotFound, blobTruncated, storageUnavailable } from './storage-errors.js';
 import type { ResolvedS3StoreOptions } from '../config/store-options.js';
+import { awsS3 } from '../lazy/aws-s3.js';
 
 /** S3's smallest part (all but the last). */
 export const S3_MIN_PART_BYTES = 5 * 1024 * 1024;
@@ -89,13 +78,13 @@ export class S3BlobStore implements BlobStore {
         ...(https ? { httpsAgent: this.agent } : { httpAgent: this.agent }),
       },
     };
-    this.client = new S3Client({ ...config, maxAttempts: options.maxAttempts });
-    this.streamingClient = new S3Client({ ...config, maxAttempts: 1 });
+    this.client = new awsS3.S3Client({ ...config, maxAttempts: options.maxAttempts });
+    this.streamingClient = new awsS3.S3Client({ ...config, maxAttempts: 1 });
   }
 
   async start(): Promise<void> {
     try {
-      await this.client.send(new HeadBucketCommand({ Bucket: this.bucket }));
+      await this.client.send(new awsS3.HeadBucketCommand({ Bucket: this.bucket }));
     } catch (cause) {
       const status = statusOf(cause);
       if (status === 301) {
@@ -135,7 +124,7 @@ export class S3BlobStore implements BlobStore {
     const fullKey = this.fullKey(checkKey(key));
     if (options.uploadId !== undefined) await this.abortUpload(fullKey, options.uploadId);
     try {
-      await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: fullKey }));
+      await this.client.send(new awsS3.DeleteObjectCommand({ Bucket: this.bucket, Key: fullKey }));
     } catch (cause) {
       if (!isNotFound(cause)) throw storageUnavailable(this.description, `delete ${key}`, cause);
     }
@@ -145,7 +134,7 @@ export class S3BlobStore implements BlobStore {
   async deleteExisting(key: string, options: { readonly uploadId?: string } = {}): Promise<boolean> {
     const fullKey = this.fullKey(checkKey(key));
     try {
-      await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: fullKey }));
+      await this.client.send(new awsS3.HeadObjectCommand({ Bucket: this.bucket, Key: fullKey }));
     } catch (cause) {
       if (!isNotFound(cause)) throw storageUnavailable(this.description, `delete ${key}`, cause);
       if (options.uploadId !== undefined) await this.abortUpload(fullKey, options.uploadId);
@@ -162,7 +151,7 @@ export class S3BlobStore implements BlobStore {
       let page;
       try {
         page = await this.client.send(
-          new ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix + prefix, ContinuationToken: token }),
+          new awsS3.ListObjectsV2Command({ Bucket: this.bucket, Prefix: this.prefix + prefix, ContinuationToken: token }),
         );
       } catch (cause) {
         throw storageUnavailable(this.description, 'list', cause);
@@ -188,7 +177,7 @@ export class S3BlobStore implements BlobStore {
   /** Aborts an unfinished multipart upload; servers that do not implement it (s3rver) are ignored. */
   async abortUpload(fullKey: string, uploadId: string): Promise<void> {
     try {
-      await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: fullKey, UploadId: uploadId }));
+      await this.client.send(new awsS3.AbortMultipartUploadCommand({ Bucket: this.bucket, Key: fullKey, UploadId: uploadId }));
     } catch (cause) {
       const status = statusOf(cause);
       if (status === 404 || status === 405 || status === 501) return;
@@ -197,25 +186,25 @@ export class S3BlobStore implements BlobStore {
   }
 
   async putObject(fullKey: string, body: Uint8Array): Promise<void> {
-    await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: fullKey, Body: body, ContentLength: body.length }));
+    await this.client.send(new awsS3.PutObjectCommand({ Bucket: this.bucket, Key: fullKey, Body: body, ContentLength: body.length }));
   }
 
   async createUpload(fullKey: string): Promise<string> {
-    const out = await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: fullKey }));
+    const out = await this.client.send(new awsS3.CreateMultipartUploadCommand({ Bucket: this.bucket, Key: fullKey }));
     if (out.UploadId === undefined) throw new Error('CreateMultipartUpload returned no UploadId');
     return out.UploadId;
   }
 
   async uploadPart(fullKey: string, uploadId: string, partNumber: number, body: Uint8Array): Promise<string> {
     const out = await this.client.send(
-      new UploadPartCommand({ Bucket: this.bucket, Key: fullKey, UploadId: uploadId, PartNumber: partNumber, Body: body, ContentLength: body.length }),
+      new awsS3.UploadPartCommand({ Bucket: this.bucket, Key: fullKey, UploadId: uploadId, PartNumber: partNumber, Body: body, ContentLength: body.length }),
     );
     return out.ETag ?? '';
   }
 
   async completeUpload(fullKey: string, uploadId: string, etags: readonly string[]): Promise<void> {
     await this.client.send(
-      new CompleteMultipartUploadCommand({
+      new awsS3.CompleteMultipartUploadCommand({
         Bucket: this.bucket,
         Key: fullKey,
         UploadId: uploadId,
@@ -227,7 +216,7 @@ export class S3BlobStore implements BlobStore {
   /** One PutObject of `length` bytes streamed from `body()`, retried (asking the body again) on retryable failures. */
   async putStream(fullKey: string, length: number, body: () => AsyncIterable<Uint8Array>): Promise<void> {
     await this.withRetries(() =>
-      this.sendStreamed(body, (stream, abortSignal) => this.streamingClient.send(new PutObjectCommand({ Bucket: this.bucket, Key: fullKey, Body: stream, ContentLength: length }), { abortSignal })),
+      this.sendStreamed(body, (stream, abortSignal) => this.streamingClient.send(new awsS3.PutObjectCommand({ Bucket: this.bucket, Key: fullKey, Body: stream, ContentLength: length }), { abortSignal })),
     );
   }
 
@@ -235,7 +224,7 @@ export class S3BlobStore implements BlobStore {
   async uploadPartStream(fullKey: string, uploadId: string, partNumber: number, length: number, body: () => AsyncIterable<Uint8Array>): Promise<string> {
     const out = await this.withRetries(() =>
       this.sendStreamed(body, (stream, abortSignal) =>
-        this.streamingClient.send(new UploadPartCommand({ Bucket: this.bucket, Key: fullKey, UploadId: uploadId, PartNumber: partNumber, Body: stream, ContentLength: length }), { abortSignal }),
+        this.streamingClient.send(new awsS3.UploadPartCommand({ Bucket: this.bucket, Key: fullKey, UploadId: uploadId, PartNumber: partNumber, Body: stream, ContentLength: length }), { abortSignal }),
       ),
     );
     return out.ETag ?? '';
@@ -244,7 +233,7 @@ export class S3BlobStore implements BlobStore {
   /** The body of a GET of bytes [from, to) (a stream the caller destroys). */
   async openRange(key: string, fullKey: string, from: number, to: number): Promise<Readable> {
     try {
-      const response = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: fullKey, Range: `bytes=${from}-${to - 1}` }));
+      const response = await this.client.send(new awsS3.GetObjectCommand({ Bucket: this.bucket, Key: fullKey, Range: `bytes=${from}-${to - 1}` }));
       const body = response.Body as Readable | undefined;
       if (body === undefined) throw new Error('GetObject returned no body');
       return body;
@@ -295,7 +284,7 @@ export class S3BlobStore implements BlobStore {
     let filled = 0;
     try {
       const response = await this.client.send(
-        new GetObjectCommand({ Bucket: this.bucket, Key: fullKey, Range: `bytes=${offset}-${offset + length - 1}` }),
+        new awsS3.GetObjectCommand({ Bucket: this.bucket, Key: fullKey, Range: `bytes=${offset}-${offset + length - 1}` }),
       );
       const body = response.Body as AsyncIterable<Uint8Array> | undefined;
       if (body === undefined) throw new Error('GetObject returned no body');
