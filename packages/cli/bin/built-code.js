@@ -52,3 +52,14 @@ export function useBuiltCode(cliDir) {
   }
   return true;
 }
+
+/**
+ * The node arguments that run the CLI at `cliDir` in the calling process's place, with no shim in between
+ * (bin/weft.js from source runs the command as its child), so the pid a caller spawns is the command's
+ * own: its built main when useBuiltCode says so and WEFT_FROM_SOURCE is not 1, otherwise its sources
+ * through tsx. For tests and tools that signal the process they start.
+ */
+export function weftNodeArgs(cliDir) {
+  if (process.env.WEFT_FROM_SOURCE !== '1' && useBuiltCode(cliDir)) return [join(cliDir, 'dist', 'main.js')];
+  return ['--conditions=source', '--import', import.meta.resolve('tsx'), join(cliDir, 'src', 'main.ts')];
+}
