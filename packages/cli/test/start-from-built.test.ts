@@ -1,8 +1,9 @@
 // `weft` starts from the built code (dist/, plain node) only when every package it loads is built and
 // not older than its sources; otherwise from the TypeScript sources through tsx. What ran is observable in
 // `weft run --json` ("cli": which code, whether tsx was preloaded, how the TypeScript job module was
-// loaded — through that tsx, or bundled by esbuild into plain JavaScript). The checkout is never built
-// (CI builds nothing, and a dist/ appearing mid-suite would switch the other tests' `weft` to built code):
+// loaded — through that tsx, or bundled by esbuild into plain JavaScript). scripts/test.mjs builds the
+// checkout's JavaScript before the tests, but its dist/ must not change under the other tests running at
+// the same time (a source dated after the build would switch their `weft` to the sources), so
 // the built and stale cases run a copy of the CLI's packages built under a temporary directory
 // (helpers/built-tree.ts: tsup without declarations, a few seconds).
 import assert from 'node:assert/strict';
