@@ -11,6 +11,7 @@ import { createTaskMemory, type TaskMemory } from '../memory/task-memory.js';
 import { TaskBackpressure } from './backpressure.js';
 import { BarrierAligner, CANCEL_CHECKPOINT_EVENT } from './barrier-aligner.js';
 import { OperatorStateHolder } from './operator-state-holder.js';
+import { TaskWatermarks } from './task-watermarks.js';
 import type { TaskCheckpointing, TaskSnapshot } from './task-checkpointing.js';
 import { createChannelSelector } from './channel-selector.js';
 import { FaultTrigger } from './fault-trigger.js';
@@ -73,8 +74,9 @@ export class StreamTask {
   /** Each operator's checkpointed state, by chain position (empty in jobs without checkpoints). */
   #states: { readonly uid: string; readonly holder: OperatorStateHolder }[] = [];
   #aligner: BarrierAligner | undefined;
-  /** The first channel of each input's gate among the task's channels (the barrier handler numbers them all). */
+  /** The first channel of each input's gate among the task's channels (the barrier handler and the watermark valve number them all). */
   readonly #channelBase = new Map<InputDeployment, number>();
+  #watermarks: TaskWatermarks | undefined;
 
   constructor(options: StreamTaskOptions) {
     this.#options = options;
@@ -91,9 +93,12 @@ export class StreamTask {
   metrics(): TaskMetrics {
     const source = this.#operators[0];
     const recordsIn = source?.source === true ? source.operator.recordsEmitted : this.#recordsIn;
+    let late = 0;
+    for (const op of this.#operators) late += (op.operator as { lateRecordsDropped?: number }).lateRecordsDropped ?? 0;
     return {
       recordsIn,
       outputs: this.#writers.map(({ edgeIndex, writer }) => ({ edgeIndex, records: writer.metrics.records, bytes: writer.metrics.bytes })),
+      ...(late === 0 ? {} : { lateRecordsDropped: late }),
     };
   }
 
@@ -116,6 +121,7 @@ export class StreamTask {
         jobId: this.#options.jobId,
         serializer: this.#options.serializer,
       });
+      this.#watermarks = this.#makeWatermarks();
       this.#operators = this.#buildChain(this.#memory);
       for (let i = this.#operators.length - 1; i >= 0; i--) {
         const op = this.#operators[i] as RuntimeOperator;
@@ -208,8 +214,13 @@ export class StreamTask {
         const keyedInput = position === 0 ? plan.edges.find((e) => e.target === vertex.index && e.partitioning.type === 'hash') : undefined;
         state = new OperatorStateHolder({ operator: node.name, subtask: deployment.subtask, parallelism: deployment.parallelism, maxParallelism: keyedInput?.maxParallelism, restored: checkpointing.restore?.operators[node.uid] });
         this.#states[position] = { uid: node.uid, holder: state };
+      } else if (node.spec.kind === 'window-aggregate') {
+        // a batch job's windows: keyed state all the same, never snapshotted
+        const keyedInput = plan.edges.find((e) => e.target === vertex.index && e.partitioning.type === 'hash');
+        state = new OperatorStateHolder({ operator: node.name, subtask: deployment.subtask, parallelism: deployment.parallelism, maxParallelism: keyedInput?.maxParallelism, restored: undefined });
       }
-      const context: OperatorContext = { ...identity, jobId, backpressure: this.#backpressure, signal, cwd, fileSystems, outputConsumers, memory, ...(state === undefined ? {} : { state }) };
+      const watermarks = this.#watermarks;
+      const context: OperatorContext = { ...identity, jobId, backpressure: this.#backpressure, signal, cwd, fileSystems, outputConsumers, memory, ...(state === undefined ? {} : { state }), ...(watermarks === undefined ? {} : { watermarks }) };
       built[position] = createOperator(node, output, context, chained.fusion);
     }
     return built;
@@ -225,11 +236,7 @@ export class StreamTask {
     }
     const checkpointing = this.#checkpointing;
     if (checkpointing !== undefined) {
-      let channels = 0;
-      for (const input of inputs) {
-        this.#channelBase.set(input, channels);
-        channels += input.partitions.length * (input.subpartitions.end - input.subpartitions.start + 1);
-      }
+      const channels = this.#channelCount();
       if (byInput.size > 1 || head.inputPhases !== undefined) throw new EngineError('WEFT_ERR_INVALID_JOB', `task ${this.#options.deployment.attemptId}: checkpoints are taken of one-input operators only yet; ${this.#vertex.name} reads ${byInput.size} inputs`, { context: { field: 'checkpointing' } });
       this.#aligner = new BarrierAligner({
         mode: checkpointing.mode,
@@ -237,6 +244,7 @@ export class StreamTask {
         deliver: (values, inputIndex) => this.#deliver(head, values, inputIndex),
         onCheckpoint: (checkpointId, timestampMs) => this.#takeCheckpoint(checkpointId, timestampMs),
         onAbort: (checkpointId, reason) => this.#declined(checkpointId, `its inputs aborted it (${reason})`),
+        onEvent: (channel, event) => this.#watermarks?.inputEvent(channel, event),
       });
     }
     const phases = head.inputPhases ?? [[...byInput.keys()]];
@@ -264,7 +272,11 @@ export class StreamTask {
       const batch = await gate.readBatch();
       if (batch === null) break;
       if (batch.kind !== 'records') {
-        if (aligner === undefined) continue;
+        if (aligner === undefined) {
+          this.#watermarks?.inputEvent(base + batch.channel, batch.event);
+          if (backpressure.blocked) await backpressure.wait();
+          continue;
+        }
         aligner.event(base + batch.channel, batch.event);
         if (backpressure.blocked) await backpressure.wait();
         continue;
@@ -292,6 +304,36 @@ export class StreamTask {
       if (backpressure.blocked) await backpressure.wait();
       if (signal.aborted) throw signal.reason;
     }
+  }
+
+  /** Numbers the task's input channels (gate after gate) and makes its watermarks. */
+  #makeWatermarks(): TaskWatermarks {
+    const vertex = this.#vertex;
+    // a chain that makes its own watermarks does not forward its inputs'
+    const assigns = vertex.operators.some((o) => o.node.spec.kind === 'timestamps-watermarks');
+    return new TaskWatermarks({
+      writers: this.#writers,
+      backpressure: this.#backpressure,
+      channels: this.#channelCount(),
+      onInputWatermark: (watermark) => {
+        const head = this.#operators[0];
+        if (head !== undefined && !head.source && head.operator.processWatermark !== undefined) head.operator.processWatermark(watermark);
+        else if (!assigns) this.#watermarks?.emitWatermark(watermark);
+      },
+    });
+  }
+
+  #channelCount(): number {
+    if (this.#channelBase.size === this.#options.deployment.inputs.length && this.#channelBase.size > 0) {
+      const last = this.#options.deployment.inputs.at(-1) as InputDeployment;
+      return (this.#channelBase.get(last) as number) + channelsOf(last);
+    }
+    let channels = 0;
+    for (const input of this.#options.deployment.inputs) {
+      this.#channelBase.set(input, channels);
+      channels += channelsOf(input);
+    }
+    return channels;
   }
 
   #deliver(head: StreamOperator, values: readonly unknown[], inputIndex: number): void {
@@ -373,6 +415,10 @@ export class StreamTask {
 }
 
 const SOURCE_KINDS: ReadonlySet<string> = new Set(['text-source', 'range-source', 'array-source', 'generator-source']);
+
+function channelsOf(input: InputDeployment): number {
+  return input.partitions.length * (input.subpartitions.end - input.subpartitions.start + 1);
+}
 
 function isSource(kind: string): boolean {
   return SOURCE_KINDS.has(kind);

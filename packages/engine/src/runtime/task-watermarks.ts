@@ -1,0 +1,71 @@
+import type { ResultPartitionWriter, ShuffleEvent } from '@weft/shuffle-api';
+import type { WatermarkOutput } from '../operators/stream-operator.js';
+import { StatusWatermarkValve } from '../windows/status-watermark-valve.js';
+import { IDLE_EVENT, readWatermarkEvent, watermarkEvent } from '../windows/watermark-event.js';
+import type { TaskBackpressure } from './backpressure.js';
+
+export interface TaskWatermarksOptions {
+  /** The task's writers (their watermark events go out in order with the records before them). */
+  readonly writers: readonly { readonly writer: ResultPartitionWriter }[];
+  readonly backpressure: TaskBackpressure;
+  /** Input channels over all the task's gates (0 for a source). */
+  readonly channels: number;
+  /** The task's input watermark rose (the minimum over its channels). */
+  readonly onInputWatermark: (watermarkMs: number) => void;
+}
+
+/**
+ * A task's watermarks: in, the `weft.watermark` events and ends of its input channels through a
+ * StatusWatermarkValve; out, what its operators emit (or what it forwards), broadcast on every writer
+ * when it rises. A task that was marked idle sends its watermark again on the next emission even if it
+ * did not rise (so its consumers count its channels again).
+ */
+export class TaskWatermarks implements WatermarkOutput {
+  readonly #options: TaskWatermarksOptions;
+  readonly #valve: StatusWatermarkValve | undefined;
+  #emitted = Number.NEGATIVE_INFINITY;
+  #idle = false;
+
+  constructor(options: TaskWatermarksOptions) {
+    this.#options = options;
+    this.#valve = options.channels > 0 ? new StatusWatermarkValve(options.channels) : undefined;
+  }
+
+  /** The last watermark sent downstream. */
+  get emitted(): number {
+    return this.#emitted;
+  }
+
+  emitWatermark(watermarkMs: number): void {
+    if (watermarkMs > this.#emitted) this.#emitted = watermarkMs;
+    else if (!this.#idle) return;
+    this.#idle = false;
+    // +Infinity (end of input) travels as end-of-partition
+    if (Number.isFinite(this.#emitted)) this.#broadcast(watermarkEvent(this.#emitted));
+  }
+
+  markIdle(): void {
+    if (this.#idle) return;
+    this.#idle = true;
+    this.#broadcast(IDLE_EVENT);
+  }
+
+  /** An event of input channel `channel` (task-wide numbering); all but watermarks and ends are ignored. */
+  inputEvent(channel: number, event: ShuffleEvent): void {
+    const valve = this.#valve;
+    if (valve === undefined) return;
+    let advanced: number | undefined;
+    if (event.type === 'end-of-partition') advanced = valve.endOfInput(channel);
+    else {
+      const watermark = readWatermarkEvent(event);
+      if (watermark === undefined) return;
+      advanced = watermark === 'idle' ? valve.inputIdle(channel, true) : valve.inputWatermark(channel, watermark);
+    }
+    if (advanced !== undefined) this.#options.onInputWatermark(advanced);
+  }
+
+  #broadcast(event: ShuffleEvent): void {
+    const { writers, backpressure } = this.#options;
+    for (const { writer } of writers) if (!writer.broadcastEvent(event)) backpressure.block(writer);
+  }
+}
