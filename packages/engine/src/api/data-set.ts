@@ -113,11 +113,14 @@ export class DataSet<T> {
    * Event time (Flink's `assignTimestampsAndWatermarks`): an operator chained here reads each value's
    * timestamp with `strategy.timestamp` and emits watermarks (bounded out-of-orderness, every
    * `intervalMs`) in band to every consumer; a task's watermark is the minimum over its input channels.
-   * Values pass unchanged; event-time windows downstream use the same timestamps.
+   * Values pass unchanged; event-time windows downstream use the same timestamps. Its parallelism is
+   * its input's unless `options.parallelism` says otherwise (Flink's rule), so it chains to its input.
    */
   assignTimestampsAndWatermarks(strategy: WatermarkStrategy<T>, options: OperatorOptions = {}): DataSet<T> {
     const resolved = resolveWatermarkStrategy(options.name ?? 'timestamps-watermarks', strategy as WatermarkStrategy<unknown>);
-    return this.#then<T>({ kind: 'timestamps-watermarks', ...resolved }, 'timestamps-watermarks', options, resolved.timestamp);
+    // Flink's rule: the input's parallelism, so it chains to its input
+    const parallelism = options.parallelism ?? this.#inputParallelism();
+    return this.#then<T>({ kind: 'timestamps-watermarks', ...resolved }, 'timestamps-watermarks', { ...options, ...(parallelism === undefined ? {} : { parallelism }) }, resolved.timestamp);
   }
 
   /**

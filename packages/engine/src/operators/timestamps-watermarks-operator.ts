@@ -17,6 +17,7 @@ export class TimestampsWatermarksOperator implements StreamOperator {
   #seenAtLastTick = 0;
   #lastActiveMs = 0;
   #idle = false;
+  #failure: unknown;
 
   constructor(
     private readonly spec: ResolvedWatermarkStrategy,
@@ -29,11 +30,20 @@ export class TimestampsWatermarksOperator implements StreamOperator {
   open(): void {
     if (this.spec.intervalMs === 0 || this.context.watermarks === undefined) return;
     this.#lastActiveMs = performance.now();
-    this.#timer = setInterval(() => this.#tick(), this.spec.intervalMs);
+    this.#timer = setInterval(() => {
+      try {
+        this.#tick();
+      } catch (error) {
+        // surfaced on the task's next call into this operator
+        this.#failure ??= error;
+        this.#stop();
+      }
+    }, this.spec.intervalMs);
     this.#timer.unref?.();
   }
 
   collect(value: unknown): void {
+    if (this.#failure !== undefined) throw this.#failure;
     let timestamp: number;
     try {
       timestamp = this.spec.timestamp(value);
@@ -51,6 +61,7 @@ export class TimestampsWatermarksOperator implements StreamOperator {
 
   finish(): void {
     this.#stop();
+    if (this.#failure !== undefined) throw this.#failure;
     // what came since the last tick goes out before the end of input
     this.context.watermarks?.emitWatermark(this.#generator.currentWatermark());
   }

@@ -142,6 +142,7 @@ export class StreamTask {
         if (!op.source) await op.operator.finish?.();
         if (signal.aborted) throw signal.reason;
       }
+      this.#watermarks?.close();
       for (const { writer } of this.#writers) await writer.finish();
       const sinks: SinkOutput[] = [];
       for (const op of this.#operators) {
@@ -157,6 +158,7 @@ export class StreamTask {
       return { attemptId: deployment.attemptId, durationMs: performance.now() - started, metrics: { ...metrics, outputs }, sinks };
     } catch (error) {
       const reason = signal.aborted ? signal.reason : error;
+      this.#watermarks?.close();
       for (const { writer } of this.#writers) writer.fail(reason);
       throw reason;
     } finally {
@@ -346,8 +348,16 @@ export class StreamTask {
     for (let i = 0; i < values.length; i++) process.call(head, values[i], inputIndex);
   }
 
-  /** A source was told to take checkpoint `checkpointId` (between two of its batches): a failure here declines it. */
+  /**
+   * A source was told to take checkpoint `checkpointId` (between two of its batches): a failure here declines
+   * it. A task being cancelled (its region is failing over; its writers already failed) declines it
+   * uncounted: the failover reports the failure, not the checkpoint.
+   */
   #triggeredAtSource(checkpointId: number, timestampMs: number): void {
+    if (this.#options.signal.aborted) {
+      this.#checkpointing?.decline(checkpointId, `task ${this.#options.deployment.attemptId} is being cancelled`, 'DECLINED');
+      return;
+    }
     try {
       this.#takeCheckpoint(checkpointId, timestampMs);
     } catch (error) {
@@ -391,6 +401,7 @@ export class StreamTask {
   }
 
   #abortIo(reason: unknown): void {
+    this.#watermarks?.close();
     for (const { writer } of this.#writers) writer.fail(reason);
     for (const gate of this.#gates) void gate.close().catch(() => {});
   }

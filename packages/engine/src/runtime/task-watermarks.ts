@@ -25,6 +25,7 @@ export class TaskWatermarks implements WatermarkOutput {
   readonly #valve: StatusWatermarkValve | undefined;
   #emitted = Number.NEGATIVE_INFINITY;
   #idle = false;
+  #closed = false;
 
   constructor(options: TaskWatermarksOptions) {
     this.#options = options;
@@ -36,7 +37,13 @@ export class TaskWatermarks implements WatermarkOutput {
     return this.#emitted;
   }
 
+  /** The task's writers finished or failed: nothing more is sent (an operator's timer may still tick until it is closed). */
+  close(): void {
+    this.#closed = true;
+  }
+
   emitWatermark(watermarkMs: number): void {
+    if (this.#closed) return;
     if (watermarkMs > this.#emitted) this.#emitted = watermarkMs;
     else if (!this.#idle) return;
     this.#idle = false;
@@ -45,7 +52,7 @@ export class TaskWatermarks implements WatermarkOutput {
   }
 
   markIdle(): void {
-    if (this.#idle) return;
+    if (this.#idle || this.#closed) return;
     this.#idle = true;
     this.#broadcast(IDLE_EVENT);
   }
