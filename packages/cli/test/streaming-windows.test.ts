@@ -150,6 +150,10 @@ describe('keyed windows, in process', () => {
       const result = await run({ job: job(sizeMs, slideMs), parallelism: 2, exchangeMode: 'ALL_EDGES_PIPELINED' });
       assert.deepEqual(windowsOf(result), expected, `size ${sizeMs} slide ${slideMs}`);
       assert.equal(lateOf(result), late, `size ${sizeMs} slide ${slideMs}: late records counted`);
+      // with checkpoints the watermarks pass the barrier aligner, in order with the records
+      const checkpointed = await run({ job: job(sizeMs, slideMs), parallelism: 2, checkpointing: { intervalMs: 5, storage: new InMemoryCheckpointStorage() } });
+      assert.deepEqual(windowsOf(checkpointed), expected, `checkpointed, size ${sizeMs} slide ${slideMs}`);
+      assert.equal(lateOf(checkpointed), late);
     }
   });
 
