@@ -22,14 +22,16 @@ export interface TaskWatermarksOptions {
  */
 export class TaskWatermarks implements WatermarkOutput {
   readonly #options: TaskWatermarksOptions;
-  readonly #valve: StatusWatermarkValve | undefined;
+  /** Made at the first watermark event: a job without watermarks pays for no valve (its ends are only noted). */
+  #valve: StatusWatermarkValve | undefined;
+  readonly #ended: Uint8Array;
   #emitted = Number.NEGATIVE_INFINITY;
   #idle = false;
   #closed = false;
 
   constructor(options: TaskWatermarksOptions) {
     this.#options = options;
-    this.#valve = options.channels > 0 ? new StatusWatermarkValve(options.channels) : undefined;
+    this.#ended = new Uint8Array(options.channels);
   }
 
   /** The last watermark sent downstream. */
@@ -59,16 +61,25 @@ export class TaskWatermarks implements WatermarkOutput {
 
   /** An event of input channel `channel` (task-wide numbering); all but watermarks and ends are ignored. */
   inputEvent(channel: number, event: ShuffleEvent): void {
-    const valve = this.#valve;
-    if (valve === undefined) return;
+    if (channel < 0 || channel >= this.#ended.length) return;
     let advanced: number | undefined;
-    if (event.type === 'end-of-partition') advanced = valve.endOfInput(channel);
-    else {
+    if (event.type === 'end-of-partition') {
+      this.#ended[channel] = 1;
+      advanced = this.#valve?.endOfInput(channel);
+    } else {
       const watermark = readWatermarkEvent(event);
       if (watermark === undefined) return;
+      const valve = this.#valve ?? this.#makeValve();
       advanced = watermark === 'idle' ? valve.inputIdle(channel, true) : valve.inputWatermark(channel, watermark);
     }
     if (advanced !== undefined) this.#options.onInputWatermark(advanced);
+  }
+
+  #makeValve(): StatusWatermarkValve {
+    const valve = new StatusWatermarkValve(this.#ended.length);
+    for (let c = 0; c < this.#ended.length; c++) if (this.#ended[c] === 1) valve.endOfInput(c);
+    this.#valve = valve;
+    return valve;
   }
 
   #broadcast(event: ShuffleEvent): void {
