@@ -317,6 +317,7 @@ export class StreamTask {
       writers: this.#writers,
       backpressure: this.#backpressure,
       channels: this.#channelCount(),
+      forwardIdleness: !assigns,
       onInputWatermark: (watermark) => {
         const head = this.#operators[0];
         if (head !== undefined && !head.source && head.operator.processWatermark !== undefined) head.operator.processWatermark(watermark);

@@ -12,13 +12,20 @@ export interface TaskWatermarksOptions {
   readonly channels: number;
   /** The task's input watermark rose (the minimum over its channels). */
   readonly onInputWatermark: (watermarkMs: number) => void;
+  /**
+   * Whether the task forwards its inputs' idleness (every input channel idle → it marks itself idle, and
+   * active again at the first channel back): true unless its chain assigns its own watermarks.
+   * @defaultValue true
+   */
+  readonly forwardIdleness?: boolean;
 }
 
 /**
  * A task's watermarks: in, the `weft.watermark` events and ends of its input channels through a
  * StatusWatermarkValve; out, what its operators emit (or what it forwards), broadcast on every writer
  * when it rises. A task that was marked idle sends its watermark again on the next emission even if it
- * did not rise (so its consumers count its channels again).
+ * did not rise (so its consumers count its channels again). Idleness is forwarded: a task all of whose
+ * input channels are idle marks itself idle (Flink's StatusWatermarkValve forwarding WatermarkStatus.IDLE).
  */
 export class TaskWatermarks implements WatermarkOutput {
   readonly #options: TaskWatermarksOptions;
@@ -70,7 +77,13 @@ export class TaskWatermarks implements WatermarkOutput {
       const watermark = readWatermarkEvent(event);
       if (watermark === undefined) return;
       const valve = this.#valve ?? this.#makeValve();
+      const wasIdle = valve.allIdle;
       advanced = watermark === 'idle' ? valve.inputIdle(channel, true) : valve.inputWatermark(channel, watermark);
+      if (this.#options.forwardIdleness !== false && wasIdle !== valve.allIdle) {
+        // all idle: so is this task; one back: send the watermark again so consumers count it
+        if (valve.allIdle) this.markIdle();
+        else if (advanced === undefined) this.emitWatermark(Number.NEGATIVE_INFINITY);
+      }
     }
     if (advanced !== undefined) this.#options.onInputWatermark(advanced);
   }

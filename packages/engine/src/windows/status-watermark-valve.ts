@@ -21,6 +21,17 @@ export class StatusWatermarkValve {
     return this.#current;
   }
 
+  /** Every channel not ended is idle (and at least one is): the task itself is idle. */
+  get allIdle(): boolean {
+    let idle = false;
+    for (let c = 0; c < this.#watermarks.length; c++) {
+      if (this.#watermarks[c] === Number.POSITIVE_INFINITY) continue;
+      if (this.#idle[c] === 0) return false;
+      idle = true;
+    }
+    return idle;
+  }
+
   /** A watermark from `channel` (an idle channel becomes active again). */
   inputWatermark(channel: number, watermark: number): number | undefined {
     this.#check(channel);
