@@ -12,6 +12,7 @@ import { TaskBackpressure } from './backpressure.js';
 import { BarrierAligner, CANCEL_CHECKPOINT_EVENT } from './barrier-aligner.js';
 import { OperatorStateHolder } from './operator-state-holder.js';
 import { TaskWatermarks } from './task-watermarks.js';
+import { inputChannelsOf, type TaskInputChannels } from './input-channels-of.js';
 import type { TaskCheckpointing, TaskSnapshot } from './task-checkpointing.js';
 import { createChannelSelector } from './channel-selector.js';
 import { FaultTrigger } from './fault-trigger.js';
@@ -74,8 +75,8 @@ export class StreamTask {
   /** Each operator's checkpointed state, by chain position (empty in jobs without checkpoints). */
   #states: { readonly uid: string; readonly holder: OperatorStateHolder }[] = [];
   #aligner: BarrierAligner | undefined;
-  /** The first channel of each input's gate among the task's channels (the barrier handler and the watermark valve number them all). */
-  readonly #channelBase = new Map<InputDeployment, number>();
+  /** The task's input channels, numbered over all its gates (the barrier handler and the watermark valve share it). */
+  readonly #channels: TaskInputChannels;
   #watermarks: TaskWatermarks | undefined;
 
   constructor(options: StreamTaskOptions) {
@@ -85,6 +86,7 @@ export class StreamTask {
       throw new Error(`task ${options.deployment.attemptId} names vertex ${options.deployment.vertexId}, which the plan does not have at index ${options.deployment.vertexIndex}`);
     }
     this.#vertex = vertex;
+    this.#channels = inputChannelsOf(options.deployment.inputs);
     const fault = options.deployment.fault;
     this.#trigger = fault === undefined ? undefined : new FaultTrigger(fault, options.deployment.attemptId, options.killProcess);
   }
@@ -212,14 +214,11 @@ export class StreamTask {
       }
       let state: OperatorStateHolder | undefined;
       const checkpointing = this.#checkpointing;
-      if (checkpointing !== undefined) {
+      // a batch job's window operator keeps its windows in keyed state all the same, never snapshotted
+      if (checkpointing !== undefined || node.spec.kind === 'window-aggregate') {
         const keyedInput = position === 0 ? plan.edges.find((e) => e.target === vertex.index && e.partitioning.type === 'hash') : undefined;
-        state = new OperatorStateHolder({ operator: node.name, subtask: deployment.subtask, parallelism: deployment.parallelism, maxParallelism: keyedInput?.maxParallelism, restored: checkpointing.restore?.operators[node.uid] });
-        this.#states[position] = { uid: node.uid, holder: state };
-      } else if (node.spec.kind === 'window-aggregate') {
-        // a batch job's windows: keyed state all the same, never snapshotted
-        const keyedInput = plan.edges.find((e) => e.target === vertex.index && e.partitioning.type === 'hash');
-        state = new OperatorStateHolder({ operator: node.name, subtask: deployment.subtask, parallelism: deployment.parallelism, maxParallelism: keyedInput?.maxParallelism, restored: undefined });
+        state = new OperatorStateHolder({ operator: node.name, subtask: deployment.subtask, parallelism: deployment.parallelism, maxParallelism: keyedInput?.maxParallelism, restored: checkpointing?.restore?.operators[node.uid] });
+        if (checkpointing !== undefined) this.#states[position] = { uid: node.uid, holder: state };
       }
       const watermarks = this.#watermarks;
       const context: OperatorContext = { ...identity, jobId, backpressure: this.#backpressure, signal, cwd, fileSystems, outputConsumers, memory, ...(state === undefined ? {} : { state }), ...(watermarks === undefined ? {} : { watermarks }) };
@@ -238,7 +237,7 @@ export class StreamTask {
     }
     const checkpointing = this.#checkpointing;
     if (checkpointing !== undefined) {
-      const channels = this.#channelCount();
+      const channels = this.#channels.channels;
       if (byInput.size > 1 || head.inputPhases !== undefined) throw new EngineError('WEFT_ERR_INVALID_JOB', `task ${this.#options.deployment.attemptId}: checkpoints are taken of one-input operators only yet; ${this.#vertex.name} reads ${byInput.size} inputs`, { context: { field: 'checkpointing' } });
       this.#aligner = new BarrierAligner({
         mode: checkpointing.mode,
@@ -269,7 +268,7 @@ export class StreamTask {
     const backpressure = this.#backpressure;
     const inputIndex = input.inputIndex;
     const aligner = this.#aligner;
-    const base = this.#channelBase.get(input) ?? 0;
+    const base = this.#channels.base.get(input) ?? 0;
     for (;;) {
       const batch = await gate.readBatch();
       if (batch === null) break;
@@ -308,7 +307,7 @@ export class StreamTask {
     }
   }
 
-  /** Numbers the task's input channels (gate after gate) and makes its watermarks. */
+  /** The task's watermarks: its input channels' valve, and its writers for what it emits. */
   #makeWatermarks(): TaskWatermarks {
     const vertex = this.#vertex;
     // a chain that makes its own watermarks does not forward its inputs'
@@ -316,7 +315,7 @@ export class StreamTask {
     return new TaskWatermarks({
       writers: this.#writers,
       backpressure: this.#backpressure,
-      channels: this.#channelCount(),
+      channels: this.#channels.channels,
       forwardIdleness: !assigns,
       onInputWatermark: (watermark) => {
         const head = this.#operators[0];
@@ -324,19 +323,6 @@ export class StreamTask {
         else if (!assigns) this.#watermarks?.emitWatermark(watermark);
       },
     });
-  }
-
-  #channelCount(): number {
-    if (this.#channelBase.size === this.#options.deployment.inputs.length && this.#channelBase.size > 0) {
-      const last = this.#options.deployment.inputs.at(-1) as InputDeployment;
-      return (this.#channelBase.get(last) as number) + channelsOf(last);
-    }
-    let channels = 0;
-    for (const input of this.#options.deployment.inputs) {
-      this.#channelBase.set(input, channels);
-      channels += channelsOf(input);
-    }
-    return channels;
   }
 
   #deliver(head: StreamOperator, values: readonly unknown[], inputIndex: number): void {
@@ -427,10 +413,6 @@ export class StreamTask {
 }
 
 const SOURCE_KINDS: ReadonlySet<string> = new Set(['text-source', 'range-source', 'array-source', 'generator-source']);
-
-function channelsOf(input: InputDeployment): number {
-  return input.partitions.length * (input.subpartitions.end - input.subpartitions.start + 1);
-}
 
 function isSource(kind: string): boolean {
   return SOURCE_KINDS.has(kind);
