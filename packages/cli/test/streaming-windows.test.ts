@@ -103,9 +103,28 @@ describe('keyed windows, in process', () => {
     }
   });
 
-  it('event-time sliding windows (2000 every 500, offset 0) sum each key as the naive reference does', async () => {
+  it('event-time sliding windows (2000 every 500) sum, and tumbling windows with an offset reduce, each key as the naive reference does', async () => {
     const result = await run({ job: countJob({ count: 3000, assigner: slidingEventTimeWindows(2000, 500), outOfOrdernessMs: 200, sum: true }), parallelism: 2, exchangeMode: 'ALL_EDGES_PIPELINED' });
     assert.deepEqual(windowsOf(result), reference(3000, 2000, 500, (c) => c.n));
+    // reduce: the event with the largest n per key and window (the earliest of equals)
+    const reduced = await run({
+      job: defineJob((ctx) => {
+        ctx.generate(clickOf, { count: 3000, splits: 12 }).assignTimestampsAndWatermarks({ timestamp: (c) => c.ts, outOfOrdernessMs: 200, intervalMs: 5 }).keyBy((c) => c.word).window(tumblingEventTimeWindows(700, 100)).reduce((a, b) => (b.n > a.n || (b.n === a.n && b.ts < a.ts) ? b : a)).collect('windows');
+      }, { name: 'windowed-reduce' }) as ReturnType<typeof countJob>,
+      parallelism: 2,
+      exchangeMode: 'ALL_EDGES_PIPELINED',
+    });
+    assert.equal(reduced.status, 'succeeded', reduced.error?.message);
+    const best = new Map<string, Click>();
+    for (let seq = 0; seq < 3000; seq++) {
+      const c = clickOf(seq);
+      const start = 100 + Math.floor((c.ts - 100) / 700) * 700;
+      const id = idOf({ key: c.word, start, end: start + 700 });
+      const b = best.get(id);
+      if (b === undefined || c.n > b.n || (c.n === b.n && c.ts < b.ts)) best.set(id, c);
+    }
+    const got = new Map(((reduced.collected['windows'] ?? []) as WindowedValue<string, Click>[]).map((w) => [idOf(w), w.value]));
+    assert.deepEqual(got, best);
   });
 
   it('drops and counts exactly the records whose every window had fired (one source subtask, a watermark after each record)', async () => {
