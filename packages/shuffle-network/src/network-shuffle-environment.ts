@@ -1,5 +1,6 @@
 import { FramingResultPartitionWriter } from '@weft/shuffle-api';
 import {
+  type ApproximateLosses,
   type CreateInputGateRequest,
   type CreateWriterRequest,
   type InputChannelInfo,
@@ -155,6 +156,17 @@ export class NetworkShuffleEnvironment implements ShuffleEnvironment {
     });
     this.open.add(gate);
     return gate;
+  }
+
+  /**
+   * What the PIPELINED_APPROXIMATE partitions of `jobId` this environment produces (or produced) lost to
+   * consumers that went away before their end, summed (counted, not estimated): `buffersDropped`,
+   * `recordsDropped` (records whose first byte was in a dropped buffer), `partialRecordsSkipped` (tails
+   * cut so that a new consumer starts at a whole record) and `reconnects` (consumers that attached again).
+   * Kept until the job is unregistered at the master; zeros for a job without approximate partitions here.
+   */
+  approximateLosses(jobId: string): ApproximateLosses {
+    return this.registry.approximateLosses(validateId('jobId', jobId));
   }
 
   /**
