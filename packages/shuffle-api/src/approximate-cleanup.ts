@@ -12,6 +12,18 @@ export interface ApproximateLosses {
   readonly partialRecordsSkipped: number;
 }
 
+/** What an input gate's PIPELINED_APPROXIMATE channels lost when their producers went away (counted). */
+export interface ApproximateInputLosses {
+  /** Times a channel delivered `channel-unavailable` (its producer attempt failed, was replaced, or its connection dropped). */
+  readonly channelsUnavailable: number;
+  /** Partial records dropped then: records a channel had begun receiving (never across channels). */
+  readonly partialRecordsDiscarded: number;
+  /** Bytes of those partial records that had arrived. */
+  readonly partialRecordBytesDiscarded: number;
+  /** Times a channel was connected again to a new producer attempt. */
+  readonly reconnects: number;
+}
+
 /** Zero losses, and the sum of several (a partition's subpartitions). */
 export function sumApproximateLosses(losses: Iterable<ApproximateLosses>): ApproximateLosses {
   const sum = { reconnects: 0, buffersDropped: 0, recordsDropped: 0, partialRecordsSkipped: 0 };

@@ -141,6 +141,7 @@ export class NetworkShuffleEnvironment implements ShuffleEnvironment {
         firstChannel: channels.length,
         start: range.start,
         end: range.end,
+        approximate: descriptor.partition.partitionType === 'PIPELINED_APPROXIMATE',
       });
       for (let s = range.start; s <= range.end; s++) channels.push({ channelIndex: channels.length, partitionId: descriptor.partition.partitionId, subpartition: s });
     });
@@ -151,6 +152,12 @@ export class NetworkShuffleEnvironment implements ShuffleEnvironment {
       floatingBuffersPerGate: this.options.floatingBuffersPerGate,
       maxRecordBytes: this.options.maxRecordBytes,
       connectTimeoutMs: this.options.connectTimeoutMs,
+      reconnectTimeoutMs: this.options.reconnectTimeoutMs,
+      readProducer: (d) => {
+        const descriptor = validateShuffleDescriptor(d, NETWORK_SHUFFLE_SERVICE_ID, 'descriptor');
+        if (descriptor.jobId !== jobId) throw invalidArgument('descriptor.jobId', `partition ${descriptor.partition.partitionId} belongs to job ${descriptor.jobId}, but the gate reads for job ${jobId}`);
+        return { partitionId: descriptor.partition.partitionId, producerId: descriptor.producer.producerId, ...readDetails(descriptor, 'descriptor') };
+      },
       maxFrameBytes: MAX_DATA_FRAME_BYTES,
       onClose: () => this.open.delete(gate),
     });
