@@ -1,3 +1,4 @@
+import type { ApproximateInputLosses } from './approximate-cleanup.js';
 import type { ResultPartitionId } from './ids.js';
 import type { ShuffleDescriptor } from './shuffle-descriptor.js';
 import type { ShuffleEvent } from './shuffle-event.js';
@@ -78,6 +79,13 @@ export interface InputGate extends AsyncIterable<GateItem>, AsyncDisposable {
    * on every gate that reads the restarted producer's partitions.
    */
   updatePartitionInfo?(descriptor: ShuffleDescriptor): void;
+
+  /**
+   * Optional: what this gate's PIPELINED_APPROXIMATE channels lost when their producers went away, counted
+   * (`channelsUnavailable`, `partialRecordsDiscarded`, `partialRecordBytesDiscarded`, `reconnects`). The
+   * same facts reach the consumer in band, as `channel-unavailable` events.
+   */
+  readonly approximateLosses?: ApproximateInputLosses;
 
   close(): Promise<void>;
 }

@@ -1,3 +1,4 @@
+import type { ApproximateLosses } from './approximate-cleanup.js';
 import type { JobId, ResultPartitionId } from './ids.js';
 import type { InputGate } from './input-gate.js';
 import type { Logger } from './logger.js';
@@ -66,6 +67,13 @@ export interface ShuffleEnvironment extends AsyncDisposable {
    * releases that data.
    */
   releasePartitionsLocally(partitionIds: readonly ResultPartitionId[]): Promise<void>;
+
+  /**
+   * Optional: what the PIPELINED_APPROXIMATE partitions of `jobId` that this environment produces (or
+   * produced, until the job is unregistered) lost to consumers that went away before their end, summed and
+   * counted (ApproximateLosses: `buffersDropped`, `recordsDropped`, `partialRecordsSkipped`, `reconnects`).
+   */
+  approximateLosses?(jobId: JobId): ApproximateLosses;
 
   close(): Promise<void>;
 }

@@ -203,6 +203,7 @@ describe('PIPELINED_APPROXIMATE: the consumer side', () => {
       // header starts at byte 10 of a buffer, so 64 - 14 = 50 of its bytes had arrived when a failed
       assert.deepEqual(show(fromA), ['0', '1', '2', '3', '4', 'unavailable:50', '100', '101', '102', 'end-of-partition']);
       assert.deepEqual(show(fromB), ['0', '1', '2', '3', 'end-of-partition'], 'the other channel is untouched');
+      assert.deepEqual(gate.approximateLosses, { channelsUnavailable: 1, partialRecordsDiscarded: 1, partialRecordBytesDiscarded: 50, reconnects: 1 });
       await Promise.all([writerA.close(), writerB.close(), writerA2.close(), gate.close()]);
     } finally {
       await env.close();
