@@ -1,14 +1,12 @@
-import { type ApproximateInputLosses, FifoQueue, type FloatingCreditTaker, FloatingCredits } from '@weft/shuffle-api';
+import { type ApproximateInputLosses, FifoQueue, FloatingCredits } from '@weft/shuffle-api';
 import {
   type GateBatch,
   type GateItem,
   type InputChannelInfo,
   type InputGate,
-  RecordDeframer,
   type SerializedShuffleError,
   type ShuffleDescriptor,
   ShuffleError,
-  type ShuffleEvent,
   closedError,
   decodeEvent,
   deserializeError,
@@ -17,32 +15,11 @@ import {
   isShuffleError,
 } from '@weft/shuffle-api';
 import { FrameType, encodeFrame, parseJsonTail } from '../wire/frames.js';
+import { ATTEMPT_GONE_CODES, Channel, type ChannelEntry, type GateInput } from './gate-channel.js';
 import { PeerSocket } from './peer-socket.js';
 import type { ReadSlab } from './read-slabs.js';
 
-type ChannelEntry =
-  | { readonly kind: 'data'; readonly bytes: Uint8Array; readonly slab: ReadSlab | undefined; readonly peer: PeerSocket }
-  | { readonly kind: 'event'; readonly event: ShuffleEvent }
-  | { readonly kind: 'error'; readonly error: ShuffleError }
-  /** PIPELINED_APPROXIMATE: the producer attempt the channel read went away (failed, replaced, its connection dropped). */
-  | { readonly kind: 'unavailable' };
-
-/** Errors that end a PIPELINED_APPROXIMATE channel's producer attempt rather than the gate: it may come back. */
-const ATTEMPT_GONE_CODES = new Set(['SHF_ERR_PRODUCER_FAILED', 'SHF_ERR_PARTITION_NOT_FOUND', 'SHF_ERR_CONNECTION_LOST', 'SHF_ERR_CLOSED']);
-
-/** One producer a gate reads from: where it is, and which of its subpartitions become which channels. */
-export interface GateInput {
-  readonly host: string;
-  readonly port: number;
-  readonly jobId: string;
-  readonly partitionId: string;
-  readonly producerId: string;
-  readonly firstChannel: number;
-  readonly start: number;
-  readonly end: number;
-  /** PIPELINED_APPROXIMATE: a producer attempt that goes away makes its channels unavailable, not the gate fail. */
-  readonly approximate: boolean;
-}
+export type { GateInput } from './gate-channel.js';
 
 export interface NetworkInputGateOptions {
   readonly channels: readonly InputChannelInfo[];
@@ -57,44 +34,6 @@ export interface NetworkInputGateOptions {
   readonly readProducer: (descriptor: unknown) => { partitionId: string; producerId: string; host: string; port: number };
   readonly maxFrameBytes: number;
   readonly onClose?: () => void;
-}
-
-/**
- * One channel's credit state (Flink's RemoteInputChannel + BufferManager): it owns `exclusive` buffers
- * and borrows floating ones from the gate while its producer announces a backlog; every buffer it does
- * not hold data in has been announced to the producer as credit.
- */
-class Channel implements FloatingCreditTaker {
-  readonly queue = new FifoQueue<ChannelEntry>();
-  readonly deframer: RecordDeframer;
-  holding = 0;
-  floatingHeld = 0;
-  backlog = 0;
-  /** An end-of-partition or error is queued: nothing more comes. */
-  terminal = false;
-  ended = false;
-  peer!: PeerSocket;
-  /** The producer attempt read now. */
-  input!: GateInput;
-  /** Approximate: a new producer attempt to read once the 'unavailable' entry of the old one is read. */
-  pending: GateInput | undefined;
-  /** Approximate: the producer went away and no new attempt was named yet; fails the gate at reconnectTimeoutMs. */
-  deadline: NodeJS.Timeout | undefined;
-  /** Approximate: the consumer read the 'unavailable' entry; the channel waits for a new producer attempt. */
-  waiting = false;
-
-  constructor(
-    readonly index: number,
-    readonly info: InputChannelInfo,
-    private readonly gate: NetworkInputGate,
-    maxRecordBytes: number,
-  ) {
-    this.deframer = new RecordDeframer(maxRecordBytes, info.partitionId);
-  }
-
-  grantFloatingCredit(): void {
-    this.gate.grantFloating(this);
-  }
 }
 
 /**
@@ -124,7 +63,7 @@ export class NetworkInputGate implements InputGate {
     this.exclusive = options.buffersPerChannel;
     this.floating = new FloatingCredits(options.floatingBuffersPerGate);
     this.queued = new Uint8Array(options.channels.length);
-    this.gateChannels = options.channels.map((info, i) => new Channel(i, info, this, options.maxRecordBytes));
+    this.gateChannels = options.channels.map((info, i) => new Channel(i, info, (channel) => this.grantFloating(channel), options.maxRecordBytes));
     const byAddress = new Map<string, GateInput[]>();
     for (const input of options.inputs) {
       const key = `${input.host}:${input.port}`;
@@ -161,6 +100,7 @@ export class NetworkInputGate implements InputGate {
       throw invalidArgument('descriptor.partition.partitionType', `input partition ${producer.partitionId} is not PIPELINED_APPROXIMATE: a new attempt of its producer is read by a new gate`);
     }
     for (const channel of channels) {
+      if (channel.ended) continue;
       const current = channel.pending ?? channel.input;
       if (current.producerId === producer.producerId) continue;
       const input: GateInput = { ...current, host: producer.host, port: producer.port, producerId: producer.producerId };

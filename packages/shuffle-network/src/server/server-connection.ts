@@ -68,6 +68,8 @@ export class ServerConnection {
   ) {
     this.decoder = new FrameDecoder(maxFrameBytes, (type, body) => this.onFrame(type, body));
     socket.setNoDelay(true);
+    // a consumer whose host died says nothing: keep-alive probes find out (PIPELINED_APPROXIMATE then detaches its views)
+    socket.setKeepAlive(true, 10_000);
     socket.on('data', (chunk: Buffer) => {
       try {
         this.decoder.push(chunk);
