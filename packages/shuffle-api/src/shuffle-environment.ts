@@ -75,5 +75,16 @@ export interface ShuffleEnvironment extends AsyncDisposable {
    */
   approximateLosses?(jobId: JobId): ApproximateLosses;
 
+  /**
+   * Optional (Flink's `ShuffleEnvironment.updatePartitionInfo`): the job master registered a new attempt
+   * of a PIPELINED_APPROXIMATE partition; `descriptor` is what `registerPartitionWithProducer` returned.
+   * Tells every open gate of this environment that reads the partition (only those of `consumerId`, the
+   * `CreateInputGateRequest.consumerId`, when given): `InputGate.updatePartitionInfo`. Returns how many
+   * gates were told (0: none reads it here). SHF_ERR_INVALID_ARGUMENT for a bad descriptor or one whose
+   * partition a gate reads as another type. An environment whose gates learn of new attempts by
+   * themselves (in memory) does not have it.
+   */
+  updatePartitionInfo?(descriptor: ShuffleDescriptor, consumerId?: string): number;
+
   close(): Promise<void>;
 }

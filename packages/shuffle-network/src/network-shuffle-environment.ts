@@ -8,6 +8,7 @@ import {
   type Logger,
   type ResultPartitionId,
   type ResultPartitionWriter,
+  type ShuffleDescriptor,
   type ShuffleEnvironment,
   type ShuffleLocation,
   type TaskExecutorId,
@@ -52,6 +53,8 @@ export class NetworkShuffleEnvironment implements ShuffleEnvironment {
   private readonly logger: Logger;
   private readonly registry: ProducedPartitionRegistry;
   private readonly open = new Set<{ close(): Promise<void> }>();
+  /** Open gates, with the consumer each was created for. */
+  private readonly gates = new Map<NetworkInputGate, string | undefined>();
   private server: PartitionServer | undefined;
   #started: Promise<void> | undefined;
   #closed: Promise<void> | undefined;
@@ -146,6 +149,7 @@ export class NetworkShuffleEnvironment implements ShuffleEnvironment {
       for (let s = range.start; s <= range.end; s++) channels.push({ channelIndex: channels.length, partitionId: descriptor.partition.partitionId, subpartition: s });
     });
     const gate: NetworkInputGate = new NetworkInputGate({
+      jobId,
       channels,
       inputs,
       buffersPerChannel: this.options.buffersPerChannel,
@@ -159,9 +163,13 @@ export class NetworkShuffleEnvironment implements ShuffleEnvironment {
         return { partitionId: descriptor.partition.partitionId, producerId: descriptor.producer.producerId, ...readDetails(descriptor, 'descriptor') };
       },
       maxFrameBytes: MAX_DATA_FRAME_BYTES,
-      onClose: () => this.open.delete(gate),
+      onClose: () => {
+        this.open.delete(gate);
+        this.gates.delete(gate);
+      },
     });
     this.open.add(gate);
+    this.gates.set(gate, request.consumerId);
     return gate;
   }
 
@@ -174,6 +182,24 @@ export class NetworkShuffleEnvironment implements ShuffleEnvironment {
    */
   approximateLosses(jobId: string): ApproximateLosses {
     return this.registry.approximateLosses(validateId('jobId', jobId));
+  }
+
+  /**
+   * A new attempt of a PIPELINED_APPROXIMATE partition (ShuffleEnvironment.updatePartitionInfo): every open
+   * gate here that reads it (of `consumerId` only, when given) reads the new attempt once its channels lost
+   * the old one. Returns how many gates were told.
+   */
+  updatePartitionInfo(descriptor: ShuffleDescriptor, consumerId?: string): number {
+    this.checkOpen();
+    const d = validateShuffleDescriptor(descriptor, NETWORK_SHUFFLE_SERVICE_ID, 'descriptor');
+    let told = 0;
+    for (const [gate, consumer] of this.gates) {
+      if (consumerId !== undefined && consumer !== consumerId) continue;
+      if (!gate.channels.some((c) => c.partitionId === d.partition.partitionId) || gate.jobId !== d.jobId) continue;
+      gate.updatePartitionInfo(d);
+      told++;
+    }
+    return told;
   }
 
   /**

@@ -92,7 +92,7 @@ describe('PIPELINED_APPROXIMATE over the network shuffle', { timeout: 30_000 }, 
       const job = 'approx-net-down';
       const a = await registerPartition(h.master, { jobId: job, resultId: 'a', index: 0, type: 'PIPELINED_APPROXIMATE', subpartitions: 1, taskExecutorId: 'first' });
       const b = await registerPartition(h.master, { jobId: job, resultId: 'b', index: 0, type: 'PIPELINED_APPROXIMATE', subpartitions: 1, taskExecutorId: 'first' });
-      const gate = await h.consumer.createInputGate({ jobId: a.jobId, inputs: [a, b], subpartitions: { start: 0, end: 0 } });
+      const gate = await h.consumer.createInputGate({ jobId: a.jobId, inputs: [a, b], subpartitions: { start: 0, end: 0 }, consumerId: 'consumer-0' });
       const draining = drain(gate);
       const writerA = await h.first.createResultPartitionWriter({ descriptor: a });
       const writerB = await h.first.createResultPartitionWriter({ descriptor: b });
@@ -100,10 +100,12 @@ describe('PIPELINED_APPROXIMATE over the network shuffle', { timeout: 30_000 }, 
       await writerA.fail(new Error('producer a failed'));
       await emitAll(writerB, records(0, 4, 1));
       await writerB.finish();
-      // the producer's new attempt, on another task executor; the job master names it to the gate
+      // the producer's new attempt, on another task executor; the job master names it to the consumer's
+      // environment, which tells the gates that read it
       const a2 = await registerPartition(h.master, { jobId: job, resultId: 'a', index: 0, type: 'PIPELINED_APPROXIMATE', subpartitions: 1, attempt: 1, taskExecutorId: 'second' });
-      gate.updatePartitionInfo!(a2);
-      gate.updatePartitionInfo!(a2); // twice: the attempt already read is ignored
+      assert.equal(h.consumer.updatePartitionInfo(a2, 'another-consumer'), 0, 'no gate of that consumer here');
+      assert.equal(h.consumer.updatePartitionInfo(a2, 'consumer-0'), 1);
+      assert.equal(h.consumer.updatePartitionInfo(a2), 1, 'twice: the gate ignores the attempt it reads already');
       const writerA2 = await h.second.createResultPartitionWriter({ descriptor: a2 });
       await emitAll(writerA2, records(100, 103));
       await writerA2.finish();

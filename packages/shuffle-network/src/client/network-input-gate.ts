@@ -22,6 +22,7 @@ import type { ReadSlab } from './read-slabs.js';
 export type { GateInput } from './gate-channel.js';
 
 export interface NetworkInputGateOptions {
+  readonly jobId: string;
   readonly channels: readonly InputChannelInfo[];
   readonly inputs: readonly GateInput[];
   readonly buffersPerChannel: number;
@@ -44,6 +45,7 @@ export interface NetworkInputGateOptions {
  */
 export class NetworkInputGate implements InputGate {
   readonly channels: readonly InputChannelInfo[];
+  readonly jobId: string;
   private readonly gateChannels: Channel[];
   /** Open connections, by producer address `host:port`. */
   private readonly peers = new Map<string, PeerSocket>();
@@ -60,6 +62,7 @@ export class NetworkInputGate implements InputGate {
 
   constructor(private readonly options: NetworkInputGateOptions) {
     this.channels = options.channels;
+    this.jobId = options.jobId;
     this.exclusive = options.buffersPerChannel;
     this.floating = new FloatingCredits(options.floatingBuffersPerGate);
     this.queued = new Uint8Array(options.channels.length);
