@@ -66,15 +66,21 @@ export class PipelinedPartition implements PartitionSink {
 
   /** What readers that went away lost, summed over the subpartitions (approximate partitions; zeros otherwise). */
   get approximateLosses(): ApproximateLosses {
-    const sum = { reconnects: 0, buffersDropped: 0, recordsDropped: 0, partialRecordsSkipped: 0 };
+    const sum = { reconnects: 0, buffersDropped: 0, recordsDropped: 0, partialRecordsSkipped: 0, recordsLost: 0 };
     for (const s of this.subpartitions) {
       const l = s.approximateLosses;
       sum.reconnects += l.reconnects;
       sum.buffersDropped += l.buffersDropped;
       sum.recordsDropped += l.recordsDropped;
       sum.partialRecordsSkipped += l.partialRecordsSkipped;
+      sum.recordsLost += l.recordsLost;
     }
     return sum;
+  }
+
+  /** Per subpartition, the records its gone readers never got whole (ApproximateLosses.recordsLost; zeros unless approximate). */
+  recordsLostBySubpartition(): number[] {
+    return this.subpartitions.map((s) => s.approximateLosses.recordsLost);
   }
 
   addEvent(subpartition: number, event: ShuffleEvent): void {

@@ -19,6 +19,11 @@ export interface ApproximateLosses {
   readonly recordsDropped: number;
   /** Record tails skipped so that a new reader starts at a whole record (their heads were dropped or went to the gone reader). */
   readonly partialRecordsSkipped: number;
+  /**
+   * Records no reader got whole: `recordsDropped` plus the skipped tails whose heads went to a gone reader
+   * (a tail whose head was in a dropped buffer is counted once, with that buffer).
+   */
+  readonly recordsLost: number;
 }
 
 /**
@@ -44,7 +49,9 @@ export class PipelinedSubpartition {
   private cleanupRequired = false;
   /** Approximate: the tail being skipped by this cleanup was counted. */
   private tailCounted = false;
-  private losses = { reconnects: 0, buffersDropped: 0, recordsDropped: 0, partialRecordsSkipped: 0 };
+  private losses = { reconnects: 0, buffersDropped: 0, recordsDropped: 0, partialRecordsSkipped: 0, recordsLost: 0 };
+  /** Approximate: the last data buffer was dropped (not queued for a reader). */
+  private lastDropped = false;
 
   constructor(
     private readonly pool: BufferPool,
@@ -86,6 +93,7 @@ export class PipelinedSubpartition {
       if (whole === undefined) return;
       entry = whole;
     }
+    if (entry.kind === 'data') this.lastDropped = false;
     this.backlog.push(entry);
     if (this.receiver !== null) this.send();
   }
@@ -153,7 +161,11 @@ export class PipelinedSubpartition {
       this.cleanupRequired = false;
       return entry;
     }
-    if (!this.tailCounted) this.losses.partialRecordsSkipped++;
+    if (!this.tailCounted) {
+      this.losses.partialRecordsSkipped++;
+      // its head went to the gone reader (a head in a dropped buffer was counted with it)
+      if (!this.lastDropped) this.losses.recordsLost++;
+    }
     this.tailCounted = true;
     if (partial >= entry.length) return this.drop(entry);
     this.cleanupRequired = false;
@@ -171,6 +183,8 @@ export class PipelinedSubpartition {
     }
     this.losses.buffersDropped++;
     this.losses.recordsDropped += records;
+    this.losses.recordsLost += records;
+    this.lastDropped = true;
     this.pool.recycle(segment);
     return undefined;
   }
