@@ -15,6 +15,7 @@ import { StreamTask, type TaskIo } from '../runtime/stream-task.js';
 import { serializeTaskError } from '../runtime/task-error-serialization.js';
 import type { TaskCheckpointingProvider } from '../runtime/task-checkpointing.js';
 import type { RegionDeployment, TaskDeployment } from '../runtime/task-deployment.js';
+import type { ApproximatePartitions } from './approximate-partitions.js';
 import type { TaskEvent, TaskProgress } from '../runtime/task-events.js';
 
 /** The shuffle side of one task executor. */
@@ -23,7 +24,12 @@ export interface ExecutorShuffle {
   readonly pipelinedMaster: ShuffleMaster;
   readonly pipelinedEnvironment: ShuffleEnvironment;
   readonly blockingEnvironment: ShuffleEnvironment;
+  /** The approximate partitions registered in this executor (ApproximatePartitions). @defaultValue none: approximate edges are refused */
+  readonly approximate?: ApproximatePartitions;
 }
+
+/** How long a task waits for the partitions of its approximate inputs to be registered. @defaultValue 10 s */
+export const DEFAULT_APPROXIMATE_RECONNECT_TIMEOUT_MS = 10_000;
 
 export interface RegionRunnerOptions {
   readonly plan: JobPlan;
@@ -38,6 +44,8 @@ export interface RegionRunnerOptions {
   readonly killProcess?: () => void;
   /** Each task's link to the job's checkpoints (a checkpointed job run in the job master's process). @defaultValue none */
   readonly checkpointing?: TaskCheckpointingProvider;
+  /** How long a task waits for an approximate input's partition (WEFT_ERR_APPROXIMATE_RECONNECT_TIMEOUT). @defaultValue DEFAULT_APPROXIMATE_RECONNECT_TIMEOUT_MS */
+  readonly approximateReconnectTimeoutMs?: number;
 }
 
 interface Deferred {
@@ -142,6 +150,7 @@ export class RegionRunner {
         if (!output.pipelined || output.descriptor !== undefined) continue;
         const descriptor = await shuffle.pipelinedMaster.registerPartitionWithProducer({ jobId: deployment.jobId as JobId, partition: output.partition, producer: output.producer });
         this.#descriptors.set(output.partition.partitionId, descriptor);
+        if (output.approximate === true) this.#approximate().publish(descriptor);
       }
     }
   }
@@ -163,7 +172,7 @@ export class RegionRunner {
       serializer: this.#options.serializer,
       logger: this.#logger.child({ attemptId: task.attemptId }),
       ...(this.#options.killProcess === undefined ? {} : { killProcess: this.#options.killProcess }),
-      io: this.#taskIo(task),
+      io: this.#taskIo(task, controller.signal),
       ...(this.#options.checkpointing === undefined ? {} : { checkpointing: () => (this.#options.checkpointing as TaskCheckpointingProvider)(task) }),
     });
     this.#tasks.set(task.attemptId, { task: streamTask, controller });
@@ -194,7 +203,7 @@ export class RegionRunner {
    * registrations, and a gate over a BLOCKING partition produced in this region only once its producer
    * finished.
    */
-  #taskIo(task: TaskDeployment): TaskIo {
+  #taskIo(task: TaskDeployment, signal: AbortSignal): TaskIo {
     const { deployment, shuffle } = this.#options;
     return {
       createWriter: (output) => {
@@ -208,9 +217,14 @@ export class RegionRunner {
           }
         }
         const environment = input.pipelined ? shuffle.pipelinedEnvironment : shuffle.blockingEnvironment;
+        const timeoutMs = this.#options.approximateReconnectTimeoutMs ?? DEFAULT_APPROXIMATE_RECONNECT_TIMEOUT_MS;
+        // an approximate input's producers are other regions of this executor: wait until each registered once
+        const inputs = input.approximate === true
+          ? await Promise.all(input.partitions.map((p) => this.#approximate().descriptorOf({ partitionId: p.partitionId, executionVertexId: task.executionVertexId, timeoutMs, signal })))
+          : input.partitions.map((p) => this.#descriptorOf(p.partitionId, p.descriptor));
         return environment.createInputGate({
           jobId: deployment.jobId as JobId,
-          inputs: input.partitions.map((p) => this.#descriptorOf(p.partitionId, p.descriptor)),
+          inputs,
           subpartitions: input.subpartitions,
           consumerId: task.attemptId,
         });
@@ -224,6 +238,12 @@ export class RegionRunner {
       if (attemptIds !== undefined && !attemptIds.includes(attemptId)) continue;
       if (!entry.controller.signal.aborted) entry.controller.abort(error);
     }
+  }
+
+  #approximate(): ApproximatePartitions {
+    const approximate = this.#options.shuffle.approximate;
+    if (approximate === undefined) throw new Error('unreachable: an approximate partition on an executor without ApproximatePartitions (approximate jobs run in process)');
+    return approximate;
   }
 
   #descriptorOf(partitionId: string, given: ShuffleDescriptor | undefined): ShuffleDescriptor {

@@ -158,7 +158,8 @@ export class DeploymentBuilder {
       };
       if (edge.approximate) {
         // registered by the executor running the producer; its consumers (other regions there) find it by id
-        out.push({ edgeIndex: planned.index, edgeId: edge.id, pipelined: true, approximate: true, partition, producer });
+        const consumerIds = Array.from({ length: consumers.end - consumers.start }, (_, s) => `${edge.target.id}#${consumers.start + s}`);
+        out.push({ edgeIndex: planned.index, edgeId: edge.id, pipelined: true, approximate: true, consumerIds, partition, producer });
         continue;
       }
       if (edge.mustBePipelined) {

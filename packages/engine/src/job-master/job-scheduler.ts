@@ -25,6 +25,7 @@ import type { RecoveryPlan } from './recovery-plan.js';
 import { restoreRecoveryPlan } from './restore-recovery-plan.js';
 import { taskFinishedEvent } from './task-finished-event.js';
 import { AdaptiveDecisions } from './adaptive-decisions.js';
+import { ApproximateRecoveries, type ApproximateRecoveryRecord } from './approximate-recoveries.js';
 import { TaskAttempts } from './task-attempts.js';
 
 const { READY, DEPLOYING, RUNNING, FINISHED, CANCELLING } = RegionState;
@@ -78,6 +79,8 @@ export class JobScheduler {
   /** Per region: may it be spread over executors (undefined: not asked yet). */
   readonly #spreadable: (boolean | undefined)[];
   readonly #placements = new PlacementCounts();
+  /** An approximate job's single-task recoveries (any PIPELINED_APPROXIMATE edge); undefined otherwise. */
+  readonly #approximate: ApproximateRecoveries | undefined;
 
   constructor(options: JobSchedulerOptions) {
     this.#options = options;
@@ -123,6 +126,25 @@ export class JobScheduler {
         rescheduled: (restarted) => this.#rescheduled(restarted),
       },
     });
+    if (topology.edges.some((e) => e.approximate)) {
+      const attempts = this.#attempts;
+      const slots = options.slots;
+      this.#approximate = new ApproximateRecoveries({
+        topology,
+        source: {
+          progress: () => slots.progress(),
+          get results() {
+            return attempts.results;
+          },
+          resumed: (v) => {
+            if (attempts.isDone(v)) return true;
+            const attemptId = attempts.attemptIdOf(v);
+            const live = slots.progress().find((p) => p.attemptId === attemptId);
+            return live !== undefined && (topology.jobVertexOf(v).inputs.length === 0 || live.metrics.recordsIn > 0);
+          },
+        },
+      });
+    }
     this.#completion = new JobCompletion({ jobName: plan.name, sinkTempDirs: options.sinkTempDirs ?? [], fileSystems: options.fileSystems ?? [], publishedSinks: options.recovery?.publishedSinks ?? new Map(), events: this.#events, attempts: this.#attempts, restarts: this.#restarts, releases: this.#releases, fence, keepSinkFilesOnFailure: options.keepSinkFilesOnFailure });
   }
 
@@ -289,6 +311,11 @@ export class JobScheduler {
     }
   }
 
+  /** An approximate job's single-task recoveries so far (undefined for other jobs). */
+  approximateRecoveries(): ApproximateRecoveryRecord[] | undefined {
+    return this.#approximate?.records();
+  }
+
   /** The executor acknowledged a deployed attempt: it runs. */
   taskRunning(attemptId: string): void {
     this.#attempts.running.add(attemptId);
@@ -328,6 +355,7 @@ export class JobScheduler {
   /** Execution vertex `v`'s current attempt failed: its region stops; the failure goes to RegionRestarts. */
   taskFailed(v: number, error: Error): void {
     this.#attempts.running.delete(this.#attempts.attemptIdOf(v));
+    if (this.#state === 'running') this.#approximate?.failed(v, this.#attempts.numberOf(v));
     this.#placedOn[v] = undefined;
     const region = this.#regionOf(v);
     this.#states.active[region] = (this.#states.active[region] as number) - 1;
@@ -577,6 +605,7 @@ export class JobScheduler {
   #publishSinks(): void {
     this.#state = 'publishing';
     this.#restarts.stop();
+    this.#approximate?.stop();
     this.#cancelTimeouts.clearAll();
     void this.#completion.succeeded().finally(() => (this.#state = 'done'));
   }
@@ -587,6 +616,7 @@ export class JobScheduler {
     for (let r = 0; r < this.#states.count; r++) if ((this.#states.active[r] as number) > 0) return;
     this.#state = 'done';
     this.#restarts.stop();
+    this.#approximate?.stop();
     this.#cancelTimeouts.clearAll();
     void this.#completion.failed(this.#failure as EngineError, this.#aborted);
   }

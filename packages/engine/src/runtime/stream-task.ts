@@ -65,6 +65,10 @@ export class StreamTask {
   readonly #gates: InputGate[] = [];
   #operators: RuntimeOperator[] = [];
   #recordsIn = 0;
+  /** Approximate inputs: partial records discarded per producer subtask (TaskMetrics.partialRecordsDiscardedByProducer). */
+  readonly #partialDiscarded = new Map<string, number>();
+  /** The approximate outputs, by edge index (their losses are counted per consumer). */
+  readonly #approximateOutputs = new Map<number, OutputDeployment>();
   /** A planted fault (fault injection), or undefined. */
   readonly #trigger: FaultTrigger | undefined;
   #sourceCount: { readonly count: number } | undefined;
@@ -83,6 +87,7 @@ export class StreamTask {
       throw new Error(`task ${options.deployment.attemptId} names vertex ${options.deployment.vertexId}, which the plan does not have at index ${options.deployment.vertexIndex}`);
     }
     this.#vertex = vertex;
+    for (const output of options.deployment.outputs) if (output.approximate === true) this.#approximateOutputs.set(output.edgeIndex, output);
     const fault = options.deployment.fault;
     this.#trigger = fault === undefined ? undefined : new FaultTrigger(fault, options.deployment.attemptId, options.killProcess);
   }
@@ -91,9 +96,15 @@ export class StreamTask {
   metrics(): TaskMetrics {
     const source = this.#operators[0];
     const recordsIn = source?.source === true ? source.operator.recordsEmitted : this.#recordsIn;
+    const outputsByEdge = this.#approximateOutputs;
     return {
       recordsIn,
-      outputs: this.#writers.map(({ edgeIndex, writer }) => ({ edgeIndex, records: writer.metrics.records, bytes: writer.metrics.bytes })),
+      outputs: this.#writers.map(({ edgeIndex, writer }) => {
+        const metrics = writer.metrics;
+        const lost = outputsByEdge.size === 0 ? undefined : recordsLostByConsumer(outputsByEdge.get(edgeIndex), metrics.recordsLostBySubpartition);
+        return { edgeIndex, records: metrics.records, bytes: metrics.bytes, ...(lost === undefined ? {} : { recordsLostByConsumer: lost }) };
+      }),
+      ...(this.#partialDiscarded.size === 0 ? {} : { partialRecordsDiscardedByProducer: Object.fromEntries(this.#partialDiscarded) }),
     };
   }
 
@@ -264,6 +275,7 @@ export class StreamTask {
       const batch = await gate.readBatch();
       if (batch === null) break;
       if (batch.kind !== 'records') {
+        if (batch.event.type === 'channel-unavailable' && batch.event.partialRecordBytes > 0) this.#countPartialDiscarded(input, batch.channel);
         if (aligner === undefined) continue;
         aligner.event(base + batch.channel, batch.event);
         if (backpressure.blocked) await backpressure.wait();
@@ -292,6 +304,15 @@ export class StreamTask {
       if (backpressure.blocked) await backpressure.wait();
       if (signal.aborted) throw signal.reason;
     }
+  }
+
+  /** An approximate input's channel lost its producer attempt with a record partly received: counted for that producer. */
+  #countPartialDiscarded(input: InputDeployment, channel: number): void {
+    const perPartition = input.subpartitions.end - input.subpartitions.start + 1;
+    const partition = input.partitions[Math.floor(channel / perPartition)];
+    if (partition === undefined) return;
+    const producer = partition.producerAttemptId.replace(/@\d+$/u, '');
+    this.#partialDiscarded.set(producer, (this.#partialDiscarded.get(producer) ?? 0) + 1);
   }
 
   #deliver(head: StreamOperator, values: readonly unknown[], inputIndex: number): void {
@@ -376,4 +397,15 @@ const SOURCE_KINDS: ReadonlySet<string> = new Set(['text-source', 'range-source'
 
 function isSource(kind: string): boolean {
   return SOURCE_KINDS.has(kind);
+}
+
+/** An approximate output's losses by consumer subtask (entries above 0), or undefined when it has none. */
+function recordsLostByConsumer(output: OutputDeployment | undefined, lost: readonly number[] | undefined): Record<string, number> | undefined {
+  if (output?.consumerIds === undefined || lost === undefined) return undefined;
+  let found: Record<string, number> | undefined;
+  lost.forEach((n, s) => {
+    const consumer = output.consumerIds?.[s];
+    if (n > 0 && consumer !== undefined) (found ??= {})[consumer] = n;
+  });
+  return found;
 }

@@ -16,6 +16,8 @@ export interface OutputDeployment {
   readonly pipelined: boolean;
   /** PIPELINED_APPROXIMATE (then `pipelined` too). @defaultValue false */
   readonly approximate?: boolean;
+  /** An approximate output: the consumer subtask (`"<vertex>#<i>"`) of each subpartition, which its losses are counted for. */
+  readonly consumerIds?: readonly string[];
   readonly partition: PartitionDescriptor;
   readonly producer: ProducerDescriptor;
   readonly descriptor?: ShuffleDescriptor;

@@ -1,0 +1,149 @@
+import type { ExecutionTopology } from '../execution/execution-topology.js';
+import type { TaskMetrics } from '../runtime/task-deployment.js';
+import type { TaskProgress, TaskResult } from '../runtime/task-events.js';
+
+/** One single-task recovery of an approximate job (JobResult.approximateRecoveries). */
+export interface ApproximateRecoveryRecord {
+  /** The failed task, `"<vertex>#<i>"`. */
+  readonly task: string;
+  /** The attempt that failed. */
+  readonly failedAttempt: number;
+  /**
+   * From the failure to the moment its new attempt read its first record again (a source: runs again);
+   * absent when that never happened (the job ended first).
+   */
+  readonly durationMs?: number;
+  /**
+   * Records upstream tasks dropped for it meanwhile (written to its subpartitions while no attempt was
+   * attached, or whose tail was skipped for the new attempt): the subpartitions' counters.
+   */
+  readonly recordsDroppedUpstream: number;
+  /** Partial records its consumers' gates discarded when its attempt went away: the gates' counters. */
+  readonly partialRecordsDiscardedDownstream: number;
+}
+
+/** What the tracker reads: live task counters and the results of finished tasks. */
+export interface ApproximateCountersSource {
+  progress(): readonly TaskProgress[];
+  readonly results: readonly (TaskResult | undefined)[];
+  /** Whether execution vertex `v`'s current attempt has read a record (or runs, for a source). */
+  resumed(v: number): boolean;
+}
+
+interface OpenRecovery {
+  readonly v: number;
+  readonly task: string;
+  readonly failedAttempt: number;
+  readonly failedAtMs: number;
+  readonly start: Counters;
+  durationMs: number | undefined;
+  latest: Counters;
+}
+
+interface Counters {
+  readonly dropped: number;
+  readonly partial: number;
+}
+
+/** How often an open recovery looks whether its task reads again. */
+const POLL_MS = 2;
+
+/**
+ * Follows the single-task recoveries of an approximate job (ALL_EDGES_PIPELINED_APPROXIMATE) for the run
+ * summary: each failure of a task opens one; it is resumed once the task's new attempt reads a record. Its
+ * losses are counted by the shuffle, not estimated: the records upstream subpartitions dropped for the
+ * task (OutputMetrics.recordsLostByConsumer) and the partial records downstream gates discarded from it
+ * (TaskMetrics.partialRecordsDiscardedByProducer), each as the rise of the sum over all tasks' counters
+ * from the failure on — read again when the task resumes and when the run ends, the highest reading kept
+ * (a task that stopped takes its live counters with it). Counters of a producer that itself restarted
+ * within the recovery start again from zero: then the figure is a lower bound.
+ *
+ * Owns one timer while a recovery is open; `stop()` clears it.
+ */
+export class ApproximateRecoveries {
+  readonly #topology: ExecutionTopology;
+  readonly #source: ApproximateCountersSource;
+  readonly #now: () => number;
+  readonly #records: OpenRecovery[] = [];
+  #timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(request: { readonly topology: ExecutionTopology; readonly source: ApproximateCountersSource; readonly now?: () => number }) {
+    this.#topology = request.topology;
+    this.#source = request.source;
+    this.#now = request.now ?? (() => performance.now());
+  }
+
+  /** Execution vertex `v`'s attempt `attempt` failed: a recovery opens. */
+  failed(v: number, attempt: number): void {
+    const task = this.#topology.executionVertexId(v);
+    const start = this.#read(task);
+    this.#records.push({ v, task, failedAttempt: attempt, failedAtMs: this.#now(), start, latest: start, durationMs: undefined });
+    this.#timer ??= setInterval(() => this.#poll(), POLL_MS);
+    this.#timer.unref?.();
+  }
+
+  /** The recoveries so far, counters read once more now. */
+  records(): ApproximateRecoveryRecord[] {
+    this.#refresh();
+    return this.#records.map((r) => ({
+      task: r.task,
+      failedAttempt: r.failedAttempt,
+      ...(r.durationMs === undefined ? {} : { durationMs: r.durationMs }),
+      recordsDroppedUpstream: r.latest.dropped - r.start.dropped,
+      partialRecordsDiscardedDownstream: r.latest.partial - r.start.partial,
+    }));
+  }
+
+  /** Clears the timer (the job ended); `records()` still answers. Idempotent. */
+  stop(): void {
+    this.#refresh();
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #poll(): void {
+    let open = 0;
+    for (const r of this.#records) {
+      if (r.durationMs !== undefined) continue;
+      // a later failure of the same task closes this one: its recovery is the next record's
+      if (this.#records.some((later) => later !== r && later.task === r.task && later.failedAttempt > r.failedAttempt)) continue;
+      if (this.#source.resumed(r.v)) {
+        r.durationMs = this.#now() - r.failedAtMs;
+        r.latest = max(r.latest, this.#read(r.task));
+      } else open++;
+    }
+    if (open === 0 && this.#timer !== undefined) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+    }
+  }
+
+  /** Reads every recovery's counters again, up to the next failure of its task (which starts the next one). */
+  #refresh(): void {
+    for (const r of this.#records) {
+      const next = this.#records.find((later) => later.task === r.task && later.failedAttempt > r.failedAttempt);
+      r.latest = next === undefined ? max(r.latest, this.#read(r.task)) : max(r.latest, next.start);
+    }
+  }
+
+  /** The sums, over every live and finished task, of what was lost for and from `task`. */
+  #read(task: string): Counters {
+    let dropped = 0;
+    let partial = 0;
+    const add = (metrics: TaskMetrics): void => {
+      for (const output of metrics.outputs) dropped += output.recordsLostByConsumer?.[task] ?? 0;
+      partial += metrics.partialRecordsDiscardedByProducer?.[task] ?? 0;
+    };
+    const live = new Set<string>();
+    for (const p of this.#source.progress()) {
+      live.add(p.attemptId);
+      add(p.metrics);
+    }
+    for (const result of this.#source.results) if (result !== undefined && !live.has(result.attemptId)) add(result.metrics);
+    return { dropped, partial };
+  }
+}
+
+function max(a: Counters, b: Counters): Counters {
+  return { dropped: Math.max(a.dropped, b.dropped), partial: Math.max(a.partial, b.partial) };
+}
