@@ -118,6 +118,17 @@ describe('approximate recovery, in process', () => {
     assert.ok(lost >= recovery.recordsDroppedUpstream && lost < AT + recovery.recordsDroppedUpstream, `lost ${lost}, dropped ${recovery.recordsDroppedUpstream}, read ${AT}`);
   });
 
+  it('restarts a consumer whose producers already finished without them: it has nothing left to read, and nothing else restarts', async () => {
+    // a bounded stream read whole before count#0 fails (a fault past its last record fires at its end): the
+    // sources finished and their end went to count#0's first attempt
+    const memory = createMemoryShuffleServiceFactory(SHUFFLE);
+    const result = await runJob({ job: wordCount(500, 100_000), parallelism: 2, exchangeMode: 'ALL_EDGES_PIPELINED_APPROXIMATE', shuffle: { pipelined: memory, blocking: memory }, restartStrategy: { type: 'fixed-delay', attempts: 2, delayMs: 0 }, faults: throwOnce('count#0', 1_000_000) });
+    const counts = countsOf(result);
+    assert.deepEqual(result.failovers.map((f) => f.tasksToRestart), [['count#0']], 'the finished sources are not restarted');
+    assert.ok(counts.size > 0 && counts.size < WORDS.length, `count#1's words only: ${[...counts.keys()].join(', ')}`);
+    assert.equal(result.approximateRecoveries?.[0]?.task, 'count#0');
+  });
+
   it('refuses exactly-once checkpoints and executors outside the process, naming both options', async () => {
     const memory = createMemoryShuffleServiceFactory();
     const job = wordCount(10, 1000);

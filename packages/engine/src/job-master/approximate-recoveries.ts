@@ -9,8 +9,9 @@ export interface ApproximateRecoveryRecord {
   /** The attempt that failed. */
   readonly failedAttempt: number;
   /**
-   * From the failure to the moment its new attempt read its first record again (a source: runs again);
-   * absent when that never happened (the job ended first).
+   * From the failure to the moment its new attempt read its first record again (a source: runs again; a
+   * task whose producers had all finished, so nothing was left for it: finished); absent when that never
+   * happened (the job ended first).
    */
   readonly durationMs?: number;
   /**
@@ -96,6 +97,7 @@ export class ApproximateRecoveries {
 
   /** Clears the timer (the job ended); `records()` still answers. Idempotent. */
   stop(): void {
+    this.#poll();
     this.#refresh();
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;

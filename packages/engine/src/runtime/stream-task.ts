@@ -263,6 +263,8 @@ export class StreamTask {
 
   async #consumeGate(input: InputDeployment, head: StreamOperator): Promise<void> {
     const { signal } = this.#options;
+    // an approximate input whose producers all finished before this attempt: nothing to read
+    if (input.partitions.length === 0) return;
     const gate = await this.#options.io.createGate(input);
     this.#gates.push(gate);
     if (signal.aborted) throw signal.reason;
