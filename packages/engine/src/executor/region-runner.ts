@@ -14,7 +14,7 @@ import type { RecordSerializerFactory } from '../serialization/record-serializer
 import { StreamTask, type TaskIo } from '../runtime/stream-task.js';
 import { serializeTaskError } from '../runtime/task-error-serialization.js';
 import type { TaskCheckpointingProvider } from '../runtime/task-checkpointing.js';
-import type { RegionDeployment, TaskDeployment } from '../runtime/task-deployment.js';
+import type { RegionDeployment, TaskDeployment, TaskMetrics } from '../runtime/task-deployment.js';
 import type { ApproximatePartitions } from './approximate-partitions.js';
 import type { TaskEvent, TaskProgress } from '../runtime/task-events.js';
 
@@ -94,8 +94,8 @@ export class RegionRunner {
   #failed = false;
   readonly #cancelledFromOutside = new Set<string>();
   /** How the tasks ended that did not finish: failed (with their errors) or cancelled from outside. */
-  readonly #failures: { readonly attemptId: string; readonly error: unknown }[] = [];
-  readonly #cancelled: string[] = [];
+  readonly #failures: { readonly attemptId: string; readonly error: unknown; readonly metrics: TaskMetrics }[] = [];
+  readonly #cancelled: { readonly attemptId: string; readonly metrics: TaskMetrics }[] = [];
 
   constructor(options: RegionRunnerOptions) {
     this.#options = options;
@@ -120,14 +120,15 @@ export class RegionRunner {
     }
     await Promise.all(deployment.tasks.map((task) => this.#runTask(task)));
     const failures = this.#failures;
+    // each stopped attempt's last counters go with its report (an approximate job's recoveries count its losses)
     if (failures.length === 0) {
-      for (const attemptId of this.#cancelled) onEvent({ type: 'cancelled', attemptId });
+      for (const { attemptId, metrics } of this.#cancelled) onEvent({ type: 'cancelled', attemptId, metrics });
       return;
     }
-    const root = failures.find((f) => !isEcho(f.error)) ?? (failures[0] as { attemptId: string; error: unknown });
-    onEvent({ type: 'failed', attemptId: root.attemptId, error: serializeTaskError(root.error) });
-    for (const f of failures) if (f !== root) onEvent({ type: 'cancelled', attemptId: f.attemptId });
-    for (const attemptId of this.#cancelled) onEvent({ type: 'cancelled', attemptId });
+    const root = failures.find((f) => !isEcho(f.error)) ?? (failures[0] as (typeof failures)[number]);
+    onEvent({ type: 'failed', attemptId: root.attemptId, error: serializeTaskError(root.error), metrics: root.metrics });
+    for (const f of failures) if (f !== root) onEvent({ type: 'cancelled', attemptId: f.attemptId, metrics: f.metrics });
+    for (const { attemptId, metrics } of this.#cancelled) onEvent({ type: 'cancelled', attemptId, metrics });
   }
 
   /** Cancels the named attempts of this region (all when `attemptIds` is undefined); each reports `cancelled`. */
@@ -184,10 +185,11 @@ export class RegionRunner {
       onEvent({ type: 'finished', attemptId: task.attemptId, result });
     } catch (error) {
       this.#finished.get(task.attemptId)?.reject(error);
+      const metrics = streamTask.metrics();
       if (this.#cancelledFromOutside.has(task.attemptId)) {
-        this.#cancelled.push(task.attemptId);
+        this.#cancelled.push({ attemptId: task.attemptId, metrics });
       } else {
-        this.#failures.push({ attemptId: task.attemptId, error });
+        this.#failures.push({ attemptId: task.attemptId, error, metrics });
         if (!this.#failed) {
           this.#failed = true;
           this.#abort(undefined, `task ${task.attemptId} of the same region failed`);

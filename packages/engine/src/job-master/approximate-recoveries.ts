@@ -55,9 +55,11 @@ const POLL_MS = 2;
  * losses are counted by the shuffle, not estimated: the records upstream subpartitions dropped for the
  * task (OutputMetrics.recordsLostByConsumer) and the partial records downstream gates discarded from it
  * (TaskMetrics.partialRecordsDiscardedByProducer), each as the rise of the sum over all tasks' counters
- * from the failure on — read again when the task resumes and when the run ends, the highest reading kept
- * (a task that stopped takes its live counters with it). Counters of a producer that itself restarted
- * within the recovery start again from zero: then the figure is a lower bound.
+ * since the task's previous recovery (nothing is lost while an attempt is attached; the first losses come
+ * before the failure's report does) — read again when the task resumes and when the run ends, the highest
+ * reading kept.
+ * An attempt that failed or was cancelled (a consumer restarted with the failed task) counts with the last
+ * counters its executor reported with it (TaskEvent.metrics; absent, its counts are lost: a lower bound).
  *
  * Owns one timer while a recovery is open; `stop()` clears it.
  */
@@ -66,6 +68,8 @@ export class ApproximateRecoveries {
   readonly #source: ApproximateCountersSource;
   readonly #now: () => number;
   readonly #records: OpenRecovery[] = [];
+  /** The last counters of attempts that failed or were cancelled (their live ones are gone), by attempt id. */
+  readonly #stopped = new Map<string, TaskMetrics>();
   #timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(request: { readonly topology: ExecutionTopology; readonly source: ApproximateCountersSource; readonly now?: () => number }) {
@@ -74,10 +78,18 @@ export class ApproximateRecoveries {
     this.#now = request.now ?? (() => performance.now());
   }
 
+  /** An attempt failed or was cancelled: its last counters (TaskEvent.metrics) keep counting. */
+  stopped(attemptId: string, metrics: TaskMetrics): void {
+    this.#stopped.set(attemptId, metrics);
+  }
+
   /** Execution vertex `v`'s attempt `attempt` failed: a recovery opens. */
   failed(v: number, attempt: number): void {
     const task = this.#topology.executionVertexId(v);
-    const start = this.#read(task);
+    // nothing is lost for or from a task while its attempt is attached: what was counted since its last
+    // recovery resumed (or since the start) is this failure's — even what was counted before its report arrived
+    const previous = this.#records.findLast((r) => r.task === task);
+    const start = previous?.latest ?? { dropped: 0, partial: 0 };
     this.#records.push({ v, task, failedAttempt: attempt, failedAtMs: this.#now(), start, latest: start, durationMs: undefined });
     this.#timer ??= setInterval(() => this.#poll(), POLL_MS);
     this.#timer.unref?.();
@@ -120,11 +132,11 @@ export class ApproximateRecoveries {
     }
   }
 
-  /** Reads every recovery's counters again, up to the next failure of its task (which starts the next one). */
+  /** Reads each task's newest recovery again (an earlier one ended with its resume: the next failure starts from it). */
   #refresh(): void {
     for (const r of this.#records) {
       const next = this.#records.find((later) => later.task === r.task && later.failedAttempt > r.failedAttempt);
-      r.latest = next === undefined ? max(r.latest, this.#read(r.task)) : max(r.latest, next.start);
+      if (next === undefined) r.latest = max(r.latest, this.#read(r.task));
     }
   }
 
@@ -142,6 +154,7 @@ export class ApproximateRecoveries {
       add(p.metrics);
     }
     for (const result of this.#source.results) if (result !== undefined && !live.has(result.attemptId)) add(result.metrics);
+    for (const [attemptId, metrics] of this.#stopped) if (!live.has(attemptId)) add(metrics);
     return { dropped, partial };
   }
 }

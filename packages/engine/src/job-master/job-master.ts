@@ -180,10 +180,10 @@ export class JobMaster implements TaskExecutorListener {
         scheduler.taskFinished(executor, v, event.result);
         return;
       case 'failed':
-        scheduler.taskFailed(v, deserializeTaskError(event.error));
+        scheduler.taskFailed(v, deserializeTaskError(event.error), event.metrics);
         return;
       case 'cancelled':
-        scheduler.taskCancelled(v);
+        scheduler.taskCancelled(v, event.metrics);
         return;
     }
   }

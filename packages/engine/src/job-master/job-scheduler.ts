@@ -353,8 +353,10 @@ export class JobScheduler {
   }
 
   /** Execution vertex `v`'s current attempt failed: its region stops; the failure goes to RegionRestarts. */
-  taskFailed(v: number, error: Error): void {
-    this.#attempts.running.delete(this.#attempts.attemptIdOf(v));
+  taskFailed(v: number, error: Error, metrics?: TaskMetrics): void {
+    const attemptId = this.#attempts.attemptIdOf(v);
+    this.#attempts.running.delete(attemptId);
+    if (metrics !== undefined) this.#approximate?.stopped(attemptId, metrics);
     if (this.#state === 'running') this.#approximate?.failed(v, this.#attempts.numberOf(v));
     this.#placedOn[v] = undefined;
     const region = this.#regionOf(v);
@@ -375,7 +377,8 @@ export class JobScheduler {
    * for (its region is not cancelling: a task executor that drained past its timeout cancelled what still
    * ran) is a failure, failed over like a task of a lost executor — never a task quietly stopped.
    */
-  taskCancelled(v: number): void {
+  taskCancelled(v: number, metrics?: TaskMetrics): void {
+    if (metrics !== undefined) this.#approximate?.stopped(this.#attempts.attemptIdOf(v), metrics);
     const region = this.#regionOf(v);
     if (this.#states.stateOf(region) !== CANCELLING) {
       const id = this.#options.topology.executionVertexId(v);
