@@ -1,6 +1,7 @@
 import type { ExecutionTopology } from '../execution/execution-topology.js';
 import type { TaskMetrics } from '../runtime/task-deployment.js';
 import type { TaskProgress, TaskResult } from '../runtime/task-events.js';
+import type { TaskAttempts } from './task-attempts.js';
 
 /** One single-task recovery of an approximate job (JobResult.approximateRecoveries). */
 export interface ApproximateRecoveryRecord {
@@ -161,4 +162,29 @@ export class ApproximateRecoveries {
 
 function max(a: Counters, b: Counters): Counters {
   return { dropped: Math.max(a.dropped, b.dropped), partial: Math.max(a.partial, b.partial) };
+}
+
+/**
+ * The recoveries tracker of a job with a PIPELINED_APPROXIMATE edge (undefined for others), reading the
+ * executors' live counters and the finished attempts' results; a task resumed once its current attempt
+ * finished, or runs and (unless a source) read a record.
+ */
+export function approximateRecoveriesOf(request: { readonly topology: ExecutionTopology; readonly slots: { progress(): readonly TaskProgress[] }; readonly attempts: TaskAttempts }): ApproximateRecoveries | undefined {
+  const { topology, slots, attempts } = request;
+  if (!topology.edges.some((e) => e.approximate)) return undefined;
+  return new ApproximateRecoveries({
+    topology,
+    source: {
+      progress: () => slots.progress(),
+      get results() {
+        return attempts.results;
+      },
+      resumed: (v) => {
+        if (attempts.isDone(v)) return true;
+        const attemptId = attempts.attemptIdOf(v);
+        const live = slots.progress().find((p) => p.attemptId === attemptId);
+        return live !== undefined && (topology.jobVertexOf(v).inputs.length === 0 || live.metrics.recordsIn > 0);
+      },
+    },
+  });
 }

@@ -25,7 +25,7 @@ import type { RecoveryPlan } from './recovery-plan.js';
 import { restoreRecoveryPlan } from './restore-recovery-plan.js';
 import { taskFinishedEvent } from './task-finished-event.js';
 import { AdaptiveDecisions } from './adaptive-decisions.js';
-import { ApproximateRecoveries, type ApproximateRecoveryRecord } from './approximate-recoveries.js';
+import { type ApproximateRecoveries, type ApproximateRecoveryRecord, approximateRecoveriesOf } from './approximate-recoveries.js';
 import { TaskAttempts } from './task-attempts.js';
 
 const { READY, DEPLOYING, RUNNING, FINISHED, CANCELLING } = RegionState;
@@ -126,25 +126,7 @@ export class JobScheduler {
         rescheduled: (restarted) => this.#rescheduled(restarted),
       },
     });
-    if (topology.edges.some((e) => e.approximate)) {
-      const attempts = this.#attempts;
-      const slots = options.slots;
-      this.#approximate = new ApproximateRecoveries({
-        topology,
-        source: {
-          progress: () => slots.progress(),
-          get results() {
-            return attempts.results;
-          },
-          resumed: (v) => {
-            if (attempts.isDone(v)) return true;
-            const attemptId = attempts.attemptIdOf(v);
-            const live = slots.progress().find((p) => p.attemptId === attemptId);
-            return live !== undefined && (topology.jobVertexOf(v).inputs.length === 0 || live.metrics.recordsIn > 0);
-          },
-        },
-      });
-    }
+    this.#approximate = approximateRecoveriesOf({ topology, slots: options.slots, attempts: this.#attempts });
     this.#completion = new JobCompletion({ jobName: plan.name, sinkTempDirs: options.sinkTempDirs ?? [], fileSystems: options.fileSystems ?? [], publishedSinks: options.recovery?.publishedSinks ?? new Map(), events: this.#events, attempts: this.#attempts, restarts: this.#restarts, releases: this.#releases, fence, keepSinkFilesOnFailure: options.keepSinkFilesOnFailure });
   }
 

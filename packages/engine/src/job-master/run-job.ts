@@ -336,21 +336,19 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   const adaptive = options.adaptive === undefined ? undefined : resolveAdaptiveBatchOptions(options.adaptive);
   let checkpointOptions = options.checkpointing === undefined ? undefined : resolveCheckpointingOptions(options.checkpointing);
   const reconnectTimeoutMs = options.approximateReconnectTimeoutMs === undefined ? undefined : checkCount('approximateReconnectTimeoutMs', options.approximateReconnectTimeoutMs, 1);
-  if (options.exchangeMode === 'ALL_EDGES_PIPELINED_APPROXIMATE') {
+  // approximate recovery (the option, or the job's own exchange mode below): refused with what it cannot honour, else at-least-once checkpoints
+  const checkApproximate = (): void => {
     const checked = checkApproximateRecovery({ executorKind: kind, checkpointing: options.checkpointing });
     if (checked !== undefined) checkpointOptions = resolveCheckpointingOptions(checked);
-  }
+  };
+  if (options.exchangeMode === 'ALL_EDGES_PIPELINED_APPROXIMATE') checkApproximate();
   if (checkpointOptions !== undefined && kind !== 'inprocess') throw invalidEngineArgument('checkpointing', `checkpoints are taken of jobs run in process only yet (executor 'inprocess'), not on ${kind} executors`);
   if (checkpointOptions !== undefined && adaptive !== undefined) throw invalidEngineArgument('checkpointing', 'a checkpointed (streaming) job cannot have adaptive parallelism');
   const loaded = await loadJob({ job: options.job, args, parallelism, cwd, fileSystems, ...(options.exchangeMode === undefined ? (checkpointOptions === undefined ? {} : { exchangeMode: 'ALL_EDGES_PIPELINED' as const }) : { exchangeMode: options.exchangeMode }), ...(adaptive === undefined ? {} : { adaptive: { options: adaptive } }) });
   serializer = loaded.definition.options.serializer ?? serializer;
-  if (kind !== 'inprocess' && loaded.moduleUrl === undefined) throw new EngineError('WEFT_ERR_INVALID_JOB', 'a job run on worker processes must be given as a module path, so workers can load it', { context: { field: 'job' } });
   const approximate = loaded.plan.exchangeMode === 'ALL_EDGES_PIPELINED_APPROXIMATE';
-  // the job's own exchange mode may ask for it too
-  if (approximate && options.exchangeMode === undefined) {
-    const checked = checkApproximateRecovery({ executorKind: kind, checkpointing: options.checkpointing });
-    if (checked !== undefined) checkpointOptions = resolveCheckpointingOptions(checked);
-  }
+  if (approximate && options.exchangeMode === undefined) checkApproximate();
+  if (kind !== 'inprocess' && loaded.moduleUrl === undefined) throw new EngineError('WEFT_ERR_INVALID_JOB', 'a job run on worker processes must be given as a module path, so workers can load it', { context: { field: 'job' } });
   if (checkpointOptions !== undefined) checkCheckpointable(loaded.plan);
   const topology = ExecutionTopology.from(loaded.plan.topology);
   const regions = buildPipelinedRegions(topology);
