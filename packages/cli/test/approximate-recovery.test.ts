@@ -61,7 +61,7 @@ function run(request: { count: number; rate: number; fault: FaultInjectorFactory
 }
 
 describe('approximate recovery, in process', () => {
-  it('restarts only the failed count task while the others keep running, and loses exactly what it read, what was dropped for it (as reported) and what was in flight to it', async () => {
+  it('restarts only the failed count task while the others keep running, and loses exactly what the summary reports: what it had processed, what was dropped for it upstream and the rest of its last batch', async () => {
     const N = 3000;
     const AT = 200;
     const samples: JobProgress[] = [];
@@ -89,13 +89,13 @@ describe('approximate recovery, in process', () => {
     assert.ok(countIn(last) > countIn(first), `count#1 kept reading: ${countIn(first)} -> ${countIn(last)}`);
     assert.ok(generated(last) > generated(first), `the sources kept producing: ${generated(first)} -> ${generated(last)}`);
 
-    // lost = what count#0's first attempt had read (no checkpoint: its state is gone) + what was dropped for it
-    // upstream (the shuffle's counters, as reported) + what had reached its gate unread (at most its credits' worth)
+    // lost = what count#0's first attempt had processed (no checkpoint: its state is gone) + what upstream
+    // lost for it (the shuffle's counters: dropped while it was down, sent to its gate unread, records it had
+    // begun) + the rest of the batch it was processing when it threw — each as the summary reports it
     const lost = N - [...counts.values()].reduce((a, b) => a + b, 0);
-    const inFlight = lost - AT - recovery.recordsDroppedUpstream;
-    const channels = 2; // one per source subtask
-    const bound = (channels * (SHUFFLE.buffersPerChannel + 1) + SHUFFLE.floatingBuffersPerGate) * RECORDS_PER_BUFFER;
-    assert.ok(inFlight >= 0 && inFlight <= bound, `lost ${lost}: ${AT} read by the failed attempt, ${recovery.recordsDroppedUpstream} dropped upstream, ${inFlight} in flight (at most ${bound})`);
+    assert.equal(recovery.recordsProcessedByFailedAttempt, AT, 'the fault fired at its record AT');
+    assert.ok(recovery.recordsUnprocessedByFailedAttempt <= RECORDS_PER_BUFFER, `the rest of one batch: ${recovery.recordsUnprocessedByFailedAttempt}`);
+    assert.equal(lost, recovery.recordsProcessedByFailedAttempt + recovery.recordsDroppedUpstream + recovery.recordsUnprocessedByFailedAttempt, `lost ${lost}: ${JSON.stringify(recovery)}`);
     // count#1 lost nothing: its keys are counted exactly
     const reference = new Map<string, number>();
     for (let seq = 0; seq < N; seq++) reference.set(wordOf(seq), (reference.get(wordOf(seq)) ?? 0) + 1);
@@ -168,12 +168,13 @@ describe('weft run --approximate-recovery', () => {
       assert.deepEqual(summary.failovers.map((f) => f.tasksToRestart), [['count#1']]);
       assert.equal(summary.approximateRecoveries.length, 1);
       const recovery = summary.approximateRecoveries[0] as Record<string, unknown>;
-      assert.deepEqual(Object.keys(recovery).sort(), ['durationMs', 'failedAttempt', 'partialRecordsDiscardedDownstream', 'recordsDroppedUpstream', 'task']);
+      assert.deepEqual(Object.keys(recovery).sort(), ['durationMs', 'failedAttempt', 'partialRecordsDiscardedDownstream', 'recordsDroppedUpstream', 'recordsProcessedByFailedAttempt', 'recordsUnprocessedByFailedAttempt', 'task']);
+      assert.equal(recovery['recordsProcessedByFailedAttempt'], 300, 'the fault fired at its record 300');
       assert.equal(recovery['task'], 'count#1');
       assert.ok(Number.isSafeInteger(recovery['durationMs']) && Number.isSafeInteger(recovery['recordsDroppedUpstream']));
       const plain = await weft(flags, dir);
       assert.equal(plain.code, 0, plain.stderr);
-      assert.match(plain.stdout, /approximate recovery of count#1 \(attempt 0 failed\): read again after \d+ ms; \d+ records? dropped upstream, \d+ partial records? discarded downstream/);
+      assert.match(plain.stdout, /approximate recovery of count#1 \(attempt 0 failed\): read again after \d+ ms; \d+ records? dropped upstream, \d+ partial records? discarded downstream; the failed attempt had processed 300 and left \d+ unprocessed/);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -13,7 +13,7 @@ export interface CreditedReceiver {
 export interface ApproximateLosses {
   /** Readers that attached again after one went away. */
   readonly reconnects: number;
-  /** Data buffers dropped: queued when the reader went away, or written while none was attached. */
+  /** Data buffers dropped: sent to the reader that went away but unread, queued for it, or written while none was attached. */
   readonly buffersDropped: number;
   /** Records whose first byte was in a dropped buffer. */
   readonly recordsDropped: number;
@@ -125,8 +125,9 @@ export class PipelinedSubpartition {
    * The reader released its end: an approximate subpartition whose end it did not get detaches (true),
    * any other is consumed and released (false).
    */
-  readerReleased(): boolean {
+  readerReleased(unread: readonly ChannelEntry[] = []): boolean {
     if (!this.approximate || this.ended || this.released) {
+      for (const entry of unread) if (entry.kind === 'data') this.pool.recycle(entry.segment);
       this.release();
       return false;
     }
@@ -134,6 +135,9 @@ export class PipelinedSubpartition {
     this.subscribed = false;
     this.cleanupRequired = true;
     this.tailCounted = false;
+    // sent to the reader but never read: lost as dropped data is (the buffer before the first was read)
+    this.lastDropped = false;
+    for (const entry of unread) if (entry.kind === 'data') this.drop(entry);
     const kept: ChannelEntry[] = [];
     for (const entry of this.backlog.drain()) {
       if (entry.kind === 'data') this.drop(entry);
@@ -161,13 +165,11 @@ export class PipelinedSubpartition {
       this.cleanupRequired = false;
       return entry;
     }
-    if (!this.tailCounted) {
-      this.losses.partialRecordsSkipped++;
-      // its head went to the gone reader (a head in a dropped buffer was counted with it)
-      if (!this.lastDropped) this.losses.recordsLost++;
-    }
+    if (!this.tailCounted) this.losses.partialRecordsSkipped++;
     this.tailCounted = true;
     if (partial >= entry.length) return this.drop(entry);
+    // its head went to the gone reader (a head in a dropped buffer was counted with it)
+    if (!this.lastDropped) this.losses.recordsLost++;
     this.cleanupRequired = false;
     entry.segment.copyWithin(0, partial, entry.length);
     return { kind: 'data', segment: entry.segment, length: entry.length - partial };
@@ -183,7 +185,8 @@ export class PipelinedSubpartition {
     }
     this.losses.buffersDropped++;
     this.losses.recordsDropped += records;
-    this.losses.recordsLost += records;
+    // and the record whose tail starts it, when its head went to a reader (a dropped head was counted)
+    this.losses.recordsLost += records + ((entry.partialRecordLength ?? 0) > 0 && !this.lastDropped ? 1 : 0);
     this.lastDropped = true;
     this.pool.recycle(segment);
     return undefined;

@@ -106,6 +106,21 @@ describe('PIPELINED_APPROXIMATE subpartition', () => {
     assert.deepEqual(subpartition.approximateLosses, { reconnects: 1, buffersDropped: 2, recordsDropped: 1, partialRecordsSkipped: 1, recordsLost: 1 });
   });
 
+  it('counts what was sent to a reader but never read as lost when it goes away, and a record whose head it read once', () => {
+    const { pool, subpartition, framer, attach, write } = setUp();
+    const first = attach();
+    write(1, 4); // buffer 0: header + 4 bytes
+    write(2, 20); // record 2 begins at byte 8: buffer 0 full (handed over); buffer 1: 16 bytes, all its tail
+    assert.deepEqual(first.drain().records, [1], 'buffer 0 read: record 1 whole, record 2 begun');
+    write(3, 4); // buffer 1 handed over (unread); buffer 2: record 3 whole
+    write(4, 12); // buffer 2: record 4's header + 4 bytes fill it (handed over, unread); the rest in the framer
+    const inUse = pool.buffersInUse;
+    first.reader.release();
+    assert.ok(pool.buffersInUse < inUse, 'the unread buffers went back to the pool');
+    // unread: buffer 1 (record 2's tail: its head was read) and buffer 2 (records 3 and 4 start in it)
+    assert.deepEqual(subpartition.approximateLosses, { reconnects: 0, buffersDropped: 2, recordsDropped: 2, partialRecordsSkipped: 0, recordsLost: 3 });
+  });
+
   it('takes a third reader after a second went away, and is consumed by one that got the end', () => {
     const { subpartition, framer, attach, write } = setUp();
     attach().reader.release();

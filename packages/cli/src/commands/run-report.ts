@@ -196,7 +196,10 @@ function formatRecovery(result: JobResult): string[] {
 /** One line per single-task recovery of an approximate job: the task, how long until it read again, what it lost (counted). */
 function formatApproximateRecoveryLine(r: NonNullable<JobResult['approximateRecoveries']>[number]): string {
   const took = r.durationMs === undefined ? 'did not read again before the job ended' : `read again after ${Math.round(r.durationMs)} ms`;
-  return `  approximate recovery of ${r.task} (attempt ${r.failedAttempt} failed): ${took}; ${plural(r.recordsDroppedUpstream, 'record')} dropped upstream, ${plural(r.partialRecordsDiscardedDownstream, 'partial record')} discarded downstream`;
+  return (
+    `  approximate recovery of ${r.task} (attempt ${r.failedAttempt} failed): ${took}; ${plural(r.recordsDroppedUpstream, 'record')} dropped upstream, ` +
+    `${plural(r.partialRecordsDiscardedDownstream, 'partial record')} discarded downstream; the failed attempt had processed ${formatCount(r.recordsProcessedByFailedAttempt)} and left ${formatCount(r.recordsUnprocessedByFailedAttempt)} unprocessed`
+  );
 }
 
 /** One line of a checkpointed run's summary: how many checkpoints, the newest, what the run restored. */

@@ -22,6 +22,10 @@ export interface ApproximateRecoveryRecord {
   readonly recordsDroppedUpstream: number;
   /** Partial records its consumers' gates discarded when its attempt went away: the gates' counters. */
   readonly partialRecordsDiscardedDownstream: number;
+  /** Records the failed attempt had processed (its state since the checkpoint it restored from, or all of it without one, is gone). */
+  readonly recordsProcessedByFailedAttempt: number;
+  /** Records its gates had handed the failed attempt that it did not process (TaskMetrics.recordsUnprocessed). */
+  readonly recordsUnprocessedByFailedAttempt: number;
 }
 
 /** What the tracker reads: live task counters and the results of finished tasks. */
@@ -38,6 +42,8 @@ interface OpenRecovery {
   readonly failedAttempt: number;
   readonly failedAtMs: number;
   readonly start: Counters;
+  readonly processed: number;
+  readonly unprocessed: number;
   durationMs: number | undefined;
   latest: Counters;
 }
@@ -85,13 +91,13 @@ export class ApproximateRecoveries {
   }
 
   /** Execution vertex `v`'s attempt `attempt` failed: a recovery opens. */
-  failed(v: number, attempt: number): void {
+  failed(v: number, attempt: number, metrics: TaskMetrics | undefined): void {
     const task = this.#topology.executionVertexId(v);
     // nothing is lost for or from a task while its attempt is attached: what was counted since its last
     // recovery resumed (or since the start) is this failure's — even what was counted before its report arrived
     const previous = this.#records.findLast((r) => r.task === task);
     const start = previous?.latest ?? { dropped: 0, partial: 0 };
-    this.#records.push({ v, task, failedAttempt: attempt, failedAtMs: this.#now(), start, latest: start, durationMs: undefined });
+    this.#records.push({ v, task, failedAttempt: attempt, failedAtMs: this.#now(), start, latest: start, durationMs: undefined, processed: metrics?.recordsIn ?? 0, unprocessed: metrics?.recordsUnprocessed ?? 0 });
     this.#timer ??= setInterval(() => this.#poll(), POLL_MS);
     this.#timer.unref?.();
   }
@@ -105,6 +111,8 @@ export class ApproximateRecoveries {
       ...(r.durationMs === undefined ? {} : { durationMs: r.durationMs }),
       recordsDroppedUpstream: r.latest.dropped - r.start.dropped,
       partialRecordsDiscardedDownstream: r.latest.partial - r.start.partial,
+      recordsProcessedByFailedAttempt: r.processed,
+      recordsUnprocessedByFailedAttempt: r.unprocessed,
     }));
   }
 

@@ -339,7 +339,7 @@ export class JobScheduler {
     const attemptId = this.#attempts.attemptIdOf(v);
     this.#attempts.running.delete(attemptId);
     if (metrics !== undefined) this.#approximate?.stopped(attemptId, metrics);
-    if (this.#state === 'running') this.#approximate?.failed(v, this.#attempts.numberOf(v));
+    if (this.#state === 'running') this.#approximate?.failed(v, this.#attempts.numberOf(v), metrics);
     this.#placedOn[v] = undefined;
     const region = this.#regionOf(v);
     this.#states.active[region] = (this.#states.active[region] as number) - 1;

@@ -67,6 +67,8 @@ export class StreamTask {
   #recordsIn = 0;
   /** Approximate inputs: partial records discarded per producer subtask (TaskMetrics.partialRecordsDiscardedByProducer). */
   readonly #partialDiscarded = new Map<string, number>();
+  /** Records of the batch a planted fault cut short (TaskMetrics.recordsUnprocessed). */
+  #recordsUnprocessed = 0;
   /** The approximate outputs, by edge index (their losses are counted per consumer). */
   readonly #approximateOutputs = new Map<number, OutputDeployment>();
   /** A planted fault (fault injection), or undefined. */
@@ -105,6 +107,7 @@ export class StreamTask {
         return { edgeIndex, records: metrics.records, bytes: metrics.bytes, ...(lost === undefined ? {} : { recordsLostByConsumer: lost }) };
       }),
       ...(this.#partialDiscarded.size === 0 ? {} : { partialRecordsDiscardedByProducer: Object.fromEntries(this.#partialDiscarded) }),
+      ...(this.#recordsUnprocessed === 0 ? {} : { recordsUnprocessed: this.#recordsUnprocessed }),
     };
   }
 
@@ -289,6 +292,7 @@ export class StreamTask {
       if (trigger !== undefined && this.#recordsIn + records.length > trigger.atRecord) {
         fireAt = trigger.atRecord;
         records = records.slice(0, Math.max(0, fireAt - this.#recordsIn));
+        this.#recordsUnprocessed = batch.records.length - records.length;
       }
       if (aligner !== undefined) {
         const values = new Array<unknown>(records.length);

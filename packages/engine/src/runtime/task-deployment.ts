@@ -108,4 +108,6 @@ export interface TaskMetrics {
    * Only entries above 0; absent when none.
    */
   readonly partialRecordsDiscardedByProducer?: Readonly<Record<string, number>>;
+  /** Records its gates handed over that it did not process: the rest of the batch it was in when it failed. Absent when none. */
+  readonly recordsUnprocessed?: number;
 }
