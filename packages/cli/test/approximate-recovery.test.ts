@@ -129,6 +129,26 @@ describe('approximate recovery, in process', () => {
     assert.equal(result.approximateRecoveries?.[0]?.task, 'count#0');
   });
 
+  it('fails a task that does not reconnect to its approximate inputs within the timeout through the ordinary failover path', async () => {
+    // generate#0's first deployment is held back 500 ms (before its partition is registered); the count tasks wait
+    // 50 ms for it and fail; restarted 600 ms later, they find it
+    const holdBack: FaultInjectorFactory = () => ({
+      beforeDeploy: async ({ tasks }) => {
+        if (tasks.some((t) => t.executionVertexId === 'generate#0' && t.attempt === 0)) await new Promise((resolve) => setTimeout(resolve, 500));
+      },
+    });
+    const memory = () => createMemoryShuffleServiceFactory(SHUFFLE);
+    const request = { job: wordCount(300, 100_000), parallelism: 2, exchangeMode: 'ALL_EDGES_PIPELINED_APPROXIMATE' as const, approximateReconnectTimeoutMs: 50, faults: holdBack };
+    const none = await runJob({ ...request, shuffle: { pipelined: memory(), blocking: memory() }, restartStrategy: { type: 'none' } });
+    assert.equal(none.status, 'failed', 'no restart allowed: the job fails');
+    assert.ok(isEngineError(none.error?.cause, 'WEFT_ERR_APPROXIMATE_RECONNECT_TIMEOUT') || /WEFT_ERR_APPROXIMATE_RECONNECT_TIMEOUT|did not reconnect/.test(String(none.error?.message)), String(none.error?.message));
+    const pipelined = memory();
+    const retried = await runJob({ ...request, shuffle: { pipelined, blocking: pipelined }, restartStrategy: { type: 'fixed-delay', attempts: 4, delayMs: 600 } });
+    assert.equal(retried.status, 'succeeded', `${retried.error?.message} ${JSON.stringify(retried.failovers.map((f) => [f.error, f.tasksToRestart]))}`);
+    assert.ok(retried.failovers.length >= 1 && retried.failovers.every((f) => f.error.code === 'WEFT_ERR_APPROXIMATE_RECONNECT_TIMEOUT'), JSON.stringify(retried.failovers.map((f) => f.error)));
+    assert.ok(retried.failovers.every((f) => f.tasksToRestart.every((t) => t.startsWith('count#'))), 'only the tasks that timed out restart');
+  });
+
   it('refuses exactly-once checkpoints and executors outside the process, naming both options', async () => {
     const memory = createMemoryShuffleServiceFactory();
     const job = wordCount(10, 1000);
