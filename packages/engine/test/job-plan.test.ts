@@ -98,8 +98,9 @@ describe('job planning: exchange modes', () => {
       FORWARD_EDGES_PIPELINED: ['PIPELINED_BOUNDED', 'BLOCKING', 'BLOCKING'],
       POINTWISE_EDGES_PIPELINED: ['PIPELINED_BOUNDED', 'PIPELINED_BOUNDED', 'BLOCKING'],
       ALL_EDGES_PIPELINED: ['PIPELINED_BOUNDED', 'PIPELINED_BOUNDED', 'PIPELINED_BOUNDED'],
+      ALL_EDGES_PIPELINED_APPROXIMATE: ['PIPELINED_APPROXIMATE', 'PIPELINED_APPROXIMATE', 'PIPELINED_APPROXIMATE'],
     };
-    const regionCounts: Record<ExchangeMode, number> = { ALL_EDGES_BLOCKING: 11, FORWARD_EDGES_PIPELINED: 9, POINTWISE_EDGES_PIPELINED: 5, ALL_EDGES_PIPELINED: 1 };
+    const regionCounts: Record<ExchangeMode, number> = { ALL_EDGES_BLOCKING: 11, FORWARD_EDGES_PIPELINED: 9, POINTWISE_EDGES_PIPELINED: 5, ALL_EDGES_PIPELINED: 1, ALL_EDGES_PIPELINED_APPROXIMATE: 11 };
     for (const mode of EXCHANGE_MODES) {
       const p = await plan(shaped, 2, mode);
       assert.deepEqual(p.edges.map((e) => e.partitionType), expected[mode], mode);

@@ -4,12 +4,17 @@ import { RECORD_HEADER_BYTES } from './record-framing.js';
 export interface ApproximateLosses {
   /** Readers that attached again after one went away. */
   readonly reconnects: number;
-  /** Data buffers dropped: queued when the reader went away, or written while none was attached. */
+  /** Data buffers dropped: sent to the reader that went away but unread, queued for it, or written while none was attached. */
   readonly buffersDropped: number;
   /** Records whose first byte was in a dropped buffer. */
   readonly recordsDropped: number;
   /** Record tails skipped so that a new reader starts at a whole record (their heads were dropped or went to the gone reader). */
   readonly partialRecordsSkipped: number;
+  /**
+   * Records no reader got whole: `recordsDropped` plus the skipped tails whose heads went to a gone reader
+   * (a tail whose head was in a dropped buffer is counted once, with that buffer).
+   */
+  readonly recordsLost: number;
 }
 
 /** What an input gate's PIPELINED_APPROXIMATE channels lost when their producers went away (counted). */
@@ -26,12 +31,13 @@ export interface ApproximateInputLosses {
 
 /** Zero losses, and the sum of several (a partition's subpartitions). */
 export function sumApproximateLosses(losses: Iterable<ApproximateLosses>): ApproximateLosses {
-  const sum = { reconnects: 0, buffersDropped: 0, recordsDropped: 0, partialRecordsSkipped: 0 };
+  const sum = { reconnects: 0, buffersDropped: 0, recordsDropped: 0, partialRecordsSkipped: 0, recordsLost: 0 };
   for (const l of losses) {
     sum.reconnects += l.reconnects;
     sum.buffersDropped += l.buffersDropped;
     sum.recordsDropped += l.recordsDropped;
     sum.partialRecordsSkipped += l.partialRecordsSkipped;
+    sum.recordsLost += l.recordsLost;
   }
   return sum;
 }
@@ -58,7 +64,9 @@ export class ApproximateCleanup {
   private required = false;
   /** The tail being skipped by this cleanup was counted. */
   private tailCounted = false;
-  private readonly counts = { reconnects: 0, buffersDropped: 0, recordsDropped: 0, partialRecordsSkipped: 0 };
+  /** The last data buffer since the reader went away was dropped (its records, a head included, were counted lost). */
+  private lastDropped = false;
+  private readonly counts = { reconnects: 0, buffersDropped: 0, recordsDropped: 0, partialRecordsSkipped: 0, recordsLost: 0 };
 
   get losses(): ApproximateLosses {
     return { ...this.counts };
@@ -73,6 +81,7 @@ export class ApproximateCleanup {
   readerGone(): void {
     this.required = true;
     this.tailCounted = false;
+    this.lastDropped = false;
   }
 
   /** A reader attached (counted as a reconnect when one had gone away). */
@@ -91,18 +100,26 @@ export class ApproximateCleanup {
     if (!attached) return 'drop';
     if (partialRecordLength === 0) {
       this.required = false;
+      this.lastDropped = false;
       return 0;
     }
     if (!this.tailCounted) this.counts.partialRecordsSkipped++;
     this.tailCounted = true;
     if (partialRecordLength >= length) return 'drop';
+    // the skipped tail's head went to the gone reader (a head in a dropped buffer was counted with it)
+    if (!this.lastDropped) this.counts.recordsLost++;
     this.required = false;
+    this.lastDropped = false;
     return partialRecordLength;
   }
 
   /** Counts a data buffer no reader will get, and the records that start in it. */
   dropped(segment: Uint8Array, length: number, partialRecordLength: number): void {
+    const records = recordsStartingIn(segment, length, partialRecordLength);
     this.counts.buffersDropped++;
-    this.counts.recordsDropped += recordsStartingIn(segment, length, partialRecordLength);
+    this.counts.recordsDropped += records;
+    // and the record whose tail starts it, when its head went to a reader (a dropped head was counted)
+    this.counts.recordsLost += records + (partialRecordLength > 0 && !this.lastDropped ? 1 : 0);
+    this.lastDropped = true;
   }
 }

@@ -22,6 +22,8 @@ export interface FramedPartitionSink {
   whenWritable(): Promise<void>;
   readonly bufferedBytes: number;
   readonly memoryLimitBytes: number;
+  /** PIPELINED_APPROXIMATE: per subpartition, the records its gone consumers never got whole (ResultPartitionWriterMetrics). @defaultValue absent: none are lost */
+  recordsLostBySubpartition?(): readonly number[];
   /** A full segment of `subpartition`: `length` valid bytes, the first `partialRecordLength` of them the tail of a record begun in an earlier segment (RecordFramer). */
   addData(subpartition: number, segment: Uint8Array, length: number, partialRecordLength: number): void;
   addEvent(subpartition: number, event: ShuffleEvent): void;
@@ -87,6 +89,7 @@ export class FramingResultPartitionWriter implements ResultPartitionWriter {
       bytes: this.bytes,
       bufferedBytes: this.sink.bufferedBytes,
       memoryLimitBytes: this.sink.memoryLimitBytes,
+      ...(this.sink.recordsLostBySubpartition === undefined ? {} : { recordsLostBySubpartition: this.sink.recordsLostBySubpartition() }),
     };
   }
 

@@ -11,6 +11,13 @@ export interface ResultPartitionWriterMetrics {
   readonly bufferedBytes: number;
   /** The most `bufferedBytes` may reach while the producer honours backpressure (Infinity when unbounded). */
   readonly memoryLimitBytes: number;
+  /**
+   * PIPELINED_APPROXIMATE only, where the implementation counts it: per subpartition, the records a consumer
+   * attempt that went away before the end never got whole — dropped while no consumer was attached, or whose
+   * tail was skipped so that the next attempt starts at a whole record. Counted, never estimated; records
+   * already handed to the gone consumer are not in it. @defaultValue absent
+   */
+  readonly recordsLostBySubpartition?: readonly number[];
 }
 
 /**

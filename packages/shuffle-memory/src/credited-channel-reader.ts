@@ -78,8 +78,9 @@ export class CreditedChannelReader implements SubpartitionReader, CreditedReceiv
     if (this.released) return;
     this.released = true;
     this.floating.withdraw(this);
-    for (const entry of this.inbox.drain()) if (entry.kind === 'data') this.pool.recycle(entry.segment);
+    // what was sent but never read goes back with the release: an approximate subpartition counts it as lost
+    const unread = [...this.inbox.drain()];
     for (; this.floatingHeld > 0; this.floatingHeld--) this.floating.release();
-    this.subpartition.readerReleased();
+    this.subpartition.readerReleased(unread);
   }
 }

@@ -69,6 +69,11 @@ export class PipelinedPartition implements PartitionSink {
     return sumApproximateLosses(this.subpartitions.map((s) => s.approximateLosses));
   }
 
+  /** Per subpartition, the records its gone readers never got whole (ApproximateLosses.recordsLost; zeros unless approximate). */
+  recordsLostBySubpartition(): number[] {
+    return this.subpartitions.map((s) => s.approximateLosses.recordsLost);
+  }
+
   addEvent(subpartition: number, event: ShuffleEvent): void {
     this.subpartitions[subpartition]!.add({ kind: 'event', event });
   }

@@ -105,14 +105,17 @@ export class PipelinedSubpartition {
    * The reader released its end: an approximate subpartition whose end it did not get detaches (true),
    * any other is consumed and released (false).
    */
-  readerReleased(): boolean {
+  readerReleased(unread: readonly ChannelEntry[] = []): boolean {
     if (!this.approximate || this.ended || this.released) {
+      for (const entry of unread) if (entry.kind === 'data') this.pool.recycle(entry.segment);
       this.release();
       return false;
     }
     this.receiver = null;
     this.subscribed = false;
     this.cleanup.readerGone();
+    // sent to the reader but never read: lost as dropped data is
+    for (const entry of unread) if (entry.kind === 'data') this.drop(entry);
     const kept: ChannelEntry[] = [];
     for (const entry of this.backlog.drain()) {
       if (entry.kind === 'data') this.drop(entry);

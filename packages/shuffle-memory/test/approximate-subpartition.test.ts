@@ -50,7 +50,7 @@ describe('PIPELINED_APPROXIMATE subpartition', () => {
     const second = attach();
     framer.flush(); // buffer 1: record 2, no partial record
     assert.deepEqual(second.drain().records, [2]);
-    assert.deepEqual(subpartition.approximateLosses, { reconnects: 1, buffersDropped: 0, recordsDropped: 0, partialRecordsSkipped: 0 });
+    assert.deepEqual(subpartition.approximateLosses, { reconnects: 1, buffersDropped: 0, recordsDropped: 0, partialRecordsSkipped: 0, recordsLost: 0 });
   });
 
   it('skips the tail of a record partly sent and delivers the rest of that buffer', () => {
@@ -64,6 +64,7 @@ describe('PIPELINED_APPROXIMATE subpartition', () => {
     framer.flush(); // buffer 1: 14 bytes, the first 8 the tail of record 1
     assert.deepEqual(second.drain().records, [2]);
     assert.equal(subpartition.approximateLosses.partialRecordsSkipped, 1);
+    assert.equal(subpartition.approximateLosses.recordsLost, 1, 'record 1: its head went to the gone reader, its tail was skipped');
   });
 
   it('drops what is written while no reader is attached, without ever blocking the producer', () => {
@@ -78,7 +79,7 @@ describe('PIPELINED_APPROXIMATE subpartition', () => {
     write(200, 3);
     framer.flush();
     assert.deepEqual(second.drain().records, [99, 200], 'record 99 was still in the framer when the reader came');
-    assert.deepEqual(subpartition.approximateLosses, { reconnects: 1, buffersDropped: 99, recordsDropped: 99, partialRecordsSkipped: 0 });
+    assert.deepEqual(subpartition.approximateLosses, { reconnects: 1, buffersDropped: 99, recordsDropped: 99, partialRecordsSkipped: 0, recordsLost: 99 });
   });
 
   it('cuts a tail off a buffer that ends with the header of the next record', () => {
@@ -90,7 +91,7 @@ describe('PIPELINED_APPROXIMATE subpartition', () => {
     write(2, 2); // buffer 2 at byte 12: record 2's header fills it; its 2 bytes open buffer 3
     framer.flush();
     assert.deepEqual(second.drain().records, [2], "record 2's header and body, across two buffers");
-    assert.deepEqual(subpartition.approximateLosses, { reconnects: 1, buffersDropped: 2, recordsDropped: 1, partialRecordsSkipped: 1 });
+    assert.deepEqual(subpartition.approximateLosses, { reconnects: 1, buffersDropped: 2, recordsDropped: 1, partialRecordsSkipped: 1, recordsLost: 1 });
   });
 
   it('skips a buffer that is all tail whole, then serves the next', () => {
@@ -102,7 +103,22 @@ describe('PIPELINED_APPROXIMATE subpartition', () => {
     write(2, 4); // buffer 1 is full: handed over (all tail: skipped); record 2 opens buffer 2
     framer.flush();
     assert.deepEqual(second.drain().records, [2]);
-    assert.deepEqual(subpartition.approximateLosses, { reconnects: 1, buffersDropped: 2, recordsDropped: 1, partialRecordsSkipped: 1 });
+    assert.deepEqual(subpartition.approximateLosses, { reconnects: 1, buffersDropped: 2, recordsDropped: 1, partialRecordsSkipped: 1, recordsLost: 1 });
+  });
+
+  it('counts what was sent to a reader but never read as lost when it goes away, and a record whose head it read once', () => {
+    const { pool, subpartition, framer, attach, write } = setUp();
+    const first = attach();
+    write(1, 4); // buffer 0: header + 4 bytes
+    write(2, 20); // record 2 begins at byte 8: buffer 0 full (handed over); buffer 1: 16 bytes, all its tail
+    assert.deepEqual(first.drain().records, [1], 'buffer 0 read: record 1 whole, record 2 begun');
+    write(3, 4); // buffer 1 handed over (unread); buffer 2: record 3 whole
+    write(4, 12); // buffer 2: record 4's header + 4 bytes fill it (handed over, unread); the rest in the framer
+    const inUse = pool.buffersInUse;
+    first.reader.release();
+    assert.ok(pool.buffersInUse < inUse, 'the unread buffers went back to the pool');
+    // unread: buffer 1 (record 2's tail: its head was read) and buffer 2 (records 3 and 4 start in it)
+    assert.deepEqual(subpartition.approximateLosses, { reconnects: 0, buffersDropped: 2, recordsDropped: 2, partialRecordsSkipped: 0, recordsLost: 3 });
   });
 
   it('takes a third reader after a second went away, and is consumed by one that got the end', () => {

@@ -58,7 +58,7 @@ describe('PIPELINED_APPROXIMATE network subpartition', () => {
     const second = attach();
     framer.flush(); // buffer 1: record 2, no partial record
     assert.deepEqual(second.drain().records, [2]);
-    assert.deepEqual(subpartition.approximateLosses, { reconnects: 1, buffersDropped: 0, recordsDropped: 0, partialRecordsSkipped: 0 });
+    assert.deepEqual(subpartition.approximateLosses, { reconnects: 1, buffersDropped: 0, recordsDropped: 0, partialRecordsSkipped: 0, recordsLost: 0 });
   });
 
   it('skips the tail of a record partly sent and delivers the rest of that buffer', () => {
@@ -72,6 +72,7 @@ describe('PIPELINED_APPROXIMATE network subpartition', () => {
     framer.flush(); // buffer 1: 14 bytes, the first 8 the tail of record 1
     assert.deepEqual(second.drain().records, [2]);
     assert.equal(subpartition.approximateLosses.partialRecordsSkipped, 1);
+    assert.equal(subpartition.approximateLosses.recordsLost, 1, 'record 1: its head went to the gone consumer, its tail was skipped');
   });
 
   it('drops what is queued and what is written while no consumer is attached, never filling the pool', () => {
@@ -92,7 +93,7 @@ describe('PIPELINED_APPROXIMATE network subpartition', () => {
     framer.flush();
     assert.deepEqual(second.drain().records, [99, 200], 'record 99 was still in the framer when the consumer came');
     // queued at the gone view: record 50; written while none was attached: 51, 0..98
-    assert.deepEqual(subpartition.approximateLosses, { reconnects: 1, buffersDropped: 101, recordsDropped: 101, partialRecordsSkipped: 0 });
+    assert.deepEqual(subpartition.approximateLosses, { reconnects: 1, buffersDropped: 101, recordsDropped: 101, partialRecordsSkipped: 0, recordsLost: 101 });
   });
 
   it('cuts a tail off a buffer that ends with the header of the next record', () => {
@@ -103,7 +104,7 @@ describe('PIPELINED_APPROXIMATE network subpartition', () => {
     write(2, 2); // buffer 2 at byte 12: record 2's header fills it; its 2 bytes open buffer 3
     framer.flush();
     assert.deepEqual(second.drain().records, [2], "record 2's header and body, across two buffers");
-    assert.deepEqual(subpartition.approximateLosses, { reconnects: 1, buffersDropped: 2, recordsDropped: 1, partialRecordsSkipped: 1 });
+    assert.deepEqual(subpartition.approximateLosses, { reconnects: 1, buffersDropped: 2, recordsDropped: 1, partialRecordsSkipped: 1, recordsLost: 1 });
   });
 
   it('skips a buffer that is all tail whole, then serves the next', () => {
@@ -114,7 +115,7 @@ describe('PIPELINED_APPROXIMATE network subpartition', () => {
     write(2, 4); // buffer 1 is full: handed over (all tail: skipped); record 2 opens buffer 2
     framer.flush();
     assert.deepEqual(second.drain().records, [2]);
-    assert.deepEqual(subpartition.approximateLosses, { reconnects: 1, buffersDropped: 2, recordsDropped: 1, partialRecordsSkipped: 1 });
+    assert.deepEqual(subpartition.approximateLosses, { reconnects: 1, buffersDropped: 2, recordsDropped: 1, partialRecordsSkipped: 1, recordsLost: 1 });
   });
 
   it('a new consumer replaces one whose connection was not seen to close yet; the old one going later changes nothing', () => {
@@ -128,7 +129,7 @@ describe('PIPELINED_APPROXIMATE network subpartition', () => {
     framer.flush();
     assert.deepEqual(second.drain().records, [2]);
     assert.deepEqual(first.drain().records, [], 'nothing more to the replaced view');
-    assert.deepEqual(subpartition.approximateLosses, { reconnects: 1, buffersDropped: 0, recordsDropped: 0, partialRecordsSkipped: 1 });
+    assert.deepEqual(subpartition.approximateLosses, { reconnects: 1, buffersDropped: 0, recordsDropped: 0, partialRecordsSkipped: 1, recordsLost: 1 });
   });
 
   it('takes a third consumer after a second went away, and is consumed by one that got the end', () => {

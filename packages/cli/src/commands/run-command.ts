@@ -22,6 +22,7 @@ import { stderrLogger } from '../stderr-logger.js';
 import { bundleJobModule } from './bundle-job-module.js';
 import { ADAPTIVE_FLAGS, ADAPTIVE_USAGE, parseAdaptiveFlags } from './adaptive-flags.js';
 import { CHECKPOINT_FLAGS, CHECKPOINT_USAGE, parseCheckpointFlags } from './checkpoint-flags.js';
+import { APPROXIMATE_FLAGS, APPROXIMATE_USAGE, parseApproximateFlags } from './approximate-flags.js';
 import { BlobCheckpointStorage } from './blob-checkpoint-storage.js';
 import { defaultMetaUrl, defaultStoreUrl } from './default-stores.js';
 
@@ -107,6 +108,8 @@ ${MEMORY_USAGE}
 ${ADAPTIVE_USAGE}
 
 ${CHECKPOINT_USAGE}
+
+${APPROXIMATE_USAGE}
 
 Every failover is reported: the task that failed and why (error code and message), the tasks restarted
 (exactly what \`weft plan <topology> --fail <task> [--lost <partition>]...\` predicts for the job's
@@ -343,6 +346,7 @@ export const runCommand: Command = {
       ...RECOVERY_FLAGS,
       ...MEMORY_FLAGS,
       ...CHECKPOINT_FLAGS,
+      ...APPROXIMATE_FLAGS,
       'inject-faults': { type: 'string' },
       'plan-only': { type: 'boolean' },
       'no-release-during-job': { type: 'boolean' },
@@ -363,8 +367,9 @@ export const runCommand: Command = {
     const replicas = integerFlag('run', '--shuffle-replicas', values['shuffle-replicas'], 1);
     if (replicas !== undefined && replicas > MAX_SHUFFLE_REPLICAS) throw usageError('run', `--shuffle-replicas must be at most ${MAX_SHUFFLE_REPLICAS}, got ${replicas}`);
     const checkpointFlags = parseCheckpointFlags(values);
-    // checkpoints are taken in process only yet
-    const executor = values.executor ?? (checkpointFlags === undefined ? 'workers' : 'inprocess');
+    const approximate = parseApproximateFlags(values, checkpointFlags, io.env['WEFT_CLUSTER'] !== undefined);
+    // checkpoints are taken in process only yet, and approximate partitions live in one process
+    const executor = values.executor ?? (checkpointFlags === undefined && approximate === undefined ? 'workers' : 'inprocess');
     if (executor !== 'workers' && executor !== 'inprocess') throw usageError('run', `--executor must be inprocess or workers, got ${JSON.stringify(executor)}`);
     if (checkpointFlags !== undefined && executor !== 'inprocess') throw usageError('run', '--checkpoint-interval runs the job in process (--executor inprocess) only yet, not on --executor workers');
     if (checkpointFlags !== undefined && (values.cluster !== undefined || io.env['WEFT_CLUSTER'] !== undefined)) throw usageError('run', '--checkpoint-interval cannot be combined with --cluster yet: checkpoints are taken in process only');
@@ -372,7 +377,7 @@ export const runCommand: Command = {
     const pipelinedKind = values['pipelined-shuffle'] ?? (executor === 'workers' && values.cluster === undefined && (workers ?? availableParallelism()) >= 2 ? 'network' : 'memory');
     if (pipelinedKind !== 'memory' && pipelinedKind !== 'network') throw usageError('run', `--pipelined-shuffle must be memory or network, got ${JSON.stringify(pipelinedKind)}`);
     if (pipelinedKind === 'network' && executor === 'inprocess') throw usageError('run', '--pipelined-shuffle network needs worker processes: it is what spreads a region over them (drop --executor inprocess)');
-    const exchangeMode = values['exchange-mode'];
+    const exchangeMode = approximate === undefined ? values['exchange-mode'] : 'ALL_EDGES_PIPELINED_APPROXIMATE';
     if (exchangeMode !== undefined && !isExchangeMode(exchangeMode)) throw usageError('run', `--exchange-mode must be one of ${EXCHANGE_MODES.join(', ')}, got ${JSON.stringify(exchangeMode)}`);
     const faultSpec: FaultSpec | undefined = values['inject-faults'] === undefined ? undefined : parseFaultSpec(values['inject-faults']);
     const faultRestart: RestartStrategyOptions | undefined = faultSpec === undefined ? undefined : { type: 'fixed-delay', attempts: FAULT_RESTART_ATTEMPTS, delayMs: FAULT_RESTART_DELAY_MS };
@@ -504,6 +509,7 @@ export const runCommand: Command = {
         ...(workers === undefined ? {} : { workers }),
         ...(slots === undefined ? {} : { slotsPerExecutor: slots }),
         ...(exchangeMode === undefined ? {} : { exchangeMode: exchangeMode as ExchangeMode }),
+        ...(approximate?.reconnectTimeoutMs === undefined ? {} : { approximateReconnectTimeoutMs: approximate.reconnectTimeoutMs }),
         ...recovery,
         ...memory,
         ...(checkpointFlags === undefined ? {} : { checkpointing: { ...checkpointFlags, storage: new BlobCheckpointStorage(checkpointStore as BlobStore) } }),

@@ -54,6 +54,7 @@ export function formatRunSummary(result: JobResult): string {
     `  ${plural(result.tasks, 'task')} in ${plural(result.regions, 'pipelined region')}; ${plural(result.attempts, 'attempt')} deployed${result.restarts > 0 ? `, ${plural(result.restarts, 'restart')}` : ''}`,
     ...(result.resumed ? [`  resumed run of ${result.jobId}: ${plural(result.tasksReused, 'task')} reused`] : []),
     ...(result.checkpoints === undefined ? [] : [formatCheckpointLine(result.checkpoints)]),
+    ...(result.approximateRecoveries ?? []).map(formatApproximateRecoveryLine),
     `  read ${formatCount(result.recordsRead)} records; shuffled ${formatCount(result.recordsShuffled)} records, ${formatBytes(result.bytesShuffled)}`,
   );
   if (result.placement.spreadDeployments > 0) {
@@ -192,6 +193,15 @@ function formatRecovery(result: JobResult): string[] {
 }
 
 /** The machine-readable summary `weft run --json` prints (`extra`: e.g. the injected faults). */
+/** One line per single-task recovery of an approximate job: the task, how long until it read again, what it lost (counted). */
+function formatApproximateRecoveryLine(r: NonNullable<JobResult['approximateRecoveries']>[number]): string {
+  const took = r.durationMs === undefined ? 'did not read again before the job ended' : `read again after ${Math.round(r.durationMs)} ms`;
+  return (
+    `  approximate recovery of ${r.task} (attempt ${r.failedAttempt} failed): ${took}; ${plural(r.recordsDroppedUpstream, 'record')} dropped upstream, ` +
+    `${plural(r.partialRecordsDiscardedDownstream, 'partial record')} discarded downstream; the failed attempt had processed ${formatCount(r.recordsProcessedByFailedAttempt)} and left ${formatCount(r.recordsUnprocessedByFailedAttempt)} unprocessed`
+  );
+}
+
 /** One line of a checkpointed run's summary: how many checkpoints, the newest, what the run restored. */
 function formatCheckpointLine(c: NonNullable<JobResult['checkpoints']>): string {
   const latest = c.latestCompletedId === undefined ? 'none completed' : `latest ${c.latestCompletedId} (${formatBytes(c.latestStateBytes ?? 0)} of state, ${c.latestDurationMs ?? 0} ms)`;
@@ -237,6 +247,7 @@ export function runSummaryJson(result: JobResult, extra: Record<string, unknown>
     bytesReleasedDuringJob: result.bytesReleasedDuringJob,
     ...(result.adaptive === undefined ? {} : { adaptive: result.adaptive }),
     ...(result.checkpoints === undefined ? {} : { checkpoints: result.checkpoints }),
+    ...(result.approximateRecoveries === undefined ? {} : { approximateRecoveries: result.approximateRecoveries.map((r) => ({ ...r, ...(r.durationMs === undefined ? {} : { durationMs: Math.round(r.durationMs) }) })) }),
     vertices: result.vertices,
     edges: result.edges,
     outputs: result.outputs,

@@ -9,6 +9,10 @@ import type { ResultPartitionType } from '@weft/shuffle-api';
  * - `POINTWISE_EDGES_PIPELINED`: every POINTWISE edge (forward, rescale) is pipelined.
  * - `ALL_EDGES_PIPELINED`: every edge is pipelined: the whole job is one region, run in one executor —
  *   or spread over several when their pipelined shuffle serves partitions across them (`weft run --workers 2+`).
+ * - `ALL_EDGES_PIPELINED_APPROXIMATE`: every edge is PIPELINED_APPROXIMATE (Flink FLIP-135, approximate local
+ *   recovery): pipelined, but not must-be-pipelined, so every task is its own region. A failed task restarts
+ *   alone (with its consumer regions, DESIGN.md); its upstreams drop what was meant for it meanwhile and serve
+ *   the new attempt from the next whole record. In process only (`weft run --approximate-recovery`).
  *
  * Pipelined edges are PIPELINED_BOUNDED (credit-based, bounded memory). A per-edge override
  * (`DataSet.exchange(...)`) wins over the mode.
@@ -18,6 +22,7 @@ export const ExchangeMode = {
   FORWARD_EDGES_PIPELINED: 'FORWARD_EDGES_PIPELINED',
   POINTWISE_EDGES_PIPELINED: 'POINTWISE_EDGES_PIPELINED',
   ALL_EDGES_PIPELINED: 'ALL_EDGES_PIPELINED',
+  ALL_EDGES_PIPELINED_APPROXIMATE: 'ALL_EDGES_PIPELINED_APPROXIMATE',
 } as const;
 
 export type ExchangeMode = (typeof ExchangeMode)[keyof typeof ExchangeMode];
@@ -50,5 +55,12 @@ export function partitionTypeFor(mode: ExchangeMode, edge: { readonly forward: b
       return edge.pointwise ? 'PIPELINED_BOUNDED' : 'BLOCKING';
     case 'ALL_EDGES_PIPELINED':
       return 'PIPELINED_BOUNDED';
+    case 'ALL_EDGES_PIPELINED_APPROXIMATE':
+      return 'PIPELINED_APPROXIMATE';
   }
+}
+
+/** Whether every edge of `mode` is PIPELINED_APPROXIMATE (approximate local recovery). */
+export function isApproximateExchangeMode(mode: ExchangeMode): boolean {
+  return mode === 'ALL_EDGES_PIPELINED_APPROXIMATE';
 }

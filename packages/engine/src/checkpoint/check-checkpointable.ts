@@ -3,11 +3,11 @@ import type { JobPlan } from '../graph/job-plan.js';
 
 const CHECKPOINTABLE_SOURCES: ReadonlySet<string> = new Set(['generator-source']);
 
-/** A checkpointed job's plan: every edge pipelined, every source able to rewind, one input per operator. */
+/** A checkpointed job's plan: every edge pipelined (approximate ones too), every source able to rewind, one input per operator. */
 export function checkCheckpointable(plan: JobPlan): void {
   for (const edge of plan.edges) {
-    if (edge.partitionType !== 'PIPELINED' && edge.partitionType !== 'PIPELINED_BOUNDED') {
-      throw invalidEngineArgument('checkpointing', `edge ${edge.id} is ${edge.partitionType}: a checkpointed job's edges are all pipelined (exchange mode ALL_EDGES_PIPELINED)`);
+    if (edge.partitionType !== 'PIPELINED' && edge.partitionType !== 'PIPELINED_BOUNDED' && edge.partitionType !== 'PIPELINED_APPROXIMATE') {
+      throw invalidEngineArgument('checkpointing', `edge ${edge.id} is ${edge.partitionType}: a checkpointed job's edges are all pipelined (exchange mode ALL_EDGES_PIPELINED, or ALL_EDGES_PIPELINED_APPROXIMATE)`);
     }
   }
   for (const vertex of plan.vertices) {

@@ -74,6 +74,18 @@ export const EngineErrorCode = {
   STATE_RESTORE: 'WEFT_ERR_STATE_RESTORE',
   /** More consecutive checkpoint failures (expired, a task's snapshot failed, the store failed) than tolerated: the job fails. Carries `checkpointId`, `reason`, `failures`. */
   CHECKPOINT_FAILED: 'WEFT_ERR_CHECKPOINT_FAILED',
+  /**
+   * Approximate recovery (`ALL_EDGES_PIPELINED_APPROXIMATE`, `weft run --approximate-recovery`) was asked
+   * together with something it cannot honour: exactly-once checkpoints or an exactly-once sink (records are
+   * lost on a failure), or executors outside this process. Carries `option` and `conflictsWith`. Exit code 2.
+   */
+  APPROXIMATE_REFUSED: 'WEFT_ERR_APPROXIMATE_REFUSED',
+  /**
+   * A restarted task of an approximate job did not reconnect to one of its approximate inputs (its producer's
+   * partition was not there) within `approximateReconnectTimeoutMs`: the task fails through the ordinary
+   * failover path. Carries `executionVertexId`, `partitionId`, `timeoutMs`.
+   */
+  APPROXIMATE_RECONNECT_TIMEOUT: 'WEFT_ERR_APPROXIMATE_RECONNECT_TIMEOUT',
 } as const;
 
 export type EngineErrorCode = (typeof EngineErrorCode)[keyof typeof EngineErrorCode];

@@ -35,6 +35,11 @@ export interface ExecutionJobEdge {
   readonly partitionType: ResultPartitionType;
   /** PIPELINED or PIPELINED_BOUNDED: producer and consumers share a pipelined region. */
   readonly mustBePipelined: boolean;
+  /**
+   * PIPELINED_APPROXIMATE: pipelined, yet producer and consumers are in different regions; consumers are
+   * deployed with their producers (they never wait for them to finish), and a restarted side reconnects.
+   */
+  readonly approximate: boolean;
   /** The partitions can be read again by a restarted consumer (BLOCKING, BLOCKING_PERSISTENT, HYBRID_FULL). */
   readonly reconsumable: boolean;
   /** Result partition index of producer subtask 0; producer `i` writes `firstPartition + i`. */
@@ -93,6 +98,7 @@ export class ExecutionTopology {
         distribution: e.distribution,
         partitionType: e.partitionType,
         mustBePipelined: properties.mustBePipelined,
+        approximate: e.partitionType === 'PIPELINED_APPROXIMATE',
         reconsumable: properties.reconsumable,
         firstPartition: partitions,
       });

@@ -5,6 +5,7 @@ import type { RecordSerializerFactory } from '../serialization/record-serializer
 import type { TaskCheckpointingProvider } from '../runtime/task-checkpointing.js';
 import type { RegionDeployment } from '../runtime/task-deployment.js';
 import type { TaskProgress } from '../runtime/task-events.js';
+import { ApproximatePartitions } from './approximate-partitions.js';
 import { type ExecutorShuffle, RegionRunner } from './region-runner.js';
 import type { TaskExecutor, TaskExecutorListener } from './task-executor.js';
 
@@ -27,6 +28,8 @@ export interface InProcessTaskExecutorOptions {
   readonly checkpointing?: TaskCheckpointingProvider;
   /** Where other hosts reach this one (ShuffleEnvironmentContext.peerAddress), for the pipelined environment. @defaultValue its options' */
   readonly peerAddress?: { readonly listenHost: string; readonly advertisedHost: string };
+  /** How long a task waits for an approximate input's partition (RegionRunnerOptions). @defaultValue DEFAULT_APPROXIMATE_RECONNECT_TIMEOUT_MS */
+  readonly approximateReconnectTimeoutMs?: number;
 }
 
 /**
@@ -66,7 +69,7 @@ export class InProcessTaskExecutor implements TaskExecutor {
       undo.push(() => blockingEnvironment.close());
       // a blocking store that is misconfigured or unreachable fails the executor's start, not its first task
       await blockingEnvironment.start?.();
-      return new InProcessTaskExecutor(options, { pipelinedMaster, pipelinedEnvironment, blockingEnvironment });
+      return new InProcessTaskExecutor(options, { pipelinedMaster, pipelinedEnvironment, blockingEnvironment, approximate: new ApproximatePartitions() });
     } catch (error) {
       for (const step of undo.reverse()) {
         await step().catch((closeError: unknown) => logger.warn({ error: (closeError as Error).message }, 'closing the shuffle of an executor that failed to start'));
@@ -93,6 +96,7 @@ export class InProcessTaskExecutor implements TaskExecutor {
       ...(this.#options.logger === undefined ? {} : { logger: this.#options.logger }),
       ...(this.#options.killProcess === undefined ? {} : { killProcess: this.#options.killProcess }),
       ...(this.#options.checkpointing === undefined ? {} : { checkpointing: this.#options.checkpointing }),
+      ...(this.#options.approximateReconnectTimeoutMs === undefined ? {} : { approximateReconnectTimeoutMs: this.#options.approximateReconnectTimeoutMs }),
     });
     this.#runners.add(runner);
     const run = runner.run().finally(() => {

@@ -14,7 +14,8 @@ import type { RecordSerializerFactory } from '../serialization/record-serializer
 import { StreamTask, type TaskIo } from '../runtime/stream-task.js';
 import { serializeTaskError } from '../runtime/task-error-serialization.js';
 import type { TaskCheckpointingProvider } from '../runtime/task-checkpointing.js';
-import type { RegionDeployment, TaskDeployment } from '../runtime/task-deployment.js';
+import type { RegionDeployment, TaskDeployment, TaskMetrics } from '../runtime/task-deployment.js';
+import type { ApproximatePartitions } from './approximate-partitions.js';
 import type { TaskEvent, TaskProgress } from '../runtime/task-events.js';
 
 /** The shuffle side of one task executor. */
@@ -23,7 +24,12 @@ export interface ExecutorShuffle {
   readonly pipelinedMaster: ShuffleMaster;
   readonly pipelinedEnvironment: ShuffleEnvironment;
   readonly blockingEnvironment: ShuffleEnvironment;
+  /** The approximate partitions registered in this executor (ApproximatePartitions). @defaultValue none: approximate edges are refused */
+  readonly approximate?: ApproximatePartitions;
 }
+
+/** How long a task waits for the partitions of its approximate inputs to be registered. @defaultValue 10 s */
+export const DEFAULT_APPROXIMATE_RECONNECT_TIMEOUT_MS = 10_000;
 
 export interface RegionRunnerOptions {
   readonly plan: JobPlan;
@@ -38,6 +44,8 @@ export interface RegionRunnerOptions {
   readonly killProcess?: () => void;
   /** Each task's link to the job's checkpoints (a checkpointed job run in the job master's process). @defaultValue none */
   readonly checkpointing?: TaskCheckpointingProvider;
+  /** How long a task waits for an approximate input's partition (WEFT_ERR_APPROXIMATE_RECONNECT_TIMEOUT). @defaultValue DEFAULT_APPROXIMATE_RECONNECT_TIMEOUT_MS */
+  readonly approximateReconnectTimeoutMs?: number;
 }
 
 interface Deferred {
@@ -86,8 +94,8 @@ export class RegionRunner {
   #failed = false;
   readonly #cancelledFromOutside = new Set<string>();
   /** How the tasks ended that did not finish: failed (with their errors) or cancelled from outside. */
-  readonly #failures: { readonly attemptId: string; readonly error: unknown }[] = [];
-  readonly #cancelled: string[] = [];
+  readonly #failures: { readonly attemptId: string; readonly error: unknown; readonly metrics: TaskMetrics }[] = [];
+  readonly #cancelled: { readonly attemptId: string; readonly metrics: TaskMetrics }[] = [];
 
   constructor(options: RegionRunnerOptions) {
     this.#options = options;
@@ -112,14 +120,15 @@ export class RegionRunner {
     }
     await Promise.all(deployment.tasks.map((task) => this.#runTask(task)));
     const failures = this.#failures;
+    // each stopped attempt's last counters go with its report (an approximate job's recoveries count its losses)
     if (failures.length === 0) {
-      for (const attemptId of this.#cancelled) onEvent({ type: 'cancelled', attemptId });
+      for (const { attemptId, metrics } of this.#cancelled) onEvent({ type: 'cancelled', attemptId, metrics });
       return;
     }
-    const root = failures.find((f) => !isEcho(f.error)) ?? (failures[0] as { attemptId: string; error: unknown });
-    onEvent({ type: 'failed', attemptId: root.attemptId, error: serializeTaskError(root.error) });
-    for (const f of failures) if (f !== root) onEvent({ type: 'cancelled', attemptId: f.attemptId });
-    for (const attemptId of this.#cancelled) onEvent({ type: 'cancelled', attemptId });
+    const root = failures.find((f) => !isEcho(f.error)) ?? (failures[0] as (typeof failures)[number]);
+    onEvent({ type: 'failed', attemptId: root.attemptId, error: serializeTaskError(root.error), metrics: root.metrics });
+    for (const f of failures) if (f !== root) onEvent({ type: 'cancelled', attemptId: f.attemptId, metrics: f.metrics });
+    for (const { attemptId, metrics } of this.#cancelled) onEvent({ type: 'cancelled', attemptId, metrics });
   }
 
   /** Cancels the named attempts of this region (all when `attemptIds` is undefined); each reports `cancelled`. */
@@ -142,6 +151,7 @@ export class RegionRunner {
         if (!output.pipelined || output.descriptor !== undefined) continue;
         const descriptor = await shuffle.pipelinedMaster.registerPartitionWithProducer({ jobId: deployment.jobId as JobId, partition: output.partition, producer: output.producer });
         this.#descriptors.set(output.partition.partitionId, descriptor);
+        if (output.approximate === true) this.#approximate().publish(descriptor);
       }
     }
   }
@@ -163,7 +173,7 @@ export class RegionRunner {
       serializer: this.#options.serializer,
       logger: this.#logger.child({ attemptId: task.attemptId }),
       ...(this.#options.killProcess === undefined ? {} : { killProcess: this.#options.killProcess }),
-      io: this.#taskIo(task),
+      io: this.#taskIo(task, controller.signal),
       ...(this.#options.checkpointing === undefined ? {} : { checkpointing: () => (this.#options.checkpointing as TaskCheckpointingProvider)(task) }),
     });
     this.#tasks.set(task.attemptId, { task: streamTask, controller });
@@ -175,10 +185,11 @@ export class RegionRunner {
       onEvent({ type: 'finished', attemptId: task.attemptId, result });
     } catch (error) {
       this.#finished.get(task.attemptId)?.reject(error);
+      const metrics = streamTask.metrics();
       if (this.#cancelledFromOutside.has(task.attemptId)) {
-        this.#cancelled.push(task.attemptId);
+        this.#cancelled.push({ attemptId: task.attemptId, metrics });
       } else {
-        this.#failures.push({ attemptId: task.attemptId, error });
+        this.#failures.push({ attemptId: task.attemptId, error, metrics });
         if (!this.#failed) {
           this.#failed = true;
           this.#abort(undefined, `task ${task.attemptId} of the same region failed`);
@@ -194,7 +205,7 @@ export class RegionRunner {
    * registrations, and a gate over a BLOCKING partition produced in this region only once its producer
    * finished.
    */
-  #taskIo(task: TaskDeployment): TaskIo {
+  #taskIo(task: TaskDeployment, signal: AbortSignal): TaskIo {
     const { deployment, shuffle } = this.#options;
     return {
       createWriter: (output) => {
@@ -208,9 +219,14 @@ export class RegionRunner {
           }
         }
         const environment = input.pipelined ? shuffle.pipelinedEnvironment : shuffle.blockingEnvironment;
+        const timeoutMs = this.#options.approximateReconnectTimeoutMs ?? DEFAULT_APPROXIMATE_RECONNECT_TIMEOUT_MS;
+        // an approximate input's producers are other regions of this executor: wait until each registered once
+        const inputs = input.approximate === true
+          ? await Promise.all(input.partitions.map((p) => this.#approximate().descriptorOf({ partitionId: p.partitionId, executionVertexId: task.executionVertexId, timeoutMs, signal })))
+          : input.partitions.map((p) => this.#descriptorOf(p.partitionId, p.descriptor));
         return environment.createInputGate({
           jobId: deployment.jobId as JobId,
-          inputs: input.partitions.map((p) => this.#descriptorOf(p.partitionId, p.descriptor)),
+          inputs,
           subpartitions: input.subpartitions,
           consumerId: task.attemptId,
         });
@@ -224,6 +240,12 @@ export class RegionRunner {
       if (attemptIds !== undefined && !attemptIds.includes(attemptId)) continue;
       if (!entry.controller.signal.aborted) entry.controller.abort(error);
     }
+  }
+
+  #approximate(): ApproximatePartitions {
+    const approximate = this.#options.shuffle.approximate;
+    if (approximate === undefined) throw new Error('unreachable: an approximate partition on an executor without ApproximatePartitions (approximate jobs run in process)');
+    return approximate;
   }
 
   #descriptorOf(partitionId: string, given: ShuffleDescriptor | undefined): ShuffleDescriptor {

@@ -156,6 +156,12 @@ export class DeploymentBuilder {
         partitionType: edge.partitionType,
         numberOfSubpartitions: broadcastToAdaptive ? 1 : consumers.end - consumers.start,
       };
+      if (edge.approximate) {
+        // registered by the executor running the producer; its consumers (other regions there) find it by id
+        const consumerIds = Array.from({ length: consumers.end - consumers.start }, (_, s) => `${edge.target.id}#${consumers.start + s}`);
+        out.push({ edgeIndex: planned.index, edgeId: edge.id, pipelined: true, approximate: true, consumerIds, partition, producer });
+        continue;
+      }
       if (edge.mustBePipelined) {
         const location = executor.shuffleLocation;
         if (spread === undefined || this.pipelinedMaster === undefined || location === undefined) {
@@ -187,8 +193,11 @@ export class DeploymentBuilder {
     const partitions: InputPartition[] = [];
     for (let k = producers.start; k < producers.end; k++) {
       const producerVertex = edge.source.firstExecutionVertex + k;
-      const descriptor = edge.mustBePipelined ? pipelined.get(`${edge.id}#${k}`) : this.#descriptors[edge.firstPartition + k];
-      if (!edge.mustBePipelined && descriptor === undefined) throw new Error(`unreachable: partition ${edge.id}#${k} was never registered`);
+      // an approximate producer that finished has nothing more for a new consumer attempt: what it wrote went to
+      // the attempt before (its end included, so its subpartition may be consumed) or was dropped
+      if (edge.approximate && this.attempts.isDone(producerVertex)) continue;
+      const descriptor = edge.approximate ? undefined : edge.mustBePipelined ? pipelined.get(`${edge.id}#${k}`) : this.#descriptors[edge.firstPartition + k];
+      if (!edge.mustBePipelined && !edge.approximate && descriptor === undefined) throw new Error(`unreachable: partition ${edge.id}#${k} was never registered`);
       partitions.push({
         partitionId: `${edge.id}#${k}`,
         producerAttemptId: this.attempts.attemptIdOf(producerVertex),
@@ -202,7 +211,8 @@ export class DeploymentBuilder {
       edgeIndex: planned.index,
       edgeId: edge.id,
       inputIndex: planned.targetInput,
-      pipelined: edge.mustBePipelined,
+      pipelined: edge.mustBePipelined || edge.approximate,
+      ...(edge.approximate ? { approximate: true } : {}),
       partitions,
       subpartitions: decided === undefined ? { start: subpartition, end: subpartition } : { ...decided.subpartitions },
     };

@@ -122,7 +122,10 @@ export class JobMaster implements TaskExecutorListener {
     if (this.#ran) throw new EngineError('WEFT_ERR_ILLEGAL_STATE', 'a job master runs once');
     this.#ran = true;
     for (const executor of executors) this.#slots.add(executor);
-    return this.#scheduler.start().then((outcome) => ({ ...outcome, executorsLost: [...this.#executorsLost], deploymentLatency: this.#scheduler.deploymentLatency(), placement: this.#scheduler.placement() }));
+    return this.#scheduler.start().then((outcome) => {
+      const approximateRecoveries = this.#scheduler.approximateRecoveries();
+      return { ...outcome, executorsLost: [...this.#executorsLost], deploymentLatency: this.#scheduler.deploymentLatency(), placement: this.#scheduler.placement(), ...(approximateRecoveries === undefined ? {} : { approximateRecoveries }) };
+    });
   }
 
   /** Fails the job from outside (the caller's AbortSignal): running tasks are cancelled first. */
@@ -177,10 +180,10 @@ export class JobMaster implements TaskExecutorListener {
         scheduler.taskFinished(executor, v, event.result);
         return;
       case 'failed':
-        scheduler.taskFailed(v, deserializeTaskError(event.error));
+        scheduler.taskFailed(v, deserializeTaskError(event.error), event.metrics);
         return;
       case 'cancelled':
-        scheduler.taskCancelled(v);
+        scheduler.taskCancelled(v, event.metrics);
         return;
     }
   }

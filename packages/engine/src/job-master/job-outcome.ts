@@ -1,3 +1,4 @@
+import type { ApproximateRecoveryRecord } from './approximate-recoveries.js';
 import type { EngineError } from '../errors/engine-error.js';
 import type { TaskResult } from '../runtime/task-events.js';
 import type { ExecutorLossRecord, FailoverRecord } from './failover-record.js';
@@ -31,4 +32,6 @@ export interface JobOutcome {
   readonly partitionsReleasedDuringJob: number;
   /** Bytes their producers wrote to those partitions (framed records, before compression). */
   readonly bytesReleasedDuringJob: number;
+  /** An approximate job (ALL_EDGES_PIPELINED_APPROXIMATE): each single-task recovery, in order. Absent for other jobs. */
+  readonly approximateRecoveries?: readonly ApproximateRecoveryRecord[];
 }

@@ -70,4 +70,4 @@ export interface JobSchedulerOptions {
 }
 
 /** How the job ended, as the scheduler knows it (the job master adds the executors it lost). */
-export type ScheduledOutcome = Omit<JobOutcome, 'executorsLost' | 'deploymentLatency' | 'placement'>;
+export type ScheduledOutcome = Omit<JobOutcome, 'executorsLost' | 'deploymentLatency' | 'placement' | 'approximateRecoveries'>;

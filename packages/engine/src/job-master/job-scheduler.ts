@@ -25,6 +25,7 @@ import type { RecoveryPlan } from './recovery-plan.js';
 import { restoreRecoveryPlan } from './restore-recovery-plan.js';
 import { taskFinishedEvent } from './task-finished-event.js';
 import { AdaptiveDecisions } from './adaptive-decisions.js';
+import { type ApproximateRecoveries, type ApproximateRecoveryRecord, approximateRecoveriesOf } from './approximate-recoveries.js';
 import { TaskAttempts } from './task-attempts.js';
 
 const { READY, DEPLOYING, RUNNING, FINISHED, CANCELLING } = RegionState;
@@ -78,6 +79,8 @@ export class JobScheduler {
   /** Per region: may it be spread over executors (undefined: not asked yet). */
   readonly #spreadable: (boolean | undefined)[];
   readonly #placements = new PlacementCounts();
+  /** An approximate job's single-task recoveries (any PIPELINED_APPROXIMATE edge); undefined otherwise. */
+  readonly #approximate: ApproximateRecoveries | undefined;
 
   constructor(options: JobSchedulerOptions) {
     this.#options = options;
@@ -123,6 +126,7 @@ export class JobScheduler {
         rescheduled: (restarted) => this.#rescheduled(restarted),
       },
     });
+    this.#approximate = approximateRecoveriesOf({ topology, slots: options.slots, attempts: this.#attempts });
     this.#completion = new JobCompletion({ jobName: plan.name, sinkTempDirs: options.sinkTempDirs ?? [], fileSystems: options.fileSystems ?? [], publishedSinks: options.recovery?.publishedSinks ?? new Map(), events: this.#events, attempts: this.#attempts, restarts: this.#restarts, releases: this.#releases, fence, keepSinkFilesOnFailure: options.keepSinkFilesOnFailure });
   }
 
@@ -289,6 +293,11 @@ export class JobScheduler {
     }
   }
 
+  /** An approximate job's single-task recoveries so far (undefined for other jobs). */
+  approximateRecoveries(): ApproximateRecoveryRecord[] | undefined {
+    return this.#approximate?.records();
+  }
+
   /** The executor acknowledged a deployed attempt: it runs. */
   taskRunning(attemptId: string): void {
     this.#attempts.running.add(attemptId);
@@ -326,8 +335,11 @@ export class JobScheduler {
   }
 
   /** Execution vertex `v`'s current attempt failed: its region stops; the failure goes to RegionRestarts. */
-  taskFailed(v: number, error: Error): void {
-    this.#attempts.running.delete(this.#attempts.attemptIdOf(v));
+  taskFailed(v: number, error: Error, metrics?: TaskMetrics): void {
+    const attemptId = this.#attempts.attemptIdOf(v);
+    this.#attempts.running.delete(attemptId);
+    if (metrics !== undefined) this.#approximate?.stopped(attemptId, metrics);
+    if (this.#state === 'running') this.#approximate?.failed(v, this.#attempts.numberOf(v), metrics);
     this.#placedOn[v] = undefined;
     const region = this.#regionOf(v);
     this.#states.active[region] = (this.#states.active[region] as number) - 1;
@@ -347,7 +359,8 @@ export class JobScheduler {
    * for (its region is not cancelling: a task executor that drained past its timeout cancelled what still
    * ran) is a failure, failed over like a task of a lost executor — never a task quietly stopped.
    */
-  taskCancelled(v: number): void {
+  taskCancelled(v: number, metrics?: TaskMetrics): void {
+    if (metrics !== undefined) this.#approximate?.stopped(this.#attempts.attemptIdOf(v), metrics);
     const region = this.#regionOf(v);
     if (this.#states.stateOf(region) !== CANCELLING) {
       const id = this.#options.topology.executionVertexId(v);
@@ -577,6 +590,7 @@ export class JobScheduler {
   #publishSinks(): void {
     this.#state = 'publishing';
     this.#restarts.stop();
+    this.#approximate?.stop();
     this.#cancelTimeouts.clearAll();
     void this.#completion.succeeded().finally(() => (this.#state = 'done'));
   }
@@ -587,6 +601,7 @@ export class JobScheduler {
     for (let r = 0; r < this.#states.count; r++) if ((this.#states.active[r] as number) > 0) return;
     this.#state = 'done';
     this.#restarts.stop();
+    this.#approximate?.stop();
     this.#cancelTimeouts.clearAll();
     void this.#completion.failed(this.#failure as EngineError, this.#aborted);
   }

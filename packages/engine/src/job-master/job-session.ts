@@ -48,6 +48,8 @@ export interface JobSessionOptions {
   readonly prestartedWorkers?: PrestartedWorkers | undefined;
   readonly heartbeatIntervalMs?: number | undefined;
   readonly heartbeatTimeoutMs?: number | undefined;
+  /** RunJobOptions.approximateReconnectTimeoutMs, for the in-process executor. @defaultValue its default */
+  readonly approximateReconnectTimeoutMs?: number | undefined;
   /** The job master run's lease epoch, given to `registerJob` (JobShuffleContext.epoch). @defaultValue none */
   readonly epoch?: number | undefined;
   /**
@@ -223,6 +225,7 @@ export class JobSession {
           serializer: o.serializer,
           logger: o.logger,
           ...(this.#checkpointing === undefined ? {} : { checkpointing: this.#checkpointing }),
+          ...(o.approximateReconnectTimeoutMs === undefined ? {} : { approximateReconnectTimeoutMs: o.approximateReconnectTimeoutMs }),
         }),
       ];
     }

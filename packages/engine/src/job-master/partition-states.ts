@@ -62,7 +62,7 @@ export class PartitionStates {
       const vertex = topology.jobVertexOf(v);
       for (const e of vertex.inputs) {
         const edge = topology.edges[e] as ExecutionJobEdge;
-        if (edge.mustBePipelined) continue;
+        if (edge.mustBePipelined || edge.approximate) continue;
         const range = topology.producersOf(edge, v - vertex.firstExecutionVertex);
         for (let k = range.start; k < range.end; k++) if (this.#state[edge.firstPartition + k] === RELEASED) found.add(edge.firstPartition + k);
       }
@@ -71,13 +71,13 @@ export class PartitionStates {
   }
 }
 
-/** The non-pipelined result partitions execution vertex `v` produces (ExecutionTopology numbering). */
+/** The non-pipelined (and not approximate) result partitions execution vertex `v` produces (ExecutionTopology numbering). */
 export function blockingOutputsOf(topology: ExecutionTopology, v: number): number[] {
   const vertex = topology.jobVertexOf(v);
   const partitions: number[] = [];
   for (const e of vertex.outputs) {
     const edge = topology.edges[e] as ExecutionJobEdge;
-    if (!edge.mustBePipelined) partitions.push(edge.firstPartition + v - vertex.firstExecutionVertex);
+    if (!edge.mustBePipelined && !edge.approximate) partitions.push(edge.firstPartition + v - vertex.firstExecutionVertex);
   }
   return partitions;
 }

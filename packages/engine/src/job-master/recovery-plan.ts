@@ -123,7 +123,7 @@ export function planRecovery(request: RecoveryPlanRequest): RecoveryPlan {
     changed = false;
     for (let p = 0; p < topology.partitionCount; p++) {
       const edge = topology.edgeOfPartition(p);
-      if (edge.mustBePipelined) continue;
+      if (edge.mustBePipelined || edge.approximate) continue;
       const producer = producerOf(p);
       if (skipped.has(producer) || rerun[regions.regionOf[producer] as number] === 1) continue;
       if (!consumersOf(topology, edge, p).some((c) => rerun[regions.regionOf[c] as number] === 1)) continue;

@@ -24,7 +24,8 @@ export class RegionDependencies {
         const subtask = v - vertex.firstExecutionVertex;
         for (const e of vertex.inputs) {
           const edge = topology.edges[e] as ExecutionJobEdge;
-          if (edge.mustBePipelined) continue;
+          // an approximate input is read while produced: its consumer is deployed with its producer
+          if (edge.mustBePipelined || edge.approximate) continue;
           const range = topology.producersOf(edge, subtask);
           for (let k = range.start; k < range.end; k++) {
             const partition = edge.firstPartition + k;

@@ -91,7 +91,7 @@ export function hasNoBlockingEdgeInside(topology: ExecutionTopology, regions: Pi
     const subtask = v - vertex.firstExecutionVertex;
     for (const e of vertex.inputs) {
       const edge = topology.edges[e] as ExecutionJobEdge;
-      if (edge.mustBePipelined) continue;
+      if (edge.mustBePipelined || edge.approximate) continue;
       const producers = topology.producersOf(edge, subtask);
       for (let k = producers.start; k < producers.end; k++) if (regions.regionOf[edge.source.firstExecutionVertex + k] === region) return false;
     }

@@ -41,6 +41,8 @@ import { type CheckpointingOptions, resolveCheckpointingOptions } from '../check
 import { InMemoryCheckpointStore, type CheckpointStore, type CompletedCheckpoint } from '../checkpoint/checkpoint-store.js';
 import { type CheckpointSummary, JobCheckpointing, resolveRestoreCheckpoint } from '../checkpoint/job-checkpointing.js';
 import { checkCheckpointable } from '../checkpoint/check-checkpointable.js';
+import type { ApproximateRecoveryRecord } from './approximate-recoveries.js';
+import { checkApproximateRecovery } from './check-approximate-recovery.js';
 
 export type { JobShuffleServices } from './job-session.js';
 
@@ -177,6 +179,12 @@ export interface RunJobOptions {
    * sources must be checkpointable (`ctx.generate`). @defaultValue none: no checkpoints (a batch job)
    */
   readonly checkpointing?: CheckpointingOptions;
+  /**
+   * An approximate job (`exchangeMode` ALL_EDGES_PIPELINED_APPROXIMATE): how long a task deployed again after
+   * a failure waits for each of its approximate input partitions before it fails
+   * (WEFT_ERR_APPROXIMATE_RECONNECT_TIMEOUT, through the ordinary failover path). @defaultValue 10000
+   */
+  readonly approximateReconnectTimeoutMs?: number;
 }
 
 /** How a job ended, with what it produced and moved. */
@@ -245,6 +253,8 @@ export interface JobResult {
   readonly adaptive?: ResolvedAdaptiveBatchOptions;
   /** A checkpointed run (RunJobOptions.checkpointing): how its checkpoints went. */
   readonly checkpoints?: CheckpointSummary;
+  /** An approximate job (ALL_EDGES_PIPELINED_APPROXIMATE): each single-task recovery, in order. */
+  readonly approximateRecoveries?: readonly ApproximateRecoveryRecord[];
 }
 
 function newJobId(): string {
@@ -324,19 +334,29 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   const id = toJobId(options.jobId ?? newJobId());
   const args = options.args ?? [];
   const adaptive = options.adaptive === undefined ? undefined : resolveAdaptiveBatchOptions(options.adaptive);
-  const checkpointOptions = options.checkpointing === undefined ? undefined : resolveCheckpointingOptions(options.checkpointing);
+  let checkpointOptions = options.checkpointing === undefined ? undefined : resolveCheckpointingOptions(options.checkpointing);
+  const reconnectTimeoutMs = options.approximateReconnectTimeoutMs === undefined ? undefined : checkCount('approximateReconnectTimeoutMs', options.approximateReconnectTimeoutMs, 1);
+  // approximate recovery (the option, or the job's own exchange mode below): refused with what it cannot honour, else at-least-once checkpoints
+  const checkApproximate = (): void => {
+    const checked = checkApproximateRecovery({ executorKind: kind, checkpointing: options.checkpointing });
+    if (checked !== undefined) checkpointOptions = resolveCheckpointingOptions(checked);
+  };
+  if (options.exchangeMode === 'ALL_EDGES_PIPELINED_APPROXIMATE') checkApproximate();
   if (checkpointOptions !== undefined && kind !== 'inprocess') throw invalidEngineArgument('checkpointing', `checkpoints are taken of jobs run in process only yet (executor 'inprocess'), not on ${kind} executors`);
   if (checkpointOptions !== undefined && adaptive !== undefined) throw invalidEngineArgument('checkpointing', 'a checkpointed (streaming) job cannot have adaptive parallelism');
   const loaded = await loadJob({ job: options.job, args, parallelism, cwd, fileSystems, ...(options.exchangeMode === undefined ? (checkpointOptions === undefined ? {} : { exchangeMode: 'ALL_EDGES_PIPELINED' as const }) : { exchangeMode: options.exchangeMode }), ...(adaptive === undefined ? {} : { adaptive: { options: adaptive } }) });
   serializer = loaded.definition.options.serializer ?? serializer;
+  const approximate = loaded.plan.exchangeMode === 'ALL_EDGES_PIPELINED_APPROXIMATE';
+  if (approximate && options.exchangeMode === undefined) checkApproximate();
   if (kind !== 'inprocess' && loaded.moduleUrl === undefined) throw new EngineError('WEFT_ERR_INVALID_JOB', 'a job run on worker processes must be given as a module path, so workers can load it', { context: { field: 'job' } });
   if (checkpointOptions !== undefined) checkCheckpointable(loaded.plan);
   const topology = ExecutionTopology.from(loaded.plan.topology);
   const regions = buildPipelinedRegions(topology);
-  if (checkpointOptions !== undefined) {
-    // a checkpoint needs every task running: every region holds a slot at once
+  if (checkpointOptions !== undefined || approximate) {
+    // a checkpoint needs every task running, and an approximate job's tasks (a region each) read each other while they run: every region holds a slot at once
+    const what = approximate ? 'an approximate job' : 'a checkpointed job';
     if (options.slotsPerExecutor === undefined) slots = Math.max(slots, regions.regionCount);
-    else if (slots < regions.regionCount) throw invalidEngineArgument('slotsPerExecutor', `a checkpointed job runs all its ${regions.regionCount} pipelined regions at once, but the executor has ${slots} slots`);
+    else if (slots < regions.regionCount) throw invalidEngineArgument('slotsPerExecutor', `${what} runs all its ${regions.regionCount} pipelined regions at once, but the executor has ${slots} slots`);
   }
   const restartStrategy = options.restartStrategy ?? { type: 'none' };
   const restart = createRestartBackoffTimeStrategy(restartStrategy);
@@ -391,6 +411,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
     prestartedWorkers: options.prestartedWorkers,
     heartbeatIntervalMs: options.heartbeatIntervalMs,
     heartbeatTimeoutMs: options.heartbeatTimeoutMs,
+    ...(reconnectTimeoutMs === undefined ? {} : { approximateReconnectTimeoutMs: reconnectTimeoutMs }),
     epoch: opened?.log.epoch,
     fence,
   });
@@ -523,6 +544,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       ...(opened === undefined ? {} : { epoch: opened.log.epoch }),
       ...(adaptive === undefined ? {} : { adaptive }),
       ...(checkpoints === undefined ? {} : { checkpoints: checkpoints.summary() }),
+      ...(outcome.approximateRecoveries === undefined ? {} : { approximateRecoveries: outcome.approximateRecoveries }),
     };
   } finally {
     await checkpoints?.stop().catch(() => {});

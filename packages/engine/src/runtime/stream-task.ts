@@ -67,6 +67,12 @@ export class StreamTask {
   readonly #gates: InputGate[] = [];
   #operators: RuntimeOperator[] = [];
   #recordsIn = 0;
+  /** Approximate inputs: partial records discarded per producer subtask (TaskMetrics.partialRecordsDiscardedByProducer). */
+  readonly #partialDiscarded = new Map<string, number>();
+  /** Records of the batch a planted fault cut short (TaskMetrics.recordsUnprocessed). */
+  #recordsUnprocessed = 0;
+  /** The approximate outputs, by edge index (their losses are counted per consumer). */
+  readonly #approximateOutputs = new Map<number, OutputDeployment>();
   /** A planted fault (fault injection), or undefined. */
   readonly #trigger: FaultTrigger | undefined;
   #sourceCount: { readonly count: number } | undefined;
@@ -87,6 +93,7 @@ export class StreamTask {
     }
     this.#vertex = vertex;
     this.#channels = inputChannelsOf(options.deployment.inputs);
+    for (const output of options.deployment.outputs) if (output.approximate === true) this.#approximateOutputs.set(output.edgeIndex, output);
     const fault = options.deployment.fault;
     this.#trigger = fault === undefined ? undefined : new FaultTrigger(fault, options.deployment.attemptId, options.killProcess);
   }
@@ -97,10 +104,17 @@ export class StreamTask {
     const recordsIn = source?.source === true ? source.operator.recordsEmitted : this.#recordsIn;
     let late = 0;
     for (const op of this.#operators) late += (op.operator as { lateRecordsDropped?: number }).lateRecordsDropped ?? 0;
+    const outputsByEdge = this.#approximateOutputs;
     return {
       recordsIn,
-      outputs: this.#writers.map(({ edgeIndex, writer }) => ({ edgeIndex, records: writer.metrics.records, bytes: writer.metrics.bytes })),
+      outputs: this.#writers.map(({ edgeIndex, writer }) => {
+        const metrics = writer.metrics;
+        const lost = outputsByEdge.size === 0 ? undefined : recordsLostByConsumer(outputsByEdge.get(edgeIndex), metrics.recordsLostBySubpartition);
+        return { edgeIndex, records: metrics.records, bytes: metrics.bytes, ...(lost === undefined ? {} : { recordsLostByConsumer: lost }) };
+      }),
       ...(late === 0 ? {} : { lateRecordsDropped: late }),
+      ...(this.#partialDiscarded.size === 0 ? {} : { partialRecordsDiscardedByProducer: Object.fromEntries(this.#partialDiscarded) }),
+      ...(this.#recordsUnprocessed === 0 ? {} : { recordsUnprocessed: this.#recordsUnprocessed }),
     };
   }
 
@@ -261,6 +275,8 @@ export class StreamTask {
 
   async #consumeGate(input: InputDeployment, head: StreamOperator): Promise<void> {
     const { signal } = this.#options;
+    // an approximate input whose producers all finished before this attempt: nothing to read
+    if (input.partitions.length === 0) return;
     const gate = await this.#options.io.createGate(input);
     this.#gates.push(gate);
     if (signal.aborted) throw signal.reason;
@@ -273,6 +289,7 @@ export class StreamTask {
       const batch = await gate.readBatch();
       if (batch === null) break;
       if (batch.kind !== 'records') {
+        if (batch.event.type === 'channel-unavailable' && batch.event.partialRecordBytes > 0) this.#countPartialDiscarded(input, batch.channel);
         if (aligner === undefined) {
           this.#watermarks?.inputEvent(base + batch.channel, batch.event);
           if (backpressure.blocked) await backpressure.wait();
@@ -288,6 +305,7 @@ export class StreamTask {
       if (trigger !== undefined && this.#recordsIn + records.length > trigger.atRecord) {
         fireAt = trigger.atRecord;
         records = records.slice(0, Math.max(0, fireAt - this.#recordsIn));
+        this.#recordsUnprocessed = batch.records.length - records.length;
       }
       if (aligner !== undefined) {
         const values = new Array<unknown>(records.length);
@@ -323,6 +341,15 @@ export class StreamTask {
         else if (!assigns) this.#watermarks?.emitWatermark(watermark);
       },
     });
+  }
+
+  /** An approximate input's channel lost its producer attempt with a record partly received: counted for that producer. */
+  #countPartialDiscarded(input: InputDeployment, channel: number): void {
+    const perPartition = input.subpartitions.end - input.subpartitions.start + 1;
+    const partition = input.partitions[Math.floor(channel / perPartition)];
+    if (partition === undefined) return;
+    const producer = partition.producerAttemptId.replace(/@\d+$/u, '');
+    this.#partialDiscarded.set(producer, (this.#partialDiscarded.get(producer) ?? 0) + 1);
   }
 
   #deliver(head: StreamOperator, values: readonly unknown[], inputIndex: number): void {
@@ -416,4 +443,15 @@ const SOURCE_KINDS: ReadonlySet<string> = new Set(['text-source', 'range-source'
 
 function isSource(kind: string): boolean {
   return SOURCE_KINDS.has(kind);
+}
+
+/** An approximate output's losses by consumer subtask (entries above 0), or undefined when it has none. */
+function recordsLostByConsumer(output: OutputDeployment | undefined, lost: readonly number[] | undefined): Record<string, number> | undefined {
+  if (output?.consumerIds === undefined || lost === undefined) return undefined;
+  let found: Record<string, number> | undefined;
+  lost.forEach((n, s) => {
+    const consumer = output.consumerIds?.[s];
+    if (n > 0 && consumer !== undefined) (found ??= {})[consumer] = n;
+  });
+  return found;
 }

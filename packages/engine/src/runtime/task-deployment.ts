@@ -6,12 +6,18 @@ import type { TaskFault } from '../faults/fault-injector.js';
  * BLOCKING partitions are registered by the job master (`descriptor` set); pipelined ones by the task
  * executor that runs the region, with its own pipelined ShuffleMaster (`descriptor` absent) — unless the
  * job master spread the region over several executors: then it registered them too (`descriptor` set,
- * its producer's `location` the executor's).
+ * its producer's `location` the executor's). PIPELINED_APPROXIMATE partitions (`approximate`) are pipelined
+ * ones registered by the executor too, whose consumers are other regions of the same executor: they find the
+ * descriptor of the partition's current attempt in the executor (ApproximatePartitions).
  */
 export interface OutputDeployment {
   readonly edgeIndex: number;
   readonly edgeId: string;
   readonly pipelined: boolean;
+  /** PIPELINED_APPROXIMATE (then `pipelined` too). @defaultValue false */
+  readonly approximate?: boolean;
+  /** An approximate output: the consumer subtask (`"<vertex>#<i>"`) of each subpartition, which its losses are counted for. */
+  readonly consumerIds?: readonly string[];
   readonly partition: PartitionDescriptor;
   readonly producer: ProducerDescriptor;
   readonly descriptor?: ShuffleDescriptor;
@@ -37,6 +43,8 @@ export interface InputDeployment {
   /** The head operator's logical input. */
   readonly inputIndex: number;
   readonly pipelined: boolean;
+  /** PIPELINED_APPROXIMATE (then `pipelined` too): the producers are other regions, resolved in the executor. @defaultValue false */
+  readonly approximate?: boolean;
   readonly partitions: readonly InputPartition[];
   readonly subpartitions: SubpartitionRange;
 }
@@ -76,6 +84,13 @@ export interface OutputMetrics {
   readonly records: number;
   readonly bytes: number;
   /**
+   * An approximate output: per consumer subtask (`"<vertex>#<i>"`), the records of this attempt its gone
+   * consumer attempts never got — in buffers dropped while none was attached, or whose tail was skipped
+   * for the next attempt (the shuffle's counters, ResultPartitionWriterMetrics.recordsLostBySubpartition).
+   * Only entries above 0.
+   */
+  readonly recordsLostByConsumer?: Readonly<Record<string, number>>;
+  /**
    * Framed bytes of each subpartition of a blocking output (their sum is `bytes`); only in a finished
    * task's result, not in live progress, and only for an output whose consumer is decided at run time
    * (`OutputDeployment.reportSubpartitionBytes`). What the adaptive scheduler decides consumers from.
@@ -89,4 +104,12 @@ export interface TaskMetrics {
   /** Records a window operator of the task dropped as late (absent: none). */
   readonly lateRecordsDropped?: number;
   readonly outputs: readonly OutputMetrics[];
+  /**
+   * Approximate inputs: per producer subtask (`"<vertex>#<i>"`), the partial records this attempt's gates
+   * discarded when that producer's attempt went away (`channel-unavailable` with partialRecordBytes > 0).
+   * Only entries above 0; absent when none.
+   */
+  readonly partialRecordsDiscardedByProducer?: Readonly<Record<string, number>>;
+  /** Records its gates handed over that it did not process: the rest of the batch it was in when it failed. Absent when none. */
+  readonly recordsUnprocessed?: number;
 }

@@ -18,8 +18,8 @@ export interface TaskResult {
 export type TaskEvent =
   | { readonly type: 'running'; readonly attemptId: string }
   | { readonly type: 'finished'; readonly attemptId: string; readonly result: TaskResult }
-  | { readonly type: 'failed'; readonly attemptId: string; readonly error: SerializedTaskError }
-  | { readonly type: 'cancelled'; readonly attemptId: string };
+  | { readonly type: 'failed'; readonly attemptId: string; readonly error: SerializedTaskError; readonly metrics?: TaskMetrics }
+  | { readonly type: 'cancelled'; readonly attemptId: string; readonly metrics?: TaskMetrics };
 
 /** Live counters of the running tasks of an executor. */
 export interface TaskProgress {

@@ -1,0 +1,198 @@
+import type { ExecutionTopology } from '../execution/execution-topology.js';
+import type { TaskMetrics } from '../runtime/task-deployment.js';
+import type { TaskProgress, TaskResult } from '../runtime/task-events.js';
+import type { TaskAttempts } from './task-attempts.js';
+
+/** One single-task recovery of an approximate job (JobResult.approximateRecoveries). */
+export interface ApproximateRecoveryRecord {
+  /** The failed task, `"<vertex>#<i>"`. */
+  readonly task: string;
+  /** The attempt that failed. */
+  readonly failedAttempt: number;
+  /**
+   * From the failure to the moment its new attempt read its first record again (a source: runs again; a
+   * task whose producers had all finished, so nothing was left for it: finished); absent when that never
+   * happened (the job ended first).
+   */
+  readonly durationMs?: number;
+  /**
+   * Records upstream tasks dropped for it meanwhile (written to its subpartitions while no attempt was
+   * attached, or whose tail was skipped for the new attempt): the subpartitions' counters.
+   */
+  readonly recordsDroppedUpstream: number;
+  /** Partial records its consumers' gates discarded when its attempt went away: the gates' counters. */
+  readonly partialRecordsDiscardedDownstream: number;
+  /** Records the failed attempt had processed (its state since the checkpoint it restored from, or all of it without one, is gone). */
+  readonly recordsProcessedByFailedAttempt: number;
+  /** Records its gates had handed the failed attempt that it did not process (TaskMetrics.recordsUnprocessed). */
+  readonly recordsUnprocessedByFailedAttempt: number;
+}
+
+/** What the tracker reads: live task counters and the results of finished tasks. */
+export interface ApproximateCountersSource {
+  progress(): readonly TaskProgress[];
+  readonly results: readonly (TaskResult | undefined)[];
+  /** Whether execution vertex `v`'s current attempt has read a record (or runs, for a source). */
+  resumed(v: number): boolean;
+}
+
+interface OpenRecovery {
+  readonly v: number;
+  readonly task: string;
+  readonly failedAttempt: number;
+  readonly failedAtMs: number;
+  readonly start: Counters;
+  readonly processed: number;
+  readonly unprocessed: number;
+  durationMs: number | undefined;
+  latest: Counters;
+}
+
+interface Counters {
+  readonly dropped: number;
+  readonly partial: number;
+}
+
+/** How often an open recovery looks whether its task reads again. */
+const POLL_MS = 2;
+
+/**
+ * Follows the single-task recoveries of an approximate job (ALL_EDGES_PIPELINED_APPROXIMATE) for the run
+ * summary: each failure of a task opens one; it is resumed once the task's new attempt reads a record. Its
+ * losses are counted by the shuffle, not estimated: the records upstream subpartitions dropped for the
+ * task (OutputMetrics.recordsLostByConsumer) and the partial records downstream gates discarded from it
+ * (TaskMetrics.partialRecordsDiscardedByProducer), each as the rise of the sum over all tasks' counters
+ * since the task's previous recovery (nothing is lost while an attempt is attached; the first losses come
+ * before the failure's report does) — read again when the task resumes and when the run ends, the highest
+ * reading kept.
+ * An attempt that failed or was cancelled (a consumer restarted with the failed task) counts with the last
+ * counters its executor reported with it (TaskEvent.metrics; absent, its counts are lost: a lower bound).
+ *
+ * Owns one timer while a recovery is open; `stop()` clears it.
+ */
+export class ApproximateRecoveries {
+  readonly #topology: ExecutionTopology;
+  readonly #source: ApproximateCountersSource;
+  readonly #now: () => number;
+  readonly #records: OpenRecovery[] = [];
+  /** The last counters of attempts that failed or were cancelled (their live ones are gone), by attempt id. */
+  readonly #stopped = new Map<string, TaskMetrics>();
+  #timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(request: { readonly topology: ExecutionTopology; readonly source: ApproximateCountersSource; readonly now?: () => number }) {
+    this.#topology = request.topology;
+    this.#source = request.source;
+    this.#now = request.now ?? (() => performance.now());
+  }
+
+  /** An attempt failed or was cancelled: its last counters (TaskEvent.metrics) keep counting. */
+  stopped(attemptId: string, metrics: TaskMetrics): void {
+    this.#stopped.set(attemptId, metrics);
+  }
+
+  /** Execution vertex `v`'s attempt `attempt` failed: a recovery opens. */
+  failed(v: number, attempt: number, metrics: TaskMetrics | undefined): void {
+    const task = this.#topology.executionVertexId(v);
+    // nothing is lost for or from a task while its attempt is attached: what was counted since its last
+    // recovery resumed (or since the start) is this failure's — even what was counted before its report arrived
+    const previous = this.#records.findLast((r) => r.task === task);
+    const start = previous?.latest ?? { dropped: 0, partial: 0 };
+    this.#records.push({ v, task, failedAttempt: attempt, failedAtMs: this.#now(), start, latest: start, durationMs: undefined, processed: metrics?.recordsIn ?? 0, unprocessed: metrics?.recordsUnprocessed ?? 0 });
+    this.#timer ??= setInterval(() => this.#poll(), POLL_MS);
+    this.#timer.unref?.();
+  }
+
+  /** The recoveries so far, counters read once more now. */
+  records(): ApproximateRecoveryRecord[] {
+    this.#refresh();
+    return this.#records.map((r) => ({
+      task: r.task,
+      failedAttempt: r.failedAttempt,
+      ...(r.durationMs === undefined ? {} : { durationMs: r.durationMs }),
+      recordsDroppedUpstream: r.latest.dropped - r.start.dropped,
+      partialRecordsDiscardedDownstream: r.latest.partial - r.start.partial,
+      recordsProcessedByFailedAttempt: r.processed,
+      recordsUnprocessedByFailedAttempt: r.unprocessed,
+    }));
+  }
+
+  /** Clears the timer (the job ended); `records()` still answers. Idempotent. */
+  stop(): void {
+    this.#poll();
+    this.#refresh();
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #poll(): void {
+    let open = 0;
+    for (const r of this.#records) {
+      if (r.durationMs !== undefined) continue;
+      // a later failure of the same task closes this one: its recovery is the next record's
+      if (this.#records.some((later) => later !== r && later.task === r.task && later.failedAttempt > r.failedAttempt)) continue;
+      if (this.#source.resumed(r.v)) {
+        r.durationMs = this.#now() - r.failedAtMs;
+        r.latest = max(r.latest, this.#read(r.task));
+      } else open++;
+    }
+    if (open === 0 && this.#timer !== undefined) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+    }
+  }
+
+  /** Reads each task's newest recovery again (an earlier one ended with its resume: the next failure starts from it). */
+  #refresh(): void {
+    for (const r of this.#records) {
+      const next = this.#records.find((later) => later.task === r.task && later.failedAttempt > r.failedAttempt);
+      if (next === undefined) r.latest = max(r.latest, this.#read(r.task));
+    }
+  }
+
+  /** The sums, over every live and finished task, of what was lost for and from `task`. */
+  #read(task: string): Counters {
+    let dropped = 0;
+    let partial = 0;
+    const add = (metrics: TaskMetrics): void => {
+      for (const output of metrics.outputs) dropped += output.recordsLostByConsumer?.[task] ?? 0;
+      partial += metrics.partialRecordsDiscardedByProducer?.[task] ?? 0;
+    };
+    const live = new Set<string>();
+    for (const p of this.#source.progress()) {
+      live.add(p.attemptId);
+      add(p.metrics);
+    }
+    for (const result of this.#source.results) if (result !== undefined && !live.has(result.attemptId)) add(result.metrics);
+    for (const [attemptId, metrics] of this.#stopped) if (!live.has(attemptId)) add(metrics);
+    return { dropped, partial };
+  }
+}
+
+function max(a: Counters, b: Counters): Counters {
+  return { dropped: Math.max(a.dropped, b.dropped), partial: Math.max(a.partial, b.partial) };
+}
+
+/**
+ * The recoveries tracker of a job with a PIPELINED_APPROXIMATE edge (undefined for others), reading the
+ * executors' live counters and the finished attempts' results; a task resumed once its current attempt
+ * finished, or runs and (unless a source) read a record.
+ */
+export function approximateRecoveriesOf(request: { readonly topology: ExecutionTopology; readonly slots: { progress(): readonly TaskProgress[] }; readonly attempts: TaskAttempts }): ApproximateRecoveries | undefined {
+  const { topology, slots, attempts } = request;
+  if (!topology.edges.some((e) => e.approximate)) return undefined;
+  return new ApproximateRecoveries({
+    topology,
+    source: {
+      progress: () => slots.progress(),
+      get results() {
+        return attempts.results;
+      },
+      resumed: (v) => {
+        if (attempts.isDone(v)) return true;
+        const attemptId = attempts.attemptIdOf(v);
+        const live = slots.progress().find((p) => p.attemptId === attemptId);
+        return live !== undefined && (topology.jobVertexOf(v).inputs.length === 0 || live.metrics.recordsIn > 0);
+      },
+    },
+  });
+}
