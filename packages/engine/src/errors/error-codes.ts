@@ -74,6 +74,8 @@ export const EngineErrorCode = {
   STATE_RESTORE: 'WEFT_ERR_STATE_RESTORE',
   /** More consecutive checkpoint failures (expired, a task's snapshot failed, the store failed) than tolerated: the job fails. Carries `checkpointId`, `reason`, `failures`. */
   CHECKPOINT_FAILED: 'WEFT_ERR_CHECKPOINT_FAILED',
+  /** An external stream source (`ctx.readRedisStream`) cannot reach or read its stream, or no connector serves its URL. Carries `operator`, `source` (the redacted URL), `stream`. */
+  SOURCE_UNAVAILABLE: 'WEFT_ERR_SOURCE_UNAVAILABLE',
 } as const;
 
 export type EngineErrorCode = (typeof EngineErrorCode)[keyof typeof EngineErrorCode];

@@ -35,6 +35,7 @@ import { type JobShuffleServices, JobSession } from './job-session.js';
 import { textSinkTempDirs } from './sink-publisher.js';
 import { jobModuleHash } from './job-module-hash.js';
 import { type JobEventLog, type JobLog, PROGRESS_PUBLISH_INTERVAL_MS } from '../event-log/job-event-log.js';
+import type { StreamConnector } from '../io/stream-connector.js';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
 import { jobLogListener, type OpenedJobLog, openJobLog, prepareResume, type ResumeDecision } from './job-resume.js';
 import { type CheckpointingOptions, resolveCheckpointingOptions } from '../checkpoint/checkpointing-options.js';
@@ -143,6 +144,13 @@ export interface RunJobOptions {
    */
   readonly fileSystems?: readonly ExternalFileSystem[];
   /**
+   * Where stream sources (`ctx.readRedisStream(url, …)`) read: one StreamConnector per URL scheme family
+   * (the CLI hands `@weft/job-store`'s RedisStreamConnector). In process only (`executor: 'inprocess'`).
+   * The caller owns them (runJob never closes them). @defaultValue [] (a stream source then fails with
+   * WEFT_ERR_SOURCE_UNAVAILABLE)
+   */
+  readonly streamConnectors?: readonly StreamConnector[];
+  /**
    * Each task's managed memory (Flink's managed memory per slot): a budget in bytes of serialized data,
    * shared by the task's operators. A sort or a keyed aggregation that fills it spills sorted runs to
    * `spillDir` and merges them at the end; a map-side combiner emits what it holds early. At least
@@ -250,6 +258,17 @@ export interface JobResult {
 function newJobId(): string {
   return `job-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
 }
+/** RunJobOptions.streamConnectors, checked: an array of connectors with their schemes and open(). */
+function checkStreamConnectors(value: readonly StreamConnector[] | undefined): readonly StreamConnector[] {
+  const connectors = value ?? [];
+  if (!Array.isArray(connectors)) throw invalidEngineArgument('streamConnectors', 'expected an array of StreamConnector');
+  for (const [i, c] of connectors.entries()) {
+    const candidate = c as Partial<StreamConnector> | undefined;
+    if (!Array.isArray(candidate?.schemes) || typeof candidate?.open !== 'function') throw invalidEngineArgument(`streamConnectors[${i}]`, 'expected a StreamConnector (schemes and open())');
+  }
+  return connectors;
+}
+
 
 function checkFileSystems(value: readonly ExternalFileSystem[] | undefined): readonly ExternalFileSystem[] {
   const fileSystems = value ?? [];
@@ -383,6 +402,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
     slotsPerExecutor: slots,
     cwd,
     fileSystems,
+    streamConnectors: checkStreamConnectors(options.streamConnectors),
     serializer,
     serializerName,
     logger,

@@ -3,6 +3,7 @@ import { noopLogger } from '@weft/shuffle-api';
 import { EngineError } from '../errors/engine-error.js';
 import type { JobPlan, PlannedVertex } from '../graph/job-plan.js';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
+import type { StreamConnector } from '../io/stream-connector.js';
 import { createOperator, type RuntimeOperator } from '../operators/create-operator.js';
 import type { OperatorContext, Output, SinkOutput, StreamOperator } from '../operators/stream-operator.js';
 import type { RecordSerializerFactory } from '../serialization/record-serializer.js';
@@ -34,6 +35,8 @@ export interface StreamTaskOptions {
   readonly cwd: string;
   /** Where `<scheme>://` inputs and outputs live. */
   readonly fileSystems: readonly ExternalFileSystem[];
+  /** Where stream sources read. @defaultValue [] */
+  readonly streamConnectors?: readonly StreamConnector[];
   readonly serializer: RecordSerializerFactory;
   readonly logger?: Logger;
   /** Kills the process running the task (a planted `kill-process` fault); absent in the job master's process. */
@@ -122,14 +125,12 @@ export class StreamTask {
         if (!op.source) await op.operator.open?.();
       }
       const head = this.#operators[0] as RuntimeOperator;
-      if (head.source) {
-        const unsubscribe = this.#checkpointing?.onTrigger((checkpointId, timestampMs) => this.#triggeredAtSource(checkpointId, timestampMs));
-        try {
-          await head.operator.run();
-        } finally {
-          unsubscribe?.();
-        }
-      } else await this.#consumeInputs(head.operator);
+      const unsubscribeComplete = this.#checkpointing?.onComplete((checkpointId) => this.#checkpointCompleted(checkpointId));
+      try {
+        await this.#runChain(head);
+      } finally {
+        unsubscribeComplete?.();
+      }
       if ((this.#aligner?.queued ?? 0) > 0) throw new Error(`unreachable: task ${deployment.attemptId} ended its inputs with records held for a checkpoint`);
       this.#trigger?.fireIfPending(head.source ? (this.#sourceCount?.count ?? 0) : this.#recordsIn);
       for (const op of this.#operators) {
@@ -156,6 +157,28 @@ export class StreamTask {
     } finally {
       signal.removeEventListener('abort', onAbort);
       await this.#closeAll();
+    }
+  }
+
+  /** Runs the source, or reads the inputs, to their end. */
+  async #runChain(head: RuntimeOperator): Promise<void> {
+    if (!head.source) return this.#consumeInputs(head.operator);
+    const unsubscribe = this.#checkpointing?.onTrigger((checkpointId, timestampMs) => this.#triggeredAtSource(checkpointId, timestampMs));
+    try {
+      await head.operator.run();
+    } finally {
+      unsubscribe?.();
+    }
+  }
+
+  /** The job master completed checkpoint `checkpointId`: every operator of the chain is told. */
+  #checkpointCompleted(checkpointId: number): void {
+    for (const op of this.#operators) {
+      try {
+        op.operator.notifyCheckpointComplete?.(checkpointId);
+      } catch (error) {
+        (this.#options.logger ?? noopLogger).warn({ attemptId: this.#options.deployment.attemptId, checkpointId, error: (error as Error).message }, 'an operator failed on a checkpoint completion');
+      }
     }
   }
 
@@ -209,7 +232,9 @@ export class StreamTask {
         state = new OperatorStateHolder({ operator: node.name, subtask: deployment.subtask, parallelism: deployment.parallelism, maxParallelism: keyedInput?.maxParallelism, restored: checkpointing.restore?.operators[node.uid] });
         this.#states[position] = { uid: node.uid, holder: state };
       }
-      const context: OperatorContext = { ...identity, jobId, backpressure: this.#backpressure, signal, cwd, fileSystems, outputConsumers, memory, ...(state === undefined ? {} : { state }) };
+      const logger = (this.#options.logger ?? noopLogger).child({ operator: node.name });
+      const streamConnectors = this.#options.streamConnectors ?? [];
+      const context: OperatorContext = { ...identity, jobId, backpressure: this.#backpressure, signal, cwd, fileSystems, streamConnectors, logger, outputConsumers, memory, ...(state === undefined ? {} : { state }), ...(checkpointing === undefined ? {} : { awaitFinalCheckpoint: () => checkpointing.awaitFinalCheckpoint() }) };
       built[position] = createOperator(node, output, context, chained.fusion);
     }
     return built;
@@ -372,7 +397,7 @@ export class StreamTask {
   }
 }
 
-const SOURCE_KINDS: ReadonlySet<string> = new Set(['text-source', 'range-source', 'array-source', 'generator-source']);
+const SOURCE_KINDS: ReadonlySet<string> = new Set(['text-source', 'range-source', 'array-source', 'generator-source', 'directory-source', 'stream-source']);
 
 function isSource(kind: string): boolean {
   return SOURCE_KINDS.has(kind);
