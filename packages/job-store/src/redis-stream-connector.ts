@@ -111,6 +111,10 @@ class RedisStreamReader implements StreamReader {
     return decode(reply?.[0]?.[1] ?? []);
   }
 
+  async append(fields: Readonly<Record<string, string>>): Promise<string> {
+    return String(await this.redis.call('XADD', this.request.stream, '*', ...Object.entries(fields).flat()));
+  }
+
   async ack(ids: readonly string[]): Promise<void> {
     for (let i = 0; i < ids.length; i += ACK_BATCH) await this.redis.call('XACK', this.request.stream, this.request.group, ...ids.slice(i, i + ACK_BATCH));
   }

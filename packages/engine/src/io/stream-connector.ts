@@ -36,6 +36,8 @@ export interface StreamReader {
   readPending(count: number): Promise<StreamEntry[]>;
   /** Up to `count` entries never delivered to any consumer of the group, waiting at most `blockMs` for one. */
   readNew(count: number, blockMs: number): Promise<StreamEntry[]>;
+  /** Adds an entry at the end of the stream (XADD); returns its id. */
+  append(fields: Readonly<Record<string, string>>): Promise<string>;
   /** Acknowledges entries: they are no longer pending (XACK). */
   ack(ids: readonly string[]): Promise<void>;
   /**

@@ -144,10 +144,10 @@ export class DirectorySource implements SourceOperator {
         for (;;) {
           const newline = buffer.indexOf(NEWLINE, start);
           if (newline === -1 || newline >= length) break;
+          // the offset moves with each line, before it goes out: a snapshot taken from here on resumes after it
+          current.offset = base + newline + 1;
           this.#emit(buffer, start, newline);
           start = newline + 1;
-          // the offset moves with each emitted line: a checkpoint between batches records exactly where it is
-          current.offset = base + start;
           if (++emitted % BATCH === 0) {
             if (backpressure.blocked) await backpressure.wait();
             await new Promise<void>((r) => setImmediate(r));
@@ -156,9 +156,10 @@ export class DirectorySource implements SourceOperator {
         }
         if (bytesRead === 0) {
           // the end of the file: a last line without a newline still counts
-          if (length > start) this.#emit(buffer, start, length);
+          current.offset = base + length;
           this.#done.add(name);
           this.#current = undefined;
+          if (length > start) this.#emit(buffer, start, length);
           return;
         }
         buffer.copy(buffer, 0, start, length);

@@ -37,8 +37,9 @@ export function sourceUnavailable(request: { readonly operator: string; readonly
  * entries of consumers of subtasks that no longer exist (a restore with a smaller parallelism).
  *
  * With `endField`, an entry having that field ends the subtask (it emits the rest of that read's entries,
- * not the marker); in a checkpointed job it then waits for the job's final checkpoint and acknowledges
- * everything before it finishes; in a job without checkpoints it acknowledges when it ends.
+ * not the marker); a read that brought it more than one marker appends the surplus to the stream again,
+ * for the other subtasks. In a checkpointed job it then waits for the job's final checkpoint and
+ * acknowledges everything before it finishes; in a job without checkpoints it acknowledges when it ends.
  */
 export class StreamSource implements SourceOperator {
   recordsEmitted = 0;
@@ -83,18 +84,20 @@ export class StreamSource implements SourceOperator {
       this.#reader = await connector.open({ operator: context.operatorName, url: spec.url, stream: spec.stream, group: spec.group, consumer, startId: spec.startId, logger: context.logger ?? noopLogger });
       const reader = this.#reader;
       if (context.subtask === 0) await reader.claimFrom((name) => this.#isOrphan(name));
-      let ended = false;
+      const markers: StreamEntry[] = [];
       for (;;) {
         const entries = await reader.readPending(spec.batchSize);
         if (entries.length === 0) break;
-        ended = this.#emit(entries) || ended;
+        markers.push(...this.#emit(entries));
         await this.#pause();
       }
-      while (!ended) {
+      while (markers.length === 0) {
         const entries = await reader.readNew(spec.batchSize, spec.blockMs);
-        ended = this.#emit(entries);
+        markers.push(...this.#emit(entries));
         await this.#pause();
       }
+      // the markers beyond the first are other subtasks' ends: put back (a restore may put one back twice; an extra marker is harmless)
+      for (const surplus of markers.slice(1)) await reader.append(surplus.fields);
     } catch (error) {
       if (context.signal.aborted) throw context.signal.reason;
       throw isEngineError(error) ? error : this.#unavailable((error as Error).message, error);
@@ -109,20 +112,20 @@ export class StreamSource implements SourceOperator {
     await reader?.close();
   }
 
-  /** Emits the entries but the end markers; true when one was among them. */
-  #emit(entries: readonly StreamEntry[]): boolean {
+  /** Emits the entries but the end markers; the markers read (one ends the subtask, the others are for other subtasks). */
+  #emit(entries: readonly StreamEntry[]): StreamEntry[] {
     const endField = this.spec.endField;
-    let ended = false;
+    const markers: StreamEntry[] = [];
     for (const entry of entries) {
       this.#unacked.push(entry.id);
       if (endField !== undefined && Object.hasOwn(entry.fields, endField)) {
-        ended = true;
+        markers.push(entry);
         continue;
       }
       this.output.collect({ id: entry.id, fields: entry.fields });
       this.recordsEmitted++;
     }
-    return ended;
+    return markers;
   }
 
   /** Between two reads: backpressure, cancellation, a failed acknowledgement, and a turn of the event loop (checkpoint triggers). */
