@@ -19,7 +19,8 @@ const CLAIM_BATCH = 500;
 const ACK_BATCH = 1_000;
 
 type RawEntry = [string, string[] | null];
-type RawRead = [string, RawEntry[]][] | null;
+/** RESP2: `[[stream, entries]]`; RESP3 (a map, flattened by ioredis): `[stream, entries]`; null when nothing came. */
+type RawRead = [string, RawEntry[]][] | [string, RawEntry[]] | null;
 
 /**
  * The StreamConnector for `redis://`, `rediss://` and `redis+sentinel://` URLs (parseRedisUrl): each
@@ -60,7 +61,8 @@ export class RedisStreamConnector implements StreamConnector {
         reconnect: () => !closing,
       });
     } catch (error) {
-      throw fail((error as Error).message, error);
+      // (the helpers' SHF_ERR_INVALID_CONFIG names their setting; the source's error names the operator and URL instead)
+      throw fail(String((error as Error).message).replace(/^invalid setting readRedisStream url: /u, ''), error);
     }
     try {
       await redis.call('XGROUP', 'CREATE', request.stream, request.group, request.startId, 'MKSTREAM');
@@ -92,7 +94,7 @@ class RedisStreamReader implements StreamReader {
     const { stream, group, consumer } = this.request;
     for (;;) {
       const reply = (await this.redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', count, 'STREAMS', stream, this.#pendingCursor)) as RawRead;
-      const raw = reply?.[0]?.[1] ?? [];
+      const raw = entriesOf(reply);
       if (raw.length === 0) return [];
       this.#pendingCursor = (raw.at(-1) as RawEntry)[0];
       // an entry deleted (or trimmed) since it was delivered comes back without fields: nothing to emit, acknowledged
@@ -108,7 +110,7 @@ class RedisStreamReader implements StreamReader {
     // the connection's command timeout must outlast the wait
     const block = Math.max(1, Math.min(blockMs, Math.floor(this.commandTimeoutMs / 2)));
     const reply = (await this.redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', count, 'BLOCK', block, 'STREAMS', stream, '>')) as RawRead;
-    return decode(reply?.[0]?.[1] ?? []);
+    return decode(entriesOf(reply));
   }
 
   async append(fields: Readonly<Record<string, string>>): Promise<string> {
@@ -121,9 +123,9 @@ class RedisStreamReader implements StreamReader {
 
   async claimFrom(isOrphan: (consumer: string) => boolean): Promise<number> {
     const { stream, group, consumer } = this.request;
-    const summary = (await this.redis.call('XPENDING', stream, group)) as [number, string | null, string | null, [string, string][] | null];
+    const consumers = ((await this.redis.call('XINFO', 'CONSUMERS', stream, group)) as unknown[][]).map((c) => String(c[1]));
     let claimed = 0;
-    for (const [name] of summary[3] ?? []) {
+    for (const name of consumers) {
       if (name === consumer || !isOrphan(name)) continue;
       for (;;) {
         const pending = (await this.redis.call('XPENDING', stream, group, '-', '+', CLAIM_BATCH, name)) as [string, string, number, number][];
@@ -144,6 +146,12 @@ class RedisStreamReader implements StreamReader {
     })();
     return this.#closed;
   }
+}
+
+function entriesOf(reply: RawRead): RawEntry[] {
+  if (reply === null || reply.length === 0) return [];
+  if (typeof reply[0] === 'string') return (reply[1] as RawEntry[] | undefined) ?? [];
+  return ((reply[0] as [string, RawEntry[]])[1] as RawEntry[] | undefined) ?? [];
 }
 
 function decode(raw: readonly RawEntry[]): StreamEntry[] {
