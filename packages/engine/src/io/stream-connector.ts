@@ -1,4 +1,5 @@
 import type { Logger } from '@weft/shuffle-api';
+import { invalidEngineArgument } from '../errors/engine-error.js';
 
 /** One entry of an external stream: its id (a Redis Stream id, `<ms>-<seq>`) and its fields, in order. */
 export interface StreamEntry {
@@ -72,4 +73,15 @@ export interface StreamConnector {
 export function streamConnectorOf(url: string, connectors: readonly StreamConnector[]): StreamConnector | undefined {
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//iu.exec(url)?.[1]?.toLowerCase();
   return scheme === undefined ? undefined : connectors.find((c) => c.schemes.includes(scheme));
+}
+
+/** RunJobOptions.streamConnectors, checked: an array of connectors with their schemes and open(). */
+export function checkStreamConnectors(value: readonly StreamConnector[] | undefined): readonly StreamConnector[] {
+  const connectors = value ?? [];
+  if (!Array.isArray(connectors)) throw invalidEngineArgument('streamConnectors', 'expected an array of StreamConnector');
+  for (const [i, c] of connectors.entries()) {
+    const candidate = c as Partial<StreamConnector> | undefined;
+    if (!Array.isArray(candidate?.schemes) || typeof candidate?.open !== 'function') throw invalidEngineArgument(`streamConnectors[${i}]`, 'expected a StreamConnector (schemes and open())');
+  }
+  return connectors;
 }

@@ -35,7 +35,7 @@ import { type JobShuffleServices, JobSession } from './job-session.js';
 import { textSinkTempDirs } from './sink-publisher.js';
 import { jobModuleHash } from './job-module-hash.js';
 import { type JobEventLog, type JobLog, PROGRESS_PUBLISH_INTERVAL_MS } from '../event-log/job-event-log.js';
-import type { StreamConnector } from '../io/stream-connector.js';
+import { checkStreamConnectors, type StreamConnector } from '../io/stream-connector.js';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
 import { jobLogListener, type OpenedJobLog, openJobLog, prepareResume, type ResumeDecision } from './job-resume.js';
 import { type CheckpointingOptions, resolveCheckpointingOptions } from '../checkpoint/checkpointing-options.js';
@@ -258,17 +258,6 @@ export interface JobResult {
 function newJobId(): string {
   return `job-${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
 }
-/** RunJobOptions.streamConnectors, checked: an array of connectors with their schemes and open(). */
-function checkStreamConnectors(value: readonly StreamConnector[] | undefined): readonly StreamConnector[] {
-  const connectors = value ?? [];
-  if (!Array.isArray(connectors)) throw invalidEngineArgument('streamConnectors', 'expected an array of StreamConnector');
-  for (const [i, c] of connectors.entries()) {
-    const candidate = c as Partial<StreamConnector> | undefined;
-    if (!Array.isArray(candidate?.schemes) || typeof candidate?.open !== 'function') throw invalidEngineArgument(`streamConnectors[${i}]`, 'expected a StreamConnector (schemes and open())');
-  }
-  return connectors;
-}
-
 
 function checkFileSystems(value: readonly ExternalFileSystem[] | undefined): readonly ExternalFileSystem[] {
   const fileSystems = value ?? [];

@@ -15,6 +15,7 @@ import { OperatorStateHolder } from './operator-state-holder.js';
 import type { TaskCheckpointing, TaskSnapshot } from './task-checkpointing.js';
 import { createChannelSelector } from './channel-selector.js';
 import { FaultTrigger } from './fault-trigger.js';
+import { GuardedSourceOutput } from './guarded-source-output.js';
 import { DISCARD_OUTPUT, FanOutOutput, NetworkOutput } from './network-output.js';
 import type { InputDeployment, OutputDeployment, TaskDeployment, TaskMetrics } from './task-deployment.js';
 import type { TaskResult } from './task-events.js';
@@ -73,8 +74,8 @@ export class StreamTask {
   #sourceCount: { readonly count: number } | undefined;
   #memory: TaskMemory | undefined;
   #checkpointing: TaskCheckpointing | undefined;
-  /** The source's output threw: the task is failing, and takes no checkpoint any more. */
-  #sourceFailed = false;
+  /** A checkpointed source's output: once it threw, the task is failing and takes no checkpoint any more. */
+  #sourceOutput: GuardedSourceOutput | undefined;
   /** Each operator's checkpointed state, by chain position (empty in jobs without checkpoints). */
   #states: { readonly uid: string; readonly holder: OperatorStateHolder }[] = [];
   #aligner: BarrierAligner | undefined;
@@ -229,7 +230,11 @@ export class StreamTask {
       }
       let state: OperatorStateHolder | undefined;
       const checkpointing = this.#checkpointing;
-      if (position === 0 && checkpointing !== undefined && isSource(node.spec.kind)) output = this.#guardSourceOutput(output);
+      if (position === 0 && checkpointing !== undefined && isSource(node.spec.kind)) {
+        const guarded = new GuardedSourceOutput(output);
+        this.#sourceOutput = guarded;
+        output = guarded;
+      }
       if (checkpointing !== undefined) {
         const keyedInput = position === 0 ? plan.edges.find((e) => e.target === vertex.index && e.partitioning.type === 'hash') : undefined;
         state = new OperatorStateHolder({ operator: node.name, subtask: deployment.subtask, parallelism: deployment.parallelism, maxParallelism: keyedInput?.maxParallelism, restored: checkpointing.restore?.operators[node.uid] });
@@ -332,29 +337,10 @@ export class StreamTask {
     for (let i = 0; i < values.length; i++) process.call(head, values[i], inputIndex);
   }
 
-  /**
-   * A checkpointed source's output, marking the task failed when a record could not be handed on (an
-   * operator of the chain threw, a planted fault fired): the source has counted that record as emitted, so
-   * no checkpoint may be taken of it afterwards (it would skip the record) — while the source unwinds
-   * (closing its files) the triggers that still arrive are ignored.
-   */
-  #guardSourceOutput(output: Output): Output {
-    return {
-      collect: (value: unknown): void => {
-        try {
-          output.collect(value);
-        } catch (error) {
-          this.#sourceFailed = true;
-          throw error;
-        }
-      },
-    };
-  }
-
   /** A source was told to take checkpoint `checkpointId` (between two of its batches): a failure here declines it. */
   #triggeredAtSource(checkpointId: number, timestampMs: number): void {
     // a failed chain takes no checkpoint; the failover declines what is pending
-    if (this.#sourceFailed) return;
+    if (this.#sourceOutput?.failed === true) return;
     try {
       this.#takeCheckpoint(checkpointId, timestampMs);
     } catch (error) {
