@@ -88,8 +88,11 @@ function run(request: { dir: string; seen: { lines: number }; parallelism: numbe
   });
 }
 
+/** Broken code fails a test instead of hanging it (not a timing assertion: a healthy run takes a few seconds at most). */
+const GUARD_MS = 60_000;
+
 describe('ctx.watchDirectory', () => {
-  it('reads the files there at the start, then the files renamed in while it runs, as a naive reader does', async () => {
+  it('reads the files there at the start, then the files renamed in while it runs, as a naive reader does', { timeout: GUARD_MS }, async () => {
     await using temp = await createTempDir('weft-watch-');
     const dir = join(temp.path, 'in');
     await mkdir(dir);
@@ -108,7 +111,7 @@ describe('ctx.watchDirectory', () => {
     assert.ok(referenceCounts(dir).size > 0 && !referenceCounts(dir).has('half written'));
   });
 
-  it('restarts a source that failed mid-file from the latest completed checkpoint: no line twice, none lost', async () => {
+  it('restarts a source that failed mid-file from the latest completed checkpoint: no line twice, none lost', { timeout: GUARD_MS }, async () => {
     await using temp = await createTempDir('weft-watch-');
     const dir = join(temp.path, 'in');
     await mkdir(dir);
@@ -136,7 +139,7 @@ describe('ctx.watchDirectory', () => {
     assert.ok((result.checkpoints?.tasksRestored ?? 0) > 0, `checkpoints: ${JSON.stringify(result.checkpoints)}`);
   });
 
-  it('resumes at the exact line of a file it was reading when restored with another parallelism (2 -> 3)', async () => {
+  it('resumes at the exact line of a file it was reading when restored with another parallelism (2 -> 3)', { timeout: GUARD_MS }, async () => {
     await using temp = await createTempDir('weft-watch-');
     const dir = join(temp.path, 'in');
     await mkdir(dir);
@@ -178,7 +181,7 @@ describe('ctx.watchDirectory', () => {
     assert.deepEqual(counts, referenceCounts(dir));
   });
 
-  it('refuses a missing directory, or a file, before anything runs (WEFT_ERR_INPUT_UNREADABLE naming it)', async () => {
+  it('refuses a missing directory, or a file, before anything runs (WEFT_ERR_INPUT_UNREADABLE naming it)', { timeout: GUARD_MS }, async () => {
     await using temp = await createTempDir('weft-watch-');
     const missing = join(temp.path, 'nowhere');
     const refused = await run({ dir: missing, seen: { lines: 0 }, parallelism: 1, checkpointing: { intervalMs: 20, storage: new InMemoryCheckpointStorage() } }).catch((error: unknown) => error);

@@ -66,6 +66,9 @@ async function until(condition: () => boolean | Promise<boolean>): Promise<void>
   while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
+/** Broken code fails a test instead of hanging it (not a timing assertion: a healthy run takes a few seconds at most). */
+const GUARD_MS = 60_000;
+
 describe('ctx.readRedisStream', () => {
   let redis: RedisServer;
   let client: Redis;
@@ -85,7 +88,7 @@ describe('ctx.readRedisStream', () => {
   };
   const pendingCount = async (stream: string, group: string): Promise<number> => Number(((await client.xpending(stream, group)) as [number])[0]);
 
-  it('reads entries added while it runs, one consumer per subtask, and leaves none pending after the final checkpoint', async () => {
+  it('reads entries added while it runs, one consumer per subtask, and leaves none pending after the final checkpoint', { timeout: GUARD_MS }, async () => {
     const stream = 'sources:while-running';
     await add(stream, 0, 300);
     const seen: Seen = new Map();
@@ -102,7 +105,7 @@ describe('ctx.readRedisStream', () => {
     assert.deepEqual(consumers, ['readRedisStream-0', 'readRedisStream-1']);
   });
 
-  it('after a task failure re-reads exactly the entries no completed checkpoint acknowledged: a superset, duplicates only after it', async () => {
+  it('after a task failure re-reads exactly the entries no completed checkpoint acknowledged: a superset, duplicates only after it', { timeout: GUARD_MS }, async () => {
     const stream = 'sources:failure';
     const group = 'weft-readRedisStream';
     await add(stream, 0, 200);
@@ -134,7 +137,7 @@ describe('ctx.readRedisStream', () => {
     assert.equal(await pendingCount(stream, group), 0);
   });
 
-  it('a restore with fewer subtasks claims the pending entries of the consumers that are gone', async () => {
+  it('a restore with fewer subtasks claims the pending entries of the consumers that are gone', { timeout: GUARD_MS }, async () => {
     const stream = 'sources:rescale';
     const group = 'weft-readRedisStream';
     await add(stream, 0, 1000);
@@ -157,7 +160,31 @@ describe('ctx.readRedisStream', () => {
     assert.deepEqual(consumers, ['readRedisStream-0']);
   });
 
-  it('fails the source with WEFT_ERR_SOURCE_UNAVAILABLE when Redis cannot be reached, or no connector serves the URL', async () => {
+  it('does not wait forever for a final checkpoint another source made impossible by finishing: its unacknowledged entries stay pending', { timeout: GUARD_MS }, async () => {
+    const stream = 'sources:mixed';
+    await add(stream, 0, 50);
+    const seen: Seen = new Map();
+    const job = defineJob((ctx) => {
+      // the generator finishes at once; no checkpoint can be triggered after that
+      const generated = ctx.generate((seq) => `g${seq}`, { count: 5, splits: 1, parallelism: 1 });
+      const entries = ctx.readRedisStream(redis.url, stream, { endField: 'end', blockMs: 50, parallelism: 1 }).map((entry, context) => {
+        const key = `${context.subtask}@${context.attempt}`;
+        seen.set(key, [...(seen.get(key) ?? []), entry.id]);
+        return entry.fields['n'] as string;
+      });
+      generated.union(entries).keyBy((v) => v).count().collect('counts');
+    }, { name: 'mixed-sources' });
+    const memory = createMemoryShuffleServiceFactory({ buffersPerPartition: 8 });
+    const running = runJob({ job, parallelism: 1, shuffle: { pipelined: memory, blocking: memory }, checkpointing: { intervalMs: 20, storage: new InMemoryCheckpointStorage() }, streamConnectors: [new RedisStreamConnector()], restartStrategy: { type: 'none' } });
+    await until(() => total(seen) >= 50);
+    await client.xadd(stream, '*', 'end', '1');
+    const counts = countsOf(await running);
+    assert.equal(counts.size, 55);
+    // nothing was acknowledged without a completed checkpoint after it: at-least-once still holds for the next run
+    assert.ok((await pendingCount(stream, 'weft-readRedisStream')) >= 1);
+  });
+
+  it('fails the source with WEFT_ERR_SOURCE_UNAVAILABLE when Redis cannot be reached, or no connector serves the URL', { timeout: GUARD_MS }, async () => {
     const url = `redis://127.0.0.1:${await freePort()}/0`;
     const unreachable = await run({ url, stream: 's', seen: new Map(), parallelism: 1, checkpointing: { intervalMs: 20, storage: new InMemoryCheckpointStorage() }, restarts: 0, connectors: [new RedisStreamConnector({ connectTimeoutMs: 300 })] });
     assert.equal(unreachable.status, 'failed');
