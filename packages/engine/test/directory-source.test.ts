@@ -195,12 +195,15 @@ describe('ctx.watchDirectory', () => {
   });
 
   it('refuses bad source options before anything runs, naming the operator and the option', async () => {
+    await using temp = await createTempDir('weft-watch-');
+    // (a directory that ends at once: an option accepted by mistake shows as a job that succeeds, not one that hangs)
+    await writeFile(join(temp.path, '_DONE'), '');
     const memory = createMemoryShuffleServiceFactory({ buffersPerPartition: 8 });
     const refusal = async (build: Parameters<typeof defineJob>[0]): Promise<unknown> =>
       runJob({ job: defineJob(build, { name: 'bad' }), parallelism: 1, shuffle: { pipelined: memory, blocking: memory } }).catch((error: unknown) => error);
     const cases: [Parameters<typeof defineJob>[0], RegExp][] = [
-      [(ctx) => ctx.watchDirectory('/tmp', { pollIntervalMS: 5 } as never).collect('x'), /operator "watchDirectory" \(directory-source\): pollIntervalMS: unknown option/],
-      [(ctx) => ctx.watchDirectory('/tmp', { pollIntervalMs: 0 }).collect('x'), /pollIntervalMs: expected a number > 0, got 0/],
+      [(ctx) => ctx.watchDirectory(temp.path, { endMarker: '_DONE', pollIntervalMS: 5 } as never).collect('x'), /operator "watchDirectory" \(directory-source\): pollIntervalMS: unknown option/],
+      [(ctx) => ctx.watchDirectory(temp.path, { endMarker: '_DONE', pollIntervalMs: 0 }).collect('x'), /pollIntervalMs: expected a number > 0, got 0/],
       [(ctx) => ctx.watchDirectory('s3://bucket/in').collect('x'), /path: a local directory only/],
       [(ctx) => ctx.readRedisStream('localhost:6379', 'events').collect('x'), /operator "readRedisStream" \(stream-source\): url: expected a redis:\/\/ URL/],
       [(ctx) => ctx.readRedisStream('redis://127.0.0.1:6379/0', 'events', { startId: '>' as never }).collect('x'), /startId: expected '0' or '\$'/],
