@@ -29,6 +29,8 @@ import { createJobEventLog } from '@weft/job-store';
 import { createRemoteShuffleServiceFactory } from '@weft/shuffle-remote';
 import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';
 import { BenchReport, median, round } from '@weft/testkit';
+// @ts-expect-error plain JavaScript next to the shim, no declarations
+import { useBuiltCode } from '@weft/cli/built-code';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const records = Number(process.env['WEFT_BENCH_RESUME_RECORDS'] ?? 2_000_000);
@@ -59,6 +61,8 @@ interface Summary {
   readonly resumed: boolean;
   readonly tasksReused: number;
   readonly resumeFallback?: string;
+  /** Which code ran (`built` or `source`, bin/weft.js decides): a ratio of a built run to one from source means nothing. */
+  readonly cli: { readonly code: string };
 }
 
 interface Paths {
@@ -93,15 +97,17 @@ function groupAlive(pgid: number): boolean {
   }
 }
 
-/** The job master: the process the `weft` shim (bin/weft.js, running from source) started. */
+/**
+ * The job master: the `weft` process itself from built code (bin/weft.js imports dist/main.js), the one
+ * child the shim starts from source. Decided once, from the build's freshness at the bench's start; a
+ * run that then reports other code than that is refused where its summary is read.
+ */
+const builtCli: boolean = process.env['WEFT_FROM_SOURCE'] !== '1' && useBuiltCode(join(root, 'packages', 'cli'));
 function jobMasterPid(shim: number): number {
-  try {
-    const children = readFileSync(`/proc/${shim}/task/${shim}/children`, 'utf8').trim().split(/\s+/).filter((s) => s !== '').map(Number);
-    if (children.length === 1) return children[0] as number;
-  } catch {
-    // no /proc: the shim is the master (a built CLI)
-  }
-  return shim;
+  if (builtCli) return shim;
+  const children = readFileSync(`/proc/${shim}/task/${shim}/children`, 'utf8').trim().split(/\s+/).filter((s) => s !== '').map(Number);
+  if (children.length !== 1) throw new Error(`the weft shim ${shim} from source has ${children.length} children, not its one job master`);
+  return children[0] as number;
 }
 
 interface Started {
@@ -138,7 +144,8 @@ function weft(jobId: string, p: Paths, killAfterS?: number): Promise<Started> {
             killedAtMs = Date.now();
             process.kill(jobMasterPid(child.pid as number), 'SIGKILL');
           }, killAfterS * 1000);
-    child.on('exit', (code) => {
+    // 'close': the process exited and its output pipes are drained (workers that still hold them included)
+    child.on('close', (code) => {
       const seconds = (performance.now() - started) / 1000;
       if (timer !== undefined) clearTimeout(timer);
       if (killAfterS !== undefined) {
@@ -271,6 +278,8 @@ if (only === undefined || only === 'resume') {
     const parts = phases(await after.readRun(jobId), 2, resumed);
     await after.close();
     if (!summary.resumed) throw new Error(`${jobId}: the second run did not resume (${summary.resumeFallback ?? 'no reason given'})`);
+    const cleanCode = (t.summary as Summary).cli.code;
+    if (summary.cli.code !== cleanCode) throw new Error(`${jobId}: the clean run ran ${cleanCode} code and the resume ${summary.cli.code} (a build went fresh or stale between them): no ratio`);
     if (readFileSync(killed.output).compare(readFileSync(base.output)) !== 0) throw new Error(`${jobId}: the resumed output differs from the clean run's`);
     clean(killed);
     rmSync(base.output, { force: true });
@@ -281,7 +290,7 @@ if (only === undefined || only === 'resume') {
     for (const [name, value] of Object.entries(parts)) (phaseS[name as keyof typeof parts] ??= []).push(value);
     cleanStartUpS.push(cleanParts.startUp);
     rows.push(
-      `  rep ${rep + 1}: T ${t.seconds.toFixed(2)} s (start-up ${cleanParts.startUp.toFixed(2)}, tasks ${cleanParts.tasks.toFixed(2)}); killed at ${kill.seconds.toFixed(2)} s, the log saying ${atKill.length} of ${summary.tasks} finished (${[...atKill].sort().join(', ') || 'none'}), in flight ${inFlight.join(', ') || 'none'}\n` +
+      `  rep ${rep + 1} (${summary.cli.code} code): T ${t.seconds.toFixed(2)} s (start-up ${cleanParts.startUp.toFixed(2)}, tasks ${cleanParts.tasks.toFixed(2)}); killed at ${kill.seconds.toFixed(2)} s, the log saying ${atKill.length} of ${summary.tasks} finished (${[...atKill].sort().join(', ') || 'none'}), in flight ${inFlight.join(', ') || 'none'}\n` +
         `         R ${resumed.seconds.toFixed(2)} s = start-up ${parts.startUp.toFixed(2)} + replay ${parts.replay.toFixed(2)} + tasks run again ${parts.tasks.toFixed(2)} + publish ${parts.publish.toFixed(2)} + exit ${parts.exit.toFixed(2)}; ` +
         `${summary.tasksReused} of ${summary.tasks} tasks reused, ${summary.attempts} run; R/T ${(resumed.seconds / t.seconds).toFixed(3)}`,
     );

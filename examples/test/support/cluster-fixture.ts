@@ -7,12 +7,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+// @ts-expect-error plain JavaScript next to the shim, no declarations
+import { weftNodeArgs } from '@weft/cli/built-code';
 import { freePort, type RedisSentinelGroup, type RedisServer, type S3Server, startRedis, startRedisSentinelGroup, startS3Server } from '@weft/testkit';
 
 export const root = fileURLToPath(new URL('../../..', import.meta.url));
 const bin = join(root, 'packages', 'cli', 'bin', 'weft.js');
-/** The executor process itself (not bin/weft.js's shim), so its pid is the executor's. */
-const weftCommand = ['--conditions=source', '--import', import.meta.resolve('tsx'), join(root, 'packages', 'cli', 'src', 'main.ts')];
+/** The executor process itself (not bin/weft.js's shim), so its pid is the executor's; built code when fresh. */
+const weftCommand: string[] = weftNodeArgs(join(root, 'packages', 'cli'));
 export const SECRET = 'cluster-test-secret-0123456789';
 
 export interface RunResult {

@@ -5,8 +5,11 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
-/** The workspace packages the CLI loads (its @weft dependencies); the CLI package itself is checked too. */
-export const CLI_PACKAGES = ['@weft/shuffle-api', '@weft/engine', '@weft/shuffle-memory', '@weft/shuffle-network', '@weft/shuffle-remote', '@weft/job-store', '@weft/cluster'];
+/**
+ * The workspace packages the CLI loads (its @weft dependencies; @weft/ui only for `weft ui` and `--ui`, but
+ * from the same dist/ when built); the CLI package itself is checked too.
+ */
+export const CLI_PACKAGES = ['@weft/shuffle-api', '@weft/engine', '@weft/shuffle-memory', '@weft/shuffle-network', '@weft/shuffle-remote', '@weft/job-store', '@weft/cluster', '@weft/ui'];
 
 /** Newest (`newest: true`) or oldest modification time of the files under `dir` passing `filter`; undefined when none. */
 function mtimeOf(dir, newest, filter) {
@@ -23,6 +26,11 @@ function mtimeOf(dir, newest, filter) {
     if (found === undefined || (newest ? t > found : t < found)) found = t;
   }
   return found;
+}
+
+/** The newest modification time (ms) of a file under `packageDir`/src; undefined when there is none. */
+export function newestSourceMtime(packageDir) {
+  return mtimeOf(join(packageDir, 'src'), true, () => true);
 }
 
 /**
@@ -51,4 +59,15 @@ export function useBuiltCode(cliDir) {
     if (!isBuildFresh(dir)) return false;
   }
   return true;
+}
+
+/**
+ * The node arguments that run the CLI at `cliDir` in the calling process's place, with no shim in between
+ * (bin/weft.js from source runs the command as its child), so the pid a caller spawns is the command's
+ * own: its built main when useBuiltCode says so and WEFT_FROM_SOURCE is not 1, otherwise its sources
+ * through tsx. For tests and tools that signal the process they start.
+ */
+export function weftNodeArgs(cliDir) {
+  if (process.env.WEFT_FROM_SOURCE !== '1' && useBuiltCode(cliDir)) return [join(cliDir, 'dist', 'main.js')];
+  return ['--conditions=source', '--import', import.meta.resolve('tsx'), join(cliDir, 'src', 'main.ts')];
 }

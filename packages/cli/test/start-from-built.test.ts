@@ -1,8 +1,9 @@
 // `weft` starts from the built code (dist/, plain node) only when every package it loads is built and
 // not older than its sources; otherwise from the TypeScript sources through tsx. What ran is observable in
 // `weft run --json` ("cli": which code, whether tsx was preloaded, how the TypeScript job module was
-// loaded — through that tsx, or bundled by esbuild into plain JavaScript). The checkout is never built
-// (CI builds nothing, and a dist/ appearing mid-suite would switch the other tests' `weft` to built code):
+// loaded — through that tsx, or bundled by esbuild into plain JavaScript). scripts/test.mjs builds the
+// checkout's JavaScript before the tests, but its dist/ must not change under the other tests running at
+// the same time (a source dated after the build would switch their `weft` to the sources), so
 // the built and stale cases run a copy of the CLI's packages built under a temporary directory
 // (helpers/built-tree.ts: tsup without declarations, a few seconds).
 import assert from 'node:assert/strict';
@@ -15,7 +16,7 @@ import { createTempDir, type TempDir } from '@weft/testkit';
 import { corpusLine } from '../../../examples/lib/corpus.js';
 import { countWordsByScanning, parseCounts } from '../../../examples/test/support/word-reference.js';
 // @ts-expect-error plain JavaScript next to the shim, no declarations
-import { isBuildFresh, useBuiltCode } from '../bin/built-code.js';
+import { isBuildFresh, newestSourceMtime, useBuiltCode } from '../bin/built-code.js';
 import { buildTree, type BuiltTree } from './helpers/built-tree.js';
 
 const root = fileURLToPath(new URL('../../..', import.meta.url));
@@ -91,6 +92,7 @@ describe('start-up from built code', () => {
     const summary = await weftRunJson(tree.bin, join(tree.examplesDir, 'word-count.ts'), dir.path, {
       NODE_OPTIONS: `${process.env['NODE_OPTIONS'] ?? ''} --import ${pathToFileURL(recorder).href}`.trim(),
       WEFT_TEST_LOADS_FILE: loadsFile,
+      WEFT_FROM_SOURCE: '0', // whatever the suite runs with
     });
     assert.equal(summary['status'], 'succeeded');
     assert.deepEqual(summary['cli'], { code: 'built', tsx: 'none', jobModule: 'esbuild-bundle' });
@@ -106,6 +108,19 @@ describe('start-up from built code', () => {
     assert.deepEqual(leftovers, [], 'the bundle is removed when weft exits');
   });
 
+  it('dates every built file to the newest source its build began with, so a source saved during the build leaves the build stale', async () => {
+    for (const name of ['engine', 'cli', 'ui']) {
+      const dir = join(tree.cliDir, '..', name);
+      const sourcesAt = newestSourceMtime(dir) as number;
+      const built = (await readdir(join(dir, 'dist'), { recursive: true })).filter((file) => file.endsWith('.js'));
+      assert.ok(built.length > 0, `${name} has built files`);
+      for (const file of built) {
+        const builtAt = (await stat(join(dir, 'dist', file))).mtimeMs;
+        assert.ok(builtAt > sourcesAt && builtAt < sourcesAt + 3, `${name}/dist/${file} dated ${builtAt}, its newest source ${sourcesAt}`);
+      }
+    }
+  });
+
   it('runs from source when a package is stale (a source of its engine edited after the build)', async () => {
     await using dir = await createTempDir('weft-stale-build-');
     assert.equal(useBuiltCode(tree.cliDir), true, 'the copy is freshly built');
@@ -115,7 +130,7 @@ describe('start-up from built code', () => {
     await utimes(source, before.atime, new Date(Date.now() + 3_600_000));
     try {
       assert.equal(useBuiltCode(tree.cliDir), false);
-      const summary = await weftRunJson(tree.bin, join(tree.examplesDir, 'word-count.ts'), dir.path, {});
+      const summary = await weftRunJson(tree.bin, join(tree.examplesDir, 'word-count.ts'), dir.path, { WEFT_FROM_SOURCE: '0' });
       assert.equal(summary['status'], 'succeeded');
       assert.deepEqual(summary['cli'], { code: 'source', tsx: 'preloaded', jobModule: 'as-is' });
       await assertCounts(dir.path);

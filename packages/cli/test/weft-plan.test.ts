@@ -182,7 +182,8 @@ describe('weft plan (spawned through bin/weft.js)', () => {
     // A FIFO nobody writes to keeps `weft plan` waiting in readFile, so the child is alive when signalled.
     const fifo = join(dir, 'waiting.json');
     assert.equal(spawnSync('mkfifo', [fifo]).status, 0);
-    const shim = spawn(process.execPath, [bin, 'plan', fifo, '--json'], { stdio: 'ignore' });
+    // from source, where the shim runs the command as its child (from a fresh build it runs it in process)
+    const shim = spawn(process.execPath, [bin, 'plan', fifo, '--json'], { stdio: 'ignore', env: { ...process.env, WEFT_FROM_SOURCE: '1' } });
     let child = 0;
     try {
       const childrenFile = `/proc/${shim.pid}/task/${shim.pid}/children`;

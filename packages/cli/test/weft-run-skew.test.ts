@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { LoggedJobEvent } from '@weft/engine';
 import { SqliteJobEventLog } from '@weft/job-store';
 import { createTempDir, type TempDir } from '@weft/testkit';
 import { parseAdaptiveFlags } from '../src/commands/adaptive-flags.js';
@@ -62,8 +63,10 @@ describe('weft run --parallelism auto with skewed key groups', () => {
       await using log = new SqliteJobEventLog({ path: metaPath });
       // the 8 source subtasks and the 14 join subtasks finished: the join's split and the count's
       // decision are in the log, the count (slow) still runs — its producer's skipped subtasks
-      // (join#14, join#15) must not hold it up when it runs again
-      await killOnceFinished({ bin, args, cwd: dir.path, log, jobId: 'skew-kill', atLeast: 22 });
+      // (join#14, join#15) must not hold it up when it runs again. The count is decided (and logged) just
+      // after the join's last subtask finished: the kill waits for that event too.
+      const countDecided = (events: readonly LoggedJobEvent[]): boolean => events.some((e) => e.type === 'vertex-initialized' && (e.data as { vertexId?: string; decided?: boolean }).vertexId === 'count' && (e.data as { decided?: boolean }).decided === true);
+      await killOnceFinished({ bin, args, cwd: dir.path, log, jobId: 'skew-kill', atLeast: 22, andWhen: countDecided });
       logged = await decisionsIn(log);
     }
     const joinDecision = logged.find((d) => d.vertexId === 'join');

@@ -61,6 +61,13 @@ export * from './api/job-args.js';
 export * from './api/job-context.js';
 export * from './api/data-set.js';
 export * from './api/keyed-data-set.js';
+export * from './api/windowed-data-set.js';
+export * from './api/watermark-strategy.js';
+export * from './windows/time-window.js';
+export * from './windows/window-assigner.js';
+export * from './windows/bounded-out-of-orderness-watermarks.js';
+export * from './windows/status-watermark-valve.js';
+export * from './windows/watermark-event.js';
 export { splitWords } from './api/split-words.js';
 export type { JoinType, Partitioning, OperatorKind } from './api/logical-graph.js';
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { readFile, writeFile } from 'node:fs/promises';
+import { readdirSync, readlinkSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createTempDir } from '@weft/testkit';
@@ -22,6 +23,27 @@ describe('joinLocalParts', () => {
     const expected = Buffer.concat(contents);
     assert.equal(written, expected.length);
     assert.ok((await readFile(target)).equals(expected), 'the joined file is the concatenation of the parts');
+  });
+
+  it('fails on a part it cannot read, once every other copy has stopped: no part file is left open', async () => {
+    await using dir = await createTempDir('weft-join-parts-');
+    const parts = [join(dir.path, 'not-a-file')];
+    await mkdir(parts[0] as string);
+    for (let i = 1; i < 12; i++) {
+      const path = join(dir.path, `part-${i}`);
+      await writeFile(path, randomBytes(2 * 1024 * 1024));
+      parts.push(path);
+    }
+    await assert.rejects(joinLocalParts(join(dir.path, 'joined'), parts), { code: 'EISDIR' });
+    // read at once, synchronously: a copier still running would hold its part open here
+    const open = readdirSync('/proc/self/fd').map((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`);
+      } catch {
+        return '';
+      }
+    });
+    assert.deepEqual(open.filter((target) => target.startsWith(dir.path)), [], 'no file of the join is open after it failed');
   });
 
   it('joins no parts into an empty file', async () => {

@@ -11,6 +11,7 @@ export * from './producer-descriptor.js';
 export * from './record-deframer.js';
 export * from './record-framer.js';
 // building blocks shared by the pipelined implementations (in memory, network)
+export * from './approximate-cleanup.js';
 export * from './framing-result-partition-writer.js';
 export * from './fifo-queue.js';
 export * from './floating-credits.js';

@@ -1,4 +1,6 @@
+import type { ApproximateInputLosses } from './approximate-cleanup.js';
 import type { ResultPartitionId } from './ids.js';
+import type { ShuffleDescriptor } from './shuffle-descriptor.js';
 import type { ShuffleEvent } from './shuffle-event.js';
 
 /** One channel of a gate: one subpartition of one input partition. */
@@ -64,6 +66,26 @@ export interface InputGate extends AsyncIterable<GateItem>, AsyncDisposable {
 
   /** The next batch from any channel that has data, or `null` when every channel has ended. */
   readBatch(): Promise<GateBatch | null>;
+
+  /**
+   * Optional (Flink's `updatePartitionInfo`): the job master registered a new attempt of the producer of
+   * one of this gate's PIPELINED_APPROXIMATE inputs; `descriptor` is what `registerPartitionWithProducer`
+   * returned for it (the same partition id, the new producer attempt, and where it now lives). The input's
+   * channels whose producer went away (they delivered `channel-unavailable`) read from the new attempt,
+   * from its next whole record; channels still reading the old attempt move once they lose it. A
+   * descriptor of the attempt already read is ignored. SHF_ERR_INVALID_ARGUMENT for a partition that is not
+   * an approximate input of this gate. Implementations that learn of new attempts by themselves (the
+   * in-memory shuffle, at the attempt's registration) do not have it; a job master calls it where present,
+   * on every gate that reads the restarted producer's partitions.
+   */
+  updatePartitionInfo?(descriptor: ShuffleDescriptor): void;
+
+  /**
+   * Optional: what this gate's PIPELINED_APPROXIMATE channels lost when their producers went away, counted
+   * (`channelsUnavailable`, `partialRecordsDiscarded`, `partialRecordBytesDiscarded`, `reconnects`). The
+   * same facts reach the consumer in band, as `channel-unavailable` events.
+   */
+  readonly approximateLosses?: ApproximateInputLosses;
 
   close(): Promise<void>;
 }

@@ -1,3 +1,4 @@
+import type { ApproximateLosses } from './approximate-cleanup.js';
 import type { JobId, ResultPartitionId } from './ids.js';
 import type { InputGate } from './input-gate.js';
 import type { Logger } from './logger.js';
@@ -66,6 +67,24 @@ export interface ShuffleEnvironment extends AsyncDisposable {
    * releases that data.
    */
   releasePartitionsLocally(partitionIds: readonly ResultPartitionId[]): Promise<void>;
+
+  /**
+   * Optional: what the PIPELINED_APPROXIMATE partitions of `jobId` that this environment produces (or
+   * produced, until the job is unregistered) lost to consumers that went away before their end, summed and
+   * counted (ApproximateLosses: `buffersDropped`, `recordsDropped`, `partialRecordsSkipped`, `reconnects`).
+   */
+  approximateLosses?(jobId: JobId): ApproximateLosses;
+
+  /**
+   * Optional (Flink's `ShuffleEnvironment.updatePartitionInfo`): the job master registered a new attempt
+   * of a PIPELINED_APPROXIMATE partition; `descriptor` is what `registerPartitionWithProducer` returned.
+   * Tells every open gate of this environment that reads the partition (only those of `consumerId`, the
+   * `CreateInputGateRequest.consumerId`, when given): `InputGate.updatePartitionInfo`. Returns how many
+   * gates were told (0: none reads it here). SHF_ERR_INVALID_ARGUMENT for a bad descriptor or one whose
+   * partition a gate reads as another type. An environment whose gates learn of new attempts by
+   * themselves (in memory) does not have it.
+   */
+  updatePartitionInfo?(descriptor: ShuffleDescriptor, consumerId?: string): number;
 
   close(): Promise<void>;
 }

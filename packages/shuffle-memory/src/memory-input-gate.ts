@@ -1,4 +1,5 @@
 import {
+  type ApproximateInputLosses,
   type GateBatch,
   type GateItem,
   type InputChannelInfo,
@@ -45,6 +46,7 @@ export class MemoryInputGate implements InputGate {
   private wake: (() => void) | null = null;
   private current: { channel: GateChannel; entry: ChannelEntry } | null = null;
   private failure: ShuffleError | null = null;
+  private readonly losses = { channelsUnavailable: 0, partialRecordsDiscarded: 0, partialRecordBytesDiscarded: 0, reconnects: 0 };
 
   /**
    * `bind` is called once per channel, with the listener its reader must call when it gains data;
@@ -68,6 +70,11 @@ export class MemoryInputGate implements InputGate {
       this.gateChannels[i]!.reader = bind(info, () => this.notifyAvailable(i));
       if (this.gateChannels[i]!.reader.hasNext) this.notifyAvailable(i);
     });
+  }
+
+  /** What this gate's approximate channels lost when their producer attempts went away (ApproximateInputLosses). */
+  get approximateLosses(): ApproximateInputLosses {
+    return { ...this.losses };
   }
 
   async readBatch(): Promise<GateBatch | null> {
@@ -141,7 +148,13 @@ export class MemoryInputGate implements InputGate {
    * consumer in band.
    */
   private producerGone(index: number, channel: GateChannel): GateBatch {
+    const partial = channel.deframer.hasPartialRecord;
     const partialRecordBytes = channel.deframer.discardPartialRecord();
+    this.losses.channelsUnavailable++;
+    if (partial) {
+      this.losses.partialRecordsDiscarded++;
+      this.losses.partialRecordBytesDiscarded += partialRecordBytes;
+    }
     const gone = channel.reader.source;
     channel.reader.release();
     channel.reader = WAITING_READER;
@@ -149,6 +162,7 @@ export class MemoryInputGate implements InputGate {
     channel.cancelRebind = this.rebind?.(channel.info, gone, listener, (reader) => {
       channel.cancelRebind = undefined;
       channel.reader = reader;
+      this.losses.reconnects++;
       if (reader.hasNext) listener();
     });
     return { kind: 'event', channel: index, event: { type: 'channel-unavailable', partialRecordBytes } };

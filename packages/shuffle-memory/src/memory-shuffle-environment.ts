@@ -1,5 +1,6 @@
 import { FloatingCredits, FramingResultPartitionWriter } from '@weft/shuffle-api';
 import {
+  type ApproximateLosses,
   type CreateInputGateRequest,
   type CreateWriterRequest,
   type InputChannelInfo,
@@ -115,6 +116,14 @@ export class MemoryShuffleEnvironment implements ShuffleEnvironment {
    * produced, and unknown or already released ids, are left alone. Works after `close()` too, since
    * partitions outlive the writers that produced them.
    */
+  /**
+   * What the PIPELINED_APPROXIMATE partitions of `jobId` this environment writes (or wrote, until the job is
+   * unregistered) lost to readers that went away (ShuffleEnvironment.approximateLosses), summed.
+   */
+  approximateLosses(jobId: JobId): ApproximateLosses {
+    return this.registry.approximateLosses(validateId('jobId', jobId) as JobId, this);
+  }
+
   async releasePartitionsLocally(partitionIds: readonly ResultPartitionId[]): Promise<void> {
     if (!Array.isArray(partitionIds)) throw invalidArgument('partitionIds', 'expected an array of partition ids');
     partitionIds.forEach((id, i) => validateId(`partitionIds[${i}]`, id));

@@ -1,4 +1,5 @@
 import {
+  type ApproximateLosses,
   type JobId,
   type ResultPartitionId,
   ResultPartitionType,
@@ -8,6 +9,7 @@ import {
   invalidArgument,
   partitionNotFound,
   resultPartitionTypeProperties,
+  sumApproximateLosses,
 } from '@weft/shuffle-api';
 import { BlockingPartition } from './blocking-partition.js';
 import type { MemoryShuffleOptions } from './memory-shuffle-options.js';
@@ -35,6 +37,8 @@ export class MemoryShuffleRegistry {
   private readonly registrationListeners = new Map<string, Set<() => void>>();
   /** The newest job master epoch seen per job (kept after the job is unregistered, so an old master stays fenced). */
   private readonly epochs = new Map<JobId, number>();
+  /** Per job and producing environment: what approximate partitions that are gone (consumed, released, replaced) lost. */
+  private readonly retiredLosses = new Map<JobId, Map<object, ApproximateLosses>>();
 
   constructor(readonly options: Required<MemoryShuffleOptions>) {}
 
@@ -182,7 +186,20 @@ export class MemoryShuffleRegistry {
     this.releaseEntry(entry, reason);
   }
 
-  /** Releases every partition of the job except persistent ones, and forgets the job. */
+  /**
+   * What the PIPELINED_APPROXIMATE partitions of `jobId` that `producer` (an environment) writes or wrote
+   * lost to readers that went away (ApproximateLosses), summed over those still here and those gone.
+   */
+  approximateLosses(jobId: JobId, producer: object): ApproximateLosses {
+    const live: ApproximateLosses[] = [];
+    for (const entry of this.jobs.get(jobId)?.values() ?? []) {
+      if (entry.producedBy === producer && entry.partition instanceof PipelinedPartition) live.push(entry.partition.approximateLosses);
+    }
+    const retired = this.retiredLosses.get(jobId)?.get(producer);
+    return sumApproximateLosses(retired === undefined ? live : [retired, ...live]);
+  }
+
+  /** Releases every partition of the job except persistent ones, and forgets the job (and what its approximate partitions lost). */
   unregisterJob(jobId: JobId): void {
     const partitions = this.jobs.get(jobId);
     if (partitions === undefined) return;
@@ -191,6 +208,7 @@ export class MemoryShuffleRegistry {
       partitions.delete(id);
       this.releaseEntry(entry, 'its job was unregistered');
     }
+    this.retiredLosses.delete(jobId);
     if (partitions.size === 0) this.jobs.delete(jobId);
   }
 
@@ -223,10 +241,23 @@ export class MemoryShuffleRegistry {
 
   private forget(jobId: JobId, partitionId: ResultPartitionId, partition: MemoryPartition): void {
     const partitions = this.jobs.get(jobId);
-    if (partitions?.get(partitionId)?.partition === partition) partitions.delete(partitionId);
+    const entry = partitions?.get(partitionId);
+    if (entry?.partition !== partition) return;
+    partitions!.delete(partitionId);
+    this.retire(entry);
   }
 
   private releaseEntry(entry: Entry, reason: string): void {
     entry.partition.release(partitionNotFound(entry.descriptor.partition.partitionId, `released: ${reason}`));
+    this.retire(entry);
+  }
+
+  private retire(entry: Entry): void {
+    const { producedBy, partition, descriptor } = entry;
+    if (producedBy === undefined || !(partition instanceof PipelinedPartition) || descriptor.partition.partitionType !== ResultPartitionType.PIPELINED_APPROXIMATE) return;
+    const byProducer = this.retiredLosses.get(descriptor.jobId) ?? new Map<object, ApproximateLosses>();
+    const before = byProducer.get(producedBy);
+    byProducer.set(producedBy, before === undefined ? partition.approximateLosses : sumApproximateLosses([before, partition.approximateLosses]));
+    this.retiredLosses.set(descriptor.jobId, byProducer);
   }
 }

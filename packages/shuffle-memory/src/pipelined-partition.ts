@@ -1,9 +1,9 @@
-import type { FloatingCredits } from '@weft/shuffle-api';
+import { type ApproximateLosses, type FloatingCredits, sumApproximateLosses } from '@weft/shuffle-api';
 import { END_OF_PARTITION, type ShuffleError, type ShuffleEvent } from '@weft/shuffle-api';
 import { BufferPool } from './buffer-pool.js';
 import type { AvailabilityListener, ChannelEntry, PartitionSink, SubpartitionReader } from './channel-entry.js';
 import { CreditedChannelReader } from './credited-channel-reader.js';
-import { type ApproximateLosses, PipelinedSubpartition } from './pipelined-subpartition.js';
+import { PipelinedSubpartition } from './pipelined-subpartition.js';
 
 export interface PipelinedPartitionOptions {
   readonly numberOfSubpartitions: number;
@@ -66,15 +66,7 @@ export class PipelinedPartition implements PartitionSink {
 
   /** What readers that went away lost, summed over the subpartitions (approximate partitions; zeros otherwise). */
   get approximateLosses(): ApproximateLosses {
-    const sum = { reconnects: 0, buffersDropped: 0, recordsDropped: 0, partialRecordsSkipped: 0 };
-    for (const s of this.subpartitions) {
-      const l = s.approximateLosses;
-      sum.reconnects += l.reconnects;
-      sum.buffersDropped += l.buffersDropped;
-      sum.recordsDropped += l.recordsDropped;
-      sum.partialRecordsSkipped += l.partialRecordsSkipped;
-    }
-    return sum;
+    return sumApproximateLosses(this.subpartitions.map((s) => s.approximateLosses));
   }
 
   addEvent(subpartition: number, event: ShuffleEvent): void {

@@ -1,4 +1,4 @@
-import { FifoQueue, RECORD_HEADER_BYTES } from '@weft/shuffle-api';
+import { ApproximateCleanup, type ApproximateLosses, FifoQueue } from '@weft/shuffle-api';
 import type { BufferPool } from './buffer-pool.js';
 import type { ChannelEntry } from './channel-entry.js';
 
@@ -7,18 +7,6 @@ export interface CreditedReceiver {
   /** Takes one credit for a data buffer; false when none is available (the receiver calls `send` later). */
   takeCredit(): boolean;
   receive(entry: ChannelEntry): void;
-}
-
-/** What an approximate subpartition lost to readers that went away (all counted, none estimated). */
-export interface ApproximateLosses {
-  /** Readers that attached again after one went away. */
-  readonly reconnects: number;
-  /** Data buffers dropped: queued when the reader went away, or written while none was attached. */
-  readonly buffersDropped: number;
-  /** Records whose first byte was in a dropped buffer. */
-  readonly recordsDropped: number;
-  /** Record tails skipped so that a new reader starts at a whole record (their heads were dropped or went to the gone reader). */
-  readonly partialRecordsSkipped: number;
 }
 
 /**
@@ -40,11 +28,8 @@ export class PipelinedSubpartition {
   private sending = false;
   /** Approximate: END_OF_PARTITION went to a reader (its release then consumes the subpartition). */
   private ended = false;
-  /** Approximate: a reader went away and no whole record was served since (Flink's isPartialBufferCleanupRequired). */
-  private cleanupRequired = false;
-  /** Approximate: the tail being skipped by this cleanup was counted. */
-  private tailCounted = false;
-  private losses = { reconnects: 0, buffersDropped: 0, recordsDropped: 0, partialRecordsSkipped: 0 };
+  /** Approximate: the partial-record cleanup after a reader went away (shuffle-api's, shared with the network shuffle). */
+  private readonly cleanup = new ApproximateCleanup();
 
   constructor(
     private readonly pool: BufferPool,
@@ -62,13 +47,13 @@ export class PipelinedSubpartition {
 
   /** What readers that went away lost (approximate subpartitions; zeros otherwise). */
   get approximateLosses(): ApproximateLosses {
-    return { ...this.losses };
+    return this.cleanup.losses;
   }
 
   /** Attaches the one reader (approximate: the next one, once the last went away). False when it was already consumed or released. */
   subscribe(receiver: CreditedReceiver): boolean {
     if (this.subscribed || this.released) return false;
-    if (this.cleanupRequired) this.losses.reconnects++;
+    this.cleanup.readerAttached();
     this.subscribed = true;
     this.receiver = receiver;
     this.send();
@@ -80,11 +65,14 @@ export class PipelinedSubpartition {
       if (entry.kind === 'data') this.pool.recycle(entry.segment);
       return;
     }
-    if (entry.kind === 'data' && this.cleanupRequired) {
+    if (entry.kind === 'data' && this.cleanup.cleanupRequired) {
       // no reader: dropped; a new reader: served from the first whole record on
-      const whole = this.receiver === null ? this.drop(entry) : this.cleanUp(entry);
-      if (whole === undefined) return;
-      entry = whole;
+      const cut = this.cleanup.admit(entry.length, entry.partialRecordLength ?? 0, this.receiver !== null);
+      if (cut === 'drop') return this.drop(entry);
+      if (cut > 0) {
+        entry.segment.copyWithin(0, cut, entry.length);
+        entry = { kind: 'data', segment: entry.segment, length: entry.length - cut };
+      }
     }
     this.backlog.push(entry);
     if (this.receiver !== null) this.send();
@@ -124,8 +112,7 @@ export class PipelinedSubpartition {
     }
     this.receiver = null;
     this.subscribed = false;
-    this.cleanupRequired = true;
-    this.tailCounted = false;
+    this.cleanup.readerGone();
     const kept: ChannelEntry[] = [];
     for (const entry of this.backlog.drain()) {
       if (entry.kind === 'data') this.drop(entry);
@@ -143,35 +130,10 @@ export class PipelinedSubpartition {
     for (const entry of this.backlog.drain()) if (entry.kind === 'data') this.pool.recycle(entry.segment);
   }
 
-  /**
-   * The first data buffer for a new reader after one went away: cut the partial record off its start. Returns the
-   * buffer from its first whole record, or undefined when all of it is tail (dropped; cleanup goes on).
-   */
-  private cleanUp(entry: ChannelEntry & { kind: 'data' }): (ChannelEntry & { kind: 'data' }) | undefined {
-    const partial = entry.partialRecordLength ?? 0;
-    if (partial === 0) {
-      this.cleanupRequired = false;
-      return entry;
-    }
-    if (!this.tailCounted) this.losses.partialRecordsSkipped++;
-    this.tailCounted = true;
-    if (partial >= entry.length) return this.drop(entry);
-    this.cleanupRequired = false;
-    entry.segment.copyWithin(0, partial, entry.length);
-    return { kind: 'data', segment: entry.segment, length: entry.length - partial };
-  }
-
   /** Recycles a data buffer no reader will get, counting the records that start in it. */
   private drop(entry: ChannelEntry & { kind: 'data' }): undefined {
-    const { segment, length } = entry;
-    let records = 0;
-    for (let position = entry.partialRecordLength ?? 0; position + RECORD_HEADER_BYTES <= length; records++) {
-      const recordLength = (segment[position] as number) | ((segment[position + 1] as number) << 8) | ((segment[position + 2] as number) << 16) | ((segment[position + 3] as number) << 24);
-      position += RECORD_HEADER_BYTES + (recordLength >>> 0);
-    }
-    this.losses.buffersDropped++;
-    this.losses.recordsDropped += records;
-    this.pool.recycle(segment);
+    this.cleanup.dropped(entry.segment, entry.length, entry.partialRecordLength ?? 0);
+    this.pool.recycle(entry.segment);
     return undefined;
   }
 }

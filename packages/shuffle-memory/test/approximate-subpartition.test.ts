@@ -153,6 +153,7 @@ describe('PIPELINED_APPROXIMATE through the memory shuffle environment', () => {
       }
       await first.close();
       await emitting; // nobody reads: dropped, and the writer never waits for a gone consumer
+      assert.ok(env.approximateLosses!(descriptor.jobId).recordsDropped > 0, 'counted while the partition is still produced');
       const second = await env.createInputGate(gateRequest);
       const draining = drain(second);
       await emit(60, 70);
@@ -163,6 +164,11 @@ describe('PIPELINED_APPROXIMATE through the memory shuffle environment', () => {
       const seqs = records.map((r) => r.seq);
       assert.deepEqual(seqs, [...seqs].sort((a, b) => a - b), 'in order, none twice');
       for (let seq = 61; seq < 70; seq++) assert.ok(seqs.includes(seq), `record ${seq}, written after the new gate came, is there`);
+      const losses = env.approximateLosses!(descriptor.jobId);
+      assert.equal(losses.reconnects, 1);
+      // records neither gate got: dropped by the subpartition (counted), or in the first gate's hands when it left (not)
+      const lost = seqs[0]! - seen.length;
+      assert.ok(losses.recordsDropped > 0 && losses.recordsDropped <= lost, `${JSON.stringify(losses)}, ${lost} records lost`);
       assert.ok(seqs.every((s) => s >= 59), `nothing written while no gate was attached (the writer went on: it never waits for a gone consumer) but the record still being framed: ${seqs.join(',')}`);
       await writer.close();
       await second.close();
@@ -203,6 +209,7 @@ describe('PIPELINED_APPROXIMATE: the consumer side', () => {
       // header starts at byte 10 of a buffer, so 64 - 14 = 50 of its bytes had arrived when a failed
       assert.deepEqual(show(fromA), ['0', '1', '2', '3', '4', 'unavailable:50', '100', '101', '102', 'end-of-partition']);
       assert.deepEqual(show(fromB), ['0', '1', '2', '3', 'end-of-partition'], 'the other channel is untouched');
+      assert.deepEqual(gate.approximateLosses, { channelsUnavailable: 1, partialRecordsDiscarded: 1, partialRecordBytesDiscarded: 50, reconnects: 1 });
       await Promise.all([writerA.close(), writerB.close(), writerA2.close(), gate.close()]);
     } finally {
       await env.close();

@@ -1,5 +1,6 @@
 import { FramingResultPartitionWriter } from '@weft/shuffle-api';
 import {
+  type ApproximateLosses,
   type CreateInputGateRequest,
   type CreateWriterRequest,
   type InputChannelInfo,
@@ -7,6 +8,7 @@ import {
   type Logger,
   type ResultPartitionId,
   type ResultPartitionWriter,
+  type ShuffleDescriptor,
   type ShuffleEnvironment,
   type ShuffleLocation,
   type TaskExecutorId,
@@ -51,6 +53,8 @@ export class NetworkShuffleEnvironment implements ShuffleEnvironment {
   private readonly logger: Logger;
   private readonly registry: ProducedPartitionRegistry;
   private readonly open = new Set<{ close(): Promise<void> }>();
+  /** Open gates, with the consumer each was created for. */
+  private readonly gates = new Map<NetworkInputGate, string | undefined>();
   private server: PartitionServer | undefined;
   #started: Promise<void> | undefined;
   #closed: Promise<void> | undefined;
@@ -140,21 +144,62 @@ export class NetworkShuffleEnvironment implements ShuffleEnvironment {
         firstChannel: channels.length,
         start: range.start,
         end: range.end,
+        approximate: descriptor.partition.partitionType === 'PIPELINED_APPROXIMATE',
       });
       for (let s = range.start; s <= range.end; s++) channels.push({ channelIndex: channels.length, partitionId: descriptor.partition.partitionId, subpartition: s });
     });
     const gate: NetworkInputGate = new NetworkInputGate({
+      jobId,
       channels,
       inputs,
       buffersPerChannel: this.options.buffersPerChannel,
       floatingBuffersPerGate: this.options.floatingBuffersPerGate,
       maxRecordBytes: this.options.maxRecordBytes,
       connectTimeoutMs: this.options.connectTimeoutMs,
+      reconnectTimeoutMs: this.options.reconnectTimeoutMs,
+      readProducer: (d) => {
+        const descriptor = validateShuffleDescriptor(d, NETWORK_SHUFFLE_SERVICE_ID, 'descriptor');
+        if (descriptor.jobId !== jobId) throw invalidArgument('descriptor.jobId', `partition ${descriptor.partition.partitionId} belongs to job ${descriptor.jobId}, but the gate reads for job ${jobId}`);
+        return { partitionId: descriptor.partition.partitionId, producerId: descriptor.producer.producerId, ...readDetails(descriptor, 'descriptor') };
+      },
       maxFrameBytes: MAX_DATA_FRAME_BYTES,
-      onClose: () => this.open.delete(gate),
+      onClose: () => {
+        this.open.delete(gate);
+        this.gates.delete(gate);
+      },
     });
     this.open.add(gate);
+    this.gates.set(gate, request.consumerId);
     return gate;
+  }
+
+  /**
+   * What the PIPELINED_APPROXIMATE partitions of `jobId` this environment produces (or produced) lost to
+   * consumers that went away before their end, summed (counted, not estimated): `buffersDropped`,
+   * `recordsDropped` (records whose first byte was in a dropped buffer), `partialRecordsSkipped` (tails
+   * cut so that a new consumer starts at a whole record) and `reconnects` (consumers that attached again).
+   * Kept until the job is unregistered at the master; zeros for a job without approximate partitions here.
+   */
+  approximateLosses(jobId: string): ApproximateLosses {
+    return this.registry.approximateLosses(validateId('jobId', jobId));
+  }
+
+  /**
+   * A new attempt of a PIPELINED_APPROXIMATE partition (ShuffleEnvironment.updatePartitionInfo): every open
+   * gate here that reads it (of `consumerId` only, when given) reads the new attempt once its channels lost
+   * the old one. Returns how many gates were told.
+   */
+  updatePartitionInfo(descriptor: ShuffleDescriptor, consumerId?: string): number {
+    this.checkOpen();
+    const d = validateShuffleDescriptor(descriptor, NETWORK_SHUFFLE_SERVICE_ID, 'descriptor');
+    let told = 0;
+    for (const [gate, consumer] of this.gates) {
+      if (consumerId !== undefined && consumer !== consumerId) continue;
+      if (!gate.channels.some((c) => c.partitionId === d.partition.partitionId) || gate.jobId !== d.jobId) continue;
+      gate.updatePartitionInfo(d);
+      told++;
+    }
+    return told;
   }
 
   /**

@@ -24,7 +24,7 @@ import { readDetails } from './network-descriptor-details.js';
 
 export const NETWORK_SHUFFLE_SERVICE_ID = 'network';
 
-const SUPPORTED_TYPES = new Set(['PIPELINED', 'PIPELINED_BOUNDED']);
+const SUPPORTED_TYPES = new Set(['PIPELINED', 'PIPELINED_BOUNDED', 'PIPELINED_APPROXIMATE']);
 
 interface JobState {
   /** The task executors that were asked to hold a partition of the job. */

@@ -36,6 +36,13 @@ export interface NetworkShuffleOptions {
   readonly maxRecordBytes?: number;
   /** How long opening a TCP connection to a peer may take. @defaultValue 10000 */
   readonly connectTimeoutMs?: number;
+  /**
+   * How long a gate's PIPELINED_APPROXIMATE channel whose producer went away (it delivered
+   * `channel-unavailable`) waits for the job master to name a new attempt (`InputGate.updatePartitionInfo`)
+   * before the gate's read fails with SHF_ERR_TIMEOUT (retryable) naming the partition. The default is
+   * Flink's `heartbeat.timeout` (50 s, in which a job master notices a lost task executor) plus 10 s for the restart. @defaultValue 60000
+   */
+  readonly reconnectTimeoutMs?: number;
   /** How long a master's control request (register, release) to a task executor may take. @defaultValue 30000 */
   readonly requestTimeoutMs?: number;
   /** Addresses of task executors known up front, `{ "<taskExecutorId>": "host:port" }`. @defaultValue {} */
@@ -55,6 +62,7 @@ export const DEFAULT_NETWORK_SHUFFLE_OPTIONS: ResolvedNetworkShuffleOptions = Ob
   floatingBuffersPerGate: 8,
   maxRecordBytes: DEFAULT_MAX_RECORD_BYTES,
   connectTimeoutMs: 10_000,
+  reconnectTimeoutMs: 60_000,
   requestTimeoutMs: 30_000,
   taskExecutors: Object.freeze({}),
 });
@@ -103,6 +111,7 @@ export function resolveNetworkShuffleOptions(options: NetworkShuffleOptions = {}
   check('floatingBuffersPerGate', () => validateInteger('floatingBuffersPerGate', resolved.floatingBuffersPerGate, 0, 1_000_000));
   check('maxRecordBytes', () => validateMaxRecordBytes('maxRecordBytes', resolved.maxRecordBytes));
   check('connectTimeoutMs', () => validateInteger('connectTimeoutMs', resolved.connectTimeoutMs, 1, 2 ** 31 - 1));
+  check('reconnectTimeoutMs', () => validateInteger('reconnectTimeoutMs', resolved.reconnectTimeoutMs, 1, 2 ** 31 - 1));
   check('requestTimeoutMs', () => validateInteger('requestTimeoutMs', resolved.requestTimeoutMs, 1, 2 ** 31 - 1));
   const executors = resolved.taskExecutors;
   if (typeof executors !== 'object' || executors === null || Array.isArray(executors)) {

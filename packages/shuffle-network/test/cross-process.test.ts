@@ -3,56 +3,11 @@
 // this process. Records cross real TCP connections between processes; a killed producer process surfaces
 // at the consumer as a retryable SHF_ERR_CONNECTION_LOST naming the partition.
 import { strict as assert } from 'node:assert';
-import { type ChildProcess, fork } from 'node:child_process';
-import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { type ShuffleDescriptor, isShuffleError, jobId, taskExecutorId } from '@weft/shuffle-api';
 import { drain, parseRecord, recordsOf, registerPartition, rejectionOf } from '@weft/shuffle-api/testing';
-import { type TaskExecutorAddress, createNetworkShuffleServiceFactory } from '@weft/shuffle-network';
-
-const CHILD = fileURLToPath(new URL('./fixtures/producer-process.ts', import.meta.url));
-
-interface Producer {
-  readonly child: ChildProcess;
-  readonly address: TaskExecutorAddress;
-  next(op: string): Promise<Record<string, unknown>>;
-  stop(): Promise<void>;
-}
-
-async function startProducer(host: string, id: string): Promise<Producer> {
-  const child = fork(CHILD, [host, id], { execArgv: ['--conditions=source', '--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const inbox: Record<string, unknown>[] = [];
-  const waiters: (() => void)[] = [];
-  child.on('message', (message: Record<string, unknown>) => {
-    inbox.push(message);
-    waiters.splice(0).forEach((wake) => wake());
-  });
-  const next = async (op: string): Promise<Record<string, unknown>> => {
-    for (;;) {
-      const index = inbox.findIndex((m) => m['op'] === op || m['op'] === 'error');
-      if (index >= 0) {
-        const [message] = inbox.splice(index, 1);
-        if (message!['op'] === 'error') throw new Error(`producer process: ${String(message!['message'])}`);
-        return message!;
-      }
-      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`producer process exited (${child.exitCode ?? child.signalCode})`);
-      await Promise.race([new Promise<void>((resolve) => waiters.push(resolve)), once(child, 'exit')]);
-    }
-  };
-  const { address } = (await next('address')) as unknown as { address: TaskExecutorAddress };
-  return {
-    child,
-    address,
-    next,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = once(child, 'exit');
-      child.kill('SIGKILL');
-      await exited;
-    },
-  };
-}
+import { createNetworkShuffleServiceFactory } from '@weft/shuffle-network';
+import { startProducer } from './helpers/producer-processes.js';
 
 describe('network shuffle across processes', { timeout: 60_000 }, () => {
   it('delivers every record of producers in two child processes to a consumer in this process, in order, with the barrier in band', async () => {

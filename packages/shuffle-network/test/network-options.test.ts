@@ -27,10 +27,13 @@ describe('network shuffle options', () => {
       [{ floatingBuffersPerGate: 1.5 }, 'floatingBuffersPerGate'],
       [{ taskExecutors: { a: 'no-port' } }, 'taskExecutors.a'],
       [{ requestTimeoutMs: 0 }, 'requestTimeoutMs'],
+      [{ reconnectTimeoutMs: 0 }, 'reconnectTimeoutMs'],
+      [{ reconnectTimeoutMs: '5s' }, 'reconnectTimeoutMs'],
     ] as const) {
       assert.equal(settingOf(thrownBy(() => resolveNetworkShuffleOptions(options as object))), setting, JSON.stringify(options));
     }
     assert.equal(resolveNetworkShuffleOptions({ port: undefined }).port, 0, 'undefined takes the default');
+    assert.equal(DEFAULT_NETWORK_SHUFFLE_OPTIONS.reconnectTimeoutMs, 60_000, "Flink's heartbeat.timeout plus a restart");
   });
 
   it('refuses to start on a port already taken, naming the port', async () => {

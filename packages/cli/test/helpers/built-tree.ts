@@ -1,7 +1,6 @@
 // A freshly built copy of the packages `weft` loads, made under a temporary directory, so a test can run
-// the built CLI (bin/weft.js starting dist/main.js with plain node) on a checkout that has no build —
-// CI's — without writing dist/ into the checkout, where other tests, running at the same time, start
-// bin/weft.js and would switch to built code the moment a dist/ appeared.
+// the built CLI (bin/weft.js starting dist/main.js with plain node), fresh or made stale, without touching
+// the checkout's dist/ or sources, where other tests, running at the same time, start bin/weft.js.
 //
 // <dir>/packages/<name>: package.json, src/, bin/, tsup.config.ts and tsconfig.json of the CLI and of each
 // package of CLI_PACKAGES, built by tsup with the package's own config but no declarations (esbuild only);

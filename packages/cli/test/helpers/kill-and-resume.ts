@@ -1,6 +1,6 @@
 // A `weft run --job-id` SIGKILLed once its durable job event log says some tasks finished, for resume tests.
 import { execFile, spawn } from 'node:child_process';
-import type { JobEventLog } from '@weft/engine';
+import type { JobEventLog, LoggedJobEvent } from '@weft/engine';
 
 export interface WeftOutcome {
   readonly code: number | null;
@@ -30,17 +30,27 @@ export async function finishedInLog(log: JobEventLog, jobId: string): Promise<Se
 }
 
 /**
- * Starts the run and SIGKILLs it once at least `atLeast` tasks are logged finished (throws if it ends
- * first); resolves once it exited and its workers had time to notice (they exit on their own).
+ * Starts the run and SIGKILLs it once at least `atLeast` tasks are logged finished and `andWhen` (if
+ * given) holds for the logged events (throws if it ends first); resolves once it exited and its workers
+ * had time to notice (they exit on their own).
  */
-export async function killOnceFinished(request: { bin: string; args: readonly string[]; cwd: string; env?: NodeJS.ProcessEnv; log: JobEventLog; jobId: string; atLeast: number }): Promise<void> {
+export async function killOnceFinished(request: {
+  bin: string;
+  args: readonly string[];
+  cwd: string;
+  env?: NodeJS.ProcessEnv;
+  log: JobEventLog;
+  jobId: string;
+  atLeast: number;
+  andWhen?: (events: readonly LoggedJobEvent[]) => boolean;
+}): Promise<void> {
   const child = spawn(process.execPath, [request.bin, ...request.args], { cwd: request.cwd, env: request.env ?? process.env, stdio: 'ignore' });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
     for (;;) {
       await new Promise((r) => setTimeout(r, 50));
       const finished = await finishedInLog(request.log, request.jobId).catch(() => new Set<string>());
-      if (finished.size >= request.atLeast) break;
+      if (finished.size >= request.atLeast && (request.andWhen === undefined || request.andWhen(await request.log.readRun(request.jobId).catch(() => [])))) break;
       if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the run ended before ${request.atLeast} tasks finished: nothing to kill`);
     }
   } finally {

@@ -6,11 +6,12 @@ import { fileURLToPath } from 'node:url';
 import type { LoggedJobEvent } from '@weft/engine';
 import type { WeftOutcome } from './kill-and-resume.js';
 import { alive } from './process-tree.js';
+// @ts-expect-error plain JavaScript next to the shim, no declarations
+import { weftNodeArgs } from '../../bin/built-code.js';
 
-// runs start the command's main module themselves (bin/weft.js would re-run it as its child), so the pid
-// SIGSTOPped is the job master's own
-const main = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
-const tsx = import.meta.resolve('tsx');
+// runs start the command's main module themselves (bin/weft.js from source would re-run it as its child),
+// so the pid SIGSTOPped is the job master's own: the built main when fresh, else the sources through tsx
+const cliDir = fileURLToPath(new URL('../..', import.meta.url));
 
 export interface Running {
   readonly child: ChildProcess;
@@ -19,7 +20,7 @@ export interface Running {
 
 /** Starts `weft <args>` (its job master is `child`), collecting its output. */
 export function start(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv = process.env): Running {
-  const child = spawn(process.execPath, ['--conditions=source', '--import', tsx, main, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...(weftNodeArgs(cliDir) as string[]), ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

@@ -3,6 +3,7 @@ import type { FilterFunction, FlatMapFunction, FormatFunction, KeySelector, KeyV
 import { KeyedDataSet, type KeyByOptions } from './keyed-data-set.js';
 import { checkFunction, invalidJob, type LogicalGraph, type LogicalInput, type Partitioning } from './logical-graph.js';
 import { splitWords, VALUE_KEY } from './split-words.js';
+import { resolveWatermarkStrategy, type WatermarkStrategy } from './watermark-strategy.js';
 
 /** Options every operator takes. */
 export interface OperatorOptions {
@@ -53,11 +54,14 @@ export class DataSet<T> {
   readonly graph: LogicalGraph;
   /** @internal */
   readonly sources: readonly DataSetInput[];
+  /** @internal the event time of a value, set by `assignTimestampsAndWatermarks` (kept by filter, keyBy, repartitioning) */
+  readonly timestampOf: ((value: unknown) => number) | undefined;
 
   /** @internal — data sets come from a JobContext source or another data set. */
-  constructor(graph: LogicalGraph, sources: readonly DataSetInput[]) {
+  constructor(graph: LogicalGraph, sources: readonly DataSetInput[], timestampOf?: (value: unknown) => number) {
     this.graph = graph;
     this.sources = sources;
+    this.timestampOf = timestampOf;
   }
 
   /** @internal */
@@ -102,7 +106,21 @@ export class DataSet<T> {
 
   filter(fn: FilterFunction<T>, options: OperatorOptions = {}): DataSet<T> {
     checkFunction('filter', options, fn);
-    return this.#then<T>({ kind: 'filter', fn: fn as FilterFunction<unknown> }, 'filter', options);
+    return this.#then<T>({ kind: 'filter', fn: fn as FilterFunction<unknown> }, 'filter', options, this.timestampOf);
+  }
+
+  /**
+   * Event time (Flink's `assignTimestampsAndWatermarks`): an operator chained here reads each value's
+   * timestamp with `strategy.timestamp` and emits watermarks (bounded out-of-orderness, every
+   * `intervalMs`) in band to every consumer; a task's watermark is the minimum over its input channels.
+   * Values pass unchanged; event-time windows downstream use the same timestamps. Its parallelism is
+   * its input's unless `options.parallelism` says otherwise (Flink's rule), so it chains to its input.
+   */
+  assignTimestampsAndWatermarks(strategy: WatermarkStrategy<T>, options: OperatorOptions = {}): DataSet<T> {
+    const resolved = resolveWatermarkStrategy(options.name ?? 'timestamps-watermarks', strategy as WatermarkStrategy<unknown>);
+    // Flink's rule: the input's parallelism, so it chains to its input
+    const parallelism = options.parallelism ?? this.#inputParallelism();
+    return this.#then<T>({ kind: 'timestamps-watermarks', ...resolved }, 'timestamps-watermarks', { ...options, ...(parallelism === undefined ? {} : { parallelism }) }, resolved.timestamp);
   }
 
   /**
@@ -123,7 +141,8 @@ export class DataSet<T> {
         throw invalidJob(`union: argument ${i}`, 'expected a data set of the same job');
       }
     }
-    return new DataSet<T>(this.graph, [...this.sources, ...others.flatMap((o) => o.sources)]);
+    const timestampOf = others.every((o) => o.timestampOf === this.timestampOf) ? this.timestampOf : undefined;
+    return new DataSet<T>(this.graph, [...this.sources, ...others.flatMap((o) => o.sources)], timestampOf);
   }
 
   /** Round robin to every consumer subtask (evens out skew; an all-to-all exchange). */
@@ -148,7 +167,7 @@ export class DataSet<T> {
    */
   exchange(type: EdgeExchange): DataSet<T> {
     if (!isEdgeExchange(type)) throw invalidJob('exchange', `unknown exchange ${JSON.stringify(type)}; expected one of ${EDGE_EXCHANGES.join(', ')}`);
-    return new DataSet<T>(this.graph, this.sources.map((s) => ({ ...s, exchange: type })));
+    return new DataSet<T>(this.graph, this.sources.map((s) => ({ ...s, exchange: type })), this.timestampOf);
   }
 
   /**
@@ -230,7 +249,7 @@ export class DataSet<T> {
     this.graph.add({ name, defaultName: 'collect', spec: { kind: 'collect-sink', name }, inputs: this.inputs(), parallelism: options.parallelism ?? this.#inputParallelism() });
   }
 
-  #then<R>(spec: Parameters<LogicalGraph['add']>[0]['spec'], defaultName: string, options: OperatorOptions): DataSet<R> {
+  #then<R>(spec: Parameters<LogicalGraph['add']>[0]['spec'], defaultName: string, options: OperatorOptions, timestampOf?: (value: unknown) => number): DataSet<R> {
     const index = this.graph.add({
       name: options.name,
       defaultName,
@@ -239,7 +258,7 @@ export class DataSet<T> {
       parallelism: options.parallelism,
       chaining: options.chaining,
     });
-    return DataSet.of<R>(this.graph, index);
+    return new DataSet<R>(this.graph, [{ producer: index, partitioning: DEFAULT_PARTITIONING }], timestampOf);
   }
 
   /** The parallelism of the single producer (undefined: the job default, or several producers). */
@@ -249,6 +268,6 @@ export class DataSet<T> {
   }
 
   #repartition(partitioning: Partitioning): DataSet<T> {
-    return new DataSet<T>(this.graph, this.sources.map((s) => ({ ...s, partitioning })));
+    return new DataSet<T>(this.graph, this.sources.map((s) => ({ ...s, partitioning })), this.timestampOf);
   }
 }

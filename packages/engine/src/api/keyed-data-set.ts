@@ -1,6 +1,8 @@
 import type { DataSet, OperatorOptions } from './data-set.js';
 import type { AggregateFunction, JoinFunction, KeySelector, KeyValue, ReduceFunction } from './functions.js';
 import { type Aggregator, checkFunction, invalidJob, type JoinType, type LogicalInput, type Partitioning } from './logical-graph.js';
+import { checkWindowAssigner, type WindowAssigner } from '../windows/window-assigner.js';
+import { WindowedDataSet } from './windowed-data-set.js';
 
 export interface KeyByOptions {
   /**
@@ -8,6 +10,15 @@ export interface KeyByOptions {
    * @defaultValue `computeDefaultMaxParallelism(consumer parallelism)`
    */
   readonly maxParallelism?: number;
+}
+
+export interface WindowOptions<T> {
+  /**
+   * Event time: a value's timestamp in ms. @defaultValue the timestamp function of the data set's
+   * `assignTimestampsAndWatermarks` (kept through `filter`, `keyBy` and repartitioning; a `map` or
+   * `flatMap` after it needs this)
+   */
+  readonly timestamp?: (value: T) => number;
 }
 
 export interface AggregateOptions extends OperatorOptions {
@@ -43,6 +54,21 @@ export class KeyedDataSet<T, K extends KeyValue> {
     this.#parent = parent;
     this.#key = key as KeySelector<unknown, KeyValue>;
     this.#maxParallelism = max;
+  }
+
+  /**
+   * Cuts each key's values into windows (`tumblingEventTimeWindows(sizeMs)`, `slidingEventTimeWindows`,
+   * and the processing-time twins): see WindowedDataSet. Event-time windows need timestamps and
+   * watermarks: `assignTimestampsAndWatermarks` upstream.
+   */
+  window(assigner: WindowAssigner, options: WindowOptions<T> = {}): WindowedDataSet<T, K> {
+    const checked = checkWindowAssigner(assigner);
+    if (options.timestamp !== undefined && typeof options.timestamp !== 'function') throw invalidJob('window: timestamp', 'expected a function (value) => milliseconds');
+    const timestamp = (options.timestamp ?? this.#parent.timestampOf) as ((value: unknown) => number) | undefined;
+    if (checked.time === 'event' && timestamp === undefined) {
+      throw invalidJob('window: timestamp', 'event-time windows need timestamps: call assignTimestampsAndWatermarks(…) before keyBy (after the last map), or give window(…, { timestamp })');
+    }
+    return new WindowedDataSet<T, K>({ parent: this.#parent as DataSet<unknown>, key: this.#key, partitioning: hash(this.#key, this.#maxParallelism, true), assigner: checked, timestamp: checked.time === 'event' ? timestamp : undefined });
   }
 
   /** Folds the values of each key with `fn` (associative); emits one value per key. */

@@ -1,6 +1,8 @@
 import { EngineError } from '../errors/engine-error.js';
 import type { EdgeExchange } from './exchange-mode.js';
 import type { FilterFunction, FlatMapFunction, FormatFunction, KeySelector, KeyValue, MapFunction } from './functions.js';
+import type { WindowAssigner } from '../windows/window-assigner.js';
+import type { ResolvedWatermarkStrategy } from './watermark-strategy.js';
 
 /** How records of an edge are routed from producer subtasks to consumer subtasks. */
 export type Partitioning =
@@ -30,6 +32,13 @@ export interface Aggregator {
   add(accumulator: unknown, value: unknown): unknown;
   merge(a: unknown, b: unknown): unknown;
   result(key: KeyValue, accumulator: unknown): unknown;
+}
+
+/** How a window aggregation folds a window's values (internal form of reduce, aggregate and count). */
+export interface WindowFolder {
+  first(value: unknown): unknown;
+  add(accumulator: unknown, value: unknown): unknown;
+  result(accumulator: unknown): unknown;
 }
 
 /**
@@ -90,6 +99,20 @@ export type OperatorSpec =
       readonly fn: (left: unknown, right: unknown) => unknown;
       readonly build: 0 | 1;
       readonly type: JoinType;
+    }
+  /** `assignTimestampsAndWatermarks`: passes values on, emits the watermark of their timestamps in band */
+  | ({ readonly kind: 'timestamps-watermarks' } & ResolvedWatermarkStrategy)
+  /**
+   * `keyBy(…).window(…)`: folds each key's values per window (`first` makes a window's accumulator from
+   * its first value, `add` folds the next ones in), emits a WindowedValue once the window's time passed
+   */
+  | {
+      readonly kind: 'window-aggregate';
+      readonly assigner: WindowAssigner;
+      readonly key: KeySelector<unknown, KeyValue>;
+      /** event time: a value's timestamp (the one `assignTimestampsAndWatermarks` read) */
+      readonly timestamp: ((value: unknown) => number) | undefined;
+      readonly folder: WindowFolder;
     }
   /** sort, step 1 (chained to the data): a reservoir sample of keys per subtask */
   | { readonly kind: 'sort-sample'; readonly key: KeySelector<unknown, KeyValue>; readonly samples: number }

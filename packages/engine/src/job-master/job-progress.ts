@@ -51,6 +51,8 @@ export interface VertexSummary {
   readonly decided?: { readonly bytesIn: number; readonly inputs: readonly VertexInputRanges[]; readonly skewedSplits?: readonly SkewedSplitRecord[] };
   /** Records the vertex read (from its sources or its input edges). */
   readonly recordsIn: number;
+  /** Records its window operator dropped as late (their every window had fired), over its finished attempts; absent: none. */
+  readonly lateRecordsDropped?: number;
   /** Fused operator pairs of its chain (PlannedVertex.fusions), e.g. `"read-lines => split-words (text-chunks)"`. */
   readonly fusions: readonly string[];
 }

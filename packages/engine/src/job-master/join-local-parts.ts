@@ -24,9 +24,19 @@ export async function joinLocalParts(target: string, parts: readonly string[]): 
     let next = 0;
     const copier = async (): Promise<void> => {
       const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
-      for (let i = next++; i < parts.length; i = next++) await copyInto(out, parts[i] as string, offsets[i] as number, sizes[i] as number, buffer);
+      for (let i = next++; i < parts.length; i = next++) {
+        try {
+          await copyInto(out, parts[i] as string, offsets[i] as number, sizes[i] as number, buffer);
+        } catch (error) {
+          next = parts.length; // the others take no new part
+          throw error;
+        }
+      }
     };
-    await Promise.all(Array.from({ length: Math.min(COPIERS, parts.length) }, copier));
+    // every copier stopped (its part's file closed) before the output closes and the first error is thrown
+    const copied = await Promise.allSettled(Array.from({ length: Math.min(COPIERS, parts.length) }, copier));
+    const failed = copied.find((result) => result.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
   } finally {
     await out.close();
   }

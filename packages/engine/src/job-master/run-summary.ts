@@ -44,12 +44,14 @@ export function summarizeEdges(loaded: LoadedJob, results: readonly { metrics: {
 }
 
 /** Per vertex: its parallelism (decided where it was), the records it read, its fused operators. */
-export function summarizeVertices(loaded: LoadedJob, results: readonly { attemptId: string; metrics: { recordsIn: number } }[], decisions: readonly VertexInitializedData[]): VertexSummary[] {
+export function summarizeVertices(loaded: LoadedJob, results: readonly { attemptId: string; metrics: { recordsIn: number; lateRecordsDropped?: number } }[], decisions: readonly VertexInitializedData[]): VertexSummary[] {
   const decided = new Map(decisions.map((d) => [d.vertexId, d]));
   const recordsIn = new Map<string, number>();
+  const late = new Map<string, number>();
   for (const r of results) {
     const vertex = r.attemptId.slice(0, r.attemptId.lastIndexOf('#'));
     recordsIn.set(vertex, (recordsIn.get(vertex) ?? 0) + r.metrics.recordsIn);
+    if (r.metrics.lateRecordsDropped !== undefined) late.set(vertex, (late.get(vertex) ?? 0) + r.metrics.lateRecordsDropped);
   }
   return loaded.plan.vertices.map((v) => {
     const d = decided.get(v.id);
@@ -59,6 +61,7 @@ export function summarizeVertices(loaded: LoadedJob, results: readonly { attempt
       parallelism: d?.parallelism ?? v.parallelism,
       ...(d === undefined ? {} : { decided: { bytesIn: d.bytesIn ?? 0, inputs: d.inputs ?? [], ...(d.skewedSplits === undefined ? {} : { skewedSplits: d.skewedSplits }) } }),
       recordsIn: recordsIn.get(v.id) ?? 0,
+      ...(late.has(v.id) ? { lateRecordsDropped: late.get(v.id) as number } : {}),
       fusions: v.fusions,
     };
   });

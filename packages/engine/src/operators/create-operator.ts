@@ -22,6 +22,8 @@ import { StreamSource } from './stream-source.js';
 import type { OperatorContext, Output, SourceOperator, StreamOperator } from './stream-operator.js';
 import { TextFileSource } from './text-file-source.js';
 import { TextSinkOperator } from './text-sink-operator.js';
+import { TimestampsWatermarksOperator } from './timestamps-watermarks-operator.js';
+import { WindowAggregateOperator } from './window-aggregate-operator.js';
 import { WordCountCombiner } from './word-count-combiner.js';
 
 export type RuntimeOperator = { readonly source: true; readonly operator: SourceOperator } | { readonly source: false; readonly operator: StreamOperator };
@@ -59,6 +61,10 @@ export function createOperator(node: LogicalNode, output: Output, context: Opera
     case 'aggregate':
       if (context.state !== undefined) return { source: false, operator: new KeyedStateAggregateOperator(spec.aggregator, spec.key, output, context) };
       return { source: false, operator: new AggregateOperator(spec.aggregator, spec.key, output, context) };
+    case 'timestamps-watermarks':
+      return { source: false, operator: new TimestampsWatermarksOperator(spec, output, context) };
+    case 'window-aggregate':
+      return { source: false, operator: new WindowAggregateOperator(spec, output, context) };
     case 'join':
       return { source: false, operator: new JoinOperator(spec, output, context) };
     case 'sort-sample':

@@ -12,6 +12,16 @@ export interface Output {
   collect(value: unknown): void;
 }
 
+/**
+ * Where an operator sends its watermark (the task broadcasts it, in band, on every output of the task, in
+ * order with the records emitted before it; a watermark that does not rise is not sent).
+ */
+export interface WatermarkOutput {
+  emitWatermark(watermarkMs: number): void;
+  /** Nothing held back until the next watermark: consumers leave this task's channels out of theirs. */
+  markIdle(): void;
+}
+
 /** What an operator knows of where it runs. */
 export interface OperatorContext extends TaskIdentity {
   readonly jobId: string;
@@ -36,6 +46,8 @@ export interface OperatorContext extends TaskIdentity {
   readonly state?: OperatorStateAccess;
   /** In a checkpointed job: waits for the job's final checkpoint (TaskCheckpointing.awaitFinalCheckpoint), for a source at its end. */
   readonly awaitFinalCheckpoint?: () => Promise<number | undefined>;
+  /** The task's watermark output (absent where a task runs no watermarks, e.g. operators built in tests). */
+  readonly watermarks?: WatermarkOutput;
 }
 
 /** What a checkpointed operator may do at a checkpoint (Flink's StreamOperator snapshot hooks). */
@@ -76,6 +88,12 @@ export interface StreamOperator extends Output, CheckpointedOperator {
   readonly inputPhases?: readonly (readonly number[])[];
   open?(): Promise<void> | void;
   processInput?(value: unknown, input: number): void;
+  /**
+   * The head of a chain: the task's input watermark rose (Flink's processWatermark). An operator that has
+   * this emits the watermark onward itself (`context.watermarks`), after what it fired; without it, the
+   * task forwards the watermark — unless an operator of its chain makes its own (assignTimestampsAndWatermarks).
+   */
+  processWatermark?(watermarkMs: number): void;
   endInput?(input: number): Promise<void> | void;
   finish?(): Promise<void> | void;
   close?(): Promise<void> | void;

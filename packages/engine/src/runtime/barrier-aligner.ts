@@ -16,6 +16,8 @@ export interface BarrierAlignerOptions {
   /** Every channel delivered the barrier of `checkpointId` (aligned) or it was counted complete: snapshot and forward. */
   readonly onCheckpoint: (checkpointId: number, timestampMs: number) => void;
   readonly onAbort: (checkpointId: number, reason: CheckpointAbortReason) => void;
+  /** Every other event (watermarks), and each end of partition after the handler saw it — in order with the channel's records. */
+  readonly onEvent?: (channel: number, event: ShuffleEvent) => void;
 }
 
 /**
@@ -60,7 +62,7 @@ export class BarrierAligner {
     else this.#options.deliver(values, input);
   }
 
-  /** An event of `channel` (barriers, cancellation markers, end of partition; others are ignored). */
+  /** An event of `channel` (barriers, cancellation markers, end of partition; others go to `onEvent`). */
   event(channel: number, event: ShuffleEvent): void {
     if (this.#handler.isBlocked(channel) || (this.#queued[channel] as Item[]).length > 0) (this.#queued[channel] as Item[]).push({ kind: 'event', event });
     else this.#process(channel, event);
@@ -78,7 +80,8 @@ export class BarrierAligner {
       if (typeof id === 'number' && Number.isSafeInteger(id) && id >= 1) handler.processCancellation(id, channel);
     } else if (event.type === 'end-of-partition') {
       handler.processEndOfPartition(channel);
-    }
+      this.#options.onEvent?.(channel, event);
+    } else this.#options.onEvent?.(channel, event);
   }
 
   /** Hands on what unblocked channels queued, until nothing more can move (an item may block its channel again). */

@@ -12,6 +12,8 @@ import { createTaskMemory, type TaskMemory } from '../memory/task-memory.js';
 import { TaskBackpressure } from './backpressure.js';
 import { BarrierAligner, CANCEL_CHECKPOINT_EVENT } from './barrier-aligner.js';
 import { OperatorStateHolder } from './operator-state-holder.js';
+import { TaskWatermarks } from './task-watermarks.js';
+import { inputChannelsOf, type TaskInputChannels } from './input-channels-of.js';
 import type { TaskCheckpointing, TaskSnapshot } from './task-checkpointing.js';
 import { createChannelSelector } from './channel-selector.js';
 import { FaultTrigger } from './fault-trigger.js';
@@ -79,8 +81,9 @@ export class StreamTask {
   /** Each operator's checkpointed state, by chain position (empty in jobs without checkpoints). */
   #states: { readonly uid: string; readonly holder: OperatorStateHolder }[] = [];
   #aligner: BarrierAligner | undefined;
-  /** The first channel of each input's gate among the task's channels (the barrier handler numbers them all). */
-  readonly #channelBase = new Map<InputDeployment, number>();
+  /** The task's input channels, numbered over all its gates (the barrier handler and the watermark valve share it). */
+  readonly #channels: TaskInputChannels;
+  #watermarks: TaskWatermarks | undefined;
 
   constructor(options: StreamTaskOptions) {
     this.#options = options;
@@ -89,6 +92,7 @@ export class StreamTask {
       throw new Error(`task ${options.deployment.attemptId} names vertex ${options.deployment.vertexId}, which the plan does not have at index ${options.deployment.vertexIndex}`);
     }
     this.#vertex = vertex;
+    this.#channels = inputChannelsOf(options.deployment.inputs);
     const fault = options.deployment.fault;
     this.#trigger = fault === undefined ? undefined : new FaultTrigger(fault, options.deployment.attemptId, options.killProcess);
   }
@@ -97,9 +101,12 @@ export class StreamTask {
   metrics(): TaskMetrics {
     const source = this.#operators[0];
     const recordsIn = source?.source === true ? source.operator.recordsEmitted : this.#recordsIn;
+    let late = 0;
+    for (const op of this.#operators) late += (op.operator as { lateRecordsDropped?: number }).lateRecordsDropped ?? 0;
     return {
       recordsIn,
       outputs: this.#writers.map(({ edgeIndex, writer }) => ({ edgeIndex, records: writer.metrics.records, bytes: writer.metrics.bytes })),
+      ...(late === 0 ? {} : { lateRecordsDropped: late }),
     };
   }
 
@@ -122,6 +129,7 @@ export class StreamTask {
         jobId: this.#options.jobId,
         serializer: this.#options.serializer,
       });
+      this.#watermarks = this.#makeWatermarks();
       this.#operators = this.#buildChain(this.#memory);
       for (let i = this.#operators.length - 1; i >= 0; i--) {
         const op = this.#operators[i] as RuntimeOperator;
@@ -140,6 +148,7 @@ export class StreamTask {
         if (!op.source) await op.operator.finish?.();
         if (signal.aborted) throw signal.reason;
       }
+      this.#watermarks?.close();
       for (const { writer } of this.#writers) await writer.finish();
       const sinks: SinkOutput[] = [];
       for (const op of this.#operators) {
@@ -155,6 +164,7 @@ export class StreamTask {
       return { attemptId: deployment.attemptId, durationMs: performance.now() - started, metrics: { ...metrics, outputs }, sinks };
     } catch (error) {
       const reason = signal.aborted ? signal.reason : error;
+      this.#watermarks?.close();
       for (const { writer } of this.#writers) writer.fail(reason);
       throw reason;
     } finally {
@@ -235,14 +245,17 @@ export class StreamTask {
         this.#sourceOutput = guarded;
         output = guarded;
       }
-      if (checkpointing !== undefined) {
+      // a batch job's window operator keeps its windows in keyed state all the same, never snapshotted
+      if (checkpointing !== undefined || node.spec.kind === 'window-aggregate') {
         const keyedInput = position === 0 ? plan.edges.find((e) => e.target === vertex.index && e.partitioning.type === 'hash') : undefined;
-        state = new OperatorStateHolder({ operator: node.name, subtask: deployment.subtask, parallelism: deployment.parallelism, maxParallelism: keyedInput?.maxParallelism, restored: checkpointing.restore?.operators[node.uid] });
-        this.#states[position] = { uid: node.uid, holder: state };
+        state = new OperatorStateHolder({ operator: node.name, subtask: deployment.subtask, parallelism: deployment.parallelism, maxParallelism: keyedInput?.maxParallelism, restored: checkpointing?.restore?.operators[node.uid] });
+        if (checkpointing !== undefined) this.#states[position] = { uid: node.uid, holder: state };
       }
+      const watermarks = this.#watermarks;
       const logger = (this.#options.logger ?? noopLogger).child({ operator: node.name });
       const streamConnectors = this.#options.streamConnectors ?? [];
-      const context: OperatorContext = { ...identity, jobId, backpressure: this.#backpressure, signal, cwd, fileSystems, streamConnectors, logger, outputConsumers, memory, ...(state === undefined ? {} : { state }), ...(checkpointing === undefined ? {} : { awaitFinalCheckpoint: () => checkpointing.awaitFinalCheckpoint() }) };
+      const extras = { ...(state === undefined ? {} : { state }), ...(watermarks === undefined ? {} : { watermarks }), ...(checkpointing === undefined ? {} : { awaitFinalCheckpoint: () => checkpointing.awaitFinalCheckpoint() }) };
+      const context: OperatorContext = { ...identity, jobId, backpressure: this.#backpressure, signal, cwd, fileSystems, streamConnectors, logger, outputConsumers, memory, ...extras };
       built[position] = createOperator(node, output, context, chained.fusion);
     }
     return built;
@@ -258,11 +271,7 @@ export class StreamTask {
     }
     const checkpointing = this.#checkpointing;
     if (checkpointing !== undefined) {
-      let channels = 0;
-      for (const input of inputs) {
-        this.#channelBase.set(input, channels);
-        channels += input.partitions.length * (input.subpartitions.end - input.subpartitions.start + 1);
-      }
+      const channels = this.#channels.channels;
       if (byInput.size > 1 || head.inputPhases !== undefined) throw new EngineError('WEFT_ERR_INVALID_JOB', `task ${this.#options.deployment.attemptId}: checkpoints are taken of one-input operators only yet; ${this.#vertex.name} reads ${byInput.size} inputs`, { context: { field: 'checkpointing' } });
       this.#aligner = new BarrierAligner({
         mode: checkpointing.mode,
@@ -270,6 +279,7 @@ export class StreamTask {
         deliver: (values, inputIndex) => this.#deliver(head, values, inputIndex),
         onCheckpoint: (checkpointId, timestampMs) => this.#takeCheckpoint(checkpointId, timestampMs),
         onAbort: (checkpointId, reason) => this.#declined(checkpointId, `its inputs aborted it (${reason})`),
+        onEvent: (channel, event) => this.#watermarks?.inputEvent(channel, event),
       });
     }
     const phases = head.inputPhases ?? [[...byInput.keys()]];
@@ -292,12 +302,16 @@ export class StreamTask {
     const backpressure = this.#backpressure;
     const inputIndex = input.inputIndex;
     const aligner = this.#aligner;
-    const base = this.#channelBase.get(input) ?? 0;
+    const base = this.#channels.base.get(input) ?? 0;
     for (;;) {
       const batch = await gate.readBatch();
       if (batch === null) break;
       if (batch.kind !== 'records') {
-        if (aligner === undefined) continue;
+        if (aligner === undefined) {
+          this.#watermarks?.inputEvent(base + batch.channel, batch.event);
+          if (backpressure.blocked) await backpressure.wait();
+          continue;
+        }
         aligner.event(base + batch.channel, batch.event);
         if (backpressure.blocked) await backpressure.wait();
         continue;
@@ -327,6 +341,24 @@ export class StreamTask {
     }
   }
 
+  /** The task's watermarks: its input channels' valve, and its writers for what it emits. */
+  #makeWatermarks(): TaskWatermarks {
+    const vertex = this.#vertex;
+    // a chain that makes its own watermarks does not forward its inputs'
+    const assigns = vertex.operators.some((o) => o.node.spec.kind === 'timestamps-watermarks');
+    return new TaskWatermarks({
+      writers: this.#writers,
+      backpressure: this.#backpressure,
+      channels: this.#channels.channels,
+      forwardIdleness: !assigns,
+      onInputWatermark: (watermark) => {
+        const head = this.#operators[0];
+        if (head !== undefined && !head.source && head.operator.processWatermark !== undefined) head.operator.processWatermark(watermark);
+        else if (!assigns) this.#watermarks?.emitWatermark(watermark);
+      },
+    });
+  }
+
   #deliver(head: StreamOperator, values: readonly unknown[], inputIndex: number): void {
     if (inputIndex === 0) {
       for (let i = 0; i < values.length; i++) head.collect(values[i]);
@@ -337,10 +369,17 @@ export class StreamTask {
     for (let i = 0; i < values.length; i++) process.call(head, values[i], inputIndex);
   }
 
-  /** A source was told to take checkpoint `checkpointId` (between two of its batches): a failure here declines it. */
+  /**
+   * A source was told to take checkpoint `checkpointId` (between two of its batches): a failure here declines
+   * it. A task being cancelled (its region is failing over; its writers already failed) declines it
+   * uncounted: the failover reports the failure, not the checkpoint.
+   */
   #triggeredAtSource(checkpointId: number, timestampMs: number): void {
-    // a failed chain takes no checkpoint; the failover declines what is pending
-    if (this.#sourceOutput?.failed === true) return;
+    // a task being cancelled, or whose source output threw (it counted a record it never handed on): no checkpoint of it
+    if (this.#options.signal.aborted || this.#sourceOutput?.failed === true) {
+      this.#checkpointing?.decline(checkpointId, `task ${this.#options.deployment.attemptId} is ${this.#options.signal.aborted ? 'being cancelled' : 'failing'}`, 'DECLINED');
+      return;
+    }
     try {
       this.#takeCheckpoint(checkpointId, timestampMs);
     } catch (error) {
@@ -384,6 +423,7 @@ export class StreamTask {
   }
 
   #abortIo(reason: unknown): void {
+    this.#watermarks?.close();
     for (const { writer } of this.#writers) writer.fail(reason);
     for (const gate of this.#gates) void gate.close().catch(() => {});
   }

@@ -86,5 +86,7 @@ export interface OutputMetrics {
 /** A task's counters, while it runs (progress) and when it ends. */
 export interface TaskMetrics {
   readonly recordsIn: number;
+  /** Records a window operator of the task dropped as late (absent: none). */
+  readonly lateRecordsDropped?: number;
   readonly outputs: readonly OutputMetrics[];
 }

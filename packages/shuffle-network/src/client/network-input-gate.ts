@@ -1,79 +1,40 @@
-import { FifoQueue, type FloatingCreditTaker, FloatingCredits } from '@weft/shuffle-api';
+import { type ApproximateInputLosses, FifoQueue, FloatingCredits } from '@weft/shuffle-api';
 import {
   type GateBatch,
   type GateItem,
   type InputChannelInfo,
   type InputGate,
-  RecordDeframer,
   type SerializedShuffleError,
+  type ShuffleDescriptor,
   ShuffleError,
-  type ShuffleEvent,
   closedError,
   decodeEvent,
   deserializeError,
   gateItems,
+  invalidArgument,
   isShuffleError,
 } from '@weft/shuffle-api';
 import { FrameType, encodeFrame, parseJsonTail } from '../wire/frames.js';
+import { ATTEMPT_GONE_CODES, Channel, type ChannelEntry, type GateInput } from './gate-channel.js';
 import { PeerSocket } from './peer-socket.js';
 import type { ReadSlab } from './read-slabs.js';
 
-type ChannelEntry =
-  | { readonly kind: 'data'; readonly bytes: Uint8Array; readonly slab: ReadSlab | undefined }
-  | { readonly kind: 'event'; readonly event: ShuffleEvent }
-  | { readonly kind: 'error'; readonly error: ShuffleError };
-
-/** One producer a gate reads from: where it is, and which of its subpartitions become which channels. */
-export interface GateInput {
-  readonly host: string;
-  readonly port: number;
-  readonly jobId: string;
-  readonly partitionId: string;
-  readonly producerId: string;
-  readonly firstChannel: number;
-  readonly start: number;
-  readonly end: number;
-}
+export type { GateInput } from './gate-channel.js';
 
 export interface NetworkInputGateOptions {
+  readonly jobId: string;
   readonly channels: readonly InputChannelInfo[];
   readonly inputs: readonly GateInput[];
   readonly buffersPerChannel: number;
   readonly floatingBuffersPerGate: number;
   readonly maxRecordBytes: number;
   readonly connectTimeoutMs: number;
+  /** How long an approximate channel waits for a new producer attempt (`updatePartitionInfo`) after its producer went away. */
+  readonly reconnectTimeoutMs: number;
+  /** Checks a descriptor given to `updatePartitionInfo` (SHF_ERR_INVALID_ARGUMENT) and reads where its producer is. */
+  readonly readProducer: (descriptor: unknown) => { partitionId: string; producerId: string; host: string; port: number };
   readonly maxFrameBytes: number;
   readonly onClose?: () => void;
-}
-
-/**
- * One channel's credit state (Flink's RemoteInputChannel + BufferManager): it owns `exclusive` buffers
- * and borrows floating ones from the gate while its producer announces a backlog; every buffer it does
- * not hold data in has been announced to the producer as credit.
- */
-class Channel implements FloatingCreditTaker {
-  readonly queue = new FifoQueue<ChannelEntry>();
-  readonly deframer: RecordDeframer;
-  holding = 0;
-  floatingHeld = 0;
-  backlog = 0;
-  /** An end-of-partition or error is queued: nothing more comes. */
-  terminal = false;
-  ended = false;
-  peer!: PeerSocket;
-
-  constructor(
-    readonly index: number,
-    readonly info: InputChannelInfo,
-    private readonly gate: NetworkInputGate,
-    maxRecordBytes: number,
-  ) {
-    this.deframer = new RecordDeframer(maxRecordBytes, info.partitionId);
-  }
-
-  grantFloatingCredit(): void {
-    this.gate.grantFloating(this);
-  }
 }
 
 /**
@@ -84,8 +45,11 @@ class Channel implements FloatingCreditTaker {
  */
 export class NetworkInputGate implements InputGate {
   readonly channels: readonly InputChannelInfo[];
+  readonly jobId: string;
   private readonly gateChannels: Channel[];
-  private readonly peers: PeerSocket[] = [];
+  /** Open connections, by producer address `host:port`. */
+  private readonly peers = new Map<string, PeerSocket>();
+  private readonly losses = { channelsUnavailable: 0, partialRecordsDiscarded: 0, partialRecordBytesDiscarded: 0, reconnects: 0 };
   private readonly floating: FloatingCredits;
   private readonly exclusive: number;
   private readonly available = new FifoQueue<number>();
@@ -94,35 +58,60 @@ export class NetworkInputGate implements InputGate {
   private closed = false;
   private failure: ShuffleError | null = null;
   private wake: (() => void) | null = null;
-  private current: { channel: Channel; slab: ReadSlab | undefined } | null = null;
+  private current: { channel: Channel; slab: ReadSlab | undefined; peer: PeerSocket } | null = null;
 
   constructor(private readonly options: NetworkInputGateOptions) {
     this.channels = options.channels;
+    this.jobId = options.jobId;
     this.exclusive = options.buffersPerChannel;
     this.floating = new FloatingCredits(options.floatingBuffersPerGate);
     this.queued = new Uint8Array(options.channels.length);
-    this.gateChannels = options.channels.map((info, i) => new Channel(i, info, this, options.maxRecordBytes));
+    this.gateChannels = options.channels.map((info, i) => new Channel(i, info, (channel) => this.grantFloating(channel), options.maxRecordBytes));
     const byAddress = new Map<string, GateInput[]>();
     for (const input of options.inputs) {
       const key = `${input.host}:${input.port}`;
       byAddress.set(key, [...(byAddress.get(key) ?? []), input]);
     }
     for (const inputs of byAddress.values()) {
-      const { host, port } = inputs[0]!;
-      const peer: PeerSocket = new PeerSocket({
-        host,
-        port,
-        connectTimeoutMs: options.connectTimeoutMs,
-        maxFrameBytes: options.maxFrameBytes,
-        onFrame: (type, body) => this.onFrame(type, body),
-        onLost: (cause, opened) => this.onLost(peer, cause, opened),
-      });
-      this.peers.push(peer);
+      const peer = this.peerFor(inputs[0]!);
       for (const input of inputs) {
-        for (let s = input.start; s <= input.end; s++) this.gateChannels[input.firstChannel + s - input.start]!.peer = peer;
-        const request = JSON.stringify({ jobId: input.jobId, partitionId: input.partitionId, producerId: input.producerId });
-        peer.write(encodeFrame(FrameType.PARTITION_REQUEST, [input.firstChannel, input.start, input.end, this.exclusive], request));
+        for (let s = input.start; s <= input.end; s++) {
+          const channel = this.gateChannels[input.firstChannel + s - input.start]!;
+          channel.peer = peer;
+          channel.input = input;
+        }
+        this.request(peer, input, input.firstChannel, input.start, input.end);
       }
+    }
+  }
+
+  /** What this gate's approximate channels lost when their producers went away (ApproximateInputLosses). */
+  get approximateLosses(): ApproximateInputLosses {
+    return { ...this.losses };
+  }
+
+  /**
+   * A new attempt of the producer of an approximate input (InputGate.updatePartitionInfo): its channels
+   * that lost their producer connect to it; the others will once they lose the old one.
+   */
+  updatePartitionInfo(descriptor: ShuffleDescriptor): void {
+    if (this.closed) throw closedError('input gate');
+    const producer = this.options.readProducer(descriptor);
+    const channels = this.gateChannels.filter((c) => c.info.partitionId === producer.partitionId);
+    if (channels.length === 0) throw invalidArgument('descriptor.partition.partitionId', `partition ${producer.partitionId} is not an input of this gate`);
+    if (!channels[0]!.input.approximate) {
+      throw invalidArgument('descriptor.partition.partitionType', `input partition ${producer.partitionId} is not PIPELINED_APPROXIMATE: a new attempt of its producer is read by a new gate`);
+    }
+    for (const channel of channels) {
+      if (channel.ended) continue;
+      const current = channel.pending ?? channel.input;
+      if (current.producerId === producer.producerId) continue;
+      const input: GateInput = { ...current, host: producer.host, port: producer.port, producerId: producer.producerId };
+      clearTimeout(channel.deadline);
+      channel.deadline = undefined;
+      // the old attempt's 'unavailable' entry was read already: connect now; else once it is
+      if (channel.waiting) this.reconnect(channel, input);
+      else channel.pending = input;
     }
   }
 
@@ -146,17 +135,18 @@ export class NetworkInputGate implements InputGate {
         try {
           channel.deframer.push(entry.bytes, records);
         } catch (error) {
-          this.recycle(channel, entry.slab);
+          this.recycle(channel, entry.slab, entry.peer);
           throw this.fail(error as ShuffleError);
         }
         if (records.length === 0) {
-          this.recycle(channel, entry.slab);
+          this.recycle(channel, entry.slab, entry.peer);
           continue;
         }
-        this.current = { channel, slab: entry.slab };
+        this.current = { channel, slab: entry.slab, peer: entry.peer };
         return { kind: 'records', channel: index, records };
       }
       if (entry.kind === 'error') throw this.fail(entry.error);
+      if (entry.kind === 'unavailable') return this.producerGone(index, channel);
       if (entry.event.type === 'end-of-partition') {
         try {
           channel.deframer.checkComplete();
@@ -179,8 +169,12 @@ export class NetworkInputGate implements InputGate {
     if (this.closed) return;
     this.closed = true;
     this.current = null;
-    for (const peer of this.peers) peer.destroy();
-    for (const channel of this.gateChannels) channel.queue.drain();
+    for (const peer of this.peers.values()) peer.destroy();
+    this.peers.clear();
+    for (const channel of this.gateChannels) {
+      clearTimeout(channel.deadline);
+      channel.queue.drain();
+    }
     this.wakeReader();
     this.options.onClose?.();
   }
@@ -201,7 +195,7 @@ export class NetworkInputGate implements InputGate {
     this.requestFloating(channel);
   }
 
-  private onFrame(type: number, body: Buffer): void {
+  private onFrame(peer: PeerSocket, type: number, body: Buffer): void {
     if (this.closed) return;
     const channel = this.gateChannels[body.readUInt32LE(0)];
     if (channel === undefined || channel.terminal) throw new ShuffleError('SHF_ERR_DATA_CORRUPTED', `a frame for channel ${body.readUInt32LE(0)}, which this gate does not expect`);
@@ -210,7 +204,7 @@ export class NetworkInputGate implements InputGate {
         channel.holding++;
         channel.backlog = body.readUInt32LE(4);
         // a plain Uint8Array view: records cut from it are Uint8Array views too, cheaper to make than Buffer slices
-        this.push(channel, { kind: 'data', bytes: new Uint8Array(body.buffer, body.byteOffset + 8, body.length - 8), slab: channel.peer.holdBuffer(body) });
+        this.push(channel, { kind: 'data', bytes: new Uint8Array(body.buffer, body.byteOffset + 8, body.length - 8), slab: peer.holdBuffer(body), peer });
         this.requestFloating(channel);
         return;
       case FrameType.EVENT: {
@@ -221,6 +215,10 @@ export class NetworkInputGate implements InputGate {
       }
       case FrameType.ERROR: {
         const error = deserializeError(parseJsonTail(body, 4) as SerializedShuffleError);
+        if (channel.input.approximate && isShuffleError(error) && ATTEMPT_GONE_CODES.has(error.code)) {
+          this.attemptGone(channel);
+          return;
+        }
         channel.terminal = true;
         this.push(channel, {
           kind: 'error',
@@ -237,9 +235,14 @@ export class NetworkInputGate implements InputGate {
 
   /** The connection to a producer is gone: each of its channels that had not ended fails, after what it received. */
   private onLost(peer: PeerSocket, cause: Error, opened: boolean): void {
+    if (this.peers.get(peer.address) === peer) this.peers.delete(peer.address);
     if (this.closed) return;
     for (const channel of this.gateChannels) {
       if (channel.peer !== peer || channel.terminal) continue;
+      if (channel.input.approximate && !isShuffleError(cause, 'SHF_ERR_DATA_CORRUPTED')) {
+        this.attemptGone(channel);
+        continue;
+      }
       channel.terminal = true;
       const partitionId = channel.info.partitionId;
       const what = opened ? 'was lost before the channel ended' : 'could not be opened';
@@ -252,6 +255,84 @@ export class NetworkInputGate implements InputGate {
           });
       this.push(channel, { kind: 'error', error });
     }
+  }
+
+  /** The connection to `input`'s producer (one per address, opened on first use and again after it was lost). */
+  private peerFor(input: GateInput): PeerSocket {
+    const address = `${input.host}:${input.port}`;
+    let peer = this.peers.get(address);
+    if (peer === undefined) {
+      const opened: PeerSocket = new PeerSocket({
+        host: input.host,
+        port: input.port,
+        connectTimeoutMs: this.options.connectTimeoutMs,
+        maxFrameBytes: this.options.maxFrameBytes,
+        onFrame: (type, body) => this.onFrame(opened, type, body),
+        onLost: (cause, wasOpen) => this.onLost(opened, cause, wasOpen),
+      });
+      this.peers.set(address, (peer = opened));
+    }
+    return peer;
+  }
+
+  /** Asks `input`'s producer for subpartitions [start, end] as channels from `firstChannel` on, with the exclusive credit each. */
+  private request(peer: PeerSocket, input: GateInput, firstChannel: number, start: number, end: number): void {
+    const request = JSON.stringify({ jobId: input.jobId, partitionId: input.partitionId, producerId: input.producerId });
+    peer.write(encodeFrame(FrameType.PARTITION_REQUEST, [firstChannel, start, end, this.exclusive], request));
+  }
+
+  /**
+   * An approximate channel's producer attempt went away: nothing more comes from it; the consumer learns in
+   * band, after what had arrived. Unless a new attempt was named already, the wait for one starts.
+   */
+  private attemptGone(channel: Channel): void {
+    channel.terminal = true;
+    this.push(channel, { kind: 'unavailable' });
+    if (channel.pending !== undefined || channel.deadline !== undefined) return;
+    const { reconnectTimeoutMs } = this.options;
+    channel.deadline = setTimeout(() => {
+      channel.deadline = undefined;
+      const partitionId = channel.info.partitionId;
+      this.fail(
+        new ShuffleError('SHF_ERR_TIMEOUT', `the producer of partition ${partitionId} (subpartition ${channel.info.subpartition}) went away and no new attempt of it was named within reconnectTimeoutMs (${reconnectTimeoutMs} ms)`, {
+          retryable: true,
+          context: { partitionId, subpartition: channel.info.subpartition, setting: 'reconnectTimeoutMs' },
+        }),
+      );
+      this.wakeReader();
+    }, reconnectTimeoutMs);
+  }
+
+  /**
+   * The consumer read an approximate channel's 'unavailable' entry: drop the partial record held for this
+   * channel only, give its floating buffers back, and read the new attempt if one was named (else wait).
+   */
+  private producerGone(index: number, channel: Channel): GateBatch {
+    const partial = channel.deframer.hasPartialRecord;
+    const partialRecordBytes = channel.deframer.discardPartialRecord();
+    this.losses.channelsUnavailable++;
+    if (partial) {
+      this.losses.partialRecordsDiscarded++;
+      this.losses.partialRecordBytesDiscarded += partialRecordBytes;
+    }
+    this.returnFloating(channel);
+    channel.backlog = 0;
+    const pending = channel.pending;
+    channel.pending = undefined;
+    if (pending !== undefined) this.reconnect(channel, pending);
+    else channel.waiting = true;
+    return { kind: 'event', channel: index, event: { type: 'channel-unavailable', partialRecordBytes } };
+  }
+
+  /** Reads `input` (a new producer attempt) on an approximate channel that holds no buffer of the old one. */
+  private reconnect(channel: Channel, input: GateInput): void {
+    const peer = this.peerFor(input);
+    channel.waiting = false;
+    channel.terminal = false;
+    channel.peer = peer;
+    channel.input = input;
+    this.losses.reconnects++;
+    this.request(peer, input, channel.index, channel.info.subpartition, channel.info.subpartition);
   }
 
   private push(channel: Channel, entry: ChannelEntry): void {
@@ -275,8 +356,8 @@ export class NetworkInputGate implements InputGate {
   }
 
   /** The consumer is done with one data buffer of `channel`: announce it again, or give a surplus floating buffer back. */
-  private recycle(channel: Channel, slab: ReadSlab | undefined): void {
-    if (slab !== undefined) channel.peer.releaseBuffer(slab);
+  private recycle(channel: Channel, slab: ReadSlab | undefined, peer: PeerSocket): void {
+    if (slab !== undefined) peer.releaseBuffer(slab);
     channel.holding--;
     if (channel.terminal) {
       if (channel.ended) this.returnFloating(channel);
@@ -302,7 +383,7 @@ export class NetworkInputGate implements InputGate {
     const current = this.current;
     if (current !== null) {
       this.current = null;
-      this.recycle(current.channel, current.slab);
+      this.recycle(current.channel, current.slab, current.peer);
     }
   }
 

@@ -1,9 +1,11 @@
 import {
+  type ApproximateLosses,
   type ResultPartitionId,
   type ShuffleDescriptor,
   ShuffleError,
   invalidArgument,
   partitionNotFound,
+  sumApproximateLosses,
 } from '@weft/shuffle-api';
 import { ProducedPartition } from './produced-partition.js';
 
@@ -28,6 +30,8 @@ const key = (jobId: string, partitionId: string): string => `${jobId}\u0000${par
  */
 export class ProducedPartitionRegistry {
   private readonly entries = new Map<string, Entry>();
+  /** Per job: what approximate partitions that are gone (consumed, released, replaced) lost to consumers that went away. */
+  private readonly retiredLosses = new Map<string, ApproximateLosses>();
 
   constructor(private readonly sizes: PartitionPoolSizes) {}
 
@@ -43,13 +47,19 @@ export class ProducedPartitionRegistry {
       if (previous.descriptor.producer.producerId === descriptor.producer.producerId) return;
       this.drop(k, previous, 'replaced by a new attempt');
     }
-    const bounded = descriptor.partition.partitionType === 'PIPELINED_BOUNDED';
+    const { partitionType } = descriptor.partition;
+    // PIPELINED_APPROXIMATE is bounded too: its producer waits for a slow consumer, never for a gone one
+    const bounded = partitionType === 'PIPELINED_BOUNDED' || partitionType === 'PIPELINED_APPROXIMATE';
     const partition: ProducedPartition = new ProducedPartition({
       numberOfSubpartitions: descriptor.partition.numberOfSubpartitions,
       bufferSizeBytes: this.sizes.bufferSizeBytes,
       buffers: bounded ? this.sizes.buffersPerPartition : this.sizes.maxBuffersPerPipelinedPartition,
+      approximate: partitionType === 'PIPELINED_APPROXIMATE',
       onFullyConsumed: () => {
-        if (this.entries.get(k)?.partition === partition) this.entries.delete(k);
+        const entry = this.entries.get(k);
+        if (entry?.partition !== partition) return;
+        this.entries.delete(k);
+        this.retire(entry);
       },
     });
     this.entries.set(k, { descriptor, partition, claimed: false });
@@ -86,9 +96,10 @@ export class ProducedPartitionRegistry {
     this.drop(k, entry, reason);
   }
 
-  /** Releases every partition of the job. */
+  /** Releases every partition of the job, and forgets what its approximate partitions lost. */
   releaseJob(jobId: string, reason: string): void {
     for (const [k, entry] of [...this.entries]) if (entry.descriptor.jobId === jobId) this.drop(k, entry, reason);
+    this.retiredLosses.delete(jobId);
   }
 
   /** Releases the partitions with these ids, in any job; returns how many. */
@@ -101,6 +112,16 @@ export class ProducedPartitionRegistry {
       released++;
     }
     return released;
+  }
+
+  /**
+   * What the approximate partitions of `jobId` produced here lost to consumers that went away, summed over
+   * those still held and those gone (ApproximateLosses); zeros for a job without any.
+   */
+  approximateLosses(jobId: string): ApproximateLosses {
+    const live = [...this.entries.values()].filter((e) => e.descriptor.jobId === jobId).map((e) => e.partition.approximateLosses);
+    const retired = this.retiredLosses.get(jobId);
+    return sumApproximateLosses(retired === undefined ? live : [retired, ...live]);
   }
 
   clear(reason: string): void {
@@ -129,5 +150,14 @@ export class ProducedPartitionRegistry {
   private drop(k: string, entry: Entry, reason: string): void {
     this.entries.delete(k);
     entry.partition.release(partitionNotFound(entry.descriptor.partition.partitionId, `released: ${reason}`));
+    this.retire(entry);
+  }
+
+  private retire(entry: Entry): void {
+    if (entry.descriptor.partition.partitionType !== 'PIPELINED_APPROXIMATE') return;
+    const { jobId } = entry.descriptor;
+    const before = this.retiredLosses.get(jobId);
+    const losses = entry.partition.approximateLosses;
+    this.retiredLosses.set(jobId, before === undefined ? losses : sumApproximateLosses([before, losses]));
   }
 }

@@ -1,94 +1,6 @@
-import { FifoQueue } from '@weft/shuffle-api';
-import { END_OF_PARTITION, type ShuffleError, type ShuffleEvent } from '@weft/shuffle-api';
+import { type ApproximateLosses, END_OF_PARTITION, type ShuffleError, type ShuffleEvent, sumApproximateLosses } from '@weft/shuffle-api';
 import { BufferPool } from './buffer-pool.js';
-
-/** What a subpartition queues for its consumer: a filled buffer, an event, or a terminal error. */
-export type SubpartitionEntry =
-  | { readonly kind: 'data'; readonly segment: Uint8Array; readonly length: number }
-  | { readonly kind: 'event'; readonly event: ShuffleEvent }
-  | { readonly kind: 'error'; readonly error: ShuffleError };
-
-/**
- * Where a subpartition sends (Flink's credit-based sequence view): a remote channel that holds `credit`
- * buffers' worth of announced space. `transmit` owns a data entry's segment from then on and recycles
- * it once the socket is done with it.
- */
-export interface SubpartitionView {
-  credit: number;
-  transmit(entry: SubpartitionEntry, backlog: number): void;
-}
-
-/** One subpartition: a backlog sent to its one view as credit allows; events and errors need no credit. */
-export class ProducedSubpartition {
-  private readonly backlog = new FifoQueue<SubpartitionEntry>();
-  private dataBacklog = 0;
-  private view: SubpartitionView | null = null;
-  private subscribed = false;
-  private sending = false;
-  released = false;
-
-  constructor(
-    private readonly pool: BufferPool,
-    private readonly onDone: () => void,
-  ) {}
-
-  /** Attaches the one consumer; false when the subpartition was consumed or released. */
-  subscribe(view: SubpartitionView): boolean {
-    if (this.subscribed || this.released) return false;
-    this.subscribed = true;
-    this.view = view;
-    this.send();
-    return true;
-  }
-
-  add(entry: SubpartitionEntry): void {
-    if (this.released) {
-      if (entry.kind === 'data') this.pool.recycle(entry.segment);
-      return;
-    }
-    this.backlog.push(entry);
-    if (entry.kind === 'data') this.dataBacklog++;
-    if (this.view !== null) this.send();
-  }
-
-  /** Drops whatever is queued (not what was sent) and queues `entry` first. */
-  replaceBacklog(entry: SubpartitionEntry): void {
-    for (const queued of this.backlog.drain()) if (queued.kind === 'data') this.pool.recycle(queued.segment);
-    this.dataBacklog = 0;
-    this.add(entry);
-  }
-
-  /** Sends what the view has credit for; the partition's last entry (end or error) releases the subpartition. */
-  send(): void {
-    const view = this.view;
-    if (view === null || this.sending) return;
-    this.sending = true;
-    try {
-      for (let entry = this.backlog.peek(); entry !== undefined && this.view !== null; entry = this.backlog.peek()) {
-        if (entry.kind === 'data') {
-          if (view.credit <= 0) break;
-          view.credit--;
-          this.dataBacklog--;
-        }
-        this.backlog.shift();
-        view.transmit(entry, this.dataBacklog);
-        if (entry.kind === 'error' || (entry.kind === 'event' && entry.event.type === 'end-of-partition')) this.release();
-      }
-    } finally {
-      this.sending = false;
-    }
-  }
-
-  /** The consumer is gone, or the partition was released: recycle the backlog and drop later data. */
-  release(): void {
-    if (this.released) return;
-    this.released = true;
-    this.view = null;
-    for (const entry of this.backlog.drain()) if (entry.kind === 'data') this.pool.recycle(entry.segment);
-    this.dataBacklog = 0;
-    this.onDone();
-  }
-}
+import { ProducedSubpartition } from './produced-subpartition.js';
 
 export interface ProducedPartitionOptions {
   readonly numberOfSubpartitions: number;
@@ -97,12 +9,15 @@ export interface ProducedPartitionOptions {
   readonly buffers: number;
   /** Called once every subpartition was consumed to its end or released. */
   readonly onFullyConsumed: () => void;
+  /** PIPELINED_APPROXIMATE: a consumer that goes away before the end detaches, and a new one may subscribe (ProducedSubpartition). @defaultValue false */
+  readonly approximate?: boolean;
 }
 
 /**
  * A pipelined partition held by the environment that produces it: the writer frames into segments of a
  * bounded pool; each full segment moves through its subpartition to the socket of the one consumer, and
- * back into the pool once written. Consumed once.
+ * back into the pool once written. Consumed once (approximate: each subpartition by one consumer at a
+ * time, until one gets its end).
  */
 export class ProducedPartition {
   readonly numberOfSubpartitions: number;
@@ -113,7 +28,7 @@ export class ProducedPartition {
   constructor(private readonly options: ProducedPartitionOptions) {
     this.numberOfSubpartitions = options.numberOfSubpartitions;
     this.pool = new BufferPool(options.bufferSizeBytes, Math.max(options.buffers, options.numberOfSubpartitions + 1));
-    this.subpartitions = Array.from({ length: options.numberOfSubpartitions }, () => new ProducedSubpartition(this.pool, () => this.subpartitionDone()));
+    this.subpartitions = Array.from({ length: options.numberOfSubpartitions }, () => new ProducedSubpartition(this.pool, () => this.subpartitionDone(), options.approximate ?? false));
   }
 
   allocate(): Uint8Array {
@@ -140,8 +55,13 @@ export class ProducedPartition {
     return this.pool.capacity * this.pool.bufferSizeBytes;
   }
 
-  addData(subpartition: number, segment: Uint8Array, length: number): void {
-    this.subpartitions[subpartition]!.add({ kind: 'data', segment, length });
+  addData(subpartition: number, segment: Uint8Array, length: number, partialRecordLength = 0): void {
+    this.subpartitions[subpartition]!.add({ kind: 'data', segment, length, partialRecordLength });
+  }
+
+  /** What consumers that went away lost, summed over the subpartitions (approximate partitions; zeros otherwise). */
+  get approximateLosses(): ApproximateLosses {
+    return sumApproximateLosses(this.subpartitions.map((s) => s.approximateLosses));
   }
 
   addEvent(subpartition: number, event: ShuffleEvent): void {
@@ -152,9 +72,15 @@ export class ProducedPartition {
     for (const s of this.subpartitions) s.add({ kind: 'event', event: END_OF_PARTITION });
   }
 
-  /** The producer failed: consumers get `error` after what was already sent. */
+  /**
+   * The producer failed: consumers get `error` after what was already sent (approximate: after what was
+   * queued too — the consumer keeps every whole record and learns this attempt is gone).
+   */
   fail(error: ShuffleError): void {
-    for (const s of this.subpartitions) s.replaceBacklog({ kind: 'error', error });
+    for (const s of this.subpartitions) {
+      if (this.options.approximate === true) s.add({ kind: 'error', error });
+      else s.replaceBacklog({ kind: 'error', error });
+    }
     this.pool.wakeAll();
   }
 

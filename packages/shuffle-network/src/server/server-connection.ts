@@ -3,7 +3,7 @@ import { type Logger, encodeEvent, partitionNotFound, serializeError, ShuffleErr
 import { FrameDecoder, FrameType, encodeBufferHeader, encodeFrame, parseJsonTail } from '../wire/frames.js';
 import type { BufferPool } from './buffer-pool.js';
 import type { ProducedPartitionRegistry } from './produced-partition-registry.js';
-import type { ProducedSubpartition, SubpartitionEntry, SubpartitionView } from './produced-partition.js';
+import type { ProducedSubpartition, SubpartitionEntry, SubpartitionView } from './produced-subpartition.js';
 
 /** Answers a master's control request (register, release); rejects with the error to send back. */
 export type ControlHandler = (request: unknown) => Promise<void>;
@@ -68,6 +68,8 @@ export class ServerConnection {
   ) {
     this.decoder = new FrameDecoder(maxFrameBytes, (type, body) => this.onFrame(type, body));
     socket.setNoDelay(true);
+    // a consumer whose host died says nothing: keep-alive probes find out (PIPELINED_APPROXIMATE then detaches its views)
+    socket.setKeepAlive(true, 10_000);
     socket.on('data', (chunk: Buffer) => {
       try {
         this.decoder.push(chunk);
@@ -130,8 +132,9 @@ export class ServerConnection {
         const id = body.readUInt32LE(0);
         const channel = this.channels.get(id);
         this.channels.delete(id);
-        channel?.view.releaseSlots();
-        channel?.subpartition.release();
+        if (channel === undefined) return;
+        channel.view.releaseSlots();
+        channel.subpartition.viewGone(channel.view);
         return;
       }
       case FrameType.CONTROL_REQUEST:
@@ -196,7 +199,7 @@ export class ServerConnection {
     this.channels.clear();
     for (const channel of channels) {
       channel.view.releaseSlots();
-      channel.subpartition.release();
+      channel.subpartition.viewGone(channel.view);
     }
   }
 }

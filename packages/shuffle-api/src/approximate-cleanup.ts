@@ -1,0 +1,108 @@
+import { RECORD_HEADER_BYTES } from './record-framing.js';
+
+/** What an approximate subpartition lost to readers that went away (all counted, none estimated). */
+export interface ApproximateLosses {
+  /** Readers that attached again after one went away. */
+  readonly reconnects: number;
+  /** Data buffers dropped: queued when the reader went away, or written while none was attached. */
+  readonly buffersDropped: number;
+  /** Records whose first byte was in a dropped buffer. */
+  readonly recordsDropped: number;
+  /** Record tails skipped so that a new reader starts at a whole record (their heads were dropped or went to the gone reader). */
+  readonly partialRecordsSkipped: number;
+}
+
+/** What an input gate's PIPELINED_APPROXIMATE channels lost when their producers went away (counted). */
+export interface ApproximateInputLosses {
+  /** Times a channel delivered `channel-unavailable` (its producer attempt failed, was replaced, or its connection dropped). */
+  readonly channelsUnavailable: number;
+  /** Partial records dropped then: records a channel had begun receiving (never across channels). */
+  readonly partialRecordsDiscarded: number;
+  /** Bytes of those partial records that had arrived. */
+  readonly partialRecordBytesDiscarded: number;
+  /** Times a channel was connected again to a new producer attempt. */
+  readonly reconnects: number;
+}
+
+/** Zero losses, and the sum of several (a partition's subpartitions). */
+export function sumApproximateLosses(losses: Iterable<ApproximateLosses>): ApproximateLosses {
+  const sum = { reconnects: 0, buffersDropped: 0, recordsDropped: 0, partialRecordsSkipped: 0 };
+  for (const l of losses) {
+    sum.reconnects += l.reconnects;
+    sum.buffersDropped += l.buffersDropped;
+    sum.recordsDropped += l.recordsDropped;
+    sum.partialRecordsSkipped += l.partialRecordsSkipped;
+  }
+  return sum;
+}
+
+/** How many records start in the first `length` bytes of `segment`, whose first `partialRecordLength` bytes are the tail of an earlier one. */
+export function recordsStartingIn(segment: Uint8Array, length: number, partialRecordLength: number): number {
+  let records = 0;
+  for (let position = partialRecordLength; position + RECORD_HEADER_BYTES <= length; records++) {
+    const recordLength = (segment[position]! | (segment[position + 1]! << 8) | (segment[position + 2]! << 16) | (segment[position + 3]! << 24)) >>> 0;
+    position += RECORD_HEADER_BYTES + recordLength;
+  }
+  return records;
+}
+
+/**
+ * The partial-record cleanup of one PIPELINED_APPROXIMATE subpartition (Flink's
+ * PipelinedApproximateSubpartition), pure bookkeeping shared by the in-memory and network shuffles: after
+ * its reader went away (`readerGone`), data buffers are dropped while none is attached, and the first
+ * buffer a new reader gets is cut to start at a whole record (`admit`); a buffer that is all tail is
+ * dropped whole. Every drop is counted (`dropped`). The caller owns the buffers and recycles what is dropped.
+ */
+export class ApproximateCleanup {
+  /** A reader went away and no whole record was served since (Flink's isPartialBufferCleanupRequired). */
+  private required = false;
+  /** The tail being skipped by this cleanup was counted. */
+  private tailCounted = false;
+  private readonly counts = { reconnects: 0, buffersDropped: 0, recordsDropped: 0, partialRecordsSkipped: 0 };
+
+  get losses(): ApproximateLosses {
+    return { ...this.counts };
+  }
+
+  /** True while data must go through `admit` (a reader went away and no whole record was served since). */
+  get cleanupRequired(): boolean {
+    return this.required;
+  }
+
+  /** The reader went away before the end of the partition. */
+  readerGone(): void {
+    this.required = true;
+    this.tailCounted = false;
+  }
+
+  /** A reader attached (counted as a reconnect when one had gone away). */
+  readerAttached(): void {
+    if (this.required) this.counts.reconnects++;
+  }
+
+  /**
+   * What to do with a data buffer written while cleanup is required: `'drop'` (no reader is attached, or
+   * all of it is the tail of a record begun earlier — the caller recycles it and calls `dropped`), or how
+   * many bytes to cut off its start for the attached reader (0: it starts with a whole record). Cleanup
+   * ends with the first buffer that is not dropped.
+   */
+  admit(length: number, partialRecordLength: number, attached: boolean): number | 'drop' {
+    if (!this.required) return 0;
+    if (!attached) return 'drop';
+    if (partialRecordLength === 0) {
+      this.required = false;
+      return 0;
+    }
+    if (!this.tailCounted) this.counts.partialRecordsSkipped++;
+    this.tailCounted = true;
+    if (partialRecordLength >= length) return 'drop';
+    this.required = false;
+    return partialRecordLength;
+  }
+
+  /** Counts a data buffer no reader will get, and the records that start in it. */
+  dropped(segment: Uint8Array, length: number, partialRecordLength: number): void {
+    this.counts.buffersDropped++;
+    this.counts.recordsDropped += recordsStartingIn(segment, length, partialRecordLength);
+  }
+}

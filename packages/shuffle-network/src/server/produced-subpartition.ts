@@ -1,0 +1,162 @@
+import { ApproximateCleanup, type ApproximateLosses, FifoQueue, type ShuffleError, type ShuffleEvent } from '@weft/shuffle-api';
+import type { BufferPool } from './buffer-pool.js';
+
+/** What a subpartition queues for its consumer: a filled buffer, an event, or a terminal error. */
+export type SubpartitionEntry =
+  /** `partialRecordLength`: the first bytes that are the tail of a record begun in an earlier buffer (RecordFramer); 0 when absent. */
+  | { readonly kind: 'data'; readonly segment: Uint8Array; readonly length: number; readonly partialRecordLength?: number }
+  | { readonly kind: 'event'; readonly event: ShuffleEvent }
+  | { readonly kind: 'error'; readonly error: ShuffleError };
+
+/**
+ * Where a subpartition sends (Flink's credit-based sequence view): a remote channel that holds `credit`
+ * buffers' worth of announced space. `transmit` owns a data entry's segment from then on and recycles
+ * it once the socket is done with it.
+ */
+export interface SubpartitionView {
+  credit: number;
+  transmit(entry: SubpartitionEntry, backlog: number): void;
+}
+
+/**
+ * One subpartition: a backlog sent to its one view as credit allows; events and errors need no credit.
+ *
+ * Approximate (PIPELINED_APPROXIMATE, Flink's PipelinedApproximateSubpartition): a view that goes away
+ * before the end (`viewGone`: its connection closed, its consumer cancelled) detaches instead of consuming
+ * the subpartition. What is queued is dropped, and so is every data buffer written until a new view
+ * subscribes — the producer never waits on credit for a gone consumer; the new view is served from the
+ * next whole record (shuffle-api's ApproximateCleanup, shared with the in-memory shuffle). A view that
+ * subscribes while another is still attached (the consumer's new attempt came before its old connection
+ * was seen to close) replaces it, as Flink's does.
+ */
+export class ProducedSubpartition {
+  private readonly backlog = new FifoQueue<SubpartitionEntry>();
+  private readonly cleanup = new ApproximateCleanup();
+  private dataBacklog = 0;
+  private view: SubpartitionView | null = null;
+  private subscribed = false;
+  private sending = false;
+  /** END_OF_PARTITION went to a view (approximate: its end was delivered; the subpartition is consumed). */
+  private ended = false;
+  released = false;
+
+  constructor(
+    private readonly pool: BufferPool,
+    private readonly onDone: () => void,
+    private readonly approximate = false,
+  ) {}
+
+  /** What views that went away lost (approximate subpartitions; zeros otherwise). */
+  get approximateLosses(): ApproximateLosses {
+    return this.cleanup.losses;
+  }
+
+  /** Data buffers queued for credit. */
+  get backlogSize(): number {
+    return this.dataBacklog;
+  }
+
+  /** Attaches the one consumer (approximate: the next one); false when the subpartition was consumed or released. */
+  subscribe(view: SubpartitionView): boolean {
+    if (this.released) return false;
+    if (this.subscribed) {
+      if (!this.approximate || this.ended || this.view === null) return false;
+      this.viewGone(this.view);
+    }
+    this.cleanup.readerAttached();
+    this.subscribed = true;
+    this.view = view;
+    this.send();
+    return true;
+  }
+
+  add(entry: SubpartitionEntry): void {
+    if (this.released) {
+      if (entry.kind === 'data') this.pool.recycle(entry.segment);
+      return;
+    }
+    if (entry.kind === 'data' && this.cleanup.cleanupRequired) {
+      // no view: dropped; a new view: served from the first whole record on
+      const cut = this.cleanup.admit(entry.length, entry.partialRecordLength ?? 0, this.view !== null);
+      if (cut === 'drop') {
+        this.drop(entry);
+        return;
+      }
+      if (cut > 0) {
+        entry.segment.copyWithin(0, cut, entry.length);
+        entry = { kind: 'data', segment: entry.segment, length: entry.length - cut };
+      }
+    }
+    this.backlog.push(entry);
+    if (entry.kind === 'data') this.dataBacklog++;
+    if (this.view !== null) this.send();
+  }
+
+  /** Drops whatever is queued (not what was sent) and queues `entry` first. */
+  replaceBacklog(entry: SubpartitionEntry): void {
+    for (const queued of this.backlog.drain()) if (queued.kind === 'data') this.pool.recycle(queued.segment);
+    this.dataBacklog = 0;
+    this.add(entry);
+  }
+
+  /** Sends what the view has credit for; the partition's last entry (end or error) releases the subpartition. */
+  send(): void {
+    const view = this.view;
+    if (view === null || this.sending) return;
+    this.sending = true;
+    try {
+      for (let entry = this.backlog.peek(); entry !== undefined && this.view === view; entry = this.backlog.peek()) {
+        if (entry.kind === 'data') {
+          if (view.credit <= 0) break;
+          view.credit--;
+          this.dataBacklog--;
+        }
+        this.backlog.shift();
+        view.transmit(entry, this.dataBacklog);
+        if (entry.kind === 'event' && entry.event.type === 'end-of-partition') this.ended = true;
+        if (entry.kind === 'error' || (entry.kind === 'event' && entry.event.type === 'end-of-partition')) this.release();
+      }
+    } finally {
+      this.sending = false;
+    }
+  }
+
+  /**
+   * `view`'s consumer is gone (connection closed, cancelled). An approximate subpartition whose end it did
+   * not get detaches (its queued data dropped, counted) and waits for the next view; any other is released.
+   * Nothing when `view` is not the attached one (a newer view replaced it).
+   */
+  viewGone(view: SubpartitionView): void {
+    if (this.view !== view) return;
+    if (!this.approximate || this.ended || this.released) {
+      this.release();
+      return;
+    }
+    this.view = null;
+    this.subscribed = false;
+    this.cleanup.readerGone();
+    const kept: SubpartitionEntry[] = [];
+    for (const entry of this.backlog.drain()) {
+      if (entry.kind === 'data') this.drop(entry);
+      else kept.push(entry);
+    }
+    this.dataBacklog = 0;
+    for (const entry of kept) this.backlog.push(entry);
+  }
+
+  /** The consumer is gone, or the partition was released: recycle the backlog and drop later data. */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.view = null;
+    for (const entry of this.backlog.drain()) if (entry.kind === 'data') this.pool.recycle(entry.segment);
+    this.dataBacklog = 0;
+    this.onDone();
+  }
+
+  /** Recycles a data buffer no view will get, counting it and the records that start in it. */
+  private drop(entry: SubpartitionEntry & { kind: 'data' }): void {
+    this.cleanup.dropped(entry.segment, entry.length, entry.partialRecordLength ?? 0);
+    this.pool.recycle(entry.segment);
+  }
+}
