@@ -503,6 +503,8 @@ export const runCommand: Command = {
         ...(jobId === undefined ? {} : { jobId }),
         eventLog,
         fileSystems,
+        // ctx.readRedisStream's redis:// streams (a connection only once a source opens one)
+        streamConnectors: [new (await import('@weft/job-store')).RedisStreamConnector()],
         ...(parallelism === undefined ? {} : { parallelism }),
         ...(adaptive === undefined ? {} : { adaptive }),
         executor: cluster ?? executor,

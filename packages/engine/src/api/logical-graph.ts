@@ -55,6 +55,20 @@ export type OperatorSpec =
   | { readonly kind: 'array-source'; readonly values: readonly unknown[] }
   /** `ctx.generate`: `fn(seq)` for the sequence numbers of its splits, at a rate, until `count` (or cancelled) */
   | { readonly kind: 'generator-source'; readonly fn: (seq: number) => unknown; readonly count: number; readonly ratePerSecond: number; readonly splits: number }
+  /** `ctx.watchDirectory`: the lines of every file that appears in a directory, until `endMarker` appears (or cancelled) */
+  | { readonly kind: 'directory-source'; readonly path: string; readonly pollIntervalMs: number; readonly endMarker: string | undefined }
+  /** `ctx.readRedisStream`: the entries of a stream, read as a consumer group, acknowledged when a checkpoint completes */
+  | {
+      readonly kind: 'stream-source';
+      readonly url: string;
+      readonly stream: string;
+      readonly group: string;
+      readonly consumerPrefix: string;
+      readonly startId: '0' | '$';
+      readonly batchSize: number;
+      readonly blockMs: number;
+      readonly endField: string | undefined;
+    }
   | { readonly kind: 'map'; readonly fn: MapFunction<unknown, unknown> }
   | { readonly kind: 'flat-map'; readonly fn: FlatMapFunction<unknown, unknown> }
   | { readonly kind: 'filter'; readonly fn: FilterFunction<unknown> }

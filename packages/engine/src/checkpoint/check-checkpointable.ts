@@ -1,7 +1,7 @@
 import { invalidEngineArgument } from '../errors/engine-error.js';
 import type { JobPlan } from '../graph/job-plan.js';
 
-const CHECKPOINTABLE_SOURCES: ReadonlySet<string> = new Set(['generator-source']);
+const CHECKPOINTABLE_SOURCES: ReadonlySet<string> = new Set(['generator-source', 'directory-source', 'stream-source']);
 
 /** A checkpointed job's plan: every edge pipelined (approximate ones too), every source able to rewind, one input per operator. */
 export function checkCheckpointable(plan: JobPlan): void {
@@ -14,7 +14,7 @@ export function checkCheckpointable(plan: JobPlan): void {
     const head = vertex.operators[0]?.node;
     if (head === undefined) continue;
     if (vertex.inputs.length === 0 && !CHECKPOINTABLE_SOURCES.has(head.spec.kind)) {
-      throw invalidEngineArgument('checkpointing', `source ${JSON.stringify(head.name)} (${head.spec.kind}) cannot rewind to a checkpoint; a checkpointed job's sources are ctx.generate(…)`);
+      throw invalidEngineArgument('checkpointing', `source ${JSON.stringify(head.name)} (${head.spec.kind}) cannot rewind to a checkpoint; a checkpointed job's sources are ctx.generate(…), ctx.watchDirectory(…) or ctx.readRedisStream(…)`);
     }
     if (new Set(plan.edges.filter((e) => e.target === vertex.index).map((e) => e.targetInput)).size > 1) {
       throw invalidEngineArgument('checkpointing', `operator ${JSON.stringify(head.name)} (${head.spec.kind}) has two inputs: checkpoints are taken of one-input operators only yet`);

@@ -75,12 +75,18 @@ export class JobCheckpointing {
   readonly #current = new Map<string, string>();
   /** Trigger listeners of the running source attempts, by execution vertex id. */
   readonly #triggers = new Map<string, { readonly attemptId: string; readonly listener: (checkpointId: number, timestampMs: number) => void }>();
+  /** Completion listeners of the running attempts, by execution vertex id. */
+  readonly #completions = new Map<string, { readonly attemptId: string; readonly listener: (checkpointId: number) => void }>();
   #restoreFrom: CompletedCheckpoint | undefined;
   readonly #loaded = new Map<string, Promise<TaskRestoreState>>();
   #completed = 0;
   #aborted = 0;
   readonly #abortReasons: Partial<Record<CheckpointFailureReason, number>> = {};
   #tasksRestored = 0;
+  /** Sources waiting for the final checkpoint (awaitFinalCheckpoint): attempt id and resolver, by execution vertex id. */
+  readonly #ended = new Map<string, { readonly attemptId: string; readonly resolve: (checkpointId: number | undefined) => void }>();
+  /** The first checkpoint triggered once every source waited for the final one; its completion releases them. */
+  #finalCheckpointId: number | undefined;
   /** Acknowledgements being written and recorded. */
   readonly #inFlight = new Set<Promise<void>>();
 
@@ -102,6 +108,16 @@ export class JobCheckpointing {
         this.#completed += 1;
         this.#restoreFrom = this.#coordinator.latestCompleted;
         this.#logger.debug({ checkpointId }, 'checkpoint completed');
+        const releaseFinal = this.#finalCheckpointId !== undefined && checkpointId >= this.#finalCheckpointId;
+        for (const [taskId, { attemptId, listener }] of this.#completions) {
+          if (this.#current.get(taskId) !== attemptId) continue;
+          try {
+            listener(checkpointId);
+          } catch (error) {
+            this.#logger.warn({ checkpointId, taskId, error: (error as Error).message }, 'a task failed on a checkpoint completion');
+          }
+        }
+        if (releaseFinal) this.#releaseEnded(checkpointId);
       },
       notifyAborted: (checkpointId, reason: CheckpointFailureReason) => {
         this.#aborted += 1;
@@ -123,6 +139,7 @@ export class JobCheckpointing {
    */
   async stop(): Promise<void> {
     this.#coordinator.stop();
+    this.#releaseEnded(undefined);
     while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
   }
 
@@ -146,6 +163,11 @@ export class JobCheckpointing {
     const taskId = task.executionVertexId;
     const previous = this.#current.get(taskId);
     this.#current.set(taskId, task.attemptId);
+    if (this.#ended.has(taskId) || (previous !== undefined && previous !== task.attemptId)) {
+      // the attempt that waited for the final checkpoint is gone: the others wait for one after this attempt ends
+      this.#ended.delete(taskId);
+      this.#finalCheckpointId = undefined;
+    }
     if (previous !== undefined && previous !== task.attemptId) {
       // a failover: what is pending now waits for barriers its old attempts will never send
       for (const checkpointId of this.#coordinator.pendingCheckpointIds) this.#coordinator.decline(checkpointId, taskId, 'DECLINED');
@@ -166,6 +188,17 @@ export class JobCheckpointing {
           if (this.#triggers.get(taskId)?.attemptId === task.attemptId) this.#triggers.delete(taskId);
         };
       },
+      onComplete: (listener) => {
+        this.#completions.set(taskId, { attemptId: task.attemptId, listener });
+        return () => {
+          if (this.#completions.get(taskId)?.attemptId === task.attemptId) this.#completions.delete(taskId);
+        };
+      },
+      awaitFinalCheckpoint: () =>
+        new Promise<number | undefined>((resolve) => {
+          if (!isCurrent()) return resolve(undefined);
+          this.#ended.set(taskId, { attemptId: task.attemptId, resolve });
+        }),
       acknowledge: (snapshot) => {
         if (!isCurrent()) return;
         const done: Promise<void> = this.#acknowledge(task, snapshot)
@@ -184,8 +217,20 @@ export class JobCheckpointing {
   #triggerSources(checkpointId: number, timestampMs: number): void {
     const missing = this.#sourceTasks.filter((t) => this.#triggers.get(t)?.attemptId !== this.#current.get(t));
     // a source not running (not started yet, restarting, or finished): no barrier goes out at all
-    if (missing.length > 0) throw new Error(`source task ${missing[0]} is not running`);
+    if (missing.length > 0) {
+      // no checkpoint can be taken any more: sources waiting for a final one stop waiting
+      if (this.#ended.size > 0 && missing.some((t) => this.#current.has(t) && this.#triggers.get(t) === undefined)) this.#releaseEnded(undefined);
+      throw new Error(`source task ${missing[0]} is not running`);
+    }
+    if (this.#finalCheckpointId === undefined && this.#ended.size > 0 && this.#sourceTasks.every((t) => this.#ended.get(t)?.attemptId === this.#current.get(t))) this.#finalCheckpointId = checkpointId;
     for (const t of this.#sourceTasks) this.#triggers.get(t)?.listener(checkpointId, timestampMs);
+  }
+
+  #releaseEnded(checkpointId: number | undefined): void {
+    const waiting = [...this.#ended.values()];
+    this.#ended.clear();
+    this.#finalCheckpointId = undefined;
+    for (const { resolve } of waiting) resolve(checkpointId);
   }
 
   async #acknowledge(task: TaskDeployment, snapshot: TaskSnapshot): Promise<void> {

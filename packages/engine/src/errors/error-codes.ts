@@ -86,6 +86,8 @@ export const EngineErrorCode = {
    * failover path. Carries `executionVertexId`, `partitionId`, `timeoutMs`.
    */
   APPROXIMATE_RECONNECT_TIMEOUT: 'WEFT_ERR_APPROXIMATE_RECONNECT_TIMEOUT',
+  /** An external stream source (`ctx.readRedisStream`) cannot reach or read its stream, or no connector serves its URL. Carries `operator`, `source` (the redacted URL), `stream`. */
+  SOURCE_UNAVAILABLE: 'WEFT_ERR_SOURCE_UNAVAILABLE',
 } as const;
 
 export type EngineErrorCode = (typeof EngineErrorCode)[keyof typeof EngineErrorCode];

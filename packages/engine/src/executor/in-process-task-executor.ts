@@ -1,6 +1,7 @@
 import { type JobId, type Logger, type ShuffleLocation, type ShuffleServiceFactory, type TaskExecutorId, noopLogger } from '@weft/shuffle-api';
 import type { JobPlan } from '../graph/job-plan.js';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
+import type { StreamConnector } from '../io/stream-connector.js';
 import type { RecordSerializerFactory } from '../serialization/record-serializer.js';
 import type { TaskCheckpointingProvider } from '../runtime/task-checkpointing.js';
 import type { RegionDeployment } from '../runtime/task-deployment.js';
@@ -20,6 +21,8 @@ export interface InProcessTaskExecutorOptions {
   readonly cwd: string;
   /** Where `<scheme>://` inputs and outputs live. @defaultValue [] */
   readonly fileSystems?: readonly ExternalFileSystem[];
+  /** Where stream sources read (RunJobOptions.streamConnectors). @defaultValue [] */
+  readonly streamConnectors?: readonly StreamConnector[];
   readonly serializer: RecordSerializerFactory;
   readonly logger?: Logger;
   /** Kills this process (a planted `kill-process` fault): set by worker processes only. */
@@ -91,6 +94,7 @@ export class InProcessTaskExecutor implements TaskExecutor {
       shuffle: this.#shuffle,
       cwd: this.#options.cwd,
       fileSystems: this.#options.fileSystems ?? [],
+      ...(this.#options.streamConnectors === undefined ? {} : { streamConnectors: this.#options.streamConnectors }),
       serializer: this.#options.serializer,
       onEvent: (event) => listener.onTaskEvent(this.id, event),
       ...(this.#options.logger === undefined ? {} : { logger: this.#options.logger }),

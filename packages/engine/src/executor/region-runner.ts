@@ -10,6 +10,7 @@ import {
 import { EngineError, isEngineError } from '../errors/engine-error.js';
 import type { JobPlan } from '../graph/job-plan.js';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
+import type { StreamConnector } from '../io/stream-connector.js';
 import type { RecordSerializerFactory } from '../serialization/record-serializer.js';
 import { StreamTask, type TaskIo } from '../runtime/stream-task.js';
 import { serializeTaskError } from '../runtime/task-error-serialization.js';
@@ -37,6 +38,8 @@ export interface RegionRunnerOptions {
   readonly shuffle: ExecutorShuffle;
   readonly cwd: string;
   readonly fileSystems: readonly ExternalFileSystem[];
+  /** Where stream sources read. @defaultValue [] */
+  readonly streamConnectors?: readonly StreamConnector[];
   readonly serializer: RecordSerializerFactory;
   readonly onEvent: (event: TaskEvent) => void;
   readonly logger?: Logger;
@@ -170,6 +173,7 @@ export class RegionRunner {
       signal: controller.signal,
       cwd: this.#options.cwd,
       fileSystems: this.#options.fileSystems,
+      ...(this.#options.streamConnectors === undefined ? {} : { streamConnectors: this.#options.streamConnectors }),
       serializer: this.#options.serializer,
       logger: this.#logger.child({ attemptId: task.attemptId }),
       ...(this.#options.killProcess === undefined ? {} : { killProcess: this.#options.killProcess }),

@@ -36,7 +36,7 @@ export async function adaptivePresets(graph: LogicalGraph, options: ResolvedAdap
         throw inputUnreadable(node.name, path.local ?? path.url, error);
       }
       p = sourceParallelismForBytes(bytes, options);
-    } else if (spec.kind === 'range-source' || spec.kind === 'array-source' || spec.kind === 'generator-source') {
+    } else if (spec.kind === 'range-source' || spec.kind === 'array-source' || spec.kind === 'generator-source' || spec.kind === 'directory-source' || spec.kind === 'stream-source') {
       p = Math.min(options.defaultSourceParallelism, options.maxParallelism);
     }
     if (p === undefined) continue;

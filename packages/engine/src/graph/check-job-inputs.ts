@@ -1,7 +1,8 @@
 import { constants } from 'node:fs';
-import { access } from 'node:fs/promises';
+import { access, stat } from 'node:fs/promises';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
 import { resolveJobPath } from '../io/job-paths.js';
+import { resolveDirectory } from '../operators/directory-source.js';
 import { inputUnreadable, listJobInputFiles } from '../operators/text-file-source.js';
 import type { JobPlan } from './job-plan.js';
 
@@ -20,6 +21,16 @@ import type { JobPlan } from './job-plan.js';
 export async function checkJobInputs(plan: JobPlan, cwd: string, fileSystems: readonly ExternalFileSystem[] = []): Promise<void> {
   for (const node of plan.logical.nodes) {
     if (node.spec.kind === 'text-sink') resolveJobPath(node.spec.path, cwd, fileSystems);
+    if (node.spec.kind === 'directory-source') {
+      const dir = resolveDirectory(node.spec.path, cwd);
+      try {
+        if (!(await stat(dir)).isDirectory()) throw new Error('not a directory (ctx.watchDirectory watches a directory)');
+        await access(dir, constants.R_OK | constants.X_OK);
+      } catch (error) {
+        throw inputUnreadable(node.name, dir, error);
+      }
+      continue;
+    }
     if (node.spec.kind !== 'text-source') continue;
     const path = resolveJobPath(node.spec.path, cwd, fileSystems);
     let files: { path: string }[];

@@ -9,6 +9,7 @@ import { WorkerPool } from '../executor/worker-pool.js';
 import type { WorkerPoolOptions } from '../executor/worker-pool-options.js';
 import type { LoadedJob } from '../graph/load-job.js';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
+import type { StreamConnector } from '../io/stream-connector.js';
 import type { RecordSerializerFactory } from '../serialization/record-serializer.js';
 import type { SerializerName } from '../serialization/serializers.js';
 import { FencedShuffleMaster } from './fenced-shuffle-master.js';
@@ -38,6 +39,8 @@ export interface JobSessionOptions {
   readonly slotsPerExecutor: number;
   readonly cwd: string;
   readonly fileSystems: readonly ExternalFileSystem[];
+  /** Where stream sources read (in process only). @defaultValue [] */
+  readonly streamConnectors?: readonly StreamConnector[] | undefined;
   /** The serializer in process; workers resolve it by `serializerName`. */
   readonly serializer: RecordSerializerFactory;
   readonly serializerName: SerializerName;
@@ -222,6 +225,7 @@ export class JobSession {
           listener,
           cwd: o.cwd,
           fileSystems: o.fileSystems,
+          ...(o.streamConnectors === undefined ? {} : { streamConnectors: o.streamConnectors }),
           serializer: o.serializer,
           logger: o.logger,
           ...(this.#checkpointing === undefined ? {} : { checkpointing: this.#checkpointing }),

@@ -35,6 +35,7 @@ import { type JobShuffleServices, JobSession } from './job-session.js';
 import { textSinkTempDirs } from './sink-publisher.js';
 import { jobModuleHash } from './job-module-hash.js';
 import { type JobEventLog, type JobLog, PROGRESS_PUBLISH_INTERVAL_MS } from '../event-log/job-event-log.js';
+import { checkStreamConnectors, type StreamConnector } from '../io/stream-connector.js';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
 import { jobLogListener, type OpenedJobLog, openJobLog, prepareResume, type ResumeDecision } from './job-resume.js';
 import { type CheckpointingOptions, resolveCheckpointingOptions } from '../checkpoint/checkpointing-options.js';
@@ -144,6 +145,13 @@ export interface RunJobOptions {
    * each from its `reference`. The caller owns them (runJob never closes them). @defaultValue [] (local paths only)
    */
   readonly fileSystems?: readonly ExternalFileSystem[];
+  /**
+   * Where stream sources (`ctx.readRedisStream(url, …)`) read: one StreamConnector per URL scheme family
+   * (the CLI hands `@weft/job-store`'s RedisStreamConnector). In process only (`executor: 'inprocess'`).
+   * The caller owns them (runJob never closes them). @defaultValue [] (a stream source then fails with
+   * WEFT_ERR_SOURCE_UNAVAILABLE)
+   */
+  readonly streamConnectors?: readonly StreamConnector[];
   /**
    * Each task's managed memory (Flink's managed memory per slot): a budget in bytes of serialized data,
    * shared by the task's operators. A sort or a keyed aggregation that fills it spills sorted runs to
@@ -403,6 +411,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
     slotsPerExecutor: slots,
     cwd,
     fileSystems,
+    streamConnectors: checkStreamConnectors(options.streamConnectors),
     serializer,
     serializerName,
     logger,

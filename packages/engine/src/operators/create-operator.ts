@@ -5,6 +5,7 @@ import { AggregateOperator } from './aggregate-operator.js';
 import { ArraySource } from './array-source.js';
 import { CollectSinkOperator } from './collect-sink-operator.js';
 import { CombineOperator } from './combine-operator.js';
+import { DirectorySource } from './directory-source.js';
 import { FilterOperator } from './filter-operator.js';
 import { FlatMapOperator } from './flat-map-operator.js';
 import { GeneratorSource } from './generator-source.js';
@@ -17,6 +18,7 @@ import { RangeSource } from './range-source.js';
 import { SortBoundariesOperator } from './sort-boundaries-operator.js';
 import { SortSampleOperator } from './sort-sample-operator.js';
 import { SplitWordsOperator } from './split-words-operator.js';
+import { StreamSource } from './stream-source.js';
 import type { OperatorContext, Output, SourceOperator, StreamOperator } from './stream-operator.js';
 import { TextFileSource } from './text-file-source.js';
 import { TextSinkOperator } from './text-sink-operator.js';
@@ -41,6 +43,10 @@ export function createOperator(node: LogicalNode, output: Output, context: Opera
       return { source: true, operator: new RangeSource(spec.start, spec.end, output, context) };
     case 'generator-source':
       return { source: true, operator: new GeneratorSource(spec, output, context) };
+    case 'directory-source':
+      return { source: true, operator: new DirectorySource(spec, output, context) };
+    case 'stream-source':
+      return { source: true, operator: new StreamSource(spec, output, context) };
     case 'array-source':
       return { source: true, operator: new ArraySource(spec.values, output, context) };
     case 'map':

@@ -1,5 +1,7 @@
+import type { Logger } from '@weft/shuffle-api';
 import type { RuntimeContext } from '../api/functions.js';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
+import type { StreamConnector } from '../io/stream-connector.js';
 import type { TaskMemory } from '../memory/task-memory.js';
 import type { TaskBackpressure } from '../runtime/backpressure.js';
 import type { OperatorStateAccess } from '../runtime/task-checkpointing.js';
@@ -29,6 +31,10 @@ export interface OperatorContext extends TaskIdentity {
   readonly cwd: string;
   /** Where `<scheme>://` inputs and outputs live (RunJobOptions.fileSystems). */
   readonly fileSystems: readonly ExternalFileSystem[];
+  /** Where stream sources read (RunJobOptions.streamConnectors). @defaultValue [] (outside the job master's process) */
+  readonly streamConnectors?: readonly StreamConnector[];
+  /** The task's logger (carries the operator and the attempt). @defaultValue a no-op logger */
+  readonly logger?: Logger;
   /** Consumer subtasks of this operator's first network output (0 when it has none). */
   readonly outputConsumers: number;
   /** The task's managed memory (its budget, shared by its operators) and spill directory. */
@@ -38,6 +44,8 @@ export interface OperatorContext extends TaskIdentity {
    * operator keeps there survives a failure — its task restarts from the latest completed checkpoint.
    */
   readonly state?: OperatorStateAccess;
+  /** In a checkpointed job: waits for the job's final checkpoint (TaskCheckpointing.awaitFinalCheckpoint), for a source at its end. */
+  readonly awaitFinalCheckpoint?: () => Promise<number | undefined>;
   /** The task's watermark output (absent where a task runs no watermarks, e.g. operators built in tests). */
   readonly watermarks?: WatermarkOutput;
 }
@@ -52,6 +60,13 @@ export interface CheckpointedOperator {
    * its buffered lines written); a rejection declines the checkpoint.
    */
   snapshotState?(checkpointId: number): Promise<void> | void;
+  /**
+   * Checkpoint `checkpointId` is complete (recorded in the job's CheckpointStore): what the operator
+   * snapshotted up to it is durable (a stream source acknowledges the entries read before it). Not called
+   * for aborted checkpoints; a failure may come before any call, so what it does must be safe to redo
+   * after a restore. Must not throw (what it starts runs on its own; its failure is the operator's to report).
+   */
+  notifyCheckpointComplete?(checkpointId: number): void;
 }
 
 /** What a sink reports when its task finishes; the job master publishes it when the job succeeds. */

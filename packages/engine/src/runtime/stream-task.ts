@@ -3,6 +3,7 @@ import { noopLogger } from '@weft/shuffle-api';
 import { EngineError } from '../errors/engine-error.js';
 import type { JobPlan, PlannedVertex } from '../graph/job-plan.js';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
+import type { StreamConnector } from '../io/stream-connector.js';
 import { createOperator, type RuntimeOperator } from '../operators/create-operator.js';
 import type { OperatorContext, Output, SinkOutput, StreamOperator } from '../operators/stream-operator.js';
 import type { RecordSerializerFactory } from '../serialization/record-serializer.js';
@@ -16,6 +17,7 @@ import { inputChannelsOf, type TaskInputChannels } from './input-channels-of.js'
 import type { TaskCheckpointing, TaskSnapshot } from './task-checkpointing.js';
 import { createChannelSelector } from './channel-selector.js';
 import { FaultTrigger } from './fault-trigger.js';
+import { GuardedSourceOutput } from './guarded-source-output.js';
 import { DISCARD_OUTPUT, FanOutOutput, NetworkOutput } from './network-output.js';
 import type { InputDeployment, OutputDeployment, TaskDeployment, TaskMetrics } from './task-deployment.js';
 import type { TaskResult } from './task-events.js';
@@ -36,6 +38,8 @@ export interface StreamTaskOptions {
   readonly cwd: string;
   /** Where `<scheme>://` inputs and outputs live. */
   readonly fileSystems: readonly ExternalFileSystem[];
+  /** Where stream sources read. @defaultValue [] */
+  readonly streamConnectors?: readonly StreamConnector[];
   readonly serializer: RecordSerializerFactory;
   readonly logger?: Logger;
   /** Kills the process running the task (a planted `kill-process` fault); absent in the job master's process. */
@@ -78,6 +82,8 @@ export class StreamTask {
   #sourceCount: { readonly count: number } | undefined;
   #memory: TaskMemory | undefined;
   #checkpointing: TaskCheckpointing | undefined;
+  /** A checkpointed source's output: once it threw, the task is failing and takes no checkpoint any more. */
+  #sourceOutput: GuardedSourceOutput | undefined;
   /** Each operator's checkpointed state, by chain position (empty in jobs without checkpoints). */
   #states: { readonly uid: string; readonly holder: OperatorStateHolder }[] = [];
   #aligner: BarrierAligner | undefined;
@@ -144,14 +150,12 @@ export class StreamTask {
         if (!op.source) await op.operator.open?.();
       }
       const head = this.#operators[0] as RuntimeOperator;
-      if (head.source) {
-        const unsubscribe = this.#checkpointing?.onTrigger((checkpointId, timestampMs) => this.#triggeredAtSource(checkpointId, timestampMs));
-        try {
-          await head.operator.run();
-        } finally {
-          unsubscribe?.();
-        }
-      } else await this.#consumeInputs(head.operator);
+      const unsubscribeComplete = this.#checkpointing?.onComplete((checkpointId) => this.#checkpointCompleted(checkpointId));
+      try {
+        await this.#runChain(head);
+      } finally {
+        unsubscribeComplete?.();
+      }
       if ((this.#aligner?.queued ?? 0) > 0) throw new Error(`unreachable: task ${deployment.attemptId} ended its inputs with records held for a checkpoint`);
       this.#trigger?.fireIfPending(head.source ? (this.#sourceCount?.count ?? 0) : this.#recordsIn);
       for (const op of this.#operators) {
@@ -180,6 +184,28 @@ export class StreamTask {
     } finally {
       signal.removeEventListener('abort', onAbort);
       await this.#closeAll();
+    }
+  }
+
+  /** Runs the source, or reads the inputs, to their end. */
+  async #runChain(head: RuntimeOperator): Promise<void> {
+    if (!head.source) return this.#consumeInputs(head.operator);
+    const unsubscribe = this.#checkpointing?.onTrigger((checkpointId, timestampMs) => this.#triggeredAtSource(checkpointId, timestampMs));
+    try {
+      await head.operator.run();
+    } finally {
+      unsubscribe?.();
+    }
+  }
+
+  /** The job master completed checkpoint `checkpointId`: every operator of the chain is told. */
+  #checkpointCompleted(checkpointId: number): void {
+    for (const op of this.#operators) {
+      try {
+        op.operator.notifyCheckpointComplete?.(checkpointId);
+      } catch (error) {
+        (this.#options.logger ?? noopLogger).warn({ attemptId: this.#options.deployment.attemptId, checkpointId, error: (error as Error).message }, 'an operator failed on a checkpoint completion');
+      }
     }
   }
 
@@ -228,6 +254,11 @@ export class StreamTask {
       }
       let state: OperatorStateHolder | undefined;
       const checkpointing = this.#checkpointing;
+      if (position === 0 && checkpointing !== undefined && isSource(node.spec.kind)) {
+        const guarded = new GuardedSourceOutput(output);
+        this.#sourceOutput = guarded;
+        output = guarded;
+      }
       // a batch job's window operator keeps its windows in keyed state all the same, never snapshotted
       if (checkpointing !== undefined || node.spec.kind === 'window-aggregate') {
         const keyedInput = position === 0 ? plan.edges.find((e) => e.target === vertex.index && e.partitioning.type === 'hash') : undefined;
@@ -235,7 +266,10 @@ export class StreamTask {
         if (checkpointing !== undefined) this.#states[position] = { uid: node.uid, holder: state };
       }
       const watermarks = this.#watermarks;
-      const context: OperatorContext = { ...identity, jobId, backpressure: this.#backpressure, signal, cwd, fileSystems, outputConsumers, memory, ...(state === undefined ? {} : { state }), ...(watermarks === undefined ? {} : { watermarks }) };
+      const logger = (this.#options.logger ?? noopLogger).child({ operator: node.name });
+      const streamConnectors = this.#options.streamConnectors ?? [];
+      const extras = { ...(state === undefined ? {} : { state }), ...(watermarks === undefined ? {} : { watermarks }), ...(checkpointing === undefined ? {} : { awaitFinalCheckpoint: () => checkpointing.awaitFinalCheckpoint() }) };
+      const context: OperatorContext = { ...identity, jobId, backpressure: this.#backpressure, signal, cwd, fileSystems, streamConnectors, logger, outputConsumers, memory, ...extras };
       built[position] = createOperator(node, output, context, chained.fusion);
     }
     return built;
@@ -368,8 +402,9 @@ export class StreamTask {
    * uncounted: the failover reports the failure, not the checkpoint.
    */
   #triggeredAtSource(checkpointId: number, timestampMs: number): void {
-    if (this.#options.signal.aborted) {
-      this.#checkpointing?.decline(checkpointId, `task ${this.#options.deployment.attemptId} is being cancelled`, 'DECLINED');
+    // a task being cancelled, or whose source output threw (it counted a record it never handed on): no checkpoint of it
+    if (this.#options.signal.aborted || this.#sourceOutput?.failed === true) {
+      this.#checkpointing?.decline(checkpointId, `task ${this.#options.deployment.attemptId} is ${this.#options.signal.aborted ? 'being cancelled' : 'failing'}`, 'DECLINED');
       return;
     }
     try {
@@ -439,7 +474,7 @@ export class StreamTask {
   }
 }
 
-const SOURCE_KINDS: ReadonlySet<string> = new Set(['text-source', 'range-source', 'array-source', 'generator-source']);
+const SOURCE_KINDS: ReadonlySet<string> = new Set(['text-source', 'range-source', 'array-source', 'generator-source', 'directory-source', 'stream-source']);
 
 function isSource(kind: string): boolean {
   return SOURCE_KINDS.has(kind);

@@ -39,6 +39,20 @@ export interface TaskCheckpointing {
   readonly restore: TaskRestoreState | undefined;
   /** A source's subscription to checkpoint triggers; returns the unsubscribe. */
   onTrigger(listener: (checkpointId: number, timestampMs: number) => void): () => void;
+  /**
+   * Subscription to completed checkpoints (Flink's notifyCheckpointComplete): called once per checkpoint
+   * the job master completed while this attempt runs, in increasing id order — also for checkpoints this
+   * attempt did not take part in (taken before it started). Returns the unsubscribe.
+   */
+  onComplete(listener: (checkpointId: number) => void): () => void;
+  /**
+   * A source that reached its end but must not finish before its last records are covered by a completed
+   * checkpoint (a stream source acknowledging its entries): resolves with the id of the first checkpoint
+   * completed after every source of the job reached this point (the job's final checkpoint), having told
+   * `onComplete` listeners first — or with undefined when none can be taken any more (a source finished
+   * without waiting, or checkpointing stopped). The source keeps taking checkpoints while it waits.
+   */
+  awaitFinalCheckpoint(): Promise<number | undefined>;
   acknowledge(snapshot: TaskSnapshot): void;
   /** `TASK_FAILURE` (the snapshot failed) counts toward the job's tolerated checkpoint failures; `DECLINED` (the inputs aborted it) does not. */
   decline(checkpointId: number, message: string, reason: 'TASK_FAILURE' | 'DECLINED'): void;

@@ -1,0 +1,180 @@
+import { noopLogger } from '@weft/shuffle-api';
+import { EngineError, isEngineError } from '../errors/engine-error.js';
+import { type StreamEntry, type StreamReader, streamConnectorOf } from '../io/stream-connector.js';
+import type { OperatorContext, Output, SourceOperator } from './stream-operator.js';
+
+export interface StreamSourceSpec {
+  readonly url: string;
+  readonly stream: string;
+  readonly group: string;
+  readonly consumerPrefix: string;
+  readonly startId: '0' | '$';
+  readonly batchSize: number;
+  readonly blockMs: number;
+  readonly endField: string | undefined;
+}
+
+/** A URL with its password (`redis://user:secret@host`) hidden, for messages and logs. */
+export function redactSourceUrl(url: string): string {
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^@/]*)@/iu, (_, scheme: string, auth: string) => `${scheme}${auth.includes(':') ? `${auth.slice(0, auth.indexOf(':'))}:***` : '***'}@`);
+}
+
+/** `WEFT_ERR_SOURCE_UNAVAILABLE` naming the operator, the (redacted) URL and the stream. */
+export function sourceUnavailable(request: { readonly operator: string; readonly url: string; readonly stream: string; readonly problem: string; readonly cause?: unknown }): EngineError {
+  const source = redactSourceUrl(request.url);
+  return new EngineError('WEFT_ERR_SOURCE_UNAVAILABLE', `operator ${JSON.stringify(request.operator)} cannot read stream ${JSON.stringify(request.stream)} at ${source}: ${request.problem}`, {
+    context: { operator: request.operator, source, stream: request.stream },
+    ...(request.cause === undefined ? {} : { cause: request.cause }),
+  });
+}
+
+/**
+ * `ctx.readRedisStream`: one consumer (`<prefix>-<subtask>`) of a consumer group, through the job's
+ * StreamConnector. It reads its consumer's pending entries first (delivered to an earlier attempt and not
+ * acknowledged), then new ones, emitting each as a StreamEntry. At-least-once: the ids emitted before a
+ * checkpoint's barrier are acknowledged when that checkpoint completes (notifyCheckpointComplete), so a
+ * restore re-reads exactly the entries no completed checkpoint covers. Subtask 0 first claims the pending
+ * entries of consumers of subtasks that no longer exist (a restore with a smaller parallelism).
+ *
+ * With `endField`, an entry having that field ends the subtask (it emits the rest of that read's entries,
+ * not the marker); a read that brought it more than one marker appends the surplus to the stream again,
+ * for the other subtasks. In a checkpointed job it then waits for the job's final checkpoint and
+ * acknowledges everything before it finishes; in a job without checkpoints it acknowledges when it ends.
+ */
+export class StreamSource implements SourceOperator {
+  recordsEmitted = 0;
+  #reader: StreamReader | undefined;
+  /** Ids emitted since the last checkpoint's barrier. */
+  #unacked: string[] = [];
+  /** Ids emitted before each checkpoint's barrier, waiting for it to complete. */
+  readonly #byCheckpoint = new Map<number, string[]>();
+  /** Acknowledgements under way, in order. */
+  #acking: Promise<void> = Promise.resolve();
+  #ackError: EngineError | undefined;
+
+  constructor(
+    private readonly spec: StreamSourceSpec,
+    private readonly output: Output,
+    private readonly context: OperatorContext,
+  ) {}
+
+  snapshotState(checkpointId: number): void {
+    this.#byCheckpoint.set(checkpointId, this.#unacked);
+    this.#unacked = [];
+  }
+
+  notifyCheckpointComplete(checkpointId: number): void {
+    const ids: string[] = [];
+    for (const [id, entries] of this.#byCheckpoint) {
+      if (id > checkpointId) continue;
+      for (const entry of entries) ids.push(entry);
+      this.#byCheckpoint.delete(id);
+    }
+    if (ids.length > 0) this.#ack(ids);
+  }
+
+  async run(): Promise<void> {
+    const { spec, context } = this;
+    const connector = streamConnectorOf(spec.url, context.streamConnectors ?? []);
+    if (connector === undefined) {
+      throw this.#unavailable(`no stream connector serves this URL (RunJobOptions.streamConnectors; stream sources run in process only)`);
+    }
+    const consumer = `${spec.consumerPrefix}-${context.subtask}`;
+    try {
+      this.#reader = await connector.open({ operator: context.operatorName, url: spec.url, stream: spec.stream, group: spec.group, consumer, startId: spec.startId, logger: context.logger ?? noopLogger });
+      const reader = this.#reader;
+      if (context.subtask === 0) await reader.claimFrom((name) => this.#isOrphan(name));
+      const markers: StreamEntry[] = [];
+      for (;;) {
+        const entries = await reader.readPending(spec.batchSize);
+        if (entries.length === 0) break;
+        markers.push(...this.#emit(entries));
+        await this.#pause();
+      }
+      while (markers.length === 0) {
+        const entries = await reader.readNew(spec.batchSize, spec.blockMs);
+        markers.push(...this.#emit(entries));
+        await this.#pause();
+      }
+      // the markers beyond the first are other subtasks' ends: put back (a restore may put one back twice; an extra marker is harmless)
+      for (const surplus of markers.slice(1)) await reader.append(surplus.fields);
+    } catch (error) {
+      if (context.signal.aborted) throw context.signal.reason;
+      throw isEngineError(error) ? error : this.#unavailable((error as Error).message, error);
+    }
+    await this.#finish();
+  }
+
+  async close(): Promise<void> {
+    const reader = this.#reader;
+    this.#reader = undefined;
+    await this.#acking.catch(() => {});
+    await reader?.close();
+  }
+
+  /** Emits the entries but the end markers; the markers read (one ends the subtask, the others are for other subtasks). */
+  #emit(entries: readonly StreamEntry[]): StreamEntry[] {
+    const endField = this.spec.endField;
+    const markers: StreamEntry[] = [];
+    for (const entry of entries) {
+      this.#unacked.push(entry.id);
+      if (endField !== undefined && Object.hasOwn(entry.fields, endField)) {
+        markers.push(entry);
+        continue;
+      }
+      this.output.collect({ id: entry.id, fields: entry.fields });
+      this.recordsEmitted++;
+    }
+    return markers;
+  }
+
+  /** Between two reads: backpressure, cancellation, a failed acknowledgement, and a turn of the event loop (checkpoint triggers). */
+  async #pause(): Promise<void> {
+    const { backpressure, signal } = this.context;
+    if (backpressure.blocked) await backpressure.wait();
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (signal.aborted) throw signal.reason;
+    if (this.#ackError !== undefined) throw this.#ackError;
+  }
+
+  /** The end marker was read: acknowledged once the job's final checkpoint covers everything emitted. */
+  async #finish(): Promise<void> {
+    const { signal, awaitFinalCheckpoint } = this.context;
+    if (awaitFinalCheckpoint === undefined) {
+      this.#ack(this.#unacked);
+      this.#unacked = [];
+    } else {
+      const aborted = new Promise<never>((_, reject) => {
+        if (signal.aborted) reject(signal.reason);
+        signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+      });
+      aborted.catch(() => {});
+      // undefined: no final checkpoint can be taken; what was not acknowledged stays pending (read again next time)
+      await Promise.race([awaitFinalCheckpoint(), aborted]);
+    }
+    await this.#acking;
+    if (this.#ackError !== undefined) throw this.#ackError;
+  }
+
+  #ack(ids: readonly string[]): void {
+    const reader = this.#reader;
+    if (reader === undefined || ids.length === 0) return;
+    this.#acking = this.#acking.then(() =>
+      reader.ack(ids).catch((error: unknown) => {
+        this.#ackError ??= isEngineError(error) ? error : this.#unavailable(`acknowledging ${ids.length} entries failed: ${(error as Error).message}`, error);
+      }),
+    );
+  }
+
+  /** A consumer of this source's group whose subtask no longer exists (`<prefix>-<n>`, n >= parallelism). */
+  #isOrphan(consumer: string): boolean {
+    const prefix = `${this.spec.consumerPrefix}-`;
+    if (!consumer.startsWith(prefix)) return false;
+    const index = Number(consumer.slice(prefix.length));
+    return Number.isInteger(index) && index >= this.context.parallelism;
+  }
+
+  #unavailable(problem: string, cause?: unknown): EngineError {
+    return sourceUnavailable({ operator: this.context.operatorName, url: this.spec.url, stream: this.spec.stream, problem, ...(cause === undefined ? {} : { cause }) });
+  }
+}

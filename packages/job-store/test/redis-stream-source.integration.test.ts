@@ -1,0 +1,198 @@
+// ctx.readRedisStream against a real redis-server, in process over the in-memory pipelined shuffle, with
+// checkpoints: entries XADDed while the job runs all arrive, one consumer per subtask, every entry
+// acknowledged once the final checkpoint completed (nothing left in XPENDING); a source that throws is
+// restarted from the latest completed checkpoint and re-reads exactly the entries no completed checkpoint
+// acknowledged (at-least-once: duplicates only after that checkpoint, none lost); a restore with fewer
+// subtasks claims the pending entries of the consumers that are gone; an unreachable Redis, or no
+// connector for the URL, fails the source with WEFT_ERR_SOURCE_UNAVAILABLE.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { Redis } from 'ioredis';
+import {
+  type CheckpointingOptions,
+  defineJob,
+  type FaultInjectorFactory,
+  InMemoryCheckpointStorage,
+  InMemoryCheckpointStore,
+  isEngineError,
+  type JobResult,
+  runJob,
+  type StreamConnector,
+} from '@weft/engine';
+import { RedisStreamConnector } from '@weft/job-store';
+import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';
+import { freePort, type RedisServer, startRedis } from '@weft/testkit';
+
+/** What the job saw: the ids each source attempt emitted, in order (`<subtask>@<attempt>`). */
+type Seen = Map<string, string[]>;
+
+const total = (seen: Seen): number => [...seen.values()].reduce((n, ids) => n + ids.length, 0);
+
+function streamCountJob(url: string, stream: string, seen: Seen) {
+  return defineJob((ctx) => {
+    ctx
+      .readRedisStream(url, stream, { endField: 'end', blockMs: 50, batchSize: 40 })
+      .map((entry, context) => {
+        const key = `${context.subtask}@${context.attempt}`;
+        seen.set(key, [...(seen.get(key) ?? []), entry.id]);
+        return entry.fields['n'] as string;
+      })
+      .keyBy((n) => n)
+      .count()
+      .collect('counts');
+  }, { name: 'redis-stream-count' });
+}
+
+function run(request: { url: string; stream: string; seen: Seen; parallelism: number; checkpointing: CheckpointingOptions; faults?: FaultInjectorFactory; restarts?: number; connectors?: StreamConnector[]; jobId?: string }): Promise<JobResult> {
+  const memory = createMemoryShuffleServiceFactory({ buffersPerPartition: 8 });
+  return runJob({
+    job: streamCountJob(request.url, request.stream, request.seen),
+    parallelism: request.parallelism,
+    shuffle: { pipelined: memory, blocking: memory },
+    checkpointing: request.checkpointing,
+    streamConnectors: request.connectors ?? [new RedisStreamConnector()],
+    restartStrategy: request.restarts === 0 ? { type: 'none' } : { type: 'fixed-delay', attempts: request.restarts ?? 2, delayMs: 0 },
+    ...(request.jobId === undefined ? {} : { jobId: request.jobId }),
+    ...(request.faults === undefined ? {} : { faults: request.faults }),
+  });
+}
+
+function countsOf(result: JobResult): Map<string, number> {
+  assert.equal(result.status, 'succeeded', result.error?.message);
+  return new Map((result.collected['counts'] ?? []) as [string, number][]);
+}
+
+async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
+/** Broken code fails a test instead of hanging it (not a timing assertion: a healthy run takes a few seconds at most). */
+const GUARD_MS = 60_000;
+
+describe('ctx.readRedisStream', () => {
+  let redis: RedisServer;
+  let client: Redis;
+  before(async () => {
+    redis = await startRedis({ persistent: false });
+    client = new Redis(redis.url);
+  });
+  after(async () => {
+    client?.disconnect();
+    await redis?.close();
+  });
+
+  const add = async (stream: string, from: number, to: number): Promise<void> => {
+    const pipeline = client.pipeline();
+    for (let n = from; n < to; n++) pipeline.xadd(stream, '*', 'n', String(n));
+    await pipeline.exec();
+  };
+  const pendingCount = async (stream: string, group: string): Promise<number> => Number(((await client.xpending(stream, group)) as [number])[0]);
+
+  it('reads entries added while it runs, one consumer per subtask, and leaves none pending after the final checkpoint', { timeout: GUARD_MS }, async () => {
+    const stream = 'sources:while-running';
+    await add(stream, 0, 300);
+    const seen: Seen = new Map();
+    const running = run({ url: redis.url, stream, seen, parallelism: 2, checkpointing: { intervalMs: 20, storage: new InMemoryCheckpointStorage() } });
+    await until(() => total(seen) >= 300);
+    await add(stream, 300, 600);
+    // one end marker per subtask (a subtask handed both puts the second back)
+    await client.xadd(stream, '*', 'end', '1');
+    await client.xadd(stream, '*', 'end', '1');
+    const counts = countsOf(await running);
+    assert.deepEqual(counts, new Map(Array.from({ length: 600 }, (_, n) => [String(n), 1])));
+    assert.equal(await pendingCount(stream, 'weft-readRedisStream'), 0);
+    const consumers = ((await client.call('XINFO', 'CONSUMERS', stream, 'weft-readRedisStream')) as unknown[][]).map((c) => c[1]).sort();
+    assert.deepEqual(consumers, ['readRedisStream-0', 'readRedisStream-1']);
+  });
+
+  it('after a task failure re-reads exactly the entries no completed checkpoint acknowledged: a superset, duplicates only after it', { timeout: GUARD_MS }, async () => {
+    const stream = 'sources:failure';
+    const group = 'weft-readRedisStream';
+    await add(stream, 0, 200);
+    const seen: Seen = new Map();
+    const store = new InMemoryCheckpointStore();
+    const faults: FaultInjectorFactory = () => ({
+      taskFault: ({ executionVertexId, attempt }) => (executionVertexId === 'readRedisStream#0' && attempt === 0 ? { kind: 'throw', atRecord: 300 } : undefined),
+    });
+    const running = run({ url: redis.url, stream, seen, parallelism: 1, checkpointing: { intervalMs: 20, storage: new InMemoryCheckpointStorage(), store }, faults });
+    await until(() => total(seen) >= 200);
+    // a checkpoint completed after the first entries, and its acknowledgements reached Redis
+    await until(async () => (await pendingCount(stream, group)) === 0);
+    await add(stream, 200, 400);
+    await client.xadd(stream, '*', 'end', '1');
+    const result = await running;
+    const counts = countsOf(result);
+    assert.equal(result.failures, 1);
+    for (let n = 0; n < 400; n++) assert.ok((counts.get(String(n)) ?? 0) >= 1, `entry ${n} lost`);
+    const failed = seen.get('0@0') ?? [];
+    const restored = new Set(seen.get('0@1') ?? []);
+    assert.equal(failed.length, 300);
+    // what the failed attempt read and the restored one did not is what completed checkpoints acknowledged: a prefix
+    const firstReread = failed.findIndex((id) => restored.has(id));
+    const acknowledged = firstReread === -1 ? failed.length : firstReread;
+    assert.ok(acknowledged >= 200, `only ${acknowledged} entries acknowledged before the failure`);
+    assert.deepEqual(failed.slice(acknowledged).filter((id) => !restored.has(id)), [], 'every entry after the last acknowledged checkpoint is read again');
+    const duplicates = [...counts.values()].reduce((n, c) => n + c - 1, 0);
+    assert.ok(duplicates <= failed.length - acknowledged, `${duplicates} duplicates, more than the ${failed.length - acknowledged} entries read again`);
+    assert.equal(await pendingCount(stream, group), 0);
+  });
+
+  it('a restore with fewer subtasks claims the pending entries of the consumers that are gone', { timeout: GUARD_MS }, async () => {
+    const stream = 'sources:rescale';
+    const group = 'weft-readRedisStream';
+    await add(stream, 0, 1000);
+    const store = new InMemoryCheckpointStore();
+    const storage = new InMemoryCheckpointStorage();
+    const faults: FaultInjectorFactory = () => ({
+      taskFault: ({ executionVertexId, attempt }) => (executionVertexId === 'readRedisStream#0' && attempt === 0 ? { kind: 'throw', atRecord: 150 } : undefined),
+    });
+    const first = await run({ jobId: 'rescale', url: redis.url, stream, seen: new Map(), parallelism: 2, checkpointing: { intervalMs: 20, storage, store }, faults, restarts: 0 });
+    assert.equal(first.status, 'failed');
+    const stranded = ((await client.xpending(stream, group)) as [number, string, string, [string, string][]])[3] ?? [];
+    assert.ok(stranded.some(([consumer]) => consumer === 'readRedisStream-1'), `pending: ${JSON.stringify(stranded)}`);
+    await client.xadd(stream, '*', 'end', '1');
+    const seen: Seen = new Map();
+    const second = await run({ jobId: 'rescale', url: redis.url, stream, seen, parallelism: 1, checkpointing: { intervalMs: 20, storage, store, ...((await store.completed()).length > 0 ? { restoreFrom: 'latest' as const } : {}) } });
+    const counts = countsOf(second);
+    for (let n = 0; n < 1000; n++) assert.ok((counts.get(String(n)) ?? 0) >= 1, `entry ${n} lost`);
+    assert.equal(await pendingCount(stream, group), 0);
+    const consumers = ((await client.call('XINFO', 'CONSUMERS', stream, group)) as unknown[][]).map((c) => c[1]);
+    assert.deepEqual(consumers, ['readRedisStream-0']);
+  });
+
+  it('does not wait forever for a final checkpoint another source made impossible by finishing: its unacknowledged entries stay pending', { timeout: GUARD_MS }, async () => {
+    const stream = 'sources:mixed';
+    await add(stream, 0, 50);
+    const seen: Seen = new Map();
+    const job = defineJob((ctx) => {
+      // the generator finishes at once; no checkpoint can be triggered after that
+      const generated = ctx.generate((seq) => `g${seq}`, { count: 5, splits: 1, parallelism: 1 });
+      const entries = ctx.readRedisStream(redis.url, stream, { endField: 'end', blockMs: 50, parallelism: 1 }).map((entry, context) => {
+        const key = `${context.subtask}@${context.attempt}`;
+        seen.set(key, [...(seen.get(key) ?? []), entry.id]);
+        return entry.fields['n'] as string;
+      });
+      generated.union(entries).keyBy((v) => v).count().collect('counts');
+    }, { name: 'mixed-sources' });
+    const memory = createMemoryShuffleServiceFactory({ buffersPerPartition: 8 });
+    const running = runJob({ job, parallelism: 1, shuffle: { pipelined: memory, blocking: memory }, checkpointing: { intervalMs: 20, storage: new InMemoryCheckpointStorage() }, streamConnectors: [new RedisStreamConnector()], restartStrategy: { type: 'none' } });
+    await until(() => total(seen) >= 50);
+    await client.xadd(stream, '*', 'end', '1');
+    const counts = countsOf(await running);
+    assert.equal(counts.size, 55);
+    // nothing was acknowledged without a completed checkpoint after it: at-least-once still holds for the next run
+    assert.ok((await pendingCount(stream, 'weft-readRedisStream')) >= 1);
+  });
+
+  it('fails the source with WEFT_ERR_SOURCE_UNAVAILABLE when Redis cannot be reached, or no connector serves the URL', { timeout: GUARD_MS }, async () => {
+    const url = `redis://127.0.0.1:${await freePort()}/0`;
+    const unreachable = await run({ url, stream: 's', seen: new Map(), parallelism: 1, checkpointing: { intervalMs: 20, storage: new InMemoryCheckpointStorage() }, restarts: 0, connectors: [new RedisStreamConnector({ connectTimeoutMs: 300 })] });
+    assert.equal(unreachable.status, 'failed');
+    const cause = unreachable.error?.cause;
+    assert.ok(isEngineError(cause, 'WEFT_ERR_SOURCE_UNAVAILABLE'), String(cause));
+    assert.match((cause as Error).message, new RegExp(`operator "readRedisStream" cannot read stream "s" at redis://127\\.0\\.0\\.1:\\d+/0: cannot reach Redis`));
+    const none = await run({ url: redis.url, stream: 's', seen: new Map(), parallelism: 1, checkpointing: { intervalMs: 20, storage: new InMemoryCheckpointStorage() }, restarts: 0, connectors: [] });
+    assert.ok(isEngineError(none.error?.cause, 'WEFT_ERR_SOURCE_UNAVAILABLE'), String(none.error?.cause));
+    assert.match((none.error?.cause as Error).message, /no stream connector serves this URL/);
+  });
+});
