@@ -160,6 +160,9 @@ process.on('message', (raw: unknown) => {
     case 'cancel':
       executor?.cancel(message.attemptIds, message.reason);
       return;
+    case 'update-partition-info':
+      executor?.updatePartitionInfo(message.descriptors);
+      return;
     case 'shutdown':
       void shutdown(0);
       return;

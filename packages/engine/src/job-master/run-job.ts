@@ -42,7 +42,7 @@ import { InMemoryCheckpointStore, type CheckpointStore, type CompletedCheckpoint
 import { type CheckpointSummary, JobCheckpointing, resolveRestoreCheckpoint } from '../checkpoint/job-checkpointing.js';
 import { checkCheckpointable } from '../checkpoint/check-checkpointable.js';
 import type { ApproximateRecoveryRecord } from './approximate-recoveries.js';
-import { checkApproximateRecovery } from './check-approximate-recovery.js';
+import { checkApproximateExecutors, checkApproximateRecovery } from './check-approximate-recovery.js';
 
 export type { JobShuffleServices } from './job-session.js';
 
@@ -485,6 +485,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       session.useCheckpointing(checkpoints.forTask);
     }
     const executors = await session.start(jobMaster);
+    if (approximate) checkApproximateExecutors(executors);
     await checkpoints?.start();
     if (options.onProgress !== undefined) {
       const onProgress = options.onProgress;
