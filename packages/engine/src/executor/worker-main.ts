@@ -110,6 +110,7 @@ async function init(message: WorkerInitMessage): Promise<void> {
     logger,
     killProcess: () => process.kill(process.pid, 'SIGKILL'),
     ...(message.peerAddress === undefined ? {} : { peerAddress: message.peerAddress }),
+    ...(message.approximateReconnectTimeoutMs === undefined ? {} : { approximateReconnectTimeoutMs: message.approximateReconnectTimeoutMs }),
     listener: {
       onTaskEvent: (_executor, event) => send({ type: 'task-event', event }),
       onExecutorLost: () => {},

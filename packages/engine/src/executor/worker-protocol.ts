@@ -29,6 +29,8 @@ export interface WorkerInitMessage {
   readonly serializer: SerializerName;
   readonly heartbeatIntervalMs: number;
   readonly progressIntervalMs: number;
+  /** How long a task waits for an approximate input's first registration (RegionRunnerOptions). @defaultValue its default */
+  readonly approximateReconnectTimeoutMs?: number;
   /**
    * Where other hosts reach this worker's host, set by a cluster task executor for its workers (never by
    * a job master): the pipelined environment listens and advertises there. @defaultValue the shuffle's options

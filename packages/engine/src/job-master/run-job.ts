@@ -182,7 +182,9 @@ export interface RunJobOptions {
   /**
    * An approximate job (`exchangeMode` ALL_EDGES_PIPELINED_APPROXIMATE): how long a task deployed again after
    * a failure waits for each of its approximate input partitions before it fails
-   * (WEFT_ERR_APPROXIMATE_RECONNECT_TIMEOUT, through the ordinary failover path). @defaultValue 10000
+   * (WEFT_ERR_APPROXIMATE_RECONNECT_TIMEOUT, through the ordinary failover path). On worker processes
+   * over a network shuffle, a channel whose producer went away waits for its new attempt as long as that
+   * shuffle's own option says (the network shuffle's `reconnectTimeoutMs`; `weft run` sets it to this). @defaultValue 10000
    */
   readonly approximateReconnectTimeoutMs?: number;
 }
