@@ -12,11 +12,19 @@
 // against 2 × rate × recovery time (issue 16's bound). Targets: recovery ≤ 0.3× the region restart's, lost ≤
 // 2 × rate × recovery time.
 //
+// Then the same on two worker processes over the network pipelined shuffle (bench/jobs/approximate-word-count.ts,
+// one source task, no checkpoints: workers take none yet), count#0's worker SIGKILLed at a seeded record:
+//   workers approximate  --approximate-recovery --workers 2: count#0 restarts alone on the surviving worker
+//   workers region       ALL_EDGES_PIPELINED --workers 2 (the baseline): the one region restarts whole
+// with the same figures (progress from workers comes every 250 ms, so both recoveries are seen to that grain).
+//
 //   npm run bench -- approximate-recovery
 //   WEFT_BENCH_APPROX_RATE=20000 WEFT_BENCH_APPROX_ROUNDS=3 npm run bench -- approximate-recovery
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { defineJob, type FaultInjectorFactory, InMemoryCheckpointStorage, type JobProgress, type JobResult, runJob } from '@weft/engine';
+import { fileURLToPath } from 'node:url';
 import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';
+import { createNetworkShuffleServiceFactory } from '@weft/shuffle-network';
 
 const rate = Number(process.env['WEFT_BENCH_APPROX_RATE'] ?? 20_000);
 const seconds = Number(process.env['WEFT_BENCH_APPROX_SECONDS'] ?? 3);
@@ -39,6 +47,24 @@ interface Round {
   readonly recoveryMs: number;
   readonly lost: number;
   readonly droppedUpstream: number;
+}
+
+/** From the failure until the count vertex's records-in rises again from its low after the restart. */
+function regionRecoveryMs(samples: readonly { atMs: number; countIn: number }[], failedAt: number): number {
+  // progress samples and failovers share the job's clock (ms since it started)
+  const after = samples.filter((s) => s.atMs >= failedAt);
+  let low = Number.POSITIVE_INFINITY;
+  let lowAt = -1;
+  for (let i = 0; i < after.length; i++) {
+    const s = after[i] as { countIn: number };
+    if (s.countIn < low) {
+      low = s.countIn;
+      lowAt = i;
+    }
+  }
+  const resumed = after.slice(lowAt + 1).find((s) => s.countIn > low);
+  if (resumed === undefined) throw new Error('the region restart never read again');
+  return resumed.atMs - failedAt;
 }
 
 async function run(mode: 'ALL_EDGES_PIPELINED_APPROXIMATE' | 'ALL_EDGES_PIPELINED'): Promise<Round> {
@@ -65,20 +91,43 @@ async function run(mode: 'ALL_EDGES_PIPELINED_APPROXIMATE' | 'ALL_EDGES_PIPELINE
     if (recovery?.durationMs === undefined) throw new Error('the approximate recovery did not complete');
     return { recoveryMs: recovery.durationMs, lost, droppedUpstream: recovery.recordsDroppedUpstream };
   }
-  // progress samples and failovers share the job's clock (ms since it started)
-  const after = samples.filter((s) => s.atMs >= failedAt);
-  let low = Number.POSITIVE_INFINITY;
-  let lowAt = -1;
-  for (let i = 0; i < after.length; i++) {
-    const s = after[i] as { countIn: number };
-    if (s.countIn < low) {
-      low = s.countIn;
-      lowAt = i;
-    }
+  return { recoveryMs: regionRecoveryMs(samples, failedAt), lost, droppedUpstream: 0 };
+}
+
+const workerRate = Number(process.env['WEFT_BENCH_APPROX_WORKER_RATE'] ?? 10_000);
+const workerRecords = Math.round(workerRate * seconds);
+const workerAtRecord = Math.round(workerRecords / 4);
+const workerJob = fileURLToPath(new URL('./jobs/approximate-word-count.ts', import.meta.url));
+const killWorker: FaultInjectorFactory = () => ({ taskFault: ({ executionVertexId, attempt }) => (executionVertexId === 'count#0' && attempt === 0 ? { kind: 'kill-process', atRecord: workerAtRecord } : undefined) });
+
+/** The worker-process case: count#0's worker is SIGKILLed; no checkpoints (workers take none yet). */
+async function runWorkers(mode: 'ALL_EDGES_PIPELINED_APPROXIMATE' | 'ALL_EDGES_PIPELINED'): Promise<Round> {
+  const samples: { atMs: number; countIn: number }[] = [];
+  const memory = createMemoryShuffleServiceFactory();
+  const result: JobResult = await runJob({
+    job: workerJob,
+    args: ['--count', String(workerRecords), '--rate', String(workerRate)],
+    parallelism: 2,
+    executor: 'workers',
+    workers: 2,
+    exchangeMode: mode,
+    shuffle: { pipelined: createNetworkShuffleServiceFactory({ bufferSizeBytes: Number(process.env['WEFT_BENCH_APPROX_BUFFER_BYTES'] ?? 256), reconnectTimeoutMs: 10_000 }), blocking: memory },
+    restartStrategy: { type: 'fixed-delay', attempts: 2, delayMs: 0 },
+    faults: killWorker,
+    progressIntervalMs: 1,
+    onProgress: (p: JobProgress) => samples.push({ atMs: p.elapsedMs, countIn: p.vertices?.find((v) => v.id === 'count')?.recordsIn ?? 0 }),
+  });
+  if (result.status !== 'succeeded') throw new Error(`workers ${mode} failed: ${result.error?.message}`);
+  if (result.failovers.length !== 1) throw new Error(`workers ${mode}: ${result.failovers.length} failovers, expected 1`);
+  const counted = ((result.collected['counts'] ?? []) as [string, number][]).reduce((a, [, n]) => a + n, 0);
+  const lost = Math.max(0, workerRecords - counted);
+  const failedAt = (result.failovers[0] as { atMs: number }).atMs;
+  if (mode === 'ALL_EDGES_PIPELINED_APPROXIMATE') {
+    const recovery = result.approximateRecoveries?.[0];
+    if (recovery?.durationMs === undefined) throw new Error('the approximate recovery on workers did not complete');
+    return { recoveryMs: recovery.durationMs, lost, droppedUpstream: recovery.recordsDroppedUpstream };
   }
-  const resumed = after.slice(lowAt + 1).find((s) => s.countIn > low);
-  if (resumed === undefined) throw new Error('the region restart never read again');
-  return { recoveryMs: resumed.atMs - failedAt, lost, droppedUpstream: 0 };
+  return { recoveryMs: regionRecoveryMs(samples, failedAt), lost, droppedUpstream: 0 };
 }
 
 function line(metric: string, unit: string, value: number, baseline: string, baselineValue: number): void {
@@ -102,3 +151,21 @@ console.log(`approximate   ${a.recoveryMs.toFixed(1).padStart(11)}   ${String(a.
 console.log(`region        ${r.recoveryMs.toFixed(1).padStart(11)}   ${String(r.lost).padStart(12)}   ${'-'.padStart(16)}`);
 line('time until output flows again, approximate', 'ms', a.recoveryMs, 'region restart (ALL_EDGES_PIPELINED)', r.recoveryMs);
 line('records lost, approximate', 'records', a.lost, '2 x rate x recovery time', (2 * rate * a.recoveryMs) / 1000);
+
+if (process.env['WEFT_BENCH_APPROX_WORKERS'] !== '0') {
+  console.log(`workers: ${workerRecords.toLocaleString('en')} records at ${workerRate.toLocaleString('en')}/s, 1 source task, 2 count tasks, 2 worker processes over the network shuffle, count#0's worker SIGKILLed at its record ${workerAtRecord}, ${rounds} round(s) (median); load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  const wa: Round[] = [];
+  const wr: Round[] = [];
+  for (let round = 0; round < rounds; round++) {
+    wa.push(await runWorkers('ALL_EDGES_PIPELINED_APPROXIMATE'));
+    wr.push(await runWorkers('ALL_EDGES_PIPELINED'));
+  }
+  const x = { recoveryMs: median(wa.map((q) => q.recoveryMs)), lost: median(wa.map((q) => q.lost)), dropped: median(wa.map((q) => q.droppedUpstream)) };
+  const y = { recoveryMs: median(wr.map((q) => q.recoveryMs)), lost: median(wr.map((q) => q.lost)) };
+  console.log('run                   recovery ms   records lost   dropped upstream');
+  console.log(`workers approximate   ${x.recoveryMs.toFixed(1).padStart(11)}   ${String(x.lost).padStart(12)}   ${String(x.dropped).padStart(16)}`);
+  console.log(`workers region        ${y.recoveryMs.toFixed(1).padStart(11)}   ${String(y.lost).padStart(12)}   ${'-'.padStart(16)}`);
+  console.log(`rounds: approximate ${JSON.stringify(wa)}, region ${JSON.stringify(wr)}; load average after ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  line('time until output flows again, approximate on 2 workers (SIGKILL)', 'ms', x.recoveryMs, 'whole-job restart (ALL_EDGES_PIPELINED --workers 2)', y.recoveryMs);
+  line('records lost, approximate on 2 workers (SIGKILL)', 'records', x.lost, '2 x rate x recovery time', (2 * workerRate * x.recoveryMs) / 1000);
+}

@@ -5,7 +5,7 @@ import type { ShuffleDescriptor } from '@weft/shuffle-api';
 import { isEngineError } from '@weft/engine';
 import { ApproximatePartitions } from '../src/executor/approximate-partitions.js';
 
-const descriptor = (partitionId: string, producerId: string): ShuffleDescriptor => ({ partition: { partitionId }, producer: { producerId } }) as unknown as ShuffleDescriptor;
+const descriptor = (partitionId: string, producerId: string): ShuffleDescriptor => ({ partition: { partitionId }, producer: { producerId, attempt: Number(producerId.split('@')[1]) } }) as unknown as ShuffleDescriptor;
 
 describe('ApproximatePartitions', () => {
   it('answers at once for a registered partition, and a waiting consumer at the registration', async () => {
@@ -19,6 +19,16 @@ describe('ApproximatePartitions', () => {
     const now = await partitions.descriptorOf({ partitionId: 'a->b#0', executionVertexId: 'b#0', timeoutMs: 1, signal });
     assert.equal((now as unknown as { producer: { producerId: string } }).producer.producerId, 'a#0@1', 'the latest attempt');
     assert.equal(partitions.waiting, 0);
+  });
+
+  it('keeps the newest attempt when an older one is published after it (a deployment built before the job master named the new attempt)', async () => {
+    const partitions = new ApproximatePartitions();
+    partitions.publish(descriptor('a->b#0', 'a#0@2'));
+    partitions.publish(descriptor('a->b#0', 'a#0@1'));
+    assert.equal(partitions.latest('a->b#0')?.producer.producerId, 'a#0@2');
+    const now = await partitions.descriptorOf({ partitionId: 'a->b#0', executionVertexId: 'b#0', timeoutMs: 1, signal: new AbortController().signal });
+    assert.equal(now.producer.producerId, 'a#0@2');
+    assert.equal(partitions.latest('a->c#0'), undefined);
   });
 
   it('fails a consumer whose partition is not registered within the timeout, naming task, partition and timeout', async () => {

@@ -15,16 +15,19 @@ export type ApproximateFlagValues = {
   readonly executor?: string | undefined;
   readonly workers?: string | undefined;
   readonly cluster?: string | undefined;
+  readonly 'pipelined-shuffle'?: string | undefined;
 };
 
-export const APPROXIMATE_USAGE = `Approximate recovery (a streaming job; runs in process):
+export const APPROXIMATE_USAGE = `Approximate recovery (a streaming job; runs in process, or on worker processes with --workers N):
   --approximate-recovery    every edge PIPELINED_APPROXIMATE (--exchange-mode ALL_EDGES_PIPELINED_APPROXIMATE):
                             a failed task restarts alone (with the tasks that consume it), the others keep
                             running; its upstreams drop what was meant for it meanwhile, its consumers drop
                             the partial record they held. It restores its state from the latest completed
                             checkpoint (with --checkpoint-interval; none yet: it starts empty). Records in
                             flight are lost: refused with --checkpoint-mode exactly-once (exit 2). The
-                            summary lists each recovery with the records it lost
+                            summary lists each recovery with the records it lost. With --workers N
+                            (the network pipelined shuffle) a task restarts on a live worker when its
+                            own was killed, with empty state (no checkpoints on workers yet)
   --approximate-reconnect-timeout MS
                             a restarted task that does not reconnect to its inputs within MS fails again
                             through the ordinary failover path (default 10000)`;
@@ -54,7 +57,10 @@ export function parseApproximateFlags(values: ApproximateFlagValues, checkpoints
   const flag = asked ? '--approximate-recovery' : '--exchange-mode ALL_EDGES_PIPELINED_APPROXIMATE';
   if (asked && mode !== undefined && !byMode) throw usageError('run', `--approximate-recovery sets --exchange-mode ALL_EDGES_PIPELINED_APPROXIMATE; it cannot be combined with --exchange-mode ${mode}`);
   if (checkpoints?.mode === 'exactly-once') throw refused(flag, '--checkpoint-mode exactly-once', 'a failed task loses the records in flight, so neither its state nor its sinks can be exactly-once; use --checkpoint-mode at-least-once (the default with it)');
-  if (values.executor === 'workers' || values.workers !== undefined) throw refused(flag, values.executor === 'workers' ? '--executor workers' : '--workers', 'the approximate partitions live in the in-memory shuffle of one process');
-  if (values.cluster !== undefined || clusterFromEnv) throw refused(flag, '--cluster', 'the approximate partitions live in the in-memory shuffle of one process');
+  const workers = values.workers === undefined ? undefined : Number(values.workers);
+  if (values['pipelined-shuffle'] === 'memory' && (workers === undefined ? values.executor === 'workers' : workers >= 2)) {
+    throw refused(flag, '--pipelined-shuffle memory', 'its tasks, a region each, read partitions produced on other worker processes; use --pipelined-shuffle network (the default with --workers 2 or more)');
+  }
+  if (values.cluster !== undefined || clusterFromEnv) throw refused(flag, '--cluster', "a cluster's task executors are not told where a restarted producer runs now; run it in process or with --workers N");
   return timeout === undefined ? {} : { reconnectTimeoutMs: timeout };
 }

@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { type AdaptiveBatchOptions, EngineError, resolveAdaptiveBatchOptions, isEngineError, EXCHANGE_MODES, type ExternalFileSystem, type JobEventLog, type ExchangeMode, isExchangeMode, type JobResult, loadJob, type PrestartedWorkers, prestartWorkers, type RestartStrategyOptions, runJob } from '@weft/engine';
+import { type AdaptiveBatchOptions, DEFAULT_APPROXIMATE_RECONNECT_TIMEOUT_MS, EngineError, resolveAdaptiveBatchOptions, isEngineError, EXCHANGE_MODES, type ExternalFileSystem, type JobEventLog, type ExchangeMode, isExchangeMode, type JobResult, loadJob, type PrestartedWorkers, prestartWorkers, type RestartStrategyOptions, runJob } from '@weft/engine';
 import type { ShuffleServiceFactory } from '@weft/shuffle-api';
 import type { ShuffleServerServiceFactory } from '@weft/shuffle-remote/client';
 import type { BlobStore } from '@weft/shuffle-remote';
@@ -150,10 +150,11 @@ const BLOCKING_MODULE = '@weft/shuffle-remote';
 const SERVER_MODULE = '@weft/shuffle-remote/client';
 
 /** The pipelined shuffle: in memory (a region whole in one executor), or over TCP between workers. */
-async function pipelinedShuffle(kind: 'memory' | 'network'): Promise<ShuffleServiceFactory> {
+async function pipelinedShuffle(kind: 'memory' | 'network', reconnectTimeoutMs: number | undefined): Promise<ShuffleServiceFactory> {
   if (kind === 'network') {
     const { createNetworkShuffleServiceFactory } = await import('@weft/shuffle-network');
-    return createNetworkShuffleServiceFactory();
+    // an approximate job: a channel whose producer went away waits this long for its new attempt (--approximate-reconnect-timeout)
+    return createNetworkShuffleServiceFactory(reconnectTimeoutMs === undefined ? {} : { reconnectTimeoutMs });
   }
   const { createMemoryShuffleServiceFactory } = await import('@weft/shuffle-memory');
   return createMemoryShuffleServiceFactory();
@@ -368,8 +369,8 @@ export const runCommand: Command = {
     if (replicas !== undefined && replicas > MAX_SHUFFLE_REPLICAS) throw usageError('run', `--shuffle-replicas must be at most ${MAX_SHUFFLE_REPLICAS}, got ${replicas}`);
     const checkpointFlags = parseCheckpointFlags(values);
     const approximate = parseApproximateFlags(values, checkpointFlags, io.env['WEFT_CLUSTER'] !== undefined);
-    // checkpoints are taken in process only yet, and approximate partitions live in one process
-    const executor = values.executor ?? (checkpointFlags === undefined && approximate === undefined ? 'workers' : 'inprocess');
+    // checkpoints are taken in process only yet; an approximate job runs in process unless --workers is given
+    const executor = values.executor ?? (checkpointFlags === undefined && (approximate === undefined || workers !== undefined) ? 'workers' : 'inprocess');
     if (executor !== 'workers' && executor !== 'inprocess') throw usageError('run', `--executor must be inprocess or workers, got ${JSON.stringify(executor)}`);
     if (checkpointFlags !== undefined && executor !== 'inprocess') throw usageError('run', '--checkpoint-interval runs the job in process (--executor inprocess) only yet, not on --executor workers');
     if (checkpointFlags !== undefined && (values.cluster !== undefined || io.env['WEFT_CLUSTER'] !== undefined)) throw usageError('run', '--checkpoint-interval cannot be combined with --cluster yet: checkpoints are taken in process only');
@@ -429,7 +430,7 @@ export const runCommand: Command = {
       const tier = values.store !== undefined || io.env['WEFT_STORE'] !== undefined ? store : undefined;
       [blocking, pipelined] = await Promise.all([
         servers === undefined ? blockingShuffle(store, meta) : serverShuffle(servers, tier, replicas).then((f) => (serverFactory = f)),
-        pipelinedShuffle(pipelinedKind),
+        pipelinedShuffle(pipelinedKind, approximate === undefined ? undefined : (approximate.reconnectTimeoutMs ?? DEFAULT_APPROXIMATE_RECONNECT_TIMEOUT_MS)),
       ]);
       if (faultSpec !== undefined) {
         // Loaded only when faults are asked for: it imports the persisted shuffle's stores.

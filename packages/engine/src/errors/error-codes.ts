@@ -77,7 +77,9 @@ export const EngineErrorCode = {
   /**
    * Approximate recovery (`ALL_EDGES_PIPELINED_APPROXIMATE`, `weft run --approximate-recovery`) was asked
    * together with something it cannot honour: exactly-once checkpoints or an exactly-once sink (records are
-   * lost on a failure), or executors outside this process. Carries `option` and `conflictsWith`. Exit code 2.
+   * lost on a failure), a provider's executors (a cluster's), or several executors that do not serve each
+   * other's pipelined partitions (workers over the in-memory pipelined shuffle). Carries `option` and
+   * `conflictsWith`. Exit code 2.
    */
   APPROXIMATE_REFUSED: 'WEFT_ERR_APPROXIMATE_REFUSED',
   /**

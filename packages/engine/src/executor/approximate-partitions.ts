@@ -14,6 +14,11 @@ interface Waiter {
  * registered once. Later attempts are found by the shuffle itself (a gate rebinds to the partition's next
  * registration), so a consumer needs any attempt's descriptor, not the newest.
  *
+ * In worker mode over a network shuffle the job master registers approximate partitions itself (at the
+ * producer's worker) and tells every worker each new attempt (TaskExecutor.updatePartitionInfo): they are
+ * published here too, a newer attempt replacing an older one, never the reverse (messages and deployments
+ * may carry an older attempt than one already published).
+ *
  * Ownership: the executor's; `close()` rejects the waits still pending. No timers of its own beyond a wait's.
  */
 export class ApproximatePartitions {
@@ -23,10 +28,17 @@ export class ApproximatePartitions {
   /** Partition `descriptor.partition.partitionId` has a (new) attempt registered. */
   publish(descriptor: ShuffleDescriptor): void {
     const id = descriptor.partition.partitionId;
+    const known = this.#registered.get(id);
+    if (known !== undefined && known.producer.attempt > descriptor.producer.attempt) return;
     this.#registered.set(id, descriptor);
     const waiters = this.#waiting.get(id);
     this.#waiting.delete(id);
     for (const waiter of waiters ?? []) waiter.resolve(descriptor);
+  }
+
+  /** The newest attempt of partition `partitionId` published here, if any. */
+  latest(partitionId: string): ShuffleDescriptor | undefined {
+    return this.#registered.get(partitionId);
   }
 
   /**

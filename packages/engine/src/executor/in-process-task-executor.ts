@@ -1,4 +1,4 @@
-import { type JobId, type Logger, type ShuffleLocation, type ShuffleServiceFactory, type TaskExecutorId, noopLogger } from '@weft/shuffle-api';
+import { type JobId, type Logger, type ShuffleDescriptor, type ShuffleLocation, type ShuffleServiceFactory, type TaskExecutorId, noopLogger } from '@weft/shuffle-api';
 import type { JobPlan } from '../graph/job-plan.js';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
 import type { StreamConnector } from '../io/stream-connector.js';
@@ -108,6 +108,14 @@ export class InProcessTaskExecutor implements TaskExecutor {
       this.#running.delete(run);
     });
     this.#running.add(run);
+  }
+
+  updatePartitionInfo(descriptors: readonly ShuffleDescriptor[]): void {
+    const { approximate, pipelinedEnvironment } = this.#shuffle;
+    for (const descriptor of descriptors) {
+      approximate?.publish(descriptor);
+      pipelinedEnvironment.updatePartitionInfo?.(descriptor);
+    }
   }
 
   cancel(attemptIds: readonly string[], reason: string): void {

@@ -15,7 +15,7 @@ import type { RecordSerializerFactory } from '../serialization/record-serializer
 import { StreamTask, type TaskIo } from '../runtime/stream-task.js';
 import { serializeTaskError } from '../runtime/task-error-serialization.js';
 import type { TaskCheckpointingProvider } from '../runtime/task-checkpointing.js';
-import type { RegionDeployment, TaskDeployment, TaskMetrics } from '../runtime/task-deployment.js';
+import type { InputPartition, RegionDeployment, TaskDeployment, TaskMetrics } from '../runtime/task-deployment.js';
 import type { ApproximatePartitions } from './approximate-partitions.js';
 import type { TaskEvent, TaskProgress } from '../runtime/task-events.js';
 
@@ -150,7 +150,9 @@ export class RegionRunner {
     const { deployment, shuffle } = this.#options;
     for (const task of deployment.tasks) {
       for (const output of task.outputs) {
-        // registered by the job master already when it spread the region over several executors
+        // registered by the job master already when it spread the region over several executors (or, over a
+        // network shuffle, an approximate partition: its consumers may run on other executors)
+        if (output.approximate === true && output.descriptor !== undefined) this.#approximate().publish(output.descriptor);
         if (!output.pipelined || output.descriptor !== undefined) continue;
         const descriptor = await shuffle.pipelinedMaster.registerPartitionWithProducer({ jobId: deployment.jobId as JobId, partition: output.partition, producer: output.producer });
         this.#descriptors.set(output.partition.partitionId, descriptor);
@@ -224,9 +226,10 @@ export class RegionRunner {
         }
         const environment = input.pipelined ? shuffle.pipelinedEnvironment : shuffle.blockingEnvironment;
         const timeoutMs = this.#options.approximateReconnectTimeoutMs ?? DEFAULT_APPROXIMATE_RECONNECT_TIMEOUT_MS;
-        // an approximate input's producers are other regions of this executor: wait until each registered once
+        // an approximate input's producers are other regions: of this executor (wait until each registered
+        // once), or named by the job master (its deployment, or a newer attempt it told this executor since)
         const inputs = input.approximate === true
-          ? await Promise.all(input.partitions.map((p) => this.#approximate().descriptorOf({ partitionId: p.partitionId, executionVertexId: task.executionVertexId, timeoutMs, signal })))
+          ? await Promise.all(input.partitions.map((p) => this.#approximateInput(p, task.executionVertexId, timeoutMs, signal)))
           : input.partitions.map((p) => this.#descriptorOf(p.partitionId, p.descriptor));
         return environment.createInputGate({
           jobId: deployment.jobId as JobId,
@@ -244,6 +247,13 @@ export class RegionRunner {
       if (attemptIds !== undefined && !attemptIds.includes(attemptId)) continue;
       if (!entry.controller.signal.aborted) entry.controller.abort(error);
     }
+  }
+
+  /** The newest known attempt of an approximate input partition: published here, else the deployment's, else once published. */
+  #approximateInput(p: InputPartition, executionVertexId: string, timeoutMs: number, signal: AbortSignal): Promise<ShuffleDescriptor> {
+    const approximate = this.#approximate();
+    if (p.descriptor !== undefined) approximate.publish(p.descriptor);
+    return approximate.descriptorOf({ partitionId: p.partitionId, executionVertexId, timeoutMs, signal });
   }
 
   #approximate(): ApproximatePartitions {

@@ -1,4 +1,4 @@
-import type { ShuffleLocation, TaskExecutorId } from '@weft/shuffle-api';
+import type { ShuffleDescriptor, ShuffleLocation, TaskExecutorId } from '@weft/shuffle-api';
 import type { RegionDeployment } from '../runtime/task-deployment.js';
 import type { TaskEvent, TaskProgress } from '../runtime/task-events.js';
 
@@ -45,7 +45,15 @@ export interface TaskExecutor extends AsyncDisposable {
    * in-process executor cannot kill the job master's own process).
    */
   destroy?(error: Error): void;
-  /** Counters of the tasks running now (a worker's are as of its last progress message). */
+  /**
+   * The job master registered new attempts of PIPELINED_APPROXIMATE partitions (their producers restarted,
+   * maybe on another executor): the executor's gates reading them reconnect there
+   * (ShuffleEnvironment.updatePartitionInfo), and its tasks deployed later read these attempts. Sent to
+   * every executor that serves partitions to others (`shuffleLocation`). Absent: never told (its
+   * approximate partitions are registered by the executor itself).
+   */
+  updatePartitionInfo?(descriptors: readonly ShuffleDescriptor[]): void;
+  /** Counters of the tasks running now (a worker's are as of its last progress message; a lost worker's, as of its last one before it was lost). */
   progress(): readonly TaskProgress[];
   close(): Promise<void>;
 }

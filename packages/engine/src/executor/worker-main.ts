@@ -110,6 +110,7 @@ async function init(message: WorkerInitMessage): Promise<void> {
     logger,
     killProcess: () => process.kill(process.pid, 'SIGKILL'),
     ...(message.peerAddress === undefined ? {} : { peerAddress: message.peerAddress }),
+    ...(message.approximateReconnectTimeoutMs === undefined ? {} : { approximateReconnectTimeoutMs: message.approximateReconnectTimeoutMs }),
     listener: {
       onTaskEvent: (_executor, event) => send({ type: 'task-event', event }),
       onExecutorLost: () => {},
@@ -159,6 +160,9 @@ process.on('message', (raw: unknown) => {
       return;
     case 'cancel':
       executor?.cancel(message.attemptIds, message.reason);
+      return;
+    case 'update-partition-info':
+      executor?.updatePartitionInfo(message.descriptors);
       return;
     case 'shutdown':
       void shutdown(0);

@@ -38,6 +38,8 @@ export interface WorkerPoolOptions {
   readonly heartbeatTimeoutMs?: number;
   /** @defaultValue 250 */
   readonly progressIntervalMs?: number;
+  /** How long a worker's task waits for an approximate input's first registration (InProcessTaskExecutorOptions). @defaultValue DEFAULT_APPROXIMATE_RECONNECT_TIMEOUT_MS */
+  readonly approximateReconnectTimeoutMs?: number;
   /** How long a worker may take to load the job and report ready. @defaultValue 60000 */
   readonly startTimeoutMs?: number;
   /** Processes forked ahead of time: used first (extra ones are stopped, missing ones forked). */

@@ -88,5 +88,6 @@ function initMessage(options: WorkerPoolOptions, id: TaskExecutorId): WorkerInit
     serializer: options.serializer,
     heartbeatIntervalMs: options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS,
     progressIntervalMs: options.progressIntervalMs ?? 250,
+    ...(options.approximateReconnectTimeoutMs === undefined ? {} : { approximateReconnectTimeoutMs: options.approximateReconnectTimeoutMs }),
   };
 }

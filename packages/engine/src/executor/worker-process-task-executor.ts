@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { type Logger, type ShuffleLocation, type TaskExecutorId, noopLogger } from '@weft/shuffle-api';
+import { type Logger, type ShuffleDescriptor, type ShuffleLocation, type TaskExecutorId, noopLogger } from '@weft/shuffle-api';
 import { EngineError, isEngineError } from '../errors/engine-error.js';
 import { deserializeTaskError } from '../runtime/task-error-serialization.js';
 import type { RegionDeployment } from '../runtime/task-deployment.js';
@@ -112,6 +112,10 @@ export class WorkerProcessTaskExecutor implements TaskExecutor {
     this.#lost(error);
   }
 
+  updatePartitionInfo(descriptors: readonly ShuffleDescriptor[]): void {
+    this.#send({ type: 'update-partition-info', descriptors });
+  }
+
   cancel(attemptIds: readonly string[], reason: string): void {
     this.#send({ type: 'cancel', attemptIds, reason });
   }
@@ -193,7 +197,7 @@ export class WorkerProcessTaskExecutor implements TaskExecutor {
     if (this.#state !== 'ready') return;
     this.#state = 'gone';
     if (this.#watchdog !== undefined) clearInterval(this.#watchdog);
-    this.#progress = [];
+    // #progress stays as last reported: the counters of the tasks lost with it (an approximate job's recoveries read them)
     const child = this.#child;
     let reported = false;
     const report = (): void => {

@@ -1,5 +1,5 @@
 import type { PlanAdaptivity } from '../graph/adaptive-presets.js';
-import type { ShuffleLocation, ShuffleServiceReference } from '@weft/shuffle-api';
+import type { ShuffleDescriptor, ShuffleLocation, ShuffleServiceReference } from '@weft/shuffle-api';
 import type { ExchangeMode } from '../api/exchange-mode.js';
 import type { ExternalFileSystemReference } from '../io/external-file-system.js';
 import type { SerializerName } from '../serialization/serializers.js';
@@ -29,6 +29,8 @@ export interface WorkerInitMessage {
   readonly serializer: SerializerName;
   readonly heartbeatIntervalMs: number;
   readonly progressIntervalMs: number;
+  /** How long a task waits for an approximate input's first registration (RegionRunnerOptions). @defaultValue its default */
+  readonly approximateReconnectTimeoutMs?: number;
   /**
    * Where other hosts reach this worker's host, set by a cluster task executor for its workers (never by
    * a job master): the pipelined environment listens and advertises there. @defaultValue the shuffle's options
@@ -41,6 +43,8 @@ export type ToWorkerMessage =
   | WorkerInitMessage
   | { readonly type: 'deploy'; readonly deployment: RegionDeployment }
   | { readonly type: 'cancel'; readonly attemptIds: readonly string[]; readonly reason: string }
+  /** New attempts of approximate partitions the job master registered (TaskExecutor.updatePartitionInfo). */
+  | { readonly type: 'update-partition-info'; readonly descriptors: readonly ShuffleDescriptor[] }
   | { readonly type: 'shutdown' };
 
 /** Worker → job master. */

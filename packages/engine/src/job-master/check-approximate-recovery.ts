@@ -12,14 +12,29 @@ function refused(conflictsWith: string, why: string): EngineError {
  * Refuses, before anything runs, an approximate job (ALL_EDGES_PIPELINED_APPROXIMATE) with what it cannot
  * honour: exactly-once checkpoints (a failure loses the records in flight to and from the failed task, so
  * no sink can be exactly-once either: the text sink of a checkpointed job is only as exact as its
- * checkpoints) and executors outside this process (the approximate partitions live in the in-memory
- * shuffle of the job master's process). Returns the checkpointing options to run with: at-least-once
- * unless a mode was given.
+ * checkpoints) and executors other than this process's or local worker processes (a provider's, e.g. a
+ * cluster's: its executors are not told where a restarted producer runs now, and their failures are not
+ * failed over task by task yet). Returns the checkpointing options to run with: at-least-once unless a
+ * mode was given.
  */
 export function checkApproximateRecovery(request: { readonly executorKind: string; readonly checkpointing: CheckpointingOptions | undefined }): CheckpointingOptions | undefined {
   const { executorKind, checkpointing } = request;
-  if (executorKind !== 'inprocess') throw refused(`executor '${executorKind}' (weft run --workers/--cluster)`, 'its approximate partitions live in the in-memory shuffle of one process; run it in process (executor inprocess)');
+  if (executorKind !== 'inprocess' && executorKind !== 'workers') {
+    throw refused(`executor '${executorKind}' (weft run --cluster)`, "a cluster's task executors are not told where a restarted producer runs now; run it in process or on local worker processes (executor inprocess or workers)");
+  }
   if (checkpointing === undefined) return undefined;
   if (checkpointing.mode === 'exactly-once') throw refused("checkpointing.mode 'exactly-once' (weft run --checkpoint-mode exactly-once)", 'a failed task loses the records in flight, so neither its state nor its sinks can be exactly-once; use at-least-once checkpoints');
   return { ...checkpointing, mode: 'at-least-once' };
+}
+
+/**
+ * Refuses, once its executors started, an approximate job on several executors that do not serve each
+ * other's pipelined partitions (no `shuffleLocation`: e.g. worker processes over the in-memory pipelined
+ * shuffle): its tasks, a region each, would read partitions produced on another executor.
+ */
+export function checkApproximateExecutors(executors: readonly { readonly id: string; readonly shuffleLocation?: unknown }[]): void {
+  if (executors.length < 2) return;
+  const local = executors.find((e) => e.shuffleLocation === undefined);
+  if (local === undefined) return;
+  throw refused(`${executors.length} task executors whose pipelined shuffle serves only its own (executor ${local.id}; weft run --workers N --pipelined-shuffle memory)`, 'its tasks, a region each, read partitions produced on other executors; use a pipelined shuffle that serves other processes (weft run --pipelined-shuffle network)');
 }

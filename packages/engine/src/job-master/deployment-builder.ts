@@ -51,6 +51,8 @@ export interface DeploymentBuilderOptions {
 export class DeploymentBuilder {
   /** Descriptor of each registered (non-pipelined) partition's current attempt, by partition index. */
   readonly #descriptors: (ShuffleDescriptor | undefined)[];
+  /** The latest attempt registered here of each PIPELINED_APPROXIMATE partition, by partition id (executors that serve each other only). */
+  readonly #approximateDescriptors = new Map<string, ShuffleDescriptor>();
   readonly #planVertexOf = new Map<string, number>();
   readonly #planEdgeOf = new Map<string, PlannedEdge>();
   private readonly topology: ExecutionTopology;
@@ -157,9 +159,19 @@ export class DeploymentBuilder {
         numberOfSubpartitions: broadcastToAdaptive ? 1 : consumers.end - consumers.start,
       };
       if (edge.approximate) {
-        // registered by the executor running the producer; its consumers (other regions there) find it by id
         const consumerIds = Array.from({ length: consumers.end - consumers.start }, (_, s) => `${edge.target.id}#${consumers.start + s}`);
-        out.push({ edgeIndex: planned.index, edgeId: edge.id, pipelined: true, approximate: true, consumerIds, partition, producer });
+        const location = executor.shuffleLocation;
+        if (this.pipelinedMaster === undefined || location === undefined) {
+          // registered by the executor running the producer; its consumers (other regions there) find it by id
+          out.push({ edgeIndex: planned.index, edgeId: edge.id, pipelined: true, approximate: true, consumerIds, partition, producer });
+          continue;
+        }
+        // executors that serve each other (a network shuffle): registered here, at the producer's executor; its
+        // consumers anywhere get it with their deployment, or are told it (TaskExecutor.updatePartitionInfo)
+        const at: ProducerDescriptor = { ...producer, location: { host: location.host, port: location.port } };
+        const descriptor = await this.pipelinedMaster.registerPartitionWithProducer({ jobId: this.jobId, partition, producer: at, ...(this.epoch === undefined ? {} : { epoch: this.epoch }) });
+        this.#approximateDescriptors.set(partition.partitionId, descriptor);
+        out.push({ edgeIndex: planned.index, edgeId: edge.id, pipelined: true, approximate: true, consumerIds, partition, producer: at, descriptor });
         continue;
       }
       if (edge.mustBePipelined) {
@@ -196,7 +208,7 @@ export class DeploymentBuilder {
       // an approximate producer that finished has nothing more for a new consumer attempt: what it wrote went to
       // the attempt before (its end included, so its subpartition may be consumed) or was dropped
       if (edge.approximate && this.attempts.isDone(producerVertex)) continue;
-      const descriptor = edge.approximate ? undefined : edge.mustBePipelined ? pipelined.get(`${edge.id}#${k}`) : this.#descriptors[edge.firstPartition + k];
+      const descriptor = edge.approximate ? this.#approximateDescriptors.get(`${edge.id}#${k}`) : edge.mustBePipelined ? pipelined.get(`${edge.id}#${k}`) : this.#descriptors[edge.firstPartition + k];
       if (!edge.mustBePipelined && !edge.approximate && descriptor === undefined) throw new Error(`unreachable: partition ${edge.id}#${k} was never registered`);
       partitions.push({
         partitionId: `${edge.id}#${k}`,

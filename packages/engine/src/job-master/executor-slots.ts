@@ -112,6 +112,11 @@ export class ExecutorSlots {
     if (free !== undefined) this.#free.set(executor, free + 1);
   }
 
+  /** The executors not lost (retiring ones included: they still run tasks), in the order they joined. */
+  get live(): readonly TaskExecutor[] {
+    return [...this.#free.keys()];
+  }
+
   progress(): TaskProgress[] {
     return [...this.#free.keys()].flatMap((e) => [...e.progress()]);
   }

@@ -383,9 +383,16 @@ export class JobScheduler {
       const gone = members.filter((v) => this.#placedOn[v] === executor);
       if (gone.length === 0) continue;
       const failed = gone.find((v) => !this.#attempts.isDone(v)) ?? members.find((v) => !this.#attempts.isDone(v));
+      // an approximate job: each lost task opens a recovery, with the counters its executor last reported
+      const lastReported = this.#approximate === undefined ? undefined : new Map(executor.progress().map((p) => [p.attemptId, p.metrics]));
       for (const v of gone) {
         this.#placedOn[v] = undefined;
-        this.#attempts.running.delete(this.#attempts.attemptIdOf(v));
+        const attemptId = this.#attempts.attemptIdOf(v);
+        this.#attempts.running.delete(attemptId);
+        if (lastReported === undefined || this.#attempts.isDone(v)) continue;
+        const metrics = lastReported.get(attemptId);
+        if (metrics !== undefined) this.#approximate?.stopped(attemptId, metrics);
+        if (this.#state === 'running') this.#approximate?.failed(v, this.#attempts.numberOf(v), metrics);
       }
       this.#states.active[r] = (this.#states.active[r] as number) - gone.length;
       if (this.#states.active[r] === 0) this.#states.releaseSlot(r); // gives nothing to the lost executor
@@ -439,6 +446,19 @@ export class JobScheduler {
       share.push(task);
     });
     for (const [executor, tasks] of shares) executor.deploy(shares.size === 1 ? deployment : { ...deployment, tasks });
+    this.#announceApproximate(deployment);
+  }
+
+  /**
+   * The approximate partitions this deployment's tasks produce, registered here (executors that serve each
+   * other): every live executor is told the new attempts — the gates of running consumers reconnect to
+   * them (a restarted producer, maybe on another executor); told after the deployment, so the producer's
+   * executor knows the attempt before a consumer asks for it.
+   */
+  #announceApproximate(deployment: RegionDeployment): void {
+    const descriptors = deployment.tasks.flatMap((t) => t.outputs.filter((o) => o.approximate === true && o.descriptor !== undefined).map((o) => o.descriptor as NonNullable<typeof o.descriptor>));
+    if (descriptors.length === 0) return;
+    for (const executor of this.#options.slots.live) if (executor.shuffleLocation !== undefined) executor.updatePartitionInfo?.(descriptors);
   }
 
   /** The region is being deployed to its placement, taking its slots; each task is placed on its executor. */

@@ -51,7 +51,7 @@ export interface JobSessionOptions {
   readonly prestartedWorkers?: PrestartedWorkers | undefined;
   readonly heartbeatIntervalMs?: number | undefined;
   readonly heartbeatTimeoutMs?: number | undefined;
-  /** RunJobOptions.approximateReconnectTimeoutMs, for the in-process executor. @defaultValue its default */
+  /** RunJobOptions.approximateReconnectTimeoutMs, for the executors (in process, and each worker process). @defaultValue its default */
   readonly approximateReconnectTimeoutMs?: number | undefined;
   /** The job master run's lease epoch, given to `registerJob` (JobShuffleContext.epoch). @defaultValue none */
   readonly epoch?: number | undefined;
@@ -250,6 +250,7 @@ export class JobSession {
       ...(o.prestartedWorkers === undefined ? {} : { prestarted: o.prestartedWorkers }),
       ...(o.heartbeatIntervalMs === undefined ? {} : { heartbeatIntervalMs: o.heartbeatIntervalMs }),
       ...(o.heartbeatTimeoutMs === undefined ? {} : { heartbeatTimeoutMs: o.heartbeatTimeoutMs }),
+      ...(o.approximateReconnectTimeoutMs === undefined ? {} : { approximateReconnectTimeoutMs: o.approximateReconnectTimeoutMs }),
     };
     return WorkerPool.start(this.#poolOptions);
   }

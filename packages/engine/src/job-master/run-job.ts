@@ -43,7 +43,7 @@ import { InMemoryCheckpointStore, type CheckpointStore, type CompletedCheckpoint
 import { type CheckpointSummary, JobCheckpointing, resolveRestoreCheckpoint } from '../checkpoint/job-checkpointing.js';
 import { checkCheckpointable } from '../checkpoint/check-checkpointable.js';
 import type { ApproximateRecoveryRecord } from './approximate-recoveries.js';
-import { checkApproximateRecovery } from './check-approximate-recovery.js';
+import { checkApproximateExecutors, checkApproximateRecovery } from './check-approximate-recovery.js';
 
 export type { JobShuffleServices } from './job-session.js';
 
@@ -190,7 +190,9 @@ export interface RunJobOptions {
   /**
    * An approximate job (`exchangeMode` ALL_EDGES_PIPELINED_APPROXIMATE): how long a task deployed again after
    * a failure waits for each of its approximate input partitions before it fails
-   * (WEFT_ERR_APPROXIMATE_RECONNECT_TIMEOUT, through the ordinary failover path). @defaultValue 10000
+   * (WEFT_ERR_APPROXIMATE_RECONNECT_TIMEOUT, through the ordinary failover path). On worker processes
+   * over a network shuffle, a channel whose producer went away waits for its new attempt as long as that
+   * shuffle's own option says (the network shuffle's `reconnectTimeoutMs`; `weft run` sets it to this). @defaultValue 10000
    */
   readonly approximateReconnectTimeoutMs?: number;
 }
@@ -494,6 +496,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       session.useCheckpointing(checkpoints.forTask);
     }
     const executors = await session.start(jobMaster);
+    if (approximate) checkApproximateExecutors(executors);
     await checkpoints?.start();
     if (options.onProgress !== undefined) {
       const onProgress = options.onProgress;

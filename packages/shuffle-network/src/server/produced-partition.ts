@@ -64,6 +64,11 @@ export class ProducedPartition {
     return sumApproximateLosses(this.subpartitions.map((s) => s.approximateLosses));
   }
 
+  /** Per subpartition, the records its gone consumers never got whole (FramedPartitionSink; ApproximateLosses.recordsLost, zeros unless approximate). */
+  recordsLostBySubpartition(): number[] {
+    return this.subpartitions.map((s) => s.approximateLosses.recordsLost);
+  }
+
   addEvent(subpartition: number, event: ShuffleEvent): void {
     this.subpartitions[subpartition]!.add({ kind: 'event', event });
   }
