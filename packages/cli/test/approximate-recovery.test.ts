@@ -203,6 +203,19 @@ describe('weft run --approximate-recovery', () => {
     }
   });
 
+  it('restarts as Flink does a checkpointed job when no restart flag is given (fixed-delay, Integer.MAX_VALUE attempts, 1 s), not never', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'weft-approx-'));
+    try {
+      const run = await weft(['run', fixture, '--approximate-recovery', '--parallelism', '2', '--json'], dir);
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal((JSON.parse(run.stdout) as { restartStrategy: string }).restartStrategy, 'FixedDelayRestartBackoffTimeStrategy(attempts=2147483647, delayMs=1000)');
+      const chosen = await weft(['run', fixture, '--approximate-recovery', '--parallelism', '2', '--restart-strategy', 'none', '--json'], dir);
+      assert.equal((JSON.parse(chosen.stdout) as { restartStrategy: string }).restartStrategy, 'NoRestartBackoffTimeStrategy', 'a given strategy stands');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses --checkpoint-mode exactly-once, --cluster and --workers 2 over the in-memory pipelined shuffle with exit 2, naming both flags', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'weft-approx-'));
     try {

@@ -127,6 +127,14 @@ describe('weft run --inject-faults', () => {
     assert.match(run.stderr, /job failed: job "failing-job" failed: recovery is suppressed by NoRestartBackoffTimeStrategy: task numbers#1@0 failed: injected fault: task numbers#1@0 threw at record 10/);
   });
 
+  it('fails a run whose worker was killed with restarts off by the lost worker\'s code and message, no stack trace', async () => {
+    const run = await weft(['run', terasort, '--parallelism', '2', '--workers', '2', '--inject-faults', 'seed=3,kill-worker', '--restart-strategy', 'none', ...job], dir);
+    assert.equal(run.code, 1, run.stderr);
+    assert.match(run.stderr, /recovery is suppressed by NoRestartBackoffTimeStrategy/);
+    assert.match(run.stderr, /^caused by: WEFT_ERR_TASK_EXECUTOR_LOST: worker process \d+ exited with SIGKILL$/m);
+    assert.doesNotMatch(run.stderr, /^\s+at /m, 'an expected fault prints no stack');
+  });
+
   it('prints the fault spec grammar and every recovery flag in --help', async () => {
     const help = await inProcess(['run', '--help'], dir);
     assert.equal(help.code, 0);

@@ -27,10 +27,15 @@ export const APPROXIMATE_USAGE = `Approximate recovery (a streaming job; runs in
                             flight are lost: refused with --checkpoint-mode exactly-once (exit 2). The
                             summary lists each recovery with the records it lost. With --workers N
                             (the network pipelined shuffle) a task restarts on a live worker when its
-                            own was killed, with empty state (no checkpoints on workers yet)
+                            own was killed, with empty state (no checkpoints on workers yet). Without
+                            --restart-strategy it restarts as Flink's checkpointed jobs do: fixed-delay,
+                            2147483647 attempts, 1 s apart
   --approximate-reconnect-timeout MS
                             a restarted task that does not reconnect to its inputs within MS fails again
                             through the ordinary failover path (default 10000)`;
+
+/** The restart strategy of an approximate job given no restart flags: Flink's default once a job checkpoints. */
+export const APPROXIMATE_DEFAULT_RESTART = { type: 'fixed-delay', attempts: 2_147_483_647, delayMs: 1_000 } as const;
 
 export interface ApproximateFlags {
   readonly reconnectTimeoutMs?: number;

@@ -90,13 +90,13 @@ export class WorkerProcessTaskExecutor implements TaskExecutor {
       });
       child.on('error', (error) => (settled ? this.#lost(error) : fail(error)));
       child.on('exit', (code, signal) => {
-        const error = new Error(`worker process ${child.pid} exited with ${signal ?? `code ${code}`}`);
+        const error = workerExited(child.pid, signal ?? `code ${code}`);
         // Closed while it started, it exits before it is ready: the start fails.
         if (!settled) fail(error);
         else if (this.#state === 'ready') this.#lost(error);
       });
       if (child.exitCode !== null || child.signalCode !== null) {
-        fail(new Error(`worker process ${child.pid} exited with ${child.signalCode ?? `code ${child.exitCode}`} before it started`));
+        fail(workerExited(child.pid, child.signalCode ?? `code ${child.exitCode}`, ' before it started'));
         return;
       }
       child.send(init);
@@ -217,4 +217,12 @@ export class WorkerProcessTaskExecutor implements TaskExecutor {
       report();
     });
   }
+}
+
+/**
+ * A worker process that exited (`how`: its signal or `code N`): an expected fault, by its code
+ * (WEFT_ERR_TASK_EXECUTOR_LOST), so a report shows its message, not a stack of Node's internals.
+ */
+function workerExited(pid: number | undefined, how: string, when = ''): EngineError {
+  return new EngineError('WEFT_ERR_TASK_EXECUTOR_LOST', `worker process ${pid} exited with ${how}${when}`, { context: { pid, exit: how } });
 }
