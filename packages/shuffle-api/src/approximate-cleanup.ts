@@ -1,3 +1,4 @@
+import type { RecordDeframer } from './record-deframer.js';
 import { RECORD_HEADER_BYTES } from './record-framing.js';
 
 /** What an approximate subpartition lost to readers that went away (all counted, none estimated). */
@@ -27,6 +28,22 @@ export interface ApproximateInputLosses {
   readonly partialRecordBytesDiscarded: number;
   /** Times a channel was connected again to a new producer attempt. */
   readonly reconnects: number;
+}
+
+/**
+ * A gate's channel whose producer attempt went away (PIPELINED_APPROXIMATE): drops the partial record its
+ * deframer holds — that channel's only — and counts it in the gate's `losses`. Returns the bytes of it
+ * that had arrived (0: none was begun), what the in-band `channel-unavailable` event carries.
+ */
+export function discardUnavailablePartial(deframer: RecordDeframer, losses: { -readonly [K in keyof ApproximateInputLosses]: number }): number {
+  const partial = deframer.hasPartialRecord;
+  const partialRecordBytes = deframer.discardPartialRecord();
+  losses.channelsUnavailable++;
+  if (partial) {
+    losses.partialRecordsDiscarded++;
+    losses.partialRecordBytesDiscarded += partialRecordBytes;
+  }
+  return partialRecordBytes;
 }
 
 /** Zero losses, and the sum of several (a partition's subpartitions). */

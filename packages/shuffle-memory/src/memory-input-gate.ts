@@ -7,6 +7,7 @@ import {
   RecordDeframer,
   ShuffleError,
   closedError,
+  discardUnavailablePartial,
   gateItems,
 } from '@weft/shuffle-api';
 import type { ChannelEntry, SubpartitionReader } from './channel-entry.js';
@@ -148,13 +149,7 @@ export class MemoryInputGate implements InputGate {
    * consumer in band.
    */
   private producerGone(index: number, channel: GateChannel): GateBatch {
-    const partial = channel.deframer.hasPartialRecord;
-    const partialRecordBytes = channel.deframer.discardPartialRecord();
-    this.losses.channelsUnavailable++;
-    if (partial) {
-      this.losses.partialRecordsDiscarded++;
-      this.losses.partialRecordBytesDiscarded += partialRecordBytes;
-    }
+    const partialRecordBytes = discardUnavailablePartial(channel.deframer, this.losses);
     const gone = channel.reader.source;
     channel.reader.release();
     channel.reader = WAITING_READER;

@@ -3,6 +3,7 @@ import type { EdgeExchange } from './exchange-mode.js';
 import type { FilterFunction, FlatMapFunction, FormatFunction, KeySelector, KeyValue, MapFunction } from './functions.js';
 import type { WindowAssigner } from '../windows/window-assigner.js';
 import type { ResolvedWatermarkStrategy } from './watermark-strategy.js';
+import type { StreamSourceSpec } from '../operators/stream-source.js';
 
 /** How records of an edge are routed from producer subtasks to consumer subtasks. */
 export type Partitioning =
@@ -58,17 +59,7 @@ export type OperatorSpec =
   /** `ctx.watchDirectory`: the lines of every file that appears in a directory, until `endMarker` appears (or cancelled) */
   | { readonly kind: 'directory-source'; readonly path: string; readonly pollIntervalMs: number; readonly endMarker: string | undefined }
   /** `ctx.readRedisStream`: the entries of a stream, read as a consumer group, acknowledged when a checkpoint completes */
-  | {
-      readonly kind: 'stream-source';
-      readonly url: string;
-      readonly stream: string;
-      readonly group: string;
-      readonly consumerPrefix: string;
-      readonly startId: '0' | '$';
-      readonly batchSize: number;
-      readonly blockMs: number;
-      readonly endField: string | undefined;
-    }
+  | ({ readonly kind: 'stream-source' } & StreamSourceSpec)
   | { readonly kind: 'map'; readonly fn: MapFunction<unknown, unknown> }
   | { readonly kind: 'flat-map'; readonly fn: FlatMapFunction<unknown, unknown> }
   | { readonly kind: 'filter'; readonly fn: FilterFunction<unknown> }

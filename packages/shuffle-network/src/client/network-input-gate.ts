@@ -1,4 +1,4 @@
-import { type ApproximateInputLosses, FifoQueue, FloatingCredits } from '@weft/shuffle-api';
+import { type ApproximateInputLosses, discardUnavailablePartial, FifoQueue, FloatingCredits } from '@weft/shuffle-api';
 import {
   type GateBatch,
   type GateItem,
@@ -308,13 +308,7 @@ export class NetworkInputGate implements InputGate {
    * channel only, give its floating buffers back, and read the new attempt if one was named (else wait).
    */
   private producerGone(index: number, channel: Channel): GateBatch {
-    const partial = channel.deframer.hasPartialRecord;
-    const partialRecordBytes = channel.deframer.discardPartialRecord();
-    this.losses.channelsUnavailable++;
-    if (partial) {
-      this.losses.partialRecordsDiscarded++;
-      this.losses.partialRecordBytesDiscarded += partialRecordBytes;
-    }
+    const partialRecordBytes = discardUnavailablePartial(channel.deframer, this.losses);
     this.returnFloating(channel);
     channel.backlog = 0;
     const pending = channel.pending;
