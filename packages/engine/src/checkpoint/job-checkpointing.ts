@@ -75,6 +75,8 @@ export class JobCheckpointing {
   readonly #current = new Map<string, string>();
   /** Trigger listeners of the running source attempts, by execution vertex id. */
   readonly #triggers = new Map<string, { readonly attemptId: string; readonly listener: (checkpointId: number, timestampMs: number) => void }>();
+  /** Completion listeners of the running attempts (two-phase-commit sinks), by execution vertex id. */
+  readonly #completions = new Map<string, { readonly attemptId: string; readonly listener: (checkpointId: number) => void }>();
   #restoreFrom: CompletedCheckpoint | undefined;
   readonly #loaded = new Map<string, Promise<TaskRestoreState>>();
   #completed = 0;
@@ -102,6 +104,7 @@ export class JobCheckpointing {
         this.#completed += 1;
         this.#restoreFrom = this.#coordinator.latestCompleted;
         this.#logger.debug({ checkpointId }, 'checkpoint completed');
+        for (const [taskId, { attemptId, listener }] of this.#completions) if (this.#current.get(taskId) === attemptId) listener(checkpointId);
       },
       notifyAborted: (checkpointId, reason: CheckpointFailureReason) => {
         this.#aborted += 1;
@@ -164,6 +167,12 @@ export class JobCheckpointing {
         this.#triggers.set(taskId, { attemptId: task.attemptId, listener });
         return () => {
           if (this.#triggers.get(taskId)?.attemptId === task.attemptId) this.#triggers.delete(taskId);
+        };
+      },
+      onComplete: (listener) => {
+        this.#completions.set(taskId, { attemptId: task.attemptId, listener });
+        return () => {
+          if (this.#completions.get(taskId)?.attemptId === task.attemptId) this.#completions.delete(taskId);
         };
       },
       acknowledge: (snapshot) => {

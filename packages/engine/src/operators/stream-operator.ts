@@ -1,3 +1,4 @@
+import type { JsonValue } from '@weft/shuffle-api';
 import type { RuntimeContext } from '../api/functions.js';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
 import type { TaskMemory } from '../memory/task-memory.js';
@@ -52,12 +53,19 @@ export interface CheckpointedOperator {
    * its buffered lines written); a rejection declines the checkpoint.
    */
   snapshotState?(checkpointId: number): Promise<void> | void;
+  /**
+   * The job master completed checkpoint `checkpointId` (Flink's notifyCheckpointComplete): what was
+   * pre-committed for it may be committed. A rejection fails the task.
+   */
+  notifyCheckpointComplete?(checkpointId: number): Promise<void> | void;
 }
 
 /** What a sink reports when its task finishes; the job master publishes it when the job succeeds. */
 export type SinkOutput =
   | { readonly kind: 'text-file'; readonly sink: string; readonly path: string; readonly tempDir: string; readonly file: string; readonly subtask: number; readonly parallelism: number }
-  | { readonly kind: 'collect'; readonly sink: string; readonly subtask: number; readonly parallelism: number; readonly values: unknown[] };
+  | { readonly kind: 'collect'; readonly sink: string; readonly subtask: number; readonly parallelism: number; readonly values: unknown[] }
+  /** A two-phase-commit sink's pre-committed transactions, committed by the job master when the job succeeds. */
+  | { readonly kind: 'two-phase-commit'; readonly sink: string; readonly subtask: number; readonly parallelism: number; readonly handles: readonly JsonValue[] };
 
 /**
  * A runtime operator (Flink's StreamOperator). `collect` receives the records of input 0 (the only input

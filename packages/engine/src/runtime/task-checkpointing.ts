@@ -39,6 +39,8 @@ export interface TaskCheckpointing {
   readonly restore: TaskRestoreState | undefined;
   /** A source's subscription to checkpoint triggers; returns the unsubscribe. */
   onTrigger(listener: (checkpointId: number, timestampMs: number) => void): () => void;
+  /** The job master completed a checkpoint (every task acknowledged it, it is stored): two-phase-commit sinks commit. Returns the unsubscribe. */
+  onComplete(listener: (checkpointId: number) => void): () => void;
   acknowledge(snapshot: TaskSnapshot): void;
   /** `TASK_FAILURE` (the snapshot failed) counts toward the job's tolerated checkpoint failures; `DECLINED` (the inputs aborted it) does not. */
   decline(checkpointId: number, message: string, reason: 'TASK_FAILURE' | 'DECLINED'): void;
