@@ -6,15 +6,47 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { defineJob, type FaultInjectorFactory, fileCommitSink, InMemoryCheckpointStorage, InMemoryCheckpointStore, type JobResult, runJob } from '@weft/engine';
+import { existsSync } from 'node:fs';
+import { defineJob, type FaultInjectorFactory, fileCommitSink, type TwoPhaseCommitSinkFactory, InMemoryCheckpointStorage, InMemoryCheckpointStore, type JobResult, runJob } from '@weft/engine';
 import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';
 import { seededRandom } from '@weft/testkit';
 
 const lineOf = (seq: number): string => `line ${seq} ${(seq * 7919) % 1000}`;
 
-const linesJob = (dir: string, count: number, ratePerSecond: number | undefined) =>
+/** What the sinks of a run did, counted in process. */
+interface Commits {
+  /** Commits of a transaction that wrote a part file. */
+  parts: number;
+  /** Of those, commits of a part already in place (a re-commit after a restore). */
+  again: number;
+}
+
+/** `factory`'s sinks, counting their commits in `commits`. */
+function counting(factory: TwoPhaseCommitSinkFactory<string>, commits: Commits): TwoPhaseCommitSinkFactory<string> {
+  return (context) => {
+    const sink = factory(context);
+    return {
+      ...sink,
+      beginTransaction: () => sink.beginTransaction(),
+      write: (handle, value) => sink.write(handle, value),
+      preCommit: (handle) => sink.preCommit(handle),
+      abort: (handle) => sink.abort(handle),
+      close: () => sink.close?.(),
+      commit: async (handle) => {
+        const { file, target } = handle as { file: string | null; target: string };
+        if (file !== null) {
+          commits.parts += 1;
+          if (existsSync(target)) commits.again += 1;
+        }
+        await sink.commit(handle);
+      },
+    };
+  };
+}
+
+const linesJob = (dir: string, count: number, ratePerSecond: number | undefined, commits: Commits) =>
   defineJob((ctx) => {
-    ctx.generate(lineOf, { count, splits: 8, ...(ratePerSecond === undefined ? {} : { ratePerSecond }) }).map((l) => l.toUpperCase()).sinkTo(fileCommitSink<string>({ dir }));
+    ctx.generate(lineOf, { count, splits: 8, ...(ratePerSecond === undefined ? {} : { ratePerSecond }) }).map((l) => l.toUpperCase()).sinkTo(counting(fileCommitSink<string>({ dir }), commits));
   }, { name: 'two-phase-lines' });
 
 /** The committed lines: every line of every part file `dir` shows (hidden `.in-progress` left out), sorted. */
@@ -37,11 +69,12 @@ const throwsAt = (faults: readonly { task: string; attempt: number; atRecord: nu
   },
 });
 
-function run(request: { dir: string; count: number; parallelism: number; faults?: FaultInjectorFactory; store?: InMemoryCheckpointStore; storage?: InMemoryCheckpointStorage; rate?: number | null; restoreFrom?: 'latest'; restarts?: number; jobId?: string; signal?: AbortSignal; checkpoints?: boolean }): Promise<JobResult> {
+function run(request: { dir: string; count: number; parallelism: number; faults?: FaultInjectorFactory; store?: InMemoryCheckpointStore; storage?: InMemoryCheckpointStorage; rate?: number | null; commits?: Commits; restoreFrom?: 'latest'; restarts?: number; jobId?: string; signal?: AbortSignal; checkpoints?: boolean }): Promise<JobResult> {
   const memory = createMemoryShuffleServiceFactory({ buffersPerPartition: 8 });
   const storage = request.storage ?? new InMemoryCheckpointStorage();
   return runJob({
-    job: linesJob(request.dir, request.count, request.rate === null ? undefined : (request.rate ?? 10_000)),
+    // 20 000 records a second a subtask: a generator batch (256) every 13 ms, so every checkpoint (15 ms) has records
+    job: linesJob(request.dir, request.count, request.rate === null ? undefined : (request.rate ?? 40_000), request.commits ?? { parts: 0, again: 0 }),
     parallelism: request.parallelism,
     cwd: request.dir,
     shuffle: { pipelined: memory, blocking: memory },
@@ -57,16 +90,16 @@ describe('two-phase-commit sinks, in process', () => {
   it('a file sink restored after throws at seeded points commits exactly what a fault-free run commits, each line once', async () => {
     const root = await mkdtemp(join(tmpdir(), 'weft-2pc-files-'));
     try {
-      const count = 3000;
+      const count = 8000;
       const clean = await run({ dir: join(root, 'clean'), count, parallelism: 2 });
       assert.equal(clean.status, 'succeeded', clean.error?.message);
       const expected = Array.from({ length: count }, (_, seq) => lineOf(seq).toUpperCase()).sort();
       assert.deepEqual(await committedLines(join(root, 'clean')), expected);
       const random = seededRandom(15);
       const faults = [
-        { task: 'generate#1', attempt: 0, atRecord: 300 + Math.floor(random() * 900) },
-        { task: 'generate#0', attempt: 0, atRecord: 300 + Math.floor(random() * 900) },
-        { task: 'generate#1', attempt: 1, atRecord: 1200 + Math.floor(random() * 200) },
+        { task: 'generate#1', attempt: 0, atRecord: 800 + Math.floor(random() * 2000) },
+        { task: 'generate#0', attempt: 0, atRecord: 800 + Math.floor(random() * 2000) },
+        { task: 'generate#1', attempt: 1, atRecord: 3000 + Math.floor(random() * 500) },
       ];
       const faulty = await run({ dir: join(root, 'faulty'), count, parallelism: 2, faults: throwsAt(faults) });
       assert.equal(faulty.status, 'succeeded', faulty.error?.message);
@@ -82,10 +115,10 @@ describe('two-phase-commit sinks, in process', () => {
     const root = await mkdtemp(join(tmpdir(), 'weft-2pc-recommit-'));
     try {
       const dir = join(root, 'out');
-      const count = 3000;
+      const count = 8000;
       const store = new InMemoryCheckpointStore();
       const storage = new InMemoryCheckpointStorage();
-      const failed = await run({ dir, jobId: 'recommit', count, parallelism: 2, store, storage, faults: throwsAt([{ task: 'generate#0', attempt: 0, atRecord: 1400 }]), restarts: 0 });
+      const failed = await run({ dir, jobId: 'recommit', count, parallelism: 2, store, storage, faults: throwsAt([{ task: 'generate#0', attempt: 0, atRecord: 2500 }]), restarts: 0 });
       assert.equal(failed.status, 'failed');
       const latest = (await store.completed()).at(-1);
       assert.ok(latest !== undefined, 'the failed run completed a checkpoint');
@@ -93,8 +126,11 @@ describe('two-phase-commit sinks, in process', () => {
       assert.ok(before.length > 0 && before.length < count, `committed before the failure: ${before.length}`);
       // what the failed run committed is a prefix of each subtask's lines: no line twice
       assert.equal(new Set(before).size, before.length);
-      const restored = await run({ dir, jobId: 'recommit', count, parallelism: 2, store, storage, restoreFrom: 'latest' });
+      const commits: Commits = { parts: 0, again: 0 };
+      const restored = await run({ dir, jobId: 'recommit', count, parallelism: 2, store, storage, restoreFrom: 'latest', commits });
       assert.equal(restored.status, 'succeeded', restored.error?.message);
+      // the restored checkpoint's pre-committed parts were committed by the failed run already: committed again, in place
+      assert.ok(commits.again > 0, `commits: ${JSON.stringify(commits)}`);
       assert.equal(restored.checkpoints?.restoredFrom, latest.checkpointId);
       assert.deepEqual(await committedLines(dir), Array.from({ length: count }, (_, seq) => lineOf(seq).toUpperCase()).sort());
     } finally {

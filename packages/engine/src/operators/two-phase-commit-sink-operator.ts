@@ -29,6 +29,8 @@ export class TwoPhaseCommitSinkOperator implements StreamOperator {
   /** Every asynchronous sink call, one at a time in order (writes that returned a promise included). */
   #chain: Promise<void> = Promise.resolve();
   #final: TransactionHandle | undefined;
+  /** Records that arrived between a pre-commit and the next transaction's begin. */
+  #held: unknown[] = [];
   #finished = false;
 
   constructor(create: TwoPhaseCommitSinkFactory<unknown>, context: OperatorContext) {
@@ -59,7 +61,16 @@ export class TwoPhaseCommitSinkOperator implements StreamOperator {
 
   collect(value: unknown): void {
     const handle = this.#open;
-    if (handle === undefined) throw new Error('the two-phase-commit sink has no open transaction');
+    if (handle === undefined) {
+      // after a barrier, before the next transaction began: held for it (the task waits for it to begin)
+      this.#held.push(value);
+      if (this.#held.length === 1) this.#context.backpressure.blockOn(this.#chain);
+      return;
+    }
+    this.#write(handle, value);
+  }
+
+  #write(handle: TransactionHandle, value: unknown): void {
     const written = this.#sink.write(handle, value);
     if (written !== undefined && typeof (written as Promise<void>).then === 'function') {
       this.#chain = this.#chain.then(() => written).catch((error: unknown) => {
@@ -77,8 +88,12 @@ export class TwoPhaseCommitSinkOperator implements StreamOperator {
     const step = this.#chain.then(async () => {
       const preCommitted = await this.#call('pre-commit', () => this.#sink.preCommit(handle));
       this.#pending.push({ checkpointId, handle: preCommitted });
-      this.#open = await this.#call('begin a transaction', () => this.#sink.beginTransaction());
+      const next = await this.#call('begin a transaction', () => this.#sink.beginTransaction());
+      this.#open = next;
       this.#record();
+      const held = this.#held;
+      this.#held = [];
+      for (const value of held) this.#write(next, value);
     });
     this.#chain = step.catch(() => {});
     return step;
