@@ -49,8 +49,11 @@ describe('redis stream two-phase-commit sink', () => {
       await sink.commit(handle);
       // a re-commit (after a restore), by another instance, as another process would
       const other = redisStreamSink<string>({ url: server.url, stream })(context);
-      await other.commit(JSON.parse(JSON.stringify(handle)));
-      await other.close?.();
+      try {
+        await other.commit(JSON.parse(JSON.stringify(handle)));
+      } finally {
+        await other.close?.();
+      }
       await sink.commit(handle);
       await sink.abort(dropped);
       assert.deepEqual(await entries(stream), ['a', 'b', 'c']);

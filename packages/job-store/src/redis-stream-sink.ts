@@ -31,15 +31,19 @@ type ResolvedRedisStreamSinkOptions<T> = Required<Omit<RedisStreamSinkOptions<T>
 
 interface StreamTransaction {
   readonly id: string;
+  /** Records staged (set by preCommit). */
+  readonly records?: number;
 }
 
 /**
  * A two-phase-commit sink appending to a Redis Stream exactly once: a transaction's records are buffered,
- * `preCommit` stages them in a list `<prefix>txn:<id>` (durable, not in the stream), `commit` moves them
+ * `preCommit` stages them in a list `<prefix>txn:<id>` (durable, not in the stream; the handle carries
+ * their count), `commit` moves them
  * into the stream — WATCH on the transaction's marker `<prefix>committed:<id>`, then one MULTI with every
  * XADD, the marker's SET (with `markerTtlSeconds`) and the staging list's DEL — so a commit made again
  * after a restore finds the marker and adds nothing; `abort` deletes the staging list. Readers of the
- * stream see only committed transactions, each whole. Use with `dataSet.sinkTo(redisStreamSink({ url, stream }))`.
+ * stream see only committed transactions, each whole. A commit that finds neither the marker nor all the
+ * staged records (an aborted transaction) fails with WEFT_ERR_SINK_FAILED and adds nothing. Use with `dataSet.sinkTo(redisStreamSink({ url, stream }))`.
  *
  * Each sink instance (a subtask attempt; the job master's final commit) opens its own connection and
  * closes it in `close()`. Not in the contract: ordering between subtasks' transactions in the stream.
@@ -89,11 +93,11 @@ class RedisStreamSink<T> implements TwoPhaseCommitSink<T> {
     const redis = await this.#connection();
     const key = this.#txnKey(id);
     for (let i = 0; i < buffer.length; i += PUSH_BATCH) await this.#send('stage', () => redis.rpush(key, ...buffer.slice(i, i + PUSH_BATCH)));
-    return handle;
+    return { id, records: buffer.length };
   }
 
   async commit(handle: TransactionHandle): Promise<void> {
-    const { id } = handle as unknown as StreamTransaction;
+    const { id, records } = handle as unknown as StreamTransaction;
     const redis = await this.#connection();
     const marker = this.#markerKey(id);
     const key = this.#txnKey(id);
@@ -104,6 +108,11 @@ class RedisStreamSink<T> implements TwoPhaseCommitSink<T> {
         return; // committed before: a re-commit adds nothing
       }
       const values = await this.#send('read', () => redis.lrange(key, 0, -1));
+      if (values.length !== records) {
+        await redis.unwatch();
+        // not committed and not (all) staged: aborted, expired, or never pre-committed — nothing is added
+        throw new EngineError('WEFT_ERR_SINK_FAILED', `redis stream sink ${JSON.stringify(this.#context.operatorName)} (${this.#options.stream}): transaction ${id} is not committed and ${values.length} of its ${String(records)} records are staged`, { context: { operator: this.#context.operatorName, stream: this.#options.stream } });
+      }
       const multi = redis.multi();
       for (const value of values) multi.xadd(this.#options.stream, '*', 'value', value);
       multi.set(marker, String(values.length), 'EX', this.#options.markerTtlSeconds);
