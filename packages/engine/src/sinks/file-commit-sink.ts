@@ -4,9 +4,13 @@ import { isAbsolute, join, resolve } from 'node:path';
 import type { FormatFunction } from '../api/functions.js';
 import type { TransactionHandle, TwoPhaseCommitSink, TwoPhaseCommitSinkContext, TwoPhaseCommitSinkFactory } from '../api/two-phase-commit-sink.js';
 import { invalidEngineArgument } from '../errors/engine-error.js';
+import { ExternalFileCommitSink } from './external-file-commit-sink.js';
 
 export interface FileCommitSinkOptions<T> {
-  /** The directory committed part files appear in (relative: against the job's working directory); local. */
+  /**
+   * The directory committed part files appear in (relative: against the job's working directory), or a
+   * `<scheme>://` one of a file system with `transactions` (S3: ExternalFileCommitSink).
+   */
   readonly dir: string;
   /** One line per value (without the newline). @defaultValue strings as they are, anything else as JSON */
   readonly format?: FormatFunction<T>;
@@ -34,8 +38,9 @@ interface FileTransaction {
  */
 export function fileCommitSink<T>(options: FileCommitSinkOptions<T>): TwoPhaseCommitSinkFactory<T> {
   for (const key of Object.keys(options)) if (!KEYS.has(key)) throw invalidEngineArgument(`fileCommitSink.${key}`, 'unknown option');
-  if (typeof options.dir !== 'string' || options.dir.trim() === '' || options.dir.includes('://')) throw invalidEngineArgument('fileCommitSink.dir', `expected a local directory, got ${JSON.stringify(options.dir)}`);
+  if (typeof options.dir !== 'string' || options.dir.trim() === '') throw invalidEngineArgument('fileCommitSink.dir', `expected a directory, got ${JSON.stringify(options.dir)}`);
   if (options.format !== undefined && typeof options.format !== 'function') throw invalidEngineArgument('fileCommitSink.format', 'expected a function');
+  if (/^[a-z][a-z0-9+.-]*:\/\//iu.test(options.dir)) return (context) => new ExternalFileCommitSink<T>({ dir: options.dir, format: options.format, context });
   return (context) => new FileCommitSink<T>(options, context);
 }
 
