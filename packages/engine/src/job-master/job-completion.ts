@@ -74,13 +74,14 @@ export class JobCompletion {
     let published: PublishedSinks;
     try {
       const outputs = attempts.results.flatMap((r) => (r === undefined ? [] : r.sinks));
+      const twoPhase = this.#options.twoPhaseSinks;
       published = await publishSinks(
         outputs.filter((o) => o.kind !== 'text-file' || !publishedSinks.has(o.sink)),
         sinkTempDirs,
         fileSystems,
+        // the final commit of the two-phase-commit sinks, after the text sinks' (rolled back if it fails)
+        twoPhase === undefined ? undefined : () => twoPhase.commit(outputs),
       );
-      // the final commit of the two-phase-commit sinks, after the text sinks published (all or nothing)
-      await this.#options.twoPhaseSinks?.commit(outputs);
       const earlier = [...publishedSinks].map(([sink, path]) => ({ sink, path, parts: outputs.filter((o) => o.kind === 'text-file' && o.sink === sink).length }));
       if (earlier.length > 0) published = { ...published, files: [...earlier, ...published.files] };
     } catch (error) {

@@ -32,6 +32,8 @@ export class TwoPhaseCommitSinkOperator implements StreamOperator {
   /** Records that arrived between a pre-commit and the next transaction's begin. */
   #held: unknown[] = [];
   #finished = false;
+  /** `sinkOutput()` handed the final transaction to the task's result (the job master commits or aborts it). */
+  #handedOver = false;
 
   constructor(create: TwoPhaseCommitSinkFactory<unknown>, context: OperatorContext) {
     this.#context = context;
@@ -124,9 +126,12 @@ export class TwoPhaseCommitSinkOperator implements StreamOperator {
     await this.#chain.catch(() => {});
     const handle = this.#open;
     this.#open = undefined;
+    // finished, but the task failed before it reported its sinks: the final transaction reaches no one
+    const final = this.#handedOver ? undefined : this.#final;
     try {
       // a failure or a cancellation: the open transaction goes; pre-committed ones stay for a restore
       if (handle !== undefined) await this.#sink.abort(handle);
+      if (final !== undefined) await this.#sink.abort(final);
     } finally {
       await this.#sink.close?.();
     }
@@ -134,6 +139,7 @@ export class TwoPhaseCommitSinkOperator implements StreamOperator {
 
   sinkOutput(): SinkOutput | undefined {
     if (!this.#finished) return undefined;
+    this.#handedOver = true;
     const { operatorName, subtask, parallelism } = this.#context;
     // pre-committed at checkpoints whose completion this attempt was not told of: committed with the final one (idempotent)
     const handles = [...this.#pending.map((p) => p.handle), ...(this.#final === undefined ? [] : [this.#final])];
