@@ -111,7 +111,7 @@ describe('two-phase-commit sinks, in process', () => {
     }
   });
 
-  it('a run restored from a failed run\'s checkpoint re-commits its pre-committed transactions without duplicating them', async () => {
+  it('a run restored 2 -> 3 from a failed run\'s checkpoint re-commits its pre-committed transactions without duplicating them', async () => {
     const root = await mkdtemp(join(tmpdir(), 'weft-2pc-recommit-'));
     try {
       const dir = join(root, 'out');
@@ -127,7 +127,8 @@ describe('two-phase-commit sinks, in process', () => {
       // what the failed run committed is a prefix of each subtask's lines: no line twice
       assert.equal(new Set(before).size, before.length);
       const commits: Commits = { parts: 0, again: 0 };
-      const restored = await run({ dir, jobId: 'recommit', count, parallelism: 2, store, storage, restoreFrom: 'latest', commits });
+      // with another parallelism: the recorded handles are dealt over 3 subtasks
+      const restored = await run({ dir, jobId: 'recommit', count, parallelism: 3, store, storage, restoreFrom: 'latest', commits });
       assert.equal(restored.status, 'succeeded', restored.error?.message);
       // the restored checkpoint's pre-committed parts were committed by the failed run already: committed again, in place
       assert.ok(commits.again > 0, `commits: ${JSON.stringify(commits)}`);
