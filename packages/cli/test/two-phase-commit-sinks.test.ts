@@ -139,6 +139,42 @@ describe('two-phase-commit sinks, in process', () => {
     }
   });
 
+  it('a pre-commit that fails declines its checkpoint and fails the task; the restored attempt commits each line once', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'weft-2pc-precommit-'));
+    try {
+      const dir = join(root, 'out');
+      const count = 6000;
+      let preCommits = 0;
+      const files = fileCommitSink<string>({ dir });
+      // subtask 1's first attempt: its third pre-commit fails
+      const failing: TwoPhaseCommitSinkFactory<string> = (context) => {
+        const sink = files(context);
+        return {
+          beginTransaction: () => sink.beginTransaction(),
+          write: (h, v) => sink.write(h, v),
+          preCommit: async (h) => {
+            if (context.subtask === 1 && context.attempt === 0 && ++preCommits === 3) throw new Error('the disk refused the pre-commit');
+            return sink.preCommit(h);
+          },
+          commit: (h) => sink.commit(h),
+          abort: (h) => sink.abort(h),
+          close: () => sink.close?.(),
+        };
+      };
+      const memory = createMemoryShuffleServiceFactory({ buffersPerPartition: 8 });
+      const job = defineJob((ctx) => {
+        ctx.generate(lineOf, { count, splits: 8, ratePerSecond: 40_000 }).map((l) => l.toUpperCase()).sinkTo(failing);
+      }, { name: 'two-phase-lines' });
+      const result = await runJob({ job, parallelism: 2, cwd: root, shuffle: { pipelined: memory, blocking: memory }, checkpointing: { intervalMs: 15, storage: new InMemoryCheckpointStorage(), tolerableFailures: 5 }, restartStrategy: { type: 'fixed-delay', attempts: 2, delayMs: 0 } });
+      assert.equal(result.status, 'succeeded', result.error?.message);
+      assert.equal(result.failures, 1);
+      assert.ok((result.checkpoints?.abortReasons.TASK_FAILURE ?? 0) >= 1, `checkpoints: ${JSON.stringify(result.checkpoints)}`);
+      assert.deepEqual(await committedLines(dir), Array.from({ length: count }, (_, seq) => lineOf(seq).toUpperCase()).sort());
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
+
   it('a cancelled job aborts its open transactions: no part file, committed or in progress, is left', async () => {
     const root = await mkdtemp(join(tmpdir(), 'weft-2pc-cancel-'));
     try {

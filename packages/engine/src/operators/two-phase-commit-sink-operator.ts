@@ -34,6 +34,8 @@ export class TwoPhaseCommitSinkOperator implements StreamOperator {
   #finished = false;
   /** `sinkOutput()` handed the final transaction to the task's result (the job master commits or aborts it). */
   #handedOver = false;
+  /** A pre-commit or a begin failed: the records that follow have no transaction, so the task fails. */
+  #broken: unknown;
 
   constructor(create: TwoPhaseCommitSinkFactory<unknown>, context: OperatorContext) {
     this.#context = context;
@@ -62,6 +64,7 @@ export class TwoPhaseCommitSinkOperator implements StreamOperator {
   }
 
   collect(value: unknown): void {
+    if (this.#broken !== undefined) throw this.#broken;
     const handle = this.#open;
     if (handle === undefined) {
       // after a barrier, before the next transaction began: held for it (the task waits for it to begin)
@@ -97,7 +100,10 @@ export class TwoPhaseCommitSinkOperator implements StreamOperator {
       this.#held = [];
       for (const value of held) this.#write(next, value);
     });
-    this.#chain = step.catch(() => {});
+    // the checkpoint is declined (the rejection), and the task fails at its next record or its end
+    this.#chain = step.catch((error: unknown) => {
+      this.#broken ??= error;
+    });
     return step;
   }
 
@@ -116,6 +122,7 @@ export class TwoPhaseCommitSinkOperator implements StreamOperator {
 
   async finish(): Promise<void> {
     await this.#chain;
+    if (this.#broken !== undefined) throw this.#broken;
     const handle = this.#open;
     this.#open = undefined;
     if (handle !== undefined) this.#final = await this.#call('pre-commit', () => this.#sink.preCommit(handle));
