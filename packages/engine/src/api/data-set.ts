@@ -2,6 +2,7 @@ import { type EdgeExchange, EDGE_EXCHANGES, isEdgeExchange } from './exchange-mo
 import type { FilterFunction, FlatMapFunction, FormatFunction, KeySelector, KeyValue, MapFunction } from './functions.js';
 import { KeyedDataSet, type KeyByOptions } from './keyed-data-set.js';
 import { checkFunction, invalidJob, type LogicalGraph, type LogicalInput, type Partitioning } from './logical-graph.js';
+import type { TwoPhaseCommitSinkFactory } from './two-phase-commit-sink.js';
 import { splitWords, VALUE_KEY } from './split-words.js';
 import { resolveWatermarkStrategy, type WatermarkStrategy } from './watermark-strategy.js';
 
@@ -235,6 +236,24 @@ export class DataSet<T> {
       name: options.name,
       defaultName: 'writeText',
       spec: { kind: 'text-sink', path, format: options.format as FormatFunction<unknown> | undefined },
+      inputs: this.inputs(),
+      parallelism: options.parallelism ?? this.#inputParallelism(),
+    });
+  }
+
+  /**
+   * Writes every value through a two-phase-commit sink (see TwoPhaseCommitSink): in a checkpointed job
+   * exactly once — a transaction per checkpoint, committed when the checkpoint completes — and in any job
+   * one final transaction committed when the whole job succeeded. `create` makes the instance of each
+   * subtask attempt.
+   */
+  sinkTo(create: TwoPhaseCommitSinkFactory<T>, options: { readonly name?: string; readonly parallelism?: number } = {}): void {
+    const name = options.name ?? 'sinkTo';
+    if (typeof create !== 'function') throw invalidJob(`operator ${JSON.stringify(name)} (two-phase-commit-sink): create`, 'expected a function making the sink of a subtask');
+    this.graph.add({
+      name: options.name,
+      defaultName: 'sinkTo',
+      spec: { kind: 'two-phase-commit-sink', create: create as TwoPhaseCommitSinkFactory<unknown> },
       inputs: this.inputs(),
       parallelism: options.parallelism ?? this.#inputParallelism(),
     });

@@ -1,3 +1,4 @@
+import type { TwoPhaseCommitSinkFactory } from './two-phase-commit-sink.js';
 import { EngineError } from '../errors/engine-error.js';
 import type { EdgeExchange } from './exchange-mode.js';
 import type { FilterFunction, FlatMapFunction, FormatFunction, KeySelector, KeyValue, MapFunction } from './functions.js';
@@ -114,7 +115,9 @@ export type OperatorSpec =
   /** sort, step 4: collects its range, sorts it by key, emits the values in order */
   | { readonly kind: 'local-sort'; readonly key: KeySelector<unknown, KeyValue>; readonly descending: boolean }
   | { readonly kind: 'text-sink'; readonly path: string; readonly format: FormatFunction<unknown> | undefined }
-  | { readonly kind: 'collect-sink'; readonly name: string };
+  | { readonly kind: 'collect-sink'; readonly name: string }
+  /** `sinkTo(factory)`: a two-phase-commit sink, one instance per subtask attempt */
+  | { readonly kind: 'two-phase-commit-sink'; readonly create: TwoPhaseCommitSinkFactory<unknown> };
 
 export type OperatorKind = OperatorSpec['kind'];
 

@@ -75,7 +75,7 @@ export class JobCheckpointing {
   readonly #current = new Map<string, string>();
   /** Trigger listeners of the running source attempts, by execution vertex id. */
   readonly #triggers = new Map<string, { readonly attemptId: string; readonly listener: (checkpointId: number, timestampMs: number) => void }>();
-  /** Completion listeners of the running attempts, by execution vertex id. */
+  /** Completion listeners of the running attempts (stream sources, two-phase-commit sinks), by execution vertex id. */
   readonly #completions = new Map<string, { readonly attemptId: string; readonly listener: (checkpointId: number) => void }>();
   #restoreFrom: CompletedCheckpoint | undefined;
   readonly #loaded = new Map<string, Promise<TaskRestoreState>>();

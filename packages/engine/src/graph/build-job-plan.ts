@@ -27,7 +27,7 @@ const UNDECIDED = 0;
 
 /** Operators that read two logical inputs, so they always head a chain. */
 const TWO_INPUT_KINDS = new Set(['join', 'range-assign']);
-const SINK_KINDS = new Set(['text-sink', 'collect-sink']);
+const SINK_KINDS = new Set(['text-sink', 'collect-sink', 'two-phase-commit-sink']);
 
 function describeNode(node: LogicalNode): string {
   return `operator ${JSON.stringify(node.name)} (${node.spec.kind})`;
@@ -48,7 +48,7 @@ export function buildJobPlan(request: BuildJobPlanRequest): JobPlan {
   const live = new Uint8Array(nodes.length);
   const stack: number[] = [];
   for (const node of nodes) if (SINK_KINDS.has(node.spec.kind)) stack.push(node.index);
-  if (stack.length === 0) throw invalidJob('sinks', 'the job has no sink: end it with writeText(path) or collect(name)');
+  if (stack.length === 0) throw invalidJob('sinks', 'the job has no sink: end it with writeText(path), collect(name) or sinkTo(factory)');
   while (stack.length > 0) {
     const index = stack.pop() as number;
     if (live[index] === 1) continue;

@@ -28,6 +28,29 @@ export interface StagedExternalFile {
   discard(): Promise<void>;
 }
 
+/**
+ * One transaction's object being written (a two-phase-commit sink's transaction, ExternalTransactions):
+ * `write` in order; `preCommit()` makes every byte durable but not visible at the URL and returns the
+ * handle any process commits or aborts it by; `abort()` drops it (idempotent). One call at a time.
+ */
+export interface ExternalTransactionWriter {
+  write(chunk: string): Promise<void>;
+  preCommit(): Promise<JsonValue>;
+  abort(): Promise<void>;
+}
+
+/**
+ * Objects written as transactions (S3: a multipart upload per transaction, completed at commit), for
+ * two-phase-commit sinks. `commit(handle)` makes the object visible whole and is idempotent (a second
+ * commit of a handle finds the object in place and changes nothing); `abort(handle)` drops an uncommitted
+ * one (a committed one is left as it is).
+ */
+export interface ExternalTransactions {
+  begin(url: string): Promise<ExternalTransactionWriter>;
+  commit(handle: JsonValue): Promise<void>;
+  abort(handle: JsonValue): Promise<void>;
+}
+
 /** How another process builds an equal file system: `(await import(module))[exportName](options)`. */
 export interface ExternalFileSystemReference {
   readonly module: string;
@@ -71,6 +94,8 @@ export interface ExternalFileSystem {
   listUnder(dir: string): Promise<string[]>;
   /** Joins `parts` (objects, in order) into `target` without making it visible (see StagedExternalFile); `tempDir` may hold its scratch objects. */
   stage(request: { readonly target: string; readonly parts: readonly string[]; readonly tempDir: string }): Promise<StagedExternalFile>;
+  /** Objects written as transactions (two-phase-commit sinks); absent: the file system has none. */
+  readonly transactions?: ExternalTransactions;
   /** Deletes the object at `url`; deleting nothing is fine. */
   delete(url: string): Promise<void>;
   /** Deletes everything under `dir/` (and any unfinished upload there). */

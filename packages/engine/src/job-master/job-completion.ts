@@ -1,5 +1,6 @@
 import { EngineError } from '../errors/engine-error.js';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
+import type { SinkOutput } from '../operators/stream-operator.js';
 import type { TaskResult } from '../runtime/task-events.js';
 import type { JobEventEmitter } from './job-event-emitter.js';
 import type { JobFence } from './job-fence.js';
@@ -29,6 +30,11 @@ export interface JobCompletionOptions {
    * checkpoint recorded are what a restore `--from-checkpoint` continues from). @defaultValue false
    */
   readonly keepSinkFilesOnFailure?: boolean | undefined;
+  /**
+   * The two-phase-commit sinks' final commit (success) or abort (failure) of what the finished attempts
+   * pre-committed (two-phase-commits.ts). @defaultValue none: the job has no such sink
+   */
+  readonly twoPhaseSinks?: { commit(outputs: readonly SinkOutput[]): Promise<void>; abort(outputs: readonly SinkOutput[]): Promise<void> } | undefined;
 }
 
 const NOTHING_PUBLISHED: PublishedSinks = { collected: {}, files: [] };
@@ -68,10 +74,13 @@ export class JobCompletion {
     let published: PublishedSinks;
     try {
       const outputs = attempts.results.flatMap((r) => (r === undefined ? [] : r.sinks));
+      const twoPhase = this.#options.twoPhaseSinks;
       published = await publishSinks(
         outputs.filter((o) => o.kind !== 'text-file' || !publishedSinks.has(o.sink)),
         sinkTempDirs,
         fileSystems,
+        // the final commit of the two-phase-commit sinks, after the text sinks' (rolled back if it fails)
+        twoPhase === undefined ? undefined : () => twoPhase.commit(outputs),
       );
       const earlier = [...publishedSinks].map(([sink, path]) => ({ sink, path, parts: outputs.filter((o) => o.kind === 'text-file' && o.sink === sink).length }));
       if (earlier.length > 0) published = { ...published, files: [...earlier, ...published.files] };
@@ -90,6 +99,10 @@ export class JobCompletion {
 
   /** The job failed and every task stopped: the sinks' attempt files are discarded (unless the run is fenced). */
   async failed(error: EngineError, aborted: boolean): Promise<void> {
+    const twoPhase = this.#options.twoPhaseSinks;
+    if (twoPhase !== undefined && this.#options.fence?.isFenced !== true && this.#options.keepSinkFilesOnFailure !== true) {
+      await twoPhase.abort(this.#options.attempts.results.flatMap((r) => (r === undefined ? [] : r.sinks))).catch(() => {});
+    }
     if (this.#options.fence?.isFenced !== true && this.#options.keepSinkFilesOnFailure !== true) await discardTempDirs(this.#options.sinkTempDirs, this.#options.fileSystems);
     this.#end({ error, aborted }, NOTHING_PUBLISHED);
   }

@@ -65,6 +65,8 @@ export interface JobMasterOptions {
   readonly keepSinkFilesOnFailure?: boolean;
   /** Where `<scheme>://` sinks live (RunJobOptions.fileSystems). @defaultValue [] */
   readonly fileSystems?: readonly ExternalFileSystem[];
+  /** The working directory two-phase-commit sinks resolve against at their final commit. @defaultValue process.cwd() */
+  readonly cwd?: string;
   /** The lease epoch (the job event log's), carried by every partition registration. @defaultValue none */
   readonly epoch?: number;
   /** A resumed run: what it keeps of earlier runs (planRecovery). @defaultValue a fresh run */

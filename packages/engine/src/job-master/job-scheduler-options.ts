@@ -52,6 +52,8 @@ export interface JobSchedulerOptions {
   readonly sinkTempDirs?: readonly string[] | undefined;
   /** A failed job keeps its text sinks' attempt files (JobCompletionOptions.keepSinkFilesOnFailure). @defaultValue false */
   readonly keepSinkFilesOnFailure?: boolean | undefined;
+  /** The job master's working directory (two-phase-commit sinks' context). @defaultValue process.cwd() */
+  readonly cwd?: string | undefined;
   /** Where `<scheme>://` sinks live. @defaultValue [] */
   readonly fileSystems?: readonly ExternalFileSystem[] | undefined;
   /** The job master's lease epoch, carried by every partition registration. @defaultValue none (no fencing by epoch) */

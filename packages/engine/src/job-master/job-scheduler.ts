@@ -5,7 +5,8 @@ import type { RegionDeployment, TaskDeployment, TaskMetrics } from '../runtime/t
 import type { TaskResult } from '../runtime/task-events.js';
 import { CancelTimeouts } from './cancel-timeouts.js';
 import { DeploymentBuilder } from './deployment-builder.js';
-import { JobCompletion } from './job-completion.js';
+import { JobCompletion, type JobCompletionOptions } from './job-completion.js';
+import { abortTwoPhaseSinks, commitTwoPhaseSinks } from './two-phase-commits.js';
 import { JobEventEmitter } from './job-event-emitter.js';
 import { type JobEvent, noopJobEventListener, type VertexInitializedData } from './job-events.js';
 import type { JobSchedulerOptions, ScheduledOutcome } from './job-scheduler-options.js';
@@ -127,7 +128,7 @@ export class JobScheduler {
       },
     });
     this.#approximate = approximateRecoveriesOf({ topology, slots: options.slots, attempts: this.#attempts });
-    this.#completion = new JobCompletion({ jobName: plan.name, sinkTempDirs: options.sinkTempDirs ?? [], fileSystems: options.fileSystems ?? [], publishedSinks: options.recovery?.publishedSinks ?? new Map(), events: this.#events, attempts: this.#attempts, restarts: this.#restarts, releases: this.#releases, fence, keepSinkFilesOnFailure: options.keepSinkFilesOnFailure });
+    this.#completion = new JobCompletion({ jobName: plan.name, sinkTempDirs: options.sinkTempDirs ?? [], fileSystems: options.fileSystems ?? [], publishedSinks: options.recovery?.publishedSinks ?? new Map(), events: this.#events, attempts: this.#attempts, restarts: this.#restarts, releases: this.#releases, fence, keepSinkFilesOnFailure: options.keepSinkFilesOnFailure, twoPhaseSinks: twoPhaseSinksOf(options) });
   }
 
   /** Whether the job runs (not failing, publishing or done): only then are regions scheduled, restarted, executors replaced. */
@@ -639,4 +640,14 @@ export class JobScheduler {
     const edge = this.#options.topology.edgeOfPartition(p);
     return this.#options.regions.regionOf[edge.source.firstExecutionVertex + p - edge.firstPartition] as number;
   }
+}
+
+/** The final commit and abort of the plan's two-phase-commit sinks, or undefined when it has none. */
+function twoPhaseSinksOf(options: JobSchedulerOptions): JobCompletionOptions['twoPhaseSinks'] {
+  if (!options.plan.logical.nodes.some((n) => n.spec.kind === 'two-phase-commit-sink')) return undefined;
+  const request = { jobId: options.jobId, plan: options.plan, cwd: options.cwd ?? process.cwd(), fileSystems: options.fileSystems ?? [] };
+  return {
+    commit: (outputs) => commitTwoPhaseSinks({ ...request, outputs }),
+    abort: (outputs) => abortTwoPhaseSinks({ ...request, outputs }),
+  };
 }

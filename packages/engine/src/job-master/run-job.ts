@@ -465,6 +465,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       submission,
       sinkTempDirs,
       fileSystems,
+      cwd,
       ...(checkpointOptions === undefined ? {} : { keepSinkFilesOnFailure: true }),
       ...(listener === undefined ? {} : { eventListener: listener }),
       ...(opened === undefined ? {} : { epoch: opened.log.epoch }),

@@ -53,14 +53,17 @@ interface StagedFile {
  * (both atomic per file). Should a stage or a commit fail, the staged sinks not committed are discarded
  * and the outputs already committed are rolled back (what a path held before is put back; a path that
  * held none is removed), so a job that reports failure has published nothing. Collected values are
- * gathered in subtask order.
+ * gathered in subtask order. `finalCommit`, last, is the two-phase-commit sinks' commit at the end of
+ * input (two-phase-commits.ts): the text sinks' publish is that same two phases — staged (pre-committed),
+ * then committed — and a final commit that fails rolls the text sinks back (what the two-phase-commit
+ * sinks committed before the failure stays: commits are final, and committed again by a resumed run).
  *
  * The part files stay where they are: a job master killed while publishing leaves every finished
  * attempt's parts, so the run that resumes it publishes again from them (contract 7). On failure the
  * attempts' temporary directories are removed here; on success the caller removes them
  * (`discardTempDirs`) once it has recorded what was published.
  */
-export async function publishSinks(outputs: readonly SinkOutput[], tempDirs: readonly string[], fileSystems: readonly ExternalFileSystem[] = []): Promise<PublishedSinks> {
+export async function publishSinks(outputs: readonly SinkOutput[], tempDirs: readonly string[], fileSystems: readonly ExternalFileSystem[] = [], finalCommit?: () => Promise<void>): Promise<PublishedSinks> {
   const collected: Record<string, unknown[]> = {};
   const collects = outputs.filter((o): o is Extract<SinkOutput, { kind: 'collect' }> => o.kind === 'collect').sort((a, b) => a.subtask - b.subtask);
   for (const c of collects) (collected[c.sink] ??= []).push(...c.values);
@@ -80,6 +83,16 @@ export async function publishSinks(outputs: readonly SinkOutput[], tempDirs: rea
       throw error;
     }
     await commit(staged);
+    if (finalCommit !== undefined) {
+      try {
+        await finalCommit();
+      } catch (error) {
+        // the two-phase-commit sinks' final commit failed: the text sinks are rolled back, nothing reported published
+        const problems = await rollBack([...staged].reverse());
+        const rollback = problems.length === 0 ? '' : `; rolling back failed: ${problems.join('; ')}`;
+        throw new EngineError('WEFT_ERR_SINK_FAILED', `${(error as Error).message}${staged.length === 0 ? '' : ` (${staged.map((f) => f.path).join(', ')} rolled back)`}${rollback}`, { cause: error, context: { path: staged.map((f) => f.path).join(', ') } });
+      }
+    }
     return { collected, files: staged.map(({ sink, path, parts }) => ({ sink, path, parts })) };
   } catch (error) {
     await discardTempDirs(tempDirs, fileSystems);

@@ -22,6 +22,7 @@ import { StreamSource } from './stream-source.js';
 import type { OperatorContext, Output, SourceOperator, StreamOperator } from './stream-operator.js';
 import { TextFileSource } from './text-file-source.js';
 import { TextSinkOperator } from './text-sink-operator.js';
+import { TwoPhaseCommitSinkOperator } from './two-phase-commit-sink-operator.js';
 import { TimestampsWatermarksOperator } from './timestamps-watermarks-operator.js';
 import { WindowAggregateOperator } from './window-aggregate-operator.js';
 import { WordCountCombiner } from './word-count-combiner.js';
@@ -79,5 +80,7 @@ export function createOperator(node: LogicalNode, output: Output, context: Opera
       return { source: false, operator: new TextSinkOperator(spec.path, spec.format, context) };
     case 'collect-sink':
       return { source: false, operator: new CollectSinkOperator(spec.name, context) };
+    case 'two-phase-commit-sink':
+      return { source: false, operator: new TwoPhaseCommitSinkOperator(spec.create, context) };
   }
 }

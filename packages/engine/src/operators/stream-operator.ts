@@ -1,4 +1,4 @@
-import type { Logger } from '@weft/shuffle-api';
+import type { JsonValue, Logger } from '@weft/shuffle-api';
 import type { RuntimeContext } from '../api/functions.js';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
 import type { StreamConnector } from '../io/stream-connector.js';
@@ -61,18 +61,21 @@ export interface CheckpointedOperator {
    */
   snapshotState?(checkpointId: number): Promise<void> | void;
   /**
-   * Checkpoint `checkpointId` is complete (recorded in the job's CheckpointStore): what the operator
-   * snapshotted up to it is durable (a stream source acknowledges the entries read before it). Not called
-   * for aborted checkpoints; a failure may come before any call, so what it does must be safe to redo
-   * after a restore. Must not throw (what it starts runs on its own; its failure is the operator's to report).
+   * Checkpoint `checkpointId` is complete (recorded in the job's CheckpointStore; Flink's
+   * notifyCheckpointComplete): what the operator snapshotted up to it is durable — a stream source
+   * acknowledges the entries read before it, a two-phase-commit sink commits what it pre-committed for it.
+   * Not called for aborted checkpoints; a failure may come before any call, so what it does must be safe
+   * to redo after a restore. A rejection (or a throw) fails the task.
    */
-  notifyCheckpointComplete?(checkpointId: number): void;
+  notifyCheckpointComplete?(checkpointId: number): Promise<void> | void;
 }
 
 /** What a sink reports when its task finishes; the job master publishes it when the job succeeds. */
 export type SinkOutput =
   | { readonly kind: 'text-file'; readonly sink: string; readonly path: string; readonly tempDir: string; readonly file: string; readonly subtask: number; readonly parallelism: number }
-  | { readonly kind: 'collect'; readonly sink: string; readonly subtask: number; readonly parallelism: number; readonly values: unknown[] };
+  | { readonly kind: 'collect'; readonly sink: string; readonly subtask: number; readonly parallelism: number; readonly values: unknown[] }
+  /** A two-phase-commit sink's pre-committed transactions, committed by the job master when the job succeeds. */
+  | { readonly kind: 'two-phase-commit'; readonly sink: string; readonly subtask: number; readonly parallelism: number; readonly handles: readonly JsonValue[] };
 
 /**
  * A runtime operator (Flink's StreamOperator). `collect` receives the records of input 0 (the only input

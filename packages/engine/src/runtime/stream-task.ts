@@ -129,6 +129,7 @@ export class StreamTask {
     const { signal, deployment } = this.#options;
     const onAbort = (): void => this.#abortIo(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
+    let unsubscribeCompletions: (() => void) | undefined;
     try {
       if (signal.aborted) throw signal.reason;
       for (const output of deployment.outputs) {
@@ -149,13 +150,9 @@ export class StreamTask {
         const op = this.#operators[i] as RuntimeOperator;
         if (!op.source) await op.operator.open?.();
       }
+      unsubscribeCompletions = this.#checkpointing?.onComplete((checkpointId) => this.#checkpointCompleted(checkpointId));
       const head = this.#operators[0] as RuntimeOperator;
-      const unsubscribeComplete = this.#checkpointing?.onComplete((checkpointId) => this.#checkpointCompleted(checkpointId));
-      try {
-        await this.#runChain(head);
-      } finally {
-        unsubscribeComplete?.();
-      }
+      await this.#runChain(head);
       if ((this.#aligner?.queued ?? 0) > 0) throw new Error(`unreachable: task ${deployment.attemptId} ended its inputs with records held for a checkpoint`);
       this.#trigger?.fireIfPending(head.source ? (this.#sourceCount?.count ?? 0) : this.#recordsIn);
       for (const op of this.#operators) {
@@ -182,6 +179,7 @@ export class StreamTask {
       for (const { writer } of this.#writers) writer.fail(reason);
       throw reason;
     } finally {
+      unsubscribeCompletions?.();
       signal.removeEventListener('abort', onAbort);
       await this.#closeAll();
     }
@@ -195,17 +193,6 @@ export class StreamTask {
       await head.operator.run();
     } finally {
       unsubscribe?.();
-    }
-  }
-
-  /** The job master completed checkpoint `checkpointId`: every operator of the chain is told. */
-  #checkpointCompleted(checkpointId: number): void {
-    for (const op of this.#operators) {
-      try {
-        op.operator.notifyCheckpointComplete?.(checkpointId);
-      } catch (error) {
-        (this.#options.logger ?? noopLogger).warn({ attemptId: this.#options.deployment.attemptId, checkpointId, error: (error as Error).message }, 'an operator failed on a checkpoint completion');
-      }
     }
   }
 
@@ -424,12 +411,18 @@ export class StreamTask {
     if (checkpointing === undefined) return;
     for (const op of this.#operators) op.operator.prepareSnapshotPreBarrier?.();
     const durable: Promise<void>[] = [];
-    for (const op of this.#operators) {
-      const pending = op.operator.snapshotState?.(checkpointId);
-      if (pending !== undefined) durable.push(pending);
-    }
     const operators: Record<string, TaskSnapshot['operators'][string]> = {};
-    for (const entry of this.#states) if (entry !== undefined) operators[entry.uid] = entry.holder.snapshot();
+    for (const [position, op] of this.#operators.entries()) {
+      const pending = op.operator.snapshotState?.(checkpointId);
+      const entry = this.#states[position];
+      if (pending === undefined) {
+        if (entry !== undefined) operators[entry.uid] = entry.holder.snapshot();
+        continue;
+      }
+      // an operator still making its snapshot durable (a sink's pre-commit) has its state snapshotted once
+      // it is — by the reaction registered first, before anything the operator does next
+      durable.push(entry === undefined ? pending : pending.then(() => void (operators[entry.uid] = entry.holder.snapshot())));
+    }
     const barrier = { type: 'checkpoint-barrier' as const, id: checkpointId, timestampMs };
     for (const { writer } of this.#writers) if (!writer.broadcastEvent(barrier)) this.#backpressure.block(writer);
     // the asynchronous part (Flink's): acknowledged once what the operators pre-committed is durable
@@ -439,6 +432,27 @@ export class StreamTask {
         () => checkpointing.acknowledge({ checkpointId, operators }),
         (error: unknown) => checkpointing.decline(checkpointId, `task ${this.#options.deployment.attemptId} could not make its snapshot durable: ${(error as Error).message}`, 'TASK_FAILURE'),
       );
+    }
+  }
+
+  /**
+   * The job master completed checkpoint `checkpointId`: every operator of the chain is told — a stream
+   * source acknowledges what it read before it, a two-phase-commit sink commits what it pre-committed for
+   * it. A failed commit (a rejected promise, or a throw) fails the task at its next wait (the backpressure
+   * holds the promise).
+   */
+  #checkpointCompleted(checkpointId: number): void {
+    if (this.#options.signal.aborted) return;
+    for (const op of this.#operators) {
+      let done: Promise<void> | void;
+      try {
+        done = op.operator.notifyCheckpointComplete?.(checkpointId);
+      } catch (error) {
+        done = Promise.reject(error);
+      }
+      if (done === undefined) continue;
+      done.catch(() => {}); // observed where the backpressure is awaited
+      this.#backpressure.blockOn(done);
     }
   }
 

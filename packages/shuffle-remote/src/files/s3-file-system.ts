@@ -214,6 +214,43 @@ export class S3FileSystem {
     }
   }
 
+  /**
+   * Transactions for two-phase-commit sinks: a multipart upload per transaction; the pre-commit sends the
+   * last part and hands out `{ url, uploadId, etags }`; the commit completes the upload (done before: the
+   * object is there and the server knows the upload no more — nothing changes); the abort aborts it.
+   */
+  readonly transactions = {
+    begin: async (url: string): Promise<{ write(chunk: string): Promise<void>; preCommit(): Promise<JsonValue>; abort(): Promise<void> }> => {
+      const { bucket, key } = parseS3Url(url);
+      if (key === '' || key.endsWith('/')) throw invalidArgument('url', `${url} names no object`, { url });
+      const joiner = new S3PartJoiner({ client: this.#s3.client, bucket, key, url, minPartBytes: this.#s3.resolved.minPartBytes });
+      return {
+        write: (chunk) => joiner.append(Buffer.from(chunk, 'utf8')),
+        preCommit: async () => {
+          const { uploadId, etags } = await joiner.preCommit();
+          return { url, uploadId, etags: [...etags] };
+        },
+        abort: () => joiner.abort(),
+      };
+    },
+    commit: async (handle: JsonValue): Promise<void> => {
+      const { url, uploadId, etags } = uploadHandle(handle);
+      const { bucket, key } = parseS3Url(url);
+      try {
+        await this.#s3.client.send(new awsS3.CompleteMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId, MultipartUpload: { Parts: etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 })) } }));
+      } catch (cause) {
+        // completed before (a re-commit after a restore): the object is in place
+        if ((await this.#size(bucket, key, url)) !== undefined) return;
+        throw storageUnavailable(`s3://${bucket}`, `complete ${url}`, cause);
+      }
+    },
+    abort: async (handle: JsonValue): Promise<void> => {
+      const { url, uploadId } = uploadHandle(handle);
+      const { bucket, key } = parseS3Url(url);
+      await this.#s3.client.send(new awsS3.AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId })).catch(() => {});
+    },
+  };
+
   async delete(url: string): Promise<void> {
     const { bucket, key } = parseS3Url(url);
     try {
@@ -284,4 +321,13 @@ export class S3FileSystem {
 /** The S3 file system of `options` (S3FileSystemOptions, plain JSON) — the export worker processes rebuild it by. */
 export function createS3FileSystem(options: JsonValue | S3FileSystemOptions = {}): S3FileSystem {
   return new S3FileSystem(options as S3FileSystemOptions);
+}
+
+/** A transaction handle of S3FileSystem.transactions, checked. */
+function uploadHandle(handle: JsonValue): { url: string; uploadId: string; etags: string[] } {
+  const h = handle as { url?: unknown; uploadId?: unknown; etags?: unknown } | null;
+  if (h === null || typeof h !== 'object' || typeof h.url !== 'string' || typeof h.uploadId !== 'string' || !Array.isArray(h.etags) || h.etags.some((e) => typeof e !== 'string')) {
+    throw invalidArgument('handle', `expected an S3 transaction handle { url, uploadId, etags }, got ${JSON.stringify(handle)}`, {});
+  }
+  return { url: h.url, uploadId: h.uploadId, etags: h.etags as string[] };
 }

@@ -67,6 +67,15 @@ export class S3PartJoiner {
     };
   }
 
+  /**
+   * Sends what is held as the last part — opening the multipart upload if no part went up yet — and returns
+   * the upload: any process completes it with CompleteMultipartUpload (a two-phase-commit pre-commit).
+   */
+  async preCommit(): Promise<{ readonly uploadId: string; readonly etags: readonly string[] }> {
+    if (this.#heldBytes > 0 || this.#uploadId === undefined) await this.#sendPart();
+    return { uploadId: this.#uploadId as string, etags: [...this.#etags] };
+  }
+
   /** Drops what was appended: the open upload is aborted. Idempotent. */
   async abort(): Promise<void> {
     this.#held = [];
