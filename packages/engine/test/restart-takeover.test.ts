@@ -33,11 +33,13 @@ const topologyJson: JobTopology = {
   ],
 };
 
-/** What the deployment builder reads of a plan: vertex and edge indexes (the tasks here run no operators). */
+/** What the deployment builder and the scheduler read of a plan: vertex and edge indexes, and its (empty) logical graph (the tasks here run no operators). */
 const plan = {
   name: 'takeover',
   vertices: topologyJson.vertices.map((v, index) => ({ id: v.id, index })),
   edges: topologyJson.edges.map((e, index) => ({ id: e.id, index, targetInput: e.target === 'c' && e.source === 'y' ? 1 : 0 })),
+  // no operators, so no two-phase-commit sink for the scheduler to find
+  logical: { nodes: [] },
 } as unknown as JobPlan;
 
 /** A blocking shuffle master that hands out descriptors and remembers what was released. */

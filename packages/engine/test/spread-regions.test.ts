@@ -18,7 +18,7 @@ const topologyJson: JobTopology = {
   ],
   edges: [{ id: 'a->b', source: 'a', target: 'b', distribution: 'ALL_TO_ALL', partitionType: 'PIPELINED_BOUNDED' }],
 };
-const plan = { name: 'spread', vertices: topologyJson.vertices.map((v, index) => ({ id: v.id, index })), edges: topologyJson.edges.map((e, index) => ({ id: e.id, index, targetInput: 0 })) } as unknown as JobPlan;
+const plan = { name: 'spread', vertices: topologyJson.vertices.map((v, index) => ({ id: v.id, index })), edges: topologyJson.edges.map((e, index) => ({ id: e.id, index, targetInput: 0 })), logical: { nodes: [] } } as unknown as JobPlan;
 
 function testingMaster(registered: RegisterPartitionRequest[] = []): ShuffleMaster {
   return {

@@ -16,7 +16,7 @@ const topologyJson: JobTopology = {
   ],
   edges: [{ id: 'a->b', source: 'a', target: 'b', distribution: 'POINTWISE', partitionType: 'BLOCKING' }],
 };
-const plan = { name: 'self-cancel', vertices: topologyJson.vertices.map((v, index) => ({ id: v.id, index })), edges: topologyJson.edges.map((e, index) => ({ id: e.id, index, targetInput: 0 })) } as unknown as JobPlan;
+const plan = { name: 'self-cancel', vertices: topologyJson.vertices.map((v, index) => ({ id: v.id, index })), edges: topologyJson.edges.map((e, index) => ({ id: e.id, index, targetInput: 0 })), logical: { nodes: [] } } as unknown as JobPlan;
 
 function blockingMaster(): ShuffleMaster {
   return {
