@@ -102,6 +102,15 @@ export class ApproximateRecoveries {
     this.#timer.unref?.();
   }
 
+  /**
+   * Execution vertex `v`'s attempt `attempt` (`attemptId`) failed or was lost with its executor: its last
+   * counters are kept, and a recovery opens while the job runs (a failing job recovers nothing).
+   */
+  lost(v: number, attemptId: string, attempt: number, metrics: TaskMetrics | undefined, jobRunning: boolean): void {
+    if (metrics !== undefined) this.stopped(attemptId, metrics);
+    if (jobRunning) this.failed(v, attempt, metrics);
+  }
+
   /** The recoveries so far, counters read once more now. */
   records(): ApproximateRecoveryRecord[] {
     this.#refresh();

@@ -1,12 +1,12 @@
 import type { Logger, TaskExecutorId } from '@weft/shuffle-api';
 import { EngineError } from '../errors/engine-error.js';
 import type { TaskExecutor } from '../executor/task-executor.js';
-import type { RegionDeployment, TaskDeployment, TaskMetrics } from '../runtime/task-deployment.js';
+import type { RegionDeployment, TaskMetrics } from '../runtime/task-deployment.js';
 import type { TaskResult } from '../runtime/task-events.js';
 import { CancelTimeouts } from './cancel-timeouts.js';
 import { DeploymentBuilder } from './deployment-builder.js';
-import { JobCompletion, type JobCompletionOptions } from './job-completion.js';
-import { abortTwoPhaseSinks, commitTwoPhaseSinks } from './two-phase-commits.js';
+import { JobCompletion } from './job-completion.js';
+import { twoPhaseSinksOf } from './two-phase-commits.js';
 import { JobEventEmitter } from './job-event-emitter.js';
 import { type JobEvent, noopJobEventListener, type VertexInitializedData } from './job-events.js';
 import type { JobSchedulerOptions, ScheduledOutcome } from './job-scheduler-options.js';
@@ -14,16 +14,17 @@ import { DeploymentLatencies, type DeploymentLatencySummary } from './deployment
 import type { JobProgress } from './job-progress.js';
 import { PartitionReleases } from './partition-releases.js';
 import { blockingOutputsOf, PartitionStates } from './partition-states.js';
-import { progressCounters } from './progress-counters.js';
+import { jobProgressOf } from './progress-counters.js';
 import { RegionDependencies } from './region-dependencies.js';
 import { stalledJobError } from './stalled-job.js';
-import { RegionDeployer } from './region-deployer.js';
+import { announceApproximate, handOut, RegionDeployer } from './region-deployer.js';
 import { PlacementCounts, type PlacementSummary } from './placement-counts.js';
 import { hasNoBlockingEdgeInside, placeRegion, type RegionPlacement } from './region-placement.js';
 import { RegionRestarts } from './region-restarts.js';
 import { RegionState, RegionStates } from './region-states.js';
 import type { RecoveryPlan } from './recovery-plan.js';
 import { restoreRecoveryPlan } from './restore-recovery-plan.js';
+import { jobSubmittedEvent } from './job-submitted-event.js';
 import { taskFinishedEvent } from './task-finished-event.js';
 import { AdaptiveDecisions } from './adaptive-decisions.js';
 import { type ApproximateRecoveries, type ApproximateRecoveryRecord, approximateRecoveriesOf } from './approximate-recoveries.js';
@@ -128,7 +129,7 @@ export class JobScheduler {
       },
     });
     this.#approximate = approximateRecoveriesOf({ topology, slots: options.slots, attempts: this.#attempts });
-    this.#completion = new JobCompletion({ jobName: plan.name, sinkTempDirs: options.sinkTempDirs ?? [], fileSystems: options.fileSystems ?? [], publishedSinks: options.recovery?.publishedSinks ?? new Map(), events: this.#events, attempts: this.#attempts, restarts: this.#restarts, releases: this.#releases, fence, keepSinkFilesOnFailure: options.keepSinkFilesOnFailure, twoPhaseSinks: twoPhaseSinksOf(options) });
+    this.#completion = new JobCompletion({ jobName: plan.name, sinkTempDirs: options.sinkTempDirs ?? [], fileSystems: options.fileSystems ?? [], publishedSinks: options.recovery?.publishedSinks ?? new Map(), events: this.#events, attempts: this.#attempts, restarts: this.#restarts, releases: this.#releases, fence, keepSinkFilesOnFailure: options.keepSinkFilesOnFailure, twoPhaseSinks: twoPhaseSinksOf({ jobId: options.jobId, plan, cwd: options.cwd ?? process.cwd(), fileSystems: options.fileSystems ?? [] }) });
   }
 
   /** Whether the job runs (not failing, publishing or done): only then are regions scheduled, restarted, executors replaced. */
@@ -158,20 +159,7 @@ export class JobScheduler {
   }
 
   progress(): Omit<JobProgress, 'elapsedMs'> {
-    const live = new Map<string, TaskMetrics>();
-    for (const p of this.#options.slots.progress()) live.set(p.attemptId, p.metrics);
-    const attempts = this.#attempts;
-    const counters = progressCounters({ topology: this.#options.topology, results: attempts.results, live, attemptIdOf: (v) => attempts.attemptIdOf(v) });
-    const skipped = this.#decisions.skippedCounts((v) => attempts.isDone(v));
-    return {
-      tasksFinished: attempts.finishedCount - skipped.done,
-      tasksTotal: this.#options.topology.executionVertexCount - skipped.total,
-      tasksRunning: attempts.running.size,
-      regionsFinished: this.#states.finished,
-      regionsTotal: this.#states.count,
-      ...counters,
-      failures: this.#restarts.failures,
-    };
+    return jobProgressOf({ topology: this.#options.topology, slots: this.#options.slots, attempts: this.#attempts, decisions: this.#decisions, states: this.#states, failures: this.#restarts.failures });
   }
 
   // ---- transitions ------------------------------------------------------------------------------
@@ -181,19 +169,7 @@ export class JobScheduler {
     if (this.#state !== 'created') throw new EngineError('WEFT_ERR_ILLEGAL_STATE', 'a job master runs once');
     this.#state = 'running';
     const { plan, topology } = this.#options;
-    const submission = this.#options.submission ?? { jobModule: null, jobModuleHash: null, args: [], options: null };
-    const sinkTempDirs = this.#options.sinkTempDirs ?? [];
-    this.#emit({
-      type: 'job-submitted',
-      data: {
-        name: plan.name,
-        ...submission,
-        topology: topology.topology,
-        tasksTotal: topology.executionVertexCount,
-        ...(sinkTempDirs.length > 0 ? { sinkTempDirs } : {}),
-        vertexNames: Object.fromEntries(plan.vertices.map((v) => [v.id, v.name])),
-      },
-    });
+    this.#emit(jobSubmittedEvent(plan, topology, this.#options.submission, this.#options.sinkTempDirs ?? []));
     // an adaptive vertex is initialized once decided (#decideReady); a resumed run restores the decisions logged before
     for (const vertex of topology.vertices) if (!this.#decisions.isAdaptive(vertex.index)) this.#emit({ type: 'vertex-initialized', data: { vertexId: vertex.id, parallelism: vertex.parallelism } });
     const recovery = this.#options.recovery;
@@ -339,8 +315,7 @@ export class JobScheduler {
   taskFailed(v: number, error: Error, metrics?: TaskMetrics): void {
     const attemptId = this.#attempts.attemptIdOf(v);
     this.#attempts.running.delete(attemptId);
-    if (metrics !== undefined) this.#approximate?.stopped(attemptId, metrics);
-    if (this.#state === 'running') this.#approximate?.failed(v, this.#attempts.numberOf(v), metrics);
+    this.#approximate?.lost(v, attemptId, this.#attempts.numberOf(v), metrics, this.#state === 'running');
     this.#placedOn[v] = undefined;
     const region = this.#regionOf(v);
     this.#states.active[region] = (this.#states.active[region] as number) - 1;
@@ -390,10 +365,7 @@ export class JobScheduler {
         this.#placedOn[v] = undefined;
         const attemptId = this.#attempts.attemptIdOf(v);
         this.#attempts.running.delete(attemptId);
-        if (lastReported === undefined || this.#attempts.isDone(v)) continue;
-        const metrics = lastReported.get(attemptId);
-        if (metrics !== undefined) this.#approximate?.stopped(attemptId, metrics);
-        if (this.#state === 'running') this.#approximate?.failed(v, this.#attempts.numberOf(v), metrics);
+        if (lastReported !== undefined && !this.#attempts.isDone(v)) this.#approximate?.lost(v, attemptId, this.#attempts.numberOf(v), lastReported.get(attemptId), this.#state === 'running');
       }
       this.#states.active[r] = (this.#states.active[r] as number) - gone.length;
       if (this.#states.active[r] === 0) this.#states.releaseSlot(r); // gives nothing to the lost executor
@@ -438,28 +410,8 @@ export class JobScheduler {
     this.#markRunning(region, deployment, placement);
     this.#latencies.deployed(deployment.tasks.map((t) => t.attemptId));
     this.#placements.deployed(placement);
-    // each executor gets its share of the region (tasks are in membersOf order, as executorOfMember)
-    const shares = new Map<TaskExecutor, TaskDeployment[]>();
-    deployment.tasks.forEach((task, i) => {
-      const executor = placement.executorOfMember[i] as TaskExecutor;
-      let share = shares.get(executor);
-      if (share === undefined) shares.set(executor, (share = []));
-      share.push(task);
-    });
-    for (const [executor, tasks] of shares) executor.deploy(shares.size === 1 ? deployment : { ...deployment, tasks });
-    this.#announceApproximate(deployment);
-  }
-
-  /**
-   * The approximate partitions this deployment's tasks produce, registered here (executors that serve each
-   * other): every live executor is told the new attempts — the gates of running consumers reconnect to
-   * them (a restarted producer, maybe on another executor); told after the deployment, so the producer's
-   * executor knows the attempt before a consumer asks for it.
-   */
-  #announceApproximate(deployment: RegionDeployment): void {
-    const descriptors = deployment.tasks.flatMap((t) => t.outputs.filter((o) => o.approximate === true && o.descriptor !== undefined).map((o) => o.descriptor as NonNullable<typeof o.descriptor>));
-    if (descriptors.length === 0) return;
-    for (const executor of this.#options.slots.live) if (executor.shuffleLocation !== undefined) executor.updatePartitionInfo?.(descriptors);
+    handOut(deployment, placement);
+    announceApproximate(deployment, this.#options.slots.live);
   }
 
   /** The region is being deployed to its placement, taking its slots; each task is placed on its executor. */
@@ -640,14 +592,4 @@ export class JobScheduler {
     const edge = this.#options.topology.edgeOfPartition(p);
     return this.#options.regions.regionOf[edge.source.firstExecutionVertex + p - edge.firstPartition] as number;
   }
-}
-
-/** The final commit and abort of the plan's two-phase-commit sinks, or undefined when it has none. */
-function twoPhaseSinksOf(options: JobSchedulerOptions): JobCompletionOptions['twoPhaseSinks'] {
-  if (!options.plan.logical.nodes.some((n) => n.spec.kind === 'two-phase-commit-sink')) return undefined;
-  const request = { jobId: options.jobId, plan: options.plan, cwd: options.cwd ?? process.cwd(), fileSystems: options.fileSystems ?? [] };
-  return {
-    commit: (outputs) => commitTwoPhaseSinks({ ...request, outputs }),
-    abort: (outputs) => abortTwoPhaseSinks({ ...request, outputs }),
-  };
 }

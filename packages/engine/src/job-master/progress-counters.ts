@@ -1,7 +1,11 @@
 import type { ExecutionTopology } from '../execution/execution-topology.js';
 import type { TaskMetrics } from '../runtime/task-deployment.js';
 import type { TaskResult } from '../runtime/task-events.js';
-import type { VertexProgress } from './job-progress.js';
+import type { TaskProgress } from '../runtime/task-events.js';
+import type { AdaptiveDecisions } from './adaptive-decisions.js';
+import type { JobProgress, VertexProgress } from './job-progress.js';
+import type { RegionStates } from './region-states.js';
+import type { TaskAttempts } from './task-attempts.js';
 
 export interface ProgressCountersRequest {
   readonly topology: ExecutionTopology;
@@ -45,4 +49,29 @@ export function progressCounters(request: ProgressCountersRequest): { recordsRea
     if (metrics !== undefined) add(metrics, jobVertex.index, source);
   }
   return { recordsRead, recordsShuffled, bytesShuffled, vertices };
+}
+
+/** A running job's progress (JobScheduler.progress): tasks and regions finished of all (skipped reserved subtasks left out), and the counters. */
+export function jobProgressOf(request: {
+  readonly topology: ExecutionTopology;
+  readonly slots: { progress(): readonly TaskProgress[] };
+  readonly attempts: TaskAttempts;
+  readonly decisions: AdaptiveDecisions;
+  readonly states: RegionStates;
+  readonly failures: number;
+}): Omit<JobProgress, 'elapsedMs'> {
+  const { topology, attempts, states } = request;
+  const live = new Map<string, TaskMetrics>();
+  for (const p of request.slots.progress()) live.set(p.attemptId, p.metrics);
+  const counters = progressCounters({ topology, results: attempts.results, live, attemptIdOf: (v) => attempts.attemptIdOf(v) });
+  const skipped = request.decisions.skippedCounts((v) => attempts.isDone(v));
+  return {
+    tasksFinished: attempts.finishedCount - skipped.done,
+    tasksTotal: topology.executionVertexCount - skipped.total,
+    tasksRunning: attempts.running.size,
+    regionsFinished: states.finished,
+    regionsTotal: states.count,
+    ...counters,
+    failures: request.failures,
+  };
 }

@@ -1,7 +1,8 @@
 import type { Logger } from '@weft/shuffle-api';
 import type { ExecutionTopology } from '../execution/execution-topology.js';
 import type { FaultInjector } from '../faults/fault-injector.js';
-import type { RegionDeployment } from '../runtime/task-deployment.js';
+import type { TaskExecutor } from '../executor/task-executor.js';
+import type { RegionDeployment, TaskDeployment } from '../runtime/task-deployment.js';
 import type { DeploymentBuilder } from './deployment-builder.js';
 import type { RegionDependencies } from './region-dependencies.js';
 import type { RegionPlacement } from './region-placement.js';
@@ -57,4 +58,28 @@ export class RegionDeployer {
     }
     return current() ? { kind: 'ready', deployment } : { kind: 'stale' };
   }
+}
+
+/** Hands each executor its share of a prepared region (tasks are in membersOf order, as executorOfMember): the whole deployment when one executor holds it all. */
+export function handOut(deployment: RegionDeployment, placement: RegionPlacement): void {
+  const shares = new Map<TaskExecutor, TaskDeployment[]>();
+  deployment.tasks.forEach((task, i) => {
+    const executor = placement.executorOfMember[i] as TaskExecutor;
+    let share = shares.get(executor);
+    if (share === undefined) shares.set(executor, (share = []));
+    share.push(task);
+  });
+  for (const [executor, tasks] of shares) executor.deploy(shares.size === 1 ? deployment : { ...deployment, tasks });
+}
+
+/**
+ * The approximate partitions a deployment's tasks produce, registered by the job master (executors that
+ * serve each other): every live executor is told the new attempts — the gates of running consumers
+ * reconnect to them (a restarted producer, maybe on another executor); told after the deployment, so the
+ * producer's executor knows the attempt before a consumer asks for it.
+ */
+export function announceApproximate(deployment: RegionDeployment, live: Iterable<TaskExecutor>): void {
+  const descriptors = deployment.tasks.flatMap((t) => t.outputs.filter((o) => o.approximate === true && o.descriptor !== undefined).map((o) => o.descriptor as NonNullable<typeof o.descriptor>));
+  if (descriptors.length === 0) return;
+  for (const executor of live) if (executor.shuffleLocation !== undefined) executor.updatePartitionInfo?.(descriptors);
 }

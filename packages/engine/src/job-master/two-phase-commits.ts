@@ -3,6 +3,7 @@ import { EngineError } from '../errors/engine-error.js';
 import type { JobPlan } from '../graph/job-plan.js';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
 import type { SinkOutput } from '../operators/stream-operator.js';
+import type { JobCompletionOptions } from './job-completion.js';
 
 type TwoPhaseOutput = Extract<SinkOutput, { kind: 'two-phase-commit' }>;
 
@@ -59,4 +60,13 @@ async function forEachHandle(request: TwoPhaseCommitsRequest, action: 'commit' |
 
 function sinkFailed(sink: string, action: string, problem: string, cause?: unknown): EngineError {
   return new EngineError('WEFT_ERR_SINK_FAILED', `cannot ${action} the transactions of sink ${JSON.stringify(sink)}: ${problem}`, { context: { operator: sink }, ...(cause === undefined ? {} : { cause }) });
+}
+
+/** The final commit and abort of the plan's two-phase-commit sinks (JobCompletion's), or undefined when it has none. */
+export function twoPhaseSinksOf(request: Omit<TwoPhaseCommitsRequest, 'outputs'>): JobCompletionOptions['twoPhaseSinks'] {
+  if (!request.plan.logical.nodes.some((n) => n.spec.kind === 'two-phase-commit-sink')) return undefined;
+  return {
+    commit: (outputs) => commitTwoPhaseSinks({ ...request, outputs }),
+    abort: (outputs) => abortTwoPhaseSinks({ ...request, outputs }),
+  };
 }
