@@ -170,21 +170,11 @@ export class JoinBuildPartition {
   }
 
   #grow(capacity: number): void {
-    const page = new Int32Array(capacity);
-    page.set(this.#recordPage);
-    this.#recordPage = page;
-    const offset = new Int32Array(capacity);
-    offset.set(this.#recordOffset);
-    this.#recordOffset = offset;
-    const previous = new Int32Array(capacity);
-    previous.set(this.#previous);
-    this.#previous = previous;
-    const matched = new Uint8Array(capacity);
-    matched.set(this.#matched);
-    this.#matched = matched;
-    const hash = new Int32Array(capacity);
-    hash.set(this.#hash);
-    this.#hash = hash;
+    this.#recordPage = grown(this.#recordPage, new Int32Array(capacity));
+    this.#recordOffset = grown(this.#recordOffset, new Int32Array(capacity));
+    this.#previous = grown(this.#previous, new Int32Array(capacity));
+    this.#matched = grown(this.#matched, new Uint8Array(capacity));
+    this.#hash = grown(this.#hash, new Int32Array(capacity));
   }
 
   /** The slot holding the key serialized as `keyBytes` (hash `hash`), or -1. */
@@ -258,4 +248,10 @@ function writeVarint(buffer: Buffer, at: number, n: number): number {
   }
   buffer[at++] = n;
   return at;
+}
+
+/** `into` (a larger, zeroed array) holding `from`'s values at its start. */
+function grown<T extends Int32Array | Uint8Array>(from: T, into: T): T {
+  into.set(from);
+  return into;
 }
