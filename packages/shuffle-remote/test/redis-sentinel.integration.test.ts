@@ -48,11 +48,27 @@ describe('writes no replica acknowledges', () => {
         await replica.start();
       }
       await group.waitForReplicas(1);
-      await store.registerJob('after');
-      await connection.write('publishCommit', (r) => r.set(connection.key('y'), '1'));
+      // online is not yet acknowledging: a replica that just synced may miss a 2 × 100 ms WAIT under load,
+      // so the first write that counts again may take a few tries (each refused as SHF_ERR_NOT_REPLICATED)
+      await untilReplicated(() => store.registerJob('after'));
+      await untilReplicated(() => connection.write('publishCommit', (r) => r.set(connection.key('y'), '1')));
     } finally {
       await store.close();
       await connection.close();
     }
   });
 });
+
+/** Retries `write` while it is refused as not replicated, for up to 10 s; any other error, or the last refusal, is thrown. */
+async function untilReplicated(write: () => Promise<unknown>): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    try {
+      await write();
+      return;
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'SHF_ERR_NOT_REPLICATED' || Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
