@@ -205,6 +205,7 @@ export class ClusterExecutorProvider implements TaskExecutorProvider {
         listener: {
           onTaskEvent: (e, event) => request.listener.onTaskEvent(e, event),
           onExecutorRetiring: (e) => request.listener.onExecutorRetiring?.(e),
+          onShuffleLocationChanged: (e) => request.listener.onShuffleLocationChanged?.(e),
           onExecutorLost: (e, error) => {
             if (this.#connected.get(record.id) === executor) this.#connected.delete(record.id);
             this.#excluded.set(record.id, record.incarnation);

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
 import { EngineError, type TaskEvent, serializeTaskError } from '@weft/engine';
-import type { Logger, ShuffleLocation } from '@weft/shuffle-api';
+import type { Logger, ShuffleDescriptor, ShuffleLocation } from '@weft/shuffle-api';
 import type { ControlSocket } from './control-socket.js';
 import type { ExecutorInitMessage, FromExecutorMessage, ToExecutorMessage } from './control-protocol.js';
 import { JobWorkers } from './job-workers.js';
@@ -135,6 +135,11 @@ export class JobHost {
 
   cancel(attemptIds: readonly string[], reason: string): void {
     this.#workers.cancel(attemptIds, reason);
+  }
+
+  /** New attempts of approximate partitions the job master registered: every worker's gates reconnect to them. */
+  updatePartitionInfo(descriptors: readonly ShuffleDescriptor[]): void {
+    this.#workers.updatePartitionInfo(descriptors);
   }
 
   /** Resolves once no task runs (at once when none does). */

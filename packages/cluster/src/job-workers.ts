@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { EngineError, type RegionDeployment, type TaskEvent, type TaskProgress, type WorkerInitMessage, WorkerProcessTaskExecutor, serializeTaskError } from '@weft/engine';
-import { type Logger, type ShuffleLocation, taskExecutorId } from '@weft/shuffle-api';
+import { type Logger, type ShuffleDescriptor, type ShuffleLocation, taskExecutorId } from '@weft/shuffle-api';
 
 export interface JobWorkersOptions {
   /** What each worker loads (its `slots` is set to 1 here). */
@@ -81,6 +81,14 @@ export class JobWorkers {
       const mine = [...slot.attempts].filter((a) => wanted.has(a));
       if (mine.length > 0) slot.worker.cancel(mine, reason);
     }
+  }
+
+  /**
+   * New attempts of approximate partitions (TaskExecutor.updatePartitionInfo), told to every worker that
+   * runs; one starting now learns them with the deployments that read them.
+   */
+  updatePartitionInfo(descriptors: readonly ShuffleDescriptor[]): void {
+    for (const slot of this.#slots) if (slot?.state === 'ready') slot.worker.updatePartitionInfo(descriptors);
   }
 
   /**

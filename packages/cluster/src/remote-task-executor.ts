@@ -1,5 +1,5 @@
 import { deserializeTaskError, EngineError, type RegionDeployment, type TaskExecutor, type TaskExecutorListener, type TaskProgress } from '@weft/engine';
-import { type Logger, type ShuffleLocation, type TaskExecutorId } from '@weft/shuffle-api';
+import { type Logger, type ShuffleDescriptor, type ShuffleLocation, type TaskExecutorId } from '@weft/shuffle-api';
 import type { ExecutorInitMessage } from './control-protocol.js';
 import type { ExecutorRecord } from './executor-record.js';
 import { type MasterConnection, openControlConnection } from './open-control-connection.js';
@@ -98,6 +98,11 @@ export class RemoteTaskExecutor implements TaskExecutor {
     this.#send({ type: 'cancel', attemptIds, reason });
   }
 
+  /** New attempts of approximate partitions the job master registered: relayed to the executor's workers. */
+  updatePartitionInfo(descriptors: readonly ShuffleDescriptor[]): void {
+    this.#send({ type: 'update-partition-info', descriptors });
+  }
+
   /** Drops the connection and reports the executor lost (its registry record expired, tasks ignore cancellation). */
   destroy(error: Error): void {
     this.#lost(error);
@@ -141,6 +146,7 @@ export class RemoteTaskExecutor implements TaskExecutor {
           return;
         case 'shuffle-location':
           this.#shuffleLocation = message.location;
+          listener.onShuffleLocationChanged?.(this.id);
           return;
         case 'draining':
           logger.info({ taskExecutorId: this.id }, 'task executor drains');

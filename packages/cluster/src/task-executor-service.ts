@@ -224,6 +224,9 @@ export class TaskExecutorService {
         case 'cancel':
           host.cancel(message.attemptIds, message.reason);
           return;
+        case 'update-partition-info':
+          host.updatePartitionInfo(message.descriptors);
+          return;
         case 'shutdown':
           shutdown = true;
           void this.#release(host).finally(() => connection.end());

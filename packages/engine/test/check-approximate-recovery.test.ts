@@ -1,17 +1,18 @@
-// What approximate recovery refuses, and what it runs on: in process, local workers that serve each other's
-// pipelined partitions; not a provider's executors, not several workers over the in-memory pipelined shuffle.
+// What approximate recovery refuses, and what it runs on: any executors that serve each other's pipelined
+// partitions (in process, local workers, a cluster's); not several over the in-memory pipelined shuffle.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isEngineError } from '@weft/engine';
 import { checkApproximateExecutors, checkApproximateRecovery } from '../src/job-master/check-approximate-recovery.js';
 
 describe('checkApproximateRecovery', () => {
-  it('runs in process and on worker processes, refuses a provider naming its kind', () => {
-    assert.equal(checkApproximateRecovery({ executorKind: 'inprocess', checkpointing: undefined }), undefined);
-    assert.equal(checkApproximateRecovery({ executorKind: 'workers', checkpointing: undefined }), undefined);
+  it('runs without checkpoints, makes checkpoints at-least-once, and refuses exactly-once naming both options', () => {
+    assert.equal(checkApproximateRecovery({ checkpointing: undefined }), undefined);
+    const storage = { description: 'memory', write: async () => {}, read: async () => new Uint8Array(), delete: async () => {} };
+    assert.equal(checkApproximateRecovery({ checkpointing: { intervalMs: 100, storage } })?.mode, 'at-least-once');
     assert.throws(
-      () => checkApproximateRecovery({ executorKind: 'remote', checkpointing: undefined }),
-      (error: unknown) => isEngineError(error, 'WEFT_ERR_APPROXIMATE_REFUSED') && /executor 'remote'/.test(error.message) && error.context['conflictsWith'] !== undefined,
+      () => checkApproximateRecovery({ checkpointing: { intervalMs: 100, mode: 'exactly-once', storage } }),
+      (error: unknown) => isEngineError(error, 'WEFT_ERR_APPROXIMATE_REFUSED') && /exactly-once/.test(error.message) && error.context['conflictsWith'] !== undefined,
     );
   });
 

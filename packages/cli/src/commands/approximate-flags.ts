@@ -18,7 +18,8 @@ export type ApproximateFlagValues = {
   readonly 'pipelined-shuffle'?: string | undefined;
 };
 
-export const APPROXIMATE_USAGE = `Approximate recovery (a streaming job; runs in process, or on worker processes with --workers N):
+export const APPROXIMATE_USAGE = `Approximate recovery (a streaming job; runs in process, on worker processes with --workers N, or on
+a cluster's task executors with --cluster, over the network pipelined shuffle):
   --approximate-recovery    every edge PIPELINED_APPROXIMATE (--exchange-mode ALL_EDGES_PIPELINED_APPROXIMATE):
                             a failed task restarts alone (with the tasks that consume it), the others keep
                             running; its upstreams drop what was meant for it meanwhile, its consumers drop
@@ -26,10 +27,10 @@ export const APPROXIMATE_USAGE = `Approximate recovery (a streaming job; runs in
                             checkpoint (with --checkpoint-interval; none yet: it starts empty). Records in
                             flight are lost: refused with --checkpoint-mode exactly-once (exit 2). The
                             summary lists each recovery with the records it lost. With --workers N
-                            (the network pipelined shuffle) a task restarts on a live worker when its
-                            own was killed, with empty state (no checkpoints on workers yet). Without
-                            --restart-strategy it restarts as Flink's checkpointed jobs do: fixed-delay,
-                            2147483647 attempts, 1 s apart
+                            or --cluster (the network pipelined shuffle) a task restarts on a live
+                            worker when its own was killed, with empty state (no checkpoints on
+                            workers yet). Without --restart-strategy it restarts as Flink's
+                            checkpointed jobs do: fixed-delay, 2147483647 attempts, 1 s apart
   --approximate-reconnect-timeout MS
                             a restarted task that does not reconnect to its inputs within MS fails again
                             through the ordinary failover path (default 10000)`;
@@ -66,6 +67,8 @@ export function parseApproximateFlags(values: ApproximateFlagValues, checkpoints
   if (values['pipelined-shuffle'] === 'memory' && (workers === undefined ? values.executor === 'workers' : workers >= 2)) {
     throw refused(flag, '--pipelined-shuffle memory', 'its tasks, a region each, read partitions produced on other worker processes; use --pipelined-shuffle network (the default with --workers 2 or more)');
   }
-  if (values.cluster !== undefined || clusterFromEnv) throw refused(flag, '--cluster', "a cluster's task executors are not told where a restarted producer runs now; run it in process or with --workers N");
+  if ((values.cluster !== undefined || clusterFromEnv) && values['pipelined-shuffle'] === 'memory') {
+    throw refused(flag, '--pipelined-shuffle memory', 'its tasks, a region each, read partitions produced on other task executors; use --pipelined-shuffle network (the default with --cluster)');
+  }
   return timeout === undefined ? {} : { reconnectTimeoutMs: timeout };
 }

@@ -368,14 +368,16 @@ export const runCommand: Command = {
     const replicas = integerFlag('run', '--shuffle-replicas', values['shuffle-replicas'], 1);
     if (replicas !== undefined && replicas > MAX_SHUFFLE_REPLICAS) throw usageError('run', `--shuffle-replicas must be at most ${MAX_SHUFFLE_REPLICAS}, got ${replicas}`);
     const checkpointFlags = parseCheckpointFlags(values);
-    const approximate = parseApproximateFlags(values, checkpointFlags, io.env['WEFT_CLUSTER'] !== undefined);
-    // checkpoints are taken in process only yet; an approximate job runs in process unless --workers is given
-    const executor = values.executor ?? (checkpointFlags === undefined && (approximate === undefined || workers !== undefined) ? 'workers' : 'inprocess');
+    const onCluster = values.cluster !== undefined || io.env['WEFT_CLUSTER'] !== undefined;
+    const approximate = parseApproximateFlags(values, checkpointFlags, onCluster);
+    // checkpoints are taken in process only yet; an approximate job runs in process unless --workers (or --cluster) is given
+    const executor = values.executor ?? (checkpointFlags === undefined && (approximate === undefined || workers !== undefined || onCluster) ? 'workers' : 'inprocess');
     if (executor !== 'workers' && executor !== 'inprocess') throw usageError('run', `--executor must be inprocess or workers, got ${JSON.stringify(executor)}`);
     if (checkpointFlags !== undefined && executor !== 'inprocess') throw usageError('run', '--checkpoint-interval runs the job in process (--executor inprocess) only yet, not on --executor workers');
     if (checkpointFlags !== undefined && (values.cluster !== undefined || io.env['WEFT_CLUSTER'] !== undefined)) throw usageError('run', '--checkpoint-interval cannot be combined with --cluster yet: checkpoints are taken in process only');
     if (checkpointFlags !== undefined && adaptive !== undefined) throw usageError('run', '--checkpoint-interval cannot be combined with --parallelism auto');
-    const pipelinedKind = values['pipelined-shuffle'] ?? (executor === 'workers' && values.cluster === undefined && (workers ?? availableParallelism()) >= 2 ? 'network' : 'memory');
+    // an approximate job on a cluster: its tasks, a region each, read each other's partitions across executors
+    const pipelinedKind = values['pipelined-shuffle'] ?? ((executor === 'workers' && !onCluster && (workers ?? availableParallelism()) >= 2) || (onCluster && approximate !== undefined) ? 'network' : 'memory');
     if (pipelinedKind !== 'memory' && pipelinedKind !== 'network') throw usageError('run', `--pipelined-shuffle must be memory or network, got ${JSON.stringify(pipelinedKind)}`);
     if (pipelinedKind === 'network' && executor === 'inprocess') throw usageError('run', '--pipelined-shuffle network needs worker processes: it is what spreads a region over them (drop --executor inprocess)');
     const exchangeMode = approximate === undefined ? values['exchange-mode'] : 'ALL_EDGES_PIPELINED_APPROXIMATE';

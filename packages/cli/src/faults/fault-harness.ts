@@ -187,7 +187,7 @@ export class FaultHarness {
       switch (request.kind) {
         case 'throw':
         case 'kill-worker': {
-          if (request.kind === 'kill-worker' && context.executor !== 'workers') throw faultNotApplicable('kill-worker needs worker processes (--executor workers)');
+          if (request.kind === 'kill-worker' && context.executor === 'inprocess') throw faultNotApplicable('kill-worker needs worker processes (--executor workers, or a cluster\'s task executors)');
           const target = request.target ?? topology.executionVertexId(random.int(0, topology.executionVertexCount));
           topology.requireExecutionVertex(target, '--inject-faults');
           this.faults.push({ kind: request.kind, target, at: request.at ?? random.int(0, RANDOM_RECORD_LIMIT), fired: false });

@@ -11,6 +11,8 @@ export interface TaskExecutorListener {
   onExecutorJoined?(executor: TaskExecutor): void;
   /** The executor takes no new work (it drains to stop); what it runs may still finish, and it is lost later. */
   onExecutorRetiring?(executor: TaskExecutorId): void;
+  /** The executor's `shuffleLocation` changed (a cluster executor replaced its worker process): placements may change. */
+  onShuffleLocationChanged?(executor: TaskExecutorId): void;
 }
 
 /**

@@ -12,16 +12,14 @@ function refused(conflictsWith: string, why: string): EngineError {
  * Refuses, before anything runs, an approximate job (ALL_EDGES_PIPELINED_APPROXIMATE) with what it cannot
  * honour: exactly-once checkpoints (a failure loses the records in flight to and from the failed task, so
  * no sink can be exactly-once either: the text sink of a checkpointed job is only as exact as its
- * checkpoints) and executors other than this process's or local worker processes (a provider's, e.g. a
- * cluster's: its executors are not told where a restarted producer runs now, and their failures are not
- * failed over task by task yet). Returns the checkpointing options to run with: at-least-once unless a
- * mode was given.
+ * checkpoints). Returns the checkpointing options to run with: at-least-once unless a mode was given. Any
+ * executor runs it (in process, local workers, a cluster's task executors) as long as its executors serve
+ * each other's pipelined partitions (checkApproximateExecutors, once they started): the job master
+ * registers each approximate partition and tells every executor a restarted producer's new attempt
+ * (TaskExecutor.updatePartitionInfo).
  */
-export function checkApproximateRecovery(request: { readonly executorKind: string; readonly checkpointing: CheckpointingOptions | undefined }): CheckpointingOptions | undefined {
-  const { executorKind, checkpointing } = request;
-  if (executorKind !== 'inprocess' && executorKind !== 'workers') {
-    throw refused(`executor '${executorKind}' (weft run --cluster)`, "a cluster's task executors are not told where a restarted producer runs now; run it in process or on local worker processes (executor inprocess or workers)");
-  }
+export function checkApproximateRecovery(request: { readonly checkpointing: CheckpointingOptions | undefined }): CheckpointingOptions | undefined {
+  const { checkpointing } = request;
   if (checkpointing === undefined) return undefined;
   if (checkpointing.mode === 'exactly-once') throw refused("checkpointing.mode 'exactly-once' (weft run --checkpoint-mode exactly-once)", 'a failed task loses the records in flight, so neither its state nor its sinks can be exactly-once; use at-least-once checkpoints');
   return { ...checkpointing, mode: 'at-least-once' };

@@ -224,6 +224,11 @@ export class JobMaster implements TaskExecutorListener {
     if (this.#ran) this.#scheduler.schedule();
   }
 
+  onShuffleLocationChanged(executorId: TaskExecutorId): void {
+    this.#logger.debug({ taskExecutorId: executorId }, 'task executor serves pipelined partitions elsewhere now');
+    this.#scheduler.schedule();
+  }
+
   onExecutorRetiring(executorId: TaskExecutorId): void {
     this.#logger.info({ taskExecutorId: executorId }, 'task executor retiring: no new work for it');
     this.#slots.retire(executorId);

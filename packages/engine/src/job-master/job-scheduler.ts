@@ -19,7 +19,7 @@ import { RegionDependencies } from './region-dependencies.js';
 import { stalledJobError } from './stalled-job.js';
 import { announceApproximate, handOut, RegionDeployer } from './region-deployer.js';
 import { PlacementCounts, type PlacementSummary } from './placement-counts.js';
-import { hasNoBlockingEdgeInside, placeRegion, type RegionPlacement } from './region-placement.js';
+import { ApproximatePlacement, hasNoBlockingEdgeInside, placeRegion, type RegionPlacement } from './region-placement.js';
 import { RegionRestarts } from './region-restarts.js';
 import { RegionState, RegionStates } from './region-states.js';
 import type { RecoveryPlan } from './recovery-plan.js';
@@ -83,6 +83,7 @@ export class JobScheduler {
   readonly #placements = new PlacementCounts();
   /** An approximate job's single-task recoveries (any PIPELINED_APPROXIMATE edge); undefined otherwise. */
   readonly #approximate: ApproximateRecoveries | undefined;
+  readonly #approximatePlacement: ApproximatePlacement;
 
   constructor(options: JobSchedulerOptions) {
     this.#options = options;
@@ -129,6 +130,7 @@ export class JobScheduler {
       },
     });
     this.#approximate = approximateRecoveriesOf({ topology, slots: options.slots, attempts: this.#attempts });
+    this.#approximatePlacement = new ApproximatePlacement(this.#approximate !== undefined && this.#builder.canSpread);
     this.#completion = new JobCompletion({ jobName: plan.name, sinkTempDirs: options.sinkTempDirs ?? [], fileSystems: options.fileSystems ?? [], publishedSinks: options.recovery?.publishedSinks ?? new Map(), events: this.#events, attempts: this.#attempts, restarts: this.#restarts, releases: this.#releases, fence, keepSinkFilesOnFailure: options.keepSinkFilesOnFailure, twoPhaseSinks: twoPhaseSinksOf({ jobId: options.jobId, plan, cwd: options.cwd ?? process.cwd(), fileSystems: options.fileSystems ?? [] }) });
   }
 
@@ -214,7 +216,7 @@ export class JobScheduler {
     if (this.#decisions.any) this.#decideReady();
     const { regions, topology, slots } = this.#options;
     while (this.#states.hasReady) {
-      const free = slots.available();
+      const free = this.#approximatePlacement.free(slots.available());
       if (free.length === 0) return;
       const region = this.#states.nextReady() as number;
       const placement = placeRegion({ members: regions.membersOf(region), topology, free, spreadable: this.#canSpread(region) }) as RegionPlacement;

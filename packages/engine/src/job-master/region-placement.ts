@@ -67,6 +67,31 @@ export function placeRegion(request: PlaceRegionRequest): RegionPlacement | unde
   return { slots, executorOfMember: rank.map((k) => slots[k % slots.length] as TaskExecutor), spread: true };
 }
 
+/**
+ * The free slots an approximate job's regions may take. When the job started on executors that serve each
+ * other's pipelined partitions, the job master registers each approximate partition at its producer's
+ * executor and tells consumers anywhere of new attempts; so from then on only executors serving now are
+ * offered — a cluster executor replacing its worker process has no location until the new one is ready,
+ * and a producer placed there would register its partition where no other executor finds it (its
+ * consumers would wait for it until their reconnect timeout). Decided at the first call that sees free
+ * slots (every executor fresh); a job on one executor serving nobody (in process) is offered everything.
+ */
+export class ApproximatePlacement {
+  readonly #enabled: boolean;
+  #served: boolean | undefined;
+
+  /** `enabled`: the job has PIPELINED_APPROXIMATE edges and its job master can register pipelined partitions. */
+  constructor(enabled: boolean) {
+    this.#enabled = enabled;
+  }
+
+  free(free: readonly (readonly [TaskExecutor, number])[]): readonly (readonly [TaskExecutor, number])[] {
+    if (!this.#enabled || free.length === 0) return free;
+    this.#served ??= free.some(([executor]) => executor.shuffleLocation !== undefined);
+    return this.#served ? free.filter(([executor]) => executor.shuffleLocation !== undefined) : free;
+  }
+}
+
 /** The executor with the most free slots (the first of equals), if any has one. */
 function mostFree(free: readonly (readonly [TaskExecutor, number])[]): TaskExecutor | undefined {
   let best: TaskExecutor | undefined;

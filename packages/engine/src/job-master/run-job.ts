@@ -348,7 +348,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   const reconnectTimeoutMs = options.approximateReconnectTimeoutMs === undefined ? undefined : checkCount('approximateReconnectTimeoutMs', options.approximateReconnectTimeoutMs, 1);
   // approximate recovery (the option, or the job's own exchange mode below): refused with what it cannot honour, else at-least-once checkpoints
   const checkApproximate = (): void => {
-    const checked = checkApproximateRecovery({ executorKind: kind, checkpointing: options.checkpointing });
+    const checked = checkApproximateRecovery({ checkpointing: options.checkpointing });
     if (checked !== undefined) checkpointOptions = resolveCheckpointingOptions(checked);
   };
   if (options.exchangeMode === 'ALL_EDGES_PIPELINED_APPROXIMATE') checkApproximate();
