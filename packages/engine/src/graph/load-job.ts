@@ -10,6 +10,7 @@ import type { ResolvedAdaptiveBatchOptions } from '../adaptive/adaptive-batch-op
 import { adaptivePresets, type PlanAdaptivity } from './adaptive-presets.js';
 import { buildJobPlan } from './build-job-plan.js';
 import { checkJobInputs } from './check-job-inputs.js';
+import { checkUnboundedSinks } from './check-unbounded-sinks.js';
 import type { JobPlan } from './job-plan.js';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
 
@@ -129,6 +130,7 @@ export async function loadJob(request: LoadJobRequest): Promise<LoadedJob> {
       context: { field: 'build' },
     });
   }
+  checkUnboundedSinks(graph);
   let adaptive: PlanAdaptivity | undefined;
   if (request.adaptive !== undefined) {
     const options = request.adaptive.options;
