@@ -126,7 +126,7 @@ export class JobMaster implements TaskExecutorListener {
     for (const executor of executors) this.#slots.add(executor);
     return this.#scheduler.start().then((outcome) => {
       const approximateRecoveries = this.#scheduler.approximateRecoveries();
-      return { ...outcome, executorsLost: [...this.#executorsLost], deploymentLatency: this.#scheduler.deploymentLatency(), placement: this.#scheduler.placement(), ...(approximateRecoveries === undefined ? {} : { approximateRecoveries }) };
+      return { ...outcome, failoverResumes: this.#scheduler.failoverResumes(), executorsLost: [...this.#executorsLost], deploymentLatency: this.#scheduler.deploymentLatency(), placement: this.#scheduler.placement(), ...(approximateRecoveries === undefined ? {} : { approximateRecoveries }) };
     });
   }
 
@@ -177,6 +177,9 @@ export class JobMaster implements TaskExecutorListener {
     switch (event.type) {
       case 'running':
         scheduler.taskRunning(event.attemptId);
+        return;
+      case 'reading':
+        scheduler.taskReading(v, event.attemptId, event.atMs);
         return;
       case 'finished':
         scheduler.taskFinished(executor, v, event.result);
