@@ -236,7 +236,10 @@ export class JobMaster implements TaskExecutorListener {
   #replaceExecutor(lostId: TaskExecutorId, lost: EngineError): void {
     const start = this.#options.replaceExecutor as (lost: TaskExecutorId) => Promise<TaskExecutor>;
     const slots = this.#slots;
-    slots.replace(() => start(lostId), {
+    // started a turn later: forking a process blocks this one for milliseconds, and the restart this loss
+    // caused (its tasks deployed on the executors left) goes first
+    const later = (): Promise<TaskExecutor> => new Promise<void>((resolve) => setImmediate(resolve)).then(() => start(lostId));
+    slots.replace(later, {
       started: (executor) => {
         if (!this.#scheduler.isRunning) return;
         this.#logger.info({ taskExecutorId: executor.id, replaces: lostId }, 'task executor replaced');
