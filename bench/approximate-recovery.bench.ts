@@ -5,23 +5,24 @@
 //                checkpoint; the sources and count#1 keep running
 //   region       ALL_EDGES_PIPELINED (the baseline): the whole job is one region and restarts from the
 //                latest checkpoint, the sources rewinding
-// Figures: the time until output flows again — approximate: from the failure until count#0's new attempt
-// read a record (JobResult.approximateRecoveries[0].durationMs); region: from the failure until the count
-// vertex's records-in (summed over its live attempts, sampled every millisecond) rises again from its
-// low after the restart — and the records lost (the records generated minus the sum of the final counts),
-// against 2 × rate × recovery time (issue 16's bound). Targets: recovery ≤ 0.3× the region restart's, lost ≤
-// 2 × rate × recovery time.
+// Figures: the time until output flows again — in both modes the same measure: from the failover (when the
+// job master decided it) until count#0's new attempt read its first record, by that attempt's own report
+// (JobResult.failoverResumes[0].resumedAfterMs: a task-side wall-clock stamp, no sampling grain) — and the
+// records lost (the records generated minus the sum of the final counts), against 2 × rate × recovery time
+// (issue 16's bound). Targets: recovery ≤ 0.3× the region restart's, lost ≤ 2 × rate × recovery time.
+// Both modes use the same shuffle options: 256-byte buffers and a 2 ms flushTimeoutMs (Flink's
+// execution.buffer-timeout; WEFT_BENCH_APPROX_FLUSH_MS), so a live stream's records do not wait for a full buffer.
 //
 // Then the same on two worker processes over the network pipelined shuffle (bench/jobs/approximate-word-count.ts,
 // one source task, no checkpoints: workers take none yet), count#0's worker SIGKILLed at a seeded record:
 //   workers approximate  --approximate-recovery --workers 2: count#0 restarts alone on the surviving worker
 //   workers region       ALL_EDGES_PIPELINED --workers 2 (the baseline): the one region restarts whole
-// with the same figures (progress from workers comes every 250 ms, so both recoveries are seen to that grain).
+// with the same figures.
 //
 //   npm run bench -- approximate-recovery
 //   WEFT_BENCH_APPROX_RATE=20000 WEFT_BENCH_APPROX_ROUNDS=3 npm run bench -- approximate-recovery
 import { cpus, loadavg, totalmem } from 'node:os';
-import { defineJob, type FaultInjectorFactory, InMemoryCheckpointStorage, type JobProgress, type JobResult, runJob } from '@weft/engine';
+import { defineJob, type FaultInjectorFactory, InMemoryCheckpointStorage, type JobResult, runJob } from '@weft/engine';
 import { fileURLToPath } from 'node:url';
 import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';
 import { createNetworkShuffleServiceFactory } from '@weft/shuffle-network';
@@ -49,27 +50,18 @@ interface Round {
   readonly droppedUpstream: number;
 }
 
-/** From the failure until the count vertex's records-in rises again from its low after the restart. */
-function regionRecoveryMs(samples: readonly { atMs: number; countIn: number }[], failedAt: number): number {
-  // progress samples and failovers share the job's clock (ms since it started)
-  const after = samples.filter((s) => s.atMs >= failedAt);
-  let low = Number.POSITIVE_INFINITY;
-  let lowAt = -1;
-  for (let i = 0; i < after.length; i++) {
-    const s = after[i] as { countIn: number };
-    if (s.countIn < low) {
-      low = s.countIn;
-      lowAt = i;
-    }
-  }
-  const resumed = after.slice(lowAt + 1).find((s) => s.countIn > low);
-  if (resumed === undefined) throw new Error('the region restart never read again');
-  return resumed.atMs - failedAt;
+const flushTimeoutMs = Number(process.env['WEFT_BENCH_APPROX_FLUSH_MS'] ?? 2);
+const bufferSizeBytes = Number(process.env['WEFT_BENCH_APPROX_BUFFER_BYTES'] ?? 256);
+
+/** From the failover until count#0's new attempt read its first record (its own `reading` report), the same in both modes. */
+function recoveryMsOf(result: JobResult, mode: string): number {
+  const resumedAfterMs = result.failoverResumes[0]?.resumedAfterMs;
+  if (resumedAfterMs === undefined) throw new Error(`${mode}: count#0 never read again`);
+  return resumedAfterMs;
 }
 
 async function run(mode: 'ALL_EDGES_PIPELINED_APPROXIMATE' | 'ALL_EDGES_PIPELINED'): Promise<Round> {
-  const memory = createMemoryShuffleServiceFactory({ bufferSizeBytes: Number(process.env['WEFT_BENCH_APPROX_BUFFER_BYTES'] ?? 256) });
-  const samples: { atMs: number; countIn: number }[] = [];
+  const memory = createMemoryShuffleServiceFactory({ bufferSizeBytes, flushTimeoutMs });
   const result: JobResult = await runJob({
     job,
     parallelism: 2,
@@ -78,20 +70,18 @@ async function run(mode: 'ALL_EDGES_PIPELINED_APPROXIMATE' | 'ALL_EDGES_PIPELINE
     restartStrategy: { type: 'fixed-delay', attempts: 2, delayMs: 0 },
     checkpointing: { intervalMs: 100, mode: 'at-least-once', tolerableFailures: 10, storage: new InMemoryCheckpointStorage() },
     faults: fault,
-    progressIntervalMs: 1,
-    onProgress: (p: JobProgress) => samples.push({ atMs: p.elapsedMs, countIn: p.vertices?.find((v) => v.id === 'count')?.recordsIn ?? 0 }),
   });
   if (result.status !== 'succeeded') throw new Error(`${mode} failed: ${result.error?.message}`);
   if (result.failovers.length !== 1) throw new Error(`${mode}: ${result.failovers.length} failovers, expected 1`);
   const counted = ((result.collected['counts'] ?? []) as [string, number][]).reduce((a, [, n]) => a + n, 0);
   const lost = Math.max(0, records - counted);
-  const failedAt = (result.failovers[0] as { atMs: number }).atMs;
+  const recoveryMs = recoveryMsOf(result, mode);
   if (mode === 'ALL_EDGES_PIPELINED_APPROXIMATE') {
     const recovery = result.approximateRecoveries?.[0];
     if (recovery?.durationMs === undefined) throw new Error('the approximate recovery did not complete');
-    return { recoveryMs: recovery.durationMs, lost, droppedUpstream: recovery.recordsDroppedUpstream };
+    return { recoveryMs, lost, droppedUpstream: recovery.recordsDroppedUpstream };
   }
-  return { recoveryMs: regionRecoveryMs(samples, failedAt), lost, droppedUpstream: 0 };
+  return { recoveryMs, lost, droppedUpstream: 0 };
 }
 
 const workerRate = Number(process.env['WEFT_BENCH_APPROX_WORKER_RATE'] ?? 10_000);
@@ -102,7 +92,6 @@ const killWorker: FaultInjectorFactory = () => ({ taskFault: ({ executionVertexI
 
 /** The worker-process case: count#0's worker is SIGKILLed; no checkpoints (workers take none yet). */
 async function runWorkers(mode: 'ALL_EDGES_PIPELINED_APPROXIMATE' | 'ALL_EDGES_PIPELINED'): Promise<Round> {
-  const samples: { atMs: number; countIn: number }[] = [];
   const memory = createMemoryShuffleServiceFactory();
   const result: JobResult = await runJob({
     job: workerJob,
@@ -111,23 +100,21 @@ async function runWorkers(mode: 'ALL_EDGES_PIPELINED_APPROXIMATE' | 'ALL_EDGES_P
     executor: 'workers',
     workers: 2,
     exchangeMode: mode,
-    shuffle: { pipelined: createNetworkShuffleServiceFactory({ bufferSizeBytes: Number(process.env['WEFT_BENCH_APPROX_BUFFER_BYTES'] ?? 256), reconnectTimeoutMs: 10_000 }), blocking: memory },
+    shuffle: { pipelined: createNetworkShuffleServiceFactory({ bufferSizeBytes, flushTimeoutMs, reconnectTimeoutMs: 10_000 }), blocking: memory },
     restartStrategy: { type: 'fixed-delay', attempts: 2, delayMs: 0 },
     faults: killWorker,
-    progressIntervalMs: 1,
-    onProgress: (p: JobProgress) => samples.push({ atMs: p.elapsedMs, countIn: p.vertices?.find((v) => v.id === 'count')?.recordsIn ?? 0 }),
   });
   if (result.status !== 'succeeded') throw new Error(`workers ${mode} failed: ${result.error?.message}`);
   if (result.failovers.length !== 1) throw new Error(`workers ${mode}: ${result.failovers.length} failovers, expected 1`);
   const counted = ((result.collected['counts'] ?? []) as [string, number][]).reduce((a, [, n]) => a + n, 0);
   const lost = Math.max(0, workerRecords - counted);
-  const failedAt = (result.failovers[0] as { atMs: number }).atMs;
+  const recoveryMs = recoveryMsOf(result, `workers ${mode}`);
   if (mode === 'ALL_EDGES_PIPELINED_APPROXIMATE') {
     const recovery = result.approximateRecoveries?.[0];
     if (recovery?.durationMs === undefined) throw new Error('the approximate recovery on workers did not complete');
-    return { recoveryMs: recovery.durationMs, lost, droppedUpstream: recovery.recordsDroppedUpstream };
+    return { recoveryMs, lost, droppedUpstream: recovery.recordsDroppedUpstream };
   }
-  return { recoveryMs: regionRecoveryMs(samples, failedAt), lost, droppedUpstream: 0 };
+  return { recoveryMs, lost, droppedUpstream: 0 };
 }
 
 function line(metric: string, unit: string, value: number, baseline: string, baselineValue: number): void {
@@ -137,7 +124,7 @@ function line(metric: string, unit: string, value: number, baseline: string, bas
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`);
-console.log(`${records.toLocaleString('en')} records at ${rate.toLocaleString('en')}/s, parallelism 2, count#0 throws at its record ${atRecord}, ${rounds} round(s) (median)`);
+console.log(`${records.toLocaleString('en')} records at ${rate.toLocaleString('en')}/s, parallelism 2, count#0 throws at its record ${atRecord}, ${bufferSizeBytes}-byte buffers, flushTimeoutMs ${flushTimeoutMs}, ${rounds} round(s) (median); load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 const approximate: Round[] = [];
 const region: Round[] = [];
 for (let round = 0; round < rounds; round++) {
@@ -146,6 +133,7 @@ for (let round = 0; round < rounds; round++) {
 }
 const a = { recoveryMs: median(approximate.map((r) => r.recoveryMs)), lost: median(approximate.map((r) => r.lost)), dropped: median(approximate.map((r) => r.droppedUpstream)) };
 const r = { recoveryMs: median(region.map((x) => x.recoveryMs)), lost: median(region.map((x) => x.lost)) };
+console.log(`rounds: approximate ${JSON.stringify(approximate)}, region ${JSON.stringify(region)}`);
 console.log('run           recovery ms   records lost   dropped upstream');
 console.log(`approximate   ${a.recoveryMs.toFixed(1).padStart(11)}   ${String(a.lost).padStart(12)}   ${String(a.dropped).padStart(16)}`);
 console.log(`region        ${r.recoveryMs.toFixed(1).padStart(11)}   ${String(r.lost).padStart(12)}   ${'-'.padStart(16)}`);

@@ -103,6 +103,23 @@ describe('approximate recovery, in process', () => {
     assert.ok(exact.length > 0 && exact.length < reference.size, `some words (count#1's) are exact, others (count#0's) lost records: ${exact.length} of ${reference.size}`);
   });
 
+  it("reports per failover when the failed task read again, by its new attempt's own report, for a single-task and a region restart alike", async () => {
+    // the restart waits 100 ms: the new attempt cannot read before that, so a figure under it was not measured from the failover
+    for (const exchangeMode of ['ALL_EDGES_PIPELINED_APPROXIMATE', 'ALL_EDGES_PIPELINED'] as const) {
+      const result = await run({ count: 1500, rate: 6000, fault: throwOnce('count#0', 100), delayMs: 100, exchangeMode });
+      countsOf(result);
+      assert.equal(result.failoverResumes.length, 1, exchangeMode);
+      const [resume] = result.failoverResumes;
+      assert.equal(resume?.failedTask, 'count#0');
+      assert.equal(resume?.attemptId, 'count#0@0');
+      assert.ok(resume?.resumedAfterMs !== undefined && resume.resumedAfterMs >= 95, `${exchangeMode}: ${JSON.stringify(resume)}`);
+      if (exchangeMode === 'ALL_EDGES_PIPELINED_APPROXIMATE') {
+        const durationMs = result.approximateRecoveries?.[0]?.durationMs;
+        assert.ok(durationMs !== undefined && durationMs >= 95, `the recovery ends with the same report: ${durationMs}`);
+      }
+    }
+  });
+
   it('restores the restarted task from the latest completed checkpoint: it loses less than it read', async () => {
     const N = 3000;
     const AT = 600;

@@ -50,6 +50,7 @@ function result(overrides: Partial<JobResult> = {}): JobResult {
     failures: 0,
     restarts: 0,
     failovers: [],
+    failoverResumes: [],
     executorsLost: [],
     deploymentLatency: { tasks: 4, p50Ms: 3, p99Ms: 9, maxMs: 9 },
     placement: { tasksPerExecutor: { "worker-0": 4 }, spreadDeployments: 0 },

@@ -116,6 +116,25 @@ describe('weft run --pipelined-shuffle', () => {
     assert.match(run.stderr, /--pipelined-shuffle must be memory or network, got "carrier-pigeon"/);
   });
 
+  it('refuses a --buffer-timeout that is not an integer >= 0 (exit 2), and runs a pipelined job with --buffer-timeout 0', async () => {
+    for (const value of ['-1', '1.5', 'soon']) {
+      const run = await inProcess(['run', wordCount, `--buffer-timeout=${value}`]);
+      assert.equal(run.code, 2, value);
+      assert.match(run.stderr, /--buffer-timeout must be an integer >= 0/);
+    }
+    const dir = await mkdtemp(join(tmpdir(), 'weft-run-buffer-timeout-'));
+    try {
+      const text = 'a b a\nc a b\n';
+      await writeFile(join(dir, 'in.txt'), text);
+      let stderr = '';
+      const code = await runCli(['run', wordCount, '--executor', 'inprocess', '--parallelism', '2', '--exchange-mode', 'ALL_EDGES_PIPELINED', '--buffer-timeout', '0', '--', '--input', join(dir, 'in.txt'), '--output', join(dir, 'out.tsv')], { stdout: { write: () => {} }, stderr: { write: (t: string) => (stderr += t) }, cwd: dir, env: {} });
+      assert.equal(code, 0, stderr);
+      assert.deepEqual(await readCounts(join(dir, 'out.tsv')), naiveCounts(text));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses the network shuffle without worker processes (exit 2)', async () => {
     const run = await inProcess(['run', wordCount, '--executor', 'inprocess', '--pipelined-shuffle', 'network']);
     assert.equal(run.code, 2);

@@ -138,7 +138,8 @@ export class RemoteTaskExecutor implements TaskExecutor {
       if (this.#state === 'gone') return;
       switch (message.type) {
         case 'task-event':
-          if (message.event.type !== 'running') this.#progress = this.#progress.filter((p) => p.attemptId !== message.event.attemptId);
+          // an attempt's counters go once it ended (not at `running` or `reading`: it still runs)
+          if (message.event.type === 'finished' || message.event.type === 'failed' || message.event.type === 'cancelled') this.#progress = this.#progress.filter((p) => p.attemptId !== message.event.attemptId);
           listener.onTaskEvent(this.id, message.event);
           return;
         case 'progress':

@@ -50,6 +50,7 @@ export { type CheckpointStorage, InMemoryCheckpointStorage } from './checkpoint/
 export type { CheckpointingMode, CheckpointingOptions } from './checkpoint/checkpointing-options.js';
 export type { CheckpointSummary, SnapshotHandle } from './checkpoint/job-checkpointing.js';
 export type { ApproximateRecoveryRecord } from './job-master/approximate-recoveries.js';
+export type { FailoverResume } from './job-master/failover-resumes.js';
 export { DEFAULT_APPROXIMATE_RECONNECT_TIMEOUT_MS } from './executor/region-runner.js';
 export type * from './state/keyed-state.js';
 export { KeyedStateBackend, type KeyedStateBackendOptions, type KeyedStateRestore } from './state/keyed-state-backend.js';

@@ -49,6 +49,13 @@ export interface FramingWriterOptions {
   readonly commitRefusal?: () => ShuffleError | undefined;
   /** Called once when the writer finishes, fails or closes. */
   readonly onDone?: (outcome: 'finished' | 'failed') => void;
+  /**
+   * Flink's `execution.buffer-timeout`: a partly filled buffer is handed over once it is about this old
+   * (one timer per writer, armed by the first record after the previous flush); 0 hands over every record
+   * at once. A pipelined partition of a live stream needs it, or a slow stream's records wait for a full
+   * buffer. @defaultValue absent: only full buffers (and `flush()`, `finish()`) hand over
+   */
+  readonly flushTimeoutMs?: number;
 }
 
 /**
@@ -65,12 +72,15 @@ export class FramingResultPartitionWriter implements ResultPartitionWriter {
   private state = OPEN;
   private records = 0;
   private bytes = 0;
+  private readonly flushTimeoutMs: number | undefined;
+  private flushTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(private readonly options: FramingWriterOptions) {
     this.partitionId = options.partitionId;
     this.sink = options.sink;
     this.numberOfSubpartitions = options.sink.numberOfSubpartitions;
     this.maxRecordBytes = options.maxRecordBytes;
+    this.flushTimeoutMs = options.flushTimeoutMs;
     const sink = options.sink;
     this.framers = Array.from(
       { length: this.numberOfSubpartitions },
@@ -99,9 +109,11 @@ export class FramingResultPartitionWriter implements ResultPartitionWriter {
       throw invalidArgument('subpartition', `${subpartition} is not an index in [0, ${this.numberOfSubpartitions})`, { partitionId: this.partitionId });
     }
     checkRecord(record, this.maxRecordBytes);
-    this.framers[subpartition]!.write(record);
+    const framer = this.framers[subpartition]!;
+    framer.write(record);
     this.records++;
     this.bytes += record.length + 4;
+    if (this.flushTimeoutMs !== undefined) this.afterWrite(framer);
     return this.sink.writable;
   }
 
@@ -111,6 +123,7 @@ export class FramingResultPartitionWriter implements ResultPartitionWriter {
     for (const framer of this.framers) framer.write(record);
     this.records += this.numberOfSubpartitions;
     this.bytes += (record.length + 4) * this.numberOfSubpartitions;
+    if (this.flushTimeoutMs !== undefined) for (const framer of this.framers) this.afterWrite(framer);
     return this.sink.writable;
   }
 
@@ -140,6 +153,7 @@ export class FramingResultPartitionWriter implements ResultPartitionWriter {
 
   async finish(): Promise<void> {
     if (this.state !== OPEN) throw this.stateError('finish');
+    this.stopFlushTimer();
     const refused = this.options.commitRefusal?.();
     if (refused !== undefined) {
       this.fail(refused);
@@ -155,6 +169,7 @@ export class FramingResultPartitionWriter implements ResultPartitionWriter {
   fail(cause: unknown): void {
     if (this.state !== OPEN) return;
     this.state = FAILED;
+    this.stopFlushTimer();
     for (const framer of this.framers) {
       const segment = framer.discard();
       if (segment !== null) this.sink.recycle(segment);
@@ -174,11 +189,31 @@ export class FramingResultPartitionWriter implements ResultPartitionWriter {
     if (this.state === OPEN) {
       this.fail(new ShuffleError('SHF_ERR_CLOSED', `writer of partition ${this.partitionId} was closed before finish()`));
     }
+    this.stopFlushTimer();
     this.state = CLOSED;
   }
 
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
+  }
+
+  /** With a flush timeout: 0 hands the record's buffer over now; otherwise the timer is armed if it is not. */
+  private afterWrite(framer: RecordFramer): void {
+    if (this.flushTimeoutMs === 0) {
+      framer.flush();
+      return;
+    }
+    if (this.flushTimer !== undefined || framer.pendingBytes === 0) return;
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = undefined;
+      this.flush();
+    }, this.flushTimeoutMs);
+    this.flushTimer.unref?.();
+  }
+
+  private stopFlushTimer(): void {
+    if (this.flushTimer !== undefined) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
   }
 
   private stateError(operation: string): ShuffleError {

@@ -1,4 +1,4 @@
-import { FloatingCredits, FramingResultPartitionWriter } from '@weft/shuffle-api';
+import { FloatingCredits, FramingResultPartitionWriter, resultPartitionTypeProperties } from '@weft/shuffle-api';
 import {
   type ApproximateLosses,
   type CreateInputGateRequest,
@@ -59,12 +59,14 @@ export class MemoryShuffleEnvironment implements ShuffleEnvironment {
     this.checkOpen();
     const descriptor = validateShuffleDescriptor(request?.descriptor, MEMORY_SHUFFLE_SERVICE_ID);
     const sink = this.registry.claimForWriter(descriptor, this);
-    const { bufferSizeBytes, maxRecordBytes } = this.registry.options;
+    const { bufferSizeBytes, maxRecordBytes, flushTimeoutMs } = this.registry.options;
     const writer: FramingResultPartitionWriter = new FramingResultPartitionWriter({
       partitionId: descriptor.partition.partitionId,
       sink,
       bufferSizeBytes,
       maxRecordBytes,
+      // a blocking partition is read once complete: only a pipelined one's readers wait for a partly filled buffer
+      ...(resultPartitionTypeProperties(descriptor.partition.partitionType).canBePipelined ? { flushTimeoutMs } : {}),
       logger: request.logger ?? this.logger,
       commitRefusal: () => this.registry.commitRefusal(descriptor, sink),
       onDone: () => this.open.delete(writer),

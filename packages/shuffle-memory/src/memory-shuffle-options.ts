@@ -24,6 +24,13 @@ export interface MemoryShuffleOptions {
   readonly floatingBuffersPerGate?: number;
   /** Largest record accepted. @defaultValue 268435456 (256 MiB) */
   readonly maxRecordBytes?: number;
+  /**
+   * Flink's `execution.buffer-timeout`: a pipelined partition's partly filled buffer is handed to its
+   * consumer once it is about this old, so a slow or live stream's records never wait for a full buffer;
+   * 0 hands over every record at once (lowest latency, one buffer per record). Blocking partitions ignore it.
+   * @defaultValue 100
+   */
+  readonly flushTimeoutMs?: number;
 }
 
 export const DEFAULT_MEMORY_SHUFFLE_OPTIONS: Required<MemoryShuffleOptions> = Object.freeze({
@@ -32,6 +39,7 @@ export const DEFAULT_MEMORY_SHUFFLE_OPTIONS: Required<MemoryShuffleOptions> = Ob
   buffersPerChannel: 2,
   floatingBuffersPerGate: 8,
   maxRecordBytes: DEFAULT_MAX_RECORD_BYTES,
+  flushTimeoutMs: 100,
 });
 
 /**
@@ -62,5 +70,6 @@ export function resolveMemoryShuffleOptions(options: MemoryShuffleOptions = {}):
   check('buffersPerChannel', () => validateInteger('buffersPerChannel', resolved.buffersPerChannel, 1, 1_000_000));
   check('floatingBuffersPerGate', () => validateInteger('floatingBuffersPerGate', resolved.floatingBuffersPerGate, 0, 1_000_000));
   check('maxRecordBytes', () => validateMaxRecordBytes('maxRecordBytes', resolved.maxRecordBytes));
+  check('flushTimeoutMs', () => validateInteger('flushTimeoutMs', resolved.flushTimeoutMs, 0, 2_147_483_647));
   return resolved;
 }

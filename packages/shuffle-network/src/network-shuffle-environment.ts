@@ -114,6 +114,7 @@ export class NetworkShuffleEnvironment implements ShuffleEnvironment {
       sink: partition,
       bufferSizeBytes: this.options.bufferSizeBytes,
       maxRecordBytes: this.options.maxRecordBytes,
+      flushTimeoutMs: this.options.flushTimeoutMs,
       logger: request.logger ?? this.logger,
       commitRefusal: () => this.registry.commitRefusal(descriptor, partition),
       onDone: () => this.open.delete(writer),

@@ -34,6 +34,13 @@ export interface NetworkShuffleOptions {
   readonly floatingBuffersPerGate?: number;
   /** Largest record accepted. @defaultValue 268435456 (256 MiB) */
   readonly maxRecordBytes?: number;
+  /**
+   * Flink's `execution.buffer-timeout`: a pipelined partition's partly filled buffer is handed to its
+   * consumer once it is about this old, so a slow or live stream's records never wait for a full buffer;
+   * 0 hands over every record at once (lowest latency, one buffer per record). Blocking partitions ignore it.
+   * @defaultValue 100
+   */
+  readonly flushTimeoutMs?: number;
   /** How long opening a TCP connection to a peer may take. @defaultValue 10000 */
   readonly connectTimeoutMs?: number;
   /**
@@ -61,6 +68,7 @@ export const DEFAULT_NETWORK_SHUFFLE_OPTIONS: ResolvedNetworkShuffleOptions = Ob
   buffersPerChannel: 2,
   floatingBuffersPerGate: 8,
   maxRecordBytes: DEFAULT_MAX_RECORD_BYTES,
+  flushTimeoutMs: 100,
   connectTimeoutMs: 10_000,
   reconnectTimeoutMs: 60_000,
   requestTimeoutMs: 30_000,
@@ -110,6 +118,7 @@ export function resolveNetworkShuffleOptions(options: NetworkShuffleOptions = {}
   check('buffersPerChannel', () => validateInteger('buffersPerChannel', resolved.buffersPerChannel, 1, 1_000_000));
   check('floatingBuffersPerGate', () => validateInteger('floatingBuffersPerGate', resolved.floatingBuffersPerGate, 0, 1_000_000));
   check('maxRecordBytes', () => validateMaxRecordBytes('maxRecordBytes', resolved.maxRecordBytes));
+  check('flushTimeoutMs', () => validateInteger('flushTimeoutMs', resolved.flushTimeoutMs, 0, 2_147_483_647));
   check('connectTimeoutMs', () => validateInteger('connectTimeoutMs', resolved.connectTimeoutMs, 1, 2 ** 31 - 1));
   check('reconnectTimeoutMs', () => validateInteger('reconnectTimeoutMs', resolved.reconnectTimeoutMs, 1, 2 ** 31 - 1));
   check('requestTimeoutMs', () => validateInteger('requestTimeoutMs', resolved.requestTimeoutMs, 1, 2 ** 31 - 1));

@@ -36,7 +36,7 @@ const FAULT_RESTART_DELAY_MS = 100;
 const USAGE = `Usage: weft run <job module> [--parallelism N] [--store URL] [--meta URL] [--shuffle-servers URL [--shuffle-replicas N]] [--executor inprocess|workers]
                 [--cluster URL [--cluster-startup-timeout MS] [--secret-file PATH]]
                 [--parallelism auto [--min-parallelism N] [--max-parallelism N] [--data-volume-per-task SIZE]]
-                [--workers N] [--slots N] [--pipelined-shuffle memory|network] [--exchange-mode MODE] [--restart-strategy S ...]
+                [--workers N] [--slots N] [--pipelined-shuffle memory|network] [--buffer-timeout MS] [--exchange-mode MODE] [--restart-strategy S ...]
                 [--failover-strategy F] [--task-memory SIZE] [--spill-dir PATH]
                 [--checkpoint-interval D [--checkpoint-mode M] [--from-checkpoint latest|ID] ...]
                 [--inject-faults SPEC] [--job-id ID] [--ui [PORT]] [--plan-only] [--json] [-- job args...]
@@ -82,6 +82,9 @@ Options:
                             (@weft/shuffle-network, on 127.0.0.1) and a region's tasks are spread over
                             them (default: network with --workers 2 or more, else memory; with
                             --cluster, network spreads regions over executors holding one slot)
+  --buffer-timeout MS       a pipelined exchange's partly filled buffer goes to its consumer once it is
+                            this old (Flink's execution.buffer-timeout; the shuffles' flushTimeoutMs);
+                            0: every record at once (default 100)
   --exchange-mode MODE      ${EXCHANGE_MODES.join(' | ')}
                             (default: the job's own, else ALL_EDGES_BLOCKING)
   --no-release-during-job   keep every blocking partition until the job ends (default: a result's
@@ -150,14 +153,16 @@ const BLOCKING_MODULE = '@weft/shuffle-remote';
 const SERVER_MODULE = '@weft/shuffle-remote/client';
 
 /** The pipelined shuffle: in memory (a region whole in one executor), or over TCP between workers. */
-async function pipelinedShuffle(kind: 'memory' | 'network', reconnectTimeoutMs: number | undefined): Promise<ShuffleServiceFactory> {
+async function pipelinedShuffle(kind: 'memory' | 'network', reconnectTimeoutMs: number | undefined, flushTimeoutMs: number | undefined): Promise<ShuffleServiceFactory> {
+  // --buffer-timeout: how old a partly filled buffer gets before it is sent
+  const flush = flushTimeoutMs === undefined ? {} : { flushTimeoutMs };
   if (kind === 'network') {
     const { createNetworkShuffleServiceFactory } = await import('@weft/shuffle-network');
     // an approximate job: a channel whose producer went away waits this long for its new attempt (--approximate-reconnect-timeout)
-    return createNetworkShuffleServiceFactory(reconnectTimeoutMs === undefined ? {} : { reconnectTimeoutMs });
+    return createNetworkShuffleServiceFactory({ ...flush, ...(reconnectTimeoutMs === undefined ? {} : { reconnectTimeoutMs }) });
   }
   const { createMemoryShuffleServiceFactory } = await import('@weft/shuffle-memory');
-  return createMemoryShuffleServiceFactory();
+  return createMemoryShuffleServiceFactory(flush);
 }
 
 /** A setting and where it came from, so an error names what the user wrote: `--store`, or `WEFT_STORE`. */
@@ -343,6 +348,7 @@ export const runCommand: Command = {
       workers: { type: 'string' },
       slots: { type: 'string' },
       'pipelined-shuffle': { type: 'string' },
+      'buffer-timeout': { type: 'string' },
       'exchange-mode': { type: 'string' },
       ...RECOVERY_FLAGS,
       ...MEMORY_FLAGS,
@@ -365,6 +371,7 @@ export const runCommand: Command = {
     const parallelism = adaptive === undefined ? integerFlag('run', '--parallelism', values.parallelism, 1) : undefined;
     const workers = integerFlag('run', '--workers', values.workers, 1);
     const slots = integerFlag('run', '--slots', values.slots, 1);
+    const bufferTimeoutMs = integerFlag('run', '--buffer-timeout', values['buffer-timeout'], 0);
     const replicas = integerFlag('run', '--shuffle-replicas', values['shuffle-replicas'], 1);
     if (replicas !== undefined && replicas > MAX_SHUFFLE_REPLICAS) throw usageError('run', `--shuffle-replicas must be at most ${MAX_SHUFFLE_REPLICAS}, got ${replicas}`);
     const checkpointFlags = parseCheckpointFlags(values);
@@ -434,7 +441,7 @@ export const runCommand: Command = {
       const tier = values.store !== undefined || io.env['WEFT_STORE'] !== undefined ? store : undefined;
       [blocking, pipelined] = await Promise.all([
         servers === undefined ? blockingShuffle(store, meta) : serverShuffle(servers, tier, replicas).then((f) => (serverFactory = f)),
-        pipelinedShuffle(pipelinedKind, approximate === undefined ? undefined : (approximate.reconnectTimeoutMs ?? DEFAULT_APPROXIMATE_RECONNECT_TIMEOUT_MS)),
+        pipelinedShuffle(pipelinedKind, approximate === undefined ? undefined : (approximate.reconnectTimeoutMs ?? DEFAULT_APPROXIMATE_RECONNECT_TIMEOUT_MS), bufferTimeoutMs),
       ]);
       if (faultSpec !== undefined) {
         // Loaded only when faults are asked for: it imports the persisted shuffle's stores.

@@ -179,6 +179,8 @@ export class RegionRunner {
       serializer: this.#options.serializer,
       logger: this.#logger.child({ attemptId: task.attemptId }),
       ...(this.#options.killProcess === undefined ? {} : { killProcess: this.#options.killProcess }),
+      // a restarted attempt says when it reads again (where its failover ends); first attempts stay quiet
+      ...(task.attempt === 0 ? {} : { onFirstRecord: (atMs: number) => onEvent({ type: 'reading', attemptId: task.attemptId, atMs }) }),
       io: this.#taskIo(task, controller.signal),
       ...(this.#options.checkpointing === undefined ? {} : { checkpointing: () => (this.#options.checkpointing as TaskCheckpointingProvider)(task) }),
     });

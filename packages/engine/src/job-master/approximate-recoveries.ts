@@ -10,9 +10,10 @@ export interface ApproximateRecoveryRecord {
   /** The attempt that failed. */
   readonly failedAttempt: number;
   /**
-   * From the failure to the moment its new attempt read its first record again (a source: runs again; a
-   * task whose producers had all finished, so nothing was left for it: finished); absent when that never
-   * happened (the job ended first).
+   * From the failure (as the job master saw it) to the moment its new attempt read its first record again,
+   * by that attempt's own clock (its `reading` report: a source, when it runs again; a task whose producers
+   * had all finished, so nothing was left for it: when it finished) — wall clocks, so across hosts it holds
+   * to their clock sync; absent when that never happened (the job ended first).
    */
   readonly durationMs?: number;
   /**
@@ -32,14 +33,13 @@ export interface ApproximateRecoveryRecord {
 export interface ApproximateCountersSource {
   progress(): readonly TaskProgress[];
   readonly results: readonly (TaskResult | undefined)[];
-  /** Whether execution vertex `v`'s current attempt has read a record (or runs, for a source). */
-  resumed(v: number): boolean;
 }
 
 interface OpenRecovery {
   readonly v: number;
   readonly task: string;
   readonly failedAttempt: number;
+  /** Wall clock (Date.now()) when the job master saw the failure. */
   readonly failedAtMs: number;
   readonly start: Counters;
   readonly processed: number;
@@ -53,12 +53,10 @@ interface Counters {
   readonly partial: number;
 }
 
-/** How often an open recovery looks whether its task reads again. */
-const POLL_MS = 2;
-
 /**
  * Follows the single-task recoveries of an approximate job (ALL_EDGES_PIPELINED_APPROXIMATE) for the run
- * summary: each failure of a task opens one; it is resumed once the task's new attempt reads a record. Its
+ * summary: each failure of a task opens one; it is resumed once the task's new attempt reports that it
+ * reads again (`resumed`, from its `reading` task event; `finished`, when it finished first). Its
  * losses are counted by the shuffle, not estimated: the records upstream subpartitions dropped for the
  * task (OutputMetrics.recordsLostByConsumer) and the partial records downstream gates discarded from it
  * (TaskMetrics.partialRecordsDiscardedByProducer), each as the rise of the sum over all tasks' counters
@@ -68,21 +66,21 @@ const POLL_MS = 2;
  * An attempt that failed or was cancelled (a consumer restarted with the failed task) counts with the last
  * counters its executor reported with it (TaskEvent.metrics; absent, its counts are lost: a lower bound).
  *
- * Owns one timer while a recovery is open; `stop()` clears it.
+ * Owns no timer: it is driven by the scheduler's task events.
  */
 export class ApproximateRecoveries {
   readonly #topology: ExecutionTopology;
   readonly #source: ApproximateCountersSource;
+  /** Wall clock: the `reading` reports' `atMs` are executors' Date.now(). */
   readonly #now: () => number;
   readonly #records: OpenRecovery[] = [];
   /** The last counters of attempts that failed or were cancelled (their live ones are gone), by attempt id. */
   readonly #stopped = new Map<string, TaskMetrics>();
-  #timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(request: { readonly topology: ExecutionTopology; readonly source: ApproximateCountersSource; readonly now?: () => number }) {
     this.#topology = request.topology;
     this.#source = request.source;
-    this.#now = request.now ?? (() => performance.now());
+    this.#now = request.now ?? Date.now;
   }
 
   /** An attempt failed or was cancelled: its last counters (TaskEvent.metrics) keep counting. */
@@ -98,8 +96,22 @@ export class ApproximateRecoveries {
     const previous = this.#records.findLast((r) => r.task === task);
     const start = previous?.latest ?? { dropped: 0, partial: 0 };
     this.#records.push({ v, task, failedAttempt: attempt, failedAtMs: this.#now(), start, latest: start, durationMs: undefined, processed: metrics?.recordsIn ?? 0, unprocessed: metrics?.recordsUnprocessed ?? 0 });
-    this.#timer ??= setInterval(() => this.#poll(), POLL_MS);
-    this.#timer.unref?.();
+  }
+
+  /**
+   * Execution vertex `v`'s current attempt read its first record at `atMs` (its executor's wall clock; its
+   * `reading` report): the newest open recovery of `v` ends, its counters read now.
+   */
+  resumed(v: number, atMs: number): void {
+    const open = this.#records.findLast((r) => r.v === v);
+    if (open === undefined || open.durationMs !== undefined) return;
+    open.durationMs = Math.max(0, atMs - open.failedAtMs);
+    open.latest = max(open.latest, this.#read(open.task));
+  }
+
+  /** Execution vertex `v`'s current attempt finished (before it read anything: nothing was left for it). */
+  finished(v: number): void {
+    this.resumed(v, this.#now());
   }
 
   /**
@@ -125,29 +137,9 @@ export class ApproximateRecoveries {
     }));
   }
 
-  /** Clears the timer (the job ended); `records()` still answers. Idempotent. */
+  /** The job ended: the counters are read a last time; `records()` still answers. Idempotent. */
   stop(): void {
-    this.#poll();
     this.#refresh();
-    if (this.#timer !== undefined) clearInterval(this.#timer);
-    this.#timer = undefined;
-  }
-
-  #poll(): void {
-    let open = 0;
-    for (const r of this.#records) {
-      if (r.durationMs !== undefined) continue;
-      // a later failure of the same task closes this one: its recovery is the next record's
-      if (this.#records.some((later) => later !== r && later.task === r.task && later.failedAttempt > r.failedAttempt)) continue;
-      if (this.#source.resumed(r.v)) {
-        r.durationMs = this.#now() - r.failedAtMs;
-        r.latest = max(r.latest, this.#read(r.task));
-      } else open++;
-    }
-    if (open === 0 && this.#timer !== undefined) {
-      clearInterval(this.#timer);
-      this.#timer = undefined;
-    }
   }
 
   /** Reads each task's newest recovery again (an earlier one ended with its resume: the next failure starts from it). */
@@ -183,8 +175,7 @@ function max(a: Counters, b: Counters): Counters {
 
 /**
  * The recoveries tracker of a job with a PIPELINED_APPROXIMATE edge (undefined for others), reading the
- * executors' live counters and the finished attempts' results; a task resumed once its current attempt
- * finished, or runs and (unless a source) read a record.
+ * executors' live counters and the finished attempts' results.
  */
 export function approximateRecoveriesOf(request: { readonly topology: ExecutionTopology; readonly slots: { progress(): readonly TaskProgress[] }; readonly attempts: TaskAttempts }): ApproximateRecoveries | undefined {
   const { topology, slots, attempts } = request;
@@ -195,12 +186,6 @@ export function approximateRecoveriesOf(request: { readonly topology: ExecutionT
       progress: () => slots.progress(),
       get results() {
         return attempts.results;
-      },
-      resumed: (v) => {
-        if (attempts.isDone(v)) return true;
-        const attemptId = attempts.attemptIdOf(v);
-        const live = slots.progress().find((p) => p.attemptId === attemptId);
-        return live !== undefined && (topology.jobVertexOf(v).inputs.length === 0 || live.metrics.recordsIn > 0);
       },
     },
   });

@@ -126,7 +126,7 @@ export class JobMaster implements TaskExecutorListener {
     for (const executor of executors) this.#slots.add(executor);
     return this.#scheduler.start().then((outcome) => {
       const approximateRecoveries = this.#scheduler.approximateRecoveries();
-      return { ...outcome, executorsLost: [...this.#executorsLost], deploymentLatency: this.#scheduler.deploymentLatency(), placement: this.#scheduler.placement(), ...(approximateRecoveries === undefined ? {} : { approximateRecoveries }) };
+      return { ...outcome, failoverResumes: this.#scheduler.failoverResumes(), executorsLost: [...this.#executorsLost], deploymentLatency: this.#scheduler.deploymentLatency(), placement: this.#scheduler.placement(), ...(approximateRecoveries === undefined ? {} : { approximateRecoveries }) };
     });
   }
 
@@ -177,6 +177,9 @@ export class JobMaster implements TaskExecutorListener {
     switch (event.type) {
       case 'running':
         scheduler.taskRunning(event.attemptId);
+        return;
+      case 'reading':
+        scheduler.taskReading(v, event.attemptId, event.atMs);
         return;
       case 'finished':
         scheduler.taskFinished(executor, v, event.result);
@@ -238,7 +241,10 @@ export class JobMaster implements TaskExecutorListener {
   #replaceExecutor(lostId: TaskExecutorId, lost: EngineError): void {
     const start = this.#options.replaceExecutor as (lost: TaskExecutorId) => Promise<TaskExecutor>;
     const slots = this.#slots;
-    slots.replace(() => start(lostId), {
+    // started a turn later: forking a process blocks this one for milliseconds, and the restart this loss
+    // caused (its tasks deployed on the executors left) goes first
+    const later = (): Promise<TaskExecutor> => new Promise<void>((resolve) => setImmediate(resolve)).then(() => start(lostId));
+    slots.replace(later, {
       started: (executor) => {
         if (!this.#scheduler.isRunning) return;
         this.#logger.info({ taskExecutorId: executor.id, replaces: lostId }, 'task executor replaced');

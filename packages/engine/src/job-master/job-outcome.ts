@@ -1,3 +1,4 @@
+import type { FailoverResume } from './failover-resumes.js';
 import type { ApproximateRecoveryRecord } from './approximate-recoveries.js';
 import type { EngineError } from '../errors/engine-error.js';
 import type { TaskResult } from '../runtime/task-events.js';
@@ -20,6 +21,8 @@ export interface JobOutcome {
   readonly restarts: number;
   /** Each failover, in order. */
   readonly failovers: readonly FailoverRecord[];
+  /** Per failover, in the same order: when its failed task read again. */
+  readonly failoverResumes?: readonly FailoverResume[];
   /** Task executors lost while the job ran. */
   readonly executorsLost: readonly ExecutorLossRecord[];
   /** From each deployment to its task's `running` report, on the job master's clock. */

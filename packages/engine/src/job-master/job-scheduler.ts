@@ -28,6 +28,7 @@ import { jobSubmittedEvent } from './job-submitted-event.js';
 import { taskFinishedEvent } from './task-finished-event.js';
 import { AdaptiveDecisions } from './adaptive-decisions.js';
 import { type ApproximateRecoveries, type ApproximateRecoveryRecord, approximateRecoveriesOf } from './approximate-recoveries.js';
+import { type FailoverResume, FailoverResumes } from './failover-resumes.js';
 import { TaskAttempts } from './task-attempts.js';
 
 const { READY, DEPLOYING, RUNNING, FINISHED, CANCELLING } = RegionState;
@@ -84,6 +85,7 @@ export class JobScheduler {
   /** An approximate job's single-task recoveries (any PIPELINED_APPROXIMATE edge); undefined otherwise. */
   readonly #approximate: ApproximateRecoveries | undefined;
   readonly #approximatePlacement: ApproximatePlacement;
+  readonly #resumes = new FailoverResumes();
 
   constructor(options: JobSchedulerOptions) {
     this.#options = options;
@@ -117,6 +119,7 @@ export class JobScheduler {
       builder: this.#builder,
       releases: this.#releases,
       onFailover: (record) => {
+        this.#resumes.failedOver(record);
         this.#emit({ type: 'failover', data: record });
         options.onFailover?.(record);
       },
@@ -275,6 +278,17 @@ export class JobScheduler {
   /** An approximate job's single-task recoveries so far (undefined for other jobs). */
   approximateRecoveries(): ApproximateRecoveryRecord[] | undefined {
     return this.#approximate?.records();
+  }
+
+  /** Each failover: when its failed task read again (FailoverResumes). */
+  failoverResumes(): FailoverResume[] {
+    return this.#resumes.records();
+  }
+
+  /** Execution vertex `v`'s current, restarted attempt `attemptId` read its first record at `atMs` (its executor's wall clock). */
+  taskReading(v: number, attemptId: string, atMs: number): void {
+    this.#resumes.reading(attemptId, atMs);
+    this.#approximate?.resumed(v, atMs);
   }
 
   /** The executor acknowledged a deployed attempt: it runs. */
@@ -455,6 +469,7 @@ export class JobScheduler {
     const states = this.#states;
     const region = this.#regionOf(v);
     this.#attempts.finish(v, result);
+    this.#approximate?.finished(v);
     this.#placedOn[v] = undefined;
     states.active[region] = (states.active[region] as number) - 1;
     states.remaining[region] = (states.remaining[region] as number) - 1;

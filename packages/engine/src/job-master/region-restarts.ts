@@ -152,11 +152,14 @@ export class RegionRestarts {
       host.cancelRegion(r, `region restarts after ${failedVertex} failed`);
     }
     this.#pending.add(restart);
-    restart.timer = setTimeout(() => {
+    const due = (): void => {
       restart.timer = undefined;
       restart.due = true;
       this.#maybeReset(restart);
-    }, Math.max(0, restart.dueAtMs - this.#now()));
+    };
+    // no backoff: due once this failure's handling is done, not a timer turn later (a busy loop delays timers)
+    if (backoffMs === 0) queueMicrotask(() => this.#pending.has(restart) && due());
+    else restart.timer = setTimeout(due, Math.max(0, restart.dueAtMs - this.#now()));
   }
 
   /** Resets the restarts whose backoff passed once their regions' tasks stopped (called as tasks stop). */

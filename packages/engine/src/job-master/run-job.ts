@@ -43,6 +43,7 @@ import { InMemoryCheckpointStore, type CheckpointStore, type CompletedCheckpoint
 import { type CheckpointSummary, JobCheckpointing, resolveRestoreCheckpoint } from '../checkpoint/job-checkpointing.js';
 import { checkCheckpointable } from '../checkpoint/check-checkpointable.js';
 import type { ApproximateRecoveryRecord } from './approximate-recoveries.js';
+import type { FailoverResume } from './failover-resumes.js';
 import { checkApproximateExecutors, checkApproximateRecovery } from './check-approximate-recovery.js';
 
 export type { JobShuffleServices } from './job-session.js';
@@ -231,6 +232,12 @@ export interface JobResult {
   readonly restarts: number;
   /** Each failover: which task failed and why, which tasks were reset (see FailoverRecord). */
   readonly failovers: readonly FailoverRecord[];
+  /**
+   * Per failover, in the same order: how long until its failed task read again (FailoverResume: from the
+   * failover to the next attempt's first record, by that attempt's own report) — one measure for a region
+   * restart and a single-task (approximate) recovery alike.
+   */
+  readonly failoverResumes: readonly FailoverResume[];
   /** Task executors (worker processes) lost while the job ran. */
   readonly executorsLost: readonly ExecutorLossRecord[];
   /**
@@ -543,6 +550,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       failures: outcome.failures,
       restarts: outcome.restarts,
       failovers: outcome.failovers,
+      failoverResumes: outcome.failoverResumes ?? [],
       executorsLost: outcome.executorsLost,
       deploymentLatency: outcome.deploymentLatency,
       placement: outcome.placement,

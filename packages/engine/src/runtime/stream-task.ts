@@ -44,6 +44,8 @@ export interface StreamTaskOptions {
   readonly logger?: Logger;
   /** Kills the process running the task (a planted `kill-process` fault); absent in the job master's process. */
   readonly killProcess?: () => void;
+  /** Called once, with the wall clock (Date.now()), when the task reads its first record — a source, when it begins to run. @defaultValue none */
+  readonly onFirstRecord?: (atMs: number) => void;
   /**
    * The task's link to its job's checkpoints, asked for when the task starts (a rejection fails the task);
    * absent, or resolving undefined, in jobs that take no checkpoints: barriers are then ignored.
@@ -63,6 +65,7 @@ export interface StreamTaskOptions {
  */
 export class StreamTask {
   readonly #options: StreamTaskOptions;
+  #onFirstRecord: ((atMs: number) => void) | undefined;
   readonly #vertex: PlannedVertex;
   readonly #backpressure = new TaskBackpressure();
   readonly #writers: { readonly edgeIndex: number; readonly writer: ResultPartitionWriter }[] = [];
@@ -92,6 +95,7 @@ export class StreamTask {
   #watermarks: TaskWatermarks | undefined;
 
   constructor(options: StreamTaskOptions) {
+    this.#onFirstRecord = options.onFirstRecord;
     this.#options = options;
     const vertex = options.plan.vertices[options.deployment.vertexIndex];
     if (vertex === undefined || vertex.id !== options.deployment.vertexId) {
@@ -188,6 +192,7 @@ export class StreamTask {
   /** Runs the source, or reads the inputs, to their end. */
   async #runChain(head: RuntimeOperator): Promise<void> {
     if (!head.source) return this.#consumeInputs(head.operator);
+    this.#firstRecord();
     const unsubscribe = this.#checkpointing?.onTrigger((checkpointId, timestampMs) => this.#triggeredAtSource(checkpointId, timestampMs));
     try {
       await head.operator.run();
@@ -339,11 +344,20 @@ export class StreamTask {
         if (process === undefined) throw new Error(`unreachable: operator of ${this.#vertex.id} has no input ${inputIndex}`);
         for (let i = 0; i < records.length; i++) process.call(head, deserializer.deserialize(records[i] as Uint8Array), inputIndex);
       }
+      if (this.#recordsIn === 0 && records.length > 0) this.#firstRecord();
       this.#recordsIn += records.length;
       if (fireAt >= 0) (trigger as FaultTrigger).fire(fireAt);
       if (backpressure.blocked) await backpressure.wait();
       if (signal.aborted) throw signal.reason;
     }
+  }
+
+  /** Tells `onFirstRecord`, once. */
+  #firstRecord(): void {
+    const listener = this.#onFirstRecord;
+    if (listener === undefined) return;
+    this.#onFirstRecord = undefined;
+    listener(Date.now());
   }
 
   /** The task's watermarks: its input channels' valve, and its writers for what it emits. */

@@ -17,6 +17,11 @@ export interface TaskResult {
  */
 export type TaskEvent =
   | { readonly type: 'running'; readonly attemptId: string }
+  /**
+   * A restarted attempt (attempt > 0) read its first record (a source: began to run): the moment its
+   * failover ends for its key range. `atMs`: the executor host's wall clock (Date.now()). First attempts do not send it.
+   */
+  | { readonly type: 'reading'; readonly attemptId: string; readonly atMs: number }
   | { readonly type: 'finished'; readonly attemptId: string; readonly result: TaskResult }
   | { readonly type: 'failed'; readonly attemptId: string; readonly error: SerializedTaskError; readonly metrics?: TaskMetrics }
   | { readonly type: 'cancelled'; readonly attemptId: string; readonly metrics?: TaskMetrics };
