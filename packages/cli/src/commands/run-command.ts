@@ -369,11 +369,10 @@ export const runCommand: Command = {
     if (replicas !== undefined && replicas > MAX_SHUFFLE_REPLICAS) throw usageError('run', `--shuffle-replicas must be at most ${MAX_SHUFFLE_REPLICAS}, got ${replicas}`);
     const checkpointFlags = parseCheckpointFlags(values);
     const approximate = parseApproximateFlags(values, checkpointFlags, io.env['WEFT_CLUSTER'] !== undefined);
-    // checkpoints are taken in process only yet; an approximate job runs in process unless --workers is given
-    const executor = values.executor ?? (checkpointFlags === undefined && (approximate === undefined || workers !== undefined) ? 'workers' : 'inprocess');
+    // a checkpointed or approximate job runs in process unless --workers is given
+    const executor = values.executor ?? ((checkpointFlags === undefined && approximate === undefined) || workers !== undefined ? 'workers' : 'inprocess');
     if (executor !== 'workers' && executor !== 'inprocess') throw usageError('run', `--executor must be inprocess or workers, got ${JSON.stringify(executor)}`);
-    if (checkpointFlags !== undefined && executor !== 'inprocess') throw usageError('run', '--checkpoint-interval runs the job in process (--executor inprocess) only yet, not on --executor workers');
-    if (checkpointFlags !== undefined && (values.cluster !== undefined || io.env['WEFT_CLUSTER'] !== undefined)) throw usageError('run', '--checkpoint-interval cannot be combined with --cluster yet: checkpoints are taken in process only');
+    if (checkpointFlags !== undefined && (values.cluster !== undefined || io.env['WEFT_CLUSTER'] !== undefined)) throw usageError('run', "--checkpoint-interval cannot be combined with --cluster yet: a cluster's task executors do not relay checkpoint messages; run it in process or with --workers N");
     if (checkpointFlags !== undefined && adaptive !== undefined) throw usageError('run', '--checkpoint-interval cannot be combined with --parallelism auto');
     const pipelinedKind = values['pipelined-shuffle'] ?? (executor === 'workers' && values.cluster === undefined && (workers ?? availableParallelism()) >= 2 ? 'network' : 'memory');
     if (pipelinedKind !== 'memory' && pipelinedKind !== 'network') throw usageError('run', `--pipelined-shuffle must be memory or network, got ${JSON.stringify(pipelinedKind)}`);
