@@ -93,13 +93,16 @@ describe('weft run --workers 2 --checkpoint-interval: checkpoints across worker 
   });
 
   it('approximate recovery on workers: the tasks restarted after a worker is killed start from the latest checkpoint', async () => {
-    const { code, summary, stderr } = await weft(['--parallelism', '2', '--approximate-recovery', '--inject-faults', 'kill-worker:count#1@3000', ...ARGS]);
+    const { code, summary, stderr } = await weft(['--parallelism', '2', '--approximate-recovery', '--inject-faults', 'kill-worker:count#1@5000', ...ARGS]);
     assert.equal(code, 0, stderr);
     assert.ok(summary !== undefined);
     assert.equal(summary.checkpoints.mode, 'at-least-once');
     assert.ok((summary.approximateRecoveries ?? []).some((r) => r.task === 'count#1'), `count#1 recovered alone: ${JSON.stringify(summary.approximateRecoveries)}`);
     assert.ok(summary.checkpoints.tasksRestored > 0, `checkpoints: ${JSON.stringify(summary.checkpoints)}`);
-    // records in flight to and from the killed tasks are lost (or replayed), so the counts are only well formed
-    countsOf(summary);
+    // lost: what was in flight to and from the killed tasks and what their state took in after the checkpoint
+    // (backpressure holds the source back while they restart: a few hundred records). Restarted from empty
+    // state instead, count#0 and count#1 would lose everything they counted before the kill (5 000 each).
+    const lost = COUNT - [...countsOf(summary).values()].reduce((a, b) => a + b, 0);
+    assert.ok(lost >= 0 && lost <= 2000, `lost ${lost} records: the restarted counts started from the checkpoint's`);
   });
 });
