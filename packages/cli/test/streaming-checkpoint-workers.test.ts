@@ -93,16 +93,17 @@ describe('weft run --workers 2 --checkpoint-interval: checkpoints across worker 
   });
 
   it('approximate recovery on workers: the tasks restarted after a worker is killed start from the latest checkpoint', async () => {
-    const { code, summary, stderr } = await weft(['--parallelism', '2', '--approximate-recovery', '--inject-faults', 'kill-worker:count#1@5000', ...ARGS]);
+    const { code, summary, stderr } = await weft(['--parallelism', '2', '--approximate-recovery', '--inject-faults', 'kill-worker:count#1@6000', ...ARGS]);
     assert.equal(code, 0, stderr);
     assert.ok(summary !== undefined);
     assert.equal(summary.checkpoints.mode, 'at-least-once');
     assert.ok((summary.approximateRecoveries ?? []).some((r) => r.task === 'count#1'), `count#1 recovered alone: ${JSON.stringify(summary.approximateRecoveries)}`);
     assert.ok(summary.checkpoints.tasksRestored > 0, `checkpoints: ${JSON.stringify(summary.checkpoints)}`);
-    // lost: what was in flight to and from the killed tasks and what their state took in after the checkpoint
-    // (backpressure holds the source back while they restart: a few hundred records). Restarted from empty
-    // state instead, count#0 and count#1 would lose everything they counted before the kill (5 000 each).
+    // lost: what was in flight to and from the killed tasks, and what the source that kept running (words#0)
+    // sent the restarted counts after the checkpoint (backpressure holds it back while they restart): 500
+    // to 2 100 records seen. Restarted from empty state instead (count#0 transitively, as its input words#1
+    // restarts), the counts lose all that words#0 sent before the kill (words#1 replays its): 4 300 to 4 900 seen.
     const lost = COUNT - [...countsOf(summary).values()].reduce((a, b) => a + b, 0);
-    assert.ok(lost >= 0 && lost <= 2000, `lost ${lost} records: the restarted counts started from the checkpoint's`);
+    assert.ok(lost >= 0 && lost <= 3000, `lost ${lost} records: the restarted counts started from the checkpoint's`);
   });
 });
