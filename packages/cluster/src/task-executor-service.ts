@@ -224,6 +224,13 @@ export class TaskExecutorService {
         case 'cancel':
           host.cancel(message.attemptIds, message.reason);
           return;
+        case 'checkpoint-attached':
+        case 'checkpoint-attach-failed':
+        case 'checkpoint-trigger':
+        case 'checkpoint-complete':
+        case 'checkpoint-final':
+          host.checkpointMessage(message);
+          return;
         case 'shutdown':
           shutdown = true;
           void this.#release(host).finally(() => connection.end());

@@ -372,7 +372,6 @@ export const runCommand: Command = {
     // a checkpointed or approximate job runs in process unless --workers is given
     const executor = values.executor ?? ((checkpointFlags === undefined && approximate === undefined) || workers !== undefined ? 'workers' : 'inprocess');
     if (executor !== 'workers' && executor !== 'inprocess') throw usageError('run', `--executor must be inprocess or workers, got ${JSON.stringify(executor)}`);
-    if (checkpointFlags !== undefined && (values.cluster !== undefined || io.env['WEFT_CLUSTER'] !== undefined)) throw usageError('run', "--checkpoint-interval cannot be combined with --cluster yet: a cluster's task executors do not relay checkpoint messages; run it in process or with --workers N");
     if (checkpointFlags !== undefined && adaptive !== undefined) throw usageError('run', '--checkpoint-interval cannot be combined with --parallelism auto');
     const pipelinedKind = values['pipelined-shuffle'] ?? (executor === 'workers' && values.cluster === undefined && (workers ?? availableParallelism()) >= 2 ? 'network' : 'memory');
     if (pipelinedKind !== 'memory' && pipelinedKind !== 'network') throw usageError('run', `--pipelined-shuffle must be memory or network, got ${JSON.stringify(pipelinedKind)}`);

@@ -210,6 +210,7 @@ export class JobSession {
           serializer: o.serializerName,
           listener,
           logger: o.logger,
+          ...(this.#checkpointing === undefined ? {} : { checkpointing: this.#checkpointing }),
         })),
       ];
     }
