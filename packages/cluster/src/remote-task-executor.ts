@@ -96,6 +96,7 @@ export class RemoteTaskExecutor implements TaskExecutor {
   }
 
   deploy(deployment: RegionDeployment): void {
+    this.#checkpoints?.deployed(deployment.tasks.map((t) => t.attemptId));
     this.#send({ type: 'deploy', deployment });
   }
 

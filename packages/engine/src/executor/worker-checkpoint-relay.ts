@@ -35,10 +35,20 @@ export class WorkerCheckpointRelay {
   readonly #options: WorkerCheckpointRelayOptions;
   readonly #logger: Logger;
   readonly #attempts = new Map<string, RelayedAttempt>();
+  /** Attempts deployed through this executor and not ended: the only ones linked (`checkpoint-attach`). */
+  readonly #deployed = new Set<string>();
 
   constructor(options: WorkerCheckpointRelayOptions) {
     this.#options = options;
     this.#logger = options.logger ?? noopLogger;
+  }
+
+  /**
+   * These attempts were deployed to the worker: each may ask for its link once. An attempt this job master
+   * never deployed (a dead job master's, still running on a cluster executor this one took over) is refused.
+   */
+  deployed(attemptIds: readonly string[]): void {
+    for (const attemptId of attemptIds) this.#deployed.add(attemptId);
   }
 
   /** A checkpoint message from the worker. */
@@ -77,6 +87,7 @@ export class WorkerCheckpointRelay {
 
   /** The attempt ended: its subscriptions go, and what the worker still sends for it is ignored. */
   detach(attemptId: string): void {
+    this.#deployed.delete(attemptId);
     const attempt = this.#attempts.get(attemptId);
     if (attempt === undefined) return;
     this.#attempts.delete(attemptId);
@@ -87,11 +98,16 @@ export class WorkerCheckpointRelay {
 
   /** The worker is gone (lost or closed): every attempt it ran is detached. */
   detachAll(): void {
+    this.#deployed.clear();
     for (const attemptId of [...this.#attempts.keys()]) this.detach(attemptId);
   }
 
   #attach(attemptId: string, task: Parameters<TaskCheckpointingProvider>[0]): void {
     if (this.#attempts.has(attemptId)) return;
+    if (!this.#deployed.has(attemptId)) {
+      this.#options.send({ type: 'checkpoint-attach-failed', attemptId, error: serializeTaskError(new Error(`task ${attemptId} was not deployed by this job master: it is not linked to its checkpoints`)) });
+      return;
+    }
     const attempt: RelayedAttempt = { checkpointing: undefined, unsubscribeTrigger: undefined, unsubscribeComplete: undefined, detached: false };
     this.#attempts.set(attemptId, attempt);
     this.#options.provider(task).then(

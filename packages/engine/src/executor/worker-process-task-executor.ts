@@ -109,6 +109,7 @@ export class WorkerProcessTaskExecutor implements TaskExecutor {
   }
 
   deploy(deployment: RegionDeployment): void {
+    this.#checkpoints?.deployed(deployment.tasks.map((t) => t.attemptId));
     this.#send({ type: 'deploy', deployment });
   }
 

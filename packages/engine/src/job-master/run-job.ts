@@ -183,8 +183,8 @@ export interface RunJobOptions {
    * snapshots its operators' state to `storage` and acknowledges; a checkpoint is completed once the
    * CheckpointStore recorded it. A failed task's region restarts from the latest completed checkpoint
    * (sources rewind, keyed and operator state restored). The job then runs with every edge pipelined
-   * (`exchangeMode` defaults to ALL_EDGES_PIPELINED), in process or on local worker processes (`executor:
-   * 'inprocess'` or `'workers'`; a provider's executors are refused), and its
+   * (`exchangeMode` defaults to ALL_EDGES_PIPELINED), in process, on local worker processes or on a provider's
+   * executors that relay checkpoint messages (TaskExecutorProvider.relaysCheckpoints; others are refused), and its
    * sources must be checkpointable (`ctx.generate`). @defaultValue none: no checkpoints (a batch job)
    */
   readonly checkpointing?: CheckpointingOptions;

@@ -46,7 +46,12 @@ async function linked(t: TestContext) {
   worker = new WorkerCheckpointing(toMaster.send);
   t.after(() => checkpoints.stop());
   const [source, sink] = plan.vertices as [(typeof plan.vertices)[number], (typeof plan.vertices)[number]];
-  const task = (vertex: typeof source, attempt: number): TaskDeployment => ({ attemptId: `${vertex.id}#0@${attempt}`, executionVertexId: `${vertex.id}#0`, vertexId: vertex.id, vertexIndex: vertex.index, subtask: 0, parallelism: 1, attempt, outputs: [], inputs: [] });
+  /** An attempt of `vertex`'s subtask 0, deployed through the relay (so it may ask for its link). */
+  const task = (vertex: typeof source, attempt: number): TaskDeployment => {
+    const deployment = { attemptId: `${vertex.id}#0@${attempt}`, executionVertexId: `${vertex.id}#0`, vertexId: vertex.id, vertexIndex: vertex.index, subtask: 0, parallelism: 1, attempt, outputs: [], inputs: [] };
+    relay.deployed([deployment.attemptId]);
+    return deployment;
+  };
   return { checkpoints, relay, worker, toWorker, toMaster, source, sink, task, storage, failures, uidOf: (v: typeof source) => v.operators[0]?.node.uid as string };
 }
 
@@ -159,6 +164,9 @@ describe('the checkpoint link between a job master and a worker (WorkerCheckpoin
     const relay = new WorkerCheckpointRelay({ provider: () => Promise.reject(new Error('snapshot unreadable')), send: toWorker.send });
     worker = new WorkerCheckpointing(pipe((m: Parameters<WorkerCheckpointRelay['handle']>[0]) => relay.handle(m)).send);
     const task: TaskDeployment = { attemptId: 'v#0@0', executionVertexId: 'v#0', vertexId: 'v', vertexIndex: 0, subtask: 0, parallelism: 1, attempt: 0, outputs: [], inputs: [] };
+    // an attempt this job master never deployed (a dead master's, on an executor taken over) gets no link
+    await assert.rejects(worker.provider(task), /was not deployed by this job master/);
+    relay.deployed([task.attemptId]);
     await assert.rejects(worker.provider(task), /snapshot unreadable/);
     const lonely = new WorkerCheckpointing((m) => sent.push(m));
     const waiting = lonely.provider({ ...task, attemptId: 'v#0@1' });
