@@ -93,8 +93,9 @@ describe('weft run --cluster on three task executors', () => {
   });
 
   it('the streaming word count with checkpoints on the executors: a task throws, its region restarts from the latest checkpoint, and the counts are exact', async () => {
-    const records = 16_000;
-    const run = await cluster.run('streaming-word-count.ts', ['--parallelism', '2', '--checkpoint-interval', '100ms', '--inject-faults', 'throw:words#1@3000'], ['--records', String(records), '--rate', '8000', '--output', 'streaming-counts.tsv']);
+    // about 4 s of stream, the throw 3 s in: checkpoints completed by then even on a loaded machine
+    const records = 32_000;
+    const run = await cluster.run('streaming-word-count.ts', ['--parallelism', '2', '--checkpoint-interval', '100ms', '--inject-faults', 'throw:words#1@12000'], ['--records', String(records), '--rate', '8000', '--output', 'streaming-counts.tsv']);
     assert.equal(run.code, 0, run.stderr);
     const summary = JSON.parse(run.stdout) as Summary & { failures: number; checkpoints: { completed: number; tasksRestored: number } };
     assert.equal(summary.executor.kind, 'cluster');

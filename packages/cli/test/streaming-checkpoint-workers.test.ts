@@ -69,7 +69,7 @@ describe('weft run --workers 2 --checkpoint-interval: checkpoints across worker 
   }
 
   it('restarts from the latest checkpoint after a worker is SIGKILLed and counts exactly once', async () => {
-    const { code, summary, stderr } = await weft(['--parallelism', '2', '--inject-faults', 'kill-worker:count#1@3000', ...ARGS]);
+    const { code, summary, stderr } = await weft(['--parallelism', '2', '--inject-faults', 'kill-worker:count#1@5000', ...ARGS]);
     assert.equal(code, 0, stderr);
     assert.ok(summary !== undefined);
     assert.equal(summary.executorsLost.length, 1, 'the worker running count#1 was killed');
@@ -80,7 +80,7 @@ describe('weft run --workers 2 --checkpoint-interval: checkpoints across worker 
   });
 
   it('restores a run that failed at parallelism 3 on workers at parallelism 2 (--from-checkpoint latest) with the exact counts', async () => {
-    const failed = await weft(['--job-id', 'rescaled', '--parallelism', '3', '--restart-strategy', 'none', '--inject-faults', 'kill-worker:count#2@2000', ...ARGS]);
+    const failed = await weft(['--job-id', 'rescaled', '--parallelism', '3', '--restart-strategy', 'none', '--inject-faults', 'kill-worker:count#2@3000', ...ARGS]);
     assert.equal(failed.code, 1, failed.stderr);
     assert.ok((failed.summary?.checkpoints.completed ?? 0) > 0, `the failed run completed a checkpoint: ${JSON.stringify(failed.summary?.checkpoints)}`);
     const restored = await weft(['--job-id', 'rescaled', '--parallelism', '2', '--from-checkpoint', 'latest', ...ARGS]);
