@@ -43,6 +43,7 @@ import { InMemoryCheckpointStore, type CheckpointStore, type CompletedCheckpoint
 import { type CheckpointSummary, JobCheckpointing, resolveRestoreCheckpoint } from '../checkpoint/job-checkpointing.js';
 import { checkCheckpointable } from '../checkpoint/check-checkpointable.js';
 import type { ApproximateRecoveryRecord } from './approximate-recoveries.js';
+import { checkStreamSourcesInProcess } from './check-stream-sources.js';
 import { checkApproximateExecutors, checkApproximateRecovery } from './check-approximate-recovery.js';
 
 export type { JobShuffleServices } from './job-session.js';
@@ -361,6 +362,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   if (approximate && options.exchangeMode === undefined) checkApproximate();
   if (kind !== 'inprocess' && loaded.moduleUrl === undefined) throw new EngineError('WEFT_ERR_INVALID_JOB', 'a job run on worker processes must be given as a module path, so workers can load it', { context: { field: 'job' } });
   if (checkpointOptions !== undefined) checkCheckpointable(loaded.plan);
+  checkStreamSourcesInProcess(loaded.plan, kind);
   const topology = ExecutionTopology.from(loaded.plan.topology);
   const regions = buildPipelinedRegions(topology);
   if (checkpointOptions !== undefined || approximate) {
