@@ -74,7 +74,6 @@ describe('weft run --checkpoint-interval: the streaming word count', () => {
     [['--checkpoint-interval', '0'], /--checkpoint-interval must be a duration > 0 such as 1s, 500ms or 2m, got "0"/],
     [['--checkpoint-interval', '0s'], /--checkpoint-interval must be a duration > 0/],
     [['--checkpoint-interval', 'soon'], /--checkpoint-interval must be a duration > 0 .*got "soon"/],
-    [['--checkpoint-interval', '1s', '--executor', 'workers'], /--checkpoint-interval runs the job in process/],
     [['--checkpoint-interval', '1s', '--from-checkpoint', 'latest'], /--from-checkpoint needs --job-id/],
     [['--from-checkpoint', 'latest', '--job-id', 'x'], /--from-checkpoint needs --checkpoint-interval/],
     [['--checkpoint-interval', '1s', '--job-id', 'never-ran', '--from-checkpoint', 'latest'], /cannot restore job never-ran from checkpoint latest: no such checkpoint \(it has no completed checkpoint\)/],

@@ -177,7 +177,9 @@ describe('streaming checkpoints, in process', () => {
     };
     await refused({ checkpointing: { intervalMs: 0, storage } }, 'checkpointing.intervalMs', /expected an integer > 0 \(milliseconds\), got 0/);
     await refused({ checkpointing: { intervalMs: 10, storage, every: 1 } as unknown as CheckpointingOptions }, 'checkpointing.every', /unknown option/);
-    await refused({ executor: 'workers' }, 'checkpointing', /in process only yet/);
+    // local worker processes and a cluster's executors relay checkpoints; a provider that does not say it relays them is refused
+    const provider = { kind: 'remote', start: () => Promise.reject(new Error('never started')), close: () => Promise.resolve() };
+    await refused({ executor: provider }, 'checkpointing', /on a provider's executors that relay checkpoint messages \(TaskExecutorProvider.relaysCheckpoints\), not on remote executors/);
     await refused({ exchangeMode: 'ALL_EDGES_BLOCKING' }, 'checkpointing', /edge generate->count is BLOCKING/);
     await refused({ job: defineJob((ctx) => ctx.range(0, 10).collect('r')) }, 'checkpointing', /source "range" \(range-source\) cannot rewind/);
     await refused({ slotsPerExecutor: 1, parallelism: 2, job: defineJob((ctx) => ctx.generate((s) => s, { count: 10 }).collect('r')) }, 'slotsPerExecutor', /runs all its 2 pipelined regions at once, but the executor has 1 slots/);

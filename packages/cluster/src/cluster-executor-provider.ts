@@ -55,6 +55,8 @@ export interface RefusedExecutor {
  */
 export class ClusterExecutorProvider implements TaskExecutorProvider {
   readonly kind = 'cluster';
+  /** Its executors relay the worker protocol's checkpoint messages between their workers and the job master. */
+  readonly relaysCheckpoints = true;
   readonly #options: Required<Omit<ClusterExecutorProviderOptions, 'logger'>>;
   readonly #secret: Buffer;
   readonly #logger: Logger;
@@ -195,6 +197,7 @@ export class ClusterExecutorProvider implements TaskExecutorProvider {
       serializer: request.serializer,
       heartbeatIntervalMs: this.#options.heartbeatIntervalMs,
       progressIntervalMs: 250,
+      ...(request.checkpointing === undefined ? {} : { checkpointed: true }),
     });
     const wasStarting = this.#timer === undefined;
     try {
@@ -215,6 +218,7 @@ export class ClusterExecutorProvider implements TaskExecutorProvider {
         logger: request.logger,
         startTimeoutMs: this.#options.executorStartTimeoutMs,
         heartbeatTimeoutMs: this.#options.heartbeatTimeoutMs,
+        ...(request.checkpointing === undefined ? {} : { checkpointing: request.checkpointing }),
       });
       if (this.#closed !== undefined) {
         await executor.close();

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { pathToFileURL } from 'node:url';
-import { EngineError, type TaskEvent, serializeTaskError } from '@weft/engine';
+import { EngineError, type TaskEvent, type ToWorkerCheckpointMessage, WorkerCheckpointing, serializeTaskError } from '@weft/engine';
 import type { Logger, ShuffleDescriptor, ShuffleLocation } from '@weft/shuffle-api';
 import type { ControlSocket } from './control-socket.js';
 import type { ExecutorInitMessage, FromExecutorMessage, ToExecutorMessage } from './control-protocol.js';
@@ -49,10 +49,13 @@ export class JobHost {
   readonly #timers: ReturnType<typeof setInterval>[] = [];
   readonly #logger: Logger;
   #connection: HostConnection | undefined;
+  /** A checkpointed job's link to its job master's checkpoints (the workers' WorkerProcessTaskExecutors relay to it). */
+  readonly #checkpoints: WorkerCheckpointing | undefined;
   #closed: Promise<void> | undefined;
   #onIdle: (() => void) | undefined;
 
-  private constructor(options: JobHostOptions, workers: JobWorkers, hold: { host: JobHost | undefined }) {
+  private constructor(options: JobHostOptions, workers: JobWorkers, hold: { host: JobHost | undefined }, checkpoints: WorkerCheckpointing | undefined) {
+    this.#checkpoints = checkpoints;
     this.jobId = options.init.jobId;
     this.slots = options.slots;
     this.bundleSha256 = options.init.bundleSha256;
@@ -79,7 +82,12 @@ export class JobHost {
     const { init } = options;
     const { bundleSha256: _sha, weftVersion: _version, issuedAtMs: _issued, signature: _signature, ...worker } = init;
     const hold: { host: JobHost | undefined } = { host: undefined };
+    // a checkpointed job: the workers' checkpoint messages travel on over the control connection
+    const checkpoints = init.checkpointed === true ? new WorkerCheckpointing((message) => {
+          if (hold.host !== undefined) hold.host.#send(message);
+        }) : undefined;
     const workers = await JobWorkers.start({
+      ...(checkpoints === undefined ? {} : { checkpointing: checkpoints.provider }),
       init: { ...worker, type: 'init', jobModuleUrl: pathToFileURL(options.bundleFile).href, cwd: options.cwd, ...(options.peerAddress === undefined ? {} : { peerAddress: options.peerAddress }) },
       workers: options.slots,
       cwd: options.cwd,
@@ -89,7 +97,7 @@ export class JobHost {
       onTaskEvent: (event) => hold.host?.onTaskEvent(event),
       onShuffleLocation: (location) => hold.host?.shuffleLocationChanged(location),
     });
-    return new JobHost(options, workers, hold);
+    return new JobHost(options, workers, hold, checkpoints);
   }
 
   /** Where this executor serves the job's pipelined partitions to other executors (JobWorkers.shuffleLocation), if it does. */
@@ -154,8 +162,14 @@ export class JobHost {
     });
   }
 
+  /** A checkpoint message of the job master for one of the job's task attempts (ignored when the job takes none). */
+  checkpointMessage(message: ToWorkerCheckpointMessage): void {
+    this.#checkpoints?.handle(message);
+  }
+
   onTaskEvent(event: TaskEvent): void {
     if (event.type === 'finished' || event.type === 'failed' || event.type === 'cancelled') {
+      this.#checkpoints?.detach(event.attemptId);
       this.#running.delete(event.attemptId);
       if (this.#running.size === 0) {
         const onIdle = this.#onIdle;
@@ -170,6 +184,7 @@ export class JobHost {
   close(): Promise<void> {
     this.#closed ??= (async () => {
       for (const timer of this.#timers) clearInterval(timer);
+      this.#checkpoints?.close();
       let timer: ReturnType<typeof setTimeout> | undefined;
       const bounded = new Promise<void>((resolve) => {
         timer = setTimeout(() => {

@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { EngineError, type RegionDeployment, type TaskEvent, type TaskProgress, type WorkerInitMessage, WorkerProcessTaskExecutor, serializeTaskError } from '@weft/engine';
+import { EngineError, type RegionDeployment, type TaskCheckpointingProvider, type TaskEvent, type TaskProgress, type WorkerInitMessage, WorkerProcessTaskExecutor, serializeTaskError } from '@weft/engine';
 import { type Logger, type ShuffleDescriptor, type ShuffleLocation, taskExecutorId } from '@weft/shuffle-api';
 
 export interface JobWorkersOptions {
@@ -19,6 +19,8 @@ export interface JobWorkersOptions {
   readonly heartbeatTimeoutMs?: number;
   /** A worker that started later (a replacement) changed `shuffleLocation`. @defaultValue none */
   readonly onShuffleLocation?: (location: ShuffleLocation | undefined) => void;
+  /** A checkpointed job: each worker's tasks are linked through it (JobHost's link to the job master). @defaultValue none */
+  readonly checkpointing?: TaskCheckpointingProvider;
 }
 
 /** One slot: a worker process and the attempts of the region it runs. */
@@ -127,7 +129,7 @@ export class JobWorkers {
   }
 
   #newWorker(index: number): WorkerProcessTaskExecutor {
-    const { cwd, execArgv, logger, heartbeatTimeoutMs } = this.#options;
+    const { cwd, execArgv, logger, heartbeatTimeoutMs, checkpointing } = this.#options;
     return new WorkerProcessTaskExecutor(
       {
         slotsPerWorker: 1,
@@ -135,6 +137,7 @@ export class JobWorkers {
         execArgv,
         logger,
         ...(heartbeatTimeoutMs === undefined ? {} : { heartbeatTimeoutMs }),
+        ...(checkpointing === undefined ? {} : { checkpointing }),
         listener: {
           onTaskEvent: (_id, event) => this.#onTaskEvent(index, event),
           onExecutorLost: (_id, error) => this.#onWorkerLost(index, error),

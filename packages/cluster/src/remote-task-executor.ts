@@ -1,4 +1,4 @@
-import { deserializeTaskError, EngineError, type RegionDeployment, type TaskExecutor, type TaskExecutorListener, type TaskProgress } from '@weft/engine';
+import { deserializeTaskError, EngineError, type RegionDeployment, type TaskCheckpointingProvider, type TaskExecutor, type TaskExecutorListener, type TaskProgress, WorkerCheckpointRelay } from '@weft/engine';
 import { type Logger, type ShuffleDescriptor, type ShuffleLocation, type TaskExecutorId } from '@weft/shuffle-api';
 import type { ExecutorInitMessage } from './control-protocol.js';
 import type { ExecutorRecord } from './executor-record.js';
@@ -15,6 +15,8 @@ export interface RemoteTaskExecutorRequest {
   readonly startTimeoutMs: number;
   /** Silent this long (no heartbeat, no message), the executor is lost. */
   readonly heartbeatTimeoutMs: number;
+  /** A checkpointed job: the executor's task attempts are linked to it (its `init` says `checkpointed`). @defaultValue none */
+  readonly checkpointing?: TaskCheckpointingProvider | undefined;
 }
 
 /**
@@ -40,9 +42,12 @@ export class RemoteTaskExecutor implements TaskExecutor {
   #resolveGone: () => void = () => {};
 
   #shuffleLocation: ShuffleLocation | undefined;
+  readonly #checkpoints: WorkerCheckpointRelay | undefined;
 
   private constructor(options: RemoteTaskExecutorRequest, connection: MasterConnection, slots: number) {
     this.#options = options;
+    const provider = options.checkpointing;
+    this.#checkpoints = provider === undefined ? undefined : new WorkerCheckpointRelay({ provider, send: (message) => this.#send(message), logger: options.logger });
     this.id = options.id;
     this.record = options.record;
     this.slots = slots;
@@ -91,6 +96,7 @@ export class RemoteTaskExecutor implements TaskExecutor {
   }
 
   deploy(deployment: RegionDeployment): void {
+    this.#checkpoints?.deployed(deployment.tasks.map((t) => t.attemptId));
     this.#send({ type: 'deploy', deployment });
   }
 
@@ -125,6 +131,7 @@ export class RemoteTaskExecutor implements TaskExecutor {
     if (this.#watchdog !== undefined) clearInterval(this.#watchdog);
     if (this.#state !== 'ready') return;
     this.#state = 'closing';
+    this.#checkpoints?.detachAll();
     this.#connection.send({ type: 'shutdown' });
     const timer = setTimeout(() => this.#connection.destroy(), 10_000);
     await this.#gone;
@@ -138,8 +145,11 @@ export class RemoteTaskExecutor implements TaskExecutor {
       if (this.#state === 'gone') return;
       switch (message.type) {
         case 'task-event':
-          // an attempt's counters go once it ended (not at `running` or `reading`: it still runs)
-          if (message.event.type === 'finished' || message.event.type === 'failed' || message.event.type === 'cancelled') this.#progress = this.#progress.filter((p) => p.attemptId !== message.event.attemptId);
+          // an attempt's counters and checkpoint link go once it ended (not at `running` or `reading`: it still runs)
+          if (message.event.type === 'finished' || message.event.type === 'failed' || message.event.type === 'cancelled') {
+            this.#progress = this.#progress.filter((p) => p.attemptId !== message.event.attemptId);
+            this.#checkpoints?.detach(message.event.attemptId);
+          }
           listener.onTaskEvent(this.id, message.event);
           return;
         case 'progress':
@@ -155,6 +165,13 @@ export class RemoteTaskExecutor implements TaskExecutor {
           return;
         case 'log':
           logger[message.level]({ ...message.fields, taskExecutorId: this.id }, message.message);
+          return;
+        case 'checkpoint-attach':
+        case 'checkpoint-listen':
+        case 'checkpoint-await-final':
+        case 'checkpoint-acknowledge':
+        case 'checkpoint-decline':
+          this.#checkpoints?.handle(message);
           return;
         default:
           return;
@@ -183,6 +200,7 @@ export class RemoteTaskExecutor implements TaskExecutor {
     this.#state = 'gone';
     if (this.#watchdog !== undefined) clearInterval(this.#watchdog);
     this.#progress = [];
+    this.#checkpoints?.detachAll();
     this.#connection.destroy();
     this.#resolveGone();
     // an expected fault, by its code: the job's report shows the reason, not a stack trace of the socket's

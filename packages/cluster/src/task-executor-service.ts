@@ -227,6 +227,13 @@ export class TaskExecutorService {
         case 'update-partition-info':
           host.updatePartitionInfo(message.descriptors);
           return;
+        case 'checkpoint-attached':
+        case 'checkpoint-attach-failed':
+        case 'checkpoint-trigger':
+        case 'checkpoint-complete':
+        case 'checkpoint-final':
+          host.checkpointMessage(message);
+          return;
         case 'shutdown':
           shutdown = true;
           void this.#release(host).finally(() => connection.end());

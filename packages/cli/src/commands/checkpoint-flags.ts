@@ -14,7 +14,8 @@ export const CHECKPOINT_FLAGS = {
 
 export type CheckpointFlagValues = { readonly [K in keyof typeof CHECKPOINT_FLAGS]?: string | undefined };
 
-export const CHECKPOINT_USAGE = `Checkpoints (a streaming job: its sources are ctx.generate(…); runs in process, every edge pipelined):
+export const CHECKPOINT_USAGE = `Checkpoints (a streaming job: its sources are ctx.generate(…); every edge pipelined; runs in process, on
+worker processes with --workers N, or on a cluster's executors with --cluster):
   --checkpoint-interval D   take a checkpoint every D (1s, 500ms, 2m; > 0): sources inject barriers, every
                             task aligns them, snapshots its keyed and operator state into the --store and
                             acknowledges; the job master records the completed checkpoint in the --meta

@@ -377,11 +377,9 @@ export const runCommand: Command = {
     const checkpointFlags = parseCheckpointFlags(values);
     const onCluster = values.cluster !== undefined || io.env['WEFT_CLUSTER'] !== undefined;
     const approximate = parseApproximateFlags(values, checkpointFlags, onCluster);
-    // checkpoints are taken in process only yet; an approximate job runs in process unless --workers (or --cluster) is given
-    const executor = values.executor ?? (checkpointFlags === undefined && (approximate === undefined || workers !== undefined || onCluster) ? 'workers' : 'inprocess');
+    // a checkpointed or approximate job runs in process unless --workers (or --cluster) is given
+    const executor = values.executor ?? ((checkpointFlags === undefined && approximate === undefined) || workers !== undefined || onCluster ? 'workers' : 'inprocess');
     if (executor !== 'workers' && executor !== 'inprocess') throw usageError('run', `--executor must be inprocess or workers, got ${JSON.stringify(executor)}`);
-    if (checkpointFlags !== undefined && executor !== 'inprocess') throw usageError('run', '--checkpoint-interval runs the job in process (--executor inprocess) only yet, not on --executor workers');
-    if (checkpointFlags !== undefined && (values.cluster !== undefined || io.env['WEFT_CLUSTER'] !== undefined)) throw usageError('run', '--checkpoint-interval cannot be combined with --cluster yet: checkpoints are taken in process only');
     if (checkpointFlags !== undefined && adaptive !== undefined) throw usageError('run', '--checkpoint-interval cannot be combined with --parallelism auto');
     // an approximate job on a cluster: its tasks, a region each, read each other's partitions across executors
     const pipelinedKind = values['pipelined-shuffle'] ?? ((executor === 'workers' && !onCluster && (workers ?? availableParallelism()) >= 2) || (onCluster && approximate !== undefined) ? 'network' : 'memory');

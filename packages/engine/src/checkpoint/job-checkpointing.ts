@@ -215,7 +215,7 @@ export class JobCheckpointing {
   };
 
   #triggerSources(checkpointId: number, timestampMs: number): void {
-    const missing = this.#sourceTasks.filter((t) => this.#triggers.get(t)?.attemptId !== this.#current.get(t));
+    const missing = this.#sourceTasks.filter((t) => this.#current.get(t) === undefined || this.#triggers.get(t)?.attemptId !== this.#current.get(t));
     // a source not running (not started yet, restarting, or finished): no barrier goes out at all
     if (missing.length > 0) {
       // no checkpoint can be taken any more: sources waiting for a final one stop waiting

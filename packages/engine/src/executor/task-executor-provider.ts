@@ -3,6 +3,7 @@ import type { ExchangeMode } from '../api/exchange-mode.js';
 import type { JobPlan } from '../graph/job-plan.js';
 import type { ExternalFileSystemReference } from '../io/external-file-system.js';
 import type { SerializerName } from '../serialization/serializers.js';
+import type { TaskCheckpointingProvider } from '../runtime/task-checkpointing.js';
 import type { TaskExecutor, TaskExecutorListener } from './task-executor.js';
 
 /** What a job hands a TaskExecutorProvider: the job as its master planned it, and whom executors report to. */
@@ -28,6 +29,12 @@ export interface TaskExecutorProviderRequest {
   /** Reports of every executor, those that join later included (`onExecutorJoined`). */
   readonly listener: TaskExecutorListener;
   readonly logger: Logger;
+  /**
+   * A checkpointed job (given only to a provider that `relaysCheckpoints`): each task attempt its executors
+   * run is linked to it — over the worker protocol's checkpoint messages (WorkerCheckpointRelay on this
+   * side). @defaultValue none: the job takes no checkpoints
+   */
+  readonly checkpointing?: TaskCheckpointingProvider;
 }
 
 /**
@@ -45,6 +52,8 @@ export interface TaskExecutorProviderRequest {
 export interface TaskExecutorProvider {
   /** Reported as `JobResult.executor.kind`, e.g. `cluster`. */
   readonly kind: string;
+  /** Its executors relay the worker protocol's checkpoint messages (`request.checkpointing`): a checkpointed job may run on them. @defaultValue false */
+  readonly relaysCheckpoints?: boolean;
   start(request: TaskExecutorProviderRequest): Promise<readonly TaskExecutor[]>;
   close(): Promise<void>;
 }

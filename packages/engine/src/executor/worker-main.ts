@@ -11,6 +11,7 @@ import { serializeTaskError } from '../runtime/task-error-serialization.js';
 import { InProcessTaskExecutor } from './in-process-task-executor.js';
 import { rebuildFileSystem } from './rebuild-file-system.js';
 import { rebuildShuffleFactory } from './rebuild-shuffle-factory.js';
+import { WorkerCheckpointing } from './worker-checkpointing.js';
 import type { FromWorkerMessage, ToWorkerMessage, WorkerInitMessage } from './worker-protocol.js';
 
 // WEFT_WORKER_LOADER: a module imported before the job's modules (not before the engine's, which are
@@ -49,6 +50,8 @@ function ipcLogger(bindings: LogFields = {}): Logger {
 }
 
 let executor: InProcessTaskExecutor | undefined;
+/** A checkpointed job's link to the job master's checkpoints (WorkerInitMessage.checkpointed). */
+let checkpointing: WorkerCheckpointing | undefined;
 let fileSystems: readonly ExternalFileSystem[] = [];
 const timers: ReturnType<typeof setInterval>[] = [];
 let shuttingDown = false;
@@ -66,6 +69,7 @@ const ORPHAN_EXIT_MS = 5_000;
 function masterGone(): void {
   if (lost) return;
   lost = true;
+  checkpointing?.close();
   const running = executor?.progress().length ?? 0;
   if (!shuttingDown) {
     process.stderr.write(`weft worker ${executorId} (pid ${process.pid}): its job master is gone; stopping ${running} running task(s) and exiting\n`);
@@ -97,6 +101,8 @@ async function init(message: WorkerInitMessage): Promise<void> {
   }
   if (shuttingDown) return;
   const id = taskExecutorId(message.executorId);
+  const link = message.checkpointed === true ? new WorkerCheckpointing(send) : undefined;
+  checkpointing = link;
   const started = await InProcessTaskExecutor.start({
     id,
     slots: message.slots,
@@ -111,8 +117,12 @@ async function init(message: WorkerInitMessage): Promise<void> {
     killProcess: () => process.kill(process.pid, 'SIGKILL'),
     ...(message.peerAddress === undefined ? {} : { peerAddress: message.peerAddress }),
     ...(message.approximateReconnectTimeoutMs === undefined ? {} : { approximateReconnectTimeoutMs: message.approximateReconnectTimeoutMs }),
+    ...(link === undefined ? {} : { checkpointing: link.provider }),
     listener: {
-      onTaskEvent: (_executor, event) => send({ type: 'task-event', event }),
+      onTaskEvent: (_executor, event) => {
+        if (event.type === 'finished' || event.type === 'failed' || event.type === 'cancelled') link?.detach(event.attemptId);
+        send({ type: 'task-event', event });
+      },
       onExecutorLost: () => {},
     },
   });
@@ -166,6 +176,13 @@ process.on('message', (raw: unknown) => {
       return;
     case 'shutdown':
       void shutdown(0);
+      return;
+    case 'checkpoint-attached':
+    case 'checkpoint-attach-failed':
+    case 'checkpoint-trigger':
+    case 'checkpoint-complete':
+    case 'checkpoint-final':
+      checkpointing?.handle(message);
       return;
   }
 });

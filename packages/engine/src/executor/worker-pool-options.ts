@@ -2,6 +2,7 @@ import type { Logger, ShuffleServiceFactory } from '@weft/shuffle-api';
 import type { LoadedJob } from '../graph/load-job.js';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
 import type { SerializerName } from '../serialization/serializers.js';
+import type { TaskCheckpointingProvider } from '../runtime/task-checkpointing.js';
 import type { PrestartedWorkers } from './prestarted-workers.js';
 import type { TaskExecutorListener } from './task-executor.js';
 
@@ -44,4 +45,9 @@ export interface WorkerPoolOptions {
   readonly startTimeoutMs?: number;
   /** Processes forked ahead of time: used first (extra ones are stopped, missing ones forked). */
   readonly prestarted?: PrestartedWorkers;
+  /**
+   * Links each task a worker runs to the job's checkpoints (the job master's JobCheckpointing.forTask,
+   * relayed over IPC: WorkerCheckpointRelay ↔ WorkerCheckpointing). @defaultValue none: no checkpoints
+   */
+  readonly checkpointing?: TaskCheckpointingProvider;
 }

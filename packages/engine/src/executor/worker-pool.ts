@@ -89,5 +89,6 @@ function initMessage(options: WorkerPoolOptions, id: TaskExecutorId): WorkerInit
     heartbeatIntervalMs: options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS,
     progressIntervalMs: options.progressIntervalMs ?? 250,
     ...(options.approximateReconnectTimeoutMs === undefined ? {} : { approximateReconnectTimeoutMs: options.approximateReconnectTimeoutMs }),
+    ...(options.checkpointing === undefined ? {} : { checkpointed: true }),
   };
 }

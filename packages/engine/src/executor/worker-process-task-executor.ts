@@ -5,10 +5,11 @@ import { deserializeTaskError } from '../runtime/task-error-serialization.js';
 import type { RegionDeployment } from '../runtime/task-deployment.js';
 import type { TaskProgress } from '../runtime/task-events.js';
 import type { TaskExecutor } from './task-executor.js';
+import { WorkerCheckpointRelay } from './worker-checkpoint-relay.js';
 import { DEFAULT_HEARTBEAT_TIMEOUT_MS, type WorkerPoolOptions } from './worker-pool-options.js';
 
 /** What one worker process needs of its pool's options (a task executor of the cluster starts its own workers). */
-export type WorkerProcessOptions = Pick<WorkerPoolOptions, 'slotsPerWorker' | 'listener' | 'cwd' | 'logger' | 'execArgv' | 'heartbeatTimeoutMs' | 'startTimeoutMs'>;
+export type WorkerProcessOptions = Pick<WorkerPoolOptions, 'slotsPerWorker' | 'listener' | 'cwd' | 'logger' | 'execArgv' | 'heartbeatTimeoutMs' | 'startTimeoutMs' | 'checkpointing'>;
 import { defaultExecArgv, forkWorker } from './worker-process.js';
 import type { FromWorkerMessage, ToWorkerMessage, WorkerInitMessage } from './worker-protocol.js';
 
@@ -35,12 +36,16 @@ export class WorkerProcessTaskExecutor implements TaskExecutor {
   #exited: Promise<void> = Promise.resolve();
   #closed: Promise<void> | undefined;
   #shuffleLocation: ShuffleLocation | undefined;
+  /** A checkpointed job's link between its JobCheckpointing and the worker's tasks. */
+  readonly #checkpoints: WorkerCheckpointRelay | undefined;
 
   constructor(options: WorkerProcessOptions, id: TaskExecutorId) {
     this.#options = options;
     this.id = id;
     this.slots = options.slotsPerWorker;
     this.#logger = (options.logger ?? noopLogger).child({ taskExecutorId: id });
+    const provider = options.checkpointing;
+    this.#checkpoints = provider === undefined ? undefined : new WorkerCheckpointRelay({ provider, send: (message) => this.#send(message), logger: this.#logger });
   }
 
   /** The worker's process id (undefined before it was forked). */
@@ -104,6 +109,7 @@ export class WorkerProcessTaskExecutor implements TaskExecutor {
   }
 
   deploy(deployment: RegionDeployment): void {
+    this.#checkpoints?.deployed(deployment.tasks.map((t) => t.attemptId));
     this.#send({ type: 'deploy', deployment });
   }
 
@@ -137,6 +143,7 @@ export class WorkerProcessTaskExecutor implements TaskExecutor {
     const was = this.#state;
     this.#state = 'closing';
     if (this.#watchdog !== undefined) clearInterval(this.#watchdog);
+    this.#checkpoints?.detachAll();
     const child = this.#child;
     if (child === undefined || child.exitCode !== null || child.signalCode !== null) return;
     // A worker still loading the job runs no task: stop it at once. A ready one shuts down gracefully.
@@ -162,6 +169,7 @@ export class WorkerProcessTaskExecutor implements TaskExecutor {
       case 'task-event':
         if (message.event.type === 'finished' || message.event.type === 'failed' || message.event.type === 'cancelled') {
           this.#progress = this.#progress.filter((p) => p.attemptId !== message.event.attemptId);
+          this.#checkpoints?.detach(message.event.attemptId);
         }
         this.#options.listener.onTaskEvent(this.id, message.event);
         return;
@@ -174,6 +182,13 @@ export class WorkerProcessTaskExecutor implements TaskExecutor {
         return;
       case 'log':
         this.#logger[message.level](message.fields, message.message);
+        return;
+      case 'checkpoint-attach':
+      case 'checkpoint-listen':
+      case 'checkpoint-await-final':
+      case 'checkpoint-acknowledge':
+      case 'checkpoint-decline':
+        this.#checkpoints?.handle(message);
         return;
       default:
         return;
@@ -197,6 +212,8 @@ export class WorkerProcessTaskExecutor implements TaskExecutor {
     if (this.#state !== 'ready') return;
     this.#state = 'gone';
     if (this.#watchdog !== undefined) clearInterval(this.#watchdog);
+    // its tasks' checkpoints: a source on it no longer counts as running, nothing it still sends is taken
+    this.#checkpoints?.detachAll();
     // #progress stays as last reported: the counters of the tasks lost with it (an approximate job's recoveries read them)
     const child = this.#child;
     let reported = false;

@@ -90,7 +90,7 @@ export class JobSession {
 
   #checkpointing: TaskCheckpointingProvider | undefined;
 
-  /** Links each task of the in-process executor to the job's checkpoints; call before `start`. */
+  /** Links each task of the in-process executor or of the worker processes to the job's checkpoints; call before `start`. */
   useCheckpointing(provider: TaskCheckpointingProvider): void {
     this.#checkpointing = provider;
   }
@@ -210,6 +210,7 @@ export class JobSession {
           serializer: o.serializerName,
           listener,
           logger: o.logger,
+          ...(this.#checkpointing === undefined ? {} : { checkpointing: this.#checkpointing }),
         })),
       ];
     }
@@ -251,6 +252,7 @@ export class JobSession {
       ...(o.heartbeatIntervalMs === undefined ? {} : { heartbeatIntervalMs: o.heartbeatIntervalMs }),
       ...(o.heartbeatTimeoutMs === undefined ? {} : { heartbeatTimeoutMs: o.heartbeatTimeoutMs }),
       ...(o.approximateReconnectTimeoutMs === undefined ? {} : { approximateReconnectTimeoutMs: o.approximateReconnectTimeoutMs }),
+      ...(this.#checkpointing === undefined ? {} : { checkpointing: this.#checkpointing }),
     };
     return WorkerPool.start(this.#poolOptions);
   }

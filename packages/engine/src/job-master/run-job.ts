@@ -44,6 +44,7 @@ import { type CheckpointSummary, JobCheckpointing, resolveRestoreCheckpoint } fr
 import { checkCheckpointable } from '../checkpoint/check-checkpointable.js';
 import type { ApproximateRecoveryRecord } from './approximate-recoveries.js';
 import type { FailoverResume } from './failover-resumes.js';
+import { checkStreamSourcesInProcess } from './check-stream-sources.js';
 import { checkApproximateExecutors, checkApproximateRecovery } from './check-approximate-recovery.js';
 
 export type { JobShuffleServices } from './job-session.js';
@@ -184,7 +185,8 @@ export interface RunJobOptions {
    * snapshots its operators' state to `storage` and acknowledges; a checkpoint is completed once the
    * CheckpointStore recorded it. A failed task's region restarts from the latest completed checkpoint
    * (sources rewind, keyed and operator state restored). The job then runs with every edge pipelined
-   * (`exchangeMode` defaults to ALL_EDGES_PIPELINED), in process only (`executor: 'inprocess'`), and its
+   * (`exchangeMode` defaults to ALL_EDGES_PIPELINED), in process, on local worker processes or on a provider's
+   * executors that relay checkpoint messages (TaskExecutorProvider.relaysCheckpoints; others are refused), and its
    * sources must be checkpointable (`ctx.generate`). @defaultValue none: no checkpoints (a batch job)
    */
   readonly checkpointing?: CheckpointingOptions;
@@ -359,7 +361,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
     if (checked !== undefined) checkpointOptions = resolveCheckpointingOptions(checked);
   };
   if (options.exchangeMode === 'ALL_EDGES_PIPELINED_APPROXIMATE') checkApproximate();
-  if (checkpointOptions !== undefined && kind !== 'inprocess') throw invalidEngineArgument('checkpointing', `checkpoints are taken of jobs run in process only yet (executor 'inprocess'), not on ${kind} executors`);
+  if (checkpointOptions !== undefined && provider !== undefined && provider.relaysCheckpoints !== true) throw invalidEngineArgument('checkpointing', `checkpoints are taken of jobs run in process, on local worker processes or on a provider's executors that relay checkpoint messages (TaskExecutorProvider.relaysCheckpoints), not on ${kind} executors`);
   if (checkpointOptions !== undefined && adaptive !== undefined) throw invalidEngineArgument('checkpointing', 'a checkpointed (streaming) job cannot have adaptive parallelism');
   const loaded = await loadJob({ job: options.job, args, parallelism, cwd, fileSystems, ...(options.exchangeMode === undefined ? (checkpointOptions === undefined ? {} : { exchangeMode: 'ALL_EDGES_PIPELINED' as const }) : { exchangeMode: options.exchangeMode }), ...(adaptive === undefined ? {} : { adaptive: { options: adaptive } }) });
   serializer = loaded.definition.options.serializer ?? serializer;
@@ -367,6 +369,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   if (approximate && options.exchangeMode === undefined) checkApproximate();
   if (kind !== 'inprocess' && loaded.moduleUrl === undefined) throw new EngineError('WEFT_ERR_INVALID_JOB', 'a job run on worker processes must be given as a module path, so workers can load it', { context: { field: 'job' } });
   if (checkpointOptions !== undefined) checkCheckpointable(loaded.plan);
+  checkStreamSourcesInProcess(loaded.plan, kind);
   const topology = ExecutionTopology.from(loaded.plan.topology);
   const regions = buildPipelinedRegions(topology);
   if (checkpointOptions !== undefined || approximate) {
