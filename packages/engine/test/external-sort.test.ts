@@ -70,6 +70,27 @@ describe('the external sort (sortBy, local-sort-operator)', () => {
     }
   }
 
+  it('fills the same pages run after run: what its buffer ever allocated fits the budget, at 16x it', async () => {
+    await withDir(async (dir) => {
+      const context = testingOperatorContext({ budgetBytes: BUDGET, spillDir: dir, name: 'sort' });
+      const output = new CollectingOutput();
+      const op = new LocalSortOperator((v) => (v as { k: KeyValue }).k, false, output, context);
+      try {
+        const big = records(Math.ceil((16 * BUDGET) / 70), STRINGS);
+        for (const v of big) op.collect([0, v]);
+        await op.finish();
+        assert.ok(op.runsSpilled >= 16, `spilled ${op.runsSpilled} runs`);
+        const { allocated, pageBytes } = op.pages;
+        assert.ok(allocated * pageBytes <= BUDGET, `${allocated} pages of ${pageBytes} bytes allocated over ${op.runsSpilled} runs, budget ${BUDGET}`);
+        assert.ok(context.memory.manager.peakReservedBytes <= BUDGET + 200, `peak reserved ${context.memory.manager.peakReservedBytes}`);
+        assert.deepEqual(output.values, reference(big, false));
+      } finally {
+        op.close();
+        context.memory.spill.close();
+      }
+    });
+  });
+
   it('keeps -0 and 0, NaN, null and Infinity apart as keys, in compareKeys order, when spilled', async () => {
     await withDir(async (dir) => {
       const keys: KeyValue[] = [0, -0, Number.NaN, null, Number.POSITIVE_INFINITY, [0], [-0], [null], [Number.NaN]];

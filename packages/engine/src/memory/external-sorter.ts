@@ -3,11 +3,23 @@ import { compareKeys } from '../runtime/key-compare.js';
 import type { RecordSerializer } from '../serialization/record-serializer.js';
 import type { MemoryConsumer } from './memory-manager.js';
 import { mergeRuns, reduceRunCount } from './merge-runs.js';
+import { PagePool } from './page-pool.js';
 import type { SpillDirectory } from './spill-directory.js';
 import { type SpillRun, SpillRunWriter } from './spill-run-writer.js';
 
-/** What one buffered record costs beyond its serialized key and value: its key slot, offset and sort index. */
-export const SORT_RECORD_OVERHEAD_BYTES = 24;
+/**
+ * What one buffered record costs beyond its serialized key and value: its length prefix in a page (4),
+ * its key's and its position's array slots (8 + 8), its sort index (4) and the two work arrays V8's
+ * sort takes per element (16), and its JS key's header beyond the key's serialized bytes (24: a
+ * string's, or a boxed number's). Measured against the bench's sort (bench/README.md, spill.bench.ts):
+ * at 24 a full buffer held ~20 MiB more than the budget.
+ */
+export const SORT_RECORD_OVERHEAD_BYTES = 64;
+
+/** The sort buffer's page size for a task budget: a 64th of it, 4 KiB to 1 MiB. */
+export function sortPageBytes(budgetBytes: number): number {
+  return Math.min(1024 * 1024, Math.max(4096, Math.floor(budgetBytes / 64)));
+}
 
 export interface ExternalSorterOptions {
   readonly operator: string;
@@ -18,11 +30,16 @@ export interface ExternalSorterOptions {
   /** The default serializer, for keys (it keeps -0, NaN and ±Infinity). */
   readonly keys: RecordSerializer;
   readonly descending: boolean;
+  /** @defaultValue sortPageBytes(the task's budget) */
+  readonly pageBytes?: number;
 }
 
 /**
  * Sorts (key, value) records by key (compareKeys, or its reverse), stable: equal keys keep their arrival
- * order. Values are kept serialized in one arena and counted against the operator's MemoryConsumer
+ * order. Values are kept serialized, length-prefixed, in fixed-size pages (a PagePool: taken as the
+ * buffer fills, reused by the next run once it spilled — no arena doubling past what is reserved, no
+ * dropped buffers waiting for a GC; a value larger than a page gets a page of its own size, not kept)
+ * and counted against the operator's MemoryConsumer
  * (serialized key + value + SORT_RECORD_OVERHEAD_BYTES each); when a reservation is refused the buffer is
  * sorted and written as a run to the task's spill directory, and the memory released. `sorted()` then
  * yields the values in order: from memory when nothing spilled, else by a k-way merge of the runs (the
@@ -32,8 +49,11 @@ export interface ExternalSorterOptions {
 export class ExternalSorter {
   readonly #o: ExternalSorterOptions;
   #keys: KeyValue[] = [];
+  /** Each record's position: page index × pageBytes + offset of its length prefix. */
   #starts: number[] = [];
-  #arena: Buffer = Buffer.allocUnsafe(0);
+  readonly #pool: PagePool;
+  #pages: Buffer[] = [];
+  /** Bytes used of the last page. */
   #used = 0;
   #allStrings = true;
   #allNumbers = true;
@@ -44,10 +64,16 @@ export class ExternalSorter {
 
   constructor(options: ExternalSorterOptions) {
     this.#o = options;
+    this.#pool = new PagePool(options.pageBytes ?? sortPageBytes(options.consumer.manager.budgetBytes));
   }
 
   get size(): number {
     return this.#keys.length;
+  }
+
+  /** Pages the buffer allocated so far, and their size: reused run after run, they stay within the budget. */
+  get pages(): { readonly allocated: number; readonly pageBytes: number } {
+    return { allocated: this.#pool.allocated, pageBytes: this.#pool.pageBytes };
   }
 
   add(key: KeyValue, value: unknown): void {
@@ -75,19 +101,14 @@ export class ExternalSorter {
     const o = this.#o;
     if (this.#runs.length === 0) {
       const order = this.#order();
-      const arena = this.#arena;
-      const starts = this.#starts;
-      const used = this.#used;
       this.#keys = [];
-      for (let j = 0; j < order.length; j++) {
-        const i = order[j] as number;
-        const end = i + 1 < starts.length ? (starts[i + 1] as number) : used;
-        yield o.values.deserialize(arena.subarray(starts[i] as number, end));
-      }
+      for (let j = 0; j < order.length; j++) yield o.values.deserialize(this.#value(order[j] as number));
       this.#reset();
       return;
     }
     if (this.#keys.length > 0) this.#spill();
+    // the merge reads the runs through its own buffers: the idle pages would only be uncounted memory now
+    this.#pool.clear();
     this.#runs = reduceRunCount(this.#runs, { ...this.#mergeOptions(), consumer: o.consumer, spill: o.spill, onRun: (run) => this.#count(run) });
     const runs = this.#runs;
     try {
@@ -109,16 +130,28 @@ export class ExternalSorter {
   #append(key: KeyValue, bytes: Uint8Array): void {
     if (typeof key !== 'string') this.#allStrings = false;
     if (typeof key !== 'number') this.#allNumbers = false;
-    const need = this.#used + bytes.length;
-    if (need > this.#arena.length) {
-      const grown = Buffer.allocUnsafe(Math.max(need, Math.min(this.#arena.length * 2, this.#o.consumer.manager.budgetBytes), 4096));
-      this.#arena.copy(grown, 0, 0, this.#used);
-      this.#arena = grown;
+    const need = bytes.length + 4;
+    let page = this.#pages[this.#pages.length - 1];
+    if (page === undefined || this.#used + need > page.length) {
+      page = this.#pool.take(need);
+      this.#pages.push(page);
+      this.#used = 0;
     }
-    this.#arena.set(bytes, this.#used);
+    page.writeUInt32LE(bytes.length, this.#used);
+    page.set(bytes, this.#used + 4);
     this.#keys.push(key);
-    this.#starts.push(this.#used);
-    this.#used = need;
+    this.#starts.push((this.#pages.length - 1) * this.#pool.pageBytes + this.#used);
+    this.#used += need;
+  }
+
+  /** Record `i`'s serialized value: a view into its page. */
+  #value(i: number): Uint8Array {
+    const start = this.#starts[i] as number;
+    const pageBytes = this.#pool.pageBytes;
+    const index = Math.floor(start / pageBytes);
+    const page = this.#pages[index] as Buffer;
+    const offset = start - index * pageBytes;
+    return page.subarray(offset + 4, offset + 4 + page.readUInt32LE(offset));
   }
 
   /** Today's in-memory order: by key (fast paths for all-string and all-number keys), ties by arrival. */
@@ -152,11 +185,9 @@ export class ExternalSorter {
     const writer = new SpillRunWriter(path, o.operator);
     try {
       const keys = this.#keys;
-      const starts = this.#starts;
       for (let j = 0; j < order.length; j++) {
         const i = order[j] as number;
-        const end = i + 1 < starts.length ? (starts[i + 1] as number) : this.#used;
-        writer.write(o.keys.serialize(keys[i] as KeyValue), this.#arena.subarray(starts[i] as number, end));
+        writer.write(o.keys.serialize(keys[i] as KeyValue), this.#value(i));
       }
       const run = writer.finish();
       this.#runs.push(run);
@@ -166,7 +197,7 @@ export class ExternalSorter {
       o.spill.remove(path);
       throw error;
     }
-    // the arena stays (it is at most the budget): the next run fills it in place, nothing to collect
+    // the pages go back to the pool (they held at most the budget): the next run fills them, nothing to collect
     this.#reset(true);
     this.#keys = [];
   }
@@ -182,11 +213,13 @@ export class ExternalSorter {
     this.bytesSpilled += run.bytes;
   }
 
-  #reset(keepArena = false): void {
+  #reset(keepPages = false): void {
     this.#o.consumer.releaseAll();
     this.#starts = [];
     this.#used = 0;
-    if (!keepArena) this.#arena = Buffer.allocUnsafe(0);
+    if (keepPages) for (const page of this.#pages) this.#pool.give(page);
+    else this.#pool.clear();
+    this.#pages = [];
     this.#allStrings = true;
     this.#allNumbers = true;
   }
