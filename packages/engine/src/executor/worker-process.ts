@@ -3,10 +3,31 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
-/** Forks a worker process (worker-main) with `execArgv`, in `cwd`, speaking the IPC protocol with structured clone. */
+/**
+ * The size (MiB) of V8's semi-spaces (the young generation is two of them) a worker process gets unless
+ * its Node options set `--max-semi-space-size` (in `execArgv` or in NODE_OPTIONS — then theirs is used).
+ * Node's default on 64-bit, 16 MiB, keeps 32 MiB of young generation resident in every worker: measured
+ * in bench/README.md (spill.bench.ts), a third of the fixed overhead the task memory budget does not
+ * cover. The old generation is not bounded (user code may keep a large heap); only how much young
+ * garbage piles up between scavenges.
+ */
+export const WORKER_MAX_SEMI_SPACE_MIB = 2;
+
+const SEMI_SPACE_FLAG = /--max[-_]semi[-_]space[-_]size/;
+
+/** `execArgv` with `--max-semi-space-size=WORKER_MAX_SEMI_SPACE_MIB` first, unless it or `nodeOptions` already sets one. */
+export function withWorkerHeapFlags(execArgv: readonly string[], nodeOptions: string | undefined): string[] {
+  if (execArgv.some((a) => SEMI_SPACE_FLAG.test(a)) || SEMI_SPACE_FLAG.test(nodeOptions ?? '')) return [...execArgv];
+  return [`--max-semi-space-size=${WORKER_MAX_SEMI_SPACE_MIB}`, ...execArgv];
+}
+
+/**
+ * Forks a worker process (worker-main) with `execArgv` (plus withWorkerHeapFlags' default), in `cwd`,
+ * speaking the IPC protocol with structured clone.
+ */
 export function forkWorker(execArgv: readonly string[], cwd: string, env?: NodeJS.ProcessEnv): ChildProcess {
   return fork(workerEntry(), [], {
-    execArgv: absoluteExecArgv(execArgv),
+    execArgv: withWorkerHeapFlags(absoluteExecArgv(execArgv), (env ?? process.env)['NODE_OPTIONS']),
     cwd,
     serialization: 'advanced',
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
