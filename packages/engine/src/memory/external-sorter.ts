@@ -4,14 +4,15 @@ import type { RecordSerializer } from '../serialization/record-serializer.js';
 import type { MemoryConsumer } from './memory-manager.js';
 import { mergeRuns, reduceRunCount } from './merge-runs.js';
 import { PagePool } from './page-pool.js';
+import { sortIndices } from './sort-indices.js';
 import type { SpillDirectory } from './spill-directory.js';
 import { type SpillRun, SpillRunWriter } from './spill-run-writer.js';
 
 /**
  * What one buffered record costs beyond its serialized key and value: its length prefix in a page (4),
- * its key's and its position's array slots (8 + 8), its sort index (4) and the two work arrays V8's
- * sort takes per element (16), and its JS key's header beyond the key's serialized bytes (24: a
- * string's, or a boxed number's). Measured against the bench's sort (bench/README.md, spill.bench.ts):
+ * its key's and its position's array slots (8 + 8), its sort index and the merge sort's scratch (4 + 4),
+ * its JS key's header beyond the key's serialized bytes (24: a string's, or a boxed number's), and room
+ * for the arrays' spare capacity (they grow by doubling). Measured against the bench's sort (bench/README.md, spill.bench.ts):
  * at 24 a full buffer held ~20 MiB more than the budget.
  */
 export const SORT_RECORD_OVERHEAD_BYTES = 64;
@@ -48,9 +49,17 @@ export interface ExternalSorterOptions {
  */
 export class ExternalSorter {
   readonly #o: ExternalSorterOptions;
+  /**
+   * The buffer's records: `#records` of them. The key array, the positions and the sort's index arrays keep
+   * their capacity from one run to the next (a run's arrays dropped would be large-object garbage until a
+   * full GC, one set per run); the stale keys past `#records` are overwritten by the next run.
+   */
+  #records = 0;
   #keys: KeyValue[] = [];
   /** Each record's position: page index × pageBytes + offset of its length prefix. */
-  #starts: number[] = [];
+  #starts = new Float64Array(0);
+  #order = new Uint32Array(0);
+  #scratch = new Uint32Array(0);
   readonly #pool: PagePool;
   #pages: Buffer[] = [];
   /** Bytes used of the last page. */
@@ -68,7 +77,7 @@ export class ExternalSorter {
   }
 
   get size(): number {
-    return this.#keys.length;
+    return this.#records;
   }
 
   /** Pages the buffer allocated so far, and their size: reused run after run, they stay within the budget. */
@@ -83,7 +92,7 @@ export class ExternalSorter {
     const cost = keyBytes + bytes.length + SORT_RECORD_OVERHEAD_BYTES;
     o.consumer.checkRecordSize(cost);
     if (!o.consumer.tryReserve(cost)) {
-      if (this.#keys.length > 0) {
+      if (this.#records > 0) {
         // `bytes` is a view into the serializer's scratch buffer: copy it before spilling reuses that
         const kept = Uint8Array.from(bytes);
         this.#spill();
@@ -100,15 +109,15 @@ export class ExternalSorter {
   *sorted(): Generator<unknown, void, undefined> {
     const o = this.#o;
     if (this.#runs.length === 0) {
-      const order = this.#order();
-      this.#keys = [];
-      for (let j = 0; j < order.length; j++) yield o.values.deserialize(this.#value(order[j] as number));
+      const order = this.#sortedOrder();
+      const n = this.#records;
+      for (let j = 0; j < n; j++) yield o.values.deserialize(this.#value(order[j] as number));
       this.#reset();
       return;
     }
-    if (this.#keys.length > 0) this.#spill();
-    // the merge reads the runs through its own buffers: the idle pages would only be uncounted memory now
-    this.#pool.clear();
+    if (this.#records > 0) this.#spill();
+    // the merge reads the runs through its own buffers: the idle pages and arrays would only be uncounted memory now
+    this.#reset();
     this.#runs = reduceRunCount(this.#runs, { ...this.#mergeOptions(), consumer: o.consumer, spill: o.spill, onRun: (run) => this.#count(run) });
     const runs = this.#runs;
     try {
@@ -122,7 +131,6 @@ export class ExternalSorter {
   /** Drops what is buffered and removes every run file. Idempotent. */
   close(): void {
     this.#reset();
-    this.#keys = [];
     for (const run of this.#runs) this.#o.spill.remove(run.path);
     this.#runs = [];
   }
@@ -139,9 +147,22 @@ export class ExternalSorter {
     }
     page.writeUInt32LE(bytes.length, this.#used);
     page.set(bytes, this.#used + 4);
-    this.#keys.push(key);
-    this.#starts.push((this.#pages.length - 1) * this.#pool.pageBytes + this.#used);
+    const i = this.#records;
+    if (i === this.#starts.length) this.#grow();
+    this.#keys[i] = key;
+    (this.#starts as Float64Array)[i] = (this.#pages.length - 1) * this.#pool.pageBytes + this.#used;
+    this.#records = i + 1;
     this.#used += need;
+  }
+
+  /** Doubles the positions' and the sort's index arrays (the key array grows by itself). */
+  #grow(): void {
+    const capacity = Math.max(1024, this.#starts.length * 2);
+    const starts = new Float64Array(capacity);
+    starts.set(this.#starts);
+    this.#starts = starts;
+    this.#order = new Uint32Array(capacity);
+    this.#scratch = new Uint32Array(capacity);
   }
 
   /** Record `i`'s serialized value: a view into its page. */
@@ -154,11 +175,15 @@ export class ExternalSorter {
     return page.subarray(offset + 4, offset + 4 + page.readUInt32LE(offset));
   }
 
-  /** Today's in-memory order: by key (fast paths for all-string and all-number keys), ties by arrival. */
-  #order(): Uint32Array {
+  /**
+   * Today's in-memory order of the `#records` records: by key (fast paths for all-string and all-number
+   * keys), ties by arrival. The first `#records` entries of the returned array.
+   */
+  #sortedOrder(): Uint32Array {
     const keys = this.#keys;
-    const order = new Uint32Array(keys.length);
-    for (let i = 0; i < order.length; i++) order[i] = i;
+    const n = this.#records;
+    const order = this.#order;
+    for (let i = 0; i < n; i++) order[i] = i;
     const sign = this.#o.descending ? -1 : 1;
     let compare: (a: number, b: number) => number;
     if (this.#allStrings) {
@@ -174,18 +199,18 @@ export class ExternalSorter {
     } else {
       compare = (a, b) => sign * compareKeys(keys[a] as KeyValue, keys[b] as KeyValue) || a - b;
     }
-    order.sort(compare);
-    return order;
+    return sortIndices(order, this.#scratch, n, compare);
   }
 
   #spill(): void {
     const o = this.#o;
-    const order = this.#order();
+    const order = this.#sortedOrder();
+    const n = this.#records;
     const path = o.spill.newFile(o.operator);
     const writer = new SpillRunWriter(path, o.operator);
     try {
       const keys = this.#keys;
-      for (let j = 0; j < order.length; j++) {
+      for (let j = 0; j < n; j++) {
         const i = order[j] as number;
         writer.write(o.keys.serialize(keys[i] as KeyValue), this.#value(i));
       }
@@ -199,7 +224,6 @@ export class ExternalSorter {
     }
     // the pages go back to the pool (they held at most the budget): the next run fills them, nothing to collect
     this.#reset(true);
-    this.#keys = [];
   }
 
   #mergeOptions(): { operator: string; compare: (a: KeyValue, b: KeyValue) => number; decodeKey: (bytes: Uint8Array) => KeyValue } {
@@ -213,12 +237,20 @@ export class ExternalSorter {
     this.bytesSpilled += run.bytes;
   }
 
-  #reset(keepPages = false): void {
+  /** Empties the buffer; `keep`: its pages and arrays stay for the next run, else they are dropped. */
+  #reset(keep = false): void {
     this.#o.consumer.releaseAll();
-    this.#starts = [];
+    this.#records = 0;
     this.#used = 0;
-    if (keepPages) for (const page of this.#pages) this.#pool.give(page);
-    else this.#pool.clear();
+    if (keep) {
+      for (const page of this.#pages) this.#pool.give(page);
+    } else {
+      this.#pool.clear();
+      this.#keys = [];
+      this.#starts = new Float64Array(0);
+      this.#order = new Uint32Array(0);
+      this.#scratch = new Uint32Array(0);
+    }
     this.#pages = [];
     this.#allStrings = true;
     this.#allNumbers = true;
