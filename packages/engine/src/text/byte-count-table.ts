@@ -1,3 +1,5 @@
+import { sortIndices } from '../memory/sort-indices.js';
+
 const EMPTY = -1;
 const INITIAL_SLOTS = 1 << 12;
 const INITIAL_ARENA_BYTES = 1 << 16;
@@ -21,6 +23,9 @@ export class ByteCountTable {
   #arena = Buffer.allocUnsafe(INITIAL_ARENA_BYTES);
   #arenaUsed = 0;
   #size = 0;
+  /** sortedOrder's index and scratch arrays: made by its first call, at the entries' capacity, then kept (and counted). */
+  #order = new Uint32Array(0);
+  #scratch = new Uint32Array(0);
 
   get size(): number {
     return this.#size;
@@ -108,15 +113,23 @@ export class ByteCountTable {
    * The entries in the order of their keys as UTF-16 strings compare (`<`, compareKeys' order for strings),
    * computed on the UTF-8 bytes without decoding them: byte order is code point order, which UTF-16
    * order follows except that U+E000–U+FFFF (lead bytes 0xEE, 0xEF) sort after the supplementary planes
-   * (0xF0–0xF4, surrogate pairs in UTF-16) — so those two lead bytes are ranked above them.
+   * (0xF0–0xF4, surrogate pairs in UTF-16) — so those two lead bytes are ranked above them. Sorted by
+   * sortIndices through two index arrays the table keeps from its first call on (8 bytes per entry of
+   * capacity, in `allocatedBytes` from then on): no work arrays per call. The result is a view into them,
+   * valid until the next `sortedOrder`, `add` or `release`.
    */
   sortedOrder(): Uint32Array {
-    const order = new Uint32Array(this.#size);
-    for (let i = 0; i < order.length; i++) order[i] = i;
+    const n = this.#size;
+    if (this.#order.length < n) {
+      this.#order = new Uint32Array(this.#hashes.length);
+      this.#scratch = new Uint32Array(this.#hashes.length);
+    }
+    const order = this.#order;
+    for (let i = 0; i < n; i++) order[i] = i;
     const arena = this.#arena;
     const offsets = this.#offsets;
     const lengths = this.#lengths;
-    order.sort((a, b) => {
+    return sortIndices(order, this.#scratch, n, (a, b) => {
       let x = offsets[a] as number;
       let y = offsets[b] as number;
       const xl = lengths[a] as number;
@@ -131,8 +144,7 @@ export class ByteCountTable {
         return p - q;
       }
       return xl - yl;
-    });
-    return order;
+    }).subarray(0, n);
   }
 
   /** What a fresh (or released) table allocates: its fixed cost (about 170 KiB). */
@@ -140,7 +152,7 @@ export class ByteCountTable {
 
   /** Bytes the table has allocated (probe slots, entry arrays, arena): what it costs in memory, used or not. */
   get allocatedBytes(): number {
-    return this.#slots.byteLength + this.#hashes.byteLength + this.#offsets.byteLength + this.#lengths.byteLength + this.#counts.byteLength + this.#arena.length;
+    return this.#slots.byteLength + this.#hashes.byteLength + this.#offsets.byteLength + this.#lengths.byteLength + this.#counts.byteLength + this.#arena.length + this.#order.byteLength + this.#scratch.byteLength;
   }
 
   /** What the table grew to beyond its fixed initial size: what a memory budget counts. */
@@ -154,7 +166,7 @@ export class ByteCountTable {
    */
   growthFor(length: number): number {
     let growth = 0;
-    if (this.#size === this.#hashes.length) growth += this.#hashes.byteLength + this.#offsets.byteLength + this.#lengths.byteLength + this.#counts.byteLength;
+    if (this.#size === this.#hashes.length) growth += this.#hashes.byteLength + this.#offsets.byteLength + this.#lengths.byteLength + this.#counts.byteLength + this.#order.byteLength + this.#scratch.byteLength;
     if (this.#arenaUsed + length > this.#arena.length) {
       let n = this.#arena.length * 2;
       while (n < this.#arenaUsed + length) n *= 2;
@@ -175,6 +187,8 @@ export class ByteCountTable {
     this.#arena = Buffer.allocUnsafe(INITIAL_ARENA_BYTES);
     this.#arenaUsed = 0;
     this.#size = 0;
+    this.#order = new Uint32Array(0);
+    this.#scratch = new Uint32Array(0);
   }
 
   /** Forgets every key (keeps the allocated memory for the next round). */
@@ -215,6 +229,10 @@ export class ByteCountTable {
     this.#offsets = grow(this.#offsets, (k) => new Int32Array(k));
     this.#lengths = grow(this.#lengths, (k) => new Int32Array(k));
     this.#counts = grow(this.#counts, (k) => new Float64Array(k));
+    if (this.#order.length > 0) {
+      this.#order = new Uint32Array(n);
+      this.#scratch = new Uint32Array(n);
+    }
   }
 
   #growArena(needed: number): void {
