@@ -5,6 +5,8 @@ import type { MemoryConsumer } from './memory-manager.js';
 import { mergeRuns, reduceRunCount } from './merge-runs.js';
 import { PagePool } from './page-pool.js';
 import { sortIndices } from './sort-indices.js';
+import { T_SHORT_STRING, T_STRING } from '../serialization/record-format.js';
+import { compareUtf8AsUtf16 } from '../text/utf8-order.js';
 import type { SpillDirectory } from './spill-directory.js';
 import { type SpillRun, SpillRunWriter } from './spill-run-writer.js';
 
@@ -16,6 +18,14 @@ import { type SpillRun, SpillRunWriter } from './spill-run-writer.js';
  * at 24 a full buffer held ~20 MiB more than the budget.
  */
 export const SORT_RECORD_OVERHEAD_BYTES = 64;
+
+/** Bytes of the default serializer's header of a string of `utf8Length` UTF-8 bytes (tag, and a varint from 64 bytes on). */
+function stringHeaderBytes(utf8Length: number): number {
+  if (utf8Length < 64) return 1;
+  let n = 2;
+  for (let v = utf8Length; v >= 0x80; v = Math.floor(v / 128)) n++;
+  return n;
+}
 
 /** The sort buffer's page size for a task budget: a 64th of it, 4 KiB to 1 MiB. */
 export function sortPageBytes(budgetBytes: number): number {
@@ -55,6 +65,22 @@ export class ExternalSorter {
    * full GC, one set per run); the stale keys past `#records` are overwritten by the next run.
    */
   #records = 0;
+  /**
+   * Byte keys: while every key of the buffer is a well-formed string (the common case), keys are kept
+   * only as UTF-8 in `#keyArena` (offsets and lengths in typed arrays) and compared as bytes
+   * (compareUtf8AsUtf16, the order of JS strings): no JS string per buffered record, which would live in
+   * the old generation until a full GC after its run spilled. The first other key turns the buffer's keys
+   * into JS values (`#keys`) until the next run.
+   */
+  #byteKeys = true;
+  #keyArena = Buffer.allocUnsafe(0);
+  #keyUsed = 0;
+  #keyOffsets = new Float64Array(0);
+  #keyLengths = new Uint32Array(0);
+  /** The last key `#byteKeyOf` encoded. */
+  #keyScratch = Buffer.allocUnsafe(256);
+  /** A byte key framed as the default serializer's string, for a run file. */
+  #runKey = Buffer.allocUnsafe(256);
   #keys: KeyValue[] = [];
   /** Each record's position: page index × pageBytes + offset of its length prefix. */
   #starts = new Float64Array(0);
@@ -87,7 +113,8 @@ export class ExternalSorter {
 
   add(key: KeyValue, value: unknown): void {
     const o = this.#o;
-    const keyBytes = o.keys.serialize(key).length;
+    const utf8 = this.#byteKeys ? this.#byteKeyOf(key) : -1;
+    const keyBytes = utf8 >= 0 ? utf8 + stringHeaderBytes(utf8) : o.keys.serialize(key).length;
     const bytes = o.values.serialize(value);
     const cost = keyBytes + bytes.length + SORT_RECORD_OVERHEAD_BYTES;
     o.consumer.checkRecordSize(cost);
@@ -97,12 +124,12 @@ export class ExternalSorter {
         const kept = Uint8Array.from(bytes);
         this.#spill();
         if (!o.consumer.tryReserve(cost)) o.consumer.forceReserve(cost);
-        this.#append(key, kept);
+        this.#append(key, kept, utf8);
         return;
       }
       o.consumer.forceReserve(cost);
     }
-    this.#append(key, bytes);
+    this.#append(key, bytes, utf8);
   }
 
   /** The values in key order. Runs are read (and removed) as it goes; call once. */
@@ -135,9 +162,30 @@ export class ExternalSorter {
     this.#runs = [];
   }
 
-  #append(key: KeyValue, bytes: Uint8Array): void {
+  /** `utf8`: the byte length of `key` encoded in `#keyScratch`, or -1 (not encoded). */
+  #append(key: KeyValue, bytes: Uint8Array, utf8: number): void {
     if (typeof key !== 'string') this.#allStrings = false;
     if (typeof key !== 'number') this.#allNumbers = false;
+    const i = this.#records;
+    if (i === this.#starts.length) this.#grow();
+    if (this.#byteKeys) {
+      // a spill since `add` made the buffer byte-keyed again: `key` may not have been encoded for it
+      if (utf8 < 0) utf8 = this.#byteKeyOf(key);
+      if (utf8 < 0) this.#toJsKeys();
+    }
+    if (this.#byteKeys) {
+      if (this.#keyUsed + utf8 > this.#keyArena.length) {
+        const grown = Buffer.allocUnsafe(Math.max(4096, this.#keyArena.length * 2, this.#keyUsed + utf8));
+        this.#keyArena.copy(grown, 0, 0, this.#keyUsed);
+        this.#keyArena = grown;
+      }
+      this.#keyScratch.copy(this.#keyArena, this.#keyUsed, 0, utf8);
+      this.#keyOffsets[i] = this.#keyUsed;
+      this.#keyLengths[i] = utf8;
+      this.#keyUsed += utf8;
+    } else {
+      this.#keys[i] = key;
+    }
     const need = bytes.length + 4;
     let page = this.#pages[this.#pages.length - 1];
     if (page === undefined || this.#used + need > page.length) {
@@ -147,9 +195,6 @@ export class ExternalSorter {
     }
     page.writeUInt32LE(bytes.length, this.#used);
     page.set(bytes, this.#used + 4);
-    const i = this.#records;
-    if (i === this.#starts.length) this.#grow();
-    this.#keys[i] = key;
     (this.#starts as Float64Array)[i] = (this.#pages.length - 1) * this.#pool.pageBytes + this.#used;
     this.#records = i + 1;
     this.#used += need;
@@ -163,6 +208,63 @@ export class ExternalSorter {
     this.#starts = starts;
     this.#order = new Uint32Array(capacity);
     this.#scratch = new Uint32Array(capacity);
+    const offsets = new Float64Array(capacity);
+    offsets.set(this.#keyOffsets);
+    this.#keyOffsets = offsets;
+    const lengths = new Uint32Array(capacity);
+    lengths.set(this.#keyLengths);
+    this.#keyLengths = lengths;
+  }
+
+  /**
+   * Encodes `key` as UTF-8 into `#keyScratch` and returns its byte length — or -1 when it is not a
+   * well-formed string (a byte key cannot stand for it).
+   */
+  #byteKeyOf(key: KeyValue): number {
+    if (typeof key !== 'string') return -1;
+    const length = key.length;
+    if (this.#keyScratch.length < length * 3) this.#keyScratch = Buffer.allocUnsafe(length * 3);
+    const scratch = this.#keyScratch;
+    for (let i = 0; i < length; i++) {
+      const c = key.charCodeAt(i);
+      if (c >= 0x80) {
+        if (!(key as unknown as { isWellFormed(): boolean }).isWellFormed()) return -1;
+        return scratch.write(key, 0, 'utf8');
+      }
+      scratch[i] = c;
+    }
+    return length;
+  }
+
+  /** Turns the buffer's byte keys into JS strings: from now until the next run its keys are JS values. */
+  #toJsKeys(): void {
+    for (let i = 0; i < this.#records; i++) {
+      const offset = this.#keyOffsets[i] as number;
+      this.#keys[i] = this.#keyArena.toString('utf8', offset, offset + (this.#keyLengths[i] as number));
+    }
+    this.#byteKeys = false;
+  }
+
+  /** Record `i`'s byte key framed as the default serializer frames a string (a view into `#runKey`). */
+  #runKeyOf(i: number): Uint8Array {
+    const length = this.#keyLengths[i] as number;
+    const offset = this.#keyOffsets[i] as number;
+    if (this.#runKey.length < length + 6) this.#runKey = Buffer.allocUnsafe(length * 2 + 6);
+    const out = this.#runKey;
+    let p = 0;
+    if (length < 64) {
+      out[p++] = T_SHORT_STRING | length;
+    } else {
+      out[p++] = T_STRING;
+      let n = length;
+      while (n >= 0x80) {
+        out[p++] = (n & 0x7f) | 0x80;
+        n = Math.floor(n / 128);
+      }
+      out[p++] = n;
+    }
+    this.#keyArena.copy(out, p, offset, offset + length);
+    return out.subarray(0, p + length);
   }
 
   /** Record `i`'s serialized value: a view into its page. */
@@ -186,7 +288,12 @@ export class ExternalSorter {
     for (let i = 0; i < n; i++) order[i] = i;
     const sign = this.#o.descending ? -1 : 1;
     let compare: (a: number, b: number) => number;
-    if (this.#allStrings) {
+    if (this.#byteKeys) {
+      const arena = this.#keyArena;
+      const offsets = this.#keyOffsets;
+      const lengths = this.#keyLengths;
+      compare = (a, b) => sign * compareUtf8AsUtf16(arena, offsets[a] as number, lengths[a] as number, offsets[b] as number, lengths[b] as number) || a - b;
+    } else if (this.#allStrings) {
       const k = keys as string[];
       compare = (a, b) => {
         const x = k[a] as string;
@@ -212,7 +319,7 @@ export class ExternalSorter {
       const keys = this.#keys;
       for (let j = 0; j < n; j++) {
         const i = order[j] as number;
-        writer.write(o.keys.serialize(keys[i] as KeyValue), this.#value(i));
+        writer.write(this.#byteKeys ? this.#runKeyOf(i) : o.keys.serialize(keys[i] as KeyValue), this.#value(i));
       }
       const run = writer.finish();
       this.#runs.push(run);
@@ -242,11 +349,16 @@ export class ExternalSorter {
     this.#o.consumer.releaseAll();
     this.#records = 0;
     this.#used = 0;
+    this.#byteKeys = true;
+    this.#keyUsed = 0;
     if (keep) {
       for (const page of this.#pages) this.#pool.give(page);
     } else {
       this.#pool.clear();
       this.#keys = [];
+      this.#keyArena = Buffer.allocUnsafe(0);
+      this.#keyOffsets = new Float64Array(0);
+      this.#keyLengths = new Uint32Array(0);
       this.#starts = new Float64Array(0);
       this.#order = new Uint32Array(0);
       this.#scratch = new Uint32Array(0);

@@ -1,4 +1,5 @@
 import { sortIndices } from '../memory/sort-indices.js';
+import { compareUtf8AsUtf16 } from './utf8-order.js';
 
 const EMPTY = -1;
 const INITIAL_SLOTS = 1 << 12;
@@ -129,22 +130,7 @@ export class ByteCountTable {
     const arena = this.#arena;
     const offsets = this.#offsets;
     const lengths = this.#lengths;
-    return sortIndices(order, this.#scratch, n, (a, b) => {
-      let x = offsets[a] as number;
-      let y = offsets[b] as number;
-      const xl = lengths[a] as number;
-      const yl = lengths[b] as number;
-      const n = Math.min(xl, yl);
-      for (let i = 0; i < n; i++, x++, y++) {
-        let p = arena[x] as number;
-        let q = arena[y] as number;
-        if (p === q) continue;
-        if (p >= 0xee && p <= 0xef) p += 0x10;
-        if (q >= 0xee && q <= 0xef) q += 0x10;
-        return p - q;
-      }
-      return xl - yl;
-    }).subarray(0, n);
+    return sortIndices(order, this.#scratch, n, (a, b) => compareUtf8AsUtf16(arena, offsets[a] as number, lengths[a] as number, offsets[b] as number, lengths[b] as number)).subarray(0, n);
   }
 
   /** What a fresh (or released) table allocates: its fixed cost (about 170 KiB). */
