@@ -230,6 +230,17 @@ describe('the spilling keyed aggregation (count, reduce, aggregate, and the comb
     assert.equal(table.allocatedBytes, before, 'release gives them back');
   });
 
+  it('grows a sortable byte table’s index arrays with its entries, counted before its first sort', () => {
+    const table = new ByteCountTable({ sortable: true });
+    for (let i = 0; i < 20_000; i++) {
+      const bytes = Buffer.from(`k${i}`);
+      table.add(bytes, 0, bytes.length, hashBytes(bytes, 0, bytes.length));
+    }
+    const allocated = table.allocatedBytes;
+    assert.equal(table.sortedOrder().length, 20_000);
+    assert.equal(table.allocatedBytes, allocated, 'the sort allocated nothing the owner had not seen counted');
+  });
+
   it('merges spilled runs of non-ASCII string keys (the binary count path) into one count per key', async () => {
     await withDir(async (dir) => {
       const keys: KeyValue[] = Array.from({ length: 9000 }, (_, i) => `${['é', '\ue000', '\u{1f600}', 'a', '\uffff'][i % 5]}${i}`);

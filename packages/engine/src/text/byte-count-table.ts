@@ -24,9 +24,28 @@ export class ByteCountTable {
   #arena = Buffer.allocUnsafe(INITIAL_ARENA_BYTES);
   #arenaUsed = 0;
   #size = 0;
-  /** sortedOrder's index and scratch arrays: made by its first call, at the entries' capacity, then kept (and counted). */
+  /**
+   * sortedOrder's index and scratch arrays, at the entries' capacity, kept (and counted in
+   * allocatedBytes): from the start in a `sortable` table, else made by the first sortedOrder.
+   */
   #order = new Uint32Array(0);
   #scratch = new Uint32Array(0);
+  readonly #sortable: boolean;
+
+  /**
+   * `sortable`: the owner will call sortedOrder (a table that spills): its index arrays then grow with
+   * the entries and count in `grownBytes` before the first sort, rather than appear at it, past what
+   * the owner reserved. @defaultValue false
+   */
+  constructor(options: { readonly sortable?: boolean } = {}) {
+    this.#sortable = options.sortable ?? false;
+    if (this.#sortable) this.#makeOrder(INITIAL_SLOTS / 2);
+  }
+
+  #makeOrder(capacity: number): void {
+    this.#order = new Uint32Array(capacity);
+    this.#scratch = new Uint32Array(capacity);
+  }
 
   get size(): number {
     return this.#size;
@@ -121,10 +140,7 @@ export class ByteCountTable {
    */
   sortedOrder(): Uint32Array {
     const n = this.#size;
-    if (this.#order.length < n) {
-      this.#order = new Uint32Array(this.#hashes.length);
-      this.#scratch = new Uint32Array(this.#hashes.length);
-    }
+    if (this.#order.length < n) this.#makeOrder(this.#hashes.length);
     const order = this.#order;
     for (let i = 0; i < n; i++) order[i] = i;
     const arena = this.#arena;
@@ -173,8 +189,7 @@ export class ByteCountTable {
     this.#arena = Buffer.allocUnsafe(INITIAL_ARENA_BYTES);
     this.#arenaUsed = 0;
     this.#size = 0;
-    this.#order = new Uint32Array(0);
-    this.#scratch = new Uint32Array(0);
+    this.#makeOrder(this.#sortable ? INITIAL_SLOTS / 2 : 0);
   }
 
   /** Forgets every key (keeps the allocated memory for the next round). */
@@ -215,10 +230,7 @@ export class ByteCountTable {
     this.#offsets = grow(this.#offsets, (k) => new Int32Array(k));
     this.#lengths = grow(this.#lengths, (k) => new Int32Array(k));
     this.#counts = grow(this.#counts, (k) => new Float64Array(k));
-    if (this.#order.length > 0) {
-      this.#order = new Uint32Array(n);
-      this.#scratch = new Uint32Array(n);
-    }
+    if (this.#order.length > 0) this.#makeOrder(n);
   }
 
   #growArena(needed: number): void {
