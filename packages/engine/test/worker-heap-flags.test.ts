@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { WORKER_MAX_SEMI_SPACE_MIB, withWorkerHeapFlags } from '../src/executor/worker-process.js';
+import { WORKER_MALLOC_MMAP_THRESHOLD_BYTES, WORKER_MAX_SEMI_SPACE_MIB, withWorkerHeapFlags, withWorkerMallocEnv } from '../src/executor/worker-process.js';
 
 describe("worker processes' V8 heap flags (withWorkerHeapFlags)", () => {
   it('gives a worker a small young generation by default, before its own options', () => {
@@ -17,5 +17,12 @@ describe("worker processes' V8 heap flags (withWorkerHeapFlags)", () => {
 
   it('does not bound the old generation (user code may keep a large heap)', () => {
     assert.ok(!withWorkerHeapFlags([], undefined).some((a) => /old[-_]space|max[-_]heap/.test(a)));
+  });
+
+  it("fixes glibc's mmap threshold in a worker's environment unless the environment sets one", () => {
+    const env = { PATH: '/bin' };
+    assert.deepEqual(withWorkerMallocEnv(env), { PATH: '/bin', MALLOC_MMAP_THRESHOLD_: String(WORKER_MALLOC_MMAP_THRESHOLD_BYTES) });
+    assert.deepEqual(env, { PATH: '/bin' }, 'the given environment is not changed');
+    assert.deepEqual(withWorkerMallocEnv({ MALLOC_MMAP_THRESHOLD_: '4194304' }), { MALLOC_MMAP_THRESHOLD_: '4194304' });
   });
 });

@@ -22,16 +22,34 @@ export function withWorkerHeapFlags(execArgv: readonly string[], nodeOptions: st
 }
 
 /**
+ * glibc's mmap threshold (bytes) a worker process gets unless its environment sets
+ * MALLOC_MMAP_THRESHOLD_. By default glibc raises the threshold to the size of each mmapped block it
+ * frees (up to 32 MiB): after the first 4 MiB shuffle read buffer is freed, the task's 256 KiB shuffle
+ * blocks and 1 MiB sort pages come from the malloc heap, whose freed memory is not given back — the RSS
+ * of a sort stayed at its high-water mark (~120 MiB over the live ArrayBuffers, bench/README.md's spill
+ * section). A fixed threshold keeps every buffer from 128 KiB on in its own mapping, returned when freed.
+ */
+export const WORKER_MALLOC_MMAP_THRESHOLD_BYTES = 128 * 1024;
+
+/** `env` with MALLOC_MMAP_THRESHOLD_ set to WORKER_MALLOC_MMAP_THRESHOLD_BYTES unless it sets one. */
+export function withWorkerMallocEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  if (env['MALLOC_MMAP_THRESHOLD_'] !== undefined) return env;
+  return { ...env, MALLOC_MMAP_THRESHOLD_: String(WORKER_MALLOC_MMAP_THRESHOLD_BYTES) };
+}
+
+/**
  * Forks a worker process (worker-main) with `execArgv` (plus withWorkerHeapFlags' default), in `cwd`,
- * speaking the IPC protocol with structured clone.
+ * with `env` (default: this process's, plus withWorkerMallocEnv's default), speaking the IPC protocol
+ * with structured clone.
  */
 export function forkWorker(execArgv: readonly string[], cwd: string, env?: NodeJS.ProcessEnv): ChildProcess {
+  const workerEnv = withWorkerMallocEnv(env ?? process.env);
   return fork(workerEntry(), [], {
-    execArgv: withWorkerHeapFlags(absoluteExecArgv(execArgv), (env ?? process.env)['NODE_OPTIONS']),
+    execArgv: withWorkerHeapFlags(absoluteExecArgv(execArgv), workerEnv['NODE_OPTIONS']),
     cwd,
     serialization: 'advanced',
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    ...(env === undefined ? {} : { env }),
+    env: workerEnv,
   });
 }
 
