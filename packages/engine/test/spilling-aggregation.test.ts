@@ -207,6 +207,40 @@ describe('the spilling keyed aggregation (count, reduce, aggregate, and the comb
     assert.deepEqual(order, [...words].sort());
   });
 
+  it('sorts a byte table again and again through the same index arrays, counted in what it allocated once the first sort made them', () => {
+    const table = new ByteCountTable();
+    const before = table.allocatedBytes;
+    let expected: string[] = [];
+    for (let round = 0; round < 3; round++) {
+      table.clear();
+      const words = Array.from({ length: 3000 }, (_, i) => `w${(i * 7919 + round) % 100_003}`);
+      for (const w of words) {
+        const bytes = Buffer.from(w);
+        table.add(bytes, 0, bytes.length, hashBytes(bytes, 0, bytes.length));
+      }
+      const allocated = table.allocatedBytes;
+      const order = Array.from(table.sortedOrder(), (e) => Buffer.from(table.keyOf(e)).toString('utf8'));
+      expected = [...new Set(words)].sort();
+      assert.deepEqual(order, expected);
+      if (round === 0) assert.ok(table.allocatedBytes > allocated, 'the first sort adds its index arrays to what the table allocated');
+      else assert.equal(table.allocatedBytes, allocated, `round ${round}: no new arrays`);
+    }
+    assert.ok(table.allocatedBytes > before);
+    table.release();
+    assert.equal(table.allocatedBytes, before, 'release gives them back');
+  });
+
+  it('grows a sortable byte table’s index arrays with its entries, counted before its first sort', () => {
+    const table = new ByteCountTable({ sortable: true });
+    for (let i = 0; i < 20_000; i++) {
+      const bytes = Buffer.from(`k${i}`);
+      table.add(bytes, 0, bytes.length, hashBytes(bytes, 0, bytes.length));
+    }
+    const allocated = table.allocatedBytes;
+    assert.equal(table.sortedOrder().length, 20_000);
+    assert.equal(table.allocatedBytes, allocated, 'the sort allocated nothing the owner had not seen counted');
+  });
+
   it('merges spilled runs of non-ASCII string keys (the binary count path) into one count per key', async () => {
     await withDir(async (dir) => {
       const keys: KeyValue[] = Array.from({ length: 9000 }, (_, i) => `${['é', '\ue000', '\u{1f600}', 'a', '\uffff'][i % 5]}${i}`);

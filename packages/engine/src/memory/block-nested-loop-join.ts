@@ -1,7 +1,7 @@
 import type { HybridHashJoinOptions } from './hybrid-hash-join.js';
 import { JoinBuildPartition } from './join-build-partition.js';
 import { joinKeyHash } from './join-hash.js';
-import type { JoinPagePool } from './join-page-pool.js';
+import type { PagePool } from './page-pool.js';
 import { SpillRunReader } from './spill-run-reader.js';
 import type { SpillRun } from './spill-run-writer.js';
 
@@ -9,7 +9,7 @@ export interface BlockNestedLoopJoinRequest {
   readonly options: HybridHashJoinOptions;
   readonly build: SpillRun;
   readonly probe: SpillRun | undefined;
-  readonly pool: JoinPagePool;
+  readonly pool: PagePool;
 }
 
 /**

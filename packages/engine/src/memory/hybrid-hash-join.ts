@@ -2,7 +2,7 @@ import type { KeyValue } from '../api/functions.js';
 import type { RecordSerializer } from '../serialization/record-serializer.js';
 import { blockNestedLoopJoin } from './block-nested-loop-join.js';
 import { JoinBuildPartition } from './join-build-partition.js';
-import { JoinPagePool } from './join-page-pool.js';
+import { PagePool } from './page-pool.js';
 import { joinKeyHash, joinPartitionOf } from './join-hash.js';
 import type { MemoryConsumer } from './memory-manager.js';
 import type { SpillDirectory } from './spill-directory.js';
@@ -55,7 +55,7 @@ export class HybridHashJoin {
   readonly #o: HybridHashJoinOptions;
   readonly #level: number;
   readonly #parentRecords: number;
-  readonly #pool: JoinPagePool;
+  readonly #pool: PagePool;
   readonly #parts: (JoinBuildPartition | undefined)[] = new Array(JOIN_PARTITIONS).fill(undefined);
   readonly #buildWriters: (SpillRunWriter | undefined)[] = new Array(JOIN_PARTITIONS).fill(undefined);
   readonly #probeWriters: (SpillRunWriter | undefined)[] = new Array(JOIN_PARTITIONS).fill(undefined);
@@ -69,11 +69,11 @@ export class HybridHashJoin {
   /** Spilled partitions joined by the nested-loop fallback. */
   nestedLoops = 0;
 
-  constructor(options: HybridHashJoinOptions, level = 0, parentRecords = Number.POSITIVE_INFINITY, pool?: JoinPagePool) {
+  constructor(options: HybridHashJoinOptions, level = 0, parentRecords = Number.POSITIVE_INFINITY, pool?: PagePool) {
     this.#o = options;
     this.#level = level;
     this.#parentRecords = parentRecords;
-    this.#pool = pool ?? new JoinPagePool(options.pageBytes ?? Math.min(64 * 1024, Math.max(1024, Math.floor(options.consumer.manager.budgetBytes / 64))));
+    this.#pool = pool ?? new PagePool(options.pageBytes ?? Math.min(64 * 1024, Math.max(1024, Math.floor(options.consumer.manager.budgetBytes / 64))));
   }
 
   /** Bytes of the pages allocated so far, at this level and below (recycled pages counted once). */

@@ -1,4 +1,4 @@
-import type { JoinPagePool } from './join-page-pool.js';
+import type { PagePool } from './page-pool.js';
 import type { MemoryConsumer } from './memory-manager.js';
 import type { SpillRunWriter } from './spill-run-writer.js';
 
@@ -17,14 +17,14 @@ const FIRST_SLOTS = 32;
  * `-0` and `0` apart; strings with unpaired surrogates are the exception: UTF-8 writes them as U+FFFD).
  * No JS object per record or key: build values are deserialized when a probe record matches them.
  *
- * Memory: every page (taken from the JoinPagePool, not just filled), the index arrays and the slot table
+ * Memory: every page (taken from the PagePool, not just filled), the index arrays and the slot table
  * as they grow are reserved through the consumer before they are taken; `tryAdd` adds nothing when
  * refused. `release()` gives all of it back and empties the partition. Matched flags (for the build side
  * of an outer join) are kept on the key's last record.
  */
 export class JoinBuildPartition {
   readonly #consumer: MemoryConsumer;
-  readonly #pool: JoinPagePool;
+  readonly #pool: PagePool;
   readonly #pageBytes: number;
   /** Open addressing: last record + 1 of a key, 0 for an empty slot. */
   #slots = new Int32Array(0);
@@ -42,7 +42,7 @@ export class JoinBuildPartition {
   readonly #firstCapacity: number;
 
   /** `expectedRecords`: how many records it will likely hold (a level below knows), to size its index once instead of doubling it. */
-  constructor(options: { readonly consumer: MemoryConsumer; readonly pool: JoinPagePool; readonly expectedRecords?: number }) {
+  constructor(options: { readonly consumer: MemoryConsumer; readonly pool: PagePool; readonly expectedRecords?: number }) {
     this.#consumer = options.consumer;
     this.#pool = options.pool;
     this.#pageBytes = options.pool.pageBytes;

@@ -49,7 +49,7 @@ export class AggregateOperator implements StreamOperator {
       },
     });
     if (aggregator.kind === 'count') {
-      this.#strings = new ByteCountTable();
+      this.#strings = new ByteCountTable({ sortable: true });
       this.#stringsMemory = context.memory.manager.consumer(name);
     }
   }

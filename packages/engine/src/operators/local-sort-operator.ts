@@ -35,6 +35,11 @@ export class LocalSortOperator implements StreamOperator {
     return this.#sorter.runsSpilled;
   }
 
+  /** The sort buffer's pages (ExternalSorter.pages). */
+  get pages(): { readonly allocated: number; readonly pageBytes: number } {
+    return this.#sorter.pages;
+  }
+
   collect(record: unknown): void {
     const value = (record as [number, unknown])[1];
     let key: KeyValue;

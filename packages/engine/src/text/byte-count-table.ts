@@ -1,3 +1,6 @@
+import { sortIndices } from '../memory/sort-indices.js';
+import { compareUtf8AsUtf16 } from './utf8-order.js';
+
 const EMPTY = -1;
 const INITIAL_SLOTS = 1 << 12;
 const INITIAL_ARENA_BYTES = 1 << 16;
@@ -21,6 +24,28 @@ export class ByteCountTable {
   #arena = Buffer.allocUnsafe(INITIAL_ARENA_BYTES);
   #arenaUsed = 0;
   #size = 0;
+  /**
+   * sortedOrder's index and scratch arrays, at the entries' capacity, kept (and counted in
+   * allocatedBytes): from the start in a `sortable` table, else made by the first sortedOrder.
+   */
+  #order = new Uint32Array(0);
+  #scratch = new Uint32Array(0);
+  readonly #sortable: boolean;
+
+  /**
+   * `sortable`: the owner will call sortedOrder (a table that spills): its index arrays then grow with
+   * the entries and count in `grownBytes` before the first sort, rather than appear at it, past what
+   * the owner reserved. @defaultValue false
+   */
+  constructor(options: { readonly sortable?: boolean } = {}) {
+    this.#sortable = options.sortable ?? false;
+    if (this.#sortable) this.#makeOrder(INITIAL_SLOTS / 2);
+  }
+
+  #makeOrder(capacity: number): void {
+    this.#order = new Uint32Array(capacity);
+    this.#scratch = new Uint32Array(capacity);
+  }
 
   get size(): number {
     return this.#size;
@@ -108,31 +133,20 @@ export class ByteCountTable {
    * The entries in the order of their keys as UTF-16 strings compare (`<`, compareKeys' order for strings),
    * computed on the UTF-8 bytes without decoding them: byte order is code point order, which UTF-16
    * order follows except that U+E000–U+FFFF (lead bytes 0xEE, 0xEF) sort after the supplementary planes
-   * (0xF0–0xF4, surrogate pairs in UTF-16) — so those two lead bytes are ranked above them.
+   * (0xF0–0xF4, surrogate pairs in UTF-16) — so those two lead bytes are ranked above them. Sorted by
+   * sortIndices through two index arrays the table keeps from its first call on (8 bytes per entry of
+   * capacity, in `allocatedBytes` from then on): no work arrays per call. The result is a view into them,
+   * valid until the next `sortedOrder`, `add` or `release`.
    */
   sortedOrder(): Uint32Array {
-    const order = new Uint32Array(this.#size);
-    for (let i = 0; i < order.length; i++) order[i] = i;
+    const n = this.#size;
+    if (this.#order.length < n) this.#makeOrder(this.#hashes.length);
+    const order = this.#order;
+    for (let i = 0; i < n; i++) order[i] = i;
     const arena = this.#arena;
     const offsets = this.#offsets;
     const lengths = this.#lengths;
-    order.sort((a, b) => {
-      let x = offsets[a] as number;
-      let y = offsets[b] as number;
-      const xl = lengths[a] as number;
-      const yl = lengths[b] as number;
-      const n = Math.min(xl, yl);
-      for (let i = 0; i < n; i++, x++, y++) {
-        let p = arena[x] as number;
-        let q = arena[y] as number;
-        if (p === q) continue;
-        if (p >= 0xee && p <= 0xef) p += 0x10;
-        if (q >= 0xee && q <= 0xef) q += 0x10;
-        return p - q;
-      }
-      return xl - yl;
-    });
-    return order;
+    return sortIndices(order, this.#scratch, n, (a, b) => compareUtf8AsUtf16(arena, offsets[a] as number, lengths[a] as number, offsets[b] as number, lengths[b] as number)).subarray(0, n);
   }
 
   /** What a fresh (or released) table allocates: its fixed cost (about 170 KiB). */
@@ -140,7 +154,7 @@ export class ByteCountTable {
 
   /** Bytes the table has allocated (probe slots, entry arrays, arena): what it costs in memory, used or not. */
   get allocatedBytes(): number {
-    return this.#slots.byteLength + this.#hashes.byteLength + this.#offsets.byteLength + this.#lengths.byteLength + this.#counts.byteLength + this.#arena.length;
+    return this.#slots.byteLength + this.#hashes.byteLength + this.#offsets.byteLength + this.#lengths.byteLength + this.#counts.byteLength + this.#arena.length + this.#order.byteLength + this.#scratch.byteLength;
   }
 
   /** What the table grew to beyond its fixed initial size: what a memory budget counts. */
@@ -154,7 +168,7 @@ export class ByteCountTable {
    */
   growthFor(length: number): number {
     let growth = 0;
-    if (this.#size === this.#hashes.length) growth += this.#hashes.byteLength + this.#offsets.byteLength + this.#lengths.byteLength + this.#counts.byteLength;
+    if (this.#size === this.#hashes.length) growth += this.#hashes.byteLength + this.#offsets.byteLength + this.#lengths.byteLength + this.#counts.byteLength + this.#order.byteLength + this.#scratch.byteLength;
     if (this.#arenaUsed + length > this.#arena.length) {
       let n = this.#arena.length * 2;
       while (n < this.#arenaUsed + length) n *= 2;
@@ -175,6 +189,7 @@ export class ByteCountTable {
     this.#arena = Buffer.allocUnsafe(INITIAL_ARENA_BYTES);
     this.#arenaUsed = 0;
     this.#size = 0;
+    this.#makeOrder(this.#sortable ? INITIAL_SLOTS / 2 : 0);
   }
 
   /** Forgets every key (keeps the allocated memory for the next round). */
@@ -215,6 +230,7 @@ export class ByteCountTable {
     this.#offsets = grow(this.#offsets, (k) => new Int32Array(k));
     this.#lengths = grow(this.#lengths, (k) => new Int32Array(k));
     this.#counts = grow(this.#counts, (k) => new Float64Array(k));
+    if (this.#order.length > 0) this.#makeOrder(n);
   }
 
   #growArena(needed: number): void {
