@@ -37,11 +37,19 @@ export interface BlobStore {
   close(): Promise<void>;
 }
 
-/** Writes one object, appending. One `append` at a time. */
+/** Writes one object, appending. One `append` at a time, unless `concurrentAppends`. */
 export interface BlobWriter {
   readonly key: string;
-  /** Bytes appended so far: the offset the next append starts at. */
+  /** Bytes appended so far (with `concurrentAppends`: handed to `append`, landed or not): the offset the next append starts at. */
   readonly bytesWritten: number;
+  /**
+   * True when `append` may be called again before the one before it resolved: each call takes the next
+   * bytes of the object the moment it is made (positional writes to a local file, which the kernel
+   * copies on the thread pool in any order), so a producer hands over region after region without
+   * waiting for a completion it only sees when it yields. `complete()` waits for every append; a failed
+   * append fails the object. Writers that send bytes in order (S3 parts, a push) leave it unset.
+   */
+  readonly concurrentAppends?: boolean;
   /** Bytes the writer holds itself: a tail smaller than the minimum S3 part, and the part being sent. */
   readonly bufferedBytes: number;
   /** The most the writer holds between appends (the S3 tail); a part being sent adds at most one append's bytes. */

@@ -164,7 +164,9 @@ class LocalBlobWriter implements BlobWriter {
   readonly bufferedBytes = 0;
   readonly maxRetainedBytes = 0;
   readonly uploadId = undefined;
+  readonly concurrentAppends = true;
   bytesWritten = 0;
+  private readonly appends = new PositionalAppends();
   private done = false;
 
   constructor(
@@ -175,16 +177,15 @@ class LocalBlobWriter implements BlobWriter {
     private readonly sync: boolean,
   ) {}
 
-  async append(chunks: readonly Uint8Array[]): Promise<void> {
-    try {
-      this.bytesWritten += await writevAll(this.handle, chunks, this.bytesWritten);
-    } catch (cause) {
-      throw storageUnavailable(this.store, `write ${this.key}`, cause);
-    }
+  append(chunks: readonly Uint8Array[]): Promise<void> {
+    const at = this.bytesWritten;
+    this.bytesWritten += byteLength(chunks);
+    return this.appends.track(writevAll(this.handle, chunks, at), (cause) => storageUnavailable(this.store, `write ${this.key}`, cause));
   }
 
   async complete(): Promise<number> {
     try {
+      await this.appends.settled();
       if (this.sync) await this.handle.sync();
       this.done = true;
       await this.handle.close();
@@ -197,9 +198,47 @@ class LocalBlobWriter implements BlobWriter {
   async abort(): Promise<void> {
     if (!this.done) {
       this.done = true;
+      await this.appends.settled().catch(() => undefined);
       await this.handle.close().catch(() => undefined);
     }
     await rm(this.path, { force: true }).catch(() => undefined);
+  }
+}
+
+/** Total bytes of `chunks`. */
+export function byteLength(chunks: readonly Uint8Array[]): number {
+  let bytes = 0;
+  for (const chunk of chunks) bytes += chunk.length;
+  return bytes;
+}
+
+/**
+ * The positional appends of one file in flight (BlobWriter.concurrentAppends): each is started at the
+ * offset it took when called; `settled()` resolves once all have landed, rejects with the first failure.
+ */
+export class PositionalAppends {
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private failure: Error | undefined;
+
+  /** Tracks one positional write; resolves when it has landed, rejects with `describe(cause)`. */
+  track(write: Promise<number>, describe: (cause: unknown) => Error): Promise<void> {
+    const landed = write.then(
+      () => undefined,
+      (cause: unknown) => {
+        const error = describe(cause);
+        this.failure ??= error;
+        throw error;
+      },
+    );
+    const settled = landed.catch(() => undefined).finally(() => this.inFlight.delete(settled));
+    this.inFlight.add(settled);
+    return landed;
+  }
+
+  /** Resolves once every append started so far has landed; rejects when one failed. */
+  async settled(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.all(this.inFlight);
+    if (this.failure !== undefined) throw this.failure;
   }
 }
 
@@ -208,6 +247,7 @@ class LocalBlobWriter implements BlobWriter {
  * buffers per call, a short write continues where it stopped. Resolves with the bytes written.
  */
 export async function writevAll(handle: FileHandle, chunks: readonly Uint8Array[], position: number): Promise<number> {
+  // the first writev is started before this returns: a caller that does not yield still gets its bytes moving
   let pending = chunks.filter((chunk) => chunk.length > 0);
   let written = 0;
   while (pending.length > 0) {
