@@ -89,5 +89,22 @@ export interface BlobReader {
    * memory with relaxed atomics, slower than the checksums it would move.
    */
   readonly sharedTargets?: boolean;
+  /**
+   * Optional: the open file behind a local reader, so a worker thread may make the reads itself
+   * (SubpartitionRangeReader through ChecksumWorker.readBlocks: each block checksummed right after it
+   * is read, while in cache). Readers of anything but a local file leave it unset.
+   */
+  readonly file?: OpenFile;
   close(): Promise<void>;
+}
+
+/** A local reader's open file, for positional reads made outside `read` (a worker thread's). */
+export interface OpenFile {
+  readonly fd: number;
+  /** Keeps the file open until `work` settles (`close()` waits for it); returns `work`. */
+  hold<T>(work: Promise<T>): Promise<T>;
+  /** The error `read` gives when the file ends `filled` bytes into a read of `length` bytes at `offset`. */
+  truncated(offset: number, length: number, filled: number): Error;
+  /** The error `read` gives when the read itself fails. */
+  failed(cause: unknown): Error;
 }

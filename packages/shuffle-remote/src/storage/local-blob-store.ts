@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { type FileHandle, access, mkdir, open, readdir, rm, rmdir, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ShuffleError, invalidArgument, invalidConfig } from '@weft/shuffle-api';
-import type { BlobReader, BlobStore, BlobWriter } from './blob-store.js';
+import type { BlobReader, BlobStore, BlobWriter, OpenFile } from './blob-store.js';
 import { checkKey } from './object-key.js';
 import { blobNotFound, blobTruncated, storageUnavailable } from './storage-errors.js';
 
@@ -71,8 +71,23 @@ export class LocalBlobStore implements BlobStore {
       throw storageUnavailable(this.description, `open ${key}`, cause);
     }
     const store = this.description;
+    const held = new Set<Promise<unknown>>();
+    const file: OpenFile = {
+      fd: handle.fd,
+      hold<T>(work: Promise<T>): Promise<T> {
+        const settled: Promise<unknown> = work.then(
+          (): boolean => held.delete(settled),
+          (): boolean => held.delete(settled),
+        );
+        held.add(settled);
+        return work;
+      },
+      truncated: (offset, length, filled) => blobTruncated(store, key, offset, length, filled),
+      failed: (cause) => storageUnavailable(store, `read ${key}`, cause),
+    };
     return {
       sharedTargets: true,
+      file,
       async read(offset: number, length: number, into?: Uint8Array): Promise<Uint8Array> {
         const out = into === undefined ? Buffer.allocUnsafe(length) : into.subarray(0, length);
         let filled = 0;
@@ -88,7 +103,11 @@ export class LocalBlobStore implements BlobStore {
         if (filled < length) throw blobTruncated(store, key, offset, length, filled);
         return out;
       },
-      close: () => handle.close().catch(() => undefined),
+      close: async () => {
+        // reads a worker makes on this file descriptor end before it is closed (and its number reused)
+        while (held.size > 0) await Promise.all(held);
+        await handle.close().catch(() => undefined);
+      },
     };
   }
 
