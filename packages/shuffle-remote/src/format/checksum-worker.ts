@@ -19,6 +19,14 @@ export interface ChecksumMismatch {
   readonly actual: number;
 }
 
+/** What the worker answers: CRCs of spans, or what a read brought (`filled`, block CRCs as offset/CRC pairs), or a read's error. */
+interface WorkerReply {
+  readonly id: number;
+  readonly crcs?: Uint32Array | Float64Array;
+  readonly filled?: number;
+  readonly error?: { readonly message: string; readonly code?: string };
+}
+
 /** Below this many bytes in shared memory a batch is computed on the calling thread: a message costs more than the CRCs. */
 const MIN_WORKER_BYTES = 256 * 1024;
 
@@ -36,15 +44,113 @@ function load(modules) {
 let crc32c = load(workerData.now);
 if (crc32c === undefined) throw new Error('the checksum worker could not load its CRC32C');
 let upgradeAfter = workerData.afterBytes;
-parentPort.on('message', ({ id, buffers, spans }) => {
+function crcOf(bytes, initial) {
+  if (upgradeAfter >= 0 && (upgradeAfter -= bytes.length) < 0) crc32c = load(workerData.later) ?? crc32c;
+  return crc32c(bytes, initial) >>> 0;
+}
+const { readSync } = require('node:fs');
+// block walkers of the streams being read (READ_SOURCE below), oldest first; a stream evicted or lost
+// just gets no CRCs computed here (its reader computes them itself)
+const streams = new Map();
+const MAX_STREAMS = 4096;
+const HEADER = 16;
+/** Walks the blocks in bytes[from, to), CRC of each one as soon as its last byte is here. */
+function walk(state, bytes, from, to, out) {
+  let p = from;
+  while (p < to) {
+    if (state.headerFilled < HEADER) {
+      const n = Math.min(HEADER - state.headerFilled, to - p);
+      state.header.set(bytes.subarray(p, p + n), state.headerFilled);
+      state.headerFilled += n;
+      p += n;
+      if (state.headerFilled < HEADER) return;
+      const h = state.header;
+      state.remaining = (h[12] | (h[13] << 8) | (h[14] << 16) | (h[15] << 24)) >>> 0;
+      state.crc = crcOf(h.subarray(4, HEADER), 0);
+    }
+    const n = Math.min(state.remaining, to - p);
+    if (n > 0) state.crc = crcOf(bytes.subarray(p, p + n), state.crc);
+    p += n;
+    state.remaining -= n;
+    if (state.remaining === 0) {
+      out.push(state.blockAt, state.crc);
+      state.blockAt += HEADER + ((state.header[12] | (state.header[13] << 8) | (state.header[14] << 16) | (state.header[15] << 24)) >>> 0);
+      state.headerFilled = 0;
+    }
+  }
+}
+function read({ id, fd, buffer, byteOffset, length, position, stream, fresh, last, pieceBytes }) {
+  const bytes = new Uint8Array(buffer, byteOffset, length);
+  let state = streams.get(stream);
+  if (fresh) {
+    state = { blockAt: position, header: new Uint8Array(HEADER), headerFilled: 0, remaining: 0, crc: 0 };
+    streams.delete(stream);
+    streams.set(stream, state);
+    if (streams.size > MAX_STREAMS) streams.delete(streams.keys().next().value);
+  }
+  const crcs = [];
+  let filled = 0;
+  try {
+    while (filled < length) {
+      const n = readSync(fd, bytes, filled, Math.min(pieceBytes, length - filled), position + filled);
+      if (n === 0) break;
+      // each piece checksummed right after the kernel copied it, while it is in this core's cache
+      if (state !== undefined) walk(state, bytes, filled, filled + n, crcs);
+      filled += n;
+    }
+  } catch (error) {
+    parentPort.postMessage({ id, error: { message: error.message, code: error.code } });
+    return;
+  }
+  if (last || filled < length) streams.delete(stream);
+  const out = new Float64Array(crcs);
+  parentPort.postMessage({ id, filled, crcs: out }, [out.buffer]);
+}
+parentPort.on('message', (message) => {
+  if (message.fd !== undefined) return read(message);
+  const { id, buffers, spans } = message;
   const out = new Uint32Array(spans.length / 4);
   for (let i = 0; i < out.length; i++) {
-    if (upgradeAfter >= 0 && (upgradeAfter -= spans[4 * i + 2]) < 0) crc32c = load(workerData.later) ?? crc32c;
-    out[i] = crc32c(Buffer.from(buffers[spans[4 * i]], spans[4 * i + 1], spans[4 * i + 2]), spans[4 * i + 3]) >>> 0;
+    out[i] = crcOf(Buffer.from(buffers[spans[4 * i]], spans[4 * i + 1], spans[4 * i + 2]), spans[4 * i + 3]);
   }
   parentPort.postMessage({ id, crcs: out }, [out.buffer]);
 });
 `;
+
+/** One positional read for the worker to make (`readBlocks`): `length` bytes at `position` into `target` (in shared memory). */
+export interface BlockRead {
+  readonly fd: number;
+  readonly position: number;
+  readonly length: number;
+  readonly target: Uint8Array;
+  /** The reader's id: the worker keeps each stream's place in its blocks from one read to the next. */
+  readonly stream: number;
+  /** True when `position` is where a block starts (the first read of an extent of whole segments). */
+  readonly fresh: boolean;
+  /** True for the stream's last read: its place is forgotten. */
+  readonly last: boolean;
+}
+
+/** What a `readBlocks` read brought: bytes filled (less than asked at the end of the file) and the CRC32C of each block that ended in it. */
+export interface BlockReadResult {
+  readonly filled: number;
+  /** Block start offset (in the file) -> CRC32C of that block's checksummed bytes (block-codec.ts), for every block whose last byte was read. */
+  readonly crcs: ReadonlyMap<number, number>;
+}
+
+/** An I/O error of a worker's read, with its errno code. */
+export class WorkerReadError extends Error {
+  override readonly name = 'WorkerReadError';
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+  }
+}
+
+/** How much the worker reads before checksumming what it read (then the next piece): small enough to stay in a core's cache. */
+const READ_PIECE_BYTES = 512 * 1024;
 
 /**
  * Computes CRC32Cs on a worker thread, so the checksums of a region being written or of a read buffer
@@ -60,7 +166,8 @@ export class ChecksumWorker {
   private worker: Worker | undefined;
   private broken = false;
   private nextId = 0;
-  private readonly pending = new Map<number, { resolve: (crcs: Uint32Array) => void; reject: (e: Error) => void }>();
+  private readonly pending = new Map<number, { resolve: (reply: WorkerReply) => void; reject: (e: Error) => void }>();
+  private nextStream = 0;
 
   /** The process's checksum worker. */
   static shared(): ChecksumWorker {
@@ -96,6 +203,43 @@ export class ChecksumWorker {
     return out;
   }
 
+  /** True when this process has a worker that can read files (`readBlocks`): a native CRC32C loaded, the worker not broken. */
+  get readsFiles(): boolean {
+    return !this.broken && crc32cImplementation() !== 'js';
+  }
+
+  /** A new stream id for `readBlocks`. */
+  newStream(): number {
+    return this.nextStream++;
+  }
+
+  /**
+   * Reads `read.length` bytes at `read.position` of the open file `read.fd` into `read.target` on the
+   * worker, which computes each block's CRC32C right after reading it (pieces of READ_PIECE_BYTES, while
+   * they are in its cache: about half what verifying the same buffers later costs). The caller keeps the
+   * file open until this settles. Rejects with WorkerReadError on an I/O error; with another error when
+   * the worker is gone (the caller then reads and checks as usual).
+   */
+  async readBlocks(read: BlockRead): Promise<BlockReadResult> {
+    if (!(read.target.buffer instanceof SharedArrayBuffer)) throw new Error('readBlocks needs a target in shared memory');
+    const reply = await this.post({
+      fd: read.fd,
+      buffer: read.target.buffer,
+      byteOffset: read.target.byteOffset,
+      length: read.length,
+      position: read.position,
+      stream: read.stream,
+      fresh: read.fresh,
+      last: read.last,
+      pieceBytes: READ_PIECE_BYTES,
+    });
+    if (reply.error !== undefined) throw new WorkerReadError(reply.error.message, reply.error.code);
+    const crcs = new Map<number, number>();
+    const pairs = reply.crcs as Float64Array;
+    for (let i = 0; i + 1 < pairs.length; i += 2) crcs.set(pairs[i]!, pairs[i + 1]!);
+    return { filled: reply.filled!, crcs };
+  }
+
   /** Checks `checks` in order; resolves with the first that fails, or undefined. */
   async check(checks: readonly ChecksumCheck[]): Promise<ChecksumMismatch | undefined> {
     const crcs = await this.compute(checks);
@@ -106,7 +250,6 @@ export class ChecksumWorker {
   }
 
   private send(spans: readonly ChecksumSpan[], which: readonly number[]): Promise<Uint32Array> {
-    const worker = this.start();
     const buffers: SharedArrayBuffer[] = [];
     const slots = new Map<SharedArrayBuffer, number>();
     const encoded = new Float64Array(which.length * 4);
@@ -120,11 +263,16 @@ export class ChecksumWorker {
       }
       encoded.set([slot, bytes.byteOffset, bytes.length, (initial ?? 0) >>> 0], 4 * k);
     });
+    return this.post({ buffers, spans: encoded }).then((reply) => reply.crcs as Uint32Array);
+  }
+
+  private post(message: Record<string, unknown>): Promise<WorkerReply> {
+    const worker = this.start();
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       if (this.pending.size === 0) worker.ref();
       this.pending.set(id, { resolve, reject });
-      worker.postMessage({ id, buffers, spans: encoded });
+      worker.postMessage({ id, ...message });
     });
   }
 
@@ -132,11 +280,11 @@ export class ChecksumWorker {
     if (this.worker !== undefined) return this.worker;
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: crc32cForWorker() });
     worker.unref();
-    worker.on('message', ({ id, crcs }: { id: number; crcs: Uint32Array }) => {
-      const waiting = this.pending.get(id);
-      this.pending.delete(id);
+    worker.on('message', (reply: WorkerReply) => {
+      const waiting = this.pending.get(reply.id);
+      this.pending.delete(reply.id);
       if (this.pending.size === 0) worker.unref();
-      waiting?.resolve(crcs);
+      waiting?.resolve(reply);
     });
     const fail = (error: Error): void => {
       this.broken = true;

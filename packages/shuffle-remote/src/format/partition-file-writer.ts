@@ -9,6 +9,7 @@ import {
   writeBlockFields,
   writeU32,
 } from './block-codec.js';
+import { crc32c } from './checksum.js';
 import { type ChecksumSpan, ChecksumWorker } from './checksum-worker.js';
 import { MERGE_READ_BYTES, MergedLayout, SubpartitionChecksums } from './merged-layout.js';
 import { type IndexEntry, type IndexLocation, PartitionIndexBuilder, entryChecksum } from './partition-index.js';
@@ -45,6 +46,21 @@ export interface PartitionFileWriterOptions {
    * (MergedLayout). The writer closes it.
    */
   readonly spill?: BlobWriter & BlobReader & { close(): Promise<void> };
+}
+
+/** A region being prepared: its headers (CRCs written last), chunks, and the CRCs known or still to compute (by block). */
+interface EncodedRegion {
+  readonly headers: Uint8Array;
+  readonly chunks: Uint8Array[];
+  readonly pooled: Uint8Array[];
+  readonly spans: ChecksumSpan[];
+  readonly crcs: Uint32Array;
+  readonly toCompute: number[];
+  /** Per subpartition (and one past the last): its first block and where its blocks start in the region. */
+  readonly firstBlock: number[];
+  readonly startAt: number[];
+  /** Bytes counted in `inFlightBytes` for it: headers and LZ4 outputs. */
+  held: number;
 }
 
 /** A region encoded and waiting for its turn to be appended. */
@@ -97,6 +113,8 @@ export class PartitionFileWriter {
   /** Compressed payloads and headers of regions prepared and not yet appended; spill bytes being merged. */
   private inFlightBytes = 0;
   private preparing: Promise<unknown> = Promise.resolve();
+  /** Regions being prepared asynchronously (LZ4, worker CRCs): a region may be prepared at once only when none is. */
+  private asyncPrepares = 0;
   private appending: Promise<unknown> = Promise.resolve();
   /** Where the next prepared region starts. */
   private nextOffset = 0;
@@ -125,14 +143,47 @@ export class PartitionFileWriter {
     return this.index.numberOfRegions;
   }
 
-  /** Encodes and appends `region`; resolves once its bytes are handed to the blob store. */
+  /**
+   * Encodes and appends `region`; resolves once its bytes are handed to the blob store. A region with
+   * nothing to wait for (no LZ4, every CRC computable here) behind no region still being prepared is
+   * encoded before this returns, and — when the blob takes concurrent appends (a local file) — its
+   * write is started before this returns too: a producer that does not yield until its memory is full
+   * (a synchronous emit loop) still has every full region being written meanwhile.
+   */
   writeRegion(region: Region): Promise<void> {
     const compression = this.startCompression(region);
+    const concurrent = this.target.concurrentAppends === true;
+    if (compression === undefined && this.asyncPrepares === 0 && !this.aborted) {
+      let ready: PreparedRegion | undefined;
+      try {
+        ready = this.prepareNow(region);
+      } catch (error) {
+        return Promise.reject(error as Error);
+      }
+      if (ready !== undefined) return this.track(concurrent ? this.append(ready) : this.appending.then(() => this.append(ready)));
+    }
+    this.asyncPrepares++;
     const prepared = this.preparing.then(() => this.prepare(region, compression));
     this.preparing = prepared.catch(() => undefined);
-    // in region order, and only once this region is prepared; a failed append does not hold up the next
-    const appended = Promise.all([this.appending, prepared]).then(([, ready]) => this.append(ready));
-    this.appending = appended.catch(() => undefined);
+    // appends are called in region order (a concurrent blob takes its offsets from that order), each
+    // once its region is prepared; a failed append does not hold up the next
+    const before = concurrent ? undefined : this.appending;
+    const appended = prepared.then(
+      async (ready) => {
+        this.asyncPrepares--;
+        if (before !== undefined) await before;
+        return this.append(ready);
+      },
+      (error: unknown) => {
+        this.asyncPrepares--;
+        throw error;
+      },
+    );
+    return this.track(appended);
+  }
+
+  private track(appended: Promise<void>): Promise<void> {
+    this.appending = Promise.all([this.appending, appended.catch(() => undefined)]);
     return appended;
   }
 
@@ -209,94 +260,130 @@ export class PartitionFileWriter {
     return { blocks, samples };
   }
 
+  /** Prepares a region whose LZ4 outputs are awaited first (in block order), its CRCs computed where ChecksumWorker says. */
   private async prepare(region: Region, compression: RegionCompression | undefined): Promise<PreparedRegion> {
+    const outputs: (Uint8Array | undefined)[] = [];
+    let failure: unknown;
+    for (const pending of compression?.blocks ?? []) {
+      // every output is awaited, so none is left unaccounted for when one fails
+      outputs.push(pending === undefined ? undefined : await pending.catch((error: unknown) => void (failure ??= error)) ?? undefined);
+    }
+    const sampled: number[] = [];
+    for (const sample of compression?.samples ?? []) sampled.push((await sample.output.catch((error: unknown) => void (failure ??= error)))?.length ?? sample.rawBytes);
+    const encoded = this.encode(region, compression, outputs, sampled, failure);
+    try {
+      const crcs = encoded.crcs;
+      if (encoded.toCompute.length > 0) {
+        const computed = await ChecksumWorker.shared().compute(encoded.toCompute.map((b) => encoded.spans[b]!));
+        encoded.toCompute.forEach((b, k) => (crcs[b] = computed[k]!));
+      }
+      return this.seal(region, encoded);
+    } catch (error) {
+      this.release(encoded);
+      throw error;
+    }
+  }
+
+  /**
+   * Prepares a region without LZ4 on the calling thread, now; undefined (nothing taken) when some of its
+   * CRCs are better computed on the checksum worker (spans in shared memory).
+   */
+  private prepareNow(region: Region): PreparedRegion | undefined {
+    for (const entries of region.subpartitions) {
+      for (const entry of entries ?? []) if (entry.rawChecksum === undefined && entry.bytes.buffer instanceof SharedArrayBuffer) return undefined;
+    }
+    const encoded = this.encode(region, undefined, [], [], undefined);
+    try {
+      for (const b of encoded.toCompute) encoded.crcs[b] = crc32c(encoded.spans[b]!.bytes, encoded.spans[b]!.initial ?? 0);
+      return this.seal(region, encoded);
+    } catch (error) {
+      this.release(encoded);
+      throw error;
+    }
+  }
+
+  /** Headers (but for their CRCs), chunks and checksum spans of a region, given its LZ4 outputs by entry. */
+  private encode(region: Region, compression: RegionCompression | undefined, outputs: readonly (Uint8Array | undefined)[], sampled: readonly number[], failure: unknown): EncodedRegion {
     const headers = new Uint8Array(region.blocks * BLOCK_HEADER_BYTES);
-    const chunks: Uint8Array[] = [];
-    const pooled: Uint8Array[] = [];
-    const spans: ChecksumSpan[] = [];
-    /** Blocks whose CRC the producer computed (by index in `spans`), and those still to compute. */
-    const known = new Map<number, number>();
-    const toCompute: number[] = [];
-    /** Per subpartition: its first block and where its blocks start in the region. */
-    const firstBlock: number[] = [];
-    const startAt: number[] = [];
-    const regionOffset = this.nextOffset;
+    const encoded: EncodedRegion = { headers, chunks: [], pooled: [], spans: [], crcs: new Uint32Array(region.blocks), toCompute: [], firstBlock: [], startAt: [], held: headers.length };
+    const { chunks, pooled, spans, toCompute, firstBlock, startAt } = encoded;
     let position = 0;
     let index = 0;
     let block = 0;
     let compressibleRaw = 0;
     let compressibleStored = 0;
-    let held = headers.length;
-    this.inFlightBytes += held;
-    try {
-      for (const list of region.subpartitions) {
-        firstBlock.push(block);
-        startAt.push(position);
-        for (const entry of list ?? []) {
-          const pending = compression?.blocks[index++];
-          let lz4: Uint8Array | undefined;
-          if (pending !== undefined) {
-            lz4 = await pending;
-            this.pendingCompressionBytes -= entry.bytes.length;
-            compressibleRaw += entry.bytes.length;
-            compressibleStored += Math.min(lz4.length, entry.bytes.length);
-          }
-          if (this.aborted) throw new Error('partition file writer aborted');
-          const at = block++ * BLOCK_HEADER_BYTES;
-          const stored = writeBlockFields(headers, at, entry.kind, entry.bytes, lz4);
-          if (stored !== entry.bytes) {
-            this.inFlightBytes += stored.length;
-            held += stored.length;
-          }
-          if (stored === entry.bytes && entry.rawChecksum !== undefined) {
-            known.set(spans.length, entry.rawChecksum);
-            spans.push({ bytes: stored });
-          } else {
-            toCompute.push(spans.length);
-            spans.push({ bytes: stored, initial: headerChecksum(headers, at) });
-          }
-          chunks.push(headers.subarray(at, at + BLOCK_HEADER_BYTES), stored);
-          position += BLOCK_HEADER_BYTES + stored.length;
-          if (entry.buffer !== undefined) pooled.push(entry.buffer);
-        }
-      }
+    this.inFlightBytes += headers.length;
+    for (const list of region.subpartitions) {
       firstBlock.push(block);
       startAt.push(position);
-      for (const sample of compression?.samples ?? []) {
-        compressibleRaw += sample.rawBytes;
-        compressibleStored += Math.min(sample.rawBytes, (await sample.output).length);
-      }
-      if (compressibleRaw > 0) this.lastRatio = compressibleStored / compressibleRaw;
-      if (position > 0xffff_ffff) throw new Error(`region of ${position} bytes is larger than the format's 4 GiB`);
-      // the region's block CRCs not computed when their blocks were filled (on the checksum worker for
-      // blocks in shared memory, else here)
-      const crcs = new Uint32Array(spans.length);
-      for (const [b, crc] of known) crcs[b] = crc;
-      if (toCompute.length > 0) {
-        const computed = await ChecksumWorker.shared().compute(toCompute.map((b) => spans[b]!));
-        toCompute.forEach((b, k) => (crcs[b] = computed[k]!));
-      }
-      const entries: IndexEntry[] = [];
-      for (let s = 0; s < region.subpartitions.length; s++) {
-        const first = firstBlock[s]!;
-        const end = firstBlock[s + 1]!;
-        for (let b = first; b < end; b++) {
-          writeU32(headers, b * BLOCK_HEADER_BYTES, crcs[b]!);
-          this.checksums?.addBlock(s, BLOCK_HEADER_BYTES + spans[b]!.bytes.length, crcs[b]!);
+      for (const entry of list ?? []) {
+        const lz4 = outputs[index];
+        if (compression?.blocks[index++] !== undefined) {
+          this.pendingCompressionBytes -= entry.bytes.length;
+          compressibleRaw += entry.bytes.length;
+          compressibleStored += Math.min(lz4?.length ?? entry.bytes.length, entry.bytes.length);
         }
-        const offset = regionOffset + startAt[s]!;
-        const length = startAt[s + 1]! - startAt[s]!;
-        entries.push({ offset, length, checksum: entryChecksum(offset, length, crcs.subarray(first, end)) });
+        if (entry.buffer !== undefined) pooled.push(entry.buffer);
+        const at = block++ * BLOCK_HEADER_BYTES;
+        const stored = writeBlockFields(headers, at, entry.kind, entry.bytes, lz4);
+        if (stored !== entry.bytes) {
+          this.inFlightBytes += stored.length;
+          encoded.held += stored.length;
+        }
+        if (stored === entry.bytes && entry.rawChecksum !== undefined) {
+          encoded.crcs[spans.length] = entry.rawChecksum;
+          spans.push({ bytes: stored });
+        } else {
+          toCompute.push(spans.length);
+          spans.push({ bytes: stored, initial: headerChecksum(headers, at) });
+        }
+        chunks.push(headers.subarray(at, at + BLOCK_HEADER_BYTES), stored);
+        position += BLOCK_HEADER_BYTES + stored.length;
       }
-      this.index.addRegion(entries);
-    } catch (error) {
-      this.inFlightBytes -= held;
-      for (const buffer of pooled) this.options.recycle?.(buffer);
-      throw error;
     }
+    firstBlock.push(block);
+    startAt.push(position);
+    compression?.samples.forEach((sample, k) => {
+      compressibleRaw += sample.rawBytes;
+      compressibleStored += Math.min(sample.rawBytes, sampled[k]!);
+    });
+    if (compressibleRaw > 0) this.lastRatio = compressibleStored / compressibleRaw;
+    const problem = failure ?? (this.aborted ? new Error('partition file writer aborted') : undefined);
+    const tooLarge = position > 0xffff_ffff ? new Error(`region of ${position} bytes is larger than the format's 4 GiB`) : undefined;
+    if (problem !== undefined || tooLarge !== undefined) {
+      this.release(encoded);
+      throw problem ?? tooLarge;
+    }
+    return encoded;
+  }
+
+  /** Writes the CRCs into the headers, adds the region's index entries and takes its place in the object. */
+  private seal(region: Region, encoded: EncodedRegion): PreparedRegion {
+    const { headers, spans, crcs, firstBlock, startAt } = encoded;
+    const regionOffset = this.nextOffset;
+    const entries: IndexEntry[] = [];
+    for (let s = 0; s < region.subpartitions.length; s++) {
+      const first = firstBlock[s]!;
+      const end = firstBlock[s + 1]!;
+      for (let b = first; b < end; b++) {
+        writeU32(headers, b * BLOCK_HEADER_BYTES, crcs[b]!);
+        this.checksums?.addBlock(s, BLOCK_HEADER_BYTES + spans[b]!.bytes.length, crcs[b]!);
+      }
+      const offset = regionOffset + startAt[s]!;
+      const length = startAt[s + 1]! - startAt[s]!;
+      entries.push({ offset, length, checksum: entryChecksum(offset, length, crcs.subarray(first, end)) });
+    }
+    this.index.addRegion(entries);
+    const position = startAt[startAt.length - 1]!;
     this.nextOffset += position;
     this.storedBytes += position;
-    return { chunks, pooled, heldBytes: held };
+    return { chunks: encoded.chunks, pooled: encoded.pooled, heldBytes: encoded.held };
+  }
+
+  /** Gives back what a region that will not be appended holds. */
+  private release(encoded: EncodedRegion): void {
+    this.inFlightBytes -= encoded.held;
+    for (const buffer of encoded.pooled) this.options.recycle?.(buffer);
   }
 
   private async append(region: PreparedRegion): Promise<void> {

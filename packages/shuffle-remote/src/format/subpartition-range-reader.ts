@@ -13,7 +13,7 @@ import {
   readBlockHeader,
   uncompressBlockAsync,
 } from './block-codec.js';
-import { type ChecksumCheck, ChecksumWorker } from './checksum-worker.js';
+import { ChecksumWorker, WorkerReadError } from './checksum-worker.js';
 import { type IndexEntry, type IndexLocation, decodeIndexEntries, entryChecksum, indexEntriesRange } from './partition-index.js';
 
 /** One decoded block of the range. `payload` stays valid as long as it is referenced. */
@@ -48,7 +48,7 @@ interface TakenBlock {
   readonly segment: Segment;
   readonly block: number;
   readonly stored: Uint8Array;
-  readonly check: ChecksumCheck;
+  readonly check: { readonly bytes: Uint8Array; readonly expected: number };
 }
 
 /** A contiguous byte range of the object, covering whole segments. */
@@ -84,6 +84,11 @@ export class SubpartitionRangeReader {
   /** File offset of window[0]. */
   private windowOffset = 0;
   private position = 0;
+  /** Block start offset -> CRC32C, for blocks the checksum worker computed as it read them (`readBlocks`). */
+  private readonly computed = new Map<number, number>();
+  /** This reader's stream on the checksum worker, when it reads through it. */
+  private readonly stream = ChecksumWorker.shared().newStream();
+  private checkedWhenRead = 0;
 
   private constructor(
     private readonly options: SubpartitionRangeReaderOptions,
@@ -114,6 +119,11 @@ export class SubpartitionRangeReader {
     this.segmentRemaining = this.segments[0]?.entry.length ?? 0;
     this.windowOffset = this.extents[0]?.offset ?? 0;
     options.reader.plan?.(this.extents);
+  }
+
+  /** Blocks so far whose CRC32C the checksum worker computed as it read them (the rest were computed after the read). */
+  get blocksCheckedWhenRead(): number {
+    return this.checkedWhenRead;
   }
 
   /** Reads the index entries of the range and plans the reads. */
@@ -171,12 +181,31 @@ export class SubpartitionRangeReader {
     return out;
   }
 
-  /** Checks the taken blocks' CRC32Cs (on the checksum worker when worth it); SHF_ERR_DATA_CORRUPTED naming the first bad one. */
+  /**
+   * Checks the taken blocks' CRC32Cs: against the CRC the worker computed as it read the block, else
+   * computed now (on the checksum worker when worth it); SHF_ERR_DATA_CORRUPTED naming the first bad one.
+   */
   private async checkChecksums(taken: readonly TakenBlock[]): Promise<void> {
-    const mismatch = await ChecksumWorker.shared().check(taken.map((t) => t.check));
-    if (mismatch === undefined) return;
-    const bad = taken[mismatch.index]!;
-    throw this.corruptedAt(checksumMismatch(bad.check.expected, mismatch.actual).message, bad.block, bad.segment);
+    const actual = new Array<number>(taken.length);
+    const rest: number[] = [];
+    taken.forEach((t, i) => {
+      const crc = this.computed.get(t.block);
+      if (crc === undefined) {
+        rest.push(i);
+        return;
+      }
+      this.computed.delete(t.block);
+      this.checkedWhenRead++;
+      actual[i] = crc;
+    });
+    if (rest.length > 0) {
+      const crcs = await ChecksumWorker.shared().compute(rest.map((i) => taken[i]!.check));
+      rest.forEach((i, k) => (actual[i] = crcs[k]!));
+    }
+    const index = taken.findIndex((t, i) => actual[i] !== t.check.expected >>> 0);
+    if (index < 0) return;
+    const bad = taken[index]!;
+    throw this.corruptedAt(checksumMismatch(bad.check.expected, actual[index]!).message, bad.block, bad.segment);
   }
 
   /** LZ4 payloads of one batch, decoded in parallel on the libuv thread pool, once their CRCs held. */
@@ -307,9 +336,28 @@ export class SubpartitionRangeReader {
     }
     const length = Math.min(this.options.readBufferBytes, extent.length - this.extentDone);
     const offset = extent.offset + this.extentDone;
+    const fresh = this.extentDone === 0;
     this.extentDone += length;
     const target = this.free.pop() ?? this.bytes(this.options.readBufferBytes);
-    return this.options.reader.read(offset, length, target).then((bytes) => ({ bytes, target }));
+    const file = this.options.reader.file;
+    const worker = ChecksumWorker.shared();
+    if (file === undefined || !(target.buffer instanceof SharedArrayBuffer) || !worker.readsFiles) {
+      return this.options.reader.read(offset, length, target).then((bytes) => ({ bytes, target }));
+    }
+    // the worker reads the piece and checksums each block right after reading it, while in its cache
+    const read = worker.readBlocks({ fd: file.fd, position: offset, length, target, stream: this.stream, fresh, last: !this.hasMorePieces() });
+    return file.hold(read).then(
+      ({ filled, crcs }) => {
+        if (filled < length) throw file.truncated(offset, length, filled);
+        for (const [block, crc] of crcs) this.computed.set(block, crc);
+        return { bytes: target.subarray(0, length), target };
+      },
+      (error: unknown) => {
+        if (error instanceof WorkerReadError) throw file.failed(error);
+        // the worker is gone: this read, and the ones after it, as any other
+        return this.options.reader.read(offset, length, target).then((bytes) => ({ bytes, target }));
+      },
+    );
   }
 
   /**

@@ -37,11 +37,19 @@ export interface BlobStore {
   close(): Promise<void>;
 }
 
-/** Writes one object, appending. One `append` at a time. */
+/** Writes one object, appending. One `append` at a time, unless `concurrentAppends`. */
 export interface BlobWriter {
   readonly key: string;
-  /** Bytes appended so far: the offset the next append starts at. */
+  /** Bytes appended so far (with `concurrentAppends`: handed to `append`, landed or not): the offset the next append starts at. */
   readonly bytesWritten: number;
+  /**
+   * True when `append` may be called again before the one before it resolved: each call takes the next
+   * bytes of the object the moment it is made (positional writes to a local file, which the kernel
+   * copies on the thread pool in any order), so a producer hands over region after region without
+   * waiting for a completion it only sees when it yields. `complete()` waits for every append; a failed
+   * append fails the object. Writers that send bytes in order (S3 parts, a push) leave it unset.
+   */
+  readonly concurrentAppends?: boolean;
   /** Bytes the writer holds itself: a tail smaller than the minimum S3 part, and the part being sent. */
   readonly bufferedBytes: number;
   /** The most the writer holds between appends (the S3 tail); a part being sent adds at most one append's bytes. */
@@ -81,5 +89,22 @@ export interface BlobReader {
    * memory with relaxed atomics, slower than the checksums it would move.
    */
   readonly sharedTargets?: boolean;
+  /**
+   * Optional: the open file behind a local reader, so a worker thread may make the reads itself
+   * (SubpartitionRangeReader through ChecksumWorker.readBlocks: each block checksummed right after it
+   * is read, while in cache). Readers of anything but a local file leave it unset.
+   */
+  readonly file?: OpenFile;
   close(): Promise<void>;
+}
+
+/** A local reader's open file, for positional reads made outside `read` (a worker thread's). */
+export interface OpenFile {
+  readonly fd: number;
+  /** Keeps the file open until `work` settles (`close()` waits for it); returns `work`. */
+  hold<T>(work: Promise<T>): Promise<T>;
+  /** The error `read` gives when the file ends `filled` bytes into a read of `length` bytes at `offset`. */
+  truncated(offset: number, length: number, filled: number): Error;
+  /** The error `read` gives when the read itself fails. */
+  failed(cause: unknown): Error;
 }

@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { type FileHandle, access, mkdir, open, readdir, rm, rmdir, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ShuffleError, invalidArgument, invalidConfig } from '@weft/shuffle-api';
-import type { BlobReader, BlobStore, BlobWriter } from './blob-store.js';
+import type { BlobReader, BlobStore, BlobWriter, OpenFile } from './blob-store.js';
 import { checkKey } from './object-key.js';
 import { blobNotFound, blobTruncated, storageUnavailable } from './storage-errors.js';
 
@@ -71,8 +71,23 @@ export class LocalBlobStore implements BlobStore {
       throw storageUnavailable(this.description, `open ${key}`, cause);
     }
     const store = this.description;
+    const held = new Set<Promise<unknown>>();
+    const file: OpenFile = {
+      fd: handle.fd,
+      hold<T>(work: Promise<T>): Promise<T> {
+        const settled: Promise<unknown> = work.then(
+          (): boolean => held.delete(settled),
+          (): boolean => held.delete(settled),
+        );
+        held.add(settled);
+        return work;
+      },
+      truncated: (offset, length, filled) => blobTruncated(store, key, offset, length, filled),
+      failed: (cause) => storageUnavailable(store, `read ${key}`, cause),
+    };
     return {
       sharedTargets: true,
+      file,
       async read(offset: number, length: number, into?: Uint8Array): Promise<Uint8Array> {
         const out = into === undefined ? Buffer.allocUnsafe(length) : into.subarray(0, length);
         let filled = 0;
@@ -88,7 +103,11 @@ export class LocalBlobStore implements BlobStore {
         if (filled < length) throw blobTruncated(store, key, offset, length, filled);
         return out;
       },
-      close: () => handle.close().catch(() => undefined),
+      close: async () => {
+        // reads a worker makes on this file descriptor end before it is closed (and its number reused)
+        while (held.size > 0) await Promise.all(held);
+        await handle.close().catch(() => undefined);
+      },
     };
   }
 
@@ -164,7 +183,9 @@ class LocalBlobWriter implements BlobWriter {
   readonly bufferedBytes = 0;
   readonly maxRetainedBytes = 0;
   readonly uploadId = undefined;
+  readonly concurrentAppends = true;
   bytesWritten = 0;
+  private readonly appends = new PositionalAppends();
   private done = false;
 
   constructor(
@@ -175,16 +196,15 @@ class LocalBlobWriter implements BlobWriter {
     private readonly sync: boolean,
   ) {}
 
-  async append(chunks: readonly Uint8Array[]): Promise<void> {
-    try {
-      this.bytesWritten += await writevAll(this.handle, chunks, this.bytesWritten);
-    } catch (cause) {
-      throw storageUnavailable(this.store, `write ${this.key}`, cause);
-    }
+  append(chunks: readonly Uint8Array[]): Promise<void> {
+    const at = this.bytesWritten;
+    this.bytesWritten += byteLength(chunks);
+    return this.appends.track(writevAll(this.handle, chunks, at), (cause) => storageUnavailable(this.store, `write ${this.key}`, cause));
   }
 
   async complete(): Promise<number> {
     try {
+      await this.appends.settled();
       if (this.sync) await this.handle.sync();
       this.done = true;
       await this.handle.close();
@@ -197,9 +217,47 @@ class LocalBlobWriter implements BlobWriter {
   async abort(): Promise<void> {
     if (!this.done) {
       this.done = true;
+      await this.appends.settled().catch(() => undefined);
       await this.handle.close().catch(() => undefined);
     }
     await rm(this.path, { force: true }).catch(() => undefined);
+  }
+}
+
+/** Total bytes of `chunks`. */
+export function byteLength(chunks: readonly Uint8Array[]): number {
+  let bytes = 0;
+  for (const chunk of chunks) bytes += chunk.length;
+  return bytes;
+}
+
+/**
+ * The positional appends of one file in flight (BlobWriter.concurrentAppends): each is started at the
+ * offset it took when called; `settled()` resolves once all have landed, rejects with the first failure.
+ */
+export class PositionalAppends {
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private failure: Error | undefined;
+
+  /** Tracks one positional write; resolves when it has landed, rejects with `describe(cause)`. */
+  track(write: Promise<number>, describe: (cause: unknown) => Error): Promise<void> {
+    const landed = write.then(
+      () => undefined,
+      (cause: unknown) => {
+        const error = describe(cause);
+        this.failure ??= error;
+        throw error;
+      },
+    );
+    const settled = landed.catch(() => undefined).finally(() => this.inFlight.delete(settled));
+    this.inFlight.add(settled);
+    return landed;
+  }
+
+  /** Resolves once every append started so far has landed; rejects when one failed. */
+  async settled(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.all(this.inFlight);
+    if (this.failure !== undefined) throw this.failure;
   }
 }
 
@@ -208,6 +266,7 @@ class LocalBlobWriter implements BlobWriter {
  * buffers per call, a short write continues where it stopped. Resolves with the bytes written.
  */
 export async function writevAll(handle: FileHandle, chunks: readonly Uint8Array[], position: number): Promise<number> {
+  // the first writev is started before this returns: a caller that does not yield still gets its bytes moving
   let pending = chunks.filter((chunk) => chunk.length > 0);
   let written = 0;
   while (pending.length > 0) {

@@ -3,7 +3,7 @@ import { type FileHandle, mkdir, open, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { BlobReader, BlobWriter } from './blob-store.js';
-import { writevAll } from './local-blob-store.js';
+import { PositionalAppends, byteLength, writevAll } from './local-blob-store.js';
 import { blobTruncated, storageUnavailable } from './storage-errors.js';
 
 /**
@@ -16,7 +16,9 @@ export class SpillFile implements BlobWriter, BlobReader {
   readonly bufferedBytes = 0;
   readonly maxRetainedBytes = 0;
   readonly uploadId = undefined;
+  readonly concurrentAppends = true;
   bytesWritten = 0;
+  private readonly appends = new PositionalAppends();
   private closed = false;
   #closing: Promise<void> | undefined;
 
@@ -41,12 +43,10 @@ export class SpillFile implements BlobWriter, BlobReader {
     return new SpillFile(handle, `file://${path} (spill)`);
   }
 
-  async append(chunks: readonly Uint8Array[]): Promise<void> {
-    try {
-      this.bytesWritten += await writevAll(this.handle, chunks, this.bytesWritten);
-    } catch (cause) {
-      throw storageUnavailable(this.description, 'write', cause);
-    }
+  append(chunks: readonly Uint8Array[]): Promise<void> {
+    const at = this.bytesWritten;
+    this.bytesWritten += byteLength(chunks);
+    return this.appends.track(writevAll(this.handle, chunks, at), (cause) => storageUnavailable(this.description, 'write', cause));
   }
 
   async read(offset: number, length: number, into?: Uint8Array): Promise<Uint8Array> {
@@ -65,15 +65,20 @@ export class SpillFile implements BlobWriter, BlobReader {
     return out;
   }
 
-  /** The spill stays readable: completing it changes nothing. */
+  /** The spill stays readable: completing it waits for its appends and changes nothing else. */
   async complete(): Promise<number> {
+    await this.appends.settled();
     return this.bytesWritten;
   }
 
-  /** Closes the file (its space is freed). Idempotent. */
+  /** Closes the file (its space is freed) once the appends in flight landed. Idempotent. */
   close(): Promise<void> {
     this.closed = true;
-    this.#closing ??= this.handle.close().catch(() => undefined);
+    this.#closing ??= this.appends
+      .settled()
+      .catch(() => undefined)
+      .then(() => this.handle.close())
+      .catch(() => undefined);
     return this.#closing;
   }
 
