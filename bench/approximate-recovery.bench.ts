@@ -14,7 +14,7 @@
 // execution.buffer-timeout; WEFT_BENCH_APPROX_FLUSH_MS), so a live stream's records do not wait for a full buffer.
 //
 // Then the same on two worker processes over the network pipelined shuffle (bench/jobs/approximate-word-count.ts,
-// one source task, no checkpoints: workers take none yet), count#0's worker SIGKILLed at a seeded record:
+// one source task, at-least-once checkpoints every 100 ms relayed to the workers), count#0's worker SIGKILLed at a seeded record:
 //   workers approximate  --approximate-recovery --workers 2: count#0 restarts alone on the surviving worker
 //   workers region       ALL_EDGES_PIPELINED --workers 2 (the baseline): the one region restarts whole
 // with the same figures.
@@ -90,7 +90,7 @@ const workerAtRecord = Math.round(workerRecords / 4);
 const workerJob = fileURLToPath(new URL('./jobs/approximate-word-count.ts', import.meta.url));
 const killWorker: FaultInjectorFactory = () => ({ taskFault: ({ executionVertexId, attempt }) => (executionVertexId === 'count#0' && attempt === 0 ? { kind: 'kill-process', atRecord: workerAtRecord } : undefined) });
 
-/** The worker-process case: count#0's worker is SIGKILLed; no checkpoints (workers take none yet). */
+/** The worker-process case: count#0's worker is SIGKILLed; checkpoints as in process (relayed to the workers). */
 async function runWorkers(mode: 'ALL_EDGES_PIPELINED_APPROXIMATE' | 'ALL_EDGES_PIPELINED'): Promise<Round> {
   const memory = createMemoryShuffleServiceFactory();
   const result: JobResult = await runJob({
@@ -102,6 +102,7 @@ async function runWorkers(mode: 'ALL_EDGES_PIPELINED_APPROXIMATE' | 'ALL_EDGES_P
     exchangeMode: mode,
     shuffle: { pipelined: createNetworkShuffleServiceFactory({ bufferSizeBytes, flushTimeoutMs, reconnectTimeoutMs: 10_000 }), blocking: memory },
     restartStrategy: { type: 'fixed-delay', attempts: 2, delayMs: 0 },
+    checkpointing: { intervalMs: 100, mode: 'at-least-once', tolerableFailures: 10, storage: new InMemoryCheckpointStorage() },
     faults: killWorker,
   });
   if (result.status !== 'succeeded') throw new Error(`workers ${mode} failed: ${result.error?.message}`);
