@@ -21,6 +21,7 @@
 //
 //   npm run bench -- approximate-recovery
 //   WEFT_BENCH_APPROX_RATE=20000 WEFT_BENCH_APPROX_ROUNDS=3 npm run bench -- approximate-recovery
+//   WEFT_BENCH_APPROX_PARALLELISM=8 WEFT_BENCH_APPROX_WORKERS=0 npm run bench -- approximate-recovery   (in process, 16 tasks)
 import { cpus, loadavg, totalmem } from 'node:os';
 import { defineJob, type FaultInjectorFactory, InMemoryCheckpointStorage, type JobResult, runJob } from '@weft/engine';
 import { fileURLToPath } from 'node:url';
@@ -31,12 +32,14 @@ const rate = Number(process.env['WEFT_BENCH_APPROX_RATE'] ?? 20_000);
 const seconds = Number(process.env['WEFT_BENCH_APPROX_SECONDS'] ?? 3);
 const rounds = Number(process.env['WEFT_BENCH_APPROX_ROUNDS'] ?? 3);
 const records = Math.round(rate * seconds);
-const atRecord = Math.round(records / 4); // count#0 reads about half the records: fails about halfway
+/** The in-process job's parallelism (WEFT_BENCH_APPROX_PARALLELISM): a region restart redeploys 2 × it tasks, an approximate one 1. */
+const parallelism = Number(process.env['WEFT_BENCH_APPROX_PARALLELISM'] ?? 2);
+const atRecord = Math.round(records / (2 * parallelism)); // count#0 reads about 1/parallelism of the records: fails about halfway
 const WORDS = Array.from({ length: 1000 }, (_, i) => `w${i.toString(36)}`);
 
 const job = defineJob((ctx) => {
   ctx
-    .generate((seq) => WORDS[Math.imul(seq, 0x9e3779b1) >>> 22] ?? 'w', { count: records, splits: 4, ratePerSecond: rate })
+    .generate((seq) => WORDS[Math.imul(seq, 0x9e3779b1) >>> 22] ?? 'w', { count: records, splits: 2 * parallelism, ratePerSecond: rate })
     .keyBy((w) => w)
     .count({ combine: false })
     .collect('counts');
@@ -64,7 +67,7 @@ async function run(mode: 'ALL_EDGES_PIPELINED_APPROXIMATE' | 'ALL_EDGES_PIPELINE
   const memory = createMemoryShuffleServiceFactory({ bufferSizeBytes, flushTimeoutMs });
   const result: JobResult = await runJob({
     job,
-    parallelism: 2,
+    parallelism,
     exchangeMode: mode,
     shuffle: { pipelined: memory, blocking: memory },
     restartStrategy: { type: 'fixed-delay', attempts: 2, delayMs: 0 },
@@ -125,7 +128,7 @@ function line(metric: string, unit: string, value: number, baseline: string, bas
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`);
-console.log(`${records.toLocaleString('en')} records at ${rate.toLocaleString('en')}/s, parallelism 2, count#0 throws at its record ${atRecord}, ${bufferSizeBytes}-byte buffers, flushTimeoutMs ${flushTimeoutMs}, ${rounds} round(s) (median); load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+console.log(`${records.toLocaleString('en')} records at ${rate.toLocaleString('en')}/s, parallelism ${parallelism}, count#0 throws at its record ${atRecord}, ${bufferSizeBytes}-byte buffers, flushTimeoutMs ${flushTimeoutMs}, ${rounds} round(s) (median); load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 const approximate: Round[] = [];
 const region: Round[] = [];
 for (let round = 0; round < rounds; round++) {
