@@ -1,5 +1,6 @@
 import { type Logger, noopLogger } from '@weft/shuffle-api';
 import type { TaskCheckpointing, TaskCheckpointingProvider } from '../runtime/task-checkpointing.js';
+import { EngineError } from '../errors/engine-error.js';
 import { serializeTaskError } from '../runtime/task-error-serialization.js';
 import type { FromWorkerCheckpointMessage, ToWorkerCheckpointMessage } from './worker-protocol.js';
 
@@ -105,7 +106,7 @@ export class WorkerCheckpointRelay {
   #attach(attemptId: string, task: Parameters<TaskCheckpointingProvider>[0]): void {
     if (this.#attempts.has(attemptId)) return;
     if (!this.#deployed.has(attemptId)) {
-      this.#options.send({ type: 'checkpoint-attach-failed', attemptId, error: serializeTaskError(new Error(`task ${attemptId} was not deployed by this job master: it is not linked to its checkpoints`)) });
+      this.#options.send({ type: 'checkpoint-attach-failed', attemptId, error: serializeTaskError(new EngineError('WEFT_ERR_TASK_CANCELLED', `task ${attemptId} was not deployed by this job master: it is not linked to its checkpoints`, { context: { executionAttemptId: attemptId } })) });
       return;
     }
     const attempt: RelayedAttempt = { checkpointing: undefined, unsubscribeTrigger: undefined, unsubscribeComplete: undefined, detached: false };

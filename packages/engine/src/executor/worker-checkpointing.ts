@@ -1,3 +1,4 @@
+import { EngineError } from '../errors/engine-error.js';
 import { deserializeTaskError } from '../runtime/task-error-serialization.js';
 import type { TaskCheckpointing } from '../runtime/task-checkpointing.js';
 import type { TaskDeployment } from '../runtime/task-deployment.js';
@@ -83,7 +84,7 @@ export class WorkerCheckpointing {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
-    for (const [attemptId, { reject }] of this.#attaching) reject(new Error(`task ${attemptId} lost its job master before it was linked to its checkpoints`));
+    for (const [attemptId, { reject }] of this.#attaching) reject(new EngineError('WEFT_ERR_TASK_CANCELLED', `task ${attemptId} lost its job master before it was linked to its checkpoints`, { context: { executionAttemptId: attemptId } }));
     this.#attaching.clear();
     for (const attemptId of [...this.#attempts.keys()]) this.detach(attemptId);
   }
