@@ -553,8 +553,9 @@ export const runCommand: Command = {
         io.stderr.write(`weft run: ${formatFailure(error)}`);
         return ExitCode.FAILED;
       }
-      if (isEngineError(error, 'WEFT_ERR_NO_TASK_EXECUTOR')) {
-        io.stderr.write(`weft run: job failed: ${error.message}\n`);
+      // no executor to run on, or a worker process that died before it took the job: an expected fault, exit 1
+      if (isEngineError(error, 'WEFT_ERR_NO_TASK_EXECUTOR') || isEngineError(error, 'WEFT_ERR_TASK_EXECUTOR_LOST')) {
+        io.stderr.write(`weft run: job failed: ${error.code}: ${error.message}\n`);
         return ExitCode.FAILED;
       }
       // the shuffle could not take the job (e.g. a server pool with no live server): the job failed, exit 1
