@@ -213,7 +213,7 @@ describe('weft run --approximate-recovery', () => {
     }
   });
 
-  it('restarts as Flink does a checkpointed job when no restart flag is given (fixed-delay, Integer.MAX_VALUE attempts, 1 s), not never', async () => {
+  it('restarts as Flink does a checkpointed job when no restart flag is given (fixed-delay, Integer.MAX_VALUE attempts, 1 s), not never — approximate or checkpointed', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'weft-approx-'));
     try {
       const run = await weft(['run', fixture, '--approximate-recovery', '--parallelism', '2', '--json'], dir);
@@ -221,6 +221,13 @@ describe('weft run --approximate-recovery', () => {
       assert.equal((JSON.parse(run.stdout) as { restartStrategy: string }).restartStrategy, 'FixedDelayRestartBackoffTimeStrategy(attempts=2147483647, delayMs=1000)');
       const chosen = await weft(['run', fixture, '--approximate-recovery', '--parallelism', '2', '--restart-strategy', 'none', '--json'], dir);
       assert.equal((JSON.parse(chosen.stdout) as { restartStrategy: string }).restartStrategy, 'NoRestartBackoffTimeStrategy', 'a given strategy stands');
+      // the same for a checkpointed job (Flink: checkpointing on and no strategy configured → fixed-delay)
+      const checkpointed = await weft(['run', fixture, '--checkpoint-interval', '100ms', '--parallelism', '2', '--json'], dir);
+      assert.equal(checkpointed.code, 0, checkpointed.stderr);
+      assert.equal((JSON.parse(checkpointed.stdout) as { restartStrategy: string }).restartStrategy, 'FixedDelayRestartBackoffTimeStrategy(attempts=2147483647, delayMs=1000)');
+      const plain = await weft(['run', fixture, '--executor', 'inprocess', '--parallelism', '2', '--json'], dir);
+      assert.equal(plain.code, 0, plain.stderr);
+      assert.equal((JSON.parse(plain.stdout) as { restartStrategy: string }).restartStrategy, 'NoRestartBackoffTimeStrategy', 'a batch run keeps none');
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

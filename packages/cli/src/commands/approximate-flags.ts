@@ -35,8 +35,11 @@ a cluster's task executors with --cluster, over the network pipelined shuffle):
                             a restarted task that does not reconnect to its inputs within MS fails again
                             through the ordinary failover path (default 10000)`;
 
-/** The restart strategy of an approximate job given no restart flags: Flink's default once a job checkpoints. */
-export const APPROXIMATE_DEFAULT_RESTART = { type: 'fixed-delay', attempts: 2_147_483_647, delayMs: 1_000 } as const;
+/**
+ * The restart strategy of a checkpointed or approximate job given no restart flags: Flink's default once a
+ * job checkpoints (fixed-delay, Integer.MAX_VALUE attempts, 1 s apart), not `none`.
+ */
+export const CHECKPOINTED_DEFAULT_RESTART = { type: 'fixed-delay', attempts: 2_147_483_647, delayMs: 1_000 } as const;
 
 export interface ApproximateFlags {
   readonly reconnectTimeoutMs?: number;

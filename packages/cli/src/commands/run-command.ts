@@ -22,7 +22,7 @@ import { stderrLogger } from '../stderr-logger.js';
 import { bundleJobModule } from './bundle-job-module.js';
 import { ADAPTIVE_FLAGS, ADAPTIVE_USAGE, parseAdaptiveFlags } from './adaptive-flags.js';
 import { CHECKPOINT_FLAGS, CHECKPOINT_USAGE, parseCheckpointFlags } from './checkpoint-flags.js';
-import { APPROXIMATE_DEFAULT_RESTART, APPROXIMATE_FLAGS, APPROXIMATE_USAGE, parseApproximateFlags } from './approximate-flags.js';
+import { APPROXIMATE_FLAGS, CHECKPOINTED_DEFAULT_RESTART, APPROXIMATE_USAGE, parseApproximateFlags } from './approximate-flags.js';
 import { BlobCheckpointStorage } from './blob-checkpoint-storage.js';
 import { defaultMetaUrl, defaultStoreUrl } from './default-stores.js';
 
@@ -389,9 +389,9 @@ export const runCommand: Command = {
     if (exchangeMode !== undefined && !isExchangeMode(exchangeMode)) throw usageError('run', `--exchange-mode must be one of ${EXCHANGE_MODES.join(', ')}, got ${JSON.stringify(exchangeMode)}`);
     const faultSpec: FaultSpec | undefined = values['inject-faults'] === undefined ? undefined : parseFaultSpec(values['inject-faults']);
     const faultRestart: RestartStrategyOptions | undefined = faultSpec === undefined ? undefined : { type: 'fixed-delay', attempts: FAULT_RESTART_ATTEMPTS, delayMs: FAULT_RESTART_DELAY_MS };
-    // approximate recovery exists to restart a failed task: without restart flags, Flink's default for a
-    // checkpointed job (fixed-delay, Integer.MAX_VALUE attempts, 1 s apart), not `none`
-    const recovery = parseRecoveryFlags(values, faultRestart ?? (approximate === undefined ? undefined : APPROXIMATE_DEFAULT_RESTART));
+    // a checkpointed job restores from its checkpoints, an approximate one restarts a failed task: without
+    // restart flags, Flink's default for a checkpointed job (fixed-delay, Integer.MAX_VALUE attempts, 1 s apart), not `none`
+    const recovery = parseRecoveryFlags(values, faultRestart ?? (approximate === undefined && checkpointFlags === undefined ? undefined : CHECKPOINTED_DEFAULT_RESTART));
     const memory = parseMemoryFlags(values);
 
     const jobPath = resolve(io.cwd, positionals[0] as string);

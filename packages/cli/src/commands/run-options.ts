@@ -34,7 +34,9 @@ const d = DEFAULT_RESTART_STRATEGY_OPTIONS;
 
 /** The help text of the recovery flags. */
 export const RECOVERY_USAGE = `Recovery (Flink's semantics; see docs/DESIGN.md):
-  --restart-strategy S      none (default: the first failure fails the job) | fixed-delay | failure-rate
+  --restart-strategy S      none (default: the first failure fails the job; with --checkpoint-interval or
+                            --approximate-recovery, Flink's: fixed-delay, 2147483647 attempts, 1 s apart)
+                            | fixed-delay | failure-rate
                             | exponential-delay; --restart-attempts or --restart-delay alone means
                             fixed-delay
     fixed-delay:            --restart-attempts N (default ${d['fixed-delay'].attempts}), --restart-delay MS (default ${d['fixed-delay'].delayMs})
