@@ -1,5 +1,6 @@
 import { type ShuffleServiceFactory, type ShuffleServiceReference, type TaskExecutorId, taskExecutorId } from '@weft/shuffle-api';
-import { EngineError } from '../errors/engine-error.js';
+import type { ChildProcess } from 'node:child_process';
+import { EngineError, isEngineError } from '../errors/engine-error.js';
 import type { ExternalFileSystemReference } from '../io/external-file-system.js';
 import { DEFAULT_HEARTBEAT_INTERVAL_MS, type WorkerPoolOptions } from './worker-pool-options.js';
 import { WorkerProcessTaskExecutor } from './worker-process-task-executor.js';
@@ -39,16 +40,15 @@ export class WorkerPool {
     requireReference(options.pipelined, 'pipelined');
     requireReference(options.blocking, 'blocking');
     fileSystemReferences(options);
-    const executors = Array.from({ length: options.workers }, (_, i) => new WorkerProcessTaskExecutor(options, taskExecutorId(`worker-${i}`)));
     const children = options.prestarted?.take() ?? [];
-    for (const extra of children.slice(executors.length)) extra.kill('SIGKILL');
-    const results = await Promise.allSettled(executors.map((e, i) => e.start(children[i], initMessage(options, e.id))));
+    for (const extra of children.slice(options.workers)) extra.kill('SIGKILL');
+    const results = await Promise.allSettled(Array.from({ length: options.workers }, (_, i) => startWorker(options, taskExecutorId(`worker-${i}`), children[i])));
     const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (failure !== undefined) {
-      await Promise.all(executors.map((e) => e.close()));
+      await Promise.all(results.map((r) => (r.status === 'fulfilled' ? r.value.close() : undefined)));
       throw failure.reason;
     }
-    return executors;
+    return results.map((r) => (r as PromiseFulfilledResult<WorkerProcessTaskExecutor>).value);
   }
 
   /**
@@ -65,6 +65,29 @@ export class WorkerPool {
       },
     );
     return { executor, ready };
+  }
+}
+
+/** How many processes one worker slot is forked into at the job's start when each is killed before it loaded the job. */
+export const WORKER_START_ATTEMPTS = 3;
+
+/**
+ * Starts worker `id` in `prestarted` (or a new process). One killed by a signal before it loaded the job (an
+ * operator's kill -9, the OOM killer) is forked again, up to WORKER_START_ATTEMPTS processes in all; any
+ * other failure — the job does not load, the process exits with a code, the start times out — fails at once.
+ */
+async function startWorker(options: WorkerPoolOptions, id: TaskExecutorId, prestarted: ChildProcess | undefined): Promise<WorkerProcessTaskExecutor> {
+  for (let attempt = 1; ; attempt++) {
+    const executor = new WorkerProcessTaskExecutor(options, id);
+    try {
+      await executor.start(attempt === 1 ? prestarted : undefined, initMessage(options, id));
+      return executor;
+    } catch (error) {
+      await executor.close();
+      const exit = isEngineError(error, 'WEFT_ERR_TASK_EXECUTOR_LOST') ? error.context['exit'] : undefined;
+      if (typeof exit !== 'string' || !exit.startsWith('SIG') || attempt >= WORKER_START_ATTEMPTS) throw error;
+      options.logger?.warn({ taskExecutorId: id, attempt, error: (error as Error).message }, 'a worker process was killed before it loaded the job; forking another');
+    }
   }
 }
 
