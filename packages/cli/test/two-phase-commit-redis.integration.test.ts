@@ -64,10 +64,12 @@ describe('redis stream two-phase-commit sink', () => {
   });
 
   it('a streaming job restored after throws at seeded points appends each record exactly once, as a fault-free run does', async () => {
-    const count = 6000;
+    // 12,000 records at 20,000/s: each source task reaches its first fault 250-400 ms in, with a 15 ms
+    // checkpoint interval, so checkpoints completed before it even on a loaded machine (the restore is what is tested)
+    const count = 12_000;
     const job = (stream: string) =>
       defineJob((ctx) => {
-        ctx.generate(lineOf, { count, splits: 8, ratePerSecond: 40_000 }).sinkTo(redisStreamSink<string>({ url: server.url, stream }));
+        ctx.generate(lineOf, { count, splits: 8, ratePerSecond: 20_000 }).sinkTo(redisStreamSink<string>({ url: server.url, stream }));
       }, { name: 'redis-lines' });
     const memory = createMemoryShuffleServiceFactory({ buffersPerPartition: 8 });
     const runOn = (stream: string, faults?: FaultInjectorFactory) =>
@@ -76,9 +78,9 @@ describe('redis stream two-phase-commit sink', () => {
     assert.equal(clean.status, 'succeeded', clean.error?.message);
     const random = seededRandom(150);
     const faulty = await runOn('faulty', throwsAt([
-      { task: 'generate#0', attempt: 0, atRecord: 600 + Math.floor(random() * 1500) },
-      { task: 'generate#1', attempt: 0, atRecord: 600 + Math.floor(random() * 1500) },
-      { task: 'generate#0', attempt: 1, atRecord: 2200 + Math.floor(random() * 400) },
+      { task: 'generate#0', attempt: 0, atRecord: 2500 + Math.floor(random() * 1500) },
+      { task: 'generate#1', attempt: 0, atRecord: 2500 + Math.floor(random() * 1500) },
+      { task: 'generate#0', attempt: 1, atRecord: 1000 + Math.floor(random() * 400) },
     ]));
     assert.equal(faulty.status, 'succeeded', faulty.error?.message);
     assert.ok(faulty.failures >= 2 && (faulty.checkpoints?.tasksRestored ?? 0) > 0, `failures ${faulty.failures}, checkpoints ${JSON.stringify(faulty.checkpoints)}`);

@@ -60,10 +60,12 @@ describe('fileCommitSink on s3://', () => {
   });
 
   it('a streaming job restored after throws at seeded points commits exactly the lines of a fault-free run', async () => {
-    const count = 4000;
+    // 8,000 lines at 20,000/s: each source task reaches its fault 250-350 ms in, with a 25 ms checkpoint
+    // interval, so checkpoints completed before it even on a loaded machine (the restore is what is tested)
+    const count = 8000;
     const job = (prefix: string) =>
       defineJob((ctx) => {
-        ctx.generate(lineOf, { count, splits: 8, ratePerSecond: 40_000 }).sinkTo(fileCommitSink<string>({ dir: `s3://${BUCKET}/${prefix}` }));
+        ctx.generate(lineOf, { count, splits: 8, ratePerSecond: 20_000 }).sinkTo(fileCommitSink<string>({ dir: `s3://${BUCKET}/${prefix}` }));
       }, { name: 's3-lines' });
     const memory = createMemoryShuffleServiceFactory({ buffersPerPartition: 8 });
     const runOn = (prefix: string, faults?: FaultInjectorFactory) =>
@@ -72,8 +74,8 @@ describe('fileCommitSink on s3://', () => {
     assert.equal(clean.status, 'succeeded', clean.error?.message);
     const random = seededRandom(1500);
     const faulty = await runOn('faulty', throwsAt([
-      { task: 'generate#0', attempt: 0, atRecord: 500 + Math.floor(random() * 1000) },
-      { task: 'generate#1', attempt: 0, atRecord: 500 + Math.floor(random() * 1000) },
+      { task: 'generate#0', attempt: 0, atRecord: 2500 + Math.floor(random() * 1000) },
+      { task: 'generate#1', attempt: 0, atRecord: 2500 + Math.floor(random() * 1000) },
     ]));
     assert.equal(faulty.status, 'succeeded', faulty.error?.message);
     assert.ok(faulty.failures >= 2 && (faulty.checkpoints?.tasksRestored ?? 0) > 0, `failures ${faulty.failures}, checkpoints ${JSON.stringify(faulty.checkpoints)}`);
