@@ -74,7 +74,19 @@ describe('RedisJobEventLog through Redis Sentinel', () => {
       await replica.start();
     }
     await group.waitForReplicas(1);
-    const again = await store.open({ jobId: 'unacked', owner: 'test' });
+    // a replica that is online again may still be syncing: its first WAITs can time out, so the open is
+    // retried (for up to 10 s) while it is refused as not replicated — anything else fails at once
+    const deadline = Date.now() + 10_000;
+    let again: Awaited<ReturnType<typeof store.open>>;
+    for (;;) {
+      try {
+        again = await store.open({ jobId: 'unacked', owner: 'test' });
+        break;
+      } catch (error) {
+        if (!isShuffleError((error as Error).cause, 'SHF_ERR_NOT_REPLICATED') || Date.now() > deadline) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    }
     const appended = await again.append({ type: 'task-finished', data: { again: true } });
     assert.equal(appended.epoch, again.epoch);
   });
