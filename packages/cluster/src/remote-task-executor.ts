@@ -1,4 +1,4 @@
-import { deserializeTaskError, EngineError, type RegionDeployment, type TaskCheckpointingProvider, type TaskExecutor, type TaskExecutorListener, type TaskProgress, WorkerCheckpointRelay } from '@weft/engine';
+import { deserializeTaskError, EngineError, isFromWorkerCheckpointMessage, type RegionDeployment, type TaskCheckpointingProvider, type TaskExecutor, type TaskExecutorListener, type TaskProgress, WorkerCheckpointRelay } from '@weft/engine';
 import { type Logger, type ShuffleDescriptor, type ShuffleLocation, type TaskExecutorId } from '@weft/shuffle-api';
 import type { ExecutorInitMessage } from './control-protocol.js';
 import type { ExecutorRecord } from './executor-record.js';
@@ -166,14 +166,8 @@ export class RemoteTaskExecutor implements TaskExecutor {
         case 'log':
           logger[message.level]({ ...message.fields, taskExecutorId: this.id }, message.message);
           return;
-        case 'checkpoint-attach':
-        case 'checkpoint-listen':
-        case 'checkpoint-await-final':
-        case 'checkpoint-acknowledge':
-        case 'checkpoint-decline':
-          this.#checkpoints?.handle(message);
-          return;
         default:
+          if (isFromWorkerCheckpointMessage(message)) this.#checkpoints?.handle(message);
           return;
       }
     };

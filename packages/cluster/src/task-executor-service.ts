@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { hostname } from 'node:os';
 import type { Duplex } from 'node:stream';
 import type { Socket } from 'node:net';
-import { EngineError, type PrestartedWorkers, defaultWorkerExecArgv, prestartWorkers, serializeTaskError } from '@weft/engine';
+import { EngineError, isToWorkerCheckpointMessage, type PrestartedWorkers, defaultWorkerExecArgv, prestartWorkers, serializeTaskError } from '@weft/engine';
 import { type Logger, noopLogger } from '@weft/shuffle-api';
 import { checkSecret } from '@weft/shuffle-remote/redis';
 import { BundleCache, bundleResolutionImport } from './bundle-cache.js';
@@ -227,12 +227,8 @@ export class TaskExecutorService {
         case 'update-partition-info':
           host.updatePartitionInfo(message.descriptors);
           return;
-        case 'checkpoint-attached':
-        case 'checkpoint-attach-failed':
-        case 'checkpoint-trigger':
-        case 'checkpoint-complete':
-        case 'checkpoint-final':
-          host.checkpointMessage(message);
+        default:
+          if (isToWorkerCheckpointMessage(message)) host.checkpointMessage(message);
           return;
         case 'shutdown':
           shutdown = true;

@@ -93,6 +93,7 @@ export type * from './runtime/task-events.js';
 export type * from './executor/task-executor.js';
 export * from './executor/task-executor-provider.js';
 export type * from './executor/worker-protocol.js';
+export { isFromWorkerCheckpointMessage, isToWorkerCheckpointMessage } from './executor/worker-protocol.js';
 export { WorkerProcessTaskExecutor, type WorkerProcessOptions } from './executor/worker-process-task-executor.js';
 export { WorkerCheckpointRelay, type WorkerCheckpointRelayOptions } from './executor/worker-checkpoint-relay.js';
 export { WorkerCheckpointing } from './executor/worker-checkpointing.js';

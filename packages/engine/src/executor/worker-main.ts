@@ -12,7 +12,7 @@ import { InProcessTaskExecutor } from './in-process-task-executor.js';
 import { rebuildFileSystem } from './rebuild-file-system.js';
 import { rebuildShuffleFactory } from './rebuild-shuffle-factory.js';
 import { WorkerCheckpointing } from './worker-checkpointing.js';
-import type { FromWorkerMessage, ToWorkerMessage, WorkerInitMessage } from './worker-protocol.js';
+import { type FromWorkerMessage, isToWorkerCheckpointMessage, type ToWorkerMessage, type WorkerInitMessage } from './worker-protocol.js';
 
 // WEFT_WORKER_LOADER: a module imported before the job's modules (not before the engine's, which are
 // loaded by now): the CLI running from built code names tsx's ESM loader here for a TypeScript job, so
@@ -177,12 +177,8 @@ process.on('message', (raw: unknown) => {
     case 'shutdown':
       void shutdown(0);
       return;
-    case 'checkpoint-attached':
-    case 'checkpoint-attach-failed':
-    case 'checkpoint-trigger':
-    case 'checkpoint-complete':
-    case 'checkpoint-final':
-      checkpointing?.handle(message);
+    default:
+      if (isToWorkerCheckpointMessage(message)) checkpointing?.handle(message);
       return;
   }
 });

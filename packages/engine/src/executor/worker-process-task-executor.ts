@@ -11,7 +11,7 @@ import { DEFAULT_HEARTBEAT_TIMEOUT_MS, type WorkerPoolOptions } from './worker-p
 /** What one worker process needs of its pool's options (a task executor of the cluster starts its own workers). */
 export type WorkerProcessOptions = Pick<WorkerPoolOptions, 'slotsPerWorker' | 'listener' | 'cwd' | 'logger' | 'execArgv' | 'heartbeatTimeoutMs' | 'startTimeoutMs' | 'checkpointing'>;
 import { defaultExecArgv, forkWorker } from './worker-process.js';
-import type { FromWorkerMessage, ToWorkerMessage, WorkerInitMessage } from './worker-protocol.js';
+import { type FromWorkerMessage, isFromWorkerCheckpointMessage, type ToWorkerMessage, type WorkerInitMessage } from './worker-protocol.js';
 
 /** How long a killed worker may take to exit before it is reported lost anyway. */
 const EXIT_WAIT_MS = 5000;
@@ -183,14 +183,8 @@ export class WorkerProcessTaskExecutor implements TaskExecutor {
       case 'log':
         this.#logger[message.level](message.fields, message.message);
         return;
-      case 'checkpoint-attach':
-      case 'checkpoint-listen':
-      case 'checkpoint-await-final':
-      case 'checkpoint-acknowledge':
-      case 'checkpoint-decline':
-        this.#checkpoints?.handle(message);
-        return;
       default:
+        if (isFromWorkerCheckpointMessage(message)) this.#checkpoints?.handle(message);
         return;
     }
   }

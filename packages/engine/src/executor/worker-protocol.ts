@@ -72,6 +72,19 @@ export type FromWorkerCheckpointMessage =
   | { readonly type: 'checkpoint-acknowledge'; readonly attemptId: string; readonly snapshot: TaskSnapshot }
   | { readonly type: 'checkpoint-decline'; readonly attemptId: string; readonly checkpointId: number; readonly message: string; readonly reason: 'TASK_FAILURE' | 'DECLINED' };
 
+const TO_WORKER_CHECKPOINT_TYPES: ReadonlySet<string> = new Set(['checkpoint-attached', 'checkpoint-attach-failed', 'checkpoint-trigger', 'checkpoint-complete', 'checkpoint-final']);
+const FROM_WORKER_CHECKPOINT_TYPES: ReadonlySet<string> = new Set(['checkpoint-attach', 'checkpoint-listen', 'checkpoint-await-final', 'checkpoint-acknowledge', 'checkpoint-decline']);
+
+/** Whether a message to a worker is one of its checkpoint link's (handled by WorkerCheckpointing). */
+export function isToWorkerCheckpointMessage(message: { readonly type: string }): message is ToWorkerCheckpointMessage {
+  return TO_WORKER_CHECKPOINT_TYPES.has(message.type);
+}
+
+/** Whether a message from a worker is one of its checkpoint link's (handled by WorkerCheckpointRelay). */
+export function isFromWorkerCheckpointMessage(message: { readonly type: string }): message is FromWorkerCheckpointMessage {
+  return FROM_WORKER_CHECKPOINT_TYPES.has(message.type);
+}
+
 /** Job master → worker, over the IPC channel (structured clone). */
 export type ToWorkerMessage =
   | WorkerInitMessage
