@@ -96,6 +96,7 @@ describe('approximate recovery, in process', () => {
     assert.equal(recovery.recordsProcessedByFailedAttempt, AT, 'the fault fired at its record AT');
     assert.ok(recovery.recordsUnprocessedByFailedAttempt <= RECORDS_PER_BUFFER, `the rest of one batch: ${recovery.recordsUnprocessedByFailedAttempt}`);
     assert.equal(lost, recovery.recordsProcessedByFailedAttempt + recovery.recordsDroppedUpstream + recovery.recordsUnprocessedByFailedAttempt, `lost ${lost}: ${JSON.stringify(recovery)}`);
+    assert.equal(recovery.recordsLost, lost, `the new attempt's own count of what its state never saw: ${JSON.stringify(recovery)}`);
     // count#1 lost nothing: its keys are counted exactly
     const reference = new Map<string, number>();
     for (let seq = 0; seq < N; seq++) reference.set(wordOf(seq), (reference.get(wordOf(seq)) ?? 0) + 1);
@@ -133,6 +134,8 @@ describe('approximate recovery, in process', () => {
     const lost = N - [...counts.values()].reduce((a, b) => a + b, 0);
     // without the checkpoint it would lose all AT records it read; the restored state keeps some of them
     assert.ok(lost >= recovery.recordsDroppedUpstream && lost < AT + recovery.recordsDroppedUpstream, `lost ${lost}, dropped ${recovery.recordsDroppedUpstream}, read ${AT}`);
+    // exactly: from how far the restored checkpoint had read each channel to where the channel resumed
+    assert.equal(recovery.recordsLost, lost, `recordsLost against the naive count: ${JSON.stringify(recovery)}`);
   });
 
   it('restarts a consumer whose producers already finished without them: it has nothing left to read, and nothing else restarts', async () => {
@@ -201,13 +204,13 @@ describe('weft run --approximate-recovery', () => {
       assert.deepEqual(summary.failovers.map((f) => f.tasksToRestart), [['count#1']]);
       assert.equal(summary.approximateRecoveries.length, 1);
       const recovery = summary.approximateRecoveries[0] as Record<string, unknown>;
-      assert.deepEqual(Object.keys(recovery).sort(), ['durationMs', 'failedAttempt', 'partialRecordsDiscardedDownstream', 'recordsDroppedUpstream', 'recordsProcessedByFailedAttempt', 'recordsUnprocessedByFailedAttempt', 'task']);
+      assert.deepEqual(Object.keys(recovery).sort(), ['durationMs', 'failedAttempt', 'partialRecordsDiscardedDownstream', 'recordsDroppedUpstream', 'recordsLost', 'recordsProcessedByFailedAttempt', 'recordsUnprocessedByFailedAttempt', 'task']);
       assert.equal(recovery['recordsProcessedByFailedAttempt'], 300, 'the fault fired at its record 300');
       assert.equal(recovery['task'], 'count#1');
       assert.ok(Number.isSafeInteger(recovery['durationMs']) && Number.isSafeInteger(recovery['recordsDroppedUpstream']));
       const plain = await weft(flags, dir);
       assert.equal(plain.code, 0, plain.stderr);
-      assert.match(plain.stdout, /approximate recovery of count#1 \(attempt 0 failed\): read again after \d+ ms; \d+ records? dropped upstream, \d+ partial records? discarded downstream; the failed attempt had processed 300 and left \d+ unprocessed/);
+      assert.match(plain.stdout, /approximate recovery of count#1 \(attempt 0 failed\): read again after \d+ ms; \d+ records? lost to its state; \d+ records? dropped upstream, \d+ partial records? discarded downstream; the failed attempt had processed 300 and left \d+ unprocessed/);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -111,6 +111,9 @@ describe('approximate recovery on worker processes (network pipelined shuffle)',
       const unseen = lost - AT - recovery.recordsDroppedUpstream;
       const inFlight = (NETWORK.buffersPerChannel + NETWORK.floatingBuffersPerGate + 1) * RECORDS_PER_BUFFER;
       assert.ok(unseen >= 0 && unseen <= inFlight, `lost ${lost} = ${AT} processed + ${recovery.recordsDroppedUpstream} dropped upstream + ${unseen} in flight (at most ${inFlight}): ${JSON.stringify(recovery)}`);
+      // and the whole loss is counted, in flight included: the new attempt's count (its state read the
+      // subpartition from 0; channel-resumed says where it reads on) equals the naive count's shortfall
+      assert.equal(recovery.recordsLost, lost, `the summary's recordsLost against the naive count: ${JSON.stringify(recovery)}`);
       // count#1 lost nothing: its words are counted exactly
       const reference = new Map<string, number>();
       for (let seq = 0; seq < N; seq++) reference.set(wordOf(seq), (reference.get(wordOf(seq)) ?? 0) + 1);

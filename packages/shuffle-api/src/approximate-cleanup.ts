@@ -84,6 +84,8 @@ export class ApproximateCleanup {
   /** The last data buffer since the reader went away was dropped (its records, a head included, were counted lost). */
   private lastDropped = false;
   private readonly counts = { reconnects: 0, buffersDropped: 0, recordsDropped: 0, partialRecordsSkipped: 0, recordsLost: 0 };
+  /** Records that began in the data buffers written so far (`written`), whoever got them. */
+  private recordsWritten = 0;
 
   get losses(): ApproximateLosses {
     return { ...this.counts };
@@ -101,9 +103,22 @@ export class ApproximateCleanup {
     this.lastDropped = false;
   }
 
-  /** A reader attached (counted as a reconnect when one had gone away). */
-  readerAttached(): void {
-    if (this.required) this.counts.reconnects++;
+  /**
+   * A reader attached (counted as a reconnect when one had gone away). Returns, for a reader that attached
+   * after one went away, the position of the first record it will get — the records written so far, as
+   * every buffer it is not served until its first whole record starts no record (the all-tail buffers
+   * `admit` drops while it is attached) — which the caller sends it first (`channel-resumed`); undefined
+   * for the first reader (it gets the subpartition from its first record).
+   */
+  readerAttached(): number | undefined {
+    if (!this.required) return undefined;
+    this.counts.reconnects++;
+    return this.recordsWritten;
+  }
+
+  /** Counts the records that begin in a data buffer written to the subpartition (every one, before `admit`). */
+  written(segment: Uint8Array, length: number, partialRecordLength: number): void {
+    this.recordsWritten += recordsStartingIn(segment, length, partialRecordLength);
   }
 
   /**

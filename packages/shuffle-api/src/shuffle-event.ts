@@ -13,13 +13,20 @@ import { ShuffleError, invalidArgument } from './shuffle-error.js';
  *   dropped the partial record it held for that channel (`partialRecordBytes` of it, 0 when none) and keeps
  *   reading the others; the channel's records resume, from a whole record, once a new producer attempt is
  *   there (FLIP-135's downstream side).
+ * - `channel-resumed`: sent by the shuffle, not by a producer, first on a PIPELINED_APPROXIMATE
+ *   subpartition that a new reader attached to after its last one went away: `recordPosition` is how many
+ *   records the subpartition was written before the first one this reader gets (its index, counted from 0
+ *   over the producer attempt's whole subpartition; what went to the readers before, dropped or not). A
+ *   consumer that knows how far its restored state had read that subpartition knows, exactly, how many
+ *   records its state will never see.
  */
 export type ShuffleEvent =
   | { readonly type: 'end-of-partition' }
   | { readonly type: 'end-of-data' }
   | { readonly type: 'checkpoint-barrier'; readonly id: number; readonly timestampMs: number }
   | { readonly type: 'user'; readonly name: string; readonly payload: JsonValue }
-  | { readonly type: 'channel-unavailable'; readonly partialRecordBytes: number };
+  | { readonly type: 'channel-unavailable'; readonly partialRecordBytes: number }
+  | { readonly type: 'channel-resumed'; readonly recordPosition: number };
 
 export const END_OF_PARTITION: ShuffleEvent = Object.freeze({ type: 'end-of-partition' });
 export const END_OF_DATA: ShuffleEvent = Object.freeze({ type: 'end-of-data' });
@@ -29,6 +36,7 @@ const KIND_END_OF_DATA = 2;
 const KIND_CHECKPOINT_BARRIER = 3;
 const KIND_USER = 4;
 const KIND_CHANNEL_UNAVAILABLE = 5;
+const KIND_CHANNEL_RESUMED = 6;
 
 /**
  * Checks an event a user asked to broadcast; throws SHF_ERR_INVALID_ARGUMENT naming the field. A user
@@ -43,6 +51,8 @@ export function validateUserEvent(event: unknown): ShuffleEvent {
       throw invalidArgument('event.type', 'end-of-partition is sent by finish(), not broadcast by hand');
     case 'channel-unavailable':
       throw invalidArgument('event.type', 'channel-unavailable is sent by the shuffle when a producer goes away, not broadcast by hand');
+    case 'channel-resumed':
+      throw invalidArgument('event.type', 'channel-resumed is sent by the shuffle when a new reader attaches, not broadcast by hand');
     case 'end-of-data':
       return event as ShuffleEvent;
     case 'checkpoint-barrier':
@@ -69,7 +79,8 @@ export function validateUserEvent(event: unknown): ShuffleEvent {
 /**
  * Encodes an event as the payload of an EVENT buffer (FRAMING.md, "Event buffers"):
  * byte 0 is the kind; a barrier adds its id and timestamp as float64 LE; a user event adds UTF-8 JSON
- * `{"name":..., "payload":...}`; channel-unavailable adds its partialRecordBytes as float64 LE.
+ * `{"name":..., "payload":...}`; channel-unavailable adds its partialRecordBytes, channel-resumed its
+ * recordPosition, as float64 LE.
  */
 export function encodeEvent(event: ShuffleEvent): Uint8Array {
   switch (event.type) {
@@ -89,6 +100,12 @@ export function encodeEvent(event: ShuffleEvent): Uint8Array {
       const out = new Uint8Array(9);
       out[0] = KIND_CHANNEL_UNAVAILABLE;
       new DataView(out.buffer).setFloat64(1, event.partialRecordBytes, true);
+      return out;
+    }
+    case 'channel-resumed': {
+      const out = new Uint8Array(9);
+      out[0] = KIND_CHANNEL_RESUMED;
+      new DataView(out.buffer).setFloat64(1, event.recordPosition, true);
       return out;
     }
     case 'user': {
@@ -118,6 +135,10 @@ export function decodeEvent(bytes: Uint8Array): ShuffleEvent {
     case KIND_CHANNEL_UNAVAILABLE: {
       if (bytes.length !== 9) throw corrupt(`channel-unavailable of ${bytes.length} bytes`);
       return { type: 'channel-unavailable', partialRecordBytes: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getFloat64(1, true) };
+    }
+    case KIND_CHANNEL_RESUMED: {
+      if (bytes.length !== 9) throw corrupt(`channel-resumed of ${bytes.length} bytes`);
+      return { type: 'channel-resumed', recordPosition: new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getFloat64(1, true) };
     }
     case KIND_USER: {
       let parsed: unknown;

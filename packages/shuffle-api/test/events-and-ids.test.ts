@@ -24,8 +24,18 @@ describe('events', () => {
       { type: 'end-of-data' },
       { type: 'checkpoint-barrier', id: 12345678901, timestampMs: 1_700_000_000_001 },
       { type: 'user', name: 'watermark', payload: { at: [1, 'two', null] } },
+      { type: 'channel-unavailable', partialRecordBytes: 17 },
+      { type: 'channel-resumed', recordPosition: 2 ** 40 + 3 },
     ];
     for (const event of events) assert.deepEqual(decodeEvent(encodeEvent(event)), event);
+    // FRAMING.md's table: kind 6, then the position as float64 LE
+    assert.deepEqual([...encodeEvent({ type: 'channel-resumed', recordPosition: 1 })], [6, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f]);
+  });
+
+  it('refuses to broadcast the events only the shuffle sends, naming event.type', () => {
+    for (const event of [{ type: 'channel-unavailable', partialRecordBytes: 0 }, { type: 'channel-resumed', recordPosition: 0 }, { type: 'end-of-partition' }] as ShuffleEvent[]) {
+      assert.throws(() => validateUserEvent(event), (e: unknown) => isShuffleError(e, 'SHF_ERR_INVALID_ARGUMENT') && e.context['field'] === 'event.type', event.type);
+    }
   });
 
   it('refuses a user event whose payload JSON cannot carry unchanged, naming event.payload', () => {
@@ -63,7 +73,7 @@ describe('events', () => {
   });
 
   it('reports unknown kinds, short barriers and bad JSON as corruption', () => {
-    for (const bytes of [Uint8Array.of(99), Uint8Array.of(3, 1, 2), Uint8Array.of(4, 0x7b)]) {
+    for (const bytes of [Uint8Array.of(99), Uint8Array.of(3, 1, 2), Uint8Array.of(4, 0x7b), Uint8Array.of(6, 1, 2, 3)]) {
       assert.throws(() => decodeEvent(bytes), (e: unknown) => isShuffleError(e, 'SHF_ERR_DATA_CORRUPTED'));
     }
   });

@@ -53,7 +53,14 @@ export class PipelinedSubpartition {
   /** Attaches the one reader (approximate: the next one, once the last went away). False when it was already consumed or released. */
   subscribe(receiver: CreditedReceiver): boolean {
     if (this.subscribed || this.released) return false;
-    this.cleanup.readerAttached();
+    const resumedAt = this.cleanup.readerAttached();
+    // a reader after one that went away first learns where in the subpartition it starts (its backlog
+    // holds only the events kept for it: none of them is data)
+    if (resumedAt !== undefined) {
+      const kept = this.backlog.drain();
+      this.backlog.push({ kind: 'event', event: { type: 'channel-resumed', recordPosition: resumedAt } });
+      for (const entry of kept) this.backlog.push(entry);
+    }
     this.subscribed = true;
     this.receiver = receiver;
     this.send();
@@ -65,6 +72,7 @@ export class PipelinedSubpartition {
       if (entry.kind === 'data') this.pool.recycle(entry.segment);
       return;
     }
+    if (entry.kind === 'data' && this.approximate) this.cleanup.written(entry.segment, entry.length, entry.partialRecordLength ?? 0);
     if (entry.kind === 'data' && this.cleanup.cleanupRequired) {
       // no reader: dropped; a new reader: served from the first whole record on
       const cut = this.cleanup.admit(entry.length, entry.partialRecordLength ?? 0, this.receiver !== null);

@@ -21,16 +21,24 @@ function setUp(capacity = 64) {
     const reader = new CreditedChannelReader(subpartition, pool, 100, new FloatingCredits(0), () => {});
     assert.equal(subpartition.subscribe(reader), true);
     const deframer = new RecordDeframer(1 << 20, 'p#0');
-    /** The whole records received so far (their first bytes, as numbers), and whether the end came. */
-    const drain = (): { records: number[]; ended: boolean } => {
+    /**
+     * The whole records received so far (their first bytes, as numbers), whether the end came, and the
+     * position a `channel-resumed` event gave (only a reader after one that went away gets one, first).
+     */
+    const drain = (): { records: number[]; ended: boolean; resumedAt?: number } => {
       const out: Uint8Array[] = [];
       let ended = false;
+      let resumedAt: number | undefined;
       for (let e = reader.poll(); e !== undefined; e = reader.poll()) {
         if (e.kind === 'data') deframer.push(e.segment.subarray(0, e.length), out);
         if (e.kind === 'event' && e.event.type === 'end-of-partition') ended = true;
+        if (e.kind === 'event' && e.event.type === 'channel-resumed') {
+          assert.equal(out.length, 0, 'channel-resumed comes before any record');
+          resumedAt = e.event.recordPosition;
+        }
         reader.recycle(e);
       }
-      return { records: out.map((r) => (r.length === 0 ? -1 : (r[0] as number))), ended };
+      return { records: out.map((r) => (r.length === 0 ? -1 : (r[0] as number))), ended, ...(resumedAt === undefined ? {} : { resumedAt }) };
     };
     return { reader, drain };
   };
@@ -45,11 +53,11 @@ describe('PIPELINED_APPROXIMATE subpartition', () => {
     const first = attach();
     write(1, 12); // header + 12 bytes: buffer 0 is full
     write(2, 4); // buffer 0 handed over; record 2 opens buffer 1
-    assert.deepEqual(first.drain().records, [1]);
+    assert.deepEqual(first.drain(), { records: [1], ended: false }, 'the first reader gets no channel-resumed');
     first.reader.release();
     const second = attach();
     framer.flush(); // buffer 1: record 2, no partial record
-    assert.deepEqual(second.drain().records, [2]);
+    assert.deepEqual(second.drain(), { records: [2], ended: false, resumedAt: 1 }, 'record 2 is record 1 of the subpartition (from 0)');
     assert.deepEqual(subpartition.approximateLosses, { reconnects: 1, buffersDropped: 0, recordsDropped: 0, partialRecordsSkipped: 0, recordsLost: 0 });
   });
 
@@ -62,7 +70,7 @@ describe('PIPELINED_APPROXIMATE subpartition', () => {
     const second = attach();
     write(2, 2); // buffer 1 at byte 8: header + 2 bytes
     framer.flush(); // buffer 1: 14 bytes, the first 8 the tail of record 1
-    assert.deepEqual(second.drain().records, [2]);
+    assert.deepEqual(second.drain(), { records: [2], ended: false, resumedAt: 1 }, 'record 1 began in buffer 0: record 2 is the second');
     assert.equal(subpartition.approximateLosses.partialRecordsSkipped, 1);
     assert.equal(subpartition.approximateLosses.recordsLost, 1, 'record 1: its head went to the gone reader, its tail was skipped');
   });
@@ -78,7 +86,7 @@ describe('PIPELINED_APPROXIMATE subpartition', () => {
     const second = attach();
     write(200, 3);
     framer.flush();
-    assert.deepEqual(second.drain().records, [99, 200], 'record 99 was still in the framer when the reader came');
+    assert.deepEqual(second.drain(), { records: [99, 200], ended: false, resumedAt: 99 }, 'record 99 was still in the framer when the reader came: 99 records (0-98) before it');
     assert.deepEqual(subpartition.approximateLosses, { reconnects: 1, buffersDropped: 99, recordsDropped: 99, partialRecordsSkipped: 0, recordsLost: 99 });
   });
 
@@ -90,7 +98,7 @@ describe('PIPELINED_APPROXIMATE subpartition', () => {
     const second = attach();
     write(2, 2); // buffer 2 at byte 12: record 2's header fills it; its 2 bytes open buffer 3
     framer.flush();
-    assert.deepEqual(second.drain().records, [2], "record 2's header and body, across two buffers");
+    assert.deepEqual(second.drain(), { records: [2], ended: false, resumedAt: 1 }, "record 2's header and body, across two buffers; record 1 began before");
     assert.deepEqual(subpartition.approximateLosses, { reconnects: 1, buffersDropped: 2, recordsDropped: 1, partialRecordsSkipped: 1, recordsLost: 1 });
   });
 
@@ -102,7 +110,7 @@ describe('PIPELINED_APPROXIMATE subpartition', () => {
     const second = attach();
     write(2, 4); // buffer 1 is full: handed over (all tail: skipped); record 2 opens buffer 2
     framer.flush();
-    assert.deepEqual(second.drain().records, [2]);
+    assert.deepEqual(second.drain(), { records: [2], ended: false, resumedAt: 1 });
     assert.deepEqual(subpartition.approximateLosses, { reconnects: 1, buffersDropped: 2, recordsDropped: 1, partialRecordsSkipped: 1, recordsLost: 1 });
   });
 
@@ -129,7 +137,7 @@ describe('PIPELINED_APPROXIMATE subpartition', () => {
     write(7, 1);
     framer.flush();
     subpartition.add({ kind: 'event', event: END_OF_PARTITION });
-    assert.deepEqual(third.drain(), { records: [7], ended: true });
+    assert.deepEqual(third.drain(), { records: [7], ended: true, resumedAt: 0 }, 'nothing was written before record 7');
     third.reader.release();
     assert.equal(subpartition.isReleased, true, 'consumed to its end');
     assert.equal(subpartition.approximateLosses.reconnects, 2);
@@ -179,6 +187,9 @@ describe('PIPELINED_APPROXIMATE through the memory shuffle environment', () => {
       assert.ok(records.every((r) => r.intact && r.payloadBytes === 50 && r.producer === 0), 'every record whole');
       const seqs = records.map((r) => r.seq);
       assert.deepEqual(seqs, [...seqs].sort((a, b) => a - b), 'in order, none twice');
+      // the new gate is told first where it starts: the seq of its first record (records are numbered from 0 as written)
+      const [head] = channel ?? [];
+      assert.deepEqual(head?.kind === 'event' ? head.event : head, { type: 'channel-resumed', recordPosition: seqs[0] }, 'channel-resumed first, at the first record it got');
       for (let seq = 61; seq < 70; seq++) assert.ok(seqs.includes(seq), `record ${seq}, written after the new gate came, is there`);
       const losses = env.approximateLosses!(descriptor.jobId);
       assert.equal(losses.reconnects, 1);

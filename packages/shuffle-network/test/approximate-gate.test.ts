@@ -37,6 +37,7 @@ const show = (items: readonly ChannelItem[] | undefined): string[] =>
       const r = parseRecord(item.record);
       return `${r.seq}${r.intact && r.payloadBytes === 50 ? '' : '!'}`;
     }
+    if (item.event.type === 'channel-resumed') return `resumed:${item.event.recordPosition}`;
     return item.event.type === 'channel-unavailable' ? `unavailable:${item.event.partialRecordBytes}` : item.event.type;
   });
 
@@ -68,7 +69,9 @@ describe('PIPELINED_APPROXIMATE over the network shuffle', { timeout: 30_000 }, 
       const got = show(channel);
       assert.ok(got.every((s) => !s.endsWith('!')), `every record whole: ${got.join(',')}`);
       assert.equal(got.at(-1), 'end-of-partition');
-      const seqs = got.slice(0, -1).map(Number);
+      const seqs = got.slice(1, -1).map(Number);
+      // first, where in the subpartition it starts: its first record's seq (records are numbered from 0 as written)
+      assert.equal(got[0], `resumed:${seqs[0]}`);
       // the first gate had credit for one buffer at a time: it got buffer 0 (record 0's head) and buffer 1
       // (record 0's tail, record 1's head) and left; record 1 went with it, the producer dropped the rest
       // (queued or written while no consumer was there) until the second gate came

@@ -30,15 +30,23 @@ function setUp(capacity = 64) {
     };
     assert.equal(subpartition.subscribe(view), true);
     const deframer = new RecordDeframer(1 << 20, 'p#0');
-    /** The whole records received so far (their first bytes, as numbers), and whether the end came. */
-    const drain = (): { records: number[]; ended: boolean } => {
+    /**
+     * The whole records received so far (their first bytes, as numbers), whether the end came, and the
+     * position a `channel-resumed` event gave (only a consumer after one that went away gets one, first).
+     */
+    const drain = (): { records: number[]; ended: boolean; resumedAt?: number } => {
       const out: Uint8Array[] = [];
       let ended = false;
+      let resumedAt: number | undefined;
       for (const e of received.splice(0)) {
         if (e.kind === 'data') deframer.push(e.segment.subarray(0, e.length), out);
         if (e.kind === 'event' && e.event.type === 'end-of-partition') ended = true;
+        if (e.kind === 'event' && e.event.type === 'channel-resumed') {
+          assert.equal(out.length, 0, 'channel-resumed comes before any record');
+          resumedAt = e.event.recordPosition;
+        }
       }
-      return { records: out.map((r) => (r.length === 0 ? -1 : (r[0] as number))), ended };
+      return { records: out.map((r) => (r.length === 0 ? -1 : (r[0] as number))), ended, ...(resumedAt === undefined ? {} : { resumedAt }) };
     };
     return { view, drain, gone: () => subpartition.viewGone(view) };
   };
@@ -53,11 +61,11 @@ describe('PIPELINED_APPROXIMATE network subpartition', () => {
     const first = attach();
     write(1, 12); // header + 12 bytes: buffer 0 is full
     write(2, 4); // buffer 0 handed over; record 2 opens buffer 1
-    assert.deepEqual(first.drain().records, [1]);
+    assert.deepEqual(first.drain(), { records: [1], ended: false }, 'the first consumer gets no channel-resumed');
     first.gone();
     const second = attach();
     framer.flush(); // buffer 1: record 2, no partial record
-    assert.deepEqual(second.drain().records, [2]);
+    assert.deepEqual(second.drain(), { records: [2], ended: false, resumedAt: 1 }, 'record 2 is record 1 of the subpartition (from 0)');
     assert.deepEqual(subpartition.approximateLosses, { reconnects: 1, buffersDropped: 0, recordsDropped: 0, partialRecordsSkipped: 0, recordsLost: 0 });
   });
 
@@ -70,7 +78,7 @@ describe('PIPELINED_APPROXIMATE network subpartition', () => {
     const second = attach();
     write(2, 2); // buffer 1 at byte 8: header + 2 bytes
     framer.flush(); // buffer 1: 14 bytes, the first 8 the tail of record 1
-    assert.deepEqual(second.drain().records, [2]);
+    assert.deepEqual(second.drain(), { records: [2], ended: false, resumedAt: 1 }, 'record 1 began in buffer 0: record 2 is the second');
     assert.equal(subpartition.approximateLosses.partialRecordsSkipped, 1);
     assert.equal(subpartition.approximateLosses.recordsLost, 1, 'record 1: its head went to the gone consumer, its tail was skipped');
   });
@@ -91,7 +99,7 @@ describe('PIPELINED_APPROXIMATE network subpartition', () => {
     const second = attach();
     write(200, 3);
     framer.flush();
-    assert.deepEqual(second.drain().records, [99, 200], 'record 99 was still in the framer when the consumer came');
+    assert.deepEqual(second.drain(), { records: [99, 200], ended: false, resumedAt: 101 }, 'record 99 was still in the framer when the consumer came: 50, 51 and 0-98 before it');
     // queued at the gone view: record 50; written while none was attached: 51, 0..98
     assert.deepEqual(subpartition.approximateLosses, { reconnects: 1, buffersDropped: 101, recordsDropped: 101, partialRecordsSkipped: 0, recordsLost: 101 });
   });
@@ -103,7 +111,7 @@ describe('PIPELINED_APPROXIMATE network subpartition', () => {
     const second = attach();
     write(2, 2); // buffer 2 at byte 12: record 2's header fills it; its 2 bytes open buffer 3
     framer.flush();
-    assert.deepEqual(second.drain().records, [2], "record 2's header and body, across two buffers");
+    assert.deepEqual(second.drain(), { records: [2], ended: false, resumedAt: 1 }, "record 2's header and body, across two buffers; record 1 began before");
     assert.deepEqual(subpartition.approximateLosses, { reconnects: 1, buffersDropped: 2, recordsDropped: 1, partialRecordsSkipped: 1, recordsLost: 1 });
   });
 
@@ -114,7 +122,7 @@ describe('PIPELINED_APPROXIMATE network subpartition', () => {
     const second = attach();
     write(2, 4); // buffer 1 is full: handed over (all tail: skipped); record 2 opens buffer 2
     framer.flush();
-    assert.deepEqual(second.drain().records, [2]);
+    assert.deepEqual(second.drain(), { records: [2], ended: false, resumedAt: 1 });
     assert.deepEqual(subpartition.approximateLosses, { reconnects: 1, buffersDropped: 2, recordsDropped: 1, partialRecordsSkipped: 1, recordsLost: 1 });
   });
 
@@ -127,7 +135,7 @@ describe('PIPELINED_APPROXIMATE network subpartition', () => {
     first.gone(); // the old connection's close arrives after
     write(2, 2);
     framer.flush();
-    assert.deepEqual(second.drain().records, [2]);
+    assert.deepEqual(second.drain(), { records: [2], ended: false, resumedAt: 1 }, 'record 1 went to the replaced view');
     assert.deepEqual(first.drain().records, [], 'nothing more to the replaced view');
     assert.deepEqual(subpartition.approximateLosses, { reconnects: 1, buffersDropped: 0, recordsDropped: 0, partialRecordsSkipped: 1, recordsLost: 1 });
   });
@@ -140,7 +148,7 @@ describe('PIPELINED_APPROXIMATE network subpartition', () => {
     write(7, 1);
     framer.flush();
     subpartition.add({ kind: 'event', event: END_OF_PARTITION });
-    assert.deepEqual(third.drain(), { records: [7], ended: true });
+    assert.deepEqual(third.drain(), { records: [7], ended: true, resumedAt: 0 }, 'nothing was written before record 7');
     third.gone();
     assert.equal(subpartition.released, true, 'consumed to its end');
     assert.equal(subpartition.approximateLosses.reconnects, 2);

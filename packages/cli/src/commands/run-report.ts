@@ -192,12 +192,11 @@ function formatRecovery(result: JobResult): string[] {
   return lines;
 }
 
-/** The machine-readable summary `weft run --json` prints (`extra`: e.g. the injected faults). */
 /** One line per single-task recovery of an approximate job: the task, how long until it read again, what it lost (counted). */
 function formatApproximateRecoveryLine(r: NonNullable<JobResult['approximateRecoveries']>[number]): string {
   const took = r.durationMs === undefined ? 'did not read again before the job ended' : `read again after ${Math.round(r.durationMs)} ms`;
   return (
-    `  approximate recovery of ${r.task} (attempt ${r.failedAttempt} failed): ${took}; ${plural(r.recordsDroppedUpstream, 'record')} dropped upstream, ` +
+    `  approximate recovery of ${r.task} (attempt ${r.failedAttempt} failed): ${took}; ${plural(r.recordsLost, 'record')} lost to its state; ${plural(r.recordsDroppedUpstream, 'record')} dropped upstream, ` +
     `${plural(r.partialRecordsDiscardedDownstream, 'partial record')} discarded downstream; the failed attempt had processed ${formatCount(r.recordsProcessedByFailedAttempt)} and left ${formatCount(r.recordsUnprocessedByFailedAttempt)} unprocessed`
   );
 }
@@ -209,6 +208,7 @@ function formatCheckpointLine(c: NonNullable<JobResult['checkpoints']>): string 
   return `  checkpoints (${c.mode === 'aligned' ? 'exactly-once' : 'at-least-once'}, every ${c.intervalMs} ms): ${c.completed} completed, ${c.aborted} aborted, ${latest}${restored}; ${plural(c.tasksRestored, 'task attempt')} restored from one`;
 }
 
+/** The machine-readable summary `weft run --json` prints (`extra`: e.g. the injected faults). */
 export function runSummaryJson(result: JobResult, extra: Record<string, unknown> = {}): Record<string, unknown> {
   const error = result.error;
   return {

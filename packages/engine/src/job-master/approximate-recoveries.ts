@@ -27,6 +27,15 @@ export interface ApproximateRecoveryRecord {
   readonly recordsProcessedByFailedAttempt: number;
   /** Records its gates had handed the failed attempt that it did not process (TaskMetrics.recordsUnprocessed). */
   readonly recordsUnprocessedByFailedAttempt: number;
+  /**
+   * Records the task's state will never see, counted by its new attempt (TaskMetrics.recordsLostOnInputs):
+   * on each approximate input channel, from how far the checkpoint it restored had read (0 without one) to
+   * the record the channel resumed at — what the failed attempt read since that checkpoint, what died in
+   * flight with it (across processes too), what upstream dropped, the record whose tail was skipped. A
+   * keyed count of this task therefore ends exactly this many records short. 0 until the new attempt reads
+   * again (and for a task without inputs: a source restored from a checkpoint replays instead).
+   */
+  readonly recordsLost: number;
 }
 
 /** What the tracker reads: live task counters and the results of finished tasks. */
@@ -134,6 +143,7 @@ export class ApproximateRecoveries {
       partialRecordsDiscardedDownstream: r.latest.partial - r.start.partial,
       recordsProcessedByFailedAttempt: r.processed,
       recordsUnprocessedByFailedAttempt: r.unprocessed,
+      recordsLost: this.#lostBy(`${r.task}@${r.failedAttempt + 1}`),
     }));
   }
 
@@ -148,6 +158,15 @@ export class ApproximateRecoveries {
       const next = this.#records.find((later) => later.task === r.task && later.failedAttempt > r.failedAttempt);
       if (next === undefined) r.latest = max(r.latest, this.#read(r.task));
     }
+  }
+
+  /** What attempt `attemptId` counted lost on its inputs (live, finished, or as last reported when it stopped). */
+  #lostBy(attemptId: string): number {
+    let lost = 0;
+    for (const p of this.#source.progress()) if (p.attemptId === attemptId) lost = Math.max(lost, p.metrics.recordsLostOnInputs ?? 0);
+    for (const result of this.#source.results) if (result?.attemptId === attemptId) lost = Math.max(lost, result.metrics.recordsLostOnInputs ?? 0);
+    lost = Math.max(lost, this.#stopped.get(attemptId)?.recordsLostOnInputs ?? 0);
+    return lost;
   }
 
   /** The sums, over every live and finished task, of what was lost for and from `task`. */

@@ -56,6 +56,13 @@ export class BarrierAligner {
     return this.#queued.reduce((n, q) => n + q.length, 0);
   }
 
+  /** Records held for `channel` (after its barrier, while a checkpoint aligns): not in that checkpoint's state. */
+  queuedRecords(channel: number): number {
+    let records = 0;
+    for (const item of this.#queued[channel] ?? []) if (item.kind === 'records') records += item.values.length;
+    return records;
+  }
+
   /** Values (deserialized records) of one batch of `channel`. */
   records(channel: number, values: readonly unknown[], input: number): void {
     if (this.#handler.isBlocked(channel) || (this.#queued[channel] as Item[]).length > 0) (this.#queued[channel] as Item[]).push({ kind: 'records', values, input });

@@ -11,6 +11,7 @@ import { defaultTaskMemoryBytes } from '../memory/memory-manager.js';
 import { createTaskMemory, type TaskMemory } from '../memory/task-memory.js';
 import { TaskBackpressure } from './backpressure.js';
 import { BarrierAligner, CANCEL_CHECKPOINT_EVENT } from './barrier-aligner.js';
+import { INPUT_POSITIONS_UID, InputPositions } from './input-positions.js';
 import { OperatorStateHolder } from './operator-state-holder.js';
 import { TaskWatermarks } from './task-watermarks.js';
 import { inputChannelsOf, type TaskInputChannels } from './input-channels-of.js';
@@ -78,6 +79,8 @@ export class StreamTask {
   readonly #partialDiscarded = new Map<string, number>();
   /** Records of the batch a planted fault cut short (TaskMetrics.recordsUnprocessed). */
   #recordsUnprocessed = 0;
+  /** How far this attempt's state read each input channel (TaskMetrics.recordsLostOnInputs); made once its checkpointing is known. */
+  #positions: InputPositions | undefined;
   /** The approximate outputs, by edge index (their losses are counted per consumer). */
   readonly #approximateOutputs = new Map<number, OutputDeployment>();
   /** A planted fault (fault injection), or undefined. */
@@ -125,6 +128,7 @@ export class StreamTask {
       ...(late === 0 ? {} : { lateRecordsDropped: late }),
       ...(this.#partialDiscarded.size === 0 ? {} : { partialRecordsDiscardedByProducer: Object.fromEntries(this.#partialDiscarded) }),
       ...(this.#recordsUnprocessed === 0 ? {} : { recordsUnprocessed: this.#recordsUnprocessed }),
+      ...((this.#positions?.recordsLost ?? 0) === 0 ? {} : { recordsLostOnInputs: this.#positions?.recordsLost }),
     };
   }
 
@@ -140,6 +144,7 @@ export class StreamTask {
         this.#writers.push({ edgeIndex: output.edgeIndex, writer: await this.#options.io.createWriter(output) });
       }
       this.#checkpointing = await this.#options.checkpointing?.();
+      this.#positions = new InputPositions(this.#channels.channels, InputPositions.restoredFrom(this.#checkpointing?.restore, deployment.subtask, deployment.parallelism, deployment.attempt, this.#channels.channels));
       if (signal.aborted) throw signal.reason;
       this.#memory = createTaskMemory({
         budgetBytes: deployment.taskMemoryBytes ?? defaultTaskMemoryBytes(),
@@ -311,11 +316,19 @@ export class StreamTask {
     const inputIndex = input.inputIndex;
     const aligner = this.#aligner;
     const base = this.#channels.base.get(input) ?? 0;
+    const positions = this.#positions as InputPositions;
     for (;;) {
       const batch = await gate.readBatch();
       if (batch === null) break;
       if (batch.kind !== 'records') {
-        if (batch.event.type === 'channel-unavailable' && batch.event.partialRecordBytes > 0) this.#countPartialDiscarded(input, batch.channel);
+        if (batch.event.type === 'channel-resumed') {
+          positions.resumed(base + batch.channel, batch.event.recordPosition);
+          continue;
+        }
+        if (batch.event.type === 'channel-unavailable') {
+          positions.unavailable(base + batch.channel);
+          if (batch.event.partialRecordBytes > 0) this.#countPartialDiscarded(input, batch.channel);
+        }
         if (aligner === undefined) {
           this.#watermarks?.inputEvent(base + batch.channel, batch.event);
           if (backpressure.blocked) await backpressure.wait();
@@ -326,6 +339,7 @@ export class StreamTask {
         continue;
       }
       let records = batch.records;
+      positions.read(base + batch.channel, records.length);
       const trigger = this.#trigger;
       let fireAt = -1;
       if (trigger !== undefined && this.#recordsIn + records.length > trigger.atRecord) {
@@ -436,6 +450,10 @@ export class StreamTask {
       // an operator still making its snapshot durable (a sink's pre-commit) has its state snapshotted once
       // it is — by the reaction registered first, before anything the operator does next
       durable.push(entry === undefined ? pending : pending.then(() => void (operators[entry.uid] = entry.holder.snapshot())));
+    }
+    if (this.#channels.channels > 0 && this.#positions !== undefined) {
+      const aligner = this.#aligner;
+      operators[INPUT_POSITIONS_UID] = this.#positions.snapshot((channel) => aligner?.queuedRecords(channel) ?? 0);
     }
     const barrier = { type: 'checkpoint-barrier' as const, id: checkpointId, timestampMs };
     for (const { writer } of this.#writers) if (!writer.broadcastEvent(barrier)) this.#backpressure.block(writer);

@@ -112,4 +112,10 @@ export interface TaskMetrics {
   readonly partialRecordsDiscardedByProducer?: Readonly<Record<string, number>>;
   /** Records its gates handed over that it did not process: the rest of the batch it was in when it failed. Absent when none. */
   readonly recordsUnprocessed?: number;
+  /**
+   * Approximate inputs: records this attempt's state will never see — between how far the state it started
+   * from had read a channel (its checkpoint's, or 0) and the record the channel resumed at when it attached
+   * again (`channel-resumed`; InputPositions). Counted, not estimated. Absent when none.
+   */
+  readonly recordsLostOnInputs?: number;
 }

@@ -63,7 +63,14 @@ export class ProducedSubpartition {
       if (!this.approximate || this.ended || this.view === null) return false;
       this.viewGone(this.view);
     }
-    this.cleanup.readerAttached();
+    const resumedAt = this.cleanup.readerAttached();
+    // a reader after one that went away first learns where in the subpartition it starts (its backlog
+    // holds only the events kept for it: none of them is data)
+    if (resumedAt !== undefined) {
+      const kept = this.backlog.drain();
+      this.backlog.push({ kind: 'event', event: { type: 'channel-resumed', recordPosition: resumedAt } });
+      for (const entry of kept) this.backlog.push(entry);
+    }
     this.subscribed = true;
     this.view = view;
     this.send();
@@ -75,6 +82,7 @@ export class ProducedSubpartition {
       if (entry.kind === 'data') this.pool.recycle(entry.segment);
       return;
     }
+    if (entry.kind === 'data' && this.approximate) this.cleanup.written(entry.segment, entry.length, entry.partialRecordLength ?? 0);
     if (entry.kind === 'data' && this.cleanup.cleanupRequired) {
       // no view: dropped; a new view: served from the first whole record on
       const cut = this.cleanup.admit(entry.length, entry.partialRecordLength ?? 0, this.view !== null);
