@@ -147,6 +147,7 @@ describe('approximate recovery, in process', () => {
     assert.deepEqual(result.failovers.map((f) => f.tasksToRestart), [['count#0']], 'the finished sources are not restarted');
     assert.ok(counts.size > 0 && counts.size < WORDS.length, `count#1's words only: ${[...counts.keys()].join(', ')}`);
     assert.equal(result.approximateRecoveries?.[0]?.task, 'count#0');
+    assert.equal(result.approximateRecoveries?.[0]?.recordsLost, undefined, 'not counted: no subpartition was left to say where it would have resumed');
   });
 
   it('fails a task that does not reconnect to its approximate inputs within the timeout through the ordinary failover path', async () => {

@@ -196,7 +196,7 @@ function formatRecovery(result: JobResult): string[] {
 function formatApproximateRecoveryLine(r: NonNullable<JobResult['approximateRecoveries']>[number]): string {
   const took = r.durationMs === undefined ? 'did not read again before the job ended' : `read again after ${Math.round(r.durationMs)} ms`;
   return (
-    `  approximate recovery of ${r.task} (attempt ${r.failedAttempt} failed): ${took}; ${plural(r.recordsLost, 'record')} lost to its state; ${plural(r.recordsDroppedUpstream, 'record')} dropped upstream, ` +
+    `  approximate recovery of ${r.task} (attempt ${r.failedAttempt} failed): ${took}; ${r.recordsLost === undefined ? 'what it lost is not counted (its producers had finished)' : `${plural(r.recordsLost, 'record')} lost to its state`}; ${plural(r.recordsDroppedUpstream, 'record')} dropped upstream, ` +
     `${plural(r.partialRecordsDiscardedDownstream, 'partial record')} discarded downstream; the failed attempt had processed ${formatCount(r.recordsProcessedByFailedAttempt)} and left ${formatCount(r.recordsUnprocessedByFailedAttempt)} unprocessed`
   );
 }

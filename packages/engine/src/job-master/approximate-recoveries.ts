@@ -33,9 +33,11 @@ export interface ApproximateRecoveryRecord {
    * the record the channel resumed at — what the failed attempt read since that checkpoint, what died in
    * flight with it (across processes too), what upstream dropped, the record whose tail was skipped. A
    * keyed count of this task therefore ends exactly this many records short. 0 until the new attempt reads
-   * again (and for a task without inputs: a source restored from a checkpoint replays instead).
+   * again (and for a task without inputs: a source restored from a checkpoint replays instead). Absent when
+   * it is not counted: the new attempt finished without reading, as its producers had finished before it
+   * came (what they wrote for it since its checkpoint is lost; no subpartition was there to say how much).
    */
-  readonly recordsLost: number;
+  readonly recordsLost?: number;
 }
 
 /** What the tracker reads: live task counters and the results of finished tasks. */
@@ -54,6 +56,8 @@ interface OpenRecovery {
   readonly processed: number;
   readonly unprocessed: number;
   durationMs: number | undefined;
+  /** The new attempt read again (its `reading` report), rather than finishing with nothing left to read. */
+  read: boolean;
   latest: Counters;
 }
 
@@ -104,7 +108,7 @@ export class ApproximateRecoveries {
     // recovery resumed (or since the start) is this failure's — even what was counted before its report arrived
     const previous = this.#records.findLast((r) => r.task === task);
     const start = previous?.latest ?? { dropped: 0, partial: 0 };
-    this.#records.push({ v, task, failedAttempt: attempt, failedAtMs: this.#now(), start, latest: start, durationMs: undefined, processed: metrics?.recordsIn ?? 0, unprocessed: metrics?.recordsUnprocessed ?? 0 });
+    this.#records.push({ v, task, failedAttempt: attempt, failedAtMs: this.#now(), start, latest: start, durationMs: undefined, read: false, processed: metrics?.recordsIn ?? 0, unprocessed: metrics?.recordsUnprocessed ?? 0 });
   }
 
   /**
@@ -112,15 +116,20 @@ export class ApproximateRecoveries {
    * `reading` report): the newest open recovery of `v` ends, its counters read now.
    */
   resumed(v: number, atMs: number): void {
-    const open = this.#records.findLast((r) => r.v === v);
-    if (open === undefined || open.durationMs !== undefined) return;
-    open.durationMs = Math.max(0, atMs - open.failedAtMs);
-    open.latest = max(open.latest, this.#read(open.task));
+    this.#resume(v, atMs, true);
   }
 
   /** Execution vertex `v`'s current attempt finished (before it read anything: nothing was left for it). */
   finished(v: number): void {
-    this.resumed(v, this.#now());
+    this.#resume(v, this.#now(), false);
+  }
+
+  #resume(v: number, atMs: number, read: boolean): void {
+    const open = this.#records.findLast((r) => r.v === v);
+    if (open === undefined || open.durationMs !== undefined) return;
+    open.durationMs = Math.max(0, atMs - open.failedAtMs);
+    open.read = read;
+    open.latest = max(open.latest, this.#read(open.task));
   }
 
   /**
@@ -135,16 +144,19 @@ export class ApproximateRecoveries {
   /** The recoveries so far, counters read once more now. */
   records(): ApproximateRecoveryRecord[] {
     this.#refresh();
-    return this.#records.map((r) => ({
-      task: r.task,
-      failedAttempt: r.failedAttempt,
-      ...(r.durationMs === undefined ? {} : { durationMs: r.durationMs }),
-      recordsDroppedUpstream: r.latest.dropped - r.start.dropped,
-      partialRecordsDiscardedDownstream: r.latest.partial - r.start.partial,
-      recordsProcessedByFailedAttempt: r.processed,
-      recordsUnprocessedByFailedAttempt: r.unprocessed,
-      recordsLost: this.#lostBy(`${r.task}@${r.failedAttempt + 1}`),
-    }));
+    return this.#records.map((r) => {
+      const lost = this.#lostBy(`${r.task}@${r.failedAttempt + 1}`);
+      return {
+        task: r.task,
+        failedAttempt: r.failedAttempt,
+        ...(r.durationMs === undefined ? {} : { durationMs: r.durationMs }),
+        recordsDroppedUpstream: r.latest.dropped - r.start.dropped,
+        partialRecordsDiscardedDownstream: r.latest.partial - r.start.partial,
+        recordsProcessedByFailedAttempt: r.processed,
+        recordsUnprocessedByFailedAttempt: r.unprocessed,
+        ...(lost > 0 || r.read ? { recordsLost: lost } : {}),
+      };
+    });
   }
 
   /** The job ended: the counters are read a last time; `records()` still answers. Idempotent. */
