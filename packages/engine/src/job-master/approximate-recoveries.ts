@@ -2,6 +2,7 @@ import type { ExecutionTopology } from '../execution/execution-topology.js';
 import type { TaskMetrics } from '../runtime/task-deployment.js';
 import type { TaskProgress, TaskResult } from '../runtime/task-events.js';
 import type { TaskAttempts } from './task-attempts.js';
+import { wallClockMs } from '../runtime/wall-clock.js';
 
 /** One single-task recovery of an approximate job (JobResult.approximateRecoveries). */
 export interface ApproximateRecoveryRecord {
@@ -50,7 +51,7 @@ interface OpenRecovery {
   readonly v: number;
   readonly task: string;
   readonly failedAttempt: number;
-  /** Wall clock (Date.now()) when the job master saw the failure. */
+  /** Wall clock (wallClockMs) when the job master saw the failure. */
   readonly failedAtMs: number;
   readonly start: Counters;
   readonly processed: number;
@@ -84,7 +85,7 @@ interface Counters {
 export class ApproximateRecoveries {
   readonly #topology: ExecutionTopology;
   readonly #source: ApproximateCountersSource;
-  /** Wall clock: the `reading` reports' `atMs` are executors' Date.now(). */
+  /** Wall clock: the `reading` reports' `atMs` are executors' wallClockMs(). */
   readonly #now: () => number;
   readonly #records: OpenRecovery[] = [];
   /** The last counters of attempts that failed or were cancelled (their live ones are gone), by attempt id. */
@@ -93,7 +94,7 @@ export class ApproximateRecoveries {
   constructor(request: { readonly topology: ExecutionTopology; readonly source: ApproximateCountersSource; readonly now?: () => number }) {
     this.#topology = request.topology;
     this.#source = request.source;
-    this.#now = request.now ?? Date.now;
+    this.#now = request.now ?? wallClockMs;
   }
 
   /** An attempt failed or was cancelled: its last counters (TaskEvent.metrics) keep counting. */

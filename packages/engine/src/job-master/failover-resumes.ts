@@ -1,4 +1,5 @@
 import type { FailoverRecord } from './failover-record.js';
+import { wallClockMs } from '../runtime/wall-clock.js';
 
 /** How long one failover kept its failed task from reading (JobResult.failoverResumes, one per failover, in order). */
 export interface FailoverResume {
@@ -17,7 +18,8 @@ export interface FailoverResume {
 
 /**
  * Pairs each failover with the `reading` report of its failed task's next attempt (restarted attempts send
- * one; TaskEvent `reading`). Wall clock, as those reports carry. Owns nothing to close.
+ * one; TaskEvent `reading`). Wall clock with a fraction of a millisecond (wallClockMs), as those reports
+ * carry. Owns nothing to close.
  */
 export class FailoverResumes {
   readonly #failovers: { readonly record: FailoverRecord; readonly atMs: number }[] = [];
@@ -25,7 +27,7 @@ export class FailoverResumes {
   readonly #readingAt = new Map<string, number>();
   readonly #now: () => number;
 
-  constructor(now: () => number = Date.now) {
+  constructor(now: () => number = wallClockMs) {
     this.#now = now;
   }
 

@@ -12,6 +12,7 @@ import { createTaskMemory, type TaskMemory } from '../memory/task-memory.js';
 import { TaskBackpressure } from './backpressure.js';
 import { BarrierAligner, CANCEL_CHECKPOINT_EVENT } from './barrier-aligner.js';
 import { INPUT_POSITIONS_UID, InputPositions } from './input-positions.js';
+import { wallClockMs } from './wall-clock.js';
 import { OperatorStateHolder } from './operator-state-holder.js';
 import { TaskWatermarks } from './task-watermarks.js';
 import { inputChannelsOf, type TaskInputChannels } from './input-channels-of.js';
@@ -371,7 +372,7 @@ export class StreamTask {
     const listener = this.#onFirstRecord;
     if (listener === undefined) return;
     this.#onFirstRecord = undefined;
-    listener(Date.now());
+    listener(wallClockMs());
   }
 
   /** The task's watermarks: its input channels' valve, and its writers for what it emits. */

@@ -19,7 +19,7 @@ export type TaskEvent =
   | { readonly type: 'running'; readonly attemptId: string }
   /**
    * A restarted attempt (attempt > 0) read its first record (a source: began to run): the moment its
-   * failover ends for its key range. `atMs`: the executor host's wall clock (Date.now()). First attempts do not send it.
+   * failover ends for its key range. `atMs`: the executor host's wall clock (wallClockMs(), a fraction of a millisecond). First attempts do not send it.
    */
   | { readonly type: 'reading'; readonly attemptId: string; readonly atMs: number }
   | { readonly type: 'finished'; readonly attemptId: string; readonly result: TaskResult }
