@@ -106,12 +106,4 @@ describe('weft run --workers 2 --checkpoint-interval: checkpoints across worker 
     const lost = COUNT - [...countsOf(summary).values()].reduce((a, b) => a + b, 0);
     assert.ok(lost >= 0 && lost <= 3000, `lost ${lost} records: the restarted counts started from the checkpoint's`);
   });
-
-  it('refuses a Redis Stream source on workers before anything runs, naming the source and why', async () => {
-    let stderr = '';
-    const fixture = fileURLToPath(new URL('./fixtures/redis-stream-job.ts', import.meta.url));
-    const code = await runCli(['run', fixture, ...stores, '--workers', '2', '--checkpoint-interval', '100ms'], { stdout: { write: () => true }, stderr: { write: (t: string) => ((stderr += t), true) }, cwd: dir, env: {} });
-    assert.equal(code, 2, stderr);
-    assert.match(stderr, /source "events" \(ctx\.readRedisStream\) runs in process only yet, not on workers executors/);
-  });
 });

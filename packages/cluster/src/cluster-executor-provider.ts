@@ -193,6 +193,7 @@ export class ClusterExecutorProvider implements TaskExecutorProvider {
       pipelined: request.pipelined,
       blocking: request.blocking,
       fileSystems: request.fileSystems,
+      ...(request.streamConnectors === undefined || request.streamConnectors.length === 0 ? {} : { streamConnectors: request.streamConnectors }),
       cwd: request.cwd,
       serializer: request.serializer,
       heartbeatIntervalMs: this.#options.heartbeatIntervalMs,

@@ -122,7 +122,7 @@ export * from './event-log/summarize-job-run.js';
 
 // ---- where <scheme>:// job inputs and outputs live (implementations are handed in by the caller, e.g. the CLI's S3 one) ----
 export type * from './io/external-file-system.js';
-export type { StreamConnector, StreamEntry, StreamReader, StreamReaderRequest } from './io/stream-connector.js';
+export type { StreamConnector, StreamConnectorProvider, StreamConnectorReference, StreamEntry, StreamReader, StreamReaderRequest } from './io/stream-connector.js';
 export { sourceUnavailable, redactSourceUrl } from './operators/stream-source.js';
 export { DIRECTORY_FILES_STATE, directoryFileOwner, isVisibleInputName } from './operators/directory-source.js';
 export { DEFAULT_TASK_MEMORY_FRACTION, MemoryConsumer, MemoryManager, MIN_TASK_MEMORY_BYTES, checkTaskMemoryBytes, defaultTaskMemoryBytes } from './memory/memory-manager.js';

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import { type StreamConnector, type StreamEntry, type StreamReader, type StreamReaderRequest, redactSourceUrl, sourceUnavailable } from '@weft/engine';
-import { invalidConfig } from '@weft/shuffle-api';
+import { type StreamConnector, type StreamConnectorReference, type StreamEntry, type StreamReader, type StreamReaderRequest, redactSourceUrl, sourceUnavailable } from '@weft/engine';
+import { invalidConfig, type JsonValue } from '@weft/shuffle-api';
 import { openRedisClient, parseRedisUrl, quitRedis } from '@weft/shuffle-remote/redis';
 
 /** Options of a RedisStreamConnector. Unknown keys are refused. */
@@ -26,10 +26,12 @@ type RawRead = [string, RawEntry[]][] | [string, RawEntry[]] | null;
  * The StreamConnector for `redis://`, `rediss://` and `redis+sentinel://` URLs (parseRedisUrl): each
  * reader has its own connection (a blocking XREADGROUP holds it), made with the connection helpers of
  * `@weft/shuffle-remote/redis`, so it reconnects as the other Redis users do. The consumer group is
- * created when missing (XGROUP CREATE … MKSTREAM).
+ * created when missing (XGROUP CREATE … MKSTREAM). `reference` lets worker processes and cluster
+ * executors rebuild an equal one (createRedisStreamConnector with the same options).
  */
 export class RedisStreamConnector implements StreamConnector {
   readonly schemes = ['redis', 'rediss', 'redis+sentinel'] as const;
+  readonly reference: StreamConnectorReference;
   readonly #options: Required<RedisStreamConnectorOptions>;
 
   constructor(options: RedisStreamConnectorOptions = {}) {
@@ -45,6 +47,7 @@ export class RedisStreamConnector implements StreamConnector {
       resolved[key] = value;
     }
     this.#options = resolved;
+    this.reference = { module: '@weft/job-store', exportName: 'createRedisStreamConnector', options: { ...resolved } };
   }
 
   async open(request: StreamReaderRequest): Promise<StreamReader> {
@@ -75,6 +78,11 @@ export class RedisStreamConnector implements StreamConnector {
     }
     return new RedisStreamReader(redis, request, this.#options.commandTimeoutMs, () => (closing = true));
   }
+}
+
+/** A RedisStreamConnector from JSON options (its `reference` names this export); unknown keys are refused. */
+export function createRedisStreamConnector(options: JsonValue = {}): RedisStreamConnector {
+  return new RedisStreamConnector(options as RedisStreamConnectorOptions);
 }
 
 /** One consumer of one group, on its own connection. */

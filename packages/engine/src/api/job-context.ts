@@ -159,7 +159,7 @@ export class JobContext {
    * when the source ends); after a failure the restarted subtask first reads its consumer's pending entries
    * again, so entries read after the latest completed checkpoint may arrive twice, and none is lost.
    * A restore with fewer subtasks hands the pending entries of the consumers that are gone to subtask 0.
-   * The job needs a StreamConnector for the URL (`weft run` has one for `redis://`; in process only);
+   * The job needs a StreamConnector for the URL (`weft run` has one for `redis://`, rebuilt on worker processes and cluster executors);
    * otherwise, or when Redis cannot be reached, the source fails with `WEFT_ERR_SOURCE_UNAVAILABLE`.
    */
   readRedisStream(url: string, stream: string, options: ReadRedisStreamOptions = {}): DataSet<{ readonly id: string; readonly fields: Readonly<Record<string, string>> }> {

@@ -2,6 +2,7 @@ import type { JobId, Logger, ShuffleServiceReference } from '@weft/shuffle-api';
 import type { ExchangeMode } from '../api/exchange-mode.js';
 import type { JobPlan } from '../graph/job-plan.js';
 import type { ExternalFileSystemReference } from '../io/external-file-system.js';
+import type { StreamConnectorReference } from '../io/stream-connector.js';
 import type { SerializerName } from '../serialization/serializers.js';
 import type { TaskCheckpointingProvider } from '../runtime/task-checkpointing.js';
 import type { TaskExecutor, TaskExecutorListener } from './task-executor.js';
@@ -24,6 +25,11 @@ export interface TaskExecutorProviderRequest {
   readonly blocking: ShuffleServiceReference;
   /** The job's external file systems (`s3://` inputs and outputs), by reference: executors rebuild them. */
   readonly fileSystems: readonly ExternalFileSystemReference[];
+  /**
+   * The job's stream connectors (`ctx.readRedisStream`), by reference: executors rebuild them (a provider
+   * forwards them in WorkerInitMessage.streamConnectors). @defaultValue []
+   */
+  readonly streamConnectors?: readonly StreamConnectorReference[];
   readonly cwd: string;
   readonly serializer: SerializerName;
   /** Reports of every executor, those that join later included (`onExecutorJoined`). */

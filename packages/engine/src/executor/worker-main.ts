@@ -11,6 +11,7 @@ import { serializeTaskError } from '../runtime/task-error-serialization.js';
 import { InProcessTaskExecutor } from './in-process-task-executor.js';
 import { rebuildFileSystem } from './rebuild-file-system.js';
 import { rebuildShuffleFactory } from './rebuild-shuffle-factory.js';
+import { rebuildStreamConnector } from './rebuild-stream-connector.js';
 import { WorkerCheckpointing } from './worker-checkpointing.js';
 import { type FromWorkerMessage, isToWorkerCheckpointMessage, type ToWorkerMessage, type WorkerInitMessage } from './worker-protocol.js';
 
@@ -86,12 +87,13 @@ async function init(message: WorkerInitMessage): Promise<void> {
   const logger = ipcLogger({ taskExecutorId: message.executorId });
   await loaderReady;
   // Load the job and both shuffle modules at once: imports dominate a worker's start.
-  const [loaded, pipelined, blocking, rebuilt] = await Promise.all([
+  const [loaded, pipelined, blocking, rebuilt, streamConnectors] = await Promise.all([
     // the job master checked the inputs already
     loadJob({ job: message.jobModuleUrl, args: message.args, parallelism: message.parallelism, exchangeMode: message.exchangeMode, cwd: message.cwd, checkInputs: false, ...(message.adaptive === undefined ? {} : { adaptive: message.adaptive }) }),
     rebuildShuffleFactory(message.pipelined, 'pipelined'),
     rebuildShuffleFactory(message.blocking, 'blocking'),
     Promise.all(message.fileSystems.map(rebuildFileSystem)),
+    Promise.all((message.streamConnectors ?? []).map(rebuildStreamConnector)),
   ]);
   fileSystems = rebuilt;
   if (loaded.plan.fingerprint !== message.fingerprint) {
@@ -112,6 +114,7 @@ async function init(message: WorkerInitMessage): Promise<void> {
     blocking,
     cwd: message.cwd,
     fileSystems,
+    streamConnectors,
     serializer: loaded.definition.options.serializer ?? resolveSerializer(message.serializer),
     logger,
     killProcess: () => process.kill(process.pid, 'SIGKILL'),

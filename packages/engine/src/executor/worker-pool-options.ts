@@ -1,6 +1,7 @@
 import type { Logger, ShuffleServiceFactory } from '@weft/shuffle-api';
 import type { LoadedJob } from '../graph/load-job.js';
 import type { ExternalFileSystem } from '../io/external-file-system.js';
+import type { StreamConnectorReference } from '../io/stream-connector.js';
 import type { SerializerName } from '../serialization/serializers.js';
 import type { TaskCheckpointingProvider } from '../runtime/task-checkpointing.js';
 import type { PrestartedWorkers } from './prestarted-workers.js';
@@ -26,6 +27,8 @@ export interface WorkerPoolOptions {
   readonly cwd: string;
   /** Rebuilt in each worker from its reference. @defaultValue [] */
   readonly fileSystems?: readonly ExternalFileSystem[];
+  /** The job's stream connectors, by reference: each worker rebuilds them. @defaultValue [] */
+  readonly streamConnectors?: readonly StreamConnectorReference[];
   readonly serializer: SerializerName;
   readonly logger?: Logger;
   /** @defaultValue process.execArgv without test-runner and inspector flags */

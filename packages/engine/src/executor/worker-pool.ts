@@ -108,6 +108,7 @@ function initMessage(options: WorkerPoolOptions, id: TaskExecutorId): WorkerInit
     blocking: requireReference(options.blocking, 'blocking'),
     cwd: options.cwd,
     fileSystems: fileSystemReferences(options),
+    ...(options.streamConnectors === undefined || options.streamConnectors.length === 0 ? {} : { streamConnectors: [...options.streamConnectors] }),
     serializer: options.serializer,
     heartbeatIntervalMs: options.heartbeatIntervalMs ?? DEFAULT_HEARTBEAT_INTERVAL_MS,
     progressIntervalMs: options.progressIntervalMs ?? 250,

@@ -2,6 +2,7 @@ import type { PlanAdaptivity } from '../graph/adaptive-presets.js';
 import type { ShuffleDescriptor, ShuffleLocation, ShuffleServiceReference } from '@weft/shuffle-api';
 import type { ExchangeMode } from '../api/exchange-mode.js';
 import type { ExternalFileSystemReference } from '../io/external-file-system.js';
+import type { StreamConnectorReference } from '../io/stream-connector.js';
 import type { SerializerName } from '../serialization/serializers.js';
 import type { SerializedTaskError } from '../runtime/task-error-serialization.js';
 import type { RegionDeployment, TaskDeployment } from '../runtime/task-deployment.js';
@@ -28,6 +29,8 @@ export interface WorkerInitMessage {
   readonly cwd: string;
   /** The job's external file systems, rebuilt by the worker. */
   readonly fileSystems: readonly ExternalFileSystemReference[];
+  /** Where the job's stream sources read (RunJobOptions.streamConnectors), rebuilt by the worker. @defaultValue [] */
+  readonly streamConnectors?: readonly StreamConnectorReference[];
   readonly serializer: SerializerName;
   readonly heartbeatIntervalMs: number;
   readonly progressIntervalMs: number;

@@ -1,4 +1,4 @@
-import type { Logger } from '@weft/shuffle-api';
+import type { JsonValue, Logger } from '@weft/shuffle-api';
 import { invalidEngineArgument } from '../errors/engine-error.js';
 
 /** One entry of an external stream: its id (a Redis Stream id, `<ms>-<seq>`) and its fields, in order. */
@@ -56,18 +56,35 @@ export interface StreamReader {
  * never imports a Redis client. The CLI hands one for `redis://`, `rediss://` and `redis+sentinel://`
  * (`@weft/job-store`'s RedisStreamConnector).
  *
- * Ownership: the caller of `runJob` owns it (runJob never closes it). In-process runs only: it has no
- * reference a worker process could rebuild it from.
+ * Ownership: the caller of `runJob` owns it (runJob never closes it). A worker process or a cluster's task
+ * executor rebuilds an equal one from `reference` (as it rebuilds file systems); one without a reference
+ * serves in-process runs only (a job reading through it elsewhere is refused before it runs).
  */
 export interface StreamConnector {
   /** URL schemes it serves, without `://`. */
   readonly schemes: readonly string[];
+  /** How another process builds an equal connector. Absent: in-process runs only. */
+  readonly reference?: StreamConnectorReference;
   /**
    * Connects a reader; creates the group when it is missing (at `startId`, creating the stream too:
    * MKSTREAM). Rejects with `WEFT_ERR_SOURCE_UNAVAILABLE` when the stream's server cannot be reached.
    */
   open(request: StreamReaderRequest): Promise<StreamReader>;
 }
+
+/**
+ * How another process builds an equal connector: `(await import(module))[exportName](options)` — plain JSON,
+ * it travels in a worker's init message (WorkerInitMessage.streamConnectors). Keep secrets out of `options`
+ * (a password in the stream's URL is the job's, not the connector's).
+ */
+export interface StreamConnectorReference {
+  readonly module: string;
+  readonly exportName: string;
+  readonly options: JsonValue;
+}
+
+/** The signature of the export a StreamConnectorReference names. */
+export type StreamConnectorProvider = (options: JsonValue) => StreamConnector;
 
 /** The connector serving `url`'s scheme, or undefined. */
 export function streamConnectorOf(url: string, connectors: readonly StreamConnector[]): StreamConnector | undefined {

@@ -12,6 +12,7 @@ import type { ExternalFileSystem } from '../io/external-file-system.js';
 import type { StreamConnector } from '../io/stream-connector.js';
 import type { RecordSerializerFactory } from '../serialization/record-serializer.js';
 import type { SerializerName } from '../serialization/serializers.js';
+import { streamConnectorReferences } from './check-stream-sources.js';
 import { FencedShuffleMaster } from './fenced-shuffle-master.js';
 import type { JobFence } from './job-fence.js';
 
@@ -39,7 +40,7 @@ export interface JobSessionOptions {
   readonly slotsPerExecutor: number;
   readonly cwd: string;
   readonly fileSystems: readonly ExternalFileSystem[];
-  /** Where stream sources read (in process only). @defaultValue [] */
+  /** Where stream sources read; executors outside this process get the references of those that have one. @defaultValue [] */
   readonly streamConnectors?: readonly StreamConnector[] | undefined;
   /** The serializer in process; workers resolve it by `serializerName`. */
   readonly serializer: RecordSerializerFactory;
@@ -195,6 +196,7 @@ export class JobSession {
         if (fs.reference === undefined) throw new EngineError('WEFT_ERR_INVALID_ARGUMENT', `the ${fs.scheme}:// file system has no reference, so ${kind} executors cannot rebuild it`, { context: { field: `fileSystems[${i}]` } });
         return fs.reference;
       });
+      const streamConnectors = streamConnectorReferences(o.streamConnectors);
       return [
         ...(await o.executor.start({
           jobId: o.jobId,
@@ -206,6 +208,7 @@ export class JobSession {
           pipelined,
           blocking,
           fileSystems,
+          ...(streamConnectors.length === 0 ? {} : { streamConnectors }),
           cwd: o.cwd,
           serializer: o.serializerName,
           listener,
@@ -245,6 +248,7 @@ export class JobSession {
       listener,
       cwd: o.cwd,
       fileSystems: o.fileSystems,
+      streamConnectors: streamConnectorReferences(o.streamConnectors),
       serializer: o.serializerName,
       logger: o.logger,
       ...(o.workerExecArgv === undefined ? {} : { execArgv: o.workerExecArgv }),

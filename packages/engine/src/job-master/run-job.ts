@@ -44,7 +44,7 @@ import { type CheckpointSummary, JobCheckpointing, resolveRestoreCheckpoint } fr
 import { checkCheckpointable } from '../checkpoint/check-checkpointable.js';
 import type { ApproximateRecoveryRecord } from './approximate-recoveries.js';
 import type { FailoverResume } from './failover-resumes.js';
-import { checkStreamSourcesInProcess } from './check-stream-sources.js';
+import { checkStreamSourcesReachable } from './check-stream-sources.js';
 import { checkApproximateExecutors, checkApproximateRecovery } from './check-approximate-recovery.js';
 
 export type { JobShuffleServices } from './job-session.js';
@@ -149,7 +149,9 @@ export interface RunJobOptions {
   readonly fileSystems?: readonly ExternalFileSystem[];
   /**
    * Where stream sources (`ctx.readRedisStream(url, …)`) read: one StreamConnector per URL scheme family
-   * (the CLI hands `@weft/job-store`'s RedisStreamConnector). In process only (`executor: 'inprocess'`).
+   * (the CLI hands `@weft/job-store`'s RedisStreamConnector). Worker processes and a provider's executors
+   * rebuild each from its `reference`; a job whose stream source reads through one without a reference is
+   * refused on them before it runs (WEFT_ERR_INVALID_ARGUMENT, field `streamConnectors[i]`).
    * The caller owns them (runJob never closes them). @defaultValue [] (a stream source then fails with
    * WEFT_ERR_SOURCE_UNAVAILABLE)
    */
@@ -369,7 +371,8 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   if (approximate && options.exchangeMode === undefined) checkApproximate();
   if (kind !== 'inprocess' && loaded.moduleUrl === undefined) throw new EngineError('WEFT_ERR_INVALID_JOB', 'a job run on worker processes must be given as a module path, so workers can load it', { context: { field: 'job' } });
   if (checkpointOptions !== undefined) checkCheckpointable(loaded.plan);
-  checkStreamSourcesInProcess(loaded.plan, kind);
+  const streamConnectors = checkStreamConnectors(options.streamConnectors);
+  checkStreamSourcesReachable(loaded.plan, kind, streamConnectors);
   const topology = ExecutionTopology.from(loaded.plan.topology);
   const regions = buildPipelinedRegions(topology);
   if (checkpointOptions !== undefined || approximate) {
@@ -423,7 +426,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
     slotsPerExecutor: slots,
     cwd,
     fileSystems,
-    streamConnectors: checkStreamConnectors(options.streamConnectors),
+    streamConnectors,
     serializer,
     serializerName,
     logger,

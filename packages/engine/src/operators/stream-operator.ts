@@ -31,7 +31,7 @@ export interface OperatorContext extends TaskIdentity {
   readonly cwd: string;
   /** Where `<scheme>://` inputs and outputs live (RunJobOptions.fileSystems). */
   readonly fileSystems: readonly ExternalFileSystem[];
-  /** Where stream sources read (RunJobOptions.streamConnectors). @defaultValue [] (outside the job master's process) */
+  /** Where stream sources read (RunJobOptions.streamConnectors). Worker processes rebuild them from their references. @defaultValue [] */
   readonly streamConnectors?: readonly StreamConnector[];
   /** The task's logger (carries the operator and the attempt). @defaultValue a no-op logger */
   readonly logger?: Logger;

@@ -77,7 +77,7 @@ export class StreamSource implements SourceOperator {
     const { spec, context } = this;
     const connector = streamConnectorOf(spec.url, context.streamConnectors ?? []);
     if (connector === undefined) {
-      throw this.#unavailable(`no stream connector serves this URL (RunJobOptions.streamConnectors; stream sources run in process only)`);
+      throw this.#unavailable(`no stream connector serves this URL (RunJobOptions.streamConnectors)`);
     }
     const consumer = `${spec.consumerPrefix}-${context.subtask}`;
     try {
