@@ -138,6 +138,12 @@ describe('block checksums computed when a block is filled', () => {
     const entries = region.subpartitions.flatMap((list) => list ?? []);
     assert.ok(entries.length > 4);
     for (const entry of entries) assert.equal(entry.rawChecksum, rawBlockChecksum(BLOCK_KIND_DATA, entry.bytes.slice()));
+    // blocks larger than the checksum step, records of all sizes: pieces checksummed as the block fills, records across blocks, one larger than a block
+    const big = new SortBuffer(3, 256 * 1024, 8 << 20, true);
+    for (let i = 0; i < 400; i++) big.write(randomFillSync(new Uint8Array(i === 7 ? 600_000 : (i * 7919) % 40_000)), i % 3);
+    const bigEntries = big.takeRegion().subpartitions.flatMap((list) => list ?? []);
+    assert.ok(bigEntries.length > 20 && bigEntries.some((e) => e.bytes.length === 256 * 1024));
+    for (const entry of bigEntries) assert.equal(entry.rawChecksum, rawBlockChecksum(BLOCK_KIND_DATA, entry.bytes.slice()));
     const unchecked = new SortBuffer(2, 4096, 1 << 20);
     unchecked.write(textRecord(0, 0, 500), 0);
     assert.equal(unchecked.takeRegion().subpartitions[0]![0]!.rawChecksum, undefined);
@@ -312,7 +318,7 @@ describe('merged layout (a spilled partition written in one go)', () => {
   });
 
   it('combines CRC32Cs of two pieces into the CRC32C of both', () => {
-    for (const [a, b] of [[0, 1], [5, 4], [1000, 4096], [3, 70_001]] as const) {
+    for (const [a, b] of [[0, 1], [5, 4], [1000, 4096], [3, 70_001], [12, 262_140], [0, 0], [70_000, 1 << 20]] as const) {
       const first = randomFillSync(new Uint8Array(a));
       const second = randomFillSync(new Uint8Array(b));
       const both = new Uint8Array(a + b);

@@ -1,12 +1,14 @@
 import { strict as assert } from 'node:assert';
 import { randomFillSync } from 'node:crypto';
 import { readFile, truncate, writeFile } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { RecordDeframer, RecordFramer, isShuffleError } from '@weft/shuffle-api';
 import { BLOCK_KIND_DATA, BLOCK_KIND_EVENT, LocalBlobStore, PartitionFileWriter, type RegionEntry, SubpartitionRangeReader } from '@weft/shuffle-remote';
 import { createTempDir } from '@weft/testkit';
 import { crc32cImplementation } from '../src/format/checksum.js';
+import { ChecksumWorker } from '../src/format/checksum-worker.js';
 
 const KEY = 'job/edge%230/map%230%400.w1.wsm';
 const BLOCK = 4096;
@@ -77,6 +79,19 @@ describe('local file reads made by the checksum worker', { skip: crc32cImplement
       const { records, blocks, checkedWhenRead } = await readAll(store, summary.location, readBufferBytes);
       assert.deepEqual(records, written, `read buffers of ${readBufferBytes} bytes`);
       assert.equal(checkedWhenRead, blocks, `every block checked by the worker as read (read buffers of ${readBufferBytes} bytes)`);
+    }
+  });
+
+  it('spreads readers over two workers where there are two cores, each reader on one worker: every block of four readers at once checked as read', async () => {
+    const first = ChecksumWorker.shared().newStream();
+    assert.equal(ChecksumWorker.forStream(first), ChecksumWorker.forStream(first + 2), 'a stream and the one two later share a worker');
+    if (availableParallelism() >= 2) assert.notEqual(ChecksumWorker.forStream(first), ChecksumWorker.forStream(first + 1), 'consecutive streams on two workers');
+    await using dir = await createTempDir('weft-worker-reads-');
+    const { store, summary, written } = await writeLocal(dir.path, 6);
+    const reads = await Promise.all([1000, 3000, 4096 + 16, 5000].map((readBufferBytes) => readAll(store, summary.location, readBufferBytes)));
+    for (const { records, blocks, checkedWhenRead } of reads) {
+      assert.deepEqual(records, written);
+      assert.equal(checkedWhenRead, blocks, 'every block checked by the worker that read it');
     }
   });
 

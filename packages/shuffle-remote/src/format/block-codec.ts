@@ -92,6 +92,21 @@ export function rawBlockChecksum(kind: BlockKind, payload: Uint8Array): number {
   return crc32c(payload, headerChecksum(scratchHeader, 0));
 }
 
+/**
+ * The CRC32C of the header fields a raw (codec 0) block of `kind` with `length` payload bytes has: with
+ * `crc32cCombine(rawHeaderChecksum(kind, length), crc32c(payload), length)` the block's checksum, from a
+ * payload checksummed before its length was known (piece by piece as it is filled).
+ */
+export function rawHeaderChecksum(kind: BlockKind, length: number): number {
+  scratchHeader[4] = kind;
+  scratchHeader[5] = CODEC_RAW;
+  scratchHeader[6] = 0;
+  scratchHeader[7] = 0;
+  writeU32(scratchHeader, 8, length);
+  writeU32(scratchHeader, 12, length);
+  return headerChecksum(scratchHeader, 0);
+}
+
 /** Writes one whole block (header and payload) into `out` at `offset`; returns its encoded length. */
 export function writeBlock(out: Uint8Array, offset: number, kind: BlockKind, payload: Uint8Array, compressed?: Uint8Array): number {
   const stored = writeBlockHeader(out, offset, kind, payload, compressed);

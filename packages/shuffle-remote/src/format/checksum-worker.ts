@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { crc32c, crc32cForWorker, crc32cImplementation } from './checksum.js';
 
@@ -153,13 +154,23 @@ export class WorkerReadError extends Error {
 const READ_PIECE_BYTES = 512 * 1024;
 
 /**
+ * Workers that make reads (`readBlocks`), each stream always on the same one: two where the machine has
+ * two cores or more. One worker making every read of eight gates was the read's critical path (the
+ * kernel's copies and the CRC32Cs of 1 GiB, 0.25 s, while the JavaScript thread deframing beside it was
+ * busy about half the time); two share that.
+ */
+const READ_WORKERS = Math.min(2, Math.max(1, availableParallelism()));
+
+/**
  * Computes CRC32Cs on a worker thread, so the checksums of a region being written or of a read buffer
  * being verified run beside the JavaScript thread that frames or deframes records (CRC32C of every block
  * is, with framing, the biggest CPU cost of the format). Spans in SharedArrayBuffers go to the worker
  * (nothing is copied); the others, small batches, and everything once the worker failed are computed on
- * the calling thread. One worker per process, started on first use; it keeps the process alive only
- * while a batch is in flight. It loads the native CRC32C the calling thread uses (checksum.ts, switching
- * to the faster one after as many bytes); with the JavaScript fallback there is no worker.
+ * the calling thread. One worker per process (`shared()`) for checksums, and the reads of local files
+ * spread over READ_WORKERS (`forStream`: the shared one and, on two cores or more, a second); each is
+ * started on first use and keeps the process alive only while a batch is in flight. Each loads the
+ * native CRC32C the calling thread uses (checksum.ts, switching to the faster one after as many bytes);
+ * with the JavaScript fallback there is no worker.
  */
 export class ChecksumWorker {
   private static instance: ChecksumWorker | undefined;
@@ -169,10 +180,20 @@ export class ChecksumWorker {
   private readonly pending = new Map<number, { resolve: (reply: WorkerReply) => void; reject: (e: Error) => void }>();
   private nextStream = 0;
 
+  private static readers: ChecksumWorker[] = [];
+
   /** The process's checksum worker. */
   static shared(): ChecksumWorker {
     ChecksumWorker.instance ??= new ChecksumWorker();
     return ChecksumWorker.instance;
+  }
+
+  /** The worker that makes the reads of `stream` (a `newStream()` id of the shared worker): the same one for every read of a stream. */
+  static forStream(stream: number): ChecksumWorker {
+    const k = stream % READ_WORKERS;
+    if (k === 0) return ChecksumWorker.shared();
+    ChecksumWorker.readers[k] ??= new ChecksumWorker();
+    return ChecksumWorker.readers[k];
   }
 
   /** The CRC32C of every span, in order. */

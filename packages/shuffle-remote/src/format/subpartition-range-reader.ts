@@ -340,7 +340,7 @@ export class SubpartitionRangeReader {
     this.extentDone += length;
     const target = this.free.pop() ?? this.bytes(this.options.readBufferBytes);
     const file = this.options.reader.file;
-    const worker = ChecksumWorker.shared();
+    const worker = ChecksumWorker.forStream(this.stream);
     if (file === undefined || !(target.buffer instanceof SharedArrayBuffer) || !worker.readsFiles) {
       return this.options.reader.read(offset, length, target).then((bytes) => ({ bytes, target }));
     }
