@@ -11,6 +11,15 @@ export interface CreateWriterRequest {
   readonly descriptor: ShuffleDescriptor;
   /** Child logger for this writer; defaults to the environment's. */
   readonly logger?: Logger;
+  /**
+   * At most this many bytes for the writer's own buffers (its share of the producing task's memory
+   * budget): an environment whose writers buffer records caps its per-writer setting at it
+   * (`producerMemoryBytes` of shuffle-remote); one whose buffers are bounded otherwise (credits) may
+   * ignore it. A writer that cannot work in so little (a floor of its own, such as S3 multipart parts)
+   * takes its floor. A positive whole number; an environment that uses it refuses anything else
+   * (SHF_ERR_INVALID_ARGUMENT naming `memoryBytes`). @defaultValue the environment's setting
+   */
+  readonly memoryBytes?: number;
 }
 
 export interface CreateInputGateRequest {
@@ -22,6 +31,14 @@ export interface CreateInputGateRequest {
   /** A name for logs and errors, e.g. the consuming execution attempt. */
   readonly consumerId?: string;
   readonly logger?: Logger;
+  /**
+   * At most this many bytes for the gate's read buffers together (its share of the consuming task's
+   * memory budget): an environment that reads ahead into buffers of its own sizes them to fit (shuffle-remote:
+   * reads of a quarter of it, never above its `readBufferBytes`, never below 4 KiB); others may ignore it.
+   * A positive whole number; an environment that uses it refuses anything else (SHF_ERR_INVALID_ARGUMENT
+   * naming `memoryBytes`). @defaultValue the environment's setting
+   */
+  readonly memoryBytes?: number;
 }
 
 /**

@@ -107,6 +107,44 @@ describe('remote writer: memory and layout', () => {
     });
   }
 
+  it("caps a writer's memory at the request's memoryBytes (its task's share), reads its partition back intact, and refuses a memoryBytes that is not a positive whole number", async () => {
+    await using fx = await shuffleFixture({ producerMemoryBytes: 8 * 1024 * 1024 });
+    const descriptor = await fx.register({ job: 'share', subpartitions: 2 });
+    const writer = await fx.env.createResultPartitionWriter({ descriptor, memoryBytes: 512 * 1024 });
+    assert.equal(writer.metrics.memoryLimitBytes, 512 * 1024);
+    const recordBytes = 1000;
+    const records = Math.ceil((8 * 512 * 1024) / recordBytes);
+    let peak = 0;
+    for (let i = 0; i < records; i++) {
+      if (!writer.emitRecord(taggedRecord(3, i % 2, i, recordBytes), i % 2)) await writer.ready();
+      peak = Math.max(peak, writer.metrics.bufferedBytes);
+    }
+    await writer.finish();
+    await writer.close();
+    assert.ok(peak <= 512 * 1024 + recordBytes + 4, `held ${peak} bytes, share 524288`);
+    // a share larger than the setting leaves the setting
+    const wide = await fx.env.createResultPartitionWriter({ descriptor: await fx.register({ job: 'wide', subpartitions: 1 }), memoryBytes: 1024 ** 3 });
+    assert.equal(wide.metrics.memoryLimitBytes, 8 * 1024 * 1024);
+    await wide.close();
+    // a gate given a small share (reads of a quarter of it) reads the same records
+    const gate = await fx.env.createInputGate({ jobId: descriptor.jobId, inputs: [descriptor], subpartitions: { start: 0, end: 1 }, memoryBytes: 64 * 1024 });
+    const read: Uint8Array[][] = [[], []];
+    try {
+      for (let batch = await gate.readBatch(); batch !== null; batch = await gate.readBatch()) {
+        if (batch.kind === 'records') for (const record of batch.records) read[batch.channel]!.push(record.slice());
+      }
+    } finally {
+      await gate.close();
+    }
+    assert.equal(read.flat().length, records);
+    read.forEach((list, s) => list.forEach((record, k) => assert.deepEqual(tagOf(record), { tag: 3, s, i: s + 2 * k })));
+    for (const bad of [0, -1, 1.5, Number.NaN, '1m']) {
+      const other = await fx.register({ job: `bad-${String(bad)}`, subpartitions: 1 });
+      assertCode(await rejection(fx.env.createResultPartitionWriter({ descriptor: other, memoryBytes: bad as number })), 'SHF_ERR_INVALID_ARGUMENT');
+      assertCode(await rejection(fx.env.createInputGate({ jobId: descriptor.jobId, inputs: [descriptor], subpartitions: { start: 0, end: 1 }, memoryBytes: bad as number })), 'SHF_ERR_INVALID_ARGUMENT');
+    }
+  });
+
   it('keeps two oversized records back to back and the regions after them in order, within the budget after each ready()', async () => {
     const producerMemoryBytes = 1024 * 1024;
     await using fx = await shuffleFixture({ producerMemoryBytes });

@@ -216,11 +216,11 @@ export class RegionRunner {
   #taskIo(task: TaskDeployment, signal: AbortSignal): TaskIo {
     const { deployment, shuffle } = this.#options;
     return {
-      createWriter: (output) => {
+      createWriter: (output, memoryBytes) => {
         const environment = output.pipelined ? shuffle.pipelinedEnvironment : shuffle.blockingEnvironment;
-        return environment.createResultPartitionWriter({ descriptor: this.#descriptorOf(output.partition.partitionId, output.descriptor) });
+        return environment.createResultPartitionWriter({ descriptor: this.#descriptorOf(output.partition.partitionId, output.descriptor), memoryBytes });
       },
-      createGate: async (input) => {
+      createGate: async (input, memoryBytes) => {
         if (!input.pipelined) {
           for (const partition of input.partitions) {
             if (partition.sameRegion) await this.#finished.get(partition.producerAttemptId)?.promise;
@@ -238,6 +238,7 @@ export class RegionRunner {
           inputs,
           subpartitions: input.subpartitions,
           consumerId: task.attemptId,
+          memoryBytes,
         });
       },
     };

@@ -7,7 +7,8 @@ import type { StreamConnector } from '../io/stream-connector.js';
 import { createOperator, type RuntimeOperator } from '../operators/create-operator.js';
 import type { OperatorContext, Output, SinkOutput, StreamOperator } from '../operators/stream-operator.js';
 import type { RecordSerializerFactory } from '../serialization/record-serializer.js';
-import { defaultTaskMemoryBytes } from '../memory/memory-manager.js';
+import { defaultTaskMemoryBytes, type MemoryConsumer } from '../memory/memory-manager.js';
+import { gateMemoryBytes, writerMemoryBytes } from '../memory/shuffle-buffer-shares.js';
 import { createTaskMemory, type TaskMemory } from '../memory/task-memory.js';
 import { TaskBackpressure } from './backpressure.js';
 import { BarrierAligner, CANCEL_CHECKPOINT_EVENT } from './barrier-aligner.js';
@@ -26,9 +27,14 @@ import type { TaskResult } from './task-events.js';
 
 /** How a task obtains its writers and gates: the region runner resolves descriptors and waits. */
 export interface TaskIo {
-  createWriter(output: OutputDeployment): Promise<ResultPartitionWriter>;
-  createGate(input: InputDeployment): Promise<InputGate>;
+  /** `memoryBytes`: the writer's share of the task's budget (CreateWriterRequest.memoryBytes). */
+  createWriter(output: OutputDeployment, memoryBytes: number): Promise<ResultPartitionWriter>;
+  /** `memoryBytes`: the gate's share of the task's budget while it is open (CreateInputGateRequest.memoryBytes). */
+  createGate(input: InputDeployment, memoryBytes: number): Promise<InputGate>;
 }
+
+/** The MemoryConsumer a task's shuffle writers and gates reserve their shares through (shuffle-buffer-shares.ts). */
+export const SHUFFLE_BUFFERS_CONSUMER = 'shuffle buffers';
 
 export interface StreamTaskOptions {
   readonly plan: JobPlan;
@@ -88,6 +94,8 @@ export class StreamTask {
   readonly #trigger: FaultTrigger | undefined;
   #sourceCount: { readonly count: number } | undefined;
   #memory: TaskMemory | undefined;
+  /** What the task's writers and open gates hold of its budget. */
+  #shuffleMemory: MemoryConsumer | undefined;
   #checkpointing: TaskCheckpointing | undefined;
   /** A checkpointed source's output: once it threw, the task is failing and takes no checkpoint any more. */
   #sourceOutput: GuardedSourceOutput | undefined;
@@ -141,12 +149,6 @@ export class StreamTask {
     let unsubscribeCompletions: (() => void) | undefined;
     try {
       if (signal.aborted) throw signal.reason;
-      for (const output of deployment.outputs) {
-        this.#writers.push({ edgeIndex: output.edgeIndex, writer: await this.#options.io.createWriter(output) });
-      }
-      this.#checkpointing = await this.#options.checkpointing?.();
-      this.#positions = new InputPositions(this.#channels.channels, InputPositions.restoredFrom(this.#checkpointing?.restore, deployment.subtask, deployment.parallelism, deployment.attempt, this.#channels.channels));
-      if (signal.aborted) throw signal.reason;
       this.#memory = createTaskMemory({
         budgetBytes: deployment.taskMemoryBytes ?? defaultTaskMemoryBytes(),
         spillDir: deployment.spillDir,
@@ -154,6 +156,16 @@ export class StreamTask {
         jobId: this.#options.jobId,
         serializer: this.#options.serializer,
       });
+      this.#shuffleMemory = this.#memory.manager.consumer(SHUFFLE_BUFFERS_CONSUMER);
+      // the writers' buffers come out of the task's budget (its operators get the rest)
+      const writerBytes = writerMemoryBytes(this.#memory.manager.budgetBytes, deployment.outputs.length);
+      for (const output of deployment.outputs) {
+        this.#shuffleMemory.forceReserve(writerBytes);
+        this.#writers.push({ edgeIndex: output.edgeIndex, writer: await this.#options.io.createWriter(output, writerBytes) });
+      }
+      this.#checkpointing = await this.#options.checkpointing?.();
+      this.#positions = new InputPositions(this.#channels.channels, InputPositions.restoredFrom(this.#checkpointing?.restore, deployment.subtask, deployment.parallelism, deployment.attempt, this.#channels.channels));
+      if (signal.aborted) throw signal.reason;
       this.#watermarks = this.#makeWatermarks();
       this.#operators = this.#buildChain(this.#memory);
       for (let i = this.#operators.length - 1; i >= 0; i--) {
@@ -306,11 +318,25 @@ export class StreamTask {
   }
 
   async #consumeGate(input: InputDeployment, head: StreamOperator): Promise<void> {
-    const { signal } = this.#options;
     // an approximate input whose producers all finished before this attempt: nothing to read
     if (input.partitions.length === 0) return;
-    const gate = await this.#options.io.createGate(input);
-    this.#gates.push(gate);
+    // the gate's read buffers come out of the task's budget while it is open
+    const memory = this.#shuffleMemory as MemoryConsumer;
+    const gateBytes = gateMemoryBytes(memory.manager.budgetBytes);
+    memory.forceReserve(gateBytes);
+    try {
+      const gate = await this.#options.io.createGate(input, gateBytes);
+      this.#gates.push(gate);
+      await this.#readGate(input, gate, head);
+      // read to its end: its buffers go now, not when the task ends (a join's build side, before its probe side and finish)
+      await gate.close();
+    } finally {
+      memory.release(gateBytes);
+    }
+  }
+
+  async #readGate(input: InputDeployment, gate: InputGate, head: StreamOperator): Promise<void> {
+    const { signal } = this.#options;
     if (signal.aborted) throw signal.reason;
     const deserializer = this.#options.serializer();
     const backpressure = this.#backpressure;

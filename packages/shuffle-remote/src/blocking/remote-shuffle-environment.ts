@@ -16,6 +16,7 @@ import {
   validateSubpartitionRange,
 } from '@weft/shuffle-api';
 import type { ResolvedRemoteShuffleOptions } from '../config/remote-shuffle-options.js';
+import { requestedProducerMemoryBytes, requestedReadBufferBytes } from '../config/request-memory.js';
 import { objectKey } from '../storage/object-key.js';
 import { SpillFile } from '../storage/spill-file.js';
 import { REMOTE_SHUFFLE_SERVICE_ID, checkRemoteDescriptor } from './descriptor-checks.js';
@@ -55,6 +56,7 @@ export class RemoteShuffleEnvironment implements ShuffleEnvironment {
   async createResultPartitionWriter(request: CreateWriterRequest): Promise<ResultPartitionWriter> {
     this.checkOpen();
     const descriptor = checkRemoteDescriptor(request?.descriptor);
+    const producerMemoryBytes = requestedProducerMemoryBytes(this.options.producerMemoryBytes, request.memoryBytes);
     await this.stores.start();
     const { jobId } = descriptor;
     const { partitionId } = descriptor.partition;
@@ -84,7 +86,7 @@ export class RemoteShuffleEnvironment implements ShuffleEnvironment {
       blob: blobWriter,
       spill,
       meta,
-      options: this.options,
+      options: { ...this.options, producerMemoryBytes },
       logger,
       onClosed: () => this.open.delete(writer),
     });
@@ -100,13 +102,14 @@ export class RemoteShuffleEnvironment implements ShuffleEnvironment {
     const inputs = request.inputs.map((d, i) => checkRemoteDescriptor(d, `inputs[${i}]`));
     let range = request.subpartitions;
     for (const descriptor of inputs) range = validateSubpartitionRange(request.subpartitions, descriptor.partition.numberOfSubpartitions);
+    const readBufferBytes = requestedReadBufferBytes(this.options.readBufferBytes, request.memoryBytes);
     await this.stores.start();
     const gate: RemoteInputGate = new RemoteInputGate({
       inputs,
       range,
       meta: this.stores.meta,
       blob: this.stores.blob,
-      options: this.options,
+      options: { ...this.options, readBufferBytes },
       logger: request.logger ?? this.logger,
       onClosed: () => this.open.delete(gate),
     });

@@ -13,6 +13,7 @@ import {
   noopLogger,
   validateSubpartitionRange,
 } from '@weft/shuffle-api';
+import { requestedProducerMemoryBytes, requestedReadBufferBytes } from '../config/request-memory.js';
 import type { ResolvedShuffleServerClientOptions } from './client-options.js';
 import { PartitionLocator } from './partition-locator.js';
 import { SHUFFLE_SERVER_SERVICE_ID, checkServerDescriptor, copiesOf } from './server-descriptor.js';
@@ -60,7 +61,7 @@ export class ServerShuffleEnvironment implements ShuffleEnvironment {
       spares: descriptor.details.spares ?? [],
       onUnreachable: (server) => this.locator.reportUnreachable(server),
       client: this.client,
-      options: this.options,
+      options: { ...this.options, producerMemoryBytes: requestedProducerMemoryBytes(this.options.producerMemoryBytes, request.memoryBytes) },
       logger,
       onClosed: () => this.open.delete(writer),
     });
@@ -85,7 +86,7 @@ export class ServerShuffleEnvironment implements ShuffleEnvironment {
       range: { start: request.subpartitions.start, end: request.subpartitions.end },
       client: this.client,
       locator: this.locator,
-      options: this.options,
+      options: { ...this.options, readBufferBytes: requestedReadBufferBytes(this.options.readBufferBytes, request.memoryBytes) },
       logger: request.logger ?? this.logger,
       onClosed: () => this.open.delete(gate),
     });
