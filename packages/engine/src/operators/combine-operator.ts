@@ -13,6 +13,8 @@ import { emitAll, type OperatorContext, type Output, type StreamOperator } from 
 export const COMBINE_SKIP_CHECK_RECORDS = 100_000;
 /** Distinct keys per record above which, at that point, the combiner stops combining. */
 export const COMBINE_SKIP_RATIO = 0.9;
+/** The operator list state (`split` on restore) holding a checkpointed combiner's `[key, accumulator]` partials. */
+export const COMBINE_PARTIALS_STATE = 'combine-partials';
 
 /**
  * Map-side combining (Flink's combiner): folds values into one accumulator per key and emits
@@ -28,12 +30,21 @@ export const COMBINE_SKIP_RATIO = 0.9;
  * emits what it holds and from then on forwards each value as `[key, add(create(), value)]` at once. A
  * Map of hundreds of thousands of keys that are never hit again costs the shuffle nothing less and the
  * heap a great deal (its tables and keys, emptied at every early emit, are garbage until a full GC).
+ *
+ * In a checkpointed job its partial aggregates are operator state: a checkpoint writes what it holds into
+ * the COMBINE_PARTIALS_STATE list (snapshotted with the source position before the barrier goes on) and
+ * keeps combining — it does not flush them downstream, which made every checkpoint cost a shuffle, a
+ * deserialization and a keyed-state update per key held (bench/checkpoint.bench.ts). A restored attempt
+ * starts from the partials of its share of the list (`split`: with another parallelism the old subtasks'
+ * entries are dealt over the new ones, each to exactly one; any combiner may emit any key, the reducer
+ * merges); equal keys met twice (from two old subtasks) are merged.
  */
 export class CombineOperator implements StreamOperator {
   readonly #table = new KeyedTable<unknown>();
   readonly #primitive: Map<unknown, unknown>;
   readonly #create: () => unknown;
   readonly #add: (accumulator: unknown, value: unknown) => unknown;
+  readonly #merge: (a: unknown, b: unknown) => unknown;
   readonly #count: boolean;
   readonly #memory: MemoryConsumer;
   readonly #keys: RecordSerializer;
@@ -52,6 +63,7 @@ export class CombineOperator implements StreamOperator {
     this.#primitive = this.#table.primitive;
     this.#create = aggregator.create;
     this.#add = aggregator.add;
+    this.#merge = aggregator.merge;
     this.#count = aggregator.kind === 'count';
     this.#memory = context.memory.manager.consumer(context.operatorName);
     this.#keys = context.memory.keySerializer();
@@ -165,9 +177,43 @@ export class CombineOperator implements StreamOperator {
     this.#memory.releaseAll();
   }
 
-  /** A checkpoint: what it holds goes downstream before the barrier, so no partial aggregate is lost on a restore. */
-  prepareSnapshotPreBarrier(): void {
-    this.#spill();
+  /** Restored from a checkpoint: starts from the partials of its share of the snapshotted list. */
+  open(): void {
+    const state = this.context.state;
+    if (state?.restored !== true) return;
+    for (const [key, accumulator] of state.operator().listState<[KeyValue, unknown]>(COMBINE_PARTIALS_STATE, 'split').get()) this.#restorePartial(key, accumulator);
+  }
+
+  /** A checkpoint: what it holds is written into its operator state (it keeps combining; nothing goes downstream). */
+  snapshotState(): void {
+    this.snapshotPartials([]);
+  }
+
+  /** Writes `extra` (a fused combiner's other table) and what it holds into its operator state. */
+  snapshotPartials(extra: Iterable<[KeyValue, unknown]>): void {
+    const state = this.context.state;
+    if (state === undefined) return;
+    const partials: [KeyValue, unknown][] = [...extra];
+    for (const entry of this.#table.entries()) partials.push(entry);
+    state.operator().listState<[KeyValue, unknown]>(COMBINE_PARTIALS_STATE, 'split').update(partials);
+  }
+
+  #restorePartial(key: KeyValue, accumulator: unknown): void {
+    const table = this.#table;
+    const previous = table.get(key);
+    let next = accumulator;
+    if (previous !== undefined) {
+      try {
+        next = this.#merge(previous, accumulator);
+      } catch (error) {
+        throw userFunctionError(this.context, error, 'aggregate function');
+      }
+    }
+    table.set(key, next);
+    if (previous === undefined) {
+      if (table.size > this.maxKeys) this.#spill();
+      else this.#added(key, next);
+    }
   }
 
   /** Emits everything it holds and starts afresh (not to disk: the reducer merges). */

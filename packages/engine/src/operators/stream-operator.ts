@@ -52,11 +52,11 @@ export interface OperatorContext extends TaskIdentity {
 
 /** What a checkpointed operator may do at a checkpoint (Flink's StreamOperator snapshot hooks). */
 export interface CheckpointedOperator {
-  /** Before the barrier goes downstream: emit what must precede it (a combiner's partial aggregates). */
+  /** Before the barrier goes downstream: emit what must precede it (a combiner does not: its partials are state, see snapshotState). */
   prepareSnapshotPreBarrier?(): void;
   /**
-   * Write what it keeps outside its state backends into them (a source's positions); the task snapshots
-   * them next. A promise: what must be durable before the checkpoint is acknowledged (a sink's pre-commit,
+   * Write what it keeps outside its state backends into them (a source's positions, a combiner's partial
+   * aggregates); the task snapshots them next. A promise: what must be durable before the checkpoint is acknowledged (a sink's pre-commit,
    * its buffered lines written); a rejection declines the checkpoint.
    */
   snapshotState?(checkpointId: number): Promise<void> | void;

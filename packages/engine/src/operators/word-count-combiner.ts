@@ -52,12 +52,14 @@ export class WordCountCombiner implements StreamOperator, WordCountInput {
     return newlines;
   }
 
-  /** A checkpoint: both tables go downstream before the barrier (CombineOperator.prepareSnapshotPreBarrier). */
-  prepareSnapshotPreBarrier(): void {
-    for (const entry of this.#table.entries()) this.output.collect(entry);
-    this.#table.release();
-    this.#memory.releaseAll();
-    this.#records.prepareSnapshotPreBarrier();
+  /** Restored from a checkpoint: the partials of both tables come back into the ordinary combiner's. */
+  open(): void {
+    this.#records.open();
+  }
+
+  /** A checkpoint: both tables' partials go into the operator state (CombineOperator.snapshotState); nothing is flushed. */
+  snapshotState(): void {
+    this.#records.snapshotPartials(this.#table.entries());
   }
 
   async finish(): Promise<void> {
