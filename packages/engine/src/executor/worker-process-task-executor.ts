@@ -93,7 +93,12 @@ export class WorkerProcessTaskExecutor implements TaskExecutor {
         }
         this.#onMessage(message);
       });
-      child.on('error', (error) => (settled ? this.#lost(error) : fail(error)));
+      child.on('error', (error) => {
+        if (settled) this.#lost(error);
+        // the init message could not go to a worker that just died (EPIPE, channel closed): its exit, next,
+        // says how it died — what WorkerPool retries a killed worker by
+        else if (!isDeadChannel(error)) fail(error);
+      });
       child.on('exit', (code, signal) => {
         const error = workerExited(child.pid, signal ?? `code ${code}`);
         // Closed while it started, it exits before it is ready: the start fails.
@@ -236,4 +241,10 @@ export class WorkerProcessTaskExecutor implements TaskExecutor {
  */
 function workerExited(pid: number | undefined, how: string, when = ''): EngineError {
   return new EngineError('WEFT_ERR_TASK_EXECUTOR_LOST', `worker process ${pid} exited with ${how}${when}`, { context: { pid, exit: how } });
+}
+
+/** A send to a child process whose end of the IPC channel is gone (it died or is dying). */
+function isDeadChannel(error: Error): boolean {
+  const code = (error as NodeJS.ErrnoException).code;
+  return code === 'EPIPE' || code === 'ERR_IPC_CHANNEL_CLOSED' || code === 'ECONNRESET';
 }
