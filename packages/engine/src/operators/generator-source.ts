@@ -19,10 +19,16 @@ export interface GeneratorSourceSpec {
 }
 
 /**
- * `ctx.generate`: emits `fn(seq)` for the sequence numbers of the splits this subtask owns, one per split
- * in turn, at its share of `ratePerSecond` (its splits' share), until every split passed `count` — or
- * forever. Its position (each split's next number) is operator state (a `split` list): a checkpoint takes
- * it, a restore rewinds to it, and a restore with another parallelism deals the splits anew.
+ * `ctx.generate`: emits `fn(seq)` for the sequence numbers of the splits this subtask owns in increasing
+ * order (its splits in turn while they are level), at its share of `ratePerSecond` (its splits' share),
+ * until every split passed `count` — or forever. Its position (each split's next number) is operator state
+ * (a `split` list): a checkpoint takes it, a restore rewinds to it, and a restore with another parallelism
+ * deals the splits anew.
+ *
+ * Increasing order holds after a restore too: a checkpoint taken halfway through a round has the first
+ * splits one number ahead of the rest, and taking them in split order again would put numbers a round
+ * apart out of order for the rest of the stream — further than a watermark bound made for the generated
+ * timestamps allows, so a window would drop a record as late (an exactly-once count one short).
  */
 export class GeneratorSource implements SourceOperator {
   recordsEmitted = 0;
@@ -52,17 +58,15 @@ export class GeneratorSource implements SourceOperator {
     const { fn, count, splits } = this.spec;
     const { backpressure, signal } = this.context;
     const output = this.output;
-    const live = this.#splits.filter(([s, n]) => s + n * splits < count);
+    const pending = new SplitQueue(this.#splits.filter(([s, n]) => s + n * splits < count), splits);
     // this subtask's rate: its splits' share of the job's
     const perMs = (this.spec.ratePerSecond * this.#splits.length) / splits / 1000;
     const batch = Number.isFinite(perMs) ? Math.max(1, Math.min(BATCH, Math.ceil(perMs))) : BATCH;
     const started = performance.now();
     let emitted = 0;
-    let turn = 0;
-    while (live.length > 0) {
-      for (let b = 0; b < batch && live.length > 0; b++) {
-        if (turn >= live.length) turn = 0;
-        const entry = live[turn] as [number, number];
+    while (!pending.empty) {
+      for (let b = 0; b < batch && !pending.empty; b++) {
+        const entry = pending.first;
         const seq = entry[0] + entry[1] * splits;
         let value: unknown;
         try {
@@ -70,10 +74,10 @@ export class GeneratorSource implements SourceOperator {
         } catch (error) {
           throw userFunctionError(this.context, error, 'generator function');
         }
+        // (the queue holds the entries of #splits themselves: the position moves with the emit)
         entry[1] += 1;
-        // (`live` holds the entries of #splits themselves: the position moves with the emit)
-        if (entry[0] + entry[1] * splits >= count) live.splice(turn, 1);
-        else turn++;
+        if (seq + splits >= count) pending.removeFirst();
+        else pending.firstMoved();
         output.collect(value);
         emitted++;
         this.recordsEmitted++;
@@ -88,3 +92,52 @@ export class GeneratorSource implements SourceOperator {
   }
 }
 
+
+/** `[split, next]` entries by their next sequence number (`split + next * splits`), lowest first: a binary min-heap. */
+class SplitQueue {
+  readonly #heap: [number, number][];
+  readonly #splits: number;
+
+  constructor(entries: [number, number][], splits: number) {
+    this.#splits = splits;
+    this.#heap = [...entries].sort((a, b) => this.#seq(a) - this.#seq(b));
+  }
+
+  get empty(): boolean {
+    return this.#heap.length === 0;
+  }
+
+  get first(): [number, number] {
+    return this.#heap[0] as [number, number];
+  }
+
+  /** The first entry's position moved on: it goes down to its place. */
+  firstMoved(): void {
+    const heap = this.#heap;
+    const entry = heap[0] as [number, number];
+    const seq = this.#seq(entry);
+    let i = 0;
+    for (;;) {
+      const left = 2 * i + 1;
+      if (left >= heap.length) break;
+      const right = left + 1;
+      const child = right < heap.length && this.#seq(heap[right] as [number, number]) < this.#seq(heap[left] as [number, number]) ? right : left;
+      if (this.#seq(heap[child] as [number, number]) >= seq) break;
+      heap[i] = heap[child] as [number, number];
+      i = child;
+    }
+    heap[i] = entry;
+  }
+
+  /** The first entry passed the count: it leaves. */
+  removeFirst(): void {
+    const last = this.#heap.pop() as [number, number];
+    if (this.#heap.length === 0) return;
+    this.#heap[0] = last;
+    this.firstMoved();
+  }
+
+  #seq([split, next]: [number, number]): number {
+    return split + next * this.#splits;
+  }
+}
