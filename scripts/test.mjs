@@ -110,6 +110,11 @@ const status = run(process.execPath, [
   'tsx',
   '--test',
   `--test-concurrency=${concurrency}`,
+  // the usual reporter, then what failed again at the very end (scripts/failure-summary-reporter.mjs)
+  `--test-reporter=${process.stdout.isTTY ? 'spec' : 'tap'}`,
+  '--test-reporter-destination=stdout',
+  '--test-reporter=./scripts/failure-summary-reporter.mjs',
+  '--test-reporter-destination=stdout',
   ...files,
 ]);
 process.exit(status);
