@@ -110,7 +110,8 @@ export class JobContext {
   /**
    * An unbounded source (a streaming job's): `fn(seq)` for the sequence numbers 0, 1, 2, … — deterministic,
    * so outputs are checkable. The numbers are dealt over `splits` fixed splits (split `i` makes `i`,
-   * `i + splits`, …), each subtask generating its share of the splits in increasing order, after a restore too (so a watermark bound made for timestamps that grow with `seq` holds). Where each split is
+   * `i + splits`, …), each subtask generating its share of the splits in increasing order, after a
+   * restore too (so a watermark bound made for timestamps that grow with `seq` holds). Where each split is
    * is the source's operator state: a checkpoint records it, a restore rewinds to it (with another
    * parallelism, the splits are redistributed). Runs until cancelled, or until `count` numbers were made.
    */
