@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { seededRandom } from '@weft/testkit';
 import { streamEvent } from '../lib/stream-events.js';
 import { streamWord } from '../lib/stream-words.js';
 
@@ -21,16 +22,10 @@ const SEED = Number(process.env['WEFT_TEST_SEED'] ?? Math.floor(Math.random() * 
 const RECORDS = 20_000;
 const WINDOW_MS = 1000;
 
-/** mulberry32: the test's own seeded draws (task and record of each fault). */
+/** Integers in [lo, hi) from @weft/testkit's mulberry32: the test's own seeded draws (task and record of each fault). */
 function draws(seed: number): (lo: number, hi: number) => number {
-  let a = seed >>> 0;
-  return (lo, hi) => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return lo + Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * (hi - lo));
-  };
+  const random = seededRandom(seed);
+  return (lo, hi) => lo + Math.floor(random() * (hi - lo));
 }
 
 interface StreamingJob {

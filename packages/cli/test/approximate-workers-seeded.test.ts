@@ -11,37 +11,24 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { type FaultInjectorFactory, InMemoryCheckpointStorage, type JobProgress, runJob } from '@weft/engine';
-import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';
-import { createNetworkShuffleServiceFactory } from '@weft/shuffle-network';
+import { InMemoryCheckpointStorage, type JobProgress } from '@weft/engine';
+import { seededRandom } from '@weft/testkit';
 import { WORDS, wordOf } from './fixtures/approximate-workers-job.js';
+import { NETWORK, runApproximateOnWorkers } from './helpers/approximate-workers-run.js';
 
-const fixture = fileURLToPath(new URL('./fixtures/approximate-workers-job.ts', import.meta.url));
 const SEED = Number(process.env['WEFT_TEST_SEED'] ?? Math.floor(Math.random() * 2 ** 31));
 // 4 s of stream at 4,000 records/s: the restarted attempt (600 ms after a kill by 1.8 s) still finds the source running
 const N = 16_000;
 const RUNS = 3;
 const DELAY_MS = 600;
-const NETWORK = { bufferSizeBytes: 256, buffersPerPartition: 8, buffersPerChannel: 2, floatingBuffersPerGate: 2, reconnectTimeoutMs: 20_000 };
 /** Most records the killed gate can hold unread: its credit's buffers, one on the wire, of records of at least 5 bytes. */
 const IN_FLIGHT = (NETWORK.buffersPerChannel + NETWORK.floatingBuffersPerGate + 1) * Math.floor(NETWORK.bufferSizeBytes / 5);
 
-/** mulberry32: the test's own seeded draws. */
+/** Integers in [lo, hi) from @weft/testkit's mulberry32: the test's own seeded draws. */
 function draws(seed: number): (lo: number, hi: number) => number {
-  let a = seed >>> 0;
-  return (lo, hi) => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return lo + Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * (hi - lo));
-  };
+  const random = seededRandom(seed);
+  return (lo, hi) => lo + Math.floor(random() * (hi - lo));
 }
-
-const killWorkerOnce = (task: string, atRecord: number): FaultInjectorFactory => () => ({
-  taskFault: ({ executionVertexId, attempt }) => (executionVertexId === task && attempt === 0 ? { kind: 'kill-process', atRecord } : undefined),
-});
 
 describe(`approximate recovery on worker processes, count#0's worker SIGKILLed at seeded points (seed ${SEED}; replay with WEFT_TEST_SEED=${SEED})`, () => {
   const draw = draws(SEED);
@@ -57,20 +44,13 @@ describe(`approximate recovery on worker processes, count#0's worker SIGKILLed a
       const samples: JobProgress[] = [];
       const collectedBy = new Map<number, unknown[]>();
       try {
-        const memory = createMemoryShuffleServiceFactory();
-        const result = await runJob({
-          job: fixture,
-          args: ['--count', String(N), '--rate', '4000'],
-          parallelism: 2,
-          executor: 'workers',
-          workers: 2,
-          exchangeMode: 'ALL_EDGES_PIPELINED_APPROXIMATE',
-          shuffle: { pipelined: createNetworkShuffleServiceFactory(NETWORK), blocking: memory },
-          restartStrategy: { type: 'fixed-delay', attempts: 2, delayMs: DELAY_MS },
+        const result = await runApproximateOnWorkers({
+          count: N,
+          rate: 4000,
+          killAt: at,
+          delayMs: DELAY_MS,
           ...(checkpointed ? { checkpointing: { intervalMs: 100, mode: 'at-least-once' as const, tolerableFailures: 10, storage: new InMemoryCheckpointStorage() } } : {}),
-          faults: killWorkerOnce('count#0', at),
           onProgress: (p) => samples.push(p),
-          progressIntervalMs: 10,
           eventListener: {
             onJobEvent: (e) => {
               if (e.type !== 'task-finished') return;

@@ -14,12 +14,10 @@ import { type FaultInjectorFactory, type JobProgress, runJob } from '@weft/engin
 import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';
 import { createNetworkShuffleServiceFactory } from '@weft/shuffle-network';
 import { WORDS, wordOf } from './fixtures/approximate-workers-job.js';
+import { APPROXIMATE_WORKERS_JOB as fixture, killWorkerOnce, NETWORK, runApproximateOnWorkers } from './helpers/approximate-workers-run.js';
 
-const fixture = fileURLToPath(new URL('./fixtures/approximate-workers-job.ts', import.meta.url));
 const diamond = fileURLToPath(new URL('./fixtures/approximate-diamond-job.ts', import.meta.url));
 
-// small buffers and few credits: records travel while the source runs, and little is in flight at a gate
-const NETWORK = { bufferSizeBytes: 256, buffersPerPartition: 8, buffersPerChannel: 2, floatingBuffersPerGate: 2, reconnectTimeoutMs: 20_000 };
 /** Most records one buffer holds: a record takes its 4-byte header and at least one byte. */
 const RECORDS_PER_BUFFER = Math.floor(NETWORK.bufferSizeBytes / 5);
 
@@ -28,10 +26,6 @@ const throwOnce = (task: string, atRecord: number): FaultInjectorFactory => () =
   taskFault: ({ executionVertexId, attempt }) => (executionVertexId === task && attempt === 0 ? { kind: 'throw', atRecord } : undefined),
 });
 
-/** Kills the worker running `task`'s first attempt at its record `atRecord` (what `--inject-faults kill-worker:TASK@AT` plants). */
-const killWorkerOnce = (task: string, atRecord: number): FaultInjectorFactory => () => ({
-  taskFault: ({ executionVertexId, attempt }) => (executionVertexId === task && attempt === 0 ? { kind: 'kill-process', atRecord } : undefined),
-});
 
 async function weft(args: string[], cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
   let stdout = '';
@@ -50,20 +44,13 @@ describe('approximate recovery on worker processes (network pipelined shuffle)',
     const samples: JobProgress[] = [];
     const deployedOn = new Map<string, string>();
     try {
-      const memory = createMemoryShuffleServiceFactory();
-      const result = await runJob({
-        job: fixture,
-        args: ['--count', String(N), '--rate', '4000'],
-        parallelism: 2,
-        executor: 'workers',
-        workers: 2,
-        exchangeMode: 'ALL_EDGES_PIPELINED_APPROXIMATE',
-        shuffle: { pipelined: createNetworkShuffleServiceFactory(NETWORK), blocking: memory },
-        // the restart waits DELAY_MS: the window in which the rest of the job must keep flowing
-        restartStrategy: { type: 'fixed-delay', attempts: 2, delayMs: DELAY_MS },
-        faults: killWorkerOnce('count#0', AT),
+      // the restart waits DELAY_MS: the window in which the rest of the job must keep flowing
+      const result = await runApproximateOnWorkers({
+        count: N,
+        rate: 4000,
+        killAt: AT,
+        delayMs: DELAY_MS,
         onProgress: (p) => samples.push(p),
-        progressIntervalMs: 10,
         eventListener: { onJobEvent: (e) => void (e.type === 'task-deployed' && deployedOn.set(`${e.data.executionVertexId}@${e.data.attempt}`, e.data.executor ?? '?')) },
         cwd: dir,
       });

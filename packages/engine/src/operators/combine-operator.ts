@@ -70,6 +70,12 @@ export class CombineOperator implements StreamOperator {
     this.#values = context.memory.serializer();
   }
 
+  /** A key entered the table, now of `size` keys: past maxKeys emit everything, else count its cost. */
+  #entered(size: number, key: unknown, accumulator: unknown): void {
+    if (size > this.maxKeys) this.#spill();
+    else this.#added(key, accumulator);
+  }
+
   /** A key entered the table with its first accumulator: count it; refused, emit everything. */
   #added(key: unknown, accumulator: unknown): void {
     this.#newKeys++;
@@ -131,10 +137,7 @@ export class CombineOperator implements StreamOperator {
       if (this.#count) {
         const count = map.get(key) as number | undefined;
         map.set(key, (count ?? 0) + 1);
-        if (count === undefined) {
-          if (map.size > this.maxKeys) this.#spill();
-          else this.#added(key, 1);
-        }
+        if (count === undefined) this.#entered(map.size, key, 1);
         return;
       }
       const previous = map.get(key);
@@ -145,10 +148,7 @@ export class CombineOperator implements StreamOperator {
         throw userFunctionError(this.context, error, 'aggregate function');
       }
       map.set(key, next);
-      if (previous === undefined) {
-        if (map.size > this.maxKeys) this.#spill();
-        else this.#added(key, next);
-      }
+      if (previous === undefined) this.#entered(map.size, key, next);
       return;
     }
     const table = this.#table;
@@ -165,10 +165,7 @@ export class CombineOperator implements StreamOperator {
       throw userFunctionError(this.context, error, 'aggregate function');
     }
     table.set(key, next);
-    if (previous === undefined) {
-      if (table.size > this.maxKeys) this.#spill();
-      else this.#added(key, next);
-    }
+    if (previous === undefined) this.#entered(table.size, key, next);
   }
 
   async finish(): Promise<void> {
@@ -210,10 +207,7 @@ export class CombineOperator implements StreamOperator {
       }
     }
     table.set(key, next);
-    if (previous === undefined) {
-      if (table.size > this.maxKeys) this.#spill();
-      else this.#added(key, next);
-    }
+    if (previous === undefined) this.#entered(table.size, key, next);
   }
 
   /** Emits everything it holds and starts afresh (not to disk: the reducer merges). */
