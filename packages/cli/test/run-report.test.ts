@@ -109,6 +109,8 @@ describe('the run summary', () => {
     const oneRecord = formatRunSummary(result({ edges: [{ id: 'count->sink', source: 'count', target: 'sink', distribution: 'ALL_TO_ALL', partitionType: 'BLOCKING', records: 1, bytes: 17 }] }));
     assert.match(oneRecord, /count->sink {2}ALL_TO_ALL BLOCKING +1 record +17 B$/m);
     assert.match(formatRunSummary(result({ tasks: 2, regions: 1, attempts: 3, restarts: 2 })), /^ {2}2 tasks in 1 pipelined region; 3 attempts deployed, 2 restarts$/m);
+    // after a restart the counters are the last attempts' (a restored streaming job read more than that in all)
+    assert.match(formatRunSummary(result({ tasks: 2, regions: 1, attempts: 3, restarts: 2 })), /^ {2}read [\d,]+ records; shuffled [\d,]+ records, .* \(by the last attempts: a restarted task counts from its restart\)$/m);
   });
 
   it('says how many partitions (and bytes) were released while the job ran, and nothing when none was', () => {

@@ -55,7 +55,7 @@ export function formatRunSummary(result: JobResult): string {
     ...(result.resumed ? [`  resumed run of ${result.jobId}: ${plural(result.tasksReused, 'task')} reused`] : []),
     ...(result.checkpoints === undefined ? [] : [formatCheckpointLine(result.checkpoints)]),
     ...(result.approximateRecoveries ?? []).map(formatApproximateRecoveryLine),
-    `  read ${formatCount(result.recordsRead)} records; shuffled ${formatCount(result.recordsShuffled)} records, ${formatBytes(result.bytesShuffled)}`,
+    `  read ${formatCount(result.recordsRead)} records; shuffled ${formatCount(result.recordsShuffled)} records, ${formatBytes(result.bytesShuffled)}${result.restarts > 0 ? ' (by the last attempts: a restarted task counts from its restart)' : ''}`,
   );
   if (result.placement.spreadDeployments > 0) {
     const perExecutor = Object.entries(result.placement.tasksPerExecutor).map(([id, n]) => `${id} ${formatCount(n)}`).join(', ');
