@@ -81,7 +81,7 @@ export async function runCli(argv: readonly string[], io: CliIo, commands: reado
     return await command.run(args, io);
   } catch (error) {
     if (isEngineError(error, 'WEFT_ERR_USAGE')) {
-      io.stderr.write(`weft ${command.name}: ${error.message}\n\n${command.usage}`);
+      io.stderr.write(`weft ${command.name}: ${error.message}\n\n${usageAfterError(command)}`);
       return ExitCode.USAGE;
     }
     if (isEngineError(error) && INPUT_ERROR_CODES.has(error.code)) {
@@ -92,4 +92,16 @@ export async function runCli(argv: readonly string[], io: CliIo, commands: reado
     io.stderr.write(`weft ${command.name}: internal error: ${detail}\n`);
     return ExitCode.FAILED;
   }
+}
+
+/** Usage texts longer than this are cut to their synopsis after a usage error: the error stays in sight. */
+const MAX_USAGE_LINES_AFTER_ERROR = 30;
+
+/** What follows a usage error's message: the command's usage, or, when long, its synopsis and where the rest is. */
+function usageAfterError(command: Command): string {
+  const lines = command.usage.split('\n');
+  if (lines.length <= MAX_USAGE_LINES_AFTER_ERROR) return command.usage;
+  const blank = lines.findIndex((line) => line.trim() === '');
+  const synopsis = lines.slice(0, blank === -1 ? MAX_USAGE_LINES_AFTER_ERROR : blank).join('\n');
+  return `${synopsis}\n\nRun 'weft ${command.name} --help' for every option.\n`;
 }

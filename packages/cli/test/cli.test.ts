@@ -27,6 +27,17 @@ describe('weft dispatcher', () => {
     assert.match(t.err(), /Usage: weft <command>/);
   });
 
+  it("after a usage error of a command with a long usage (weft run), keeps the error in sight: its synopsis and where the rest is", async () => {
+    const t = io('/');
+    assert.equal(await runCli(['run', 'job.ts', '--checkpoint-interval', '0'], t), 2);
+    const [error, ...rest] = t.err().split('\n');
+    assert.match(error as string, /^weft run: --checkpoint-interval must be a duration > 0/);
+    assert.match(t.err(), /\nUsage: weft run <job module>/);
+    assert.match(t.err(), /Run 'weft run --help' for every option\.\n$/);
+    assert.ok(rest.length < 20, `${rest.length} lines after the error`);
+    assert.doesNotMatch(t.err(), /Options:/);
+  });
+
   it('answers `weft help plan` with the plan usage', async () => {
     const t = io('/');
     assert.equal(await runCli(['help', 'plan'], t), 0);
