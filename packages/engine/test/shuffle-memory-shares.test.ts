@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { CreateInputGateRequest, CreateWriterRequest, ShuffleServiceFactory } from '@weft/shuffle-api';
 import { defineJob, runJob } from '@weft/engine';
+import { gateMemoryBytes, gateReservedBytes, writerMemoryBytes, writerReservedBytes } from '../src/memory/shuffle-buffer-shares.js';
 import { testingNoShuffleFactory } from './support/no-shuffle.js';
 import { testingRecordingBlockingShuffle } from './support/recording-blocking-shuffle.js';
 
@@ -80,5 +81,19 @@ describe('shuffle buffers from the task memory budget', () => {
     for (const line of gates) assert.equal(line.split(' ')[3], String(BUDGET / 16), line);
     const joinLog = log.filter((line) => / join/.test(line) && line.startsWith('gate'));
     assert.deepEqual(joinLog.slice(0, 3).map((line) => line.replace(/ \d+$/, '')), ['gate join customers', 'gate closed join', 'gate join orders'], log.join('; '));
+  });
+
+  it("asks the shuffle for at least its minimum but reserves only the share of a small budget: the operators keep the rest", () => {
+    // 64 KiB budget (--task-memory 64k), one output: the writer is asked for 64 KiB (the minimum) and takes 8 KiB of the budget
+    assert.equal(writerMemoryBytes(65_536, 1), 65_536);
+    assert.equal(writerReservedBytes(65_536, 1), 8192);
+    assert.equal(writerReservedBytes(65_536, 2), 4096);
+    // a gate: asked for 16 KiB (four reads of 4 KiB), takes 4 KiB
+    assert.equal(gateMemoryBytes(65_536), 16_384);
+    assert.equal(gateReservedBytes(65_536), 4096);
+    // a budget above the minimums: what is asked is what is reserved
+    assert.equal(writerReservedBytes(BUDGET, 2), writerMemoryBytes(BUDGET, 2));
+    assert.equal(writerReservedBytes(BUDGET, 2), BUDGET / 16);
+    assert.equal(gateReservedBytes(BUDGET), gateMemoryBytes(BUDGET));
   });
 });

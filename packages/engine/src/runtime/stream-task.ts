@@ -8,7 +8,7 @@ import { createOperator, type RuntimeOperator } from '../operators/create-operat
 import type { OperatorContext, Output, SinkOutput, StreamOperator } from '../operators/stream-operator.js';
 import type { RecordSerializerFactory } from '../serialization/record-serializer.js';
 import { defaultTaskMemoryBytes, type MemoryConsumer } from '../memory/memory-manager.js';
-import { gateMemoryBytes, writerMemoryBytes } from '../memory/shuffle-buffer-shares.js';
+import { gateMemoryBytes, gateReservedBytes, writerMemoryBytes, writerReservedBytes } from '../memory/shuffle-buffer-shares.js';
 import { createTaskMemory, type TaskMemory } from '../memory/task-memory.js';
 import { TaskBackpressure } from './backpressure.js';
 import { BarrierAligner, CANCEL_CHECKPOINT_EVENT } from './barrier-aligner.js';
@@ -157,10 +157,11 @@ export class StreamTask {
         serializer: this.#options.serializer,
       });
       this.#shuffleMemory = this.#memory.manager.consumer(SHUFFLE_BUFFERS_CONSUMER);
-      // the writers' buffers come out of the task's budget (its operators get the rest)
-      const writerBytes = writerMemoryBytes(this.#memory.manager.budgetBytes, deployment.outputs.length);
+      // the writers' buffers come out of the task's budget (its operators get the rest; below the shuffle's minimum, overhead)
+      const budgetBytes = this.#memory.manager.budgetBytes;
+      const writerBytes = writerMemoryBytes(budgetBytes, deployment.outputs.length);
       for (const output of deployment.outputs) {
-        this.#shuffleMemory.forceReserve(writerBytes);
+        this.#shuffleMemory.forceReserve(writerReservedBytes(budgetBytes, deployment.outputs.length));
         this.#writers.push({ edgeIndex: output.edgeIndex, writer: await this.#options.io.createWriter(output, writerBytes) });
       }
       this.#checkpointing = await this.#options.checkpointing?.();
@@ -323,7 +324,8 @@ export class StreamTask {
     // the gate's read buffers come out of the task's budget while it is open
     const memory = this.#shuffleMemory as MemoryConsumer;
     const gateBytes = gateMemoryBytes(memory.manager.budgetBytes);
-    memory.forceReserve(gateBytes);
+    const reserved = gateReservedBytes(memory.manager.budgetBytes);
+    memory.forceReserve(reserved);
     try {
       const gate = await this.#options.io.createGate(input, gateBytes);
       this.#gates.push(gate);
@@ -331,7 +333,7 @@ export class StreamTask {
       // read to its end: its buffers go now, not when the task ends (a join's build side, before its probe side and finish)
       await gate.close();
     } finally {
-      memory.release(gateBytes);
+      memory.release(reserved);
     }
   }
 
