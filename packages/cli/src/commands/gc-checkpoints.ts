@@ -93,13 +93,14 @@ export async function collectCheckpoints(request: CheckpointGcRequest, onSkipped
           if (objects > 0 || (ended && records.length > 0)) collected.push({ ...base, reason: ended ? 'ended' : 'orphaned', checkpoints: ended ? records.length : 0, objects });
           continue;
         }
-        if (!ended && keys.every((k) => recorded.has(checkpointIdOfKey(jobId, k) ?? 0))) continue;
+        // nothing to collect: no lease taken
+        if (ended ? records.length === 0 && keys.length === 0 : keys.every((k) => recorded.has(checkpointIdOfKey(jobId, k) ?? 0))) continue;
         const lease = await log.open({ jobId, owner: `weft gc ${hostname()}:${process.pid}` });
         try {
           const store = checkpointStore(jobId, lease.epoch);
           if (ended) {
             const discarded = await discardJobCheckpoints({ jobId, store, storage });
-            collected.push({ ...base, reason: 'ended', ...discarded });
+            if (discarded.checkpoints + discarded.objects > 0) collected.push({ ...base, reason: 'ended', ...discarded });
           } else {
             const below = await store.nextCheckpointId();
             const kept = new Set((await store.completed()).map((c) => c.checkpointId));
