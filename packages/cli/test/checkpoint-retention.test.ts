@@ -5,7 +5,7 @@
 // default and removes them with 'delete-on-cancellation', 'retain' keeps a succeeded job's.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type CheckpointRetention, type CheckpointingOptions, defineJob, discardsCheckpointsAtEnd, type FaultInjectorFactory, InMemoryCheckpointStorage, InMemoryCheckpointStore, isEngineError, type JobResult, runJob } from '@weft/engine';
+import { type CheckpointRetention, type CheckpointingOptions, defineJob, discardJobCheckpoints, discardsCheckpointsAtEnd, type FaultInjectorFactory, InMemoryCheckpointStorage, InMemoryCheckpointStore, isEngineError, type JobResult, runJob } from '@weft/engine';
 import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';
 
 const wordOf = (seq: number): string => `w${seq % 13}`;
@@ -104,6 +104,27 @@ describe('checkpoint retention at the end of a run', () => {
         assert.deepEqual(storage.keys(), [], retention);
       }
     }
+  });
+
+  it('a store that fails halfway leaves no record whose snapshots are gone: records are removed before data', async () => {
+    const storage = new InMemoryCheckpointStorage();
+    class FailingSecondRemove extends InMemoryCheckpointStore {
+      #removes = 0;
+      override async remove(checkpointId: number): Promise<void> {
+        if (++this.#removes === 2) throw new Error('the metadata store went away');
+        await super.remove(checkpointId);
+      }
+    }
+    const store = new FailingSecondRemove();
+    for (const id of [await store.nextCheckpointId(), await store.nextCheckpointId()]) {
+      const key = `checkpoints/halfway/chk-${id}/count%230/count.keyed`;
+      await storage.write(key, new Uint8Array([id]));
+      await store.addCompleted({ checkpointId: id, triggeredAtMs: 1, completedAtMs: 2, tasks: { 'count#0': { operators: { count: { keyed: key } } } } });
+    }
+    await assert.rejects(discardJobCheckpoints({ jobId: 'halfway', store, storage }), /went away/);
+    const left = await store.completed();
+    assert.deepEqual(left.map((c) => c.checkpointId), [2]);
+    assert.deepEqual(storage.keys(), ['checkpoints/halfway/chk-2/count%230/count.keyed'], 'the one still recorded has its data; the unrecorded one has none');
   });
 
   it("'retain' keeps a succeeded run's checkpoints; a bad retention is refused naming the option", async () => {

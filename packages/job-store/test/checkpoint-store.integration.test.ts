@@ -91,5 +91,18 @@ for (const kind of ['sqlite', 'redis'] as const) {
       assert.deepEqual(storage.keys(), []);
       await Promise.all([first.close(), second.close()]);
     });
+
+    it("a fenced run with no completed checkpoint leaves a newer run's in-progress snapshots alone", async () => {
+      const storage = new InMemoryCheckpointStorage();
+      const first = await log.open({ jobId: 'in-progress', owner: 'master-1' });
+      const stale = log.checkpointStore('in-progress', first.epoch);
+      await stale.nextCheckpointId();
+      const second = await log.open({ jobId: 'in-progress', owner: 'master-2' });
+      const id = await log.checkpointStore('in-progress', second.epoch).nextCheckpointId();
+      await storage.write(`checkpoints/in-progress/chk-${id}/count%230/count.keyed`, new Uint8Array([1]));
+      await assert.rejects(discardJobCheckpoints({ jobId: 'in-progress', store: stale, storage }), fenced);
+      assert.deepEqual(storage.keys(), [`checkpoints/in-progress/chk-${id}/count%230/count.keyed`]);
+      await Promise.all([first.close(), second.close()]);
+    });
   });
 }
