@@ -4,8 +4,10 @@
 // none) keeps its latest completed checkpoint, which `--from-checkpoint latest` restores to counts equal to
 // a naive count computed here; `weft gc` removes an orphaned chk dir (one older than the newest completed,
 // one a crashed master left in progress) and leaves the live one; and the checkpoints of a succeeded run
-// whose job master ended before removing them are collected once the run is dead.
+// whose job master ended before removing them are collected once the run is dead. SIGTERM cancels an
+// unbounded run: its checkpoints stay by default and go with --checkpoint-retention delete-on-cancellation.
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -27,6 +29,11 @@ interface Summary {
   status: string;
   checkpoints: { completed: number; latestCompletedId?: number; restoredFrom?: number; retention: string; discarded?: { checkpoints: number; objects: number } };
   collected: { counts?: [string, number][] };
+}
+
+/** What `weft gc --json` reports of `jobId`'s checkpoints (other tests' job ids share the stores). */
+function ofJob(stdout: string, jobId: string): unknown[] {
+  return (JSON.parse(stdout) as { checkpoints: { jobId: string }[] }).checkpoints.filter((c) => c.jobId === jobId);
 }
 
 function naiveCounts(): Map<string, number> {
@@ -82,6 +89,28 @@ describe('weft run --checkpoint-interval: checkpoints at the end of the run, and
     assert.deepEqual(await recorded('ok'), []);
   });
 
+  it('SIGTERM cancels an unbounded run: its checkpoints stay by default, and go with --checkpoint-retention delete-on-cancellation', async () => {
+    for (const retention of ['retain-on-cancellation', 'delete-on-cancellation']) {
+      const jobId = `cancelled-${retention}`;
+      const child = spawn(process.execPath, [bin, 'run', job, '--job-id', jobId, '--parallelism', '2', '--checkpoint-interval', '100ms', '--checkpoint-retention', retention, ...flags, '--', '--records', '0', '--rate', '4000'], { cwd: dir.path, stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      const deadline = Date.now() + 60_000;
+      while ((!existsSync(metaPath) || (await recorded(jobId).catch(() => [])).length === 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      child.kill('SIGTERM');
+      assert.equal(await exited, 1, stderr);
+      assert.match(stderr, /cancelled by SIGTERM/);
+      if (retention === 'retain-on-cancellation') {
+        assert.equal((await recorded(jobId)).length, 1, stderr);
+        assert.ok((await chkDirs(jobId)).length >= 1);
+      } else {
+        assert.deepEqual(await recorded(jobId), [], stderr);
+        assert.deepEqual(await filesUnder(join(storeDir, 'checkpoints', jobId)), []);
+      }
+    }
+  });
+
   it('a failed run keeps its latest checkpoint; weft gc removes orphaned chk dirs and leaves it; --from-checkpoint latest restores it', async () => {
     const failed = await run('failing', ['--restart-strategy', 'none', '--inject-faults', 'throw:count#1@4000']);
     assert.equal(failed.outcome.code, 1, failed.outcome.stderr);
@@ -106,7 +135,7 @@ describe('weft run --checkpoint-interval: checkpoints at the end of the run, and
     // the run died a moment ago (younger than the default 24h): only what is older than its newest checkpoint goes
     const dry = await weft(['gc', ...flags, '--dry-run', '--json']);
     assert.equal(dry.code, 0, dry.stderr);
-    assert.deepEqual((JSON.parse(dry.stdout) as { checkpoints: unknown[] }).checkpoints, [{ jobId: 'failing', status: 'failed', retention: 'retain-on-cancellation', reason: 'orphaned', checkpoints: 0, objects: 1 }]);
+    assert.deepEqual(ofJob(dry.stdout, 'failing'), [{ jobId: 'failing', status: 'failed', retention: 'retain-on-cancellation', reason: 'orphaned', checkpoints: 0, objects: 1 }]);
     assert.deepEqual(await chkDirs('failing'), [aborted, `chk-${latest}`, inProgress].sort());
     const young = await weft(['gc', ...flags]);
     assert.equal(young.code, 0, young.stderr);
@@ -116,7 +145,7 @@ describe('weft run --checkpoint-interval: checkpoints at the end of the run, and
     // once dead: the in-progress one goes too; the completed one stays, recorded, with every file
     const old = await weft(['gc', ...flags, '--older-than', '0s', '--json']);
     assert.equal(old.code, 0, old.stderr);
-    assert.deepEqual((JSON.parse(old.stdout) as { checkpoints: unknown[] }).checkpoints, [{ jobId: 'failing', status: 'failed', retention: 'retain-on-cancellation', reason: 'orphaned', checkpoints: 0, objects: 1 }]);
+    assert.deepEqual(ofJob(old.stdout, 'failing'), [{ jobId: 'failing', status: 'failed', retention: 'retain-on-cancellation', reason: 'orphaned', checkpoints: 0, objects: 1 }]);
     assert.deepEqual(await filesUnder(join(storeDir, 'checkpoints', 'failing')), liveFiles);
     assert.deepEqual(await recorded('failing'), [latest]);
 
@@ -137,7 +166,7 @@ describe('weft run --checkpoint-interval: checkpoints at the end of the run, and
     assert.ok((await chkDirs('kept')).length >= 1);
     const keptGc = await weft(['gc', ...flags, '--older-than', '0s', '--json']);
     assert.equal(keptGc.code, 0, keptGc.stderr);
-    assert.deepEqual((JSON.parse(keptGc.stdout) as { checkpoints: unknown[] }).checkpoints, [], 'retain: a dead succeeded run keeps them');
+    assert.deepEqual(ofJob(keptGc.stdout, 'kept'), [], 'retain: a dead succeeded run keeps them');
     assert.deepEqual(await recorded('kept'), ids);
 
     // what a job master that died between job-finished and removing its checkpoints leaves: the default retention logged, the checkpoints there
@@ -152,7 +181,7 @@ describe('weft run --checkpoint-interval: checkpoints at the end of the run, and
     assert.equal(gc.code, 0, gc.stderr);
     const objects = (await filesUnder(join(storeDir, 'checkpoints', 'left'))).length;
     assert.deepEqual(objects, 0);
-    const reported = (JSON.parse(gc.stdout) as { checkpoints: { jobId: string; reason: string; checkpoints: number; objects: number }[] }).checkpoints;
+    const reported = ofJob(gc.stdout, 'left') as { jobId: string; reason: string; checkpoints: number; objects: number }[];
     assert.deepEqual(reported.map((c) => [c.jobId, c.reason, c.checkpoints]), [['left', 'ended', 1]]);
     assert.ok((reported[0]?.objects ?? 0) >= 2, JSON.stringify(reported));
     assert.deepEqual(await recorded('left'), []);
