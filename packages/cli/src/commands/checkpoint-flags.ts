@@ -21,7 +21,8 @@ worker processes with --workers N, or on a cluster's executors with --cluster):
                             task aligns them, snapshots its keyed and operator state into the --store and
                             acknowledges; the job master records the completed checkpoint in the --meta
                             store. A failed task's region restarts from the latest completed checkpoint.
-                            SIGINT / SIGTERM cancel the job (exit 1); its checkpoints stay
+                            SIGINT / SIGTERM cancel the job (exit 1); its checkpoints stay (unless
+                            --checkpoint-retention removes them)
   --checkpoint-retention R  what the job's end does with its checkpoints (Flink's externalized-checkpoint-
                             retention): retain-on-cancellation (default: removed when the job succeeds,
                             kept when it fails or is cancelled) | delete-on-cancellation (kept only when
