@@ -1,10 +1,11 @@
 // The checkpoint stores next to the job event log — SQLite (a temp file) and Redis (a real redis-server):
 // ids that keep increasing across job masters, completed checkpoints in order, removal, fencing of an
-// older epoch (nothing written), and a CheckpointCoordinator whose successor restores the latest one.
+// older epoch (nothing written), a CheckpointCoordinator whose successor restores the latest one, and the
+// end-of-run discard of a run a newer one of the job id took over: refused, nothing removed.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { CheckpointCoordinator, type CheckpointStore, type CompletedCheckpoint, isEngineError } from '@weft/engine';
+import { CheckpointCoordinator, type CheckpointStore, type CompletedCheckpoint, discardJobCheckpoints, InMemoryCheckpointStorage, isEngineError } from '@weft/engine';
 import { RedisJobEventLog, SqliteJobEventLog } from '@weft/job-store';
 import { createTempDir, type RedisServer, startRedis, type TempDir } from '@weft/testkit';
 
@@ -64,6 +65,44 @@ for (const kind of ['sqlite', 'redis'] as const) {
       assert.deepEqual([successor.latestCompleted?.checkpointId, successor.latestCompleted?.tasks], [id, { 'src#0': { key: 'snapshot-1' } }]);
       successor.stop();
       await Promise.all([master.close(), next.close()]);
+    });
+
+    it("a run's end-of-run discard removes nothing once a newer run of the job id took the lease; the newer run's removes records, data and leftovers below its id", async () => {
+      const storage = new InMemoryCheckpointStorage();
+      const snapshot = (id: number): CompletedCheckpoint => ({ checkpointId: id, triggeredAtMs: 1, completedAtMs: 2, tasks: { 'count#0': { operators: { count: { keyed: `checkpoints/resumed/chk-${id}/count%230/count.keyed` } } } } });
+      const first = await log.open({ jobId: 'resumed', owner: 'master-1' });
+      const store = log.checkpointStore('resumed', first.epoch);
+      for (const id of [await store.nextCheckpointId(), await store.nextCheckpointId()]) {
+        await storage.write(`checkpoints/resumed/chk-${id}/count%230/count.keyed`, new Uint8Array([id]));
+        if (id === 2) await store.addCompleted(snapshot(id));
+      }
+      // a resumed run of the same job id, restoring from checkpoint 2
+      const second = await log.open({ jobId: 'resumed', owner: 'master-2' });
+      const everything = storage.keys();
+      await assert.rejects(discardJobCheckpoints({ jobId: 'resumed', store, storage }), fenced);
+      assert.deepEqual(storage.keys(), everything, 'the fenced run deleted no object');
+      const successor = log.checkpointStore('resumed', second.epoch);
+      assert.deepEqual((await successor.completed()).map((c) => c.checkpointId), [2]);
+      const own = await successor.nextCheckpointId();
+      await storage.write(`checkpoints/resumed/chk-${own}/count%230/count.keyed`, new Uint8Array([own]));
+      await successor.addCompleted(snapshot(own));
+      assert.deepEqual(await discardJobCheckpoints({ jobId: 'resumed', store: successor, storage }), { checkpoints: 2, objects: 3 });
+      assert.deepEqual(await successor.completed(), []);
+      assert.deepEqual(storage.keys(), []);
+      await Promise.all([first.close(), second.close()]);
+    });
+
+    it("a fenced run with no completed checkpoint leaves a newer run's in-progress snapshots alone", async () => {
+      const storage = new InMemoryCheckpointStorage();
+      const first = await log.open({ jobId: 'in-progress', owner: 'master-1' });
+      const stale = log.checkpointStore('in-progress', first.epoch);
+      await stale.nextCheckpointId();
+      const second = await log.open({ jobId: 'in-progress', owner: 'master-2' });
+      const id = await log.checkpointStore('in-progress', second.epoch).nextCheckpointId();
+      await storage.write(`checkpoints/in-progress/chk-${id}/count%230/count.keyed`, new Uint8Array([1]));
+      await assert.rejects(discardJobCheckpoints({ jobId: 'in-progress', store: stale, storage }), fenced);
+      assert.deepEqual(storage.keys(), [`checkpoints/in-progress/chk-${id}/count%230/count.keyed`]);
+      await Promise.all([first.close(), second.close()]);
     });
   });
 }

@@ -42,4 +42,8 @@ export class BlobCheckpointStorage implements CheckpointStorage {
   async delete(key: string): Promise<void> {
     await this.store.delete(key);
   }
+
+  listKeys(prefix: string): Promise<string[]> {
+    return this.store.listKeys(prefix);
+  }
 }

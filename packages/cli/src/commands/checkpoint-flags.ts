@@ -1,4 +1,4 @@
-import type { CheckpointingMode } from '@weft/engine';
+import { CHECKPOINT_RETENTIONS, type CheckpointingMode, type CheckpointRetention, isCheckpointRetention } from '@weft/engine';
 import { integerFlag, usageError } from '../parse-command-args.js';
 import { parseDuration } from './gc-command.js';
 
@@ -10,6 +10,7 @@ export const CHECKPOINT_FLAGS = {
   'checkpoints-retained': { type: 'string' },
   'tolerable-checkpoint-failures': { type: 'string' },
   'from-checkpoint': { type: 'string' },
+  'checkpoint-retention': { type: 'string' },
 } as const;
 
 export type CheckpointFlagValues = { readonly [K in keyof typeof CHECKPOINT_FLAGS]?: string | undefined };
@@ -20,7 +21,15 @@ worker processes with --workers N, or on a cluster's executors with --cluster):
                             task aligns them, snapshots its keyed and operator state into the --store and
                             acknowledges; the job master records the completed checkpoint in the --meta
                             store. A failed task's region restarts from the latest completed checkpoint.
-                            SIGINT / SIGTERM cancel the job (exit 1); its checkpoints stay
+                            SIGINT / SIGTERM cancel the job (exit 1); its checkpoints stay (unless
+                            --checkpoint-retention removes them)
+  --checkpoint-retention R  what the job's end does with its checkpoints (Flink's externalized-checkpoint-
+                            retention): retain-on-cancellation (default: removed when the job succeeds,
+                            kept when it fails or is cancelled) | delete-on-cancellation (kept only when
+                            it fails) | delete (removed at every end) | retain (kept at every end).
+                            Removed = every completed checkpoint of the job id (record first, then its
+                            state) and whatever checkpoints that never completed left; a run a newer one
+                            of the job id took over removes nothing. weft gc collects what a crash left
   --checkpoint-mode M       exactly-once (default: aligned barriers) | at-least-once (barriers tracked,
                             never aligned: a restore may count a record twice)
   --checkpoint-timeout D    a checkpoint not completed within D is aborted (default 10m)
@@ -39,6 +48,7 @@ export interface CheckpointFlags {
   readonly retained?: number;
   readonly tolerableFailures?: number;
   readonly restoreFrom?: 'latest' | number;
+  readonly retention?: CheckpointRetention;
 }
 
 function durationFlag(flag: string, value: string): number {
@@ -51,7 +61,7 @@ function durationFlag(flag: string, value: string): number {
 export function parseCheckpointFlags(values: CheckpointFlagValues & { readonly 'job-id'?: string | undefined }): CheckpointFlags | undefined {
   const interval = values['checkpoint-interval'];
   if (interval === undefined) {
-    const orphan = (['checkpoint-mode', 'checkpoint-timeout', 'checkpoints-retained', 'tolerable-checkpoint-failures', 'from-checkpoint'] as const).find((f) => values[f] !== undefined);
+    const orphan = (['checkpoint-mode', 'checkpoint-timeout', 'checkpoints-retained', 'tolerable-checkpoint-failures', 'from-checkpoint', 'checkpoint-retention'] as const).find((f) => values[f] !== undefined);
     if (orphan !== undefined) throw usageError('run', `--${orphan} needs --checkpoint-interval`);
     return undefined;
   }
@@ -69,6 +79,8 @@ export function parseCheckpointFlags(values: CheckpointFlagValues & { readonly '
     else if (/^[1-9]\d*$/.test(from) && Number.isSafeInteger(Number(from))) restoreFrom = Number(from);
     else throw usageError('run', `--from-checkpoint must be latest or a checkpoint id (an integer >= 1), got ${JSON.stringify(from)}`);
   }
+  const retention = values['checkpoint-retention'];
+  if (retention !== undefined && !isCheckpointRetention(retention)) throw usageError('run', `--checkpoint-retention must be ${CHECKPOINT_RETENTIONS.join(', ')}, got ${JSON.stringify(retention)}`);
   return {
     intervalMs,
     ...(mode === undefined ? {} : { mode }),
@@ -76,5 +88,6 @@ export function parseCheckpointFlags(values: CheckpointFlagValues & { readonly '
     ...(retained === undefined ? {} : { retained }),
     ...(tolerable === undefined ? {} : { tolerableFailures: tolerable }),
     ...(restoreFrom === undefined ? {} : { restoreFrom }),
+    ...(retention === undefined ? {} : { retention }),
   };
 }

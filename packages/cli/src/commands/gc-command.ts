@@ -7,6 +7,8 @@ import type { JobId } from '@weft/shuffle-api';
 import { type Command, ExitCode } from '../command.js';
 import { parseCommandArgs, usageError } from '../parse-command-args.js';
 import { defaultMetaUrl, defaultStoreUrl } from './default-stores.js';
+import { BlobCheckpointStorage } from './blob-checkpoint-storage.js';
+import { type CheckpointsCollected, collectCheckpoints } from './gc-checkpoints.js';
 
 const USAGE = `Usage: weft gc [--meta URL] [--store URL] [--older-than DURATION] [--dry-run] [--json]
 
@@ -17,6 +19,15 @@ temporary directories that the log names (local ones; also those of attempts tha
 spill directories its tasks left (killed with their processes) under the spill directory it logged, then
 deletes the run from the log. One line per run removed
 (id, partitions, bytes), then a total.
+
+Checkpoints (\`checkpoints/<job>/chk-<id>/\` in the --store, records in the --meta store), before the runs:
+a dead run (as above) that ended — succeeded, failed, cancelled — and whose logged --checkpoint-retention
+removes them at that end loses every completed checkpoint (record first, then data); any other dead run
+loses the snapshots of checkpoints that never completed (aborted, or in progress when its job master
+crashed) and keeps its completed ones for --from-checkpoint. gc takes a dead run's lease first, so a newer
+run of the job id that starts meanwhile is never touched. A live run, or a job id the log no longer knows,
+loses only snapshots of never-completed checkpoints older than its newest completed one. One line per job
+id whose checkpoints were removed (checkpoints, objects).
 
 Liveness: the log records the lease owner as host:pid. A run whose owner is a live process on this host is
 kept whatever its age; for an owner on another host (or none) age alone decides.
@@ -29,7 +40,9 @@ Options:
   --older-than DURATION     only runs whose last event is older: 30s, 30m, 1h, 7d (default 24h)
   --dry-run                 print what would be removed, remove nothing
   --json                    print {"removed": [{"jobId", "status", "lastEventAt", "partitions", "bytes",
-                            "sinkDirs", "spillDirs"}], "partitions", "bytes", "dryRun"}
+                            "sinkDirs", "spillDirs"}], "partitions", "bytes", "checkpoints": [{"jobId",
+                            "status", "retention"?, "reason": "ended"|"orphaned", "checkpoints",
+                            "objects"}], "checkpointObjects", "dryRun"}
   -h, --help                show this help
 
 Exit codes: 0 done (also when nothing was removed); 1 a store failed; 2 bad usage, a bad --meta or --store,
@@ -120,7 +133,7 @@ interface Removed {
 
 export const gcCommand: Command = {
   name: 'gc',
-  summary: 'remove the partitions, sink temp files and log of dead runs older than an age',
+  summary: 'remove the partitions, sink temp files, checkpoints and log of dead runs older than an age, and orphaned checkpoint data',
   usage: USAGE,
   async run(args, io) {
     const { values, positionals } = parseCommandArgs('gc', args, {
@@ -146,13 +159,14 @@ export const gcCommand: Command = {
     } catch (error) {
       throw usageError('gc', `${metaFlag}: ${(error as Error).message}`, error);
     }
-    const { createRemoteShuffleServiceFactory, parseStoreUrl } = (await import(BLOCKING_MODULE)) as typeof import('@weft/shuffle-remote');
+    const { createBlobStore, createRemoteShuffleServiceFactory, parseStoreUrl } = (await import(BLOCKING_MODULE)) as typeof import('@weft/shuffle-remote');
     try {
       parseStoreUrl(store);
     } catch (error) {
       throw usageError('gc', `${storeFlag}: ${(error as Error).message}`, error);
     }
     const removed: Removed[] = [];
+    const checkpoints: CheckpointsCollected[] = [];
     if (location.type === 'redis' || existsSync(location.path)) {
       let log: JobEventLog;
       try {
@@ -162,7 +176,17 @@ export const gcCommand: Command = {
       }
       try {
         const now = Date.now();
-        const dead = (await log.listRuns()).filter((r: JobRunRecord) => now - r.lastAtMs >= olderThanMs && !ownerAlive(r.owner));
+        const runs = await log.listRuns();
+        const isDead = (r: JobRunRecord): boolean => now - r.lastAtMs >= olderThanMs && !ownerAlive(r.owner);
+        const dead = runs.filter(isDead);
+        // checkpoints first: they read the dead runs' logs, deleted below
+        const blobStore = createBlobStore(parseStoreUrl(store, storeFlag));
+        try {
+          await blobStore.start();
+          checkpoints.push(...(await collectCheckpoints({ log, storage: new BlobCheckpointStorage(blobStore), runs, isDead, dryRun }, (jobId, error) => io.stderr.write(`weft gc: skipped the checkpoints of ${jobId}: ${error.message}\n`))));
+        } finally {
+          await blobStore.close();
+        }
         if (dead.length > 0) {
           let factory: ReturnType<typeof createRemoteShuffleServiceFactory>;
           try {
@@ -198,14 +222,19 @@ export const gcCommand: Command = {
     }
     const partitions = removed.reduce((s, r) => s + r.partitions, 0);
     const bytes = removed.reduce((s, r) => s + r.bytes, 0);
+    const checkpointObjects = checkpoints.reduce((s, c) => s + c.objects, 0);
     if (values.json === true) {
-      io.stdout.write(`${JSON.stringify({ removed, partitions, bytes, dryRun })}\n`);
+      io.stdout.write(`${JSON.stringify({ removed, partitions, bytes, checkpoints, checkpointObjects, dryRun })}\n`);
     } else {
       const verb = dryRun ? 'would remove' : 'removed';
+      for (const c of checkpoints) {
+        const why = c.reason === 'ended' ? `${c.status}, retention ${c.retention ?? '?'}` : `${c.status}: never completed`;
+        io.stdout.write(`${verb} checkpoints of ${c.jobId} (${why}): ${c.checkpoints} checkpoints, ${c.objects} objects\n`);
+      }
       for (const r of removed) {
         io.stdout.write(`${verb} ${r.jobId} (${r.status}, last event ${r.lastEventAt}): ${r.partitions} partitions, ${r.bytes} bytes${r.sinkDirs.length > 0 ? `, ${r.sinkDirs.length} sink temp dirs` : ''}${r.spillDirs.length > 0 ? `, ${r.spillDirs.length} spill dirs` : ''}\n`);
       }
-      io.stdout.write(`${dryRun ? 'would remove' : 'removed'} ${removed.length} runs in total: ${partitions} partitions, ${bytes} bytes (older than ${olderThanText})\n`);
+      io.stdout.write(`${dryRun ? 'would remove' : 'removed'} ${removed.length} runs in total: ${partitions} partitions, ${bytes} bytes (older than ${olderThanText})${checkpoints.length > 0 ? `; ${checkpointObjects} checkpoint objects of ${checkpoints.length} job ids` : ''}\n`);
     }
     return ExitCode.OK;
   },

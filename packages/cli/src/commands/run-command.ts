@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { type AdaptiveBatchOptions, DEFAULT_APPROXIMATE_RECONNECT_TIMEOUT_MS, EngineError, resolveAdaptiveBatchOptions, isEngineError, EXCHANGE_MODES, type ExternalFileSystem, type JobEventLog, type ExchangeMode, isExchangeMode, type JobResult, loadJob, type PrestartedWorkers, prestartWorkers, type RestartStrategyOptions, runJob } from '@weft/engine';
+import { type AdaptiveBatchOptions, DEFAULT_APPROXIMATE_RECONNECT_TIMEOUT_MS, DEFAULT_CHECKPOINT_RETENTION, discardsCheckpointsAtEnd, EngineError, resolveAdaptiveBatchOptions, isEngineError, EXCHANGE_MODES, type ExternalFileSystem, type JobEventLog, type ExchangeMode, isExchangeMode, type JobResult, loadJob, type PrestartedWorkers, prestartWorkers, type RestartStrategyOptions, runJob } from '@weft/engine';
 import type { ShuffleServiceFactory } from '@weft/shuffle-api';
 import type { ShuffleServerServiceFactory } from '@weft/shuffle-remote/client';
 import type { BlobStore } from '@weft/shuffle-remote';
@@ -498,9 +498,11 @@ export const runCommand: Command = {
     const tty = (io.stderr as { isTTY?: boolean }).isTTY === true;
     let shown = false;
     let result: JobResult;
-    // a streaming job runs until cancelled: SIGINT / SIGTERM cancel it (its checkpoints stay for --from-checkpoint)
+    // a streaming job runs until cancelled: SIGINT / SIGTERM cancel it (its checkpoints stay for --from-checkpoint, unless its retention removes them)
     const cancel = checkpointFlags === undefined ? undefined : new AbortController();
-    const onSignal = (signal: NodeJS.Signals): void => cancel?.abort(new EngineError('WEFT_ERR_TASK_CANCELLED', `the job was cancelled by ${signal}; its checkpoints stay: restore it with --job-id ${jobId ?? '<id>'} --from-checkpoint latest`));
+    const kept = checkpointFlags !== undefined && !discardsCheckpointsAtEnd(checkpointFlags.retention ?? DEFAULT_CHECKPOINT_RETENTION, 'cancelled');
+    const onSignal = (signal: NodeJS.Signals): void =>
+      cancel?.abort(new EngineError('WEFT_ERR_TASK_CANCELLED', `the job was cancelled by ${signal}; ${kept ? `its checkpoints stay: restore it with --job-id ${jobId ?? '<id>'} --from-checkpoint latest` : `its checkpoints are removed (--checkpoint-retention ${checkpointFlags?.retention ?? ''})`}`));
     if (cancel !== undefined) {
       process.once('SIGINT', onSignal);
       process.once('SIGTERM', onSignal);

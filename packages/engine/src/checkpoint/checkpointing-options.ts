@@ -1,4 +1,5 @@
 import { invalidEngineArgument } from '../errors/engine-error.js';
+import { CHECKPOINT_RETENTIONS, type CheckpointRetention, DEFAULT_CHECKPOINT_RETENTION, isCheckpointRetention } from './checkpoint-retention.js';
 import type { CheckpointStorage } from './checkpoint-storage.js';
 import type { CheckpointStore } from './checkpoint-store.js';
 
@@ -27,13 +28,20 @@ export interface CheckpointingOptions {
    * (WEFT_ERR_STATE_RESTORE naming the checkpoint). @defaultValue none: a fresh start
    */
   readonly restoreFrom?: 'latest' | number;
+  /**
+   * What happens to the job's checkpoints when the run ends (`--checkpoint-retention`): see
+   * CheckpointRetention. A run that lost its lease to a newer run of the job id removes nothing.
+   * @defaultValue 'retain-on-cancellation' (deleted when the job succeeds, kept when it fails or is cancelled)
+   */
+  readonly retention?: CheckpointRetention;
 }
 
-export interface ResolvedCheckpointingOptions extends Omit<CheckpointingOptions, 'mode'> {
+export interface ResolvedCheckpointingOptions extends Omit<CheckpointingOptions, 'mode' | 'retention'> {
   readonly mode: CheckpointingMode;
+  readonly retention: CheckpointRetention;
 }
 
-const KEYS = new Set(['intervalMs', 'mode', 'timeoutMs', 'retained', 'tolerableFailures', 'storage', 'store', 'restoreFrom']);
+const KEYS = new Set(['intervalMs', 'mode', 'timeoutMs', 'retained', 'tolerableFailures', 'storage', 'store', 'restoreFrom', 'retention']);
 
 function positiveInteger(field: string, value: unknown, min: number): void {
   if (value !== undefined && (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min)) throw invalidEngineArgument(`checkpointing.${field}`, `expected an integer >= ${min}, got ${String(value)}`);
@@ -54,5 +62,7 @@ export function resolveCheckpointingOptions(options: CheckpointingOptions): Reso
   if (options.store !== undefined && typeof options.store.nextCheckpointId !== 'function') throw invalidEngineArgument('checkpointing.store', 'expected a CheckpointStore');
   const from = options.restoreFrom;
   if (from !== undefined && from !== 'latest' && !(typeof from === 'number' && Number.isSafeInteger(from) && from >= 1)) throw invalidEngineArgument('checkpointing.restoreFrom', `expected 'latest' or a checkpoint id >= 1, got ${JSON.stringify(from)}`);
-  return { ...options, mode };
+  const retention = options.retention ?? DEFAULT_CHECKPOINT_RETENTION;
+  if (!isCheckpointRetention(retention)) throw invalidEngineArgument('checkpointing.retention', `expected one of ${CHECKPOINT_RETENTIONS.map((r) => `'${r}'`).join(', ')}, got ${JSON.stringify(retention)}`);
+  return { ...options, mode, retention };
 }

@@ -7,8 +7,11 @@ import type { TaskDeployment } from '../runtime/task-deployment.js';
 import type { CheckpointBarrierMode } from './checkpoint-barrier-handler.js';
 import { CheckpointCoordinator } from './checkpoint-coordinator.js';
 import type { CheckpointFailureReason } from './checkpoint-coordinator-options.js';
+import { checkpointPrefix, keySegment } from './checkpoint-keys.js';
 import type { CheckpointStorage } from './checkpoint-storage.js';
 import type { CheckpointStore, CompletedCheckpoint, TaskStateHandle } from './checkpoint-store.js';
+import { type CheckpointedJobEnd, type CheckpointRetention, DEFAULT_CHECKPOINT_RETENTION, discardsCheckpointsAtEnd } from './checkpoint-retention.js';
+import { type DiscardedCheckpoints, discardJobCheckpoints } from './discard-job-checkpoints.js';
 
 /** What a task's acknowledgement is recorded as in a completed checkpoint (its TaskStateHandle). */
 export interface SnapshotHandle {
@@ -33,6 +36,8 @@ export interface JobCheckpointingOptions {
   readonly storage: CheckpointStorage;
   /** The checkpoint the run starts from (`--from-checkpoint`), already checked (checkRestorable). @defaultValue none: a fresh start */
   readonly restoreFrom?: CompletedCheckpoint | undefined;
+  /** What `end()` does with the job's checkpoints. @defaultValue 'retain-on-cancellation' */
+  readonly retention?: CheckpointRetention | undefined;
   /** Checkpoints keep failing beyond the tolerated count: the job must fail. */
   readonly onFailure: (error: Error) => void;
   readonly logger?: Logger | undefined;
@@ -56,6 +61,12 @@ export interface CheckpointSummary {
   readonly latestStateBytes?: number;
   /** Trigger to completion of the newest completed checkpoint, in milliseconds. */
   readonly latestDurationMs?: number;
+  /** What the run's end did with the job's checkpoints (CheckpointingOptions.retention). */
+  readonly retention: CheckpointRetention;
+  /** What the run's end removed, when its retention said to (absent: they were kept, or the removal failed). */
+  readonly discarded?: DiscardedCheckpoints;
+  /** Why removing them at the end failed (a store down, or fenced: a newer run of the job id holds its lease). */
+  readonly discardError?: string;
 }
 
 /**
@@ -89,6 +100,8 @@ export class JobCheckpointing {
   #finalCheckpointId: number | undefined;
   /** Acknowledgements being written and recorded. */
   readonly #inFlight = new Set<Promise<void>>();
+  #discarded: DiscardedCheckpoints | undefined;
+  #discardError: string | undefined;
 
   constructor(options: JobCheckpointingOptions) {
     this.#options = options;
@@ -143,6 +156,30 @@ export class JobCheckpointing {
     while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
   }
 
+  /**
+   * The run ended (after `stop()`): removes the job's checkpoints when its retention says so for `end`
+   * (discardJobCheckpoints: records first, then data; nothing once a newer run of the job id took the
+   * lease). Never rejects: a failed removal is logged and reported in the summary, and leaves garbage for
+   * `weft gc`. Resolves with what was removed, undefined when they were kept.
+   */
+  async end(end: CheckpointedJobEnd): Promise<DiscardedCheckpoints | undefined> {
+    await this.stop();
+    const retention = this.#options.retention ?? DEFAULT_CHECKPOINT_RETENTION;
+    if (!discardsCheckpointsAtEnd(retention, end)) {
+      this.#logger.debug({ retention, end }, 'checkpoints kept at the end of the run');
+      return undefined;
+    }
+    try {
+      this.#discarded = await discardJobCheckpoints({ jobId: this.#options.jobId, store: this.#options.store, storage: this.#options.storage });
+      this.#logger.debug({ retention, end, ...this.#discarded }, 'checkpoints removed at the end of the run');
+      return this.#discarded;
+    } catch (error) {
+      this.#discardError = (error as Error).message;
+      this.#logger.warn({ retention, end, storage: this.#options.storage.description, error: this.#discardError }, 'removing the checkpoints at the end of the run failed: `weft gc` collects what is left');
+      return undefined;
+    }
+  }
+
   summary(): CheckpointSummary {
     const latest = this.#coordinator.latestCompleted;
     const handles = latest === undefined ? [] : Object.values(latest.tasks);
@@ -155,6 +192,9 @@ export class JobCheckpointing {
       ...(latest === undefined ? {} : { latestCompletedId: latest.checkpointId, latestStateBytes: handles.reduce((n, h) => n + (typeof h['bytes'] === 'number' ? h['bytes'] : 0), 0), latestDurationMs: latest.completedAtMs - latest.triggeredAtMs }),
       ...(this.#options.restoreFrom === undefined ? {} : { restoredFrom: this.#options.restoreFrom.checkpointId }),
       tasksRestored: this.#tasksRestored,
+      retention: this.#options.retention ?? DEFAULT_CHECKPOINT_RETENTION,
+      ...(this.#discarded === undefined ? {} : { discarded: this.#discarded }),
+      ...(this.#discardError === undefined ? {} : { discardError: this.#discardError }),
     };
   }
 
@@ -235,7 +275,7 @@ export class JobCheckpointing {
 
   async #acknowledge(task: TaskDeployment, snapshot: TaskSnapshot): Promise<void> {
     const { checkpointId } = snapshot;
-    const prefix = `checkpoints/${keySegment(this.#options.jobId)}/chk-${checkpointId}/${keySegment(task.executionVertexId)}`;
+    const prefix = `${checkpointPrefix(this.#options.jobId, checkpointId)}${keySegment(task.executionVertexId)}`;
     const operators: Record<string, { keyed?: string; operator?: string }> = {};
     let bytes = 0;
     try {
@@ -281,11 +321,6 @@ export class JobCheckpointing {
     }
     return loaded;
   }
-}
-
-/** One storage key segment: characters outside `[A-Za-z0-9_.-]` as `%XX` of their UTF-8 bytes (object stores refuse `#`). */
-function keySegment(id: string): string {
-  return id.replace(/[^A-Za-z0-9_.-]/gu, (ch) => [...Buffer.from(ch, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''));
 }
 
 /** `WEFT_ERR_STATE_RESTORE` naming the checkpoint. */

@@ -1,3 +1,4 @@
+import type { CheckpointRetention } from '../checkpoint/checkpoint-retention.js';
 import type { ResolvedAdaptiveBatchOptions } from '../adaptive/adaptive-batch-options.js';
 import type { ExchangeMode } from '../api/exchange-mode.js';
 import type { FailoverStrategyName } from '../failover/failover-strategy.js';
@@ -28,6 +29,12 @@ export interface JobSubmittedOptions {
    * executors (other hosts) and in events of an older weft.
    */
   readonly spillRoot?: string;
+  /**
+   * A checkpointed run's CheckpointingOptions.retention, so `weft gc` knows whether the checkpoints of a
+   * run that ended (and whose job master died before removing them) are garbage. Absent without
+   * checkpoints and in events of an older weft.
+   */
+  readonly checkpointRetention?: CheckpointRetention;
 }
 
 /**

@@ -403,6 +403,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       releasePartitionsDuringJob,
       ...(adaptive === undefined ? {} : { adaptive }),
       ...(provider === undefined ? { spillRoot: spillDir ?? tmpdir() } : {}),
+      ...(checkpointOptions === undefined ? {} : { checkpointRetention: checkpointOptions.retention }),
     },
   };
 
@@ -504,6 +505,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
         store: checkpointStore as CheckpointStore,
         storage: checkpointOptions.storage,
         restoreFrom,
+        retention: checkpointOptions.retention,
         onFailure: (error) => jobMaster.abort(error),
         logger,
       });
@@ -528,6 +530,10 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       outcome = await jobMaster.run(executors);
     } finally {
       await checkpoints?.stop();
+    }
+    // the job's end decides what becomes of its checkpoints; a run a newer one of the job id took over keeps them (its store is fenced anyway)
+    if (checkpoints !== undefined && fence?.isFenced !== true && (outcome.error as { code?: unknown } | undefined)?.code !== 'WEFT_ERR_FENCED') {
+      await checkpoints.end(outcome.status === 'succeeded' ? 'succeeded' : options.signal?.aborted === true ? 'cancelled' : 'failed');
     }
     const progress = jobMaster.progress();
     if (options.onProgress !== undefined) options.onProgress({ elapsedMs: performance.now() - started, ...progress });

@@ -1,0 +1,45 @@
+/**
+ * Where a job's checkpoint snapshots lie in its CheckpointStorage:
+ * `checkpoints/<job>/chk-<id>/<task>/<operator>.<keyed|operator>`, each segment escaped by `keySegment`.
+ * One place, so the writer (JobCheckpointing), the end-of-job discard and `weft gc` agree.
+ */
+
+/** One storage key segment: characters outside `[A-Za-z0-9_.-]` as `%XX` of their UTF-8 bytes (object stores refuse `#`). */
+export function keySegment(id: string): string {
+  return id.replace(/[^A-Za-z0-9_.-]/gu, (ch) => [...Buffer.from(ch, 'utf8')].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''));
+}
+
+/** `checkpoints/<job>/`: the prefix of every snapshot of the job id. */
+export function jobCheckpointsPrefix(jobId: string): string {
+  return `checkpoints/${keySegment(jobId)}/`;
+}
+
+/** `checkpoints/<job>/chk-<id>/`: the prefix of every snapshot of one checkpoint. */
+export function checkpointPrefix(jobId: string, checkpointId: number): string {
+  return `${jobCheckpointsPrefix(jobId)}chk-${checkpointId}/`;
+}
+
+/** The checkpoint id a key under `checkpoints/<job>/` belongs to; undefined for a key of another shape. */
+export function checkpointIdOfKey(jobId: string, key: string): number | undefined {
+  const prefix = jobCheckpointsPrefix(jobId);
+  if (!key.startsWith(prefix)) return undefined;
+  const match = /^chk-([1-9]\d*)\//.exec(key.slice(prefix.length));
+  if (match === null) return undefined;
+  const id = Number(match[1]);
+  return Number.isSafeInteger(id) ? id : undefined;
+}
+
+/** The job ids (decoded) that have keys under `checkpoints/`, from a listing of that prefix. */
+export function checkpointJobIdsOf(keys: readonly string[]): string[] {
+  const ids = new Set<string>();
+  for (const key of keys) {
+    const match = /^checkpoints\/([^/]+)\/chk-/.exec(key);
+    if (match === null) continue;
+    try {
+      ids.add(decodeURIComponent(match[1] as string));
+    } catch {
+      // not a segment keySegment wrote: not ours
+    }
+  }
+  return [...ids].sort();
+}
