@@ -119,7 +119,7 @@ export class JobScheduler {
       builder: this.#builder,
       releases: this.#releases,
       onFailover: (record) => {
-        this.#resumes.failedOver(record);
+        this.#resumes.failedOver(record, record.tasksToRestart.map((task) => this.#attempts.attemptIdOf(topology.indexOfExecutionVertex(task))));
         this.#emit({ type: 'failover', data: record });
         options.onFailover?.(record);
       },
@@ -280,7 +280,7 @@ export class JobScheduler {
     return this.#approximate?.records();
   }
 
-  /** Each failover: when its failed task read again (FailoverResumes). */
+  /** Each failover: when its failed task, and when all its restarted tasks, read again (FailoverResumes). */
   failoverResumes(): FailoverResume[] {
     return this.#resumes.records();
   }
@@ -469,6 +469,7 @@ export class JobScheduler {
     const states = this.#states;
     const region = this.#regionOf(v);
     this.#attempts.finish(v, result);
+    this.#resumes.finished(this.#attempts.attemptIdOf(v));
     this.#approximate?.finished(v);
     this.#placedOn[v] = undefined;
     states.active[region] = (states.active[region] as number) - 1;
