@@ -68,6 +68,19 @@ describe('FailoverResumes', () => {
     ]);
   });
 
+  it('lists the awaited attempts that neither read nor finished yet', () => {
+    const resumes = new FailoverResumes(() => 0);
+    assert.deepEqual(resumes.unresolved(), []);
+    resumes.failedOver(record('generate#0@0', ['generate#0', 'count#0', 'count#1']), ['generate#0@0', 'count#0@1', 'count#1@0']);
+    assert.deepEqual(resumes.unresolved().sort(), ['count#0@2', 'count#1@1', 'generate#0@1']);
+    resumes.reading('generate#0@1', 1);
+    resumes.finished('count#1@1');
+    resumes.reading('count#0@1', 1); // not awaited: the failed-over attempt itself
+    assert.deepEqual(resumes.unresolved(), ['count#0@2']);
+    resumes.reading('count#0@2', 2);
+    assert.deepEqual(resumes.unresolved(), []);
+  });
+
   it('counts a reading stamped before the failover (another host clock behind) as 0, not negative', () => {
     const resumes = new FailoverResumes(() => 500);
     resumes.failedOver(record('count#1@0', ['count#1']), ['count#1@0']);

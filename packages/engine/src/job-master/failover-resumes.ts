@@ -39,7 +39,7 @@ export class FailoverResumes {
   readonly #readingAt = new Map<string, number>();
   /** When an awaited attempt finished without a `reading` report first, by attempt id. */
   readonly #finishedAt = new Map<string, number>();
-  /** The next attempts some failover waits for. */
+  /** The next attempts some failover waits for that have neither read nor finished yet. */
   readonly #awaited = new Set<string>();
   readonly #now: () => number;
 
@@ -60,11 +60,21 @@ export class FailoverResumes {
   /** Attempt `attemptId` read its first record at `atMs` (its executor's wall clock). */
   reading(attemptId: string, atMs: number): void {
     if (!this.#readingAt.has(attemptId)) this.#readingAt.set(attemptId, atMs);
+    this.#awaited.delete(attemptId);
   }
 
   /** Attempt `attemptId` finished now: where it had not read, that is when it resumed (nothing was left for it). */
   finished(attemptId: string): void {
-    if (this.#awaited.has(attemptId) && !this.#readingAt.has(attemptId) && !this.#finishedAt.has(attemptId)) this.#finishedAt.set(attemptId, this.#now());
+    if (!this.#awaited.delete(attemptId)) return;
+    this.#finishedAt.set(attemptId, this.#now());
+  }
+
+  /**
+   * The attempts the failovers so far wait for that have neither read nor finished yet, in no particular
+   * order: some may never (they failed, or a later reset gave them up) — the caller knows which are current.
+   */
+  unresolved(): string[] {
+    return [...this.#awaited];
   }
 
   records(): FailoverResume[] {
