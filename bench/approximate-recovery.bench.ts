@@ -6,8 +6,12 @@
 //   region       ALL_EDGES_PIPELINED (the baseline): the whole job is one region and restarts from the
 //                latest checkpoint, the sources rewinding
 // Figures: the time until output flows again — in both modes the same measure: from the failover (when the
-// job master decided it) until count#0's new attempt read its first record, by that attempt's own report
-// (JobResult.failoverResumes[0].resumedAfterMs: a task-side wall-clock stamp, no sampling grain) — and the
+// job master decided it) until EVERY task the failover restarted read its first record again, by each new
+// attempt's own report (JobResult.failoverResumes[0].allResumedAfterMs: task-side wall-clock stamps, no
+// sampling grain): count#0 alone in approximate mode, every task of the job in region mode (the counts emit
+// at their input's end, so the job's output flows again once its last stage reads again on every key
+// range). The failed task's own figure (resumedAfterMs) is printed per round too: in region mode on
+// workers the failover's failed task is the first reported lost, the source, which resumes first. And the
 // records lost (the records generated minus the sum of the final counts; the summary's recordsLost must equal it), against 2 × rate × recovery time
 // (issue 16's bound). Targets: recovery ≤ 0.3× the region restart's, lost ≤ 2 × rate × recovery time.
 // Both modes use the same shuffle options: 256-byte buffers and a 2 ms flushTimeoutMs (Flink's
@@ -48,7 +52,12 @@ const job = defineJob((ctx) => {
 const fault: FaultInjectorFactory = () => ({ taskFault: ({ executionVertexId, attempt }) => (executionVertexId === 'count#0' && attempt === 0 ? { kind: 'throw', atRecord } : undefined) });
 
 interface Round {
+  /** From the failover until every restarted task read again (the figure). */
   readonly recoveryMs: number;
+  /** From the failover until the failover's failed task read again. */
+  readonly failedTaskMs: number;
+  /** The restarted task that read again last. */
+  readonly last: string;
   /** Records generated less the sum of the final counts: the naive oracle. */
   readonly lost: number;
   readonly droppedUpstream: number;
@@ -64,11 +73,16 @@ function checkCounted(mode: string, lost: number, recordsLost: number | undefine
 const flushTimeoutMs = Number(process.env['WEFT_BENCH_APPROX_FLUSH_MS'] ?? 2);
 const bufferSizeBytes = Number(process.env['WEFT_BENCH_APPROX_BUFFER_BYTES'] ?? 256);
 
-/** From the failover until count#0's new attempt read its first record (its own `reading` report), the same in both modes. */
-function recoveryMsOf(result: JobResult, mode: string): number {
-  const resumedAfterMs = result.failoverResumes[0]?.resumedAfterMs;
-  if (resumedAfterMs === undefined) throw new Error(`${mode}: count#0 never read again`);
-  return resumedAfterMs;
+/**
+ * From the failover until every restarted task's new attempt read its first record (their own `reading`
+ * reports), the same in both modes; `tasks`: how many the failover must have restarted (1 approximate,
+ * the whole job otherwise).
+ */
+function recoveryOf(result: JobResult, mode: string, tasks: number): Pick<Round, 'recoveryMs' | 'failedTaskMs' | 'last'> {
+  const resume = result.failoverResumes[0];
+  if (resume?.allResumedAfterMs === undefined || resume.resumedAfterMs === undefined) throw new Error(`${mode}: not every restarted task read again: ${JSON.stringify(resume)}`);
+  if (resume.tasksRestarted !== tasks) throw new Error(`${mode}: the failover restarted ${resume.tasksRestarted} tasks, expected ${tasks}`);
+  return { recoveryMs: resume.allResumedAfterMs, failedTaskMs: resume.resumedAfterMs, last: resume.lastResumedTask ?? '?' };
 }
 
 async function run(mode: 'ALL_EDGES_PIPELINED_APPROXIMATE' | 'ALL_EDGES_PIPELINED'): Promise<Round> {
@@ -86,14 +100,14 @@ async function run(mode: 'ALL_EDGES_PIPELINED_APPROXIMATE' | 'ALL_EDGES_PIPELINE
   if (result.failovers.length !== 1) throw new Error(`${mode}: ${result.failovers.length} failovers, expected 1`);
   const counted = ((result.collected['counts'] ?? []) as [string, number][]).reduce((a, [, n]) => a + n, 0);
   const lost = Math.max(0, records - counted);
-  const recoveryMs = recoveryMsOf(result, mode);
+  const recovery = recoveryOf(result, mode, mode === 'ALL_EDGES_PIPELINED_APPROXIMATE' ? 1 : result.failovers[0]?.tasksTotal ?? -1);
   if (mode === 'ALL_EDGES_PIPELINED_APPROXIMATE') {
-    const recovery = result.approximateRecoveries?.[0];
-    if (recovery?.durationMs === undefined) throw new Error('the approximate recovery did not complete');
-    checkCounted(mode, lost, recovery.recordsLost);
-    return { recoveryMs, lost, droppedUpstream: recovery.recordsDroppedUpstream, unprocessed: recovery.recordsUnprocessedByFailedAttempt };
+    const approximate = result.approximateRecoveries?.[0];
+    if (approximate?.durationMs === undefined) throw new Error('the approximate recovery did not complete');
+    checkCounted(mode, lost, approximate.recordsLost);
+    return { ...recovery, lost, droppedUpstream: approximate.recordsDroppedUpstream, unprocessed: approximate.recordsUnprocessedByFailedAttempt };
   }
-  return { recoveryMs, lost, droppedUpstream: 0, unprocessed: 0 };
+  return { ...recovery, lost, droppedUpstream: 0, unprocessed: 0 };
 }
 
 const workerRate = Number(process.env['WEFT_BENCH_APPROX_WORKER_RATE'] ?? 10_000);
@@ -121,14 +135,14 @@ async function runWorkers(mode: 'ALL_EDGES_PIPELINED_APPROXIMATE' | 'ALL_EDGES_P
   if (result.failovers.length !== 1) throw new Error(`workers ${mode}: ${result.failovers.length} failovers, expected 1`);
   const counted = ((result.collected['counts'] ?? []) as [string, number][]).reduce((a, [, n]) => a + n, 0);
   const lost = Math.max(0, workerRecords - counted);
-  const recoveryMs = recoveryMsOf(result, `workers ${mode}`);
+  const recovery = recoveryOf(result, `workers ${mode}`, mode === 'ALL_EDGES_PIPELINED_APPROXIMATE' ? 1 : result.failovers[0]?.tasksTotal ?? -1);
   if (mode === 'ALL_EDGES_PIPELINED_APPROXIMATE') {
-    const recovery = result.approximateRecoveries?.[0];
-    if (recovery?.durationMs === undefined) throw new Error('the approximate recovery on workers did not complete');
-    checkCounted(`workers ${mode}`, lost, recovery.recordsLost);
-    return { recoveryMs, lost, droppedUpstream: recovery.recordsDroppedUpstream, unprocessed: 0 };
+    const approximate = result.approximateRecoveries?.[0];
+    if (approximate?.durationMs === undefined) throw new Error('the approximate recovery on workers did not complete');
+    checkCounted(`workers ${mode}`, lost, approximate.recordsLost);
+    return { ...recovery, lost, droppedUpstream: approximate.recordsDroppedUpstream, unprocessed: 0 };
   }
-  return { recoveryMs, lost, droppedUpstream: 0, unprocessed: 0 };
+  return { ...recovery, lost, droppedUpstream: 0, unprocessed: 0 };
 }
 
 function line(metric: string, unit: string, value: number, baseline: string, baselineValue: number): void {
@@ -136,6 +150,8 @@ function line(metric: string, unit: string, value: number, baseline: string, bas
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+/** `min–max` of the rounds' recovery figures. */
+const spread = (rs: readonly Round[]): string => `${Math.min(...rs.map((q) => q.recoveryMs)).toFixed(1)}–${Math.max(...rs.map((q) => q.recoveryMs)).toFixed(1)}`;
 
 console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`);
 console.log(`${records.toLocaleString('en')} records at ${rate.toLocaleString('en')}/s, parallelism ${parallelism}, count#0 throws at its record ${atRecord}, ${bufferSizeBytes}-byte buffers, flushTimeoutMs ${flushTimeoutMs}, ${rounds} round(s) (median); load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
@@ -148,9 +164,9 @@ for (let round = 0; round < rounds; round++) {
 const a = { recoveryMs: median(approximate.map((r) => r.recoveryMs)), lost: median(approximate.map((r) => r.lost)), dropped: median(approximate.map((r) => r.droppedUpstream)), afterFailure: median(approximate.map((r) => r.droppedUpstream + r.unprocessed)) };
 const r = { recoveryMs: median(region.map((x) => x.recoveryMs)), lost: median(region.map((x) => x.lost)) };
 console.log(`rounds: approximate ${JSON.stringify(approximate)}, region ${JSON.stringify(region)}`);
-console.log('run           recovery ms   records lost   dropped upstream');
-console.log(`approximate   ${a.recoveryMs.toFixed(1).padStart(11)}   ${String(a.lost).padStart(12)}   ${String(a.dropped).padStart(16)}`);
-console.log(`region        ${r.recoveryMs.toFixed(1).padStart(11)}   ${String(r.lost).padStart(12)}   ${'-'.padStart(16)}`);
+console.log('run           recovery ms (min–max)   failed task ms   records lost   dropped upstream');
+console.log(`approximate   ${a.recoveryMs.toFixed(1).padStart(11)} ${spread(approximate).padStart(11)}   ${median(approximate.map((q) => q.failedTaskMs)).toFixed(1).padStart(14)}   ${String(a.lost).padStart(12)}   ${String(a.dropped).padStart(16)}`);
+console.log(`region        ${r.recoveryMs.toFixed(1).padStart(11)} ${spread(region).padStart(11)}   ${median(region.map((q) => q.failedTaskMs)).toFixed(1).padStart(14)}   ${String(r.lost).padStart(12)}   ${'-'.padStart(16)}`);
 line('time until output flows again, approximate', 'ms', a.recoveryMs, 'region restart (ALL_EDGES_PIPELINED)', r.recoveryMs);
 line('records lost, approximate', 'records', a.lost, '2 x rate x recovery time', (2 * rate * a.recoveryMs) / 1000);
 // in process nothing dies on a wire: the loss beyond count#0's state since its checkpoint is what upstream
@@ -167,9 +183,9 @@ if (process.env['WEFT_BENCH_APPROX_WORKERS'] !== '0') {
   }
   const x = { recoveryMs: median(wa.map((q) => q.recoveryMs)), lost: median(wa.map((q) => q.lost)), dropped: median(wa.map((q) => q.droppedUpstream)) };
   const y = { recoveryMs: median(wr.map((q) => q.recoveryMs)), lost: median(wr.map((q) => q.lost)) };
-  console.log('run                   recovery ms   records lost   dropped upstream');
-  console.log(`workers approximate   ${x.recoveryMs.toFixed(1).padStart(11)}   ${String(x.lost).padStart(12)}   ${String(x.dropped).padStart(16)}`);
-  console.log(`workers region        ${y.recoveryMs.toFixed(1).padStart(11)}   ${String(y.lost).padStart(12)}   ${'-'.padStart(16)}`);
+  console.log('run                   recovery ms (min–max)   failed task ms   records lost   dropped upstream');
+  console.log(`workers approximate   ${x.recoveryMs.toFixed(1).padStart(11)} ${spread(wa).padStart(11)}   ${median(wa.map((q) => q.failedTaskMs)).toFixed(1).padStart(14)}   ${String(x.lost).padStart(12)}   ${String(x.dropped).padStart(16)}`);
+  console.log(`workers region        ${y.recoveryMs.toFixed(1).padStart(11)} ${spread(wr).padStart(11)}   ${median(wr.map((q) => q.failedTaskMs)).toFixed(1).padStart(14)}   ${String(y.lost).padStart(12)}   ${'-'.padStart(16)}`);
   console.log(`rounds: approximate ${JSON.stringify(wa)}, region ${JSON.stringify(wr)}; load average after ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
   line('time until output flows again, approximate on 2 workers (SIGKILL)', 'ms', x.recoveryMs, 'whole-job restart (ALL_EDGES_PIPELINED --workers 2)', y.recoveryMs);
   line('records lost, approximate on 2 workers (SIGKILL)', 'records', x.lost, '2 x rate x recovery time', (2 * workerRate * x.recoveryMs) / 1000);

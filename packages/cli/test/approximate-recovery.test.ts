@@ -114,7 +114,14 @@ describe('approximate recovery, in process', () => {
       assert.equal(resume?.failedTask, 'count#0');
       assert.equal(resume?.attemptId, 'count#0@0');
       assert.ok(resume?.resumedAfterMs !== undefined && resume.resumedAfterMs >= 95, `${exchangeMode}: ${JSON.stringify(resume)}`);
+      // every restarted task: count#0 alone, or the whole job (2 sources, 2 counts); they all read again, none before the failed one's restart
+      const restarted = result.failovers[0]?.tasksToRestart ?? [];
+      assert.equal(restarted.length, exchangeMode === 'ALL_EDGES_PIPELINED' ? 4 : 1, `${exchangeMode}: ${JSON.stringify(restarted)}`);
+      assert.equal(resume.tasksRestarted, restarted.length);
+      assert.ok(resume.allResumedAfterMs !== undefined && resume.allResumedAfterMs >= resume.resumedAfterMs, `${exchangeMode}: ${JSON.stringify(resume)}`);
+      assert.ok(resume.lastResumedTask !== undefined && restarted.includes(resume.lastResumedTask), `${exchangeMode}: ${JSON.stringify(resume)}`);
       if (exchangeMode === 'ALL_EDGES_PIPELINED_APPROXIMATE') {
+        assert.equal(resume.allResumedAfterMs, resume.resumedAfterMs, 'a single-task recovery: the failed task is every restarted task');
         const durationMs = result.approximateRecoveries?.[0]?.durationMs;
         assert.ok(durationMs !== undefined && durationMs >= 95, `the recovery ends with the same report: ${durationMs}`);
       }

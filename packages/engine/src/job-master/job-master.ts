@@ -83,6 +83,12 @@ export interface JobMasterOptions {
 export const DEFAULT_CANCEL_TIMEOUT_MS = 30_000;
 
 /**
+ * The longest a lost executor's replacement waits to start for the restart the loss caused to have its
+ * tasks reading again (JobScheduler.whenRestartsResumed); it starts at once when a region waits for slots.
+ */
+const REPLACEMENT_START_WAIT_MS = 100;
+
+/**
  * The job master of one job (Flink's JobMaster): the registry of the task executors it schedules on
  * (ExecutorSlots), the listener of what they report — deploy acknowledgements (`running`), task ends,
  * executors lost (a process exit, missed heartbeats) — and the replacement of lost executors. Where
@@ -241,9 +247,14 @@ export class JobMaster implements TaskExecutorListener {
   #replaceExecutor(lostId: TaskExecutorId, lost: EngineError): void {
     const start = this.#options.replaceExecutor as (lost: TaskExecutorId) => Promise<TaskExecutor>;
     const slots = this.#slots;
-    // started a turn later: forking a process blocks this one for milliseconds, and the restart this loss
-    // caused (its tasks deployed on the executors left) goes first
-    const later = (): Promise<TaskExecutor> => new Promise<void>((resolve) => setImmediate(resolve)).then(() => start(lostId));
+    // started once the restart this loss caused has its tasks reading again on the executors left (or a
+    // region waits for the slots this one brings, or REPLACEMENT_START_WAIT_MS passed): forking a process
+    // blocks this one for milliseconds, which the restarted tasks' first messages (their checkpoint link,
+    // their reports) would wait behind
+    const later = (): Promise<TaskExecutor> =>
+      new Promise<void>((resolve) => setImmediate(resolve))
+        .then(() => this.#scheduler.whenRestartsResumed(REPLACEMENT_START_WAIT_MS))
+        .then(() => start(lostId));
     slots.replace(later, {
       started: (executor) => {
         if (!this.#scheduler.isRunning) return;

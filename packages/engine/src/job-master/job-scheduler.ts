@@ -86,6 +86,8 @@ export class JobScheduler {
   readonly #approximate: ApproximateRecoveries | undefined;
   readonly #approximatePlacement: ApproximatePlacement;
   readonly #resumes = new FailoverResumes();
+  /** whenRestartsResumed's callers, resolved at the next check that finds the restarts resumed. */
+  readonly #resumedWaiters = new Set<() => void>();
 
   constructor(options: JobSchedulerOptions) {
     this.#options = options;
@@ -119,7 +121,7 @@ export class JobScheduler {
       builder: this.#builder,
       releases: this.#releases,
       onFailover: (record) => {
-        this.#resumes.failedOver(record);
+        this.#resumes.failedOver(record, record.tasksToRestart.map((task) => this.#attempts.attemptIdOf(topology.indexOfExecutionVertex(task))));
         this.#emit({ type: 'failover', data: record });
         options.onFailover?.(record);
       },
@@ -215,6 +217,45 @@ export class JobScheduler {
 
   /** Deploys ready regions while executors have free slots. */
   schedule(): void {
+    this.#scheduleReady();
+    this.#checkRestartsResumed();
+  }
+
+  /**
+   * Resolves once the restarts so far are resumed — none under way, and each restarted task's current
+   * attempt read again or finished — or a ready region waits for a free slot, or the job stopped running,
+   * or `timeoutMs` passed: what a replacement executor's start waits for (forking a worker process blocks
+   * this one for milliseconds, which the restarted tasks' first messages would wait behind).
+   */
+  whenRestartsResumed(timeoutMs: number): Promise<void> {
+    if (this.#restartsResumed()) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.#resumedWaiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.#resumedWaiters.add(done);
+    });
+  }
+
+  #restartsResumed(): boolean {
+    if (this.#state !== 'running' || this.#states.hasReady) return true;
+    if (this.#restarts.anyUnderWay) return false;
+    // an attempt that is no longer current (a later reset gave it up) is not waited for
+    return this.#resumes.unresolved().every((attemptId) => {
+      const v = this.#attempts.currentVertexOf(attemptId);
+      return v < 0 || this.#attempts.isDone(v);
+    });
+  }
+
+  #checkRestartsResumed(): void {
+    if (this.#resumedWaiters.size === 0 || !this.#restartsResumed()) return;
+    for (const done of [...this.#resumedWaiters]) done();
+  }
+
+  #scheduleReady(): void {
     if (this.#state !== 'running') return;
     if (this.#decisions.any) this.#decideReady();
     const { regions, topology, slots } = this.#options;
@@ -280,7 +321,7 @@ export class JobScheduler {
     return this.#approximate?.records();
   }
 
-  /** Each failover: when its failed task read again (FailoverResumes). */
+  /** Each failover: when its failed task, and when all its restarted tasks, read again (FailoverResumes). */
   failoverResumes(): FailoverResume[] {
     return this.#resumes.records();
   }
@@ -289,6 +330,7 @@ export class JobScheduler {
   taskReading(v: number, attemptId: string, atMs: number): void {
     this.#resumes.reading(attemptId, atMs);
     this.#approximate?.resumed(v, atMs);
+    this.#checkRestartsResumed();
   }
 
   /** The executor acknowledged a deployed attempt: it runs. */
@@ -405,6 +447,7 @@ export class JobScheduler {
     this.#failure = error;
     this.#restarts.stop();
     this.#logger.info({ error: error.message }, 'running -> failing');
+    this.#checkRestartsResumed();
     for (let r = 0; r < this.#states.count; r++) {
       const state = this.#states.stateOf(r);
       if (state === RUNNING || state === DEPLOYING) this.#cancelRegion(r, 'the job failed');
@@ -469,6 +512,7 @@ export class JobScheduler {
     const states = this.#states;
     const region = this.#regionOf(v);
     this.#attempts.finish(v, result);
+    this.#resumes.finished(this.#attempts.attemptIdOf(v));
     this.#approximate?.finished(v);
     this.#placedOn[v] = undefined;
     states.active[region] = (states.active[region] as number) - 1;
@@ -579,6 +623,7 @@ export class JobScheduler {
   /** Every region finished: the last transition publishes the sinks (`sink-published` each), then `job-finished`. */
   #publishSinks(): void {
     this.#state = 'publishing';
+    this.#checkRestartsResumed();
     this.#restarts.stop();
     this.#approximate?.stop();
     this.#cancelTimeouts.clearAll();
