@@ -8,7 +8,8 @@
 //   restores nothing, and what the dead one staged lingers unless the new attempt aborts it;
 // - kill-worker-after-pre-commit:lines#1@3 — the same, most often with a checkpoint to restore (2, or 1).
 // What is committed — part files of fileCommitSink (a local dir), entries of redisStreamSink (a real
-// redis-server) — must equal the naive expected lines exactly, and nothing may be left staged.
+// redis-server) — must equal the naive expected lines exactly, and nothing may be left staged. Last, `weft gc`
+// on a succeeded run removes the Redis staging lists of its job (planted: a subtask it no longer has), no other.
 import assert from 'node:assert/strict';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -31,6 +32,7 @@ const EXPECTED = Array.from({ length: COUNT }, (_, seq) => lineOf(seq).toUpperCa
 const GUARD_MS = 120_000;
 
 interface Summary {
+  jobId: string;
   status: string;
   executorsLost: { taskExecutorId: string }[];
   checkpoints: { completed: number; tasksRestored: number };
@@ -69,10 +71,14 @@ describe('weft run --workers 2: a two-phase-commit sink\'s worker SIGKILLed at a
     await rm(dir, { recursive: true, force: true });
   });
 
+  /** The stores of one run. */
+  function storesOf(run: number): string[] {
+    return ['--store', pathToFileURL(join(dir, `run-${run}`, 'store')).href, '--meta', `sqlite://${join(dir, `run-${run}`, 'meta.db')}`];
+  }
+
   /** One run on stores of its own; at most 3 restarts, so a sink that cannot work fails the run. */
   async function weft(fault: string, jobArgs: string[]): Promise<Summary> {
-    const run = join(dir, `run-${runs++}`);
-    const stores = ['--store', pathToFileURL(join(run, 'store')).href, '--meta', `sqlite://${join(run, 'meta.db')}`];
+    const stores = storesOf(runs++);
     let stdout = '';
     let stderr = '';
     const args = ['run', job, ...stores, '--workers', '2', '--parallelism', '2', '--checkpoint-interval', '100ms', '--restart-attempts', '3', '--restart-delay', '100', '--json', '--inject-faults', fault, '--', ...ARGS, ...jobArgs];
@@ -103,4 +109,22 @@ describe('weft run --workers 2: a two-phase-commit sink\'s worker SIGKILLed at a
       assert.deepEqual(await redis.keys(`${stream}:weft-2pc:txn:*`), [], 'no transaction left staged');
     });
   }
+
+  it('weft gc removes the staging lists a succeeded run left in Redis (a subtask a smaller parallelism dropped), and keeps another job\'s', { timeout: GUARD_MS }, async () => {
+    const run = runs;
+    const stream = `restore:gc:${run}`;
+    const summary = await weft('kill-worker-after-pre-commit:lines#1@1', ['--sink', 'redis', '--url', server.url, '--stream', stream]);
+    const ours = `${stream}:weft-2pc:txn:${summary.jobId}/sinkTo/7/0/abcdef`;
+    const otherJob = `${stream}:weft-2pc:txn:${summary.jobId}-other/sinkTo/7/0/abcdef`;
+    await redis.rpush(ours, 'staged by a subtask the run no longer has');
+    await redis.rpush(otherJob, 'staged by another job');
+    let stdout = '';
+    let stderr = '';
+    const code = await runCli(['gc', ...storesOf(run), '--older-than', '0s', '--json'], { stdout: { write: (t: string) => ((stdout += t), true) }, stderr: { write: (t: string) => ((stderr += t), true) }, cwd: dir, env: {} });
+    assert.equal(code, 0, stderr);
+    const removed = (JSON.parse(stdout) as { removed: { jobId: string; twoPhaseStaged: string[] }[] }).removed;
+    assert.deepEqual(removed.map((r) => [r.jobId, r.twoPhaseStaged]), [[summary.jobId, [`${server.url}#${ours}`]]]);
+    assert.deepEqual(await redis.keys(`${stream}:weft-2pc:txn:*`), [otherJob]);
+    assert.equal(await redis.xlen(stream), COUNT, 'the committed entries stay');
+  });
 });
