@@ -29,6 +29,13 @@ describe('fault specs', () => {
     assert.equal(formatFaultSpec(spec), 'seed=42,throw:agg#1@17,kill-worker,delete-partition:src->agg#2,corrupt-partition,restart-redis@3');
   });
 
+  it('parses the checkpoint kill-worker kinds with their task and checkpoint, prints them back, and refuses checkpoint 0', () => {
+    const spec = parseFaultSpec('kill-worker-after-pre-commit:agg#1@3,kill-worker-before-commit');
+    assert.deepEqual(spec.faults, [{ kind: 'kill-worker-after-pre-commit', target: 'agg#1', at: 3 }, { kind: 'kill-worker-before-commit' }]);
+    assert.equal(formatFaultSpec(spec), 'kill-worker-after-pre-commit:agg#1@3,kill-worker-before-commit');
+    assert.throws(() => parseFaultSpec('kill-worker-before-commit:agg#1@0'), /counts checkpoints from 1/);
+  });
+
   it('parses kill-job-master with its event type and count, and prints it back', () => {
     const spec = parseFaultSpec('kill-job-master:sink-published@2,kill-job-master');
     assert.deepEqual(spec.faults, [{ kind: 'kill-job-master', target: 'sink-published', at: 2 }, { kind: 'kill-job-master' }]);
@@ -166,9 +173,18 @@ describe('the seeded fault harness', () => {
     assert.deepEqual(harness.faults.map((f) => [f.fired, f.detail]), [[true, 'throws at record 5'], [true, 'deleted']]);
   });
 
+  it('plants a checkpoint kill-worker fault as a kill-process TaskFault at its checkpoint moment, once', () => {
+    const harness = new FaultHarness({ seed: 1, faults: [{ kind: 'kill-worker-after-pre-commit', target: 'agg#1', at: 2 }, { kind: 'kill-worker-before-commit', target: 'out#0', at: 3 }] });
+    const injector = harness.factory(context);
+    assert.deepEqual(injector.taskFault?.({ executionVertexId: 'agg#1', attempt: 0 }), { kind: 'kill-process', atRecord: 0, atCheckpoint: { checkpointId: 2, moment: 'pre-committed' } });
+    assert.deepEqual(injector.taskFault?.({ executionVertexId: 'out#0', attempt: 0 }), { kind: 'kill-process', atRecord: 0, atCheckpoint: { checkpointId: 3, moment: 'completed' } });
+    assert.equal(injector.taskFault?.({ executionVertexId: 'agg#1', attempt: 1 }), undefined, 'a restart runs clean');
+  });
+
   it('refuses a fault that cannot apply to the job', () => {
     const inProcess = { ...context, executor: 'inprocess' as const };
     assert.throws(() => new FaultHarness({ faults: [{ kind: 'kill-worker' }] }).factory(inProcess), /kill-worker needs worker processes/);
+    assert.throws(() => new FaultHarness({ faults: [{ kind: 'kill-worker-after-pre-commit' }] }).factory(inProcess), /kill-worker-after-pre-commit needs worker processes/);
     assert.throws(() => new FaultHarness({ faults: [{ kind: 'delete-partition' }] }).factory(context), /needs the persisted blocking shuffle/);
     assert.throws(() => new FaultHarness({ faults: [{ kind: 'throw', target: 'agg#7' }] }).factory(context), (error: { code?: string }) => error.code === 'WEFT_ERR_UNKNOWN_EXECUTION_VERTEX');
     assert.throws(() => new FaultHarness({ faults: [{ kind: 'corrupt-partition', target: 'agg->out#0' }] }, { damagePartition: damage }).factory(context), /agg->out#0 is not a blocking partition that another region reads/);

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
-import { jobSpillPrefix } from '@weft/engine';
+import { inProgressPrefix, jobSpillPrefix } from '@weft/engine';
 import { SqliteJobEventLog } from '@weft/job-store';
 import { createTempDir, type TempDir } from '@weft/testkit';
 import { killOnceFinished, weft as runWeft, type WeftOutcome } from './helpers/kill-and-resume.js';
@@ -139,6 +139,52 @@ describe('weft gc', () => {
     assert.match(gc.stdout, /^removed gc-spill \(unfinished, .*\): 0 partitions, 7 bytes, 1 spill dirs$/m);
     assert.equal(existsSync(left), false, 'the spill directory is gone');
     assert.equal(existsSync(otherJob), true, 'another job\'s spill directory is kept');
+  });
+
+  it('removes what a succeeded run left staged in its two-phase-commit file sink, and nothing of another job in the same directory', async () => {
+    const out = join(dir.path, 'tpc-out');
+    const staging = join(out, '.in-progress');
+    await mkdir(staging, { recursive: true });
+    // as an attempt SIGKILLed after a pre-commit, then restarted on a smaller parallelism, leaves it
+    const ours = join(staging, `${inProgressPrefix('gc-2pc', 'sinkTo')}part-00003-0-abcdef`);
+    const otherJob = join(staging, `${inProgressPrefix('gc-2pc-other', 'sinkTo')}part-00003-0-abcdef`);
+    const committed = join(out, 'part-00000-0-123456');
+    await writeFile(ours, 'x\ny\n');
+    await writeFile(otherJob, 'kept\n');
+    await writeFile(committed, 'a\n');
+    {
+      await using store = new SqliteJobEventLog({ path: metaPath });
+      const log = await store.open({ jobId: 'gc-2pc', owner: 'elsewhere:1' });
+      await log.append({ type: 'job-submitted', data: { name: 'two-phase', args: [], tasksTotal: 1, twoPhaseStaging: [{ sink: 'sinkTo', staging: { kind: 'file-commit', dir: out } }] } });
+      await log.append({ type: 'job-finished', data: {} });
+      await log.close();
+    }
+    const gc = await weft(['gc', ...flags, '--older-than', '0s', '--json'], dir.path);
+    assert.equal(gc.code, 0, gc.stderr);
+    const removed = (JSON.parse(gc.stdout) as { removed: { jobId: string; bytes: number; twoPhaseStaged: string[]; twoPhaseKept: string[] }[] }).removed.find((r) => r.jobId === 'gc-2pc');
+    assert.deepEqual(removed && { bytes: removed.bytes, twoPhaseStaged: removed.twoPhaseStaged, twoPhaseKept: removed.twoPhaseKept }, { bytes: 4, twoPhaseStaged: [ours], twoPhaseKept: [] });
+    assert.equal(existsSync(ours), false, 'the run\'s staged transaction is gone');
+    assert.equal(existsSync(otherJob), true, 'another job\'s staged transaction is kept');
+    assert.equal(existsSync(committed), true, 'committed parts are kept');
+  });
+
+  it('keeps what an unfinished run left staged in its two-phase-commit file sink while a completed checkpoint of it is left to restore', async () => {
+    const out = join(dir.path, 'tpc-kept');
+    const staging = join(out, '.in-progress');
+    await mkdir(staging, { recursive: true });
+    const pending = join(staging, `${inProgressPrefix('gc-2pc-cp', 'sinkTo')}part-00000-0-abcdef`);
+    await writeFile(pending, 'pre-committed for checkpoint 4\n');
+    {
+      await using store = new SqliteJobEventLog({ path: metaPath });
+      const log = await store.open({ jobId: 'gc-2pc-cp', owner: 'elsewhere:1' });
+      await log.append({ type: 'job-submitted', data: { name: 'two-phase', args: [], tasksTotal: 1, twoPhaseStaging: [{ sink: 'sinkTo', staging: { kind: 'file-commit', dir: out } }] } });
+      await store.checkpointStore('gc-2pc-cp', log.epoch).addCompleted({ checkpointId: 4, triggeredAtMs: 1, completedAtMs: 2, tasks: {} });
+      await log.close();
+    }
+    const gc = await weft(['gc', ...flags, '--older-than', '0s'], dir.path);
+    assert.equal(gc.code, 0, gc.stderr);
+    assert.match(gc.stdout, /^removed gc-2pc-cp \(unfinished, .*\): 0 partitions, 0 bytes \(kept 1 staged two-phase-commit transactions: a completed checkpoint may still commit them\)$/m);
+    assert.equal(existsSync(pending), true, 'what checkpoint 4 may still commit is kept');
   });
 
   it('removes the attempt directory of a text sink whose attempts were still writing when the job master was SIGKILLed', async () => {

@@ -152,7 +152,7 @@ describe('weft run --inject-faults', () => {
     ['an unknown failover strategy', ['--failover-strategy', 'some'], /--failover-strategy must be one of region, all, individual, got "some"/],
     ['individual failover on a job with edges', ['--failover-strategy', 'individual', '--executor', 'inprocess'], /the individual failover strategy restarts only the failed task/],
     ['a zero heartbeat timeout', ['--heartbeat-timeout', '0'], /--heartbeat-timeout must be an integer >= 1, got "0"/],
-    ['an unknown fault', ['--inject-faults', 'explode'], /--inject-faults: unknown fault "explode"; expected one of throw, kill-worker, delete-partition, corrupt-partition, restart-redis/],
+    ['an unknown fault', ['--inject-faults', 'explode'], /--inject-faults: unknown fault "explode"; expected one of throw, kill-worker, kill-worker-after-pre-commit, kill-worker-before-commit, delete-partition, corrupt-partition, restart-redis/],
     ['a bad seed', ['--inject-faults', 'seed=x,throw'], /--inject-faults: seed must be an integer >= 0, got "x"/],
     ['killing a worker in process', ['--inject-faults', 'kill-worker', '--executor', 'inprocess'], /invalid --inject-faults: kill-worker needs worker processes/],
     ['an unknown task', ['--inject-faults', 'throw:nope#0', '--executor', 'inprocess'], /nope#0/],

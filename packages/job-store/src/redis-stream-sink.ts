@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { EngineError, invalidEngineArgument, type TransactionHandle, type TwoPhaseCommitSink, type TwoPhaseCommitSinkContext, type TwoPhaseCommitSinkFactory } from '@weft/engine';
+import { type AbortLingeringRequest, EngineError, invalidEngineArgument, type TransactionHandle, type TwoPhaseCommitSink, type TwoPhaseCommitSinkContext, type TwoPhaseCommitSinkFactory } from '@weft/engine';
 import { noopLogger } from '@weft/shuffle-api';
 import { connectRedis } from '@weft/shuffle-remote/redis';
 
@@ -45,6 +45,12 @@ interface StreamTransaction {
  * stream see only committed transactions, each whole. A commit that finds neither the marker nor all the
  * staged records (an aborted transaction) fails with WEFT_ERR_SINK_FAILED and adds nothing. Use with `dataSet.sinkTo(redisStreamSink({ url, stream }))`.
  *
+ * Transaction ids are `<jobId>/<operator>/<subtask>/<attempt>/<random>`, so the staging is job-scoped:
+ * `abortLingering` deletes the staging lists `<prefix>txn:<jobId>/<operator>/<subtask>/…` that it did not
+ * begin and is not told to keep (SCAN, then DEL), and `weft gc` those of a job that ended
+ * (`redisStreamStagingKeys`); the sink's staging (TwoPhaseCommitStaging) is `{ kind: 'redis-stream', url,
+ * keyPrefix }`.
+ *
  * Each sink instance (a subtask attempt; the job master's final commit) opens its own connection and
  * closes it in `close()`. Not in the contract: ordering between subtasks' transactions in the stream.
  */
@@ -58,7 +64,28 @@ export function redisStreamSink<T>(options: RedisStreamSinkOptions<T>): TwoPhase
   if (!Number.isSafeInteger(timeout) || timeout < 1) throw invalidEngineArgument('redisStreamSink.commandTimeoutMs', `an integer >= 1, got ${String(timeout)}`);
   if (options.format !== undefined && typeof options.format !== 'function') throw invalidEngineArgument('redisStreamSink.format', 'expected a function');
   const resolved: ResolvedRedisStreamSinkOptions<T> = { url: options.url, stream: options.stream, keyPrefix: options.keyPrefix ?? `${options.stream}:weft-2pc:`, markerTtlSeconds: ttl, commandTimeoutMs: timeout, format: options.format };
-  return (context) => new RedisStreamSink<T>(resolved, context);
+  return Object.assign((context: TwoPhaseCommitSinkContext) => new RedisStreamSink<T>(resolved, context), { staging: { kind: 'redis-stream', url: resolved.url, keyPrefix: resolved.keyPrefix } });
+}
+
+/** The glob that matches `text` literally (SCAN MATCH). */
+function globLiteral(text: string): string {
+  return text.replace(/[*?[\]\\]/gu, (c) => `\\${c}`);
+}
+
+/**
+ * The staging lists of a redisStreamSink under `keyPrefix` whose transaction ids start with `idPrefix`
+ * (`<jobId>/`: a job's; `<jobId>/<operator>/<subtask>/`: one subtask's), found with SCAN.
+ */
+export async function redisStreamStagingKeys(redis: Redis, keyPrefix: string, idPrefix: string): Promise<string[]> {
+  const match = `${globLiteral(`${keyPrefix}txn:${idPrefix}`)}*`;
+  const keys = new Set<string>();
+  let cursor = '0';
+  do {
+    const [next, found] = await redis.scan(cursor, 'MATCH', match, 'COUNT', 1000);
+    cursor = next;
+    for (const key of found) keys.add(key);
+  } while (cursor !== '0');
+  return [...keys];
 }
 
 class RedisStreamSink<T> implements TwoPhaseCommitSink<T> {
@@ -132,6 +159,17 @@ class RedisStreamSink<T> implements TwoPhaseCommitSink<T> {
     this.#buffers.delete(id);
     const redis = await this.#connection();
     await this.#send('abort', () => redis.del(this.#txnKey(id)));
+  }
+
+  async abortLingering(request: AbortLingeringRequest): Promise<number> {
+    const { jobId, operatorName, subtask } = this.#context;
+    const redis = await this.#connection();
+    const keep = new Set(request.keep.map((h) => this.#txnKey(String((h as unknown as StreamTransaction | null)?.id))));
+    const mine = new Set([...this.#buffers.keys()].map((id) => this.#txnKey(id)));
+    const keys = await this.#send('list the staged transactions', () => redisStreamStagingKeys(redis, this.#options.keyPrefix, `${jobId}/${operatorName}/${subtask}/`));
+    const lingering = keys.filter((key) => !keep.has(key) && !mine.has(key));
+    if (lingering.length > 0) await this.#send('abort the lingering transactions', () => redis.del(...lingering));
+    return lingering.length;
   }
 
   async close(): Promise<void> {

@@ -9,6 +9,7 @@ import { parseCommandArgs, usageError } from '../parse-command-args.js';
 import { defaultMetaUrl, defaultStoreUrl } from './default-stores.js';
 import { BlobCheckpointStorage } from './blob-checkpoint-storage.js';
 import { type CheckpointsCollected, collectCheckpoints } from './gc-checkpoints.js';
+import { findTwoPhaseStaging } from './two-phase-staging.js';
 
 const USAGE = `Usage: weft gc [--meta URL] [--store URL] [--older-than DURATION] [--dry-run] [--json]
 
@@ -29,6 +30,12 @@ run of the job id that starts meanwhile is never touched. A live run, or a job i
 loses only snapshots of never-completed checkpoints older than its newest completed one. One line per job
 id whose checkpoints were removed (checkpoints, objects).
 
+Two-phase-commit sinks (sinkTo: fileCommitSink on a local dir, redisStreamSink): what the run left staged
+(in-progress part files, staging lists; only the run's own) is removed when the run succeeded (its final
+commit committed every completed checkpoint's transactions) or when it has no completed checkpoint left
+in --meta; otherwise it is kept (reported as kept): a run with --from-checkpoint may still restore that
+checkpoint, and commit what it recorded. The checkpoints themselves go as above.
+
 Liveness: the log records the lease owner as host:pid. A run whose owner is a live process on this host is
 kept whatever its age; for an owner on another host (or none) age alone decides.
 
@@ -40,9 +47,11 @@ Options:
   --older-than DURATION     only runs whose last event is older: 30s, 30m, 1h, 7d (default 24h)
   --dry-run                 print what would be removed, remove nothing
   --json                    print {"removed": [{"jobId", "status", "lastEventAt", "partitions", "bytes",
-                            "sinkDirs", "spillDirs"}], "partitions", "bytes", "checkpoints": [{"jobId",
-                            "status", "retention"?, "reason": "ended"|"orphaned", "checkpoints",
-                            "objects"}], "checkpointObjects", "dryRun"}
+                            "sinkDirs", "spillDirs", "twoPhaseStaged", "twoPhaseKept"}], "partitions",
+                            "bytes", "checkpoints": [{"jobId", "status", "retention"?, "reason":
+                            "ended"|"orphaned", "checkpoints", "objects"}], "checkpointObjects", "dryRun"}
+                            (twoPhaseStaged: the staged files and keys removed; twoPhaseKept: those kept
+                            for a checkpoint)
   -h, --help                show this help
 
 Exit codes: 0 done (also when nothing was removed); 1 a store failed; 2 bad usage, a bad --meta or --store,
@@ -129,6 +138,20 @@ interface Removed {
   readonly bytes: number;
   readonly sinkDirs: readonly string[];
   readonly spillDirs: readonly string[];
+  /** Two-phase-commit staging removed (files, `redis://…#key`). */
+  readonly twoPhaseStaged: readonly string[];
+  /** Two-phase-commit staging kept: a completed checkpoint of the run is still there to restore. */
+  readonly twoPhaseKept: readonly string[];
+}
+
+/**
+ * Whether a completed checkpoint of the run is left in the store, which `weft run --from-checkpoint`
+ * may restore (its two-phase-commit sinks then commit what it recorded pre-committed).
+ */
+async function hasCompletedCheckpoint(log: JobEventLog, jobId: string): Promise<boolean> {
+  const store = log.checkpointStore?.(jobId, 0);
+  if (store === undefined) return false;
+  return (await store.completed()).length > 0;
 }
 
 export const gcCommand: Command = {
@@ -203,14 +226,18 @@ export const gcCommand: Command = {
               const partitions = await master.listPartitions(jobId);
               const sinkDirs = await sinkDirsOf(log, run.jobId);
               const spillDirs = await spillDirsOf(log, run.jobId);
-              let bytes = partitions.reduce((sum, p) => sum + p.totalBytes, 0);
+              const staged = await findTwoPhaseStaging(log, run.jobId);
+              // never what a completed checkpoint may still commit: a succeeded run committed them all
+              const keepStaged = staged.items.length > 0 && run.status !== 'succeeded' && (await hasCompletedCheckpoint(log, run.jobId));
+              let bytes = partitions.reduce((sum, p) => sum + p.totalBytes, 0) + (keepStaged ? 0 : staged.bytes);
               for (const d of [...sinkDirs, ...spillDirs]) bytes += await dirBytes(d);
               if (!dryRun) {
                 await master.unregisterJob(jobId);
                 await Promise.all([...sinkDirs, ...spillDirs].map((d) => rm(d, { recursive: true, force: true })));
+                if (!keepStaged) await staged.remove();
                 await log.deleteRun(run.jobId);
               }
-              removed.push({ jobId: run.jobId, status: run.status, lastEventAt: new Date(run.lastAtMs).toISOString(), partitions: partitions.length, bytes, sinkDirs, spillDirs });
+              removed.push({ jobId: run.jobId, status: run.status, lastEventAt: new Date(run.lastAtMs).toISOString(), partitions: partitions.length, bytes, sinkDirs, spillDirs, twoPhaseStaged: keepStaged ? [] : staged.items, twoPhaseKept: keepStaged ? staged.items : [] });
             }
           } finally {
             await master.close();
@@ -232,7 +259,7 @@ export const gcCommand: Command = {
         io.stdout.write(`${verb} checkpoints of ${c.jobId} (${why}): ${c.checkpoints} checkpoints, ${c.objects} objects\n`);
       }
       for (const r of removed) {
-        io.stdout.write(`${verb} ${r.jobId} (${r.status}, last event ${r.lastEventAt}): ${r.partitions} partitions, ${r.bytes} bytes${r.sinkDirs.length > 0 ? `, ${r.sinkDirs.length} sink temp dirs` : ''}${r.spillDirs.length > 0 ? `, ${r.spillDirs.length} spill dirs` : ''}\n`);
+        io.stdout.write(`${verb} ${r.jobId} (${r.status}, last event ${r.lastEventAt}): ${r.partitions} partitions, ${r.bytes} bytes${r.sinkDirs.length > 0 ? `, ${r.sinkDirs.length} sink temp dirs` : ''}${r.spillDirs.length > 0 ? `, ${r.spillDirs.length} spill dirs` : ''}${r.twoPhaseStaged.length > 0 ? `, ${r.twoPhaseStaged.length} staged two-phase-commit transactions` : ''}${r.twoPhaseKept.length > 0 ? ` (kept ${r.twoPhaseKept.length} staged two-phase-commit transactions: a completed checkpoint may still commit them)` : ''}\n`);
       }
       io.stdout.write(`${dryRun ? 'would remove' : 'removed'} ${removed.length} runs in total: ${partitions} partitions, ${bytes} bytes (older than ${olderThanText})${checkpoints.length > 0 ? `; ${checkpointObjects} checkpoint objects of ${checkpoints.length} job ids` : ''}\n`);
     }

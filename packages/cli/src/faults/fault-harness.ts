@@ -12,7 +12,7 @@ import {
   type TaskAttemptRef,
   type TaskFault,
 } from '@weft/engine';
-import { DEFAULT_PAUSE_MS, type FaultKind, type FaultSpec, formatFaultSpec, isServerFaultKind, SERVER_FAULT_POINTS, type ServerFaultPoint } from './fault-spec.js';
+import { DEFAULT_PAUSE_MS, type FaultKind, type FaultSpec, formatFaultSpec, isCheckpointFaultKind, isServerFaultKind, SERVER_FAULT_POINTS, type ServerFaultPoint } from './fault-spec.js';
 import { type JobMasterKillPoint, killingEventLog } from './job-master-kill.js';
 import { SeededRandom } from './seeded-random.js';
 import { ServerFaultRunner } from './server-fault-runner.js';
@@ -63,7 +63,7 @@ export interface PlannedFault {
   readonly kind: FaultKind;
   /** The execution vertex or result partition hit (none for restart-redis). */
   readonly target?: string;
-  /** The record (throw, kill-worker) or the deployment (restart-redis) it fires at. */
+  /** The record (throw, kill-worker), the checkpoint (the checkpoint kill-worker kinds) or the deployment (restart-redis) it fires at. */
   readonly at?: number;
   /** Server faults: the point in the target partition's life. */
   readonly point?: ServerFaultPoint;
@@ -77,6 +77,8 @@ export interface PlannedFault {
 
 /** Built-in default of a random record index: [0, 1000). */
 const RANDOM_RECORD_LIMIT = 1000;
+/** Built-in default of a random checkpoint id: [1, 4). */
+const RANDOM_CHECKPOINT_LIMIT = 4;
 
 /**
  * A seeded fault-injection harness (`weft run --inject-faults`, and the fault tests): from a FaultSpec
@@ -85,6 +87,8 @@ const RANDOM_RECORD_LIMIT = 1000;
  *
  * - `throw` / `kill-worker`: a TaskFault planted in the first attempt of the target task that is deployed
  *   (an attempt reset before it ever ran does not count);
+ * - `kill-worker-after-pre-commit` / `kill-worker-before-commit`: the same, fired at a moment of
+ *   checkpoint `at` (TaskFault.atCheckpoint: `pre-committed`, `completed`) instead of at a record;
  * - `delete-partition` / `corrupt-partition`: before the first region reading the target partition from
  *   another region is deployed, `actions.damagePartition` (the partition is then committed);
  * - `restart-redis`: before region deployment `at`, `actions.restartMetadataStore`;
@@ -193,6 +197,14 @@ export class FaultHarness {
           this.faults.push({ kind: request.kind, target, at: request.at ?? random.int(0, RANDOM_RECORD_LIMIT), fired: false });
           break;
         }
+        case 'kill-worker-after-pre-commit':
+        case 'kill-worker-before-commit': {
+          if (context.executor === 'inprocess') throw faultNotApplicable(`${request.kind} needs worker processes (--executor workers, or a cluster's task executors)`);
+          const target = request.target ?? topology.executionVertexId(random.int(0, topology.executionVertexCount));
+          topology.requireExecutionVertex(target, '--inject-faults');
+          this.faults.push({ kind: request.kind, target, at: request.at ?? random.int(1, RANDOM_CHECKPOINT_LIMIT), fired: false });
+          break;
+        }
         case 'delete-partition':
         case 'corrupt-partition': {
           if (this.#actions.damagePartition === undefined) throw faultNotApplicable(`${request.kind} needs the persisted blocking shuffle`);
@@ -242,9 +254,14 @@ export class FaultHarness {
   }
 
   #taskFault(task: TaskAttemptRef): TaskFault | undefined {
-    const fault = this.faults.find((f) => (f.kind === 'throw' || f.kind === 'kill-worker') && f.target === task.executionVertexId && !f.fired);
+    const fault = this.faults.find((f) => (f.kind === 'throw' || f.kind === 'kill-worker' || isCheckpointFaultKind(f.kind)) && f.target === task.executionVertexId && !f.fired);
     if (fault === undefined) return undefined;
     fault.fired = true;
+    if (isCheckpointFaultKind(fault.kind)) {
+      const moment = fault.kind === 'kill-worker-after-pre-commit' ? 'pre-committed' : 'completed';
+      fault.detail = `kills its worker when checkpoint ${fault.at} is ${moment}`;
+      return { kind: 'kill-process', atRecord: 0, atCheckpoint: { checkpointId: fault.at as number, moment } };
+    }
     fault.detail = `${fault.kind === 'throw' ? 'throws' : 'kills its worker'} at record ${fault.at}`;
     return { kind: fault.kind === 'throw' ? 'throw' : 'kill-process', atRecord: fault.at as number };
   }

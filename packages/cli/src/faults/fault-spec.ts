@@ -1,8 +1,16 @@
 import { EngineError, JOB_EVENT_TYPES } from '@weft/engine';
 
 /** The faults `weft run --inject-faults` knows. */
-export const FAULT_KINDS = ['throw', 'kill-worker', 'delete-partition', 'corrupt-partition', 'restart-redis', 'kill-shuffle-server', 'pause-shuffle-server', 'kill-job-master'] as const;
+export const FAULT_KINDS = ['throw', 'kill-worker', 'kill-worker-after-pre-commit', 'kill-worker-before-commit', 'delete-partition', 'corrupt-partition', 'restart-redis', 'kill-shuffle-server', 'pause-shuffle-server', 'kill-job-master'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
+
+/** The kinds that kill a task's worker at a moment of a checkpoint (AT: the checkpoint id). */
+export const CHECKPOINT_FAULT_KINDS = ['kill-worker-after-pre-commit', 'kill-worker-before-commit'] as const;
+export type CheckpointFaultKind = (typeof CHECKPOINT_FAULT_KINDS)[number];
+
+export function isCheckpointFaultKind(kind: FaultKind): kind is CheckpointFaultKind {
+  return (CHECKPOINT_FAULT_KINDS as readonly string[]).includes(kind);
+}
 
 /** The kinds that hit the shuffle server holding a partition (`weft run --shuffle-servers`). */
 export const SERVER_FAULT_KINDS = ['kill-shuffle-server', 'pause-shuffle-server'] as const;
@@ -28,11 +36,11 @@ export function isServerFaultKind(kind: FaultKind): kind is ServerFaultKind {
 export interface FaultRequest {
   readonly kind: FaultKind;
   /**
-   * An execution vertex (`throw`, `kill-worker`), a result partition (`delete-partition`,
+   * An execution vertex (`throw`, the `kill-worker` kinds), a result partition (`delete-partition`,
    * `corrupt-partition`, the server kinds) or a job event type (`kill-job-master`).
    */
   readonly target?: string;
-  /** The record (`throw`, `kill-worker`), the region deployment (`restart-redis`) or the event count (`kill-job-master`) it fires at. */
+  /** The record (`throw`, `kill-worker`), the checkpoint (the checkpoint kill-worker kinds), the region deployment (`restart-redis`) or the event count (`kill-job-master`) it fires at. */
   readonly at?: number;
   /** Server faults: the point in the partition's life it fires at. */
   readonly point?: ServerFaultPoint;
@@ -54,6 +62,16 @@ export const FAULT_SPEC_GRAMMAR = `SPEC is a comma-separated list of faults and 
     throw              a task throws (WEFT_ERR_INJECTED_FAULT) at record AT
     kill-worker        the worker process running a task is killed (SIGKILL) at record AT
                        (needs --executor workers)
+    kill-worker-after-pre-commit
+                       the worker process running a task is killed (SIGKILL) once the task made
+                       checkpoint AT durable (its two-phase-commit sinks pre-committed it), before it
+                       acknowledges it: checkpoint AT never completes (AT from 1, default: random in
+                       [1, 4); when checkpoint AT is aborted before it gets there, the first later
+                       one that does; needs --checkpoint-interval and --executor workers)
+    kill-worker-before-commit
+                       the worker process running a task is killed (SIGKILL) when the word that
+                       checkpoint AT completed reaches the task, before its sinks commit it: the
+                       restore commits it (AT as for kill-worker-after-pre-commit)
     delete-partition   a committed blocking partition's data object is deleted before its first
                        consumer is deployed (consumers fail with SHF_ERR_PARTITION_NOT_FOUND)
     corrupt-partition  one byte of a committed partition's data is flipped before its first consumer
@@ -77,11 +95,12 @@ export const FAULT_SPEC_GRAMMAR = `SPEC is a comma-separated list of faults and 
          (while a consumer fetches it); default: picked at random
   With --shuffle-servers, delete-partition / corrupt-partition delete the object, or flip one of its
   bytes, in the holding server's --dir.
-  TARGET: an execution vertex such as sort#1 (throw, kill-worker) or a result partition such as
+  TARGET: an execution vertex such as sort#1 (throw, the kill-worker kinds) or a result partition such as
           count->top-words#0 (delete-partition, corrupt-partition, the server kinds); default: picked at
           random; a job event type for kill-job-master
   AT: a record index, 0-based, counting the records a task reads (or emits, for a source); a task with
-      fewer records fires after its last (default: random in [0, 1000)); for restart-redis, the region
+      fewer records fires after its last (default: random in [0, 1000)); a checkpoint id for the
+      checkpoint kill-worker kinds (a task that takes no such checkpoint is not killed); for restart-redis, the region
       deployment it precedes (default: random among the job's deployments, not the first)
   Random choices are drawn from seed=N (default: a random seed, printed), so a run can be replayed.
   Only the first attempt of a task that runs is faulted: its restart runs clean.
@@ -130,6 +149,7 @@ export function parseFaultSpec(text: string): FaultSpec {
     if (kind === 'restart-redis' && target !== undefined) throw specError(`restart-redis takes no target, got ${JSON.stringify(target)} (use restart-redis@N for the deployment)`);
     if ((kind === 'delete-partition' || kind === 'corrupt-partition') && at !== undefined) throw specError(`${kind} takes no @ (it fires before the partition's first consumer is deployed)`);
     if (kind === 'restart-redis' && at === 0) throw specError('restart-redis@N counts deployments from 1');
+    if (isCheckpointFaultKind(kind as FaultKind) && at === 0) throw specError(`${kind}:TASK@N counts checkpoints from 1`);
     if (kind === 'kill-job-master' && at === 0) throw specError('kill-job-master:TYPE@N counts events from 1');
     if (kind === 'kill-job-master' && target !== undefined && !(JOB_EVENT_TYPES as readonly string[]).includes(target)) {
       throw specError(`kill-job-master: unknown job event type ${JSON.stringify(target)}; expected one of ${JOB_EVENT_TYPES.join(', ')}`);

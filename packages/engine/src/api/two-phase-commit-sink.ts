@@ -47,10 +47,17 @@ export type TransactionHandle = JsonValue;
  * Restore with another parallelism: the recorded handles are dealt over the new subtasks (operator list
  * state, split), so `commit` and `abort` take handles another subtask began.
  *
- * Not in the contract: transactions pre-committed for a checkpoint that never completed and not
- * recorded in the restored one (the sink may leave them for an outside clean-up, as Flink's Kafka sink
- * leaves them to time out; the file sinks here write them where nothing reads them); ordering between
- * subtasks; how long a pre-committed transaction may wait for its commit.
+ * Lingering transactions — staged by an earlier attempt of the subtask and not recorded in the restored
+ * checkpoint (pre-committed for a checkpoint that never completed, or begun after the one restored; every
+ * transaction of an earlier attempt when the job restarts with no checkpoint to restore): a sink that
+ * can find them by name implements `abortLingering`, called once when an attempt opens, after the
+ * restore's commits and aborts (Flink's Kafka sink aborting lingering transactions by transactional-id
+ * prefix). A sink without it leaves them for an outside clean-up (`weft gc` collects the staging that
+ * `TwoPhaseCommitSinkFactory.staging` describes once the job ended).
+ *
+ * Not in the contract: ordering between subtasks; how long a pre-committed transaction may wait for its
+ * commit; lingering transactions of subtasks a restore with a smaller parallelism no longer has (left
+ * to the clean-up).
  */
 export interface TwoPhaseCommitSink<T> {
   beginTransaction(): Promise<TransactionHandle> | TransactionHandle;
@@ -59,9 +66,34 @@ export interface TwoPhaseCommitSink<T> {
   preCommit(handle: TransactionHandle): Promise<TransactionHandle>;
   commit(handle: TransactionHandle): Promise<void>;
   abort(handle: TransactionHandle): Promise<void>;
+  /**
+   * Aborts the lingering transactions of this instance's subtask (same job, operator and subtask index;
+   * another attempt): every one staged that is not in `request.keep` (the pre-committed handles the
+   * restored checkpoint recorded, over all its subtasks: what a completed checkpoint still commits; empty
+   * when the attempt restores nothing). The engine calls it when an attempt opens, before its first
+   * `beginTransaction`, once no earlier attempt of the subtask runs; the job master's own instances
+   * (attempt -1) never get it. Resolves with the number aborted. Idempotent.
+   */
+  abortLingering?(request: AbortLingeringRequest): Promise<number>;
   /** Releases what the instance holds (connections); called once after success or failure. */
   close?(): Promise<void> | void;
 }
 
-/** Makes the sink instance of one subtask attempt. */
-export type TwoPhaseCommitSinkFactory<T> = (context: TwoPhaseCommitSinkContext) => TwoPhaseCommitSink<T>;
+export interface AbortLingeringRequest {
+  /** Handles not to touch, whoever staged them: what the restored checkpoint recorded pre-committed. */
+  readonly keep: readonly TransactionHandle[];
+}
+
+/**
+ * Where a sink stages its transactions, as plain JSON recorded in the job's event log
+ * (`job-submitted`), so that `weft gc` can collect what a job that ended left staged without loading the
+ * job: `{ kind: 'file-commit', dir }` (fileCommitSink on a local directory) or `{ kind:
+ * 'redis-stream', url, keyPrefix }` (redisStreamSink). Another kind is recorded and left alone.
+ */
+export type TwoPhaseCommitStaging = { readonly kind: string } & { readonly [key: string]: JsonValue };
+
+/**
+ * Makes the sink instance of one subtask attempt. `staging`, when set, says where its transactions are
+ * staged (see TwoPhaseCommitStaging): `weft gc` collects them there once the job ended.
+ */
+export type TwoPhaseCommitSinkFactory<T> = ((context: TwoPhaseCommitSinkContext) => TwoPhaseCommitSink<T>) & { readonly staging?: TwoPhaseCommitStaging };

@@ -4,9 +4,21 @@ import type { JobTopology } from '../topology/job-topology.js';
 export type TaskFaultKind = 'throw' | 'kill-process';
 
 /**
+ * Where in a checkpoint's life a checkpoint fault fires, in the task it is planted in:
+ * `pre-committed` — the task's operators made their snapshot durable (a two-phase-commit sink
+ * pre-committed its transaction), before the task acknowledges the checkpoint: it never completes;
+ * `completed` — the job master's word that the checkpoint completed reached the task, before any of its
+ * operators hears of it (a sink's commit of it is left to the restore).
+ */
+export type CheckpointFaultMoment = 'pre-committed' | 'completed';
+
+/**
  * A fault planted in one task attempt (shipped in its TaskDeployment, so it also reaches worker
- * processes). It fires when the task reaches record `atRecord` (0-based, counting the records the task
- * reads from its inputs, or emits when it is a source), or right after its last record when it has fewer:
+ * processes). Without `atCheckpoint` it fires when the task reaches record `atRecord` (0-based, counting
+ * the records the task reads from its inputs, or emits when it is a source), or right after its last
+ * record when it has fewer; with `atCheckpoint` it fires at that moment of checkpoint
+ * `atCheckpoint.checkpointId` instead (`atRecord` is ignored) — or of the first later one to reach it in
+ * the task, when that one was aborted first — and not at all when the task takes no such checkpoint:
  *
  * - `throw`: the task fails with `WEFT_ERR_INJECTED_FAULT` (a task failure like any other);
  * - `kill-process`: the process running the task is killed with SIGKILL — the task executor dies with
@@ -15,6 +27,7 @@ export type TaskFaultKind = 'throw' | 'kill-process';
 export interface TaskFault {
   readonly kind: TaskFaultKind;
   readonly atRecord: number;
+  readonly atCheckpoint?: { readonly checkpointId: number; readonly moment: CheckpointFaultMoment };
 }
 
 /** A task attempt about to be deployed. */

@@ -1,4 +1,5 @@
 import type { CheckpointRetention } from '../checkpoint/checkpoint-retention.js';
+import type { TwoPhaseCommitStaging } from '../api/two-phase-commit-sink.js';
 import type { ResolvedAdaptiveBatchOptions } from '../adaptive/adaptive-batch-options.js';
 import type { ExchangeMode } from '../api/exchange-mode.js';
 import type { FailoverStrategyName } from '../failover/failover-strategy.js';
@@ -116,6 +117,12 @@ export type JobEvent =
          * `weft gc` finds the files of attempts that never logged `task-finished`. Absent when there are none.
          */
         readonly sinkTempDirs?: readonly string[];
+        /**
+         * Where the two-phase-commit sinks stage their transactions (TwoPhaseCommitSinkFactory.staging; a
+         * local `file-commit` dir made absolute), so `weft gc` collects what a job that ended left staged.
+         * Absent when no such sink says.
+         */
+        readonly twoPhaseStaging?: readonly { readonly sink: string; readonly staging: TwoPhaseCommitStaging }[];
         /** Each job vertex's chained operators' names, by vertex id (for displays; absent in events of an older weft). */
         readonly vertexNames?: Readonly<Record<string, string>>;
       };

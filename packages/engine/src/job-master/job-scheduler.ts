@@ -176,7 +176,7 @@ export class JobScheduler {
     if (this.#state !== 'created') throw new EngineError('WEFT_ERR_ILLEGAL_STATE', 'a job master runs once');
     this.#state = 'running';
     const { plan, topology } = this.#options;
-    this.#emit(jobSubmittedEvent(plan, topology, this.#options.submission, this.#options.sinkTempDirs ?? []));
+    this.#emit(jobSubmittedEvent(plan, topology, this.#options.submission, { sinkTempDirs: this.#options.sinkTempDirs ?? [], cwd: this.#options.cwd ?? process.cwd() }));
     // an adaptive vertex is initialized once decided (#decideReady); a resumed run restores the decisions logged before
     for (const vertex of topology.vertices) if (!this.#decisions.isAdaptive(vertex.index)) this.#emit({ type: 'vertex-initialized', data: { vertexId: vertex.id, parallelism: vertex.parallelism } });
     const recovery = this.#options.recovery;

@@ -9,6 +9,13 @@ import type { OperatorContext, SinkOutput, StreamOperator } from './stream-opera
  */
 export const TRANSACTIONS_STATE = 'two-phase-commit-transactions';
 
+/**
+ * The same pre-committed handles again, as a union list (every restored subtask gets all of them): what
+ * no subtask's `abortLingering` may touch, whichever subtask a restore with another parallelism deals
+ * them to.
+ */
+export const COMMITTABLES_STATE = 'two-phase-commit-committables';
+
 type RecordedTransaction = [number, 'pre-committed' | 'open', TransactionHandle];
 
 /**
@@ -16,7 +23,9 @@ type RecordedTransaction = [number, 'pre-committed' | 'open', TransactionHandle]
  * checkpoint (its handle recorded in operator state before the acknowledgement) and a new one begun,
  * committed when the checkpoint completes (`notifyCheckpointComplete`), the open one aborted on failure
  * or cancellation. A restored attempt first commits the pre-committed handles its checkpoint recorded and
- * aborts the open one. At the end of input the open transaction is pre-committed and reported
+ * aborts the open one; then every attempt of a checkpointed job has its sink abort the lingering
+ * transactions of its subtask (`abortLingering`, when the sink has it), keeping every handle the restored
+ * checkpoint recorded pre-committed. At the end of input the open transaction is pre-committed and reported
  * (`SinkOutput` kind `two-phase-commit`): the job master commits it once the whole job succeeded, or
  * aborts it when the job failed.
  */
@@ -48,16 +57,25 @@ export class TwoPhaseCommitSinkOperator implements StreamOperator {
 
   async open(): Promise<void> {
     const state = this.#context.state;
+    const keep: TransactionHandle[] = [];
     if (state?.restored === true) {
       const recorded = state.operator().listState<RecordedTransaction>(TRANSACTIONS_STATE, 'split').get();
       const ordered = [...recorded].sort((a, b) => a[0] - b[0]);
       for (const [, phase, handle] of ordered) {
+        if (phase === 'pre-committed') keep.push(handle);
         try {
           await (phase === 'pre-committed' ? this.#sink.commit(handle) : this.#sink.abort(handle));
         } catch (error) {
           throw this.#failure(`cannot ${phase === 'pre-committed' ? 'commit' : 'abort'} restored transaction ${JSON.stringify(handle)}`, error);
         }
       }
+      // a checkpoint written before the union list existed has only this subtask's share
+      keep.push(...state.operator().listState<TransactionHandle>(COMMITTABLES_STATE, 'union').get());
+    }
+    // what earlier attempts of this subtask staged after the restored checkpoint (or at all, restoring nothing)
+    if (state !== undefined && this.#sink.abortLingering !== undefined) {
+      const abortLingering = this.#sink.abortLingering.bind(this.#sink);
+      await this.#call('abort the lingering transactions', () => abortLingering({ keep }));
     }
     this.#open = await this.#call('begin a transaction', () => this.#sink.beginTransaction());
     this.#record();
@@ -160,6 +178,7 @@ export class TwoPhaseCommitSinkOperator implements StreamOperator {
     const entries: RecordedTransaction[] = this.#pending.map((p) => [p.checkpointId, 'pre-committed', p.handle]);
     if (this.#open !== undefined) entries.push([Number.MAX_SAFE_INTEGER, 'open', this.#open]);
     state.operator().listState<RecordedTransaction>(TRANSACTIONS_STATE, 'split').update(entries);
+    state.operator().listState<TransactionHandle>(COMMITTABLES_STATE, 'union').update(this.#pending.map((p) => p.handle));
   }
 
   async #call<R>(what: string, fn: () => Promise<R> | R): Promise<R> {

@@ -1,5 +1,5 @@
 import { EngineError } from '../errors/engine-error.js';
-import type { TaskFault } from '../faults/fault-injector.js';
+import type { CheckpointFaultMoment, TaskFault } from '../faults/fault-injector.js';
 import type { Output } from '../operators/stream-operator.js';
 
 /**
@@ -23,13 +23,32 @@ export class FaultTrigger {
     return this.#fault.atRecord;
   }
 
+  /**
+   * Whether this checkpoint fault fires at `moment` of checkpoint `checkpointId`: the first checkpoint from
+   * its `atCheckpoint.checkpointId` on that reaches its moment in this task (one aborted before it did is
+   * passed over, so a busy machine still gets its fault).
+   */
+  firesAtCheckpoint(checkpointId: number, moment: CheckpointFaultMoment): boolean {
+    const at = this.#fault.atCheckpoint;
+    return !this.#fired && at !== undefined && checkpointId >= at.checkpointId && at.moment === moment;
+  }
+
   /** Fires the fault: kills this process (kill-process, in a worker) or throws `WEFT_ERR_INJECTED_FAULT`. */
   fire(record: number): never {
+    return this.#fire(`at record ${record}`, { record });
+  }
+
+  /** Fires a checkpoint fault (see `firesAtCheckpoint`). */
+  fireAtCheckpoint(checkpointId: number, moment: CheckpointFaultMoment): never {
+    return this.#fire(`when checkpoint ${checkpointId} was ${moment}`, { checkpointId, moment });
+  }
+
+  #fire(when: string, context: Record<string, string | number>): never {
     this.#fired = true;
     const { kind } = this.#fault;
     if (kind === 'kill-process' && this.#killProcess !== undefined) this.#killProcess();
-    throw new EngineError('WEFT_ERR_INJECTED_FAULT', `injected fault: task ${this.#attemptId} ${kind === 'throw' ? 'threw' : 'was to kill its process (not a worker process, so it threw)'} at record ${record}`, {
-      context: { executionAttemptId: this.#attemptId, kind, record },
+    throw new EngineError('WEFT_ERR_INJECTED_FAULT', `injected fault: task ${this.#attemptId} ${kind === 'throw' ? 'threw' : 'was to kill its process (not a worker process, so it threw)'} ${when}`, {
+      context: { executionAttemptId: this.#attemptId, kind, ...context },
     });
   }
 

@@ -90,8 +90,10 @@ export class StreamTask {
   #positions: InputPositions | undefined;
   /** The approximate outputs, by edge index (their losses are counted per consumer). */
   readonly #approximateOutputs = new Map<number, OutputDeployment>();
-  /** A planted fault (fault injection), or undefined. */
+  /** A planted fault at a record (fault injection), or undefined. */
   readonly #trigger: FaultTrigger | undefined;
+  /** A planted fault at a moment of a checkpoint (fault injection), or undefined. */
+  readonly #checkpointTrigger: FaultTrigger | undefined;
   #sourceCount: { readonly count: number } | undefined;
   #memory: TaskMemory | undefined;
   /** What the task's writers and open gates hold of its budget. */
@@ -117,7 +119,9 @@ export class StreamTask {
     this.#channels = inputChannelsOf(options.deployment.inputs);
     for (const output of options.deployment.outputs) if (output.approximate === true) this.#approximateOutputs.set(output.edgeIndex, output);
     const fault = options.deployment.fault;
-    this.#trigger = fault === undefined ? undefined : new FaultTrigger(fault, options.deployment.attemptId, options.killProcess);
+    const trigger = fault === undefined ? undefined : new FaultTrigger(fault, options.deployment.attemptId, options.killProcess);
+    this.#trigger = fault?.atCheckpoint === undefined ? trigger : undefined;
+    this.#checkpointTrigger = fault?.atCheckpoint === undefined ? undefined : trigger;
   }
 
   /** Live counters (read any time). */
@@ -487,10 +491,24 @@ export class StreamTask {
     const barrier = { type: 'checkpoint-barrier' as const, id: checkpointId, timestampMs };
     for (const { writer } of this.#writers) if (!writer.broadcastEvent(barrier)) this.#backpressure.block(writer);
     // the asynchronous part (Flink's): acknowledged once what the operators pre-committed is durable
-    if (durable.length === 0) checkpointing.acknowledge({ checkpointId, operators });
+    const acknowledge = (): void => {
+      const fault = this.#checkpointTrigger;
+      if (fault?.firesAtCheckpoint(checkpointId, 'pre-committed') === true) {
+        try {
+          fault.fireAtCheckpoint(checkpointId, 'pre-committed');
+        } catch (error) {
+          // not a worker process: the checkpoint is declined and the task fails at its next wait
+          checkpointing.decline(checkpointId, `task ${this.#options.deployment.attemptId}: ${(error as Error).message}`, 'TASK_FAILURE');
+          this.#failAtNextWait(error);
+          return;
+        }
+      }
+      checkpointing.acknowledge({ checkpointId, operators });
+    };
+    if (durable.length === 0) acknowledge();
     else {
       Promise.all(durable).then(
-        () => checkpointing.acknowledge({ checkpointId, operators }),
+        acknowledge,
         (error: unknown) => checkpointing.decline(checkpointId, `task ${this.#options.deployment.attemptId} could not make its snapshot durable: ${(error as Error).message}`, 'TASK_FAILURE'),
       );
     }
@@ -504,6 +522,16 @@ export class StreamTask {
    */
   #checkpointCompleted(checkpointId: number): void {
     if (this.#options.signal.aborted) return;
+    const fault = this.#checkpointTrigger;
+    if (fault?.firesAtCheckpoint(checkpointId, 'completed') === true) {
+      try {
+        fault.fireAtCheckpoint(checkpointId, 'completed');
+      } catch (error) {
+        // not a worker process: the task fails at its next wait, before its operators hear of the checkpoint
+        this.#failAtNextWait(error);
+        return;
+      }
+    }
     for (const op of this.#operators) {
       let done: Promise<void> | void;
       try {
@@ -515,6 +543,13 @@ export class StreamTask {
       done.catch(() => {}); // observed where the backpressure is awaited
       this.#backpressure.blockOn(done);
     }
+  }
+
+  /** Fails the task where it next awaits its backpressure (from a callback that cannot throw into the task). */
+  #failAtNextWait(error: unknown): void {
+    const failed = Promise.reject(error);
+    failed.catch(() => {}); // observed where the backpressure is awaited
+    this.#backpressure.blockOn(failed);
   }
 
   /** The inputs aborted checkpoint `checkpointId`: declined, and the consumers told (a cancellation marker). */

@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import { type FileHandle, mkdir, open as openFile, rename, rm, stat } from 'node:fs/promises';
+import { createHash, randomBytes } from 'node:crypto';
+import { type FileHandle, mkdir, open as openFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { FormatFunction } from '../api/functions.js';
-import type { TransactionHandle, TwoPhaseCommitSink, TwoPhaseCommitSinkContext, TwoPhaseCommitSinkFactory } from '../api/two-phase-commit-sink.js';
+import type { AbortLingeringRequest, TransactionHandle, TwoPhaseCommitSink, TwoPhaseCommitSinkContext, TwoPhaseCommitSinkFactory } from '../api/two-phase-commit-sink.js';
 import { invalidEngineArgument } from '../errors/engine-error.js';
 import { ExternalFileCommitSink } from './external-file-commit-sink.js';
 
@@ -16,8 +16,18 @@ export interface FileCommitSinkOptions<T> {
   readonly format?: FormatFunction<T>;
 }
 
-/** Where a transaction's lines go before its commit: `<dir>/.in-progress/<name>`; committed, `<dir>/<name>`. */
-const IN_PROGRESS = '.in-progress';
+/** Where a transaction's lines go before its commit: `<dir>/.in-progress/<tag>-<name>`; committed, `<dir>/<name>`. */
+export const IN_PROGRESS_DIR = '.in-progress';
+const IN_PROGRESS = IN_PROGRESS_DIR;
+
+/**
+ * The prefix of the in-progress files of one sink of one job (`<tag>-`, 16 hex digits of a SHA-256 of the
+ * job id and the sink's name): what a restarted subtask (abortLingering) and `weft gc` find a job's
+ * staging by, in a directory other jobs may write too.
+ */
+export function inProgressPrefix(jobId: string, operatorName: string): string {
+  return `${createHash('sha256').update(`${jobId}\n${operatorName}`).digest('hex').slice(0, 16)}-`;
+}
 /** Characters (roughly bytes) buffered before a write is issued. */
 const FLUSH_THRESHOLD = 1 << 20;
 const KEYS = new Set(['dir', 'format']);
@@ -30,18 +40,22 @@ interface FileTransaction {
 
 /**
  * A two-phase-commit sink writing lines into part files of a local directory (Flink's FileSink): each
- * transaction writes `<dir>/.in-progress/part-<subtask>-<id>`; `preCommit` writes what is buffered and
- * syncs it; `commit` renames it to `<dir>/part-<subtask>-<id>` (a name no other transaction has) — done
- * again, it finds the part in place and changes nothing (idempotent); `abort` removes the in-progress
- * file. Readers see only committed parts (names starting with `.` are hidden). A transaction that wrote
- * nothing commits no file. Use it with `dataSet.sinkTo(fileCommitSink({ dir }))`.
+ * transaction writes `<dir>/.in-progress/<tag>-part-<subtask>-<attempt>-<id>` (`<tag>`: inProgressPrefix,
+ * the job's and the sink's); `preCommit` writes what is buffered and syncs it; `commit` renames it to
+ * `<dir>/part-<subtask>-<attempt>-<id>` (a name no other transaction has) — done again, it finds the part
+ * in place and changes nothing (idempotent); `abort` removes the in-progress file; `abortLingering`
+ * removes the in-progress files of its job, sink and subtask that it did not begin and is not told to
+ * keep. Readers see only committed parts (names starting with `.` are hidden). A transaction that wrote
+ * nothing commits no file. Use it with `dataSet.sinkTo(fileCommitSink({ dir }))`; its staging (for
+ * `weft gc`) is `{ kind: 'file-commit', dir }` (the directory as given; relative: against the job master's
+ * working directory).
  */
 export function fileCommitSink<T>(options: FileCommitSinkOptions<T>): TwoPhaseCommitSinkFactory<T> {
   for (const key of Object.keys(options)) if (!KEYS.has(key)) throw invalidEngineArgument(`fileCommitSink.${key}`, 'unknown option');
   if (typeof options.dir !== 'string' || options.dir.trim() === '') throw invalidEngineArgument('fileCommitSink.dir', `expected a directory, got ${JSON.stringify(options.dir)}`);
   if (options.format !== undefined && typeof options.format !== 'function') throw invalidEngineArgument('fileCommitSink.format', 'expected a function');
   if (/^[a-z][a-z0-9+.-]*:\/\//iu.test(options.dir)) return (context) => new ExternalFileCommitSink<T>({ dir: options.dir, format: options.format, context });
-  return (context) => new FileCommitSink<T>(options, context);
+  return Object.assign((context: TwoPhaseCommitSinkContext) => new FileCommitSink<T>(options, context), { staging: { kind: 'file-commit', dir: options.dir } });
 }
 
 interface OpenTransaction {
@@ -68,7 +82,7 @@ class FileCommitSink<T> implements TwoPhaseCommitSink<T> {
 
   beginTransaction(): TransactionHandle {
     const name = `part-${String(this.#context.subtask).padStart(5, '0')}-${this.#context.attempt}-${randomBytes(6).toString('hex')}`;
-    const file = join(this.#dir, IN_PROGRESS, name);
+    const file = join(this.#dir, IN_PROGRESS, `${inProgressPrefix(this.#context.jobId, this.#context.operatorName)}${name}`);
     this.#open.set(file, { lines: [], buffered: 0, file: undefined, written: false, writing: Promise.resolve() });
     return { file, target: join(this.#dir, name) };
   }
@@ -114,6 +128,20 @@ class FileCommitSink<T> implements TwoPhaseCommitSink<T> {
     await tx?.writing.catch(() => {});
     await tx?.file?.close().catch(() => {});
     await rm(file, { force: true });
+  }
+
+  async abortLingering(request: AbortLingeringRequest): Promise<number> {
+    const { jobId, operatorName, subtask } = this.#context;
+    const prefix = `${inProgressPrefix(jobId, operatorName)}part-${String(subtask).padStart(5, '0')}-`;
+    const keep = new Set(request.keep.map((h) => (h as unknown as FileTransaction | null)?.file));
+    let aborted = 0;
+    for (const name of await readdir(join(this.#dir, IN_PROGRESS)).catch(() => [] as string[])) {
+      const file = join(this.#dir, IN_PROGRESS, name);
+      if (!name.startsWith(prefix) || keep.has(file) || this.#open.has(file)) continue;
+      await rm(file, { force: true });
+      aborted++;
+    }
+    return aborted;
   }
 
   async close(): Promise<void> {
