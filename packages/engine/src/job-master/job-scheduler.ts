@@ -3,6 +3,7 @@ import { EngineError } from '../errors/engine-error.js';
 import type { TaskExecutor } from '../executor/task-executor.js';
 import type { RegionDeployment, TaskMetrics } from '../runtime/task-deployment.js';
 import type { TaskResult } from '../runtime/task-events.js';
+import { ConditionWaiters } from './condition-waiters.js';
 import { CancelTimeouts } from './cancel-timeouts.js';
 import { DeploymentBuilder } from './deployment-builder.js';
 import { JobCompletion } from './job-completion.js';
@@ -87,7 +88,7 @@ export class JobScheduler {
   readonly #approximatePlacement: ApproximatePlacement;
   readonly #resumes = new FailoverResumes();
   /** whenRestartsResumed's callers, resolved at the next check that finds the restarts resumed. */
-  readonly #resumedWaiters = new Set<() => void>();
+  readonly #resumedWaiters = new ConditionWaiters(() => this.#restartsResumed());
 
   constructor(options: JobSchedulerOptions) {
     this.#options = options;
@@ -218,7 +219,7 @@ export class JobScheduler {
   /** Deploys ready regions while executors have free slots. */
   schedule(): void {
     this.#scheduleReady();
-    this.#checkRestartsResumed();
+    this.#resumedWaiters.check();
   }
 
   /**
@@ -228,16 +229,7 @@ export class JobScheduler {
    * this one for milliseconds, which the restarted tasks' first messages would wait behind).
    */
   whenRestartsResumed(timeoutMs: number): Promise<void> {
-    if (this.#restartsResumed()) return Promise.resolve();
-    return new Promise<void>((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.#resumedWaiters.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, timeoutMs);
-      this.#resumedWaiters.add(done);
-    });
+    return this.#resumedWaiters.wait(timeoutMs);
   }
 
   #restartsResumed(): boolean {
@@ -248,11 +240,6 @@ export class JobScheduler {
       const v = this.#attempts.currentVertexOf(attemptId);
       return v < 0 || this.#attempts.isDone(v);
     });
-  }
-
-  #checkRestartsResumed(): void {
-    if (this.#resumedWaiters.size === 0 || !this.#restartsResumed()) return;
-    for (const done of [...this.#resumedWaiters]) done();
   }
 
   #scheduleReady(): void {
@@ -330,7 +317,7 @@ export class JobScheduler {
   taskReading(v: number, attemptId: string, atMs: number): void {
     this.#resumes.reading(attemptId, atMs);
     this.#approximate?.resumed(v, atMs);
-    this.#checkRestartsResumed();
+    this.#resumedWaiters.check();
   }
 
   /** The executor acknowledged a deployed attempt: it runs. */
@@ -447,7 +434,7 @@ export class JobScheduler {
     this.#failure = error;
     this.#restarts.stop();
     this.#logger.info({ error: error.message }, 'running -> failing');
-    this.#checkRestartsResumed();
+    this.#resumedWaiters.check();
     for (let r = 0; r < this.#states.count; r++) {
       const state = this.#states.stateOf(r);
       if (state === RUNNING || state === DEPLOYING) this.#cancelRegion(r, 'the job failed');
@@ -623,7 +610,7 @@ export class JobScheduler {
   /** Every region finished: the last transition publishes the sinks (`sink-published` each), then `job-finished`. */
   #publishSinks(): void {
     this.#state = 'publishing';
-    this.#checkRestartsResumed();
+    this.#resumedWaiters.check();
     this.#restarts.stop();
     this.#approximate?.stop();
     this.#cancelTimeouts.clearAll();
