@@ -6,27 +6,14 @@
 import assert from 'node:assert/strict';
 import { setImmediate as tick } from 'node:timers/promises';
 import { describe, it } from 'node:test';
-import { jobId, noopLogger, type ShuffleDescriptor, type ShuffleMaster, type TaskExecutorId, taskExecutorId } from '@weft/shuffle-api';
+import { jobId, noopLogger, type TaskExecutorId, taskExecutorId } from '@weft/shuffle-api';
 import { createFailoverStrategy, createRestartBackoffTimeStrategy, ExecutionTopology, type JobPlan, type JobTopology, type RegionDeployment, type TaskEvent, type TaskExecutor, type TaskExecutorListener } from '@weft/engine';
 import { buildPipelinedRegions } from '../src/regions/pipelined-regions.js';
 import { JobMaster } from '../src/job-master/job-master.js';
+import { testingDescriptorOnlyMaster } from './support/descriptor-only-master.js';
 
 const topologyJson: JobTopology = { vertices: [{ id: 'a', parallelism: 1 }, { id: 'b', parallelism: 1 }], edges: [] };
 const plan = { name: 'replacement', vertices: topologyJson.vertices.map((v, index) => ({ id: v.id, index })), edges: [], logical: { nodes: [] } } as unknown as JobPlan;
-
-function testingBlockingMaster(): ShuffleMaster {
-  return {
-    shuffleServiceId: 'testing-descriptors',
-    start: async () => {},
-    close: async () => {},
-    registerJob: async () => {},
-    unregisterJob: async () => {},
-    registerPartitionWithProducer: async ({ jobId, partition, producer }): Promise<ShuffleDescriptor> => ({ shuffleServiceId: 'testing-descriptors', jobId, partition, producer, details: null }),
-    releasePartitionExternally: async () => {},
-    listPartitions: async () => [],
-    [Symbol.asyncDispose]: async () => {},
-  };
-}
 
 /** Tasks run until the test says: `read` (the `reading` report of a restarted attempt), `finishAll`. Events arrive on later turns. */
 class TestingScriptedExecutor implements TaskExecutor {
@@ -102,7 +89,7 @@ function setUp(slots: number) {
     plan,
     topology,
     regions,
-    blockingMaster: testingBlockingMaster(),
+    blockingMaster: testingDescriptorOnlyMaster(),
     failover,
     restart: createRestartBackoffTimeStrategy({ type: 'fixed-delay', attempts: 5, delayMs: 0 }),
     logger: noopLogger,

@@ -6,10 +6,11 @@
 // Scripted executors decide each attempt's end.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { jobId, noopLogger, type RegisterPartitionRequest, type ShuffleDescriptor, type ShuffleLocation, type ShuffleMaster, type TaskExecutorId, taskExecutorId } from '@weft/shuffle-api';
+import { jobId, noopLogger, type RegisterPartitionRequest, type ShuffleLocation, type ShuffleMaster, type TaskExecutorId, taskExecutorId } from '@weft/shuffle-api';
 import { createFailoverStrategy, createRestartBackoffTimeStrategy, ExecutionTopology, type JobPlan, type JobTopology, type RegionDeployment, type TaskEvent, type TaskExecutor, type TaskExecutorListener } from '@weft/engine';
 import { buildPipelinedRegions } from '../src/regions/pipelined-regions.js';
 import { JobMaster } from '../src/job-master/job-master.js';
+import { testingDescriptorOnlyMaster } from './support/descriptor-only-master.js';
 
 const topologyJson: JobTopology = {
   vertices: [
@@ -19,24 +20,6 @@ const topologyJson: JobTopology = {
   edges: [{ id: 'a->b', source: 'a', target: 'b', distribution: 'ALL_TO_ALL', partitionType: 'PIPELINED_BOUNDED' }],
 };
 const plan = { name: 'spread', vertices: topologyJson.vertices.map((v, index) => ({ id: v.id, index })), edges: topologyJson.edges.map((e, index) => ({ id: e.id, index, targetInput: 0 })), logical: { nodes: [] } } as unknown as JobPlan;
-
-function testingMaster(registered: RegisterPartitionRequest[] = []): ShuffleMaster {
-  return {
-    shuffleServiceId: 'testing-descriptors',
-    start: async () => {},
-    close: async () => {},
-    registerJob: async () => {},
-    unregisterJob: async () => {},
-    registerPartitionWithProducer: async (request): Promise<ShuffleDescriptor> => {
-      registered.push(request);
-      const { jobId, partition, producer } = request;
-      return { shuffleServiceId: 'testing-descriptors', jobId, partition, producer, details: null };
-    },
-    releasePartitionExternally: async () => {},
-    listPartitions: async () => [],
-    [Symbol.asyncDispose]: async () => {},
-  };
-}
 
 interface Shared {
   readonly log: string[];
@@ -105,7 +88,7 @@ function jobMaster(pipelinedMaster: ShuffleMaster | undefined): JobMaster {
     plan,
     topology,
     regions,
-    blockingMaster: testingMaster(),
+    blockingMaster: testingDescriptorOnlyMaster(),
     ...(pipelinedMaster === undefined ? {} : { pipelinedMaster }),
     failover: createFailoverStrategy(topology, 'region', { regions, isPartitionAvailable: (id) => master?.isPartitionAvailable(id) ?? true }),
     restart: createRestartBackoffTimeStrategy({ type: 'fixed-delay', attempts: 3, delayMs: 1 }),
@@ -120,7 +103,7 @@ describe('a pipelined region spread over task executors', () => {
     const shared: Shared = { log: [], listener: undefined };
     const registered: RegisterPartitionRequest[] = [];
     const executors = [new ScriptedExecutor({ id: 'w0', port: 7000, shared }), new ScriptedExecutor({ id: 'w1', port: 7001, shared })];
-    const master = jobMaster(testingMaster(registered));
+    const master = jobMaster(testingDescriptorOnlyMaster(registered));
     shared.listener = master;
     const result = await master.run(executors);
     assert.equal(result.status, 'succeeded', String(result.error?.stack));
@@ -156,7 +139,7 @@ describe('a pipelined region spread over task executors', () => {
     const hold = (attemptId: string): boolean => attemptId.endsWith('@0');
     const w0 = new ScriptedExecutor({ id: 'w0', port: 7000, shared, hold, cancelDelayMs: 50 });
     const w1 = new ScriptedExecutor({ id: 'w1', port: 7001, shared, hold });
-    const master = jobMaster(testingMaster());
+    const master = jobMaster(testingDescriptorOnlyMaster());
     shared.listener = master;
     const running = master.run([w0, w1]);
     while (shared.log.length < 4) await new Promise((resolve) => setTimeout(resolve, 1));
@@ -175,7 +158,7 @@ describe('a pipelined region spread over task executors', () => {
     const shared: Shared = { log: [], listener: undefined };
     const registered: RegisterPartitionRequest[] = [];
     const executors = [new ScriptedExecutor({ id: 'w0', shared }), new ScriptedExecutor({ id: 'w1', shared })];
-    const master = jobMaster(testingMaster(registered));
+    const master = jobMaster(testingDescriptorOnlyMaster(registered));
     shared.listener = master;
     const result = await master.run(executors);
     assert.equal(result.status, 'succeeded', String(result.error?.stack));

@@ -4,10 +4,11 @@
 // and nothing restarted it — the job hung. A scripted executor decides each attempt's end.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { jobId, noopLogger, type ShuffleDescriptor, type ShuffleMaster, taskExecutorId } from '@weft/shuffle-api';
+import { jobId, noopLogger, taskExecutorId } from '@weft/shuffle-api';
 import { createFailoverStrategy, createRestartBackoffTimeStrategy, ExecutionTopology, type FailoverRecord, type JobPlan, type JobTopology, type RegionDeployment, type TaskEvent, type TaskExecutor, type TaskExecutorListener } from '@weft/engine';
 import { buildPipelinedRegions } from '../src/regions/pipelined-regions.js';
 import { JobMaster } from '../src/job-master/job-master.js';
+import { testingDescriptorOnlyMaster } from './support/descriptor-only-master.js';
 
 const topologyJson: JobTopology = {
   vertices: [
@@ -17,20 +18,6 @@ const topologyJson: JobTopology = {
   edges: [{ id: 'a->b', source: 'a', target: 'b', distribution: 'POINTWISE', partitionType: 'BLOCKING' }],
 };
 const plan = { name: 'self-cancel', vertices: topologyJson.vertices.map((v, index) => ({ id: v.id, index })), edges: topologyJson.edges.map((e, index) => ({ id: e.id, index, targetInput: 0 })), logical: { nodes: [] } } as unknown as JobPlan;
-
-function blockingMaster(): ShuffleMaster {
-  return {
-    shuffleServiceId: 'testing-descriptors',
-    start: async () => {},
-    close: async () => {},
-    registerJob: async () => {},
-    unregisterJob: async () => {},
-    registerPartitionWithProducer: async ({ jobId, partition, producer }): Promise<ShuffleDescriptor> => ({ shuffleServiceId: 'testing-descriptors', jobId, partition, producer, details: null }),
-    releasePartitionExternally: async () => {},
-    listPartitions: async () => [],
-    [Symbol.asyncDispose]: async () => {},
-  };
-}
 
 /** b's first attempt reports `cancelled` though nobody asked; every other attempt finishes. */
 class SelfCancellingExecutor implements TaskExecutor {
@@ -77,7 +64,7 @@ async function run(restart: Parameters<typeof createRestartBackoffTimeStrategy>[
     plan,
     topology,
     regions,
-    blockingMaster: blockingMaster(),
+    blockingMaster: testingDescriptorOnlyMaster(),
     failover: createFailoverStrategy(topology, 'region', { regions, isPartitionAvailable: (id) => master?.isPartitionAvailable(id) ?? true }),
     restart: createRestartBackoffTimeStrategy(restart),
     logger: noopLogger,
