@@ -20,6 +20,7 @@ import { inputChannelsOf, type TaskInputChannels } from './input-channels-of.js'
 import type { TaskCheckpointing, TaskSnapshot } from './task-checkpointing.js';
 import { createChannelSelector } from './channel-selector.js';
 import { FaultTrigger } from './fault-trigger.js';
+import type { CheckpointFaultMoment } from '../faults/fault-injector.js';
 import { GuardedSourceOutput } from './guarded-source-output.js';
 import { DISCARD_OUTPUT, FanOutOutput, NetworkOutput } from './network-output.js';
 import type { InputDeployment, OutputDeployment, TaskDeployment, TaskMetrics } from './task-deployment.js';
@@ -492,18 +493,10 @@ export class StreamTask {
     for (const { writer } of this.#writers) if (!writer.broadcastEvent(barrier)) this.#backpressure.block(writer);
     // the asynchronous part (Flink's): acknowledged once what the operators pre-committed is durable
     const acknowledge = (): void => {
-      const fault = this.#checkpointTrigger;
-      if (fault?.firesAtCheckpoint(checkpointId, 'pre-committed') === true) {
-        try {
-          fault.fireAtCheckpoint(checkpointId, 'pre-committed');
-        } catch (error) {
-          // not a worker process: the checkpoint is declined and the task fails at its next wait
-          checkpointing.decline(checkpointId, `task ${this.#options.deployment.attemptId}: ${(error as Error).message}`, 'TASK_FAILURE');
-          this.#failAtNextWait(error);
-          return;
-        }
-      }
-      checkpointing.acknowledge({ checkpointId, operators });
+      const failed = this.#fireCheckpointFault(checkpointId, 'pre-committed');
+      // not a worker process: the checkpoint is declined and the task fails at its next wait
+      if (failed !== undefined) checkpointing.decline(checkpointId, `task ${this.#options.deployment.attemptId}: ${failed.message}`, 'TASK_FAILURE');
+      else checkpointing.acknowledge({ checkpointId, operators });
     };
     if (durable.length === 0) acknowledge();
     else {
@@ -522,16 +515,8 @@ export class StreamTask {
    */
   #checkpointCompleted(checkpointId: number): void {
     if (this.#options.signal.aborted) return;
-    const fault = this.#checkpointTrigger;
-    if (fault?.firesAtCheckpoint(checkpointId, 'completed') === true) {
-      try {
-        fault.fireAtCheckpoint(checkpointId, 'completed');
-      } catch (error) {
-        // not a worker process: the task fails at its next wait, before its operators hear of the checkpoint
-        this.#failAtNextWait(error);
-        return;
-      }
-    }
+    // not a worker process: the task fails at its next wait, before its operators hear of the checkpoint
+    if (this.#fireCheckpointFault(checkpointId, 'completed') !== undefined) return;
     for (const op of this.#operators) {
       let done: Promise<void> | void;
       try {
@@ -542,6 +527,18 @@ export class StreamTask {
       if (done === undefined) continue;
       done.catch(() => {}); // observed where the backpressure is awaited
       this.#backpressure.blockOn(done);
+    }
+  }
+
+  /** Fires a planted fault due at this moment of `checkpointId` (kills a worker; elsewhere the task fails at its next wait: the error). */
+  #fireCheckpointFault(checkpointId: number, moment: CheckpointFaultMoment): Error | undefined {
+    const fault = this.#checkpointTrigger;
+    if (fault?.firesAtCheckpoint(checkpointId, moment) !== true) return undefined;
+    try {
+      fault.fireAtCheckpoint(checkpointId, moment);
+    } catch (error) {
+      this.#failAtNextWait(error);
+      return error as Error;
     }
   }
 
