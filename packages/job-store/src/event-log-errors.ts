@@ -11,6 +11,16 @@ export function fencedError(jobId: string, epoch: number, newestEpoch: number): 
   });
 }
 
+/**
+ * WEFT_ERR_FENCED of a conditional `open`/`deleteRun` (`ifEpoch`): the job's newest epoch is no longer
+ * `expected` but `newestEpoch` — a run opened the id since; nothing was changed.
+ */
+export function epochMovedError(jobId: string, operation: 'open' | 'deleteRun', expected: number, newestEpoch: number): EngineError {
+  return new EngineError('WEFT_ERR_FENCED', `job ${jobId}: ${operation} if epoch ${expected} refused, the newest epoch is ${newestEpoch} (a run opened the job since); nothing was changed`, {
+    context: { jobId, epoch: expected, newestEpoch },
+  });
+}
+
 /** WEFT_ERR_EVENT_LOG about `jobId` in the store `description`. */
 export function eventLogError(request: { jobId?: string; description: string; problem: string; cause?: unknown; context?: Record<string, string | number> }): EngineError {
   const subject = request.jobId === undefined ? '' : `job ${request.jobId}: `;

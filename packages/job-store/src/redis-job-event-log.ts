@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import {
   type CheckpointStore,
+  type DeleteJobRunOptions,
   isEngineError,
   type JobEventLog,
   type JobLog,
@@ -14,11 +15,11 @@ import {
 import { closedError, isShuffleError } from '@weft/shuffle-api';
 import { type RedisEndpoint, type ReplicaAckPolicy, openRedisClient, parseRedisUrl, replicatedWrite } from '@weft/shuffle-remote/redis';
 import { decodeHistory, type DecodedHistory, type StoredEntry } from './decode-history.js';
-import { eventLogError, fencedError } from './event-log-errors.js';
+import { epochMovedError, eventLogError, fencedError } from './event-log-errors.js';
 import { type FencedJobLog, openedJobLog } from './fenced-job-log.js';
 import { type JobEventLogOptions, type ResolvedJobEventLogOptions, resolveJobEventLogOptions } from './job-event-log-options.js';
 import { RedisCheckpointStore } from './redis-checkpoint-store.js';
-import { APPEND_SCRIPT, DROP_TAIL_SCRIPT, OPEN_SCRIPT, PROGRESS_SCRIPT, RENEW_SCRIPT } from './redis-scripts.js';
+import { APPEND_SCRIPT, DELETE_RUN_SCRIPT, DROP_TAIL_SCRIPT, OPEN_SCRIPT, PROGRESS_SCRIPT, RENEW_SCRIPT } from './redis-scripts.js';
 import { decodeProgress } from './decode-progress.js';
 import { type StoreRetry, storeRetry } from './retry.js';
 
@@ -91,9 +92,11 @@ export class RedisJobEventLog implements JobEventLog {
   }
 
   async open(request: OpenJobLogRequest): Promise<JobLog> {
-    const { jobId, owner } = request;
+    const { jobId, owner, ifEpoch } = request;
     const keys = this.#keys(jobId);
-    const epoch = Number(await this.#retry('open', jobId, () => this.#replicated('open', () => OPEN_SCRIPT.run(this.#redis, [keys.epoch, keys.lease, keys.runs], [jobId, owner, this.#options.clock()]))));
+    const reply = await this.#retry('open', jobId, () => this.#replicated('open', () => OPEN_SCRIPT.run(this.#redis, [keys.epoch, keys.lease, keys.runs], [jobId, owner, this.#options.clock(), ifEpoch ?? ''])));
+    if (Array.isArray(reply)) throw epochMovedError(jobId, 'open', ifEpoch ?? 0, Number(reply[1]));
+    const epoch = Number(reply);
     const decoded = await this.#read(jobId);
     if (decoded.tornTail !== undefined) {
       const tail = decoded.tornTail;
@@ -153,11 +156,12 @@ export class RedisJobEventLog implements JobEventLog {
     }
   }
 
-  async deleteRun(jobId: string): Promise<void> {
+  async deleteRun(jobId: string, options: DeleteJobRunOptions = {}): Promise<void> {
     const keys = this.#keys(jobId);
     // the epoch counter stays, one up: the deleted run's log is fenced, and a later run of the id must
     // still fence every earlier one (the shuffle remembers the epochs it saw), so it starts above them
-    await this.#retry('deleteRun', jobId, () => this.#redis.multi().del(keys.events, keys.lease, keys.progress).incr(keys.epoch).zrem(keys.runs, jobId).exec());
+    const reply = await this.#retry('deleteRun', jobId, () => DELETE_RUN_SCRIPT.run(this.#redis, [keys.epoch, keys.events, keys.lease, keys.progress, keys.runs], [jobId, options.ifEpoch ?? '']));
+    if (Array.isArray(reply)) throw epochMovedError(jobId, 'deleteRun', options.ifEpoch ?? 0, Number(reply[1]));
   }
 
   /** Closes every JobLog it opened (their pending appends stop retrying), then the connection (QUIT). Memoized. */

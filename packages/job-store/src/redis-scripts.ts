@@ -21,7 +21,6 @@ export class RedisScript {
   }
 }
 
-/** KEYS: epoch, lease, runs. ARGV: jobId, owner, nowMs. Takes the next epoch and returns it. */
 /** KEYS: epoch, lease. ARGV: epoch, atMs. Records the lease's renewal while ARGV epoch is the newest: 1, else 0. */
 export const RENEW_SCRIPT = new RedisScript(
   'renewLease',
@@ -30,9 +29,17 @@ redis.call('HSET', KEYS[2], 'renewedAt', ARGV[2])
 return 1`,
 );
 
+/**
+ * KEYS: epoch, lease, runs. ARGV: jobId, owner, nowMs, ifEpoch ('' for none). Takes the next epoch and
+ * returns it; with ifEpoch, only while the newest epoch is still that one, else {'moved', newest}.
+ */
 export const OPEN_SCRIPT = new RedisScript(
   'open',
-  `local epoch = redis.call('INCR', KEYS[1])
+  `if ARGV[4] ~= '' then
+  local newest = tonumber(redis.call('GET', KEYS[1]) or '0')
+  if newest ~= tonumber(ARGV[4]) then return {'moved', newest} end
+end
+local epoch = redis.call('INCR', KEYS[1])
 redis.call('HSET', KEYS[2], 'owner', ARGV[2], 'takenAt', ARGV[3])
 redis.call('ZADD', KEYS[3], 'NX', ARGV[3], ARGV[1])
 return epoch`,
@@ -78,4 +85,21 @@ export const PROGRESS_SCRIPT = new RedisScript(
   `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
 return 1`,
+);
+
+/**
+ * KEYS: epoch, events, lease, progress, runs. ARGV: jobId, ifEpoch ('' for none). Deletes the run (the
+ * epoch counter stays, one up) and returns 'ok'; with ifEpoch, only while the newest epoch is still that
+ * one, else {'moved', newest}.
+ */
+export const DELETE_RUN_SCRIPT = new RedisScript(
+  'deleteRun',
+  `if ARGV[2] ~= '' then
+  local newest = tonumber(redis.call('GET', KEYS[1]) or '0')
+  if newest ~= tonumber(ARGV[2]) then return {'moved', newest} end
+end
+redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
+redis.call('INCR', KEYS[1])
+redis.call('ZREM', KEYS[5], ARGV[1])
+return 'ok'`,
 );

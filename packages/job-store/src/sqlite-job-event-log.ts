@@ -1,11 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
-import { type CheckpointStore, EngineError, type JobEventLog, type JobLog, type JobRunRecord, type LoggedJobEvent, type OpenJobLogRequest, type PublishedJobProgress, summarizeJobRun, summarizeUnreadableJobRun } from '@weft/engine';
+import { type CheckpointStore, type DeleteJobRunOptions, EngineError, type JobEventLog, type JobLog, type JobRunRecord, type LoggedJobEvent, type OpenJobLogRequest, type PublishedJobProgress, summarizeJobRun, summarizeUnreadableJobRun } from '@weft/engine';
 import { closedError, invalidConfig } from '@weft/shuffle-api';
 import { decodeProgress } from './decode-progress.js';
 import { decodeHistory, type DecodedHistory, type StoredEntry } from './decode-history.js';
-import { eventLogError, fencedError } from './event-log-errors.js';
+import { epochMovedError, eventLogError, fencedError } from './event-log-errors.js';
 import { type FencedJobLog, openedJobLog } from './fenced-job-log.js';
 import { type JobEventLogOptions, type ResolvedJobEventLogOptions, resolveJobEventLogOptions } from './job-event-log-options.js';
 import { type StoreRetry, storeRetry } from './retry.js';
@@ -118,11 +118,12 @@ export class SqliteJobEventLog implements JobEventLog {
   }
 
   async open(request: OpenJobLogRequest): Promise<JobLog> {
-    const { jobId, owner } = request;
-    const { epoch, history } = await this.#whileLocked(jobId, () => this.#retry('open', jobId, () =>
+    const { jobId, owner, ifEpoch } = request;
+    const opened = await this.#whileLocked(jobId, () => this.#retry('open', jobId, () =>
       this.#db
         .transaction(() => {
           const lease = this.#db.prepare('SELECT epoch FROM weft_job_leases WHERE job_id = ?').get(jobId) as { epoch: number } | undefined;
+          if (ifEpoch !== undefined && (lease?.epoch ?? 0) !== ifEpoch) return { moved: lease?.epoch ?? 0, epoch: undefined };
           const floor = this.#db.prepare('SELECT epoch FROM weft_job_epoch_floors WHERE job_id = ?').get(jobId) as { epoch: number } | undefined;
           const epoch = Math.max(lease?.epoch ?? 0, floor?.epoch ?? 0) + 1;
           const decoded = this.#decode(jobId);
@@ -137,6 +138,8 @@ export class SqliteJobEventLog implements JobEventLog {
         })
         .immediate(),
     ));
+    if (opened.epoch === undefined) throw epochMovedError(jobId, 'open', ifEpoch ?? 0, opened.moved);
+    const { epoch, history } = opened;
     return openedJobLog({
       jobId,
       epoch,
@@ -224,10 +227,15 @@ export class SqliteJobEventLog implements JobEventLog {
       .immediate();
   }
 
-  async deleteRun(jobId: string): Promise<void> {
-    await this.#retry('deleteRun', jobId, () =>
+  async deleteRun(jobId: string, options: DeleteJobRunOptions = {}): Promise<void> {
+    const { ifEpoch } = options;
+    const moved = await this.#retry('deleteRun', jobId, () =>
       this.#db
-        .transaction(() => {
+        .transaction((): number | undefined => {
+          if (ifEpoch !== undefined) {
+            const lease = this.#db.prepare<[string], { epoch: number }>('SELECT epoch FROM weft_job_leases WHERE job_id = ?').get(jobId);
+            if ((lease?.epoch ?? 0) !== ifEpoch) return lease?.epoch ?? 0;
+          }
           // the epoch outlives the run: a later run of the id must still fence every earlier one (the
           // shuffle remembers the epochs it saw), so it starts above the newest
           this.#db
@@ -240,9 +248,11 @@ export class SqliteJobEventLog implements JobEventLog {
           this.#db.prepare('DELETE FROM weft_job_leases WHERE job_id = ?').run(jobId);
           this.#db.prepare('DELETE FROM weft_job_lease_renewals WHERE job_id = ?').run(jobId);
           this.#db.prepare('DELETE FROM weft_job_progress WHERE job_id = ?').run(jobId);
+          return undefined;
         })
         .immediate(),
     );
+    if (moved !== undefined) throw epochMovedError(jobId, 'deleteRun', ifEpoch ?? 0, moved);
   }
 
   /** Closes every JobLog it opened (their pending appends stop retrying), then the database. Memoized. */

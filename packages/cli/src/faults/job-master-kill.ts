@@ -20,7 +20,7 @@ export function killingEventLog(eventLog: JobEventLog, killPoint: () => JobMaste
     listRuns: () => eventLog.listRuns(),
     readRun: (jobId) => eventLog.readRun(jobId),
     ...(eventLog.readRunRecord === undefined ? {} : { readRunRecord: (jobId: string) => eventLog.readRunRecord?.(jobId) ?? Promise.resolve(undefined) }),
-    deleteRun: (jobId) => eventLog.deleteRun(jobId),
+    deleteRun: (jobId, options) => eventLog.deleteRun(jobId, options),
     ...(eventLog.readProgress === undefined ? {} : { readProgress: (jobId: string) => eventLog.readProgress?.(jobId) ?? Promise.resolve(undefined) }),
     close: () => eventLog.close(),
     [Symbol.asyncDispose]: () => eventLog.close(),

@@ -47,6 +47,8 @@ export interface JobEventLog {
   /**
    * Takes the lease of `jobId` with the next epoch and returns its log with the history earlier epochs
    * wrote. `owner` names the taker in the leases record (host/pid, for operators); it is not checked.
+   * With `ifEpoch`, only while the job's newest epoch is still that one: otherwise `WEFT_ERR_FENCED`,
+   * nothing changed.
    */
   open(request: OpenJobLogRequest): Promise<JobLog>;
   /** Every run the store knows, one record per job id, oldest first. Takes no lease. */
@@ -61,9 +63,11 @@ export interface JobEventLog {
   /**
    * Removes the events and the lease record of `jobId` (garbage collection); `listRuns` no longer names
    * it. Its epoch is kept: the next `open()` of the id still takes a higher one, since shuffles fence by
-   * the epochs they saw. A no-op for an unknown id.
+   * the epochs they saw. A no-op for an unknown id. With `ifEpoch` (the epoch of a lease the caller holds),
+   * only while that epoch is still the newest: otherwise `WEFT_ERR_FENCED`, nothing removed — a run that
+   * opened the id since keeps its log.
    */
-  deleteRun(jobId: string): Promise<void>;
+  deleteRun(jobId: string, options?: DeleteJobRunOptions): Promise<void>;
   /**
    * The live counters the job master holding `jobId`'s lease last published (`JobLog.publishProgress`),
    * or undefined when none was (or it expired: a store may keep it for a bounded time only). Takes no
@@ -83,6 +87,18 @@ export interface OpenJobLogRequest {
   readonly jobId: string;
   /** Who takes the lease, e.g. `host:pid`; stored with the epoch for operators. */
   readonly owner: string;
+  /**
+   * Take the lease only while the job's newest epoch is this one (the `epoch` of the `JobRunRecord` the
+   * caller acted on): a compare-and-set, so a caller that read a run's record (`weft gc`) never fences a
+   * run that opened the id since. Otherwise the open rejects with `WEFT_ERR_FENCED` and changes nothing.
+   * 0 matches an id with no lease (never opened, or its lease record gone).
+   */
+  readonly ifEpoch?: number;
+}
+
+export interface DeleteJobRunOptions {
+  /** Delete only while this epoch is still the job's newest (a lease the caller took, `open({ ifEpoch })`). */
+  readonly ifEpoch?: number;
 }
 
 /** One job's log, as seen by the job master that holds its lease at `epoch`. */

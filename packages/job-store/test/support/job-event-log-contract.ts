@@ -271,6 +271,36 @@ export function describeJobEventLogContract(name: string, harness: JobEventLogHa
       assert.deepEqual((await store.listRuns()).filter((r) => r.jobId === id).map((r) => r.epoch), [again.epoch]);
     });
 
+    it('opens and deletes only at the expected epoch (ifEpoch): a run that opened the id since is neither fenced nor deleted', async () => {
+      await using store = await create();
+      const id = jobId();
+      const first = await store.open({ jobId: id, owner: 'dead master' });
+      await first.append({ type: 'job-submitted', data: {} });
+      const seen = (await store.listRuns()).find((r) => r.jobId === id);
+      assert.equal(seen?.epoch, first.epoch);
+      // a new run opens the id after the record was read: the conditional open refuses, changing nothing
+      const newer = await store.open({ jobId: id, owner: 'new master' });
+      await assert.rejects(store.open({ jobId: id, owner: 'gc', ifEpoch: seen?.epoch ?? 0 }), isCode('WEFT_ERR_FENCED'));
+      await newer.append({ type: 'task-deployed', data: {} });
+      const now = (await store.listRuns()).find((r) => r.jobId === id);
+      assert.deepEqual([now?.epoch, now?.owner, now?.events], [newer.epoch, 'new master', 2]);
+      // at the epoch it holds, the open goes through (the next epoch) and fences the run it read
+      const gc = await store.open({ jobId: id, owner: 'gc', ifEpoch: newer.epoch });
+      assert.equal(gc.epoch, newer.epoch + 1);
+      await assert.rejects(newer.append({ type: 'task-finished', data: {} }), isCode('WEFT_ERR_FENCED'));
+      // a run that opens after gc's lease keeps its log: gc's conditional delete refuses
+      const latest = await store.open({ jobId: id, owner: 'latest master' });
+      await assert.rejects(store.deleteRun(id, { ifEpoch: gc.epoch }), isCode('WEFT_ERR_FENCED'));
+      await latest.append({ type: 'task-finished', data: {} });
+      assert.deepEqual((await store.readRun(id)).map((e) => e.type), ['job-submitted', 'task-deployed', 'task-finished']);
+      // at its own epoch the delete goes through
+      await store.deleteRun(id, { ifEpoch: latest.epoch });
+      assert.deepEqual(await store.readRun(id), []);
+      // an id never opened has no lease: epoch 0
+      const fresh = await store.open({ jobId: jobId(), owner: 'gc', ifEpoch: 0 });
+      assert.equal(fresh.epoch, 1);
+    });
+
     it('renews an open log\'s lease every second, and not once a newer epoch holds it', async () => {
       await using store = await create();
       const id = jobId();
