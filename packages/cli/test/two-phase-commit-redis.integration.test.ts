@@ -63,6 +63,35 @@ describe('redis stream two-phase-commit sink', () => {
     }
   });
 
+  it("abortLingering of one subtask drops its own lingering transactions only, not those of an operator whose name extends it ('sink' 1 vs 'sink/1' 0)", async () => {
+    const stream = 'lingering-stream';
+    const of = (operatorName: string, subtask: number, attempt: number) => redisStreamSink<string>({ url: server.url, stream })({ ...context, jobId: 'J', operatorName, subtask, attempt });
+    const stage = async (operatorName: string, subtask: number): Promise<void> => {
+      const sink = of(operatorName, subtask, 0);
+      try {
+        const txn = await sink.beginTransaction();
+        await sink.write(txn, `${operatorName}#${subtask}`);
+        await sink.preCommit(txn);
+      } finally {
+        await sink.close?.();
+      }
+    };
+    await stage('sink', 1);
+    await stage('sink/1', 0);
+    await stage('sink', 10);
+    assert.equal((await staged(stream)).length, 3);
+    // the restarted attempt of sink#1 (a restore that keeps no transaction of it)
+    const restarted = of('sink', 1, 1);
+    try {
+      assert.equal(await restarted.abortLingering?.({ keep: [] }), 1);
+    } finally {
+      await restarted.close?.();
+    }
+    const left = await Promise.all((await staged(stream)).map((key) => redis.lrange(key, 0, -1)));
+    assert.deepEqual(left.flat().sort(), ['sink#10', 'sink/1#0']);
+    await redis.del(...(await staged(stream)));
+  });
+
   it('a streaming job restored after throws at seeded points appends each record exactly once, as a fault-free run does', async () => {
     // 12,000 records at 20,000/s: each source task reaches its first fault 250-400 ms in, with a 15 ms
     // checkpoint interval, so checkpoints completed before it even on a loaded machine (the restore is what is tested)

@@ -8,4 +8,4 @@ export * from './job-event-log-options.js';
 export { SqliteCheckpointStore } from './sqlite-checkpoint-store.js';
 export { RedisCheckpointStore } from './redis-checkpoint-store.js';
 export { createRedisStreamConnector, DEFAULT_REDIS_STREAM_CONNECTOR_OPTIONS, RedisStreamConnector, type RedisStreamConnectorOptions } from './redis-stream-connector.js';
-export { DEFAULT_REDIS_STREAM_SINK_OPTIONS, redisStreamSink, type RedisStreamSinkOptions, redisStreamStagingKeys } from './redis-stream-sink.js';
+export { DEFAULT_REDIS_STREAM_SINK_OPTIONS, redisStreamSink, type RedisStreamSinkOptions, redisStreamStagingKeys, redisStreamTransactionPrefix } from './redis-stream-sink.js';

@@ -45,7 +45,8 @@ interface StreamTransaction {
  * stream see only committed transactions, each whole. A commit that finds neither the marker nor all the
  * staged records (an aborted transaction) fails with WEFT_ERR_SINK_FAILED and adds nothing. Use with `dataSet.sinkTo(redisStreamSink({ url, stream }))`.
  *
- * Transaction ids are `<jobId>/<operator>/<subtask>/<attempt>/<random>`, so the staging is job-scoped:
+ * Transaction ids are `<jobId>/<operator>/<subtask>/<attempt>/<random>` (each segment with `%` and `/`
+ * percent-encoded: `redisStreamTransactionPrefix`), so the staging is job-scoped:
  * `abortLingering` deletes the staging lists `<prefix>txn:<jobId>/<operator>/<subtask>/…` that it did not
  * begin and is not told to keep (SCAN, then DEL), and `weft gc` those of a job that ended
  * (`redisStreamStagingKeys`); the sink's staging (TwoPhaseCommitStaging) is `{ kind: 'redis-stream', url,
@@ -72,9 +73,23 @@ function globLiteral(text: string): string {
   return text.replace(/[*?[\]\\]/gu, (c) => `\\${c}`);
 }
 
+/** One segment of a transaction id: `%` and `/` percent-encoded, so a segment never spans a `/`. */
+function idSegment(value: string | number): string {
+  return String(value).replace(/[%/]/gu, (c) => (c === '%' ? '%25' : '%2F'));
+}
+
+/**
+ * The transaction-id prefix of a job's transactions (`[jobId]`) or one subtask's (`[jobId, operator,
+ * subtask]`): each segment encoded and followed by `/`, so the prefix of operator `sink` subtask 1 is no
+ * prefix of operator `sink/1`'s (`sink%2F1`).
+ */
+export function redisStreamTransactionPrefix(...segments: readonly (string | number)[]): string {
+  return segments.map((s) => `${idSegment(s)}/`).join('');
+}
+
 /**
  * The staging lists of a redisStreamSink under `keyPrefix` whose transaction ids start with `idPrefix`
- * (`<jobId>/`: a job's; `<jobId>/<operator>/<subtask>/`: one subtask's), found with SCAN.
+ * (`redisStreamTransactionPrefix`: a job's, or one subtask's), found with SCAN.
  */
 export async function redisStreamStagingKeys(redis: Redis, keyPrefix: string, idPrefix: string): Promise<string[]> {
   const match = `${globLiteral(`${keyPrefix}txn:${idPrefix}`)}*`;
@@ -101,7 +116,7 @@ class RedisStreamSink<T> implements TwoPhaseCommitSink<T> {
 
   beginTransaction(): TransactionHandle {
     const { jobId, operatorName, subtask, attempt } = this.#context;
-    const id = `${jobId}/${operatorName}/${subtask}/${attempt}/${randomBytes(6).toString('hex')}`;
+    const id = `${redisStreamTransactionPrefix(jobId, operatorName, subtask, attempt)}${randomBytes(6).toString('hex')}`;
     this.#buffers.set(id, []);
     return { id };
   }
@@ -166,7 +181,7 @@ class RedisStreamSink<T> implements TwoPhaseCommitSink<T> {
     const redis = await this.#connection();
     const keep = new Set(request.keep.map((h) => this.#txnKey(String((h as unknown as StreamTransaction | null)?.id))));
     const mine = new Set([...this.#buffers.keys()].map((id) => this.#txnKey(id)));
-    const keys = await this.#send('list the staged transactions', () => redisStreamStagingKeys(redis, this.#options.keyPrefix, `${jobId}/${operatorName}/${subtask}/`));
+    const keys = await this.#send('list the staged transactions', () => redisStreamStagingKeys(redis, this.#options.keyPrefix, redisStreamTransactionPrefix(jobId, operatorName, subtask)));
     const lingering = keys.filter((key) => !keep.has(key) && !mine.has(key));
     if (lingering.length > 0) await this.#send('abort the lingering transactions', () => redis.del(...lingering));
     return lingering.length;

@@ -56,10 +56,10 @@ export async function findTwoPhaseStaging(log: JobEventLog, jobId: string): Prom
       const url = staging['url'];
       const keyPrefix = staging['keyPrefix'];
       const { connectRedis } = (await import(REDIS_MODULE)) as typeof import('@weft/shuffle-remote/redis');
-      const { redisStreamStagingKeys } = (await import(JOB_STORE_MODULE)) as typeof import('@weft/job-store');
+      const { redisStreamStagingKeys, redisStreamTransactionPrefix } = (await import(JOB_STORE_MODULE)) as typeof import('@weft/job-store');
       const redis = await connectRedis({ url, connectTimeoutMs: 5_000, commandTimeoutMs: 5_000, setting: `the redisStreamSink url of sink ${JSON.stringify(sink)}`, logger: noopLogger });
       try {
-        const keys = await redisStreamStagingKeys(redis, keyPrefix, `${jobId}/`);
+        const keys = await redisStreamStagingKeys(redis, keyPrefix, redisStreamTransactionPrefix(jobId));
         items.push(...keys.map((k) => `${url}#${k}`));
         if (keys.length > 0) {
           removals.push(async () => {
