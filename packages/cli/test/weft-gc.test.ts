@@ -183,8 +183,20 @@ describe('weft gc', () => {
     }
     const gc = await weft(['gc', ...flags, '--older-than', '0s'], dir.path);
     assert.equal(gc.code, 0, gc.stderr);
-    assert.match(gc.stdout, /^removed gc-2pc-cp \(unfinished, .*\): 0 partitions, 0 bytes \(kept 1 staged two-phase-commit transactions: a completed checkpoint may still commit them\)$/m);
+    assert.match(gc.stdout, /^removed gc-2pc-cp \(unfinished, .*\): 0 partitions, 0 bytes \(kept 1 staged two-phase-commit transactions, and the run's log: a completed checkpoint may still commit them\)$/m);
     assert.equal(existsSync(pending), true, 'what checkpoint 4 may still commit is kept');
+    assert.ok((await listedIds()).includes('gc-2pc-cp'), 'the log that names the staging is kept');
+    {
+      // the checkpoint goes (its retention, or an operator): the next gc finds the staging through the log
+      await using store = new SqliteJobEventLog({ path: metaPath });
+      const epoch = (await store.readRunRecord('gc-2pc-cp'))?.epoch ?? 0;
+      await store.checkpointStore('gc-2pc-cp', epoch).remove(4);
+    }
+    const again = await weft(['gc', ...flags, '--older-than', '0s'], dir.path);
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stdout, /^removed gc-2pc-cp \(unfinished, .*\): 0 partitions, \d+ bytes, 1 staged two-phase-commit transactions$/m);
+    assert.equal(existsSync(pending), false);
+    assert.equal((await listedIds()).includes('gc-2pc-cp'), false);
   });
 
   it('removes the attempt directory of a text sink whose attempts were still writing when the job master was SIGKILLed', async () => {
@@ -242,6 +254,33 @@ describe('weft gc', () => {
     assert.deepEqual(report.removed.map((r) => r.jobId), ['gc-defaults']);
     assert.ok(report.partitions > 0, gc.stdout);
     assert.deepEqual(await filesUnder(defaultStore), [], 'no partition file of the run is left');
+  });
+
+  it('keeps a run on another host that logged no event for hours but renews its lease (a streaming job), and collects it once the renewals stop', async () => {
+    const hours = 3 * 3_600_000;
+    {
+      // events written two hours ago and more, by a job master on another host
+      await using old = new SqliteJobEventLog({ path: metaPath }, { clock: () => Date.now() - hours });
+      const master = await old.open({ jobId: 'gc-streaming', owner: 'other-host:4242' });
+      await master.append({ type: 'job-submitted', data: { name: 'stream', tasksTotal: 2 } });
+      await master.close();
+    }
+    const raw = new Database(metaPath);
+    const renewed = (atMs: number): void => void raw.prepare('INSERT INTO weft_job_lease_renewals (job_id, epoch, renewed_at) VALUES (?, 1, ?) ON CONFLICT (job_id) DO UPDATE SET renewed_at = excluded.renewed_at').run('gc-streaming', atMs);
+    try {
+      renewed(Date.now() - 1_000);
+      const live = await weft(['gc', ...flags, '--older-than', '1h', '--json'], dir.path);
+      assert.equal(live.code, 0, live.stderr);
+      assert.deepEqual((JSON.parse(live.stdout) as { removed: { jobId: string }[] }).removed.filter((r) => r.jobId === 'gc-streaming'), []);
+      assert.ok((await listedIds()).includes('gc-streaming'), 'a run renewing its lease is kept');
+      renewed(Date.now() - 2 * 3_600_000);
+      const dead = await weft(['gc', ...flags, '--older-than', '1h', '--json'], dir.path);
+      assert.equal(dead.code, 0, dead.stderr);
+      assert.deepEqual((JSON.parse(dead.stdout) as { removed: { jobId: string }[] }).removed.filter((r) => r.jobId === 'gc-streaming').length, 1);
+      assert.equal((await listedIds()).includes('gc-streaming'), false);
+    } finally {
+      raw.close();
+    }
   });
 
   it('refuses a bad --older-than, --meta or --store with exit 2 naming the flag', async () => {

@@ -50,7 +50,7 @@ export { type CheckpointStorage, InMemoryCheckpointStorage } from './checkpoint/
 export type { CheckpointingMode, CheckpointingOptions } from './checkpoint/checkpointing-options.js';
 export { CHECKPOINT_RETENTIONS, type CheckpointedJobEnd, type CheckpointRetention, DEFAULT_CHECKPOINT_RETENTION, discardsCheckpointsAtEnd, isCheckpointRetention } from './checkpoint/checkpoint-retention.js';
 export { type DiscardedCheckpoints, discardJobCheckpoints, type DiscardJobCheckpointsRequest, snapshotKeysOf } from './checkpoint/discard-job-checkpoints.js';
-export { checkpointIdOfKey, checkpointJobIdsOf, checkpointPrefix, jobCheckpointsPrefix } from './checkpoint/checkpoint-keys.js';
+export { checkpointIdOfKey, checkpointJobIdsOf, checkpointPrefix, jobCheckpointsPrefix, orphanedCheckpointKeys } from './checkpoint/checkpoint-keys.js';
 export type { CheckpointSummary, SnapshotHandle } from './checkpoint/job-checkpointing.js';
 export type { ApproximateRecoveryRecord } from './job-master/approximate-recoveries.js';
 export type { FailoverResume } from './job-master/failover-resumes.js';

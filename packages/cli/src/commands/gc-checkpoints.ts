@@ -1,16 +1,16 @@
-import { hostname } from 'node:os';
 import {
   type CheckpointRetention,
   type CheckpointStorage,
   type CheckpointStore,
-  checkpointIdOfKey,
   checkpointJobIdsOf,
   discardJobCheckpoints,
   discardsCheckpointsAtEnd,
   isCheckpointRetention,
   type JobEventLog,
+  type JobLog,
   type JobRunRecord,
   jobCheckpointsPrefix,
+  orphanedCheckpointKeys,
 } from '@weft/engine';
 
 /** What `weft gc` removed (or would) of one job id's checkpoints. */
@@ -34,8 +34,10 @@ export interface CheckpointGcRequest {
   readonly storage: CheckpointStorage & { listKeys(prefix: string): Promise<string[]> };
   /** Every run the log knows. */
   readonly runs: readonly JobRunRecord[];
-  /** Whether a run is dead: older than --older-than and its job master not alive (what gc collects). */
+  /** Whether gc collects a run as dead: idle past --older-than, its job master not alive, and (unless a dry run) its lease taken by gc. */
   readonly isDead: (run: JobRunRecord) => boolean;
+  /** The lease gc holds on each dead run (`leaseDeadRuns`; none in a dry run): its checkpoint records are written under it. */
+  readonly leases: ReadonlyMap<string, JobLog>;
   readonly dryRun: boolean;
 }
 
@@ -56,8 +58,9 @@ async function retentionOf(log: JobEventLog, jobId: string): Promise<CheckpointR
  *
  * - a dead run (`isDead`) that ended — succeeded, failed, cancelled — and whose logged retention removes
  *   checkpoints at that end (its job master died before it could): every completed checkpoint (record
- *   first, then data) and every leftover. gc takes the run's lease first, so a newer run of the job id
- *   that starts meanwhile fences it (nothing removed) and never restores from a checkpoint half removed;
+ *   first, then data) and every leftover, under the lease gc took (`leaseDeadRuns`, only while the run's
+ *   epoch was still the one gc read), so a newer run of the job id that starts meanwhile fences it
+ *   (nothing more removed) and never restores from a checkpoint half removed;
  * - any other dead run: the snapshots of checkpoints that never completed (an aborted one's, a crashed
  *   master's in-progress `chk-<id>/`), below a checkpoint id gc reserves under that lease — every
  *   checkpoint a newer run writes lies above it; its completed checkpoints stay (`--from-checkpoint`);
@@ -89,39 +92,31 @@ export async function collectCheckpoints(request: CheckpointGcRequest, onSkipped
       if (run !== undefined && request.isDead(run)) {
         const ended = end !== undefined && retention !== undefined && discardsCheckpointsAtEnd(retention, end);
         if (dryRun) {
-          const objects = ended ? keys.length : keys.filter((k) => !recorded.has(checkpointIdOfKey(jobId, k) ?? 0)).length;
+          // what the real gc would delete: every checkpoint's keys (ended), or those of never-completed ones; no key of another shape
+          const objects = orphanedCheckpointKeys(jobId, keys, Number.POSITIVE_INFINITY, ended ? new Set() : recorded).length;
           if (objects > 0 || (ended && records.length > 0)) collected.push({ ...base, reason: ended ? 'ended' : 'orphaned', checkpoints: ended ? records.length : 0, objects });
           continue;
         }
-        // nothing to collect: no lease taken
-        if (ended ? records.length === 0 && keys.length === 0 : keys.every((k) => recorded.has(checkpointIdOfKey(jobId, k) ?? 0))) continue;
-        const lease = await log.open({ jobId, owner: `weft gc ${hostname()}:${process.pid}` });
-        try {
-          const store = checkpointStore(jobId, lease.epoch);
-          if (ended) {
-            const discarded = await discardJobCheckpoints({ jobId, store, storage });
-            if (discarded.checkpoints + discarded.objects > 0) collected.push({ ...base, reason: 'ended', ...discarded });
-          } else {
-            const below = await store.nextCheckpointId();
-            const kept = new Set((await store.completed()).map((c) => c.checkpointId));
-            const orphans = keys.filter((k) => {
-              const id = checkpointIdOfKey(jobId, k);
-              return id !== undefined && id < below && !kept.has(id);
-            });
-            for (const key of orphans) await storage.delete(key);
-            if (orphans.length > 0) collected.push({ ...base, reason: 'orphaned', checkpoints: 0, objects: orphans.length });
-          }
-        } finally {
-          await lease.close();
+        // nothing to collect
+        if (ended ? records.length === 0 && keys.length === 0 : orphanedCheckpointKeys(jobId, keys, Number.POSITIVE_INFINITY, recorded).length === 0) continue;
+        const lease = request.leases.get(jobId);
+        if (lease === undefined) throw new Error('gc holds no lease on the run');
+        const store = checkpointStore(jobId, lease.epoch);
+        if (ended) {
+          const discarded = await discardJobCheckpoints({ jobId, store, storage });
+          if (discarded.checkpoints + discarded.objects > 0) collected.push({ ...base, reason: 'ended', ...discarded });
+        } else {
+          const below = await store.nextCheckpointId();
+          const kept = new Set((await store.completed()).map((c) => c.checkpointId));
+          const orphans = orphanedCheckpointKeys(jobId, keys, below, kept);
+          for (const key of orphans) await storage.delete(key);
+          if (orphans.length > 0) collected.push({ ...base, reason: 'orphaned', checkpoints: 0, objects: orphans.length });
         }
         continue;
       }
       // live, or unknown to the log: only what is older than its newest completed checkpoint and never completed
       const newest = Math.max(0, ...recorded);
-      const orphans = keys.filter((k) => {
-        const id = checkpointIdOfKey(jobId, k);
-        return id !== undefined && id < newest && !recorded.has(id);
-      });
+      const orphans = orphanedCheckpointKeys(jobId, keys, newest, recorded);
       if (!dryRun) for (const key of orphans) await storage.delete(key);
       if (orphans.length > 0) collected.push({ ...base, reason: 'orphaned', checkpoints: 0, objects: orphans.length });
     } catch (error) {

@@ -9,12 +9,14 @@ import { parseCommandArgs, usageError } from '../parse-command-args.js';
 import { defaultMetaUrl, defaultStoreUrl } from './default-stores.js';
 import { BlobCheckpointStorage } from './blob-checkpoint-storage.js';
 import { type CheckpointsCollected, collectCheckpoints } from './gc-checkpoints.js';
+import { type DeadRunLeases, deleteDeadRun, leaseDeadRuns } from './gc-leases.js';
 import { findTwoPhaseStaging } from './two-phase-staging.js';
 
 const USAGE = `Usage: weft gc [--meta URL] [--store URL] [--older-than DURATION] [--dry-run] [--json]
 
-Collects the garbage of dead runs: for every run in the job event log (unfinished or finished) whose last
-event is older than --older-than and whose job master is not alive, it unregisters the job in the shuffle
+Collects the garbage of dead runs: for every run in the job event log (unfinished or finished) that has
+logged no event and renewed no lease for --older-than and whose job master is not alive, it takes the
+run's lease (only while no newer run has opened the job id since gc read it) and, under it, unregisters the job in the shuffle
 store (deleting its partitions; BLOCKING_PERSISTENT ones are kept), removes its text sinks' per-attempt
 temporary directories that the log names (local ones; also those of attempts that never finished) and the
 spill directories its tasks left (killed with their processes) under the spill directory it logged, then
@@ -25,16 +27,16 @@ Checkpoints (\`checkpoints/<job>/chk-<id>/\` in the --store, records in the --me
 a dead run (as above) that ended — succeeded, failed, cancelled — and whose logged --checkpoint-retention
 removes them at that end loses every completed checkpoint (record first, then data); any other dead run
 loses the snapshots of checkpoints that never completed (aborted, or in progress when its job master
-crashed) and keeps its completed ones for --from-checkpoint. gc takes a dead run's lease first, so a newer
-run of the job id that starts meanwhile is never touched. A live run, or a job id the log no longer knows,
+crashed) and keeps its completed ones for --from-checkpoint. A newer run of the job id that opens it
+while gc works fences gc: its checkpoints and its log stay (gc says so on stderr). A live run, or a job id the log no longer knows,
 loses only snapshots of never-completed checkpoints older than its newest completed one. One line per job
 id whose checkpoints were removed (checkpoints, objects).
 
 Two-phase-commit sinks (sinkTo: fileCommitSink on a local dir, redisStreamSink): what the run left staged
 (in-progress part files, staging lists; only the run's own) is removed when the run succeeded (its final
 commit committed every completed checkpoint's transactions) or when it has no completed checkpoint left
-in --meta; otherwise it is kept (reported as kept): a run with --from-checkpoint may still restore that
-checkpoint, and commit what it recorded. The checkpoints themselves go as above.
+in --meta; otherwise it is kept (reported as kept), and so is the run's log, which names it for a later gc:
+a run with --from-checkpoint may still restore that checkpoint, and commit what it recorded. The checkpoints themselves go as above.
 
 Liveness: the log records the lease owner as host:pid. A run whose owner is a live process on this host is
 kept whatever its age; for an owner on another host (or none) age alone decides.
@@ -44,7 +46,8 @@ Options:
                             redis://host:port/db or redis+sentinel://host:port[,…]/name/db (default: $WEFT_META, else ./.weft/shuffle-meta.db)
   --store URL               where the partitions are: file:///abs/dir or s3://bucket/prefix (default:
                             $WEFT_STORE, else ./.weft/shuffle — the same as \`weft run\`)
-  --older-than DURATION     only runs whose last event is older: 30s, 30m, 1h, 7d (default 24h)
+  --older-than DURATION     only runs idle longer (last event and last lease renewal): 30s, 30m, 1h, 7d
+                            (default 24h)
   --dry-run                 print what would be removed, remove nothing
   --json                    print {"removed": [{"jobId", "status", "lastEventAt", "partitions", "bytes",
                             "sinkDirs", "spillDirs", "twoPhaseStaged", "twoPhaseKept"}], "partitions",
@@ -197,16 +200,24 @@ export const gcCommand: Command = {
       } catch (error) {
         throw usageError('gc', `${metaFlag}: ${(error as Error).message}`, error);
       }
+      let leases: DeadRunLeases | undefined;
       try {
         const now = Date.now();
         const runs = await log.listRuns();
-        const isDead = (r: JobRunRecord): boolean => now - r.lastAtMs >= olderThanMs && !ownerAlive(r.owner);
-        const dead = runs.filter(isDead);
+        // idle: no event and no lease renewal (a streaming job logs few events but renews its lease) for --older-than
+        const idle = (r: JobRunRecord): boolean => now - Math.max(r.lastAtMs, r.leaseRenewedAtMs ?? 0) >= olderThanMs;
+        const idleDead = runs.filter((r) => idle(r) && !ownerAlive(r.owner));
+        // a real gc acts on a dead run only under its lease, taken while the epoch it read still holds
+        leases = dryRun ? undefined : await leaseDeadRuns(log, idleDead, (jobId, error) => io.stderr.write(`weft gc: skipped ${jobId}: ${error.message}\n`));
+        const dead = leases === undefined ? idleDead : idleDead.filter((r) => leases?.byJobId.has(r.jobId) === true);
+        const deadIds = new Set(dead.map((r) => r.jobId));
+        const isDead = (r: JobRunRecord): boolean => deadIds.has(r.jobId);
         // checkpoints first: they read the dead runs' logs, deleted below
         const blobStore = createBlobStore(parseStoreUrl(store, storeFlag));
         try {
           await blobStore.start();
-          checkpoints.push(...(await collectCheckpoints({ log, storage: new BlobCheckpointStorage(blobStore), runs, isDead, dryRun }, (jobId, error) => io.stderr.write(`weft gc: skipped the checkpoints of ${jobId}: ${error.message}\n`))));
+          const request = { log, storage: new BlobCheckpointStorage(blobStore), runs, isDead, leases: leases?.byJobId ?? new Map(), dryRun };
+          checkpoints.push(...(await collectCheckpoints(request, (jobId, error) => io.stderr.write(`weft gc: skipped the checkpoints of ${jobId}: ${error.message}\n`))));
         } finally {
           await blobStore.close();
         }
@@ -235,7 +246,8 @@ export const gcCommand: Command = {
                 await master.unregisterJob(jobId);
                 await Promise.all([...sinkDirs, ...spillDirs].map((d) => rm(d, { recursive: true, force: true })));
                 if (!keepStaged) await staged.remove();
-                await log.deleteRun(run.jobId);
+                // the log names the staging kept: a later gc removes it once no completed checkpoint is left
+                if (!keepStaged && !(await deleteDeadRun(log, run.jobId, leases?.byJobId.get(run.jobId)?.epoch, io.stderr))) continue;
               }
               removed.push({ jobId: run.jobId, status: run.status, lastEventAt: new Date(run.lastAtMs).toISOString(), partitions: partitions.length, bytes, sinkDirs, spillDirs, twoPhaseStaged: keepStaged ? [] : staged.items, twoPhaseKept: keepStaged ? staged.items : [] });
             }
@@ -244,6 +256,7 @@ export const gcCommand: Command = {
           }
         }
       } finally {
+        await leases?.close();
         await log.close();
       }
     }
@@ -259,7 +272,7 @@ export const gcCommand: Command = {
         io.stdout.write(`${verb} checkpoints of ${c.jobId} (${why}): ${c.checkpoints} checkpoints, ${c.objects} objects\n`);
       }
       for (const r of removed) {
-        io.stdout.write(`${verb} ${r.jobId} (${r.status}, last event ${r.lastEventAt}): ${r.partitions} partitions, ${r.bytes} bytes${r.sinkDirs.length > 0 ? `, ${r.sinkDirs.length} sink temp dirs` : ''}${r.spillDirs.length > 0 ? `, ${r.spillDirs.length} spill dirs` : ''}${r.twoPhaseStaged.length > 0 ? `, ${r.twoPhaseStaged.length} staged two-phase-commit transactions` : ''}${r.twoPhaseKept.length > 0 ? ` (kept ${r.twoPhaseKept.length} staged two-phase-commit transactions: a completed checkpoint may still commit them)` : ''}\n`);
+        io.stdout.write(`${verb} ${r.jobId} (${r.status}, last event ${r.lastEventAt}): ${r.partitions} partitions, ${r.bytes} bytes${r.sinkDirs.length > 0 ? `, ${r.sinkDirs.length} sink temp dirs` : ''}${r.spillDirs.length > 0 ? `, ${r.spillDirs.length} spill dirs` : ''}${r.twoPhaseStaged.length > 0 ? `, ${r.twoPhaseStaged.length} staged two-phase-commit transactions` : ''}${r.twoPhaseKept.length > 0 ? ` (kept ${r.twoPhaseKept.length} staged two-phase-commit transactions, and the run's log: a completed checkpoint may still commit them)` : ''}\n`);
       }
       io.stdout.write(`${dryRun ? 'would remove' : 'removed'} ${removed.length} runs in total: ${partitions} partitions, ${bytes} bytes (older than ${olderThanText})${checkpoints.length > 0 ? `; ${checkpointObjects} checkpoint objects of ${checkpoints.length} job ids` : ''}\n`);
     }

@@ -29,6 +29,18 @@ export function checkpointIdOfKey(jobId: string, key: string): number | undefine
   return Number.isSafeInteger(id) ? id : undefined;
 }
 
+/**
+ * The keys (of a listing under `checkpoints/<job>/`) of checkpoints that never completed and lie below
+ * `below`: each names a checkpoint id under `below` that `completed` does not hold. Keys of another shape
+ * are never named.
+ */
+export function orphanedCheckpointKeys(jobId: string, keys: readonly string[], below: number, completed: ReadonlySet<number>): string[] {
+  return keys.filter((key) => {
+    const id = checkpointIdOfKey(jobId, key);
+    return id !== undefined && id < below && !completed.has(id);
+  });
+}
+
 /** The job ids (decoded) that have keys under `checkpoints/`, from a listing of that prefix. */
 export function checkpointJobIdsOf(keys: readonly string[]): string[] {
   const ids = new Set<string>();

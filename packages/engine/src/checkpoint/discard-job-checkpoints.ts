@@ -1,4 +1,4 @@
-import { checkpointIdOfKey, jobCheckpointsPrefix } from './checkpoint-keys.js';
+import { jobCheckpointsPrefix, orphanedCheckpointKeys } from './checkpoint-keys.js';
 import type { CheckpointStorage } from './checkpoint-storage.js';
 import type { CheckpointStore, CompletedCheckpoint } from './checkpoint-store.js';
 
@@ -50,10 +50,7 @@ export async function discardJobCheckpoints(request: DiscardJobCheckpointsReques
   }
   if (storage.listKeys !== undefined) {
     const kept = new Set((await store.completed()).map((c) => c.checkpointId));
-    for (const key of await storage.listKeys(jobCheckpointsPrefix(jobId))) {
-      const id = checkpointIdOfKey(jobId, key);
-      if (id !== undefined && id < below && !kept.has(id)) await deleteKey(key);
-    }
+    for (const key of orphanedCheckpointKeys(jobId, await storage.listKeys(jobCheckpointsPrefix(jobId)), below, kept)) await deleteKey(key);
   }
   return { checkpoints, objects };
 }
