@@ -70,6 +70,30 @@ describe('the external sort (sortBy, local-sort-operator)', () => {
     }
   }
 
+  it('spills runs of at least a sixteenth of the budget when another consumer of the task holds the whole budget (not a run per record)', async () => {
+    await withDir(async (dir) => {
+      const context = testingOperatorContext({ budgetBytes: BUDGET, spillDir: dir, name: 'sort' });
+      // a chain-mate (a join's build side, a combiner) holding the task's whole budget
+      context.memory.manager.consumer('chain-mate').forceReserve(BUDGET);
+      const output = new CollectingOutput();
+      const op = new LocalSortOperator((v) => (v as { k: KeyValue }).k, false, output, context);
+      const values = records(2_000, STRINGS);
+      try {
+        for (const v of values) op.collect([0, v]);
+        await op.finish();
+        assert.deepEqual(output.values, reference(values, false));
+        // runs of at least BUDGET / 16 (4 KiB): at most bytes / 4 KiB + 1 of them (about 66 here), and as many
+        // again written by the merge passes (runsSpilled counts those; the fan-in is 2 at this budget)
+        const bytes = values.length * (JSON.stringify(values[0]).length + 64);
+        assert.ok(op.runsSpilled <= 2 * (Math.ceil(bytes / (BUDGET / 16)) + 1), `${op.runsSpilled} runs for ${values.length} records`);
+        assert.ok(op.runsSpilled >= 2, `${op.runsSpilled} runs: it still spills`);
+      } finally {
+        op.close();
+        context.memory.spill.close();
+      }
+    });
+  });
+
   it('fills the same pages run after run: what its buffer ever allocated fits the budget, at 16x it', async () => {
     await withDir(async (dir) => {
       const context = testingOperatorContext({ budgetBytes: BUDGET, spillDir: dir, name: 'sort' });

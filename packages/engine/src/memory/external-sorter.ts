@@ -27,6 +27,12 @@ function stringHeaderBytes(utf8Length: number): number {
   return n;
 }
 
+/**
+ * The smallest run the sorter spills, as a fraction of the task's budget (1/16): while its buffer holds
+ * less, a refused reservation is forced instead (the task's other consumers hold the rest of the budget).
+ */
+const MIN_RUN_FRACTION = 16;
+
 /** The sort buffer's page size for a task budget: a 64th of it, 4 KiB to 1 MiB. */
 export function sortPageBytes(budgetBytes: number): number {
   return Math.min(1024 * 1024, Math.max(4096, Math.floor(budgetBytes / 64)));
@@ -52,7 +58,8 @@ export interface ExternalSorterOptions {
  * dropped buffers waiting for a GC; a value larger than a page gets a page of its own size, not kept)
  * and counted against the operator's MemoryConsumer
  * (serialized key + value + SORT_RECORD_OVERHEAD_BYTES each); when a reservation is refused the buffer is
- * sorted and written as a run to the task's spill directory, and the memory released. `sorted()` then
+ * sorted and written as a run to the task's spill directory, and the memory released — once it holds at
+ * least a sixteenth of the budget (MIN_RUN_FRACTION; below, the reservation is forced). `sorted()` then
  * yields the values in order: from memory when nothing spilled, else by a k-way merge of the runs (the
  * rest of the buffer spilled as the last run; more than the fan-in — the budget over two 32 KiB read
  * buffers, 2 to MAX_MERGE_FAN_IN — merged in passes first). `close()` removes every run file.
@@ -119,7 +126,9 @@ export class ExternalSorter {
     const cost = keyBytes + bytes.length + SORT_RECORD_OVERHEAD_BYTES;
     o.consumer.checkRecordSize(cost);
     if (!o.consumer.tryReserve(cost)) {
-      if (this.#records > 0) {
+      // a run is at least a sixteenth of the budget: below it the task's other consumers hold the budget,
+      // and spilling would write a run per record; the overshoot is bounded by that sixteenth
+      if (this.#records > 0 && o.consumer.reservedBytes >= o.consumer.manager.budgetBytes / MIN_RUN_FRACTION) {
         // `bytes` is a view into the serializer's scratch buffer: copy it before spilling reuses that
         const kept = Uint8Array.from(bytes);
         this.#spill();
