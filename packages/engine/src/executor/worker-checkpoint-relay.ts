@@ -1,5 +1,6 @@
 import { type Logger, noopLogger } from '@weft/shuffle-api';
 import type { TaskCheckpointing, TaskCheckpointingProvider } from '../runtime/task-checkpointing.js';
+import type { TaskDeployment } from '../runtime/task-deployment.js';
 import { EngineError } from '../errors/engine-error.js';
 import { serializeTaskError } from '../runtime/task-error-serialization.js';
 import type { FromWorkerCheckpointMessage, ToWorkerCheckpointMessage } from './worker-protocol.js';
@@ -18,6 +19,8 @@ interface RelayedAttempt {
   unsubscribeTrigger: (() => void) | undefined;
   unsubscribeComplete: (() => void) | undefined;
   detached: boolean;
+  /** Whether the worker asked for the link (`checkpoint-attach`), or it was taken unasked at the deployment. */
+  asked: boolean;
 }
 
 /**
@@ -45,17 +48,21 @@ export class WorkerCheckpointRelay {
   }
 
   /**
-   * These attempts were deployed to the worker: each may ask for its link once. An attempt this job master
-   * never deployed (a dead job master's, still running on a cluster executor this one took over) is refused.
+   * These attempts were deployed to the worker: each is linked at once — its TaskCheckpointing taken and
+   * `checkpoint-attached` sent with its restore state, unasked, while the worker still sets the task up
+   * (Flink hands the restore state over with the deployment: one round trip less on a restart) — and may
+   * also ask (`checkpoint-attach`: answered by that same link). An attempt this job master never deployed
+   * (a dead job master's, still running on a cluster executor this one took over) is refused.
    */
-  deployed(attemptIds: readonly string[]): void {
-    for (const attemptId of attemptIds) this.#deployed.add(attemptId);
+  deployed(tasks: readonly TaskDeployment[]): void {
+    for (const task of tasks) this.#deployed.add(task.attemptId);
+    for (const task of tasks) this.#attach(task.attemptId, task, false);
   }
 
   /** A checkpoint message from the worker. */
   handle(message: FromWorkerCheckpointMessage): void {
     if (message.type === 'checkpoint-attach') {
-      this.#attach(message.task.attemptId, message.task);
+      this.#attach(message.task.attemptId, message.task, true);
       return;
     }
     const attempt = this.#attempts.get(message.attemptId);
@@ -103,19 +110,34 @@ export class WorkerCheckpointRelay {
     for (const attemptId of [...this.#attempts.keys()]) this.detach(attemptId);
   }
 
-  #attach(attemptId: string, task: Parameters<TaskCheckpointingProvider>[0]): void {
-    if (this.#attempts.has(attemptId)) return;
+  /** `asked`: the worker asked (`checkpoint-attach`); unasked (at the deployment) a failure is left for its ask to report. */
+  #attach(attemptId: string, task: TaskDeployment, asked: boolean): void {
+    const linking = this.#attempts.get(attemptId);
+    if (linking !== undefined) {
+      // asked while the unasked link was still being taken: the answer goes out once it is (below)
+      if (asked) linking.asked = true;
+      return;
+    }
     if (!this.#deployed.has(attemptId)) {
       this.#options.send({ type: 'checkpoint-attach-failed', attemptId, error: serializeTaskError(new EngineError('WEFT_ERR_TASK_CANCELLED', `task ${attemptId} was not deployed by this job master: it is not linked to its checkpoints`, { context: { executionAttemptId: attemptId } })) });
       return;
     }
-    const attempt: RelayedAttempt = { checkpointing: undefined, unsubscribeTrigger: undefined, unsubscribeComplete: undefined, detached: false };
+    const attempt: RelayedAttempt = { checkpointing: undefined, unsubscribeTrigger: undefined, unsubscribeComplete: undefined, detached: false, asked };
     this.#attempts.set(attemptId, attempt);
+    const failed = (error: Error): void => {
+      if (attempt.detached) return;
+      if (attempt.asked) {
+        this.#options.send({ type: 'checkpoint-attach-failed', attemptId, error: serializeTaskError(error) });
+        return;
+      }
+      // unasked: forget it, so that the worker's own ask (if it comes) is answered, with this failure or another
+      if (this.#attempts.get(attemptId) === attempt) this.#attempts.delete(attemptId);
+    };
     this.#options.provider(task).then(
       (checkpointing) => {
         if (attempt.detached) return;
         if (checkpointing === undefined) {
-          this.#options.send({ type: 'checkpoint-attach-failed', attemptId, error: serializeTaskError(new Error(`task ${attemptId} asked for its checkpoints, but the job takes none`)) });
+          failed(new Error(`task ${attemptId} asked for its checkpoints, but the job takes none`));
           return;
         }
         attempt.checkpointing = checkpointing;
@@ -123,7 +145,7 @@ export class WorkerCheckpointRelay {
       },
       (error: unknown) => {
         this.#logger.warn({ attemptId, error: (error as Error).message }, 'a task on a worker could not be linked to its checkpoints');
-        if (!attempt.detached) this.#options.send({ type: 'checkpoint-attach-failed', attemptId, error: serializeTaskError(error) });
+        failed(error as Error);
       },
     );
   }

@@ -15,8 +15,8 @@ interface ProxiedAttempt {
 /**
  * A worker process's end of the checkpoint link with its job master (the other end is
  * WorkerCheckpointRelay): `provider` is the worker's TaskCheckpointingProvider — a task attempt starting
- * asks the job master for its TaskCheckpointing and gets a proxy of it, whose restore state came with the
- * answer; its subscriptions, acknowledgements (with the snapshot bytes) and declines go to the job master
+ * gets a proxy of its TaskCheckpointing, whose restore state the job master sent with the deployment (or,
+ * not there yet, asks for it and waits for the answer); its subscriptions, acknowledgements (with the snapshot bytes) and declines go to the job master
  * as messages, and triggers, completions and the final checkpoint come back through `handle`.
  *
  * An attempt is forgotten once it ended (`detach`, on its terminal task event): whatever the job master
@@ -28,6 +28,8 @@ export class WorkerCheckpointing {
   readonly #send: (message: FromWorkerCheckpointMessage) => void;
   readonly #attaching = new Map<string, { readonly resolve: (c: TaskCheckpointing) => void; readonly reject: (error: Error) => void }>();
   readonly #attempts = new Map<string, ProxiedAttempt>();
+  /** Links the job master sent with the deployment, before the task asked (`provider` takes them). */
+  readonly #early = new Map<string, Extract<ToWorkerCheckpointMessage, { type: 'checkpoint-attached' }>>();
   #closed = false;
 
   constructor(send: (message: FromWorkerCheckpointMessage) => void) {
@@ -38,6 +40,12 @@ export class WorkerCheckpointing {
   readonly provider = (task: TaskDeployment): Promise<TaskCheckpointing> =>
     new Promise<TaskCheckpointing>((resolve, reject) => {
       if (this.#closed) return reject(new Error(`task ${task.attemptId} cannot reach its job master for its checkpoints: the link is closed`));
+      const early = this.#early.get(task.attemptId);
+      if (early !== undefined) {
+        // the job master linked it with the deployment: no round trip
+        this.#early.delete(task.attemptId);
+        return resolve(this.#linked(early));
+      }
       this.#attaching.set(task.attemptId, { resolve, reject });
       this.#send({ type: 'checkpoint-attach', task });
     });
@@ -47,15 +55,17 @@ export class WorkerCheckpointing {
     const { attemptId } = message;
     if (message.type === 'checkpoint-attached' || message.type === 'checkpoint-attach-failed') {
       const waiting = this.#attaching.get(attemptId);
-      if (waiting === undefined) return;
+      if (waiting === undefined) {
+        // linked with the deployment, before the task asked: kept until it does (or ends)
+        if (message.type === 'checkpoint-attached' && !this.#attempts.has(attemptId)) this.#early.set(attemptId, message);
+        return;
+      }
       this.#attaching.delete(attemptId);
       if (message.type === 'checkpoint-attach-failed') {
         waiting.reject(deserializeTaskError(message.error));
         return;
       }
-      const attempt: ProxiedAttempt = { trigger: undefined, complete: undefined, finals: [] };
-      this.#attempts.set(attemptId, attempt);
-      waiting.resolve(this.#proxy(attemptId, attempt, message));
+      waiting.resolve(this.#linked(message));
       return;
     }
     const attempt = this.#attempts.get(attemptId);
@@ -75,6 +85,7 @@ export class WorkerCheckpointing {
 
   /** The attempt ended: nothing more goes to it or from it. */
   detach(attemptId: string): void {
+    this.#early.delete(attemptId);
     const attempt = this.#attempts.get(attemptId);
     this.#attempts.delete(attemptId);
     for (const resolve of attempt?.finals.splice(0) ?? []) resolve(undefined);
@@ -87,6 +98,14 @@ export class WorkerCheckpointing {
     for (const [attemptId, { reject }] of this.#attaching) reject(new EngineError('WEFT_ERR_TASK_CANCELLED', `task ${attemptId} lost its job master before it was linked to its checkpoints`, { context: { executionAttemptId: attemptId } }));
     this.#attaching.clear();
     for (const attemptId of [...this.#attempts.keys()]) this.detach(attemptId);
+    this.#early.clear();
+  }
+
+  /** The proxy of an attempt the job master linked (`checkpoint-attached`). */
+  #linked(attached: Extract<ToWorkerCheckpointMessage, { type: 'checkpoint-attached' }>): TaskCheckpointing {
+    const attempt: ProxiedAttempt = { trigger: undefined, complete: undefined, finals: [] };
+    this.#attempts.set(attached.attemptId, attempt);
+    return this.#proxy(attached.attemptId, attempt, attached);
   }
 
   #proxy(attemptId: string, attempt: ProxiedAttempt, attached: Extract<ToWorkerCheckpointMessage, { type: 'checkpoint-attached' }>): TaskCheckpointing {

@@ -114,7 +114,7 @@ export class WorkerProcessTaskExecutor implements TaskExecutor {
   }
 
   deploy(deployment: RegionDeployment): void {
-    this.#checkpoints?.deployed(deployment.tasks.map((t) => t.attemptId));
+    this.#checkpoints?.deployed(deployment.tasks);
     this.#send({ type: 'deploy', deployment });
   }
 

@@ -46,10 +46,15 @@ async function linked(t: TestContext) {
   worker = new WorkerCheckpointing(toMaster.send);
   t.after(() => checkpoints.stop());
   const [source, sink] = plan.vertices as [(typeof plan.vertices)[number], (typeof plan.vertices)[number]];
-  /** An attempt of `vertex`'s subtask 0, deployed through the relay (so it may ask for its link). */
+  /** An attempt of `vertex`'s subtask 0, deployed through the relay once (linked then; it may also ask). */
+  const deployed = new Map<string, TaskDeployment>();
   const task = (vertex: typeof source, attempt: number): TaskDeployment => {
-    const deployment = { attemptId: `${vertex.id}#0@${attempt}`, executionVertexId: `${vertex.id}#0`, vertexId: vertex.id, vertexIndex: vertex.index, subtask: 0, parallelism: 1, attempt, outputs: [], inputs: [] };
-    relay.deployed([deployment.attemptId]);
+    const attemptId = `${vertex.id}#0@${attempt}`;
+    const known = deployed.get(attemptId);
+    if (known !== undefined) return known;
+    const deployment = { attemptId, executionVertexId: `${vertex.id}#0`, vertexId: vertex.id, vertexIndex: vertex.index, subtask: 0, parallelism: 1, attempt, outputs: [], inputs: [] };
+    deployed.set(attemptId, deployment);
+    relay.deployed([deployment]);
     return deployment;
   };
   return { checkpoints, relay, worker, toWorker, toMaster, source, sink, task, storage, failures, uidOf: (v: typeof source) => v.operators[0]?.node.uid as string };
@@ -71,7 +76,8 @@ describe('the checkpoint link between a job master and a worker (WorkerCheckpoin
   it('carries triggers, acknowledged snapshot bytes and completions, and a restarted attempt starts from the bytes it acknowledged', LINK_TIMEOUT, async (t) => {
     const l = await linked(t);
     const source = await l.worker.provider(l.task(l.source, 0));
-    const sink = await l.worker.provider(l.task(l.sink, 0));
+    const sinkTask = l.task(l.sink, 0);
+    const sink = await l.worker.provider(sinkTask);
     assert.equal(source.mode, 'aligned');
     assert.equal(source.restore, undefined, 'a fresh start');
     const completed: number[] = [];
@@ -85,12 +91,38 @@ describe('the checkpoint link between a job master and a worker (WorkerCheckpoin
     assert.equal(l.checkpoints.summary().latestCompletedId, id);
 
     // count#0 restarts: its new attempt, on this worker, starts from what it acknowledged
-    l.relay.detach(l.task(l.sink, 0).attemptId);
-    l.worker.detach(l.task(l.sink, 0).attemptId);
+    l.relay.detach(sinkTask.attemptId);
+    l.worker.detach(sinkTask.attemptId);
     const again = await l.worker.provider(l.task(l.sink, 1));
     assert.equal(again.restore?.checkpointId, id);
     assert.deepEqual(again.restore?.operators[l.uidOf(l.sink)], { keyed: [bytes.keyed], operator: [bytes.operator] });
     assert.equal(l.checkpoints.summary().tasksRestored, 1);
+    assert.deepEqual(l.failures, []);
+  });
+
+  it('links a deployed attempt with its restore state before it asks: a task starting after that sends no checkpoint-attach, one starting before gets the same link once', LINK_TIMEOUT, async (t) => {
+    const l = await linked(t);
+    const attaches = (): number => l.toMaster.sent.filter((m) => m.type === 'checkpoint-attach').length;
+    const early = l.task(l.source, 0);
+    await nextTurns();
+    assert.deepEqual(l.toWorker.sent.map((m) => [m.type, m.attemptId]), [['checkpoint-attached', early.attemptId]], 'sent with the deployment, unasked');
+    const source = await l.worker.provider(early);
+    assert.equal(source.mode, 'aligned');
+    assert.equal(attaches(), 0, 'no round trip');
+    // a task that asks at once (before the unasked link arrived) is answered once, by that link
+    const eager = l.task(l.sink, 0);
+    const sink = await l.worker.provider(eager);
+    await nextTurns();
+    assert.equal(attaches(), 1);
+    assert.equal(l.toWorker.sent.filter((m) => m.type === 'checkpoint-attached' && m.attemptId === eager.attemptId).length, 1);
+    // both links work: a checkpoint completes through them
+    const completed: number[] = [];
+    sink.onComplete((id) => completed.push(id));
+    await l.checkpoints.start();
+    const id = await triggered(source);
+    source.acknowledge({ checkpointId: id, operators: { [l.uidOf(l.source)]: { operator: new Uint8Array([1]) } } });
+    sink.acknowledge({ checkpointId: id, operators: { [l.uidOf(l.sink)]: { keyed: new Uint8Array([2]) } } });
+    while (!completed.includes(id)) await nextTurns(1);
     assert.deepEqual(l.failures, []);
   });
 
@@ -166,7 +198,8 @@ describe('the checkpoint link between a job master and a worker (WorkerCheckpoin
     const task: TaskDeployment = { attemptId: 'v#0@0', executionVertexId: 'v#0', vertexId: 'v', vertexIndex: 0, subtask: 0, parallelism: 1, attempt: 0, outputs: [], inputs: [] };
     // an attempt this job master never deployed (a dead master's, on an executor taken over) gets no link
     await assert.rejects(worker.provider(task), (error: unknown) => isEngineError(error, 'WEFT_ERR_TASK_CANCELLED') && /was not deployed by this job master/.test(error.message));
-    relay.deployed([task.attemptId]);
+    // linked at the deployment, unasked: the failure is left for the task's own ask
+    relay.deployed([task]);
     await assert.rejects(worker.provider(task), /snapshot unreadable/);
     const lonely = new WorkerCheckpointing((m) => sent.push(m));
     const waiting = lonely.provider({ ...task, attemptId: 'v#0@1' });
