@@ -96,7 +96,7 @@ export class RemoteTaskExecutor implements TaskExecutor {
   }
 
   deploy(deployment: RegionDeployment): void {
-    this.#checkpoints?.deployed(deployment.tasks.map((t) => t.attemptId));
+    this.#checkpoints?.deployed(deployment.tasks);
     this.#send({ type: 'deploy', deployment });
   }
 
