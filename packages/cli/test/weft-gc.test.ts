@@ -283,6 +283,23 @@ describe('weft gc', () => {
     }
   });
 
+  it('collects a run whose lease an earlier gc took and left (it crashed): that lease is no activity of the run', async () => {
+    {
+      await using old = new SqliteJobEventLog({ path: metaPath }, { clock: () => Date.now() - 3 * 3_600_000 });
+      const master = await old.open({ jobId: 'gc-crashed-gc', owner: 'other-host:4243' });
+      await master.append({ type: 'job-submitted', data: { name: 'sort', tasksTotal: 2 } });
+      await master.close();
+    }
+    {
+      // the earlier gc's lease, taken just now (its owner is `weft gc <host>:<pid>`)
+      await using store = new SqliteJobEventLog({ path: metaPath });
+      await (await store.open({ jobId: 'gc-crashed-gc', owner: 'weft gc other-host:99' })).close();
+    }
+    const gc = await weft(['gc', ...flags, '--older-than', '1h', '--json'], dir.path);
+    assert.equal(gc.code, 0, gc.stderr);
+    assert.deepEqual((JSON.parse(gc.stdout) as { removed: { jobId: string }[] }).removed.filter((r) => r.jobId === 'gc-crashed-gc').length, 1);
+  });
+
   it('refuses a bad --older-than, --meta or --store with exit 2 naming the flag', async () => {
     const duration = await weft(['gc', ...flags, '--older-than', 'soon'], dir.path);
     assert.equal(duration.code, 2);

@@ -1,42 +1,40 @@
 import { existsSync } from 'node:fs';
-import { readdir, rm, stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
-import { basename, dirname, join } from 'node:path';
-import { type JobEventLog, type JobRunRecord, jobSpillPrefix } from '@weft/engine';
-import type { JobId } from '@weft/shuffle-api';
+import type { JobEventLog, JobRunRecord } from '@weft/engine';
 import { type Command, ExitCode } from '../command.js';
 import { parseCommandArgs, usageError } from '../parse-command-args.js';
 import { defaultMetaUrl, defaultStoreUrl } from './default-stores.js';
 import { BlobCheckpointStorage } from './blob-checkpoint-storage.js';
 import { type CheckpointsCollected, collectCheckpoints } from './gc-checkpoints.js';
-import { type DeadRunLeases, deleteDeadRun, leaseDeadRuns } from './gc-leases.js';
-import { findTwoPhaseStaging } from './two-phase-staging.js';
+import { type RemovedRun, removeDeadRun } from './gc-dead-runs.js';
+import { type DeadRunLeases, isGcOwner, leaseDeadRuns } from './gc-leases.js';
 
 const USAGE = `Usage: weft gc [--meta URL] [--store URL] [--older-than DURATION] [--dry-run] [--json]
 
 Collects the garbage of dead runs: for every run in the job event log (unfinished or finished) that has
-logged no event and renewed no lease for --older-than and whose job master is not alive, it takes the
-run's lease (only while no newer run has opened the job id since gc read it) and, under it, unregisters the job in the shuffle
-store (deleting its partitions; BLOCKING_PERSISTENT ones are kept), removes its text sinks' per-attempt
-temporary directories that the log names (local ones; also those of attempts that never finished) and the
-spill directories its tasks left (killed with their processes) under the spill directory it logged, then
-deletes the run from the log. One line per run removed
-(id, partitions, bytes), then a total.
+logged no event and renewed no lease for --older-than (a lease an earlier gc took does not count) and
+whose job master is not alive, it takes the run's lease (only while no newer run has opened the job id
+since gc read it) and, under it, unregisters the job in the shuffle store (deleting its partitions;
+BLOCKING_PERSISTENT ones are kept), removes its text sinks' per-attempt temporary directories that the log
+names (local ones; also those of attempts that never finished) and the spill directories its tasks left
+(killed with their processes) under the spill directory it logged, then deletes the run from the log. One
+line per run removed (id, partitions, bytes), then a total. A newer run of the job id that opens it while
+gc works fences gc: its checkpoints, partitions, directories and log stay (gc says so on stderr).
 
 Checkpoints (\`checkpoints/<job>/chk-<id>/\` in the --store, records in the --meta store), before the runs:
 a dead run (as above) that ended — succeeded, failed, cancelled — and whose logged --checkpoint-retention
 removes them at that end loses every completed checkpoint (record first, then data); any other dead run
 loses the snapshots of checkpoints that never completed (aborted, or in progress when its job master
-crashed) and keeps its completed ones for --from-checkpoint. A newer run of the job id that opens it
-while gc works fences gc: its checkpoints and its log stay (gc says so on stderr). A live run, or a job id the log no longer knows,
-loses only snapshots of never-completed checkpoints older than its newest completed one. One line per job
-id whose checkpoints were removed (checkpoints, objects).
+crashed) and keeps its completed ones for --from-checkpoint. A live run, or a job id the log no longer
+knows, loses only snapshots of never-completed checkpoints older than its newest completed one. One line
+per job id whose checkpoints were removed (checkpoints, objects).
 
 Two-phase-commit sinks (sinkTo: fileCommitSink on a local dir, redisStreamSink): what the run left staged
 (in-progress part files, staging lists; only the run's own) is removed when the run succeeded (its final
 commit committed every completed checkpoint's transactions) or when it has no completed checkpoint left
-in --meta; otherwise it is kept (reported as kept), and so is the run's log, which names it for a later gc:
-a run with --from-checkpoint may still restore that checkpoint, and commit what it recorded. The checkpoints themselves go as above.
+in --meta; otherwise it is kept (reported as kept), and so is the run's log, which names it for a later
+gc: a run with --from-checkpoint may still restore that checkpoint, and commit what it recorded. The
+checkpoints themselves go as above.
 
 Liveness: the log records the lease owner as host:pid. A run whose owner is a live process on this host is
 kept whatever its age; for an owner on another host (or none) age alone decides.
@@ -87,76 +85,6 @@ function ownerAlive(owner: string | undefined): boolean {
   }
 }
 
-/**
- * The text sinks' attempt directories (`.<name>.weft-<jobId>`) the run's logged events name: those its
- * `job-submitted` lists (attempts that never finished wrote there too) and those of finished sink attempts.
- */
-async function sinkDirsOf(log: JobEventLog, jobId: string): Promise<string[]> {
-  const dirs = new Set<string>();
-  const ours = (dir: string): boolean => basename(dir).endsWith(`.weft-${jobId}`);
-  for (const e of await log.readRun(jobId).catch(() => [])) {
-    const submitted = e.type === 'job-submitted' ? (e.data as { sinkTempDirs?: unknown } | null)?.sinkTempDirs : undefined;
-    if (Array.isArray(submitted)) for (const d of submitted) if (typeof d === 'string' && ours(d)) dirs.add(d);
-    const sinks = (e.data as { sinks?: unknown } | null)?.sinks;
-    if (!Array.isArray(sinks)) continue;
-    for (const s of sinks as { kind?: unknown; file?: unknown }[]) {
-      if (s?.kind !== 'text-file' || typeof s.file !== 'string') continue;
-      const dir = dirname(s.file);
-      if (ours(dir)) dirs.add(dir);
-    }
-  }
-  return [...dirs].filter((d) => existsSync(d));
-}
-
-/**
- * The spill directories (`weft-spill-<job>-*`) its tasks left under the spill root its `job-submitted`
- * logged (local executors only): what tasks killed with their processes could not remove.
- */
-async function spillDirsOf(log: JobEventLog, jobId: string): Promise<string[]> {
-  const roots = new Set<string>();
-  for (const e of await log.readRun(jobId).catch(() => [])) {
-    const root = e.type === 'job-submitted' ? (e.data as { options?: { spillRoot?: unknown } | null } | null)?.options?.spillRoot : undefined;
-    if (typeof root === 'string' && root !== '') roots.add(root);
-  }
-  const prefix = jobSpillPrefix(jobId);
-  const dirs: string[] = [];
-  for (const root of roots) for (const name of await readdir(root).catch(() => [] as string[])) if (name.startsWith(prefix)) dirs.push(join(root, name));
-  return dirs;
-}
-
-async function dirBytes(dir: string): Promise<number> {
-  let total = 0;
-  for (const name of await readdir(dir).catch(() => [] as string[])) {
-    const s = await stat(join(dir, name)).catch(() => undefined);
-    if (s?.isFile() === true) total += s.size;
-  }
-  return total;
-}
-
-interface Removed {
-  readonly jobId: string;
-  readonly status: string;
-  readonly lastEventAt: string;
-  readonly partitions: number;
-  readonly bytes: number;
-  readonly sinkDirs: readonly string[];
-  readonly spillDirs: readonly string[];
-  /** Two-phase-commit staging removed (files, `redis://…#key`). */
-  readonly twoPhaseStaged: readonly string[];
-  /** Two-phase-commit staging kept: a completed checkpoint of the run is still there to restore. */
-  readonly twoPhaseKept: readonly string[];
-}
-
-/**
- * Whether a completed checkpoint of the run is left in the store, which `weft run --from-checkpoint`
- * may restore (its two-phase-commit sinks then commit what it recorded pre-committed).
- */
-async function hasCompletedCheckpoint(log: JobEventLog, jobId: string): Promise<boolean> {
-  const store = log.checkpointStore?.(jobId, 0);
-  if (store === undefined) return false;
-  return (await store.completed()).length > 0;
-}
-
 export const gcCommand: Command = {
   name: 'gc',
   summary: 'remove the partitions, sink temp files, checkpoints and log of dead runs older than an age, and orphaned checkpoint data',
@@ -191,7 +119,7 @@ export const gcCommand: Command = {
     } catch (error) {
       throw usageError('gc', `${storeFlag}: ${(error as Error).message}`, error);
     }
-    const removed: Removed[] = [];
+    const removed: RemovedRun[] = [];
     const checkpoints: CheckpointsCollected[] = [];
     if (location.type === 'redis' || existsSync(location.path)) {
       let log: JobEventLog;
@@ -204,8 +132,9 @@ export const gcCommand: Command = {
       try {
         const now = Date.now();
         const runs = await log.listRuns();
-        // idle: no event and no lease renewal (a streaming job logs few events but renews its lease) for --older-than
-        const idle = (r: JobRunRecord): boolean => now - Math.max(r.lastAtMs, r.leaseRenewedAtMs ?? 0) >= olderThanMs;
+        // idle: no event and no lease renewal (a streaming job logs few events but renews its lease) for
+        // --older-than; a lease an earlier gc took (and left: it crashed, or kept the run) is no activity
+        const idle = (r: JobRunRecord): boolean => now - (isGcOwner(r.owner) ? r.lastAtMs : Math.max(r.lastAtMs, r.leaseRenewedAtMs ?? 0)) >= olderThanMs;
         const idleDead = runs.filter((r) => idle(r) && !ownerAlive(r.owner));
         // a real gc acts on a dead run only under its lease, taken while the epoch it read still holds
         leases = dryRun ? undefined : await leaseDeadRuns(log, idleDead, (jobId, error) => io.stderr.write(`weft gc: skipped ${jobId}: ${error.message}\n`));
@@ -233,23 +162,13 @@ export const gcCommand: Command = {
           await master.start();
           try {
             for (const run of dead) {
-              const jobId = run.jobId as JobId;
-              const partitions = await master.listPartitions(jobId);
-              const sinkDirs = await sinkDirsOf(log, run.jobId);
-              const spillDirs = await spillDirsOf(log, run.jobId);
-              const staged = await findTwoPhaseStaging(log, run.jobId);
-              // never what a completed checkpoint may still commit: a succeeded run committed them all
-              const keepStaged = staged.items.length > 0 && run.status !== 'succeeded' && (await hasCompletedCheckpoint(log, run.jobId));
-              let bytes = partitions.reduce((sum, p) => sum + p.totalBytes, 0) + (keepStaged ? 0 : staged.bytes);
-              for (const d of [...sinkDirs, ...spillDirs]) bytes += await dirBytes(d);
-              if (!dryRun) {
-                await master.unregisterJob(jobId);
-                await Promise.all([...sinkDirs, ...spillDirs].map((d) => rm(d, { recursive: true, force: true })));
-                if (!keepStaged) await staged.remove();
-                // the log names the staging kept: a later gc removes it once no completed checkpoint is left
-                if (!keepStaged && !(await deleteDeadRun(log, run.jobId, leases?.byJobId.get(run.jobId)?.epoch, io.stderr))) continue;
+              try {
+                const done = await removeDeadRun({ log, master, run, lease: leases?.byJobId.get(run.jobId), stderr: io.stderr });
+                if (done !== undefined) removed.push(done);
+              } catch (error) {
+                // a newer run of the job id fenced gc (SHF_ERR_FENCED), or a store failed: the next run goes on
+                io.stderr.write(`weft gc: skipped ${run.jobId}: ${(error as Error).message}\n`);
               }
-              removed.push({ jobId: run.jobId, status: run.status, lastEventAt: new Date(run.lastAtMs).toISOString(), partitions: partitions.length, bytes, sinkDirs, spillDirs, twoPhaseStaged: keepStaged ? [] : staged.items, twoPhaseKept: keepStaged ? staged.items : [] });
             }
           } finally {
             await master.close();

@@ -1,5 +1,13 @@
 import { hostname } from 'node:os';
-import { isEngineError, type JobEventLog, type JobLog, type JobRunRecord } from '@weft/engine';
+import { type JobEventLog, type JobLog, type JobRunRecord } from '@weft/engine';
+
+/** How the owner of a lease `weft gc` took starts (`weft gc host:pid`). */
+const GC_OWNER_PREFIX = 'weft gc ';
+
+/** Whether a lease's owner is a `weft gc` (its renewals are no activity of the run). */
+export function isGcOwner(owner: string | undefined): boolean {
+  return owner?.startsWith(GC_OWNER_PREFIX) === true;
+}
 
 /** The leases `weft gc` holds on the dead runs it collects, by job id; `close()` releases them all. */
 export interface DeadRunLeases {
@@ -15,7 +23,7 @@ export interface DeadRunLeases {
  */
 export async function leaseDeadRuns(log: JobEventLog, dead: readonly JobRunRecord[], onSkipped: (jobId: string, error: Error) => void): Promise<DeadRunLeases> {
   const byJobId = new Map<string, JobLog>();
-  const owner = `weft gc ${hostname()}:${process.pid}`;
+  const owner = `${GC_OWNER_PREFIX}${hostname()}:${process.pid}`;
   for (const run of dead) {
     try {
       byJobId.set(run.jobId, await log.open({ jobId: run.jobId, owner, ifEpoch: run.epoch }));
@@ -27,20 +35,4 @@ export async function leaseDeadRuns(log: JobEventLog, dead: readonly JobRunRecor
     byJobId,
     close: async () => void (await Promise.allSettled([...byJobId.values()].map((lease) => lease.close()))),
   };
-}
-
-/**
- * Deletes a dead run from the log under gc's lease (`ifEpoch`, undefined: none taken); false — the log
- * kept, a line on `stderr` — when a run opened the job id while gc removed it (the partitions gc had
- * already unregistered are gone for that run, as after a lost shuffle store).
- */
-export async function deleteDeadRun(log: JobEventLog, jobId: string, epoch: number | undefined, stderr: { write(text: string): unknown }): Promise<boolean> {
-  try {
-    await log.deleteRun(jobId, { ifEpoch: epoch });
-    return true;
-  } catch (error) {
-    if (!isEngineError(error, 'WEFT_ERR_FENCED')) throw error;
-    stderr.write(`weft gc: kept the log of ${jobId}: ${error.message}\n`);
-    return false;
-  }
 }

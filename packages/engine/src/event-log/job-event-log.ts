@@ -91,7 +91,8 @@ export interface OpenJobLogRequest {
    * Take the lease only while the job's newest epoch is this one (the `epoch` of the `JobRunRecord` the
    * caller acted on): a compare-and-set, so a caller that read a run's record (`weft gc`) never fences a
    * run that opened the id since. Otherwise the open rejects with `WEFT_ERR_FENCED` and changes nothing.
-   * 0 matches an id with no lease (never opened, or its lease record gone).
+   * Compare it with the epoch the store's own `JobRunRecord` reports (SQLite: the lease record's, 0 when
+   * that is gone; Redis: the epoch counter's, 0 for an id never opened).
    */
   readonly ifEpoch?: number;
 }
