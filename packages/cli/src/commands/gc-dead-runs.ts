@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { readdir, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
-import { isEngineError, type JobEventLog, type JobLog, type JobRunRecord, jobSpillPrefix } from '@weft/engine';
+import { isEngineError, type JobEventLog, type JobLog, type JobRunRecord, jobSpillPrefix, type LoggedJobEvent } from '@weft/engine';
 import type { JobId, ShuffleMaster } from '@weft/shuffle-api';
 import { findTwoPhaseStaging } from './two-phase-staging.js';
 
@@ -9,10 +9,10 @@ import { findTwoPhaseStaging } from './two-phase-staging.js';
  * The text sinks' attempt directories (`.<name>.weft-<jobId>`) the run's logged events name: those its
  * `job-submitted` lists (attempts that never finished wrote there too) and those of finished sink attempts.
  */
-async function sinkDirsOf(log: JobEventLog, jobId: string): Promise<string[]> {
+function sinkDirsOf(events: readonly LoggedJobEvent[], jobId: string): string[] {
   const dirs = new Set<string>();
   const ours = (dir: string): boolean => basename(dir).endsWith(`.weft-${jobId}`);
-  for (const e of await log.readRun(jobId).catch(() => [])) {
+  for (const e of events) {
     const submitted = e.type === 'job-submitted' ? (e.data as { sinkTempDirs?: unknown } | null)?.sinkTempDirs : undefined;
     if (Array.isArray(submitted)) for (const d of submitted) if (typeof d === 'string' && ours(d)) dirs.add(d);
     const sinks = (e.data as { sinks?: unknown } | null)?.sinks;
@@ -30,9 +30,9 @@ async function sinkDirsOf(log: JobEventLog, jobId: string): Promise<string[]> {
  * The spill directories (`weft-spill-<job>-*`) its tasks left under the spill root its `job-submitted`
  * logged (local executors only): what tasks killed with their processes could not remove.
  */
-async function spillDirsOf(log: JobEventLog, jobId: string): Promise<string[]> {
+async function spillDirsOf(events: readonly LoggedJobEvent[], jobId: string): Promise<string[]> {
   const roots = new Set<string>();
-  for (const e of await log.readRun(jobId).catch(() => [])) {
+  for (const e of events) {
     const root = e.type === 'job-submitted' ? (e.data as { options?: { spillRoot?: unknown } | null } | null)?.options?.spillRoot : undefined;
     if (typeof root === 'string' && root !== '') roots.add(root);
   }
@@ -110,8 +110,9 @@ export async function removeDeadRun(request: RemoveDeadRunRequest): Promise<Remo
   const jobId = run.jobId as JobId;
   if (lease !== undefined) await master.registerJob({ jobId, epoch: lease.epoch });
   const partitions = await master.listPartitions(jobId);
-  const sinkDirs = await sinkDirsOf(log, run.jobId);
-  const spillDirs = await spillDirsOf(log, run.jobId);
+  const events = await log.readRun(run.jobId).catch(() => []);
+  const sinkDirs = sinkDirsOf(events, run.jobId);
+  const spillDirs = await spillDirsOf(events, run.jobId);
   const staged = await findTwoPhaseStaging(log, run.jobId);
   // never what a completed checkpoint may still commit: a succeeded run committed them all
   const keepStaged = staged.items.length > 0 && run.status !== 'succeeded' && (await hasCompletedCheckpoint(log, run.jobId));

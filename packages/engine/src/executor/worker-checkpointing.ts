@@ -16,8 +16,9 @@ interface ProxiedAttempt {
  * A worker process's end of the checkpoint link with its job master (the other end is
  * WorkerCheckpointRelay): `provider` is the worker's TaskCheckpointingProvider — a task attempt starting
  * gets a proxy of its TaskCheckpointing, whose restore state the job master sent with the deployment (or,
- * not there yet, asks for it and waits for the answer); its subscriptions, acknowledgements (with the snapshot bytes) and declines go to the job master
- * as messages, and triggers, completions and the final checkpoint come back through `handle`.
+ * not there yet, asks for it and waits for the answer); its subscriptions, acknowledgements (with the
+ * snapshot bytes) and declines go to the job master as messages, and triggers, completions and the final
+ * checkpoint come back through `handle`.
  *
  * An attempt is forgotten once it ended (`detach`, on its terminal task event): whatever the job master
  * still sends for it is ignored, and its proxy sends nothing more. `close` (the job master is gone)
