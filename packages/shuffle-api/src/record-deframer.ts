@@ -48,6 +48,11 @@ export class RecordDeframer {
         this.pendingFilled = 0;
       }
     }
+    // a view made with the constructor costs half what subarray() does (no species lookup); a Buffer's
+    // records stay Buffers
+    const plain = Object.getPrototypeOf(bytes) === Uint8Array.prototype;
+    const buffer = bytes.buffer;
+    const base = bytes.byteOffset;
     while (position < length) {
       if (length - position < RECORD_HEADER_BYTES) {
         throw this.corrupted(`${length - position} stray bytes at the end of a buffer`);
@@ -60,7 +65,7 @@ export class RecordDeframer {
       }
       const end = position + recordLength;
       if (end <= length) {
-        out.push(bytes.subarray(position, end));
+        out.push(plain ? new Uint8Array(buffer, base + position, recordLength) : bytes.subarray(position, end));
         position = end;
       } else {
         const record = new Uint8Array(recordLength);

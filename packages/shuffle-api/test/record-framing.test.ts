@@ -89,4 +89,23 @@ describe('record framing', () => {
     corrupt(() => deframe([Uint8Array.of(0xff, 0xff, 0xff, 0x7f)], 1024));
     corrupt(() => deframe([Uint8Array.of(10, 0, 0, 0, 1, 2, 3)]));
   });
+  it('returns whole records as views into the buffer at any byte offset; a Buffer\'s records are Buffers', () => {
+    // two records framed by hand, at byte 3 of a larger array: a view must start at its own record
+    const backing = new Uint8Array(3 + 4 + 2 + 4 + 3 + 5);
+    backing.set([2, 0, 0, 0, 0xaa, 0xbb, 3, 0, 0, 0, 0xcc, 0xdd, 0xee], 3);
+    const bytes = backing.subarray(3, 16);
+    const views = (input: Uint8Array): Uint8Array[] => {
+      const out: Uint8Array[] = [];
+      new RecordDeframer(1024).push(input, out);
+      return out;
+    };
+    const records = views(bytes);
+    assert.deepEqual(records.map((r) => [...r]), [[0xaa, 0xbb], [0xcc, 0xdd, 0xee]]);
+    assert.deepEqual(records.map((r) => [r.buffer === backing.buffer, r.byteOffset, Object.getPrototypeOf(r) === Uint8Array.prototype]), [[true, 7, true], [true, 13, true]]);
+    const fromBuffer = views(Buffer.from(bytes));
+    assert.ok(fromBuffer.every((r) => Buffer.isBuffer(r)));
+    assert.deepEqual(fromBuffer.map((r) => [...r]), [[0xaa, 0xbb], [0xcc, 0xdd, 0xee]]);
+    backing[8] = 0x11;
+    assert.equal(records[0]![1], 0x11, 'a view, not a copy');
+  });
 });
