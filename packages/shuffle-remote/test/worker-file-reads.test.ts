@@ -95,6 +95,22 @@ describe('local file reads made by the checksum worker', { skip: crc32cImplement
     }
   });
 
+  it('sends a read that starts at a block boundary to the read worker with fewer requests in flight', { skip: availableParallelism() < 2 ? 'one core: one read worker' : false }, async () => {
+    const busy = ChecksumWorker.forStream(0);
+    const other = ChecksumWorker.forStream(1);
+    assert.notEqual(busy, other);
+    // a CRC of 64 MiB keeps the first worker busy for milliseconds; reads go to the other one meanwhile
+    const pending = busy.compute([{ bytes: new Uint8Array(new SharedArrayBuffer(64 * 1024 * 1024)) }]);
+    try {
+      assert.deepEqual([ChecksumWorker.leastBusy(), ChecksumWorker.leastBusy(), ChecksumWorker.leastBusy()], [other, other, other]);
+    } finally {
+      await pending;
+    }
+    // idle, they take turns
+    const turns = [ChecksumWorker.leastBusy(), ChecksumWorker.leastBusy()];
+    assert.notEqual(turns[0], turns[1]);
+  });
+
   it('reports a flipped payload byte of the file as SHF_ERR_DATA_CORRUPTED naming the block, and a corrupted header too', async () => {
     await using dir = await createTempDir('weft-worker-reads-');
     const { store, summary, path } = await writeLocal(dir.path, 3);

@@ -181,6 +181,7 @@ export class ChecksumWorker {
   private nextStream = 0;
 
   private static readers: ChecksumWorker[] = [];
+  private static turn = 0;
 
   /** The process's checksum worker. */
   static shared(): ChecksumWorker {
@@ -194,6 +195,22 @@ export class ChecksumWorker {
     if (k === 0) return ChecksumWorker.shared();
     ChecksumWorker.readers[k] ??= new ChecksumWorker();
     return ChecksumWorker.readers[k];
+  }
+
+  /**
+   * The read worker with the fewest requests in flight (on a tie, the next in turn): where a read that
+   * starts at a block boundary goes (no worker keeps a place in the blocks for it), so a worker the
+   * machine's other threads slow down takes fewer reads instead of leaving its readers behind the others'
+   * (eight gates on two workers finished in two groups of four, 10-13 % apart).
+   */
+  static leastBusy(): ChecksumWorker {
+    const first = ChecksumWorker.turn++ % READ_WORKERS;
+    let best = ChecksumWorker.forStream(first);
+    for (let k = 1; k < READ_WORKERS; k++) {
+      const worker = ChecksumWorker.forStream((first + k) % READ_WORKERS);
+      if (worker.pending.size < best.pending.size) best = worker;
+    }
+    return best;
   }
 
   /** The CRC32C of every span, in order. */

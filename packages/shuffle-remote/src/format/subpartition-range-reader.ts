@@ -13,6 +13,7 @@ import {
   readBlockHeader,
   uncompressBlockAsync,
 } from './block-codec.js';
+import { readBuffers } from './buffer-pool.js';
 import { ChecksumWorker, WorkerReadError } from './checksum-worker.js';
 import { type IndexEntry, type IndexLocation, decodeIndexEntries, entryChecksum, indexEntriesRange } from './partition-index.js';
 
@@ -80,12 +81,19 @@ export class SubpartitionRangeReader {
   /** Read buffers handed out in blocks: free again at the next `next()` (the caller is done with them). */
   private lent: Uint8Array[] = [];
   private readonly free: Uint8Array[] = [];
+  /** Every read buffer this reader took from readBuffers (BufferPool) and has not given back. */
+  private readonly owned = new Set<Uint8Array>();
+  /** Capacity of a read buffer: readBufferBytes, or less when no extent is that long. */
+  private readonly readCapacity: number;
+  private released = false;
   private window: Uint8Array = new Uint8Array(0);
   /** File offset of window[0]. */
   private windowOffset = 0;
   private position = 0;
   /** Block start offset -> CRC32C, for blocks the checksum worker computed as it read them (`readBlocks`). */
   private readonly computed = new Map<number, number>();
+  /** The worker making this reader's reads since its last read that started at a block boundary. */
+  private readWorker: ChecksumWorker | undefined;
   /** This reader's stream on the checksum worker, when it reads through it. */
   private readonly stream = ChecksumWorker.shared().newStream();
   private checkedWhenRead = 0;
@@ -118,6 +126,10 @@ export class SubpartitionRangeReader {
     }
     this.segmentRemaining = this.segments[0]?.entry.length ?? 0;
     this.windowOffset = this.extents[0]?.offset ?? 0;
+    // a power of two at least as large as the longest extent, so readers of other ranges reuse it
+    let longest = 4096;
+    while (longest < options.readBufferBytes && this.extents.some((extent) => extent.length > longest)) longest *= 2;
+    this.readCapacity = Math.min(options.readBufferBytes, longest);
     options.reader.plan?.(this.extents);
   }
 
@@ -334,13 +346,15 @@ export class SubpartitionRangeReader {
       this.extentDone = 0;
       extent = this.extents[this.extentIndex]!;
     }
-    const length = Math.min(this.options.readBufferBytes, extent.length - this.extentDone);
+    const length = Math.min(this.readCapacity, extent.length - this.extentDone);
     const offset = extent.offset + this.extentDone;
     const fresh = this.extentDone === 0;
     this.extentDone += length;
-    const target = this.free.pop() ?? this.bytes(this.options.readBufferBytes);
+    if (this.released) throw new Error('SubpartitionRangeReader read after release()');
+    const target = this.free.pop() ?? this.takeBuffer();
     const file = this.options.reader.file;
-    const worker = ChecksumWorker.forStream(this.stream);
+    // a read that starts at a block boundary goes to the least busy worker; one that continues a block, to where it began
+    const worker = fresh || this.readWorker === undefined ? (this.readWorker = ChecksumWorker.leastBusy()) : this.readWorker;
     if (file === undefined || !(target.buffer instanceof SharedArrayBuffer) || !worker.readsFiles) {
       return this.options.reader.read(offset, length, target).then((bytes) => ({ bytes, target }));
     }
@@ -370,8 +384,36 @@ export class SubpartitionRangeReader {
     for (const buffer of this.lent) {
       if (buffer.buffer === this.window.buffer || buffer.buffer === this.rest?.buffer) keep.push(buffer);
       else if (this.free.length < 2) this.free.push(buffer);
+      else this.giveBack(buffer);
     }
     this.lent = keep;
+  }
+
+  /**
+   * Gives every read buffer back to readBuffers (BufferPool), once the read in flight (if any) has landed; the
+   * reader is not used after this. Called when the caller is done with the blocks (range exhausted,
+   * gate closed or failed).
+   */
+  async release(): Promise<void> {
+    this.released = true;
+    await this.prefetch?.catch(() => undefined);
+    this.prefetch = undefined;
+    this.lent = [];
+    this.free.length = 0;
+    this.window = new Uint8Array(0);
+    this.rest = undefined;
+    for (const buffer of this.owned) this.giveBack(buffer);
+  }
+
+  private takeBuffer(): Uint8Array {
+    const buffer = readBuffers.take(this.readCapacity, this.options.reader.sharedTargets === true);
+    this.owned.add(buffer);
+    return buffer;
+  }
+
+  private giveBack(buffer: Uint8Array): void {
+    this.owned.delete(buffer);
+    readBuffers.give(buffer);
   }
 
   /** A read buffer: in shared memory when the reader fills it cheaply there, so the checksum worker verifies it in place. */

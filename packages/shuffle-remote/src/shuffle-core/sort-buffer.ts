@@ -1,5 +1,6 @@
 import { RecordFramer } from '@weft/shuffle-api';
 import { BLOCK_KIND_DATA, BLOCK_KIND_EVENT, rawHeaderChecksum } from '../format/block-codec.js';
+import { writeBlocks } from '../format/buffer-pool.js';
 import { crc32c, crc32cCombine } from '../format/checksum.js';
 import type { Region, RegionEntry } from '../format/partition-file-writer.js';
 
@@ -121,27 +122,38 @@ export class SortBuffer {
 
   /** Returns a block handed out in a region. */
   recycle(buffer: Uint8Array): void {
-    if (buffer.length === this.blockBytes && this.allocated <= this.maxAllocated && !this.draining) this.pool.push(buffer);
-    else this.allocated -= buffer.length;
+    if (buffer.length === this.blockBytes && this.allocated <= this.maxAllocated && !this.draining) {
+      this.pool.push(buffer);
+      return;
+    }
+    this.allocated -= buffer.length;
+    writeBlocks.give(buffer);
   }
 
   /** No more records will come: drops the pool, and every block recycled from now on. */
   drain(): void {
     this.draining = true;
-    this.allocated -= this.pool.length * this.blockBytes;
-    this.pool.length = 0;
+    this.dropPool();
   }
 
   /** Drops every block (current region and pool); regions already handed out are the caller's. */
   discard(): void {
     for (const framer of this.framers) {
       const segment = framer.discard();
-      if (segment !== null) this.allocated -= segment.length;
+      if (segment !== null) {
+        this.allocated -= segment.length;
+        writeBlocks.give(segment);
+      }
     }
-    for (const list of this.lists) for (const entry of list ?? []) if (entry.buffer !== undefined) this.allocated -= entry.buffer.length;
+    for (const list of this.lists) {
+      for (const entry of list ?? []) {
+        if (entry.buffer === undefined) continue;
+        this.allocated -= entry.buffer.length;
+        writeBlocks.give(entry.buffer);
+      }
+    }
     this.lists = new Array<RegionEntry[] | undefined>(this.numberOfSubpartitions);
-    this.allocated -= this.pool.length * this.blockBytes;
-    this.pool.length = 0;
+    this.dropPool();
     this.active = 0;
     this.activeBlocks = 0;
   }
@@ -170,7 +182,14 @@ export class SortBuffer {
     this.allocated += this.blockBytes;
     // ordinary memory: copying records into shared memory costs the producer more (relaxed atomic copies,
     // measured +0.12-0.16 s of CPU per GiB) than checksumming its blocks on its own thread saves
-    return new Uint8Array(this.blockBytes);
+    return writeBlocks.take(this.blockBytes, false);
+  }
+
+  /** Hands the pooled blocks to the process's writeBlocks. */
+  private dropPool(): void {
+    this.allocated -= this.pool.length * this.blockBytes;
+    for (const block of this.pool) writeBlocks.give(block);
+    this.pool.length = 0;
   }
 
   private add(subpartition: number, entry: RegionEntry): void {

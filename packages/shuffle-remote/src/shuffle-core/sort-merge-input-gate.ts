@@ -249,7 +249,12 @@ export abstract class SortMergeInputGate implements InputGate {
   private async closeCurrent(): Promise<void> {
     const current = this.current;
     this.current = null;
-    await current?.reader.close();
+    try {
+      await current?.reader.close();
+    } finally {
+      // the consumer is done with the views into its read buffers (next read, or the gate closed)
+      await current?.range.release();
+    }
   }
 
   /** Names the partition in errors that do not. */
