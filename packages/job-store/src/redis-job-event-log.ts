@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import {
   type CheckpointStore,
@@ -94,7 +95,10 @@ export class RedisJobEventLog implements JobEventLog {
   async open(request: OpenJobLogRequest): Promise<JobLog> {
     const { jobId, owner, ifEpoch } = request;
     const keys = this.#keys(jobId);
-    const reply = await this.#retry('open', jobId, () => this.#replicated('open', () => OPEN_SCRIPT.run(this.#redis, [keys.epoch, keys.lease, keys.runs], [jobId, owner, this.#options.clock(), ifEpoch ?? ''])));
+    // one token for every try of this call: a try that finds it recorded knows an earlier one went through
+    const token = randomUUID();
+    const now = this.#options.clock();
+    const reply = await this.#retry('open', jobId, () => this.#replicated('open', () => OPEN_SCRIPT.run(this.#redis, [keys.epoch, keys.lease, keys.runs, keys.lastOp], [jobId, owner, now, ifEpoch ?? '', token])));
     if (Array.isArray(reply)) throw epochMovedError(jobId, 'open', ifEpoch ?? 0, Number(reply[1]));
     const epoch = Number(reply);
     const decoded = await this.#read(jobId);
@@ -160,7 +164,8 @@ export class RedisJobEventLog implements JobEventLog {
     const keys = this.#keys(jobId);
     // the epoch counter stays, one up: the deleted run's log is fenced, and a later run of the id must
     // still fence every earlier one (the shuffle remembers the epochs it saw), so it starts above them
-    const reply = await this.#retry('deleteRun', jobId, () => DELETE_RUN_SCRIPT.run(this.#redis, [keys.epoch, keys.events, keys.lease, keys.progress, keys.runs], [jobId, options.ifEpoch ?? '']));
+    const token = randomUUID();
+    const reply = await this.#retry('deleteRun', jobId, () => DELETE_RUN_SCRIPT.run(this.#redis, [keys.epoch, keys.events, keys.lease, keys.progress, keys.runs, keys.lastOp], [jobId, options.ifEpoch ?? '', token]));
     if (Array.isArray(reply)) throw epochMovedError(jobId, 'deleteRun', options.ifEpoch ?? 0, Number(reply[1]));
   }
 
@@ -181,9 +186,9 @@ export class RedisJobEventLog implements JobEventLog {
     return this.close();
   }
 
-  #keys(jobId: string): { events: string; epoch: string; lease: string; progress: string; runs: string } {
+  #keys(jobId: string): { events: string; epoch: string; lease: string; progress: string; runs: string; lastOp: string } {
     const base = `${this.#options.keyPrefix}{${jobId}}`;
-    return { events: `${base}:events`, epoch: `${base}:epoch`, lease: `${base}:lease`, progress: `${base}:progress`, runs: `${this.#options.keyPrefix}runs` };
+    return { events: `${base}:events`, epoch: `${base}:epoch`, lease: `${base}:lease`, progress: `${base}:progress`, runs: `${this.#options.keyPrefix}runs`, lastOp: `${base}:last-op` };
   }
 
   async #write(jobId: string, event: LoggedJobEvent, checkOpen: () => void): Promise<void> {

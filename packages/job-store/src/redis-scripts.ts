@@ -29,19 +29,29 @@ redis.call('HSET', KEYS[2], 'renewedAt', ARGV[2])
 return 1`,
 );
 
+/** How long a script remembers the token of a call it carried out (LAST_OP_*): longer than any retry of it lasts. */
+export const LAST_OP_TTL_MS = 10 * 60 * 1000;
+
 /**
- * KEYS: epoch, lease, runs. ARGV: jobId, owner, nowMs, ifEpoch ('' for none). Takes the next epoch and
- * returns it; with ifEpoch, only while the newest epoch is still that one, else {'moved', newest}.
+ * KEYS: epoch, lease, runs, last-op. ARGV: jobId, owner, nowMs, ifEpoch ('' for none), token. Takes the
+ * next epoch and returns it; with ifEpoch, only while the newest epoch is still that one, else
+ * {'moved', newest}. A try whose token is the last open's (an earlier try of the same call went through
+ * and its reply was lost) returns the epoch that try took and changes nothing: a call takes one epoch,
+ * and is not "moved" by itself.
  */
 export const OPEN_SCRIPT = new RedisScript(
   'open',
-  `if ARGV[4] ~= '' then
+  `local done = redis.call('GET', KEYS[4])
+local mine = 'open:' .. ARGV[5] .. ':'
+if done and string.sub(done, 1, #mine) == mine then return tonumber(string.sub(done, #mine + 1)) end
+if ARGV[4] ~= '' then
   local newest = tonumber(redis.call('GET', KEYS[1]) or '0')
   if newest ~= tonumber(ARGV[4]) then return {'moved', newest} end
 end
 local epoch = redis.call('INCR', KEYS[1])
 redis.call('HSET', KEYS[2], 'owner', ARGV[2], 'takenAt', ARGV[3])
 redis.call('ZADD', KEYS[3], 'NX', ARGV[3], ARGV[1])
+redis.call('SET', KEYS[4], mine .. epoch, 'PX', ${LAST_OP_TTL_MS})
 return epoch`,
 );
 
@@ -88,18 +98,21 @@ return 1`,
 );
 
 /**
- * KEYS: epoch, events, lease, progress, runs. ARGV: jobId, ifEpoch ('' for none). Deletes the run (the
- * epoch counter stays, one up) and returns 'ok'; with ifEpoch, only while the newest epoch is still that
- * one, else {'moved', newest}.
+ * KEYS: epoch, events, lease, progress, runs, last-op. ARGV: jobId, ifEpoch ('' for none), token. Deletes
+ * the run (the epoch counter stays, one up) and returns 'ok'; with ifEpoch, only while the newest epoch
+ * is still that one, else {'moved', newest}. A try whose token is the last delete's (an earlier try went
+ * through) returns 'ok' and changes nothing.
  */
 export const DELETE_RUN_SCRIPT = new RedisScript(
   'deleteRun',
-  `if ARGV[2] ~= '' then
+  `if redis.call('GET', KEYS[6]) == 'delete:' .. ARGV[3] then return 'ok' end
+if ARGV[2] ~= '' then
   local newest = tonumber(redis.call('GET', KEYS[1]) or '0')
   if newest ~= tonumber(ARGV[2]) then return {'moved', newest} end
 end
 redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
 redis.call('INCR', KEYS[1])
 redis.call('ZREM', KEYS[5], ARGV[1])
+redis.call('SET', KEYS[6], 'delete:' .. ARGV[3], 'PX', ${LAST_OP_TTL_MS})
 return 'ok'`,
 );

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { RedisJobEventLog } from '@weft/job-store';
 import { type RedisServer, startRedis } from '@weft/testkit';
+import { DELETE_RUN_SCRIPT, OPEN_SCRIPT } from '../src/redis-scripts.js';
 import { describeJobEventLogContract } from './support/job-event-log-contract.js';
 
 let server: RedisServer | undefined;
@@ -109,5 +110,52 @@ describe('RedisJobEventLog', () => {
     }
     assert.deepEqual((await store.readRun('j')).map((e) => [e.seq, e.type]), [[1, 'job-submitted'], [2, 'task-finished']]);
     assert.equal((await log.append({ type: 'job-finished', data: {} })).seq, 3);
+  });
+
+  it('takes one epoch for an open whose reply was lost, conditional or not, and deletes a run once: the retries find their own try done (Redis paused past the command timeout)', async () => {
+    await using store = await RedisJobEventLog.connect({ url: redis.url }, { keyPrefix: 'lost-open:', commandTimeoutMs: 100, retryTimeoutMs: 10_000 });
+    const admin = new Redis(redis.url);
+    const paused = async <T>(work: () => Promise<T>): Promise<T> => {
+      await admin.call('CLIENT', 'PAUSE', '700', 'WRITE');
+      return work();
+    };
+    try {
+      const first = await store.open({ jobId: 'j', owner: 'master-1' });
+      assert.equal(first.epoch, 1);
+      const unconditional = await paused(() => store.open({ jobId: 'j', owner: 'master-2' }));
+      assert.equal(unconditional.epoch, 2, 'one epoch taken, however many tries ran');
+      assert.equal(await admin.get('lost-open:{j}:epoch'), '2');
+      // a conditional open (weft gc's lease) whose first try went through is not "moved" by itself
+      const lease = await paused(() => store.open({ jobId: 'j', owner: 'gc', ifEpoch: 2 }));
+      assert.equal(lease.epoch, 3);
+      assert.equal(await admin.get('lost-open:{j}:epoch'), '3');
+      await paused(() => store.deleteRun('j', { ifEpoch: 3 })); console.log('EPOCH', await admin.get('lost-open:{j}:epoch'), await admin.get('lost-open:{j}:last-op'));
+      assert.equal(await store.readRunRecord('j'), undefined, 'the run is gone');
+      assert.equal(await admin.get('lost-open:{j}:epoch'), '4', 'deleted once: the counter one up');
+      // another caller's conditional open at a stale epoch is still refused
+      await assert.rejects(store.open({ jobId: 'j', owner: 'late', ifEpoch: 3 }), (error: { code?: string }) => error.code === 'WEFT_ERR_FENCED');
+    } finally {
+      admin.disconnect();
+    }
+  });
+
+  it('a second try of an open or a delete with the same token (its first reply lost) returns what the first did and changes nothing; another token is refused', async () => {
+    const admin = new Redis(redis.url);
+    try {
+      const k = (name: string): string => `retried:{j}:${name}`;
+      const open = (token: string, ifEpoch: number | '') => OPEN_SCRIPT.run(admin, [k('epoch'), k('lease'), 'retried:runs', k('last-op')], ['j', 'gc', 1, ifEpoch, token]);
+      assert.equal(await open('a', ''), 1);
+      assert.equal(await open('b', 1), 2);
+      assert.equal(await open('b', 1), 2, 'the retry of b finds its open done');
+      assert.deepEqual(await open('c', 1), ['moved', 2], 'another caller at epoch 1 is refused');
+      assert.equal(await admin.get(k('epoch')), '2');
+      const del = (token: string, ifEpoch: number) => DELETE_RUN_SCRIPT.run(admin, [k('epoch'), k('events'), k('lease'), k('progress'), 'retried:runs', k('last-op')], ['j', ifEpoch, token]);
+      assert.equal(await del('d', 2), 'ok');
+      assert.equal(await del('d', 2), 'ok', 'the retry of d finds its delete done');
+      assert.equal(await admin.get(k('epoch')), '3', 'deleted once');
+      assert.deepEqual(await del('e', 2), ['moved', 3]);
+    } finally {
+      admin.disconnect();
+    }
   });
 });
