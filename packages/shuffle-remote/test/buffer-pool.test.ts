@@ -28,12 +28,13 @@ describe('BufferPool', () => {
     pool.clear();
   });
 
-  it('keeps at most maxIdleBytes idle and refuses a view of part of a buffer', () => {
+  it('keeps at most maxIdleBytes idle and refuses a view of part of a buffer and a buffer given twice', () => {
     const pool = new BufferPool(8192, 60_000);
     const buffers = [pool.take(4096, false), pool.take(4096, false), pool.take(4096, false)];
     for (const buffer of buffers) pool.give(buffer);
     assert.equal(pool.idleBytes, 8192, 'the third is dropped');
     assert.throws(() => pool.give(new Uint8Array(8192).subarray(0, 4096)), /whole buffer/);
+    assert.throws(() => pool.give(buffers[0]!), /given back already/, 'a buffer given twice would have two owners');
     pool.clear();
     assert.equal(pool.idleBytes, 0);
   });

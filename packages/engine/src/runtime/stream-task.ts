@@ -335,7 +335,7 @@ export class StreamTask {
       const gate = await this.#options.io.createGate(input, gateBytes);
       this.#gates.push(gate);
       await this.#readGate(input, gate, head);
-      // read to its end: its buffers go now, not when the task ends (a join's build side, before its probe side and finish)
+      // read to its end: its buffers go back now, not when the task ends (a join's build side, before its probe side and finish)
       await gate.close();
     } finally {
       memory.release(reserved);

@@ -1,19 +1,22 @@
 /** Idle bytes a pool keeps at most: about what eight gates reading at once, or one writer, hold by default. */
 export const MAX_IDLE_BYTES = 64 * 1024 * 1024;
 
-/** Idle buffers are dropped when none was taken for this long. */
+/** Idle buffers are dropped when the pool was not used (no take, no give) for this long. */
 export const IDLE_RELEASE_MS = 10_000;
 
 /**
  * Buffers kept between the readers or the writers of one process, as Flink keeps its batch-shuffle read
  * buffer pool and network buffers for the task manager's lifetime: a SubpartitionRangeReader takes its
  * read buffers from `readBuffers` and gives them back when its input is done, a SortBuffer its blocks
- * from `writeBlocks`, so the gates and writers opened after them reuse that memory instead of allocating
- * and faulting it in anew (for eight gates reading 1 GiB, allocating their 2 x 4 MiB each was 18 ms of
- * their first 30 ms; a writer allocates 38 MiB of blocks). A buffer is taken by exact capacity, in shared memory or
- * not; up to MAX_IDLE_BYTES of idle buffers are kept, all dropped after IDLE_RELEASE_MS without a take
- * (the timer does not keep the process alive). A buffer given back must no longer be viewed or written
- * by anyone (the InputGate contract: records are valid until the next read or `close()`).
+ * from `writeBlocks`, so the gates and writers opened after them reuse that memory instead of
+ * allocating and faulting it in anew (for eight gates reading 1 GiB, allocating their 2 x 4 MiB each
+ * was 18 ms of their first 30 ms; a writer allocates 38 MiB of blocks). A buffer is taken by exact
+ * capacity, in shared memory or not; up to MAX_IDLE_BYTES of idle buffers are kept, all dropped after
+ * IDLE_RELEASE_MS without a take or a give (the timer does not keep the process alive). Idle buffers
+ * are the process's, outside any task's memory budget (as Flink's batch-shuffle read memory is
+ * framework memory): a budget counts what its gates and writers hold, not what they gave back. A buffer
+ * given back must no longer be viewed or written by anyone (the InputGate contract: records are valid
+ * until the next read or `close()`); giving one back twice throws.
  */
 export class BufferPool {
   private readonly idle = new Map<string, Uint8Array[]>();
@@ -45,9 +48,11 @@ export class BufferPool {
   /** Gives back a buffer `take` returned (whole, not a view of part of it); dropped when the pool is full. */
   give(buffer: Uint8Array): void {
     if (buffer.byteOffset !== 0 || buffer.byteLength !== buffer.buffer.byteLength) throw new Error('BufferPool.give takes a whole buffer from take()');
-    if (this.idleTotal + buffer.length > this.maxIdleBytes) return;
     const k = key(buffer.length, buffer.buffer instanceof SharedArrayBuffer);
     let free = this.idle.get(k);
+    // two owners of one buffer later would corrupt each other's data: a bug, said at once
+    if (free?.includes(buffer)) throw new Error('BufferPool.give: this buffer was given back already');
+    if (this.idleTotal + buffer.length > this.maxIdleBytes) return;
     if (free === undefined) this.idle.set(k, (free = []));
     free.push(buffer);
     this.idleTotal += buffer.length;

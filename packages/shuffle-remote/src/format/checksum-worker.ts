@@ -124,7 +124,7 @@ export interface BlockRead {
   readonly position: number;
   readonly length: number;
   readonly target: Uint8Array;
-  /** The reader's id: the worker keeps each stream's place in its blocks from one read to the next. */
+  /** The reader's id: the worker keeps each stream's place in its blocks from one read to the next (a read that is not `fresh` goes where the stream's read before it went). */
   readonly stream: number;
   /** True when `position` is where a block starts (the first read of an extent of whole segments). */
   readonly fresh: boolean;
@@ -154,8 +154,8 @@ export class WorkerReadError extends Error {
 const READ_PIECE_BYTES = 512 * 1024;
 
 /**
- * Workers that make reads (`readBlocks`), each stream always on the same one: two where the machine has
- * two cores or more. One worker making every read of eight gates was the read's critical path (the
+ * Workers that make reads (`readBlocks`; `leastBusy` picks one for each read that starts at a block
+ * boundary): two where the machine has two cores or more. One worker making every read of eight gates was the read's critical path (the
  * kernel's copies and the CRC32Cs of 1 GiB, 0.25 s, while the JavaScript thread deframing beside it was
  * busy about half the time); two share that.
  */
@@ -189,7 +189,7 @@ export class ChecksumWorker {
     return ChecksumWorker.instance;
   }
 
-  /** The worker that makes the reads of `stream` (a `newStream()` id of the shared worker): the same one for every read of a stream. */
+  /** Read worker number `stream` modulo READ_WORKERS (started on first use). */
   static forStream(stream: number): ChecksumWorker {
     const k = stream % READ_WORKERS;
     if (k === 0) return ChecksumWorker.shared();
@@ -198,7 +198,8 @@ export class ChecksumWorker {
   }
 
   /**
-   * The read worker with the fewest requests in flight (on a tie, the next in turn): where a read that
+   * The read worker with the fewest requests in flight among those that can read files (on a tie, the
+   * next in turn; any when none can, whose reads then fall back to the caller): where a read that
    * starts at a block boundary goes (no worker keeps a place in the blocks for it), so a worker the
    * machine's other threads slow down takes fewer reads instead of leaving its readers behind the others'
    * (eight gates on two workers finished in two groups of four, 10-13 % apart).
@@ -208,7 +209,7 @@ export class ChecksumWorker {
     let best = ChecksumWorker.forStream(first);
     for (let k = 1; k < READ_WORKERS; k++) {
       const worker = ChecksumWorker.forStream((first + k) % READ_WORKERS);
-      if (worker.pending.size < best.pending.size) best = worker;
+      if (!best.readsFiles || (worker.readsFiles && worker.pending.size < best.pending.size)) best = worker;
     }
     return best;
   }

@@ -76,6 +76,8 @@ export class SubpartitionRangeReader {
   private extentIndex = 0;
   private extentDone = 0;
   private prefetch: Promise<{ readonly bytes: Uint8Array; readonly target: Uint8Array }> | undefined;
+  /** The read `next()` is waiting for, if any (`release()` waits for it too). */
+  private awaited: Promise<unknown> | undefined;
   /** What is left of a read after a straddling block took its head. */
   private rest: Uint8Array | undefined;
   /** Read buffers handed out in blocks: free again at the next `next()` (the caller is done with them). */
@@ -233,6 +235,8 @@ export class SubpartitionRangeReader {
       try {
         out[index] = { ...out[index]!, payload: await promise };
       } catch (error) {
+        // the other decodes read this batch's buffers: they end before the buffers may go back to the pool
+        await Promise.allSettled(pending.map((p) => p.promise));
         if (error instanceof BlockDecodeError) throw this.corruptedAt(error.message, taken[index]!.block, taken[index]!.segment);
         throw error;
       }
@@ -323,7 +327,14 @@ export class SubpartitionRangeReader {
     const pending = this.prefetch ?? (this.hasMorePieces() ? this.readPiece() : undefined);
     this.prefetch = undefined;
     if (pending === undefined) return undefined;
-    const { bytes: chunk, target } = await pending;
+    this.awaited = pending;
+    let landed;
+    try {
+      landed = await pending;
+    } finally {
+      if (this.awaited === pending) this.awaited = undefined;
+    }
+    const { bytes: chunk, target } = landed;
     // from here on the caller's blocks may view this buffer
     this.lent.push(target);
     if (this.hasMorePieces()) {
@@ -390,13 +401,13 @@ export class SubpartitionRangeReader {
   }
 
   /**
-   * Gives every read buffer back to readBuffers (BufferPool), once the read in flight (if any) has landed; the
-   * reader is not used after this. Called when the caller is done with the blocks (range exhausted,
-   * gate closed or failed).
+   * Gives every read buffer back to readBuffers (BufferPool), once the reads in flight (the one a pending
+   * `next()` waits for, the one ahead) have landed; the reader is not used after this. Called when the
+   * caller is done with the blocks (range exhausted, gate closed or failed).
    */
   async release(): Promise<void> {
     this.released = true;
-    await this.prefetch?.catch(() => undefined);
+    await Promise.all([this.awaited?.catch(() => undefined), this.prefetch?.catch(() => undefined)]);
     this.prefetch = undefined;
     this.lent = [];
     this.free.length = 0;

@@ -136,8 +136,10 @@ export class SortBuffer {
     this.dropPool();
   }
 
-  /** Drops every block (current region and pool); regions already handed out are the caller's. */
+  /** Drops every block (current region and pool); blocks of regions handed out go to writeBlocks as they are recycled. */
   discard(): void {
+    // blocks of regions handed out come back through recycle(), to writeBlocks: none is pooled here again
+    this.draining = true;
     for (const framer of this.framers) {
       const segment = framer.discard();
       if (segment !== null) {
