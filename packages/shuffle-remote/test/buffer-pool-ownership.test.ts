@@ -1,9 +1,11 @@
 import { strict as assert } from 'node:assert';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, it } from 'node:test';
 import { RecordFramer } from '@weft/shuffle-api';
-import { executionAttemptId, executionVertexId, intermediateResultId, jobId, resultPartitionId, taskExecutorId, type ShuffleDescriptor } from '@weft/shuffle-api';
+import { type JobId, type ShuffleDescriptor, type ShuffleEnvironment, executionAttemptId, executionVertexId, intermediateResultId, jobId, resultPartitionId, taskExecutorId } from '@weft/shuffle-api';
 import { BLOCK_KIND_DATA, LocalBlobStore, PartitionFileWriter, type RegionEntry, SubpartitionRangeReader, createRemoteShuffleServiceFactory } from '@weft/shuffle-remote';
 import type { BlobReader } from '../src/storage/blob-store.js';
 import { createTempDir } from '@weft/testkit';
@@ -25,6 +27,43 @@ function intact(r: Uint8Array): boolean {
   if (r.length !== 40 + (index * 97) % 900) return false;
   for (let i = 4; i < r.length; i++) if (r[i] !== ((index * 31 + i) & 0xff)) return false;
   return true;
+}
+
+/**
+ * A local shuffle with small blocks and reads: `partitions` partitions of `subpartitions` written, partition p
+ * with `count(p)` self-checking records round-robin; `body` reads them; the shuffle is closed after.
+ */
+async function withWrittenPartitions(
+  dir: string,
+  compression: 'none' | 'lz4',
+  shape: { readonly partitions: number; readonly subpartitions: number; readonly count: (p: number) => number },
+  body: (env: ShuffleEnvironment, job: JobId, descriptors: ShuffleDescriptor[]) => Promise<void>,
+): Promise<void> {
+  const factory = createRemoteShuffleServiceFactory({ store: `file://${dir}/data`, meta: `sqlite://${dir}/meta.db`, readBufferBytes: 16 * 1024, bufferSizeBytes: 8 * 1024, producerMemoryBytes: 256 * 1024, compression });
+  const master = factory.createShuffleMaster();
+  await master.start();
+  const env = factory.createShuffleEnvironment({ taskExecutorId: taskExecutorId('t') });
+  try {
+    const job = jobId('ownership');
+    await master.registerJob({ jobId: job });
+    const descriptors: ShuffleDescriptor[] = [];
+    for (let p = 0; p < shape.partitions; p++) {
+      const descriptor = await master.registerPartitionWithProducer({
+        jobId: job,
+        partition: { resultId: intermediateResultId('r'), partitionId: resultPartitionId('r', p), partitionIndex: p, partitionType: 'BLOCKING', numberOfSubpartitions: shape.subpartitions },
+        producer: { producerId: executionAttemptId(executionVertexId('v', p), 0), attempt: 0, taskExecutorId: taskExecutorId('t') },
+      });
+      const writer = await env.createResultPartitionWriter({ descriptor });
+      for (let i = 0; i < shape.count(p); i++) if (!writer.emitRecord(record(p * 100_000 + i), i % shape.subpartitions)) await writer.ready();
+      await writer.finish();
+      await writer.close();
+      descriptors.push(descriptor);
+    }
+    await body(env, job, descriptors);
+  } finally {
+    await env.close();
+    await master.close();
+  }
 }
 
 describe('buffer pool: who owns a buffer, under failure and concurrency', () => {
@@ -108,27 +147,8 @@ describe('buffer pool: who owns a buffer, under failure and concurrency', () => 
 
   it('records of every batch stay intact until the next readBatch: several gates at once, several inputs each, lz4 and raw, small reads', async () => {
     for (const compression of ['none', 'lz4'] as const) {
-      await using dir = await createTempDir('weft-review-gates-');
-      const factory = createRemoteShuffleServiceFactory({ store: `file://${dir.path}/data`, meta: `sqlite://${dir.path}/meta.db`, readBufferBytes: 16 * 1024, bufferSizeBytes: 8 * 1024, producerMemoryBytes: 256 * 1024, compression });
-      const master = factory.createShuffleMaster();
-      await master.start();
-      const env = factory.createShuffleEnvironment({ taskExecutorId: taskExecutorId('t') });
-      try {
-        const job = jobId('review');
-        await master.registerJob({ jobId: job });
-        const descriptors: ShuffleDescriptor[] = [];
-        for (let p = 0; p < 4; p++) {
-          const descriptor = await master.registerPartitionWithProducer({
-            jobId: job,
-            partition: { resultId: intermediateResultId('r'), partitionId: resultPartitionId('r', p), partitionIndex: p, partitionType: 'BLOCKING', numberOfSubpartitions: 3 },
-            producer: { producerId: executionAttemptId(executionVertexId('v', p), 0), attempt: 0, taskExecutorId: taskExecutorId('t') },
-          });
-          const writer = await env.createResultPartitionWriter({ descriptor });
-          for (let i = 0; i < 1500 + p * 300; i++) if (!writer.emitRecord(record(p * 100_000 + i), i % 3)) await writer.ready();
-          await writer.finish();
-          await writer.close();
-          descriptors.push(descriptor);
-        }
+      await using dir = await createTempDir('weft-pool-gates-');
+      await withWrittenPartitions(dir.path, compression, { partitions: 4, subpartitions: 3, count: (p) => 1500 + p * 300 }, async (env, job, descriptors) => {
         readBuffers.clear();
         const readGate = async (start: number, end: number, inputs: ShuffleDescriptor[]): Promise<number> => {
           const gate = await env.createInputGate({ jobId: job, inputs, subpartitions: { start, end } });
@@ -150,10 +170,7 @@ describe('buffer pool: who owns a buffer, under failure and concurrency', () => 
         const counts = await Promise.all([readGate(0, 0, descriptors), readGate(1, 2, descriptors), readGate(0, 2, [...descriptors].reverse()), readGate(2, 2, descriptors)]);
         const total = descriptors.reduce((n, _, p) => n + 1500 + p * 300, 0);
         assert.equal(counts[2], total);
-      } finally {
-        await env.close();
-        await master.close();
-      }
+      });
     }
   });
 
@@ -173,74 +190,50 @@ describe('buffer pool: who owns a buffer, under failure and concurrency', () => 
       return b;
     };
     try {
-    const { readFile, writeFile, readdir } = await import('node:fs/promises');
-    const { join } = await import('node:path');
-    for (const compression of ['none', 'lz4'] as const) {
-      await using dir = await createTempDir('weft-review-close-');
-      const factory = createRemoteShuffleServiceFactory({ store: `file://${dir.path}/data`, meta: `sqlite://${dir.path}/meta.db`, readBufferBytes: 16 * 1024, bufferSizeBytes: 8 * 1024, producerMemoryBytes: 256 * 1024, compression });
-      const master = factory.createShuffleMaster();
-      await master.start();
-      const env = factory.createShuffleEnvironment({ taskExecutorId: taskExecutorId('t') });
-      try {
-        const job = jobId('review');
-        await master.registerJob({ jobId: job });
-        const descriptors: ShuffleDescriptor[] = [];
-        for (let p = 0; p < 3; p++) {
-          const descriptor = await master.registerPartitionWithProducer({
-            jobId: job,
-            partition: { resultId: intermediateResultId('r'), partitionId: resultPartitionId('r', p), partitionIndex: p, partitionType: 'BLOCKING', numberOfSubpartitions: 2 },
-            producer: { producerId: executionAttemptId(executionVertexId('v', p), 0), attempt: 0, taskExecutorId: taskExecutorId('t') },
-          });
-          const writer = await env.createResultPartitionWriter({ descriptor });
-          for (let i = 0; i < 2000; i++) if (!writer.emitRecord(record(p * 100_000 + i), i % 2)) await writer.ready();
-          await writer.finish();
-          await writer.close();
-          descriptors.push(descriptor);
-        }
-        readBuffers.clear();
-        const failures: string[] = [];
-        const readGate = async (stopAfter: number, inputs: ShuffleDescriptor[]): Promise<void> => {
-          const gate = await env.createInputGate({ jobId: job, inputs, subpartitions: { start: 0, end: 1 } });
-          let batches = 0;
-          try {
-            for (let batch = await gate.readBatch(); batch !== null && batches < stopAfter; batch = await gate.readBatch(), batches++) {
-              if (batch.kind === 'records') for (const r of batch.records) assert.ok(intact(r));
+      for (const compression of ['none', 'lz4'] as const) {
+        await using dir = await createTempDir('weft-pool-close-');
+        await withWrittenPartitions(dir.path, compression, { partitions: 3, subpartitions: 2, count: () => 2000 }, async (env, job, descriptors) => {
+          readBuffers.clear();
+          const failures: string[] = [];
+          const readGate = async (stopAfter: number, inputs: ShuffleDescriptor[]): Promise<void> => {
+            const gate = await env.createInputGate({ jobId: job, inputs, subpartitions: { start: 0, end: 1 } });
+            let batches = 0;
+            try {
+              for (let batch = await gate.readBatch(); batch !== null && batches < stopAfter; batch = await gate.readBatch(), batches++) {
+                if (batch.kind === 'records') for (const r of batch.records) assert.ok(intact(r));
+              }
+            } catch (error) {
+              // a corrupt input
+              failures.push((error as { code?: string }).code ?? String(error));
+            } finally {
+              // closed while its read ahead is in flight
+              await gate.close();
             }
-          } catch (error) {
-            // a corrupt input
-            failures.push((error as { code?: string }).code ?? String(error));
-          } finally {
-            // closed while its read ahead is in flight
-            await gate.close();
+          };
+          await Promise.all([1, 2, 3, 5, 8, 13, 40, Infinity].map((k, i) => readGate(k, i % 2 === 0 ? descriptors : [...descriptors].reverse())));
+          // corrupt one byte in the middle of each data object, and read again
+          const files: string[] = [];
+          const walk = async (d: string): Promise<void> => {
+            for (const e of await readdir(d, { withFileTypes: true })) {
+              if (e.isDirectory()) await walk(join(d, e.name));
+              else files.push(join(d, e.name));
+            }
+          };
+          await walk(join(dir.path, 'data'));
+          for (const f of files) {
+            const bytes = await readFile(f);
+            bytes[Math.floor(bytes.length / 3)]! ^= 0x40;
+            await writeFile(f, bytes);
           }
-        };
-        await Promise.all([1, 2, 3, 5, 8, 13, 40, Infinity].map((k, i) => readGate(k, i % 2 === 0 ? descriptors : [...descriptors].reverse())));
-        // corrupt one byte in the middle of each data object, and read again
-        const files: string[] = [];
-        const walk = async (d: string): Promise<void> => {
-          for (const e of await readdir(d, { withFileTypes: true })) {
-            if (e.isDirectory()) await walk(join(d, e.name));
-            else files.push(join(d, e.name));
-          }
-        };
-        await walk(join(dir.path, 'data'));
-        for (const f of files) {
-          const bytes = await readFile(f);
-          bytes[Math.floor(bytes.length / 3)]! ^= 0x40;
-          await writeFile(f, bytes);
-        }
-        assert.deepEqual(failures, []);
-        await Promise.all([2, 5, Infinity, Infinity].map((k) => readGate(k, descriptors)));
-        assert.ok(failures.length >= 2 && failures.every((c) => c === 'SHF_ERR_DATA_CORRUPTED'), String(failures));
-        await sleep(50);
-        const idle = (readBuffers as unknown as { idle: Map<string, Uint8Array[]> }).idle;
-        for (const [size, list] of idle) for (const b of list) assert.ok(b.every((x) => x === 0xa5), `an idle read buffer (${size}) was written while in the pool (${compression})`);
-        assert.deepEqual(writtenWhileIdle, [], `buffers taken after being written while idle (${compression})`);
-      } finally {
-        await env.close();
-        await master.close();
+          assert.deepEqual(failures, []);
+          await Promise.all([2, 5, Infinity, Infinity].map((k) => readGate(k, descriptors)));
+          assert.ok(failures.length >= 2 && failures.every((c) => c === 'SHF_ERR_DATA_CORRUPTED'), String(failures));
+          await sleep(50);
+          const idle = (readBuffers as unknown as { idle: Map<string, Uint8Array[]> }).idle;
+          for (const [size, list] of idle) for (const b of list) assert.ok(b.every((x) => x === 0xa5), `an idle read buffer (${size}) was written while in the pool (${compression})`);
+          assert.deepEqual(writtenWhileIdle, [], `buffers taken after being written while idle (${compression})`);
+        });
       }
-    }
     } finally {
       delete (readBuffers as unknown as Record<string, unknown>)['give'];
       delete (readBuffers as unknown as Record<string, unknown>)['take'];
