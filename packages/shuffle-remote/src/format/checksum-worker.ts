@@ -155,9 +155,9 @@ const READ_PIECE_BYTES = 512 * 1024;
 
 /**
  * Workers that make reads (`readBlocks`; `leastBusy` picks one for each read that starts at a block
- * boundary): two where the machine has two cores or more. One worker making every read of eight gates was the read's critical path (the
- * kernel's copies and the CRC32Cs of 1 GiB, 0.25 s, while the JavaScript thread deframing beside it was
- * busy about half the time); two share that.
+ * boundary): two where the machine has two cores or more. One worker making every read of eight gates
+ * was the read's critical path (the kernel's copies and the CRC32Cs of 1 GiB, 0.25 s, while the
+ * JavaScript thread deframing beside it was busy about half the time); two share that.
  */
 const READ_WORKERS = Math.min(2, Math.max(1, availableParallelism()));
 

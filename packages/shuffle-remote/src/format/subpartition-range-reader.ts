@@ -129,9 +129,10 @@ export class SubpartitionRangeReader {
     this.segmentRemaining = this.segments[0]?.entry.length ?? 0;
     this.windowOffset = this.extents[0]?.offset ?? 0;
     // a power of two at least as large as the longest extent, so readers of other ranges reuse it
-    let longest = 4096;
-    while (longest < options.readBufferBytes && this.extents.some((extent) => extent.length > longest)) longest *= 2;
-    this.readCapacity = Math.min(options.readBufferBytes, longest);
+    const longestExtent = this.extents.reduce((longest, extent) => Math.max(longest, extent.length), 0);
+    let capacity = 4096;
+    while (capacity < longestExtent && capacity < options.readBufferBytes) capacity *= 2;
+    this.readCapacity = Math.min(options.readBufferBytes, capacity);
     options.reader.plan?.(this.extents);
   }
 
