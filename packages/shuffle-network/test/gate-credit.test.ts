@@ -1,12 +1,13 @@
 // The consumer's side of credit-based flow control, against a hand-written producer speaking the wire
 // protocol: the gate requests its subpartitions with the exclusive credit, borrows floating buffers when a
 // producer announces a backlog, announces every buffer it is done with, and lends a floating buffer it no
-// longer needs to a channel waiting for one.
+// longer needs to a channel waiting for one; what it frees up within one turn of the event loop leaves as
+// one announcement per channel.
 import { strict as assert } from 'node:assert';
 import { type AddressInfo, type Socket, createServer } from 'node:net';
 import { once } from 'node:events';
 import { describe, it } from 'node:test';
-import { type ShuffleDescriptor, encodeEvent, END_OF_PARTITION, taskExecutorId } from '@weft/shuffle-api';
+import { type ShuffleDescriptor, ShuffleError, encodeEvent, END_OF_PARTITION, serializeError, taskExecutorId } from '@weft/shuffle-api';
 import { createNetworkShuffleServiceFactory } from '@weft/shuffle-network';
 import { FrameDecoder, FrameType, encodeBufferHeader, encodeFrame } from '../src/wire/frames.js';
 
@@ -17,39 +18,56 @@ function framed(n: number): Buffer {
   return out;
 }
 
-describe('input gate credit', () => {
-  it('announces exclusive credit, borrows floating buffers for a backlog, returns each buffer it read, and lends a spare floating buffer to a waiting channel', { timeout: 10_000 }, async () => {
-    const frames: string[] = [];
-    let wake: (() => void) | undefined;
-    let producer: Socket | undefined;
-    const server = createServer((socket) => {
-      producer = socket;
-      const decoder = new FrameDecoder(1 << 20, (type, body) => {
-        if (type === FrameType.PARTITION_REQUEST) frames.push(`request ${body.readUInt32LE(0)} ${body.readUInt32LE(4)}..${body.readUInt32LE(8)} credit ${body.readUInt32LE(12)}`);
-        else if (type === FrameType.ADD_CREDIT) frames.push(`credit ch${body.readUInt32LE(0)} +${body.readUInt32LE(4)} consumed ${body.readUInt32LE(8)}`);
-        else frames.push(`type ${type}`);
-        wake?.();
-      });
-      socket.on('data', (chunk: Buffer) => decoder.push(chunk));
+/** A hand-written producer: records every frame a gate sends it, and sends data buffers on request. */
+async function fakeProducer(partitionType = 'PIPELINED_BOUNDED') {
+  const frames: string[] = [];
+  let wake: (() => void) | undefined;
+  let producer: Socket | undefined;
+  const server = createServer((socket) => {
+    producer = socket;
+    const decoder = new FrameDecoder(1 << 20, (type, body) => {
+      if (type === FrameType.PARTITION_REQUEST) frames.push(`request ${body.readUInt32LE(0)} ${body.readUInt32LE(4)}..${body.readUInt32LE(8)} credit ${body.readUInt32LE(12)}`);
+      else if (type === FrameType.ADD_CREDIT) frames.push(`credit ch${body.readUInt32LE(0)} +${body.readUInt32LE(4)} consumed ${body.readUInt32LE(8)}`);
+      else frames.push(`type ${type}`);
+      wake?.();
     });
-    server.listen(0, '127.0.0.1');
-    await once(server, 'listening');
-    const { port } = server.address() as AddressInfo;
-    const until = async (n: number): Promise<void> => {
+    socket.on('data', (chunk: Buffer) => decoder.push(chunk));
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    frames,
+    /** Waits until the gate has sent `n` frames in all. */
+    async until(n: number): Promise<void> {
       while (frames.length < n) await new Promise<void>((resolve) => (wake = resolve));
-    };
-    const send = (channel: number, backlog: number): void => {
+    },
+    /** One data buffer of one 10-byte record on `channel`, announcing `backlog`. */
+    send(channel: number, backlog: number): void {
       const payload = framed(10);
       producer!.write(Buffer.concat([encodeBufferHeader(channel, backlog, payload.length), payload]));
-    };
-    const environment = createNetworkShuffleServiceFactory({ buffersPerChannel: 2, floatingBuffersPerGate: 3 }).createShuffleEnvironment({ taskExecutorId: taskExecutorId('consumer') });
-    const descriptor = {
+    },
+    write(frame: Uint8Array): void {
+      producer!.write(frame);
+    },
+    descriptor: {
       shuffleServiceId: 'network',
       jobId: 'gate-credit',
-      partition: { resultId: 'g', partitionId: 'g#0', partitionIndex: 0, partitionType: 'PIPELINED_BOUNDED', numberOfSubpartitions: 2 },
+      partition: { resultId: 'g', partitionId: 'g#0', partitionIndex: 0, partitionType, numberOfSubpartitions: 2 },
       producer: { producerId: 'p#0@0', attempt: 0, taskExecutorId: 'producer' },
       details: { host: '127.0.0.1', port },
-    } as unknown as ShuffleDescriptor;
+    } as unknown as ShuffleDescriptor,
+    close(): void {
+      producer?.destroy();
+      server.close();
+    },
+  };
+}
+
+describe('input gate credit', () => {
+  it('announces exclusive credit, borrows floating buffers for a backlog, returns each buffer it read, and lends a spare floating buffer to a waiting channel', { timeout: 10_000 }, async () => {
+    const { frames, until, send, write, descriptor, close } = await fakeProducer();
+    const environment = createNetworkShuffleServiceFactory({ buffersPerChannel: 2, floatingBuffersPerGate: 3 }).createShuffleEnvironment({ taskExecutorId: taskExecutorId('consumer') });
     const gate = await environment.createInputGate({ jobId: descriptor.jobId, inputs: [descriptor], subpartitions: { start: 0, end: 1 } });
     try {
       await until(1);
@@ -68,17 +86,78 @@ describe('input gate credit', () => {
       assert.deepEqual(frames.slice(3), ['credit ch1 +1 consumed 1']);
       // channel 0 ends: the floating buffers it holds go back to the gate, and channel 1 (waiting, backlog 2,
       // free 2 of the 4 it wants) is lent exactly two of them
-      producer!.write(encodeFrame(FrameType.EVENT, [0], encodeEvent(END_OF_PARTITION)));
+      write(encodeFrame(FrameType.EVENT, [0], encodeEvent(END_OF_PARTITION)));
       assert.deepEqual(await gate.readBatch(), { kind: 'event', channel: 0, event: END_OF_PARTITION });
-      const toChannel1 = (): string[] => frames.slice(4).filter((f) => f.startsWith('credit ch1'));
-      while (toChannel1().length < 2) await until(frames.length + 1);
+      const toChannel1 = (): { credits: number; consumed: number } => {
+        let credits = 0;
+        let consumed = 0;
+        for (const f of frames.slice(4)) {
+          const m = /^credit ch1 \+(\d+) consumed (\d+)$/.exec(f);
+          if (m !== null) {
+            credits += Number(m[1]);
+            consumed += Number(m[2]);
+          }
+        }
+        return { credits, consumed };
+      };
+      while (toChannel1().credits < 2) await until(frames.length + 1);
       await new Promise((resolve) => setTimeout(resolve, 50));
-      assert.deepEqual(toChannel1(), ['credit ch1 +1 consumed 0', 'credit ch1 +1 consumed 0']);
+      assert.deepEqual(toChannel1(), { credits: 2, consumed: 0 });
     } finally {
       await gate.close();
       await environment.close();
-      producer?.destroy();
-      server.close();
+      close();
+    }
+  });
+
+  it('announces what it frees up within one turn as one frame per channel, summed', { timeout: 10_000 }, async () => {
+    const { frames, until, send, descriptor, close } = await fakeProducer();
+    const environment = createNetworkShuffleServiceFactory({ buffersPerChannel: 4, floatingBuffersPerGate: 0 }).createShuffleEnvironment({ taskExecutorId: taskExecutorId('consumer') });
+    const gate = await environment.createInputGate({ jobId: descriptor.jobId, inputs: [descriptor], subpartitions: { start: 0, end: 1 } });
+    try {
+      await until(1);
+      for (let i = 0; i < 4; i++) send(0, 0);
+      send(1, 0);
+      send(1, 0);
+      await new Promise((resolve) => setTimeout(resolve, 50)); // all six buffers are in the gate
+      // six reads in one turn: each recycles the buffer read before it (the last stays held)
+      const channels: number[] = [];
+      for (let i = 0; i < 6; i++) channels.push((await gate.readBatch())!.channel);
+      assert.deepEqual(channels, [0, 1, 0, 1, 0, 0], 'channels served in turn');
+      await until(3);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.deepEqual(frames.slice(1).sort(), ['credit ch0 +3 consumed 3', 'credit ch1 +2 consumed 2']);
+    } finally {
+      await gate.close();
+      await environment.close();
+      close();
+    }
+  });
+
+  it('an approximate channel that reconnects to a new producer attempt does not hand it credit the old attempt was owed', { timeout: 10_000 }, async () => {
+    const { frames, until, write, descriptor, close } = await fakeProducer('PIPELINED_APPROXIMATE');
+    const environment = createNetworkShuffleServiceFactory({ buffersPerChannel: 2, floatingBuffersPerGate: 3 }).createShuffleEnvironment({ taskExecutorId: taskExecutorId('consumer') });
+    const gate = await environment.createInputGate({ jobId: descriptor.jobId, inputs: [descriptor], subpartitions: { start: 0, end: 0 } });
+    try {
+      await until(1);
+      // the new attempt is at the same address: the gate's one connection carries both
+      gate.updatePartitionInfo!({ ...descriptor, producer: { ...descriptor.producer, producerId: 'p#0@1', attempt: 1 } } as ShuffleDescriptor);
+      const first = gate.readBatch();
+      // in one write: a buffer announcing a backlog (the gate borrows floating buffers for it: credit owed the
+      // old attempt, not yet sent) and the old attempt's failure
+      const payload = framed(10);
+      const failed = encodeFrame(FrameType.ERROR, [0], JSON.stringify(serializeError(new ShuffleError('SHF_ERR_PRODUCER_FAILED', 'attempt 0 failed'))));
+      write(Buffer.concat([encodeBufferHeader(0, 4, payload.length), payload, failed]));
+      assert.equal((await first)?.kind, 'records');
+      const gone = await gate.readBatch();
+      assert.equal(gone?.kind === 'event' && gone.event.type, 'channel-unavailable');
+      await until(2);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.deepEqual(frames, ['request 0 0..0 credit 2', 'request 0 0..0 credit 2'], 'the new attempt gets its exclusive credit only');
+    } finally {
+      await gate.close();
+      await environment.close();
+      close();
     }
   });
 });
