@@ -15,7 +15,6 @@ import {
   isShuffleError,
 } from '@weft/shuffle-api';
 import { FrameType, encodeFrame, parseJsonTail } from '../wire/frames.js';
-import { CreditAnnouncer } from './credit-announcer.js';
 import { ATTEMPT_GONE_CODES, Channel, type ChannelEntry, type GateInput } from './gate-channel.js';
 import { PeerSocket } from './peer-socket.js';
 import type { ReadSlab } from './read-slabs.js';
@@ -52,7 +51,6 @@ export class NetworkInputGate implements InputGate {
   private readonly peers = new Map<string, PeerSocket>();
   private readonly losses = { channelsUnavailable: 0, partialRecordsDiscarded: 0, partialRecordBytesDiscarded: 0, reconnects: 0 };
   private readonly floating: FloatingCredits;
-  private readonly credits = new CreditAnnouncer();
   private readonly exclusive: number;
   private readonly available = new FifoQueue<number>();
   private readonly queued: Uint8Array;
@@ -171,7 +169,6 @@ export class NetworkInputGate implements InputGate {
     if (this.closed) return;
     this.closed = true;
     this.current = null;
-    this.credits.clear();
     for (const peer of this.peers.values()) peer.destroy();
     this.peers.clear();
     for (const channel of this.gateChannels) {
@@ -194,7 +191,7 @@ export class NetworkInputGate implements InputGate {
       return;
     }
     channel.floatingHeld++;
-    this.credits.announce(channel.peer, channel.index, 1, 0);
+    channel.peer.write(encodeFrame(FrameType.ADD_CREDIT, [channel.index, 1, 0]));
     this.requestFloating(channel);
   }
 
@@ -328,7 +325,6 @@ export class NetworkInputGate implements InputGate {
     channel.terminal = false;
     channel.peer = peer;
     channel.input = input;
-    this.credits.forget(channel.index);
     this.losses.reconnects++;
     this.request(peer, input, channel.index, channel.info.subpartition, channel.info.subpartition);
   }
@@ -345,7 +341,7 @@ export class NetworkInputGate implements InputGate {
       channel.floatingHeld++;
       granted++;
     }
-    if (granted > 0) this.credits.announce(channel.peer, channel.index, granted, 0);
+    if (granted > 0) channel.peer.write(encodeFrame(FrameType.ADD_CREDIT, [channel.index, granted, 0]));
   }
 
   /** Flink's rule: a channel wants as many free buffers as its producer's backlog plus its exclusive buffers. */
@@ -366,10 +362,10 @@ export class NetworkInputGate implements InputGate {
     if (channel.floatingHeld > 0 && free > channel.backlog + this.exclusive) {
       channel.floatingHeld--;
       this.floating.release();
-      this.credits.announce(channel.peer, channel.index, 0, 1);
+      channel.peer.write(encodeFrame(FrameType.ADD_CREDIT, [channel.index, 0, 1]));
       return;
     }
-    this.credits.announce(channel.peer, channel.index, 1, 1);
+    channel.peer.write(encodeFrame(FrameType.ADD_CREDIT, [channel.index, 1, 1]));
   }
 
   private returnFloating(channel: Channel): void {
