@@ -1,7 +1,7 @@
 import type { Logger, TaskExecutorId } from '@weft/shuffle-api';
 import { EngineError } from '../errors/engine-error.js';
 import type { TaskExecutor } from '../executor/task-executor.js';
-import type { RegionDeployment, TaskMetrics } from '../runtime/task-deployment.js';
+import type { TaskMetrics } from '../runtime/task-deployment.js';
 import type { TaskResult } from '../runtime/task-events.js';
 import { ConditionWaiters } from './condition-waiters.js';
 import { CancelTimeouts } from './cancel-timeouts.js';
@@ -17,40 +17,40 @@ import { PartitionReleases } from './partition-releases.js';
 import { blockingOutputsOf, PartitionStates } from './partition-states.js';
 import { jobProgressOf } from './progress-counters.js';
 import { RegionDependencies } from './region-dependencies.js';
-import { stalledJobError } from './stalled-job.js';
-import { announceApproximate, handOut, RegionDeployer } from './region-deployer.js';
 import { PlacementCounts, type PlacementSummary } from './placement-counts.js';
-import { ApproximatePlacement, hasNoBlockingEdgeInside, placeRegion, type RegionPlacement } from './region-placement.js';
 import { RegionRestarts } from './region-restarts.js';
 import { RegionState, RegionStates } from './region-states.js';
+import { RegionScheduler } from './region-scheduler.js';
+import { RegionTransitions } from './region-transitions.js';
+import { TaskReports } from './task-reports.js';
 import type { RecoveryPlan } from './recovery-plan.js';
 import { restoreRecoveryPlan } from './restore-recovery-plan.js';
 import { jobSubmittedEvent } from './job-submitted-event.js';
-import { taskFinishedEvent } from './task-finished-event.js';
 import { AdaptiveDecisions } from './adaptive-decisions.js';
 import { type ApproximateRecoveries, type ApproximateRecoveryRecord, approximateRecoveriesOf } from './approximate-recoveries.js';
 import { type FailoverResume, FailoverResumes } from './failover-resumes.js';
 import { TaskAttempts } from './task-attempts.js';
 
-const { READY, DEPLOYING, RUNNING, FINISHED, CANCELLING } = RegionState;
+const { DEPLOYING, RUNNING, CANCELLING } = RegionState;
 
 /**
  * The scheduler of one job (Flink's DefaultScheduler over its ExecutionGraph): the one place that writes
  * where regions, attempts and partitions stand (RegionStates, TaskAttempts, PartitionStates), each change
  * a named transition that emits its JobEvent as it happens, in causal order.
  *
- * Regions move `waiting → ready → deploying → running → finished` (`markDeploying`, `markRunning`,
- * `markRegionFinished`); a region is ready when every partition it waits for (RegionDependencies) is
- * finished, and is deployed as one unit: whole to the executor with the most free slots, or — when the
- * executors serve pipelined partitions to each other (`shuffleLocation`) and the job has a pipelined
- * master — its tasks spread over executors' free slots (placeRegion), its pipelined partitions registered
- * here at their producers' executors. A lost executor fails the tasks it ran; the region's tasks on other
- * executors are cancelled by its restart. Task reports come in through
- * `taskRunning`, `taskFinished`, `taskFailed`, `taskCancelled` and `executorLost`; every failure goes to
- * RegionRestarts, which fails the job (`failJob`) or cancels the regions to restart (`cancelRegion`) and
- * later has their tasks reset (`resetTasks`) and rescheduled. When every region finished, the last
- * transition publishes the sinks (`publishSinks`: JobCompletion emits a `sink-published` each, then
- * `job-finished`); a failed job ends (`job-failed`) once every task stopped.
+ * Regions move `waiting → ready → deploying → running → finished` (RegionTransitions: `markDeploying`,
+ * `markRunning`, `markRegionFinished`); a region is ready when every partition it waits for
+ * (RegionDependencies) is finished, and is deployed (RegionScheduler) as one unit: whole to the executor
+ * with the most free slots, or — when the executors serve pipelined partitions to each other
+ * (`shuffleLocation`) and the job has a pipelined master — its tasks spread over executors' free slots
+ * (placeRegion), its pipelined partitions registered here at their producers' executors. A lost executor
+ * fails the tasks it ran; the region's tasks on other executors are cancelled by its restart. Task reports
+ * come in through `taskRunning`, `taskFinished`, `taskFailed`, `taskCancelled` and `executorLost` (each
+ * handled by TaskReports); every failure goes to RegionRestarts, which fails the job (`failJob`) or
+ * cancels the regions to restart (`cancelRegion`) and later has their tasks reset (`resetTasks`) and
+ * rescheduled. When every region finished, the last transition publishes the sinks (`publishSinks`:
+ * JobCompletion emits a `sink-published` each, then `job-finished`); a failed job ends (`job-failed`)
+ * once every task stopped.
  *
  * A `task-finished` counts only once the event listener took it: when the listener returns a promise,
  * the task's partitions become readable (and its consumers schedulable) only after it resolved — what
@@ -60,10 +60,8 @@ const { READY, DEPLOYING, RUNNING, FINISHED, CANCELLING } = RegionState;
 export class JobScheduler {
   readonly #options: JobSchedulerOptions;
   readonly #logger: Logger;
-  readonly #dependencies: RegionDependencies;
   readonly #builder: DeploymentBuilder;
   readonly #latencies = new DeploymentLatencies();
-  readonly #deployer: RegionDeployer;
   readonly #attempts: TaskAttempts;
   readonly #states: RegionStates;
   readonly #partitions: PartitionStates;
@@ -74,18 +72,16 @@ export class JobScheduler {
   #state: 'created' | 'running' | 'failing' | 'publishing' | 'done' = 'created';
   #failure: EngineError | undefined;
   #aborted = false;
-  /** Finished reports whose event the listener is still storing. */
-  readonly #storing = new Set<Promise<unknown>>();
   readonly #completion: JobCompletion;
   readonly #decisions: AdaptiveDecisions;
   /** The executor each execution vertex's current attempt was deployed to, until it stopped. */
   readonly #placedOn: (TaskExecutor | undefined)[];
-  /** Per region: may it be spread over executors (undefined: not asked yet). */
-  readonly #spreadable: (boolean | undefined)[];
   readonly #placements = new PlacementCounts();
   /** An approximate job's single-task recoveries (any PIPELINED_APPROXIMATE edge); undefined otherwise. */
   readonly #approximate: ApproximateRecoveries | undefined;
-  readonly #approximatePlacement: ApproximatePlacement;
+  readonly #transitions: RegionTransitions;
+  readonly #regionScheduler: RegionScheduler;
+  readonly #reports: TaskReports;
   readonly #resumes = new FailoverResumes();
   /** whenRestartsResumed's callers, resolved at the next check that finds the restarts resumed. */
   readonly #resumedWaiters = new ConditionWaiters(() => this.#restartsResumed());
@@ -95,15 +91,13 @@ export class JobScheduler {
     const { topology, regions, plan, blockingMaster, logger } = options;
     this.#logger = logger;
     this.#cancelTimeouts = new CancelTimeouts(options.cancelTimeoutMs, logger);
-    this.#dependencies = new RegionDependencies(topology, regions);
+    const dependencies = new RegionDependencies(topology, regions);
     this.#attempts = new TaskAttempts(topology);
-    this.#states = new RegionStates(this.#dependencies, options.slots, logger);
+    this.#states = new RegionStates(dependencies, options.slots, logger);
     this.#partitions = new PartitionStates(topology.partitionCount);
     this.#decisions = new AdaptiveDecisions({ plan, topology });
     this.#placedOn = new Array<TaskExecutor | undefined>(topology.executionVertexCount);
-    this.#spreadable = new Array<boolean | undefined>(regions.regionCount);
     this.#builder = new DeploymentBuilder({ ...options, attempts: this.#attempts, decisions: this.#decisions });
-    this.#deployer = new RegionDeployer({ topology, dependencies: this.#dependencies, builder: this.#builder, faults: options.faults, logger });
     const fence = options.fence;
     this.#events = new JobEventEmitter(options.eventListener ?? noopJobEventListener, (error) => {
       if (fence?.observe(error) === true) this.failJob(fence.error as EngineError);
@@ -113,6 +107,7 @@ export class JobScheduler {
     fence?.onFenced((error) => queueMicrotask(() => this.failJob(error)));
     const enabled = options.releasePartitionsDuringJob ?? true;
     this.#releases = new PartitionReleases({ plan, topology, regions, blockingMaster, partitions: this.#partitions, builder: this.#builder, attempts: this.#attempts, logger, enabled });
+    this.#transitions = new RegionTransitions({ topology, regions, slots: options.slots, states: this.#states, attempts: this.#attempts, partitions: this.#partitions, releases: this.#releases, decisions: this.#decisions, cancelTimeouts: this.#cancelTimeouts, placedOn: this.#placedOn, events: this.#events });
     this.#restarts = new RegionRestarts({
       ...options,
       jobName: plan.name,
@@ -130,14 +125,17 @@ export class JobScheduler {
       host: {
         isRunning: () => this.#state === 'running',
         failJob: (error) => this.failJob(error),
-        cancelRegion: (region, reason) => this.#cancelRegion(region, reason),
-        resetTasks: (regions, reason) => this.#resetTasks(regions, reason),
+        cancelRegion: (region, reason) => this.#transitions.cancelRegion(region, reason),
+        resetTasks: (regions, reason) => this.#transitions.resetTasks(regions, reason),
         rescheduled: (restarted) => this.#rescheduled(restarted),
       },
     });
     this.#approximate = approximateRecoveriesOf({ topology, slots: options.slots, attempts: this.#attempts });
-    this.#approximatePlacement = new ApproximatePlacement(this.#approximate !== undefined && this.#builder.canSpread);
     this.#completion = new JobCompletion({ jobName: plan.name, sinkTempDirs: options.sinkTempDirs ?? [], fileSystems: options.fileSystems ?? [], publishedSinks: options.recovery?.publishedSinks ?? new Map(), events: this.#events, attempts: this.#attempts, restarts: this.#restarts, releases: this.#releases, fence, keepSinkFilesOnFailure: options.keepSinkFilesOnFailure, twoPhaseSinks: twoPhaseSinksOf({ jobId: options.jobId, plan, cwd: options.cwd ?? process.cwd(), fileSystems: options.fileSystems ?? [] }) });
+    const running = (): boolean => this.#state === 'running';
+    const { slots, faults } = options;
+    this.#regionScheduler = new RegionScheduler({ topology, regions, slots, faults, logger, dependencies, states: this.#states, attempts: this.#attempts, partitions: this.#partitions, decisions: this.#decisions, builder: this.#builder, restarts: this.#restarts, transitions: this.#transitions, events: this.#events, latencies: this.#latencies, placements: this.#placements, approximate: this.#approximate !== undefined, host: { isRunning: running, failJob: (error) => this.failJob(error), finishTask: (v, result) => this.#finishTask(v, result), deployFailed: (region, error) => this.#deployFailed(region, error) } });
+    this.#reports = new TaskReports({ plan, topology, regions, slots, states: this.#states, attempts: this.#attempts, restarts: this.#restarts, events: this.#events, latencies: this.#latencies, resumes: this.#resumes, resumedWaiters: this.#resumedWaiters, approximate: this.#approximate, placedOn: this.#placedOn, host: { isRunning: running, finishTask: (v, result) => this.#finishTask(v, result), taskStopped: (v) => this.#taskStopped(v), onFailure: (v, error) => this.#onFailure(v, error), afterTerminal: (region) => this.#afterTerminal(region) } });
   }
 
   /** Whether the job runs (not failing, publishing or done): only then are regions scheduled, restarted, executors replaced. */
@@ -156,9 +154,9 @@ export class JobScheduler {
     return p < 0 || !this.#partitions.isReleased(p);
   }
 
-  /** Resolves once every finished report received so far counted or not (its event stored or refused). */
-  async finishesSettled(): Promise<void> {
-    while (this.#storing.size > 0) await Promise.allSettled([...this.#storing]);
+  /** @see TaskReports.finishesSettled */
+  finishesSettled(): Promise<void> {
+    return this.#reports.finishesSettled();
   }
 
   /** Resolves once the partition releases under way settled. */
@@ -178,7 +176,7 @@ export class JobScheduler {
     this.#state = 'running';
     const { plan, topology } = this.#options;
     this.#emit(jobSubmittedEvent(plan, topology, this.#options.submission, { sinkTempDirs: this.#options.sinkTempDirs ?? [], cwd: this.#options.cwd ?? process.cwd() }));
-    // an adaptive vertex is initialized once decided (#decideReady); a resumed run restores the decisions logged before
+    // an adaptive vertex is initialized once decided (RegionScheduler's #decideReady); a resumed run restores the decisions logged before
     for (const vertex of topology.vertices) if (!this.#decisions.isAdaptive(vertex.index)) this.#emit({ type: 'vertex-initialized', data: { vertexId: vertex.id, parallelism: vertex.parallelism } });
     const recovery = this.#options.recovery;
     for (const decision of recovery?.decisions ?? []) {
@@ -218,7 +216,7 @@ export class JobScheduler {
 
   /** Deploys ready regions while executors have free slots. */
   schedule(): void {
-    this.#scheduleReady();
+    this.#regionScheduler.scheduleReady();
     this.#resumedWaiters.check();
   }
 
@@ -242,65 +240,9 @@ export class JobScheduler {
     });
   }
 
-  #scheduleReady(): void {
-    if (this.#state !== 'running') return;
-    if (this.#decisions.any) this.#decideReady();
-    const { regions, topology, slots } = this.#options;
-    while (this.#states.hasReady) {
-      const free = this.#approximatePlacement.free(slots.available());
-      if (free.length === 0) return;
-      const region = this.#states.nextReady() as number;
-      const placement = placeRegion({ members: regions.membersOf(region), topology, free, spreadable: this.#canSpread(region) }) as RegionPlacement;
-      void this.#deploy(region, placement);
-    }
-    const stalled = stalledJobError(this.#states, this.#restarts.anyUnderWay, this.#dependencies, this.#options.topology, (p) => this.#partitions.isDone(p));
-    if (stalled !== undefined) this.failJob(stalled);
-  }
-
   /** Where tasks were deployed so far: per executor, and how many region deployments were spread. */
   placement(): PlacementSummary {
     return this.#placements.summary();
-  }
-
-  #canSpread(region: number): boolean {
-    if (!this.#builder.canSpread) return false;
-    this.#spreadable[region] ??= hasNoBlockingEdgeInside(this.#options.topology, this.#options.regions, region);
-    return this.#spreadable[region];
-  }
-
-  /**
-   * An adaptive job: every ready region's vertex is decided first (its producers all finished: every edge
-   * of an adaptive vertex is BLOCKING) — `vertex-initialized` with the decision is emitted before any of
-   * its tasks deploys — and ready regions made only of skipped subtasks finish at once, without a slot.
-   */
-  #decideReady(): void {
-    const { regions } = this.#options;
-    const skip: number[] = [];
-    for (const r of this.#states.readyRegions()) {
-      const members = regions.membersOf(r);
-      for (const decision of this.#decisions.decideVerticesOf(members, this.#attempts.results)) {
-        this.#logger.info({ vertexId: decision.vertexId, parallelism: decision.parallelism, bytesIn: decision.bytesIn }, 'undecided -> decided');
-        this.#emit({ type: 'vertex-initialized', data: decision });
-      }
-      if (Array.from(members).every((v) => this.#decisions.isSkipped(v))) skip.push(r);
-    }
-    for (const r of skip) {
-      if (this.#states.stateOf(r) !== READY) continue; // skipped meanwhile, by a finish this loop caused
-      this.#states.unready(r);
-      this.#skipRegion(r);
-    }
-  }
-
-  /** A region of skipped subtasks: finished at once (never deployed, no slot, no partition registered). */
-  #skipRegion(region: number): void {
-    const members = this.#options.regions.membersOf(region);
-    this.#states.set(region, RUNNING);
-    this.#states.remaining[region] = members.length;
-    this.#states.active[region] = members.length;
-    for (const v of Array.from(members)) {
-      if (this.#state !== 'running') return;
-      this.#finishTask(v, { attemptId: this.#attempts.attemptIdOf(v), durationMs: 0, metrics: { recordsIn: 0, outputs: [] }, sinks: [] });
-    }
   }
 
   /** An approximate job's single-task recoveries so far (undefined for other jobs). */
@@ -313,110 +255,39 @@ export class JobScheduler {
     return this.#resumes.records();
   }
 
-  /** Execution vertex `v`'s current, restarted attempt `attemptId` read its first record at `atMs` (its executor's wall clock). */
-  taskReading(v: number, attemptId: string, atMs: number): void {
-    this.#resumes.reading(attemptId, atMs);
-    this.#approximate?.resumed(v, atMs);
-    this.#resumedWaiters.check();
-  }
-
-  /** The executor acknowledged a deployed attempt: it runs. */
-  taskRunning(attemptId: string): void {
-    this.#attempts.running.add(attemptId);
-    this.#latencies.running(attemptId);
-  }
-
   /** From each deployment handed to an executor to its task's `running` report (DeploymentLatencies). */
   deploymentLatency(): DeploymentLatencySummary {
     return this.#latencies.summary();
   }
 
-  /**
-   * Execution vertex `v`'s current attempt finished on `executor`: `task-finished` is emitted, and once
-   * the listener took it the task counts as finished. Should its executor be lost, or the task reset, while
-   * the listener stores it, the report no longer counts.
-   */
+  /** @see TaskReports.taskReading */
+  taskReading(v: number, attemptId: string, atMs: number): void {
+    this.#reports.taskReading(v, attemptId, atMs);
+  }
+
+  /** @see TaskReports.taskRunning */
+  taskRunning(attemptId: string): void {
+    this.#reports.taskRunning(attemptId);
+  }
+
+  /** @see TaskReports.taskFinished */
   taskFinished(executor: TaskExecutorId, v: number, result: TaskResult): void {
-    this.#attempts.running.delete(result.attemptId);
-    const stored = this.#emit(taskFinishedEvent({ ...this.#options, v, attempt: this.#attempts.numberOf(v), result }));
-    if (stored === true) {
-      this.#finishTask(v, result);
-      return;
-    }
-    const attempt = this.#attempts.numberOf(v);
-    const settle = (ok: boolean): void => {
-      if (this.#options.slots.isLost(executor) || this.#attempts.numberOf(v) !== attempt) return;
-      if (ok) this.#finishTask(v, result);
-      else this.#taskStopped(v); // unrecorded: not finished; the job is failing
-    };
-    if (stored === false) settle(false);
-    else {
-      const pending: Promise<unknown> = stored.then(settle).finally(() => this.#storing.delete(pending));
-      this.#storing.add(pending);
-    }
+    this.#reports.taskFinished(executor, v, result);
   }
 
-  /** Execution vertex `v`'s current attempt failed: its region stops; the failure goes to RegionRestarts. */
+  /** @see TaskReports.taskFailed */
   taskFailed(v: number, error: Error, metrics?: TaskMetrics): void {
-    const attemptId = this.#attempts.attemptIdOf(v);
-    this.#attempts.running.delete(attemptId);
-    this.#approximate?.lost(v, attemptId, this.#attempts.numberOf(v), metrics, this.#state === 'running');
-    this.#placedOn[v] = undefined;
-    const region = this.#regionOf(v);
-    this.#states.active[region] = (this.#states.active[region] as number) - 1;
-    this.#onFailure(v, error);
-    this.#afterTerminal(region);
+    this.#reports.taskFailed(v, error, metrics);
   }
 
-  /** A task failed: to RegionRestarts — unless its error says the run is fenced (a commit refused): then the job fails, nothing restarts. */
-  #onFailure(v: number, error: Error): void {
-    const fence = this.#options.fence;
-    if (fence?.observe(error) === true) this.failJob(fence.error as EngineError);
-    else this.#restarts.onFailure(v, error);
-  }
-
-  /**
-   * Execution vertex `v`'s current attempt confirmed its cancellation. One this job master did not ask
-   * for (its region is not cancelling: a task executor that drained past its timeout cancelled what still
-   * ran) is a failure, failed over like a task of a lost executor — never a task quietly stopped.
-   */
+  /** @see TaskReports.taskCancelled */
   taskCancelled(v: number, metrics?: TaskMetrics): void {
-    if (metrics !== undefined) this.#approximate?.stopped(this.#attempts.attemptIdOf(v), metrics);
-    const region = this.#regionOf(v);
-    if (this.#states.stateOf(region) !== CANCELLING) {
-      const id = this.#options.topology.executionVertexId(v);
-      this.taskFailed(v, new EngineError('WEFT_ERR_TASK_CANCELLED', `task ${id} was cancelled by its task executor, not by the job master (an executor that drains past its timeout cancels what still runs): it fails over`, { context: { executionVertexId: id } }));
-      return;
-    }
-    this.#attempts.running.delete(this.#attempts.attemptIdOf(v));
-    this.#taskStopped(v);
+    this.#reports.taskCancelled(v, metrics);
   }
 
-  /**
-   * `executor` is gone (the job master removed it from its registry): every task it ran fails with
-   * `lost`. A region spread over other executors too keeps its tasks there until its restart (or the
-   * job's failure) cancels them; it gives its slots back once they all stopped.
-   */
+  /** @see TaskReports.executorLost */
   executorLost(executor: TaskExecutor, lost: EngineError): void {
-    const { regions } = this.#options;
-    for (const r of this.#states.activeOn(executor)) {
-      const members = Array.from(regions.membersOf(r));
-      const gone = members.filter((v) => this.#placedOn[v] === executor);
-      if (gone.length === 0) continue;
-      const failed = gone.find((v) => !this.#attempts.isDone(v)) ?? members.find((v) => !this.#attempts.isDone(v));
-      // an approximate job: each lost task opens a recovery, with the counters its executor last reported
-      const lastReported = this.#approximate === undefined ? undefined : new Map(executor.progress().map((p) => [p.attemptId, p.metrics]));
-      for (const v of gone) {
-        this.#placedOn[v] = undefined;
-        const attemptId = this.#attempts.attemptIdOf(v);
-        this.#attempts.running.delete(attemptId);
-        if (lastReported !== undefined && !this.#attempts.isDone(v)) this.#approximate?.lost(v, attemptId, this.#attempts.numberOf(v), lastReported.get(attemptId), this.#state === 'running');
-      }
-      this.#states.active[r] = (this.#states.active[r] as number) - gone.length;
-      if (this.#states.active[r] === 0) this.#states.releaseSlot(r); // gives nothing to the lost executor
-      if (failed !== undefined) this.#restarts.onFailure(failed, lost);
-      this.#afterTerminal(r);
-    }
+    this.#reports.executorLost(executor, lost);
   }
 
   /** Fails the job from outside (the caller's AbortSignal): it ends with `job-cancelled`. */
@@ -437,58 +308,23 @@ export class JobScheduler {
     this.#resumedWaiters.check();
     for (let r = 0; r < this.#states.count; r++) {
       const state = this.#states.stateOf(r);
-      if (state === RUNNING || state === DEPLOYING) this.#cancelRegion(r, 'the job failed');
+      if (state === RUNNING || state === DEPLOYING) this.#transitions.cancelRegion(r, 'the job failed');
     }
     this.#maybeSettleFailure();
   }
 
-  async #deploy(region: number, placement: RegionPlacement): Promise<void> {
-    const states = this.#states;
-    this.#markDeploying(region, placement);
-    const version = states.version[region];
-    const prepared = await this.#deployer.prepare(region, placement, () => states.version[region] === version && states.stateOf(region) === DEPLOYING);
-    if (prepared.kind === 'stale') return;
-    if (prepared.kind === 'failed') {
-      if (states.version[region] === version) this.#deployFailed(region, prepared.error);
-      return;
-    }
-    const { deployment } = prepared;
-    this.#markRunning(region, deployment, placement);
-    this.#latencies.deployed(deployment.tasks.map((t) => t.attemptId));
-    this.#placements.deployed(placement);
-    handOut(deployment, placement);
-    announceApproximate(deployment, this.#options.slots.live);
-  }
-
-  /** The region is being deployed to its placement, taking its slots; each task is placed on its executor. */
-  #markDeploying(region: number, placement: RegionPlacement): void {
-    const members = this.#options.regions.membersOf(region);
-    this.#states.deploying(region, placement.slots, members.length);
-    for (let i = 0; i < members.length; i++) this.#placedOn[members[i] as number] = placement.executorOfMember[i];
-  }
-
-  /** The region's deployment is handed to its executors: a `task-deployed` per task; its blocking outputs are being produced. */
-  #markRunning(region: number, deployment: RegionDeployment, placement: RegionPlacement): void {
-    const { topology, regions } = this.#options;
-    this.#states.set(region, RUNNING);
-    this.#attempts.markDeployed(regions.membersOf(region));
-    for (const task of deployment.tasks) for (const output of task.outputs) if (!output.pipelined) this.#partitions.markDeployed(topology.indexOfResultPartition(output.partition.partitionId));
-    deployment.tasks.forEach((task, i) => {
-      const executor = (placement.executorOfMember[i] as TaskExecutor).id;
-      this.#emit({ type: 'task-deployed', data: { executionVertexId: task.executionVertexId, attempt: task.attempt, executor } });
-    });
-  }
-
-  /** The region's tasks stopped all at once (its deployment failed or was cancelled before it was handed over). */
-  #unplace(region: number): void {
-    for (const v of Array.from(this.#options.regions.membersOf(region))) this.#placedOn[v] = undefined;
+  /** A task failed: to RegionRestarts — unless its error says the run is fenced (a commit refused): then the job fails, nothing restarts. */
+  #onFailure(v: number, error: Error): void {
+    const fence = this.#options.fence;
+    if (fence?.observe(error) === true) this.failJob(fence.error as EngineError);
+    else this.#restarts.onFailure(v, error);
   }
 
   /** Building the region's deployment failed (e.g. registering a partition): it fails as its first task. */
   #deployFailed(region: number, error: Error): void {
     const states = this.#states;
     states.active[region] = 0;
-    this.#unplace(region);
+    this.#transitions.unplace(region);
     states.releaseSlot(region);
     states.set(region, CANCELLING);
     this.#onFailure(this.#options.regions.membersOf(region)[0] as number, error);
@@ -514,24 +350,13 @@ export class JobScheduler {
       states.partitionFinished(partition, restarting);
     }
     if (states.remaining[region] === 0) {
-      this.#markRegionFinished(region);
+      this.#transitions.markRegionFinished(region);
       if (states.finished === states.count && this.#state === 'running') {
         void this.#publishSinks();
         return;
       }
     }
     this.schedule();
-  }
-
-  /** Every task of the region finished: it gives its slot back; partition groups it was the last reader of are released. */
-  #markRegionFinished(region: number): void {
-    const states = this.#states;
-    states.set(region, FINISHED);
-    states.finished++;
-    states.releaseSlot(region);
-    const released = this.#releases.regionFinished(region);
-    for (const p of released) this.#partitions.markReleased(p);
-    if (released.length > 0) this.#emit({ type: 'partitions-released', data: { partitionIds: released.map((p) => this.#options.topology.resultPartitionId(p)) } });
   }
 
   /** Task `v` stopped without finishing (cancelled, or its finish was not recorded). */
@@ -552,53 +377,6 @@ export class JobScheduler {
     }
     if (this.#state === 'failing') this.#maybeSettleFailure();
     else this.#restarts.maybeRestart();
-  }
-
-  #cancelRegion(r: number, reason: string): void {
-    const states = this.#states;
-    const state = states.stateOf(r);
-    if (state === READY) states.unready(r);
-    if (state === RUNNING || state === DEPLOYING) {
-      states.set(r, CANCELLING);
-      states.version[r] = (states.version[r] as number) + 1;
-      const members = Array.from(this.#options.regions.membersOf(r));
-      const executors = states.executorsOf(r).filter((e) => !this.#options.slots.isLost(e.id));
-      const attemptIds = members.filter((v) => !this.#attempts.isDone(v)).map((v) => this.#attempts.attemptIdOf(v));
-      if (state === RUNNING && executors.length > 0 && attemptIds.length > 0) {
-        // every executor of the region is sent every attempt id: each cancels those it runs
-        for (const executor of executors) executor.cancel(attemptIds, reason);
-        this.#cancelTimeouts.arm(r, executors, (executor) => (states.active[r] as number) > 0 && members.some((v) => this.#placedOn[v] === executor));
-      }
-      if (state === DEPLOYING) {
-        states.active[r] = 0;
-        this.#unplace(r);
-      }
-      if (states.active[r] === 0) states.releaseSlot(r);
-    } else if (state !== CANCELLING) {
-      // A finished region runs again: it no longer counts as finished (nor for releases).
-      if (state === FINISHED) {
-        states.finished--;
-        this.#releases.regionUnfinished(r);
-      }
-      states.set(r, CANCELLING);
-    }
-  }
-
-  /** The tasks of `regions` get new attempts (`tasks-reset`); their blocking partitions are released. Returns those partitions. */
-  #resetTasks(regions: readonly number[], reason: string): number[] {
-    const { topology } = this.#options;
-    const vertices = regions.flatMap((r) => Array.from(this.#options.regions.membersOf(r))).sort((a, b) => a - b);
-    const outputs: number[] = [];
-    for (const v of vertices) {
-      this.#attempts.reset(v);
-      for (const partition of blockingOutputsOf(topology, v)) {
-        outputs.push(partition);
-        this.#partitions.markReset(partition);
-      }
-    }
-    // skipped subtasks are reset with their regions (they finish again at once) but were never logged: not named
-    this.#emit({ type: 'tasks-reset', data: { tasks: vertices.filter((v) => !this.#decisions.isSkipped(v)).map((v) => topology.executionVertexId(v)), reason } });
-    return outputs;
   }
 
   /** Reset regions wait for their inputs again (a finished input whose producer is still restarting is not done). */
