@@ -116,6 +116,8 @@ export type * from './faults/fault-injector.js';
 export { DEFAULT_CANCEL_TIMEOUT_MS } from './job-master/job-master.js';
 export * from './job-master/job-events.js';
 export * from './job-master/run-job.js';
+export type { RunJobOptions } from './job-master/run-job-options.js';
+export type { JobResult } from './job-master/job-result.js';
 export { jobModuleHash } from './job-master/job-module-hash.js';
 
 // ---- the job event log the engine is handed (implementations: @weft/job-store) ----
