@@ -2,339 +2,36 @@ import { stat } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { type AdaptiveBatchOptions, DEFAULT_APPROXIMATE_RECONNECT_TIMEOUT_MS, DEFAULT_CHECKPOINT_RETENTION, discardsCheckpointsAtEnd, EngineError, resolveAdaptiveBatchOptions, isEngineError, EXCHANGE_MODES, type ExternalFileSystem, type JobEventLog, type ExchangeMode, isExchangeMode, type JobResult, loadJob, type PrestartedWorkers, prestartWorkers, type RestartStrategyOptions, runJob } from '@weft/engine';
+import { DEFAULT_APPROXIMATE_RECONNECT_TIMEOUT_MS, DEFAULT_CHECKPOINT_RETENTION, discardsCheckpointsAtEnd, EngineError, isEngineError, EXCHANGE_MODES, type ExternalFileSystem, type JobEventLog, type ExchangeMode, isExchangeMode, type JobResult, type PrestartedWorkers, prestartWorkers, type RestartStrategyOptions, runJob } from '@weft/engine';
 import type { ShuffleServiceFactory } from '@weft/shuffle-api';
 import type { ShuffleServerServiceFactory } from '@weft/shuffle-remote/client';
 import type { BlobStore } from '@weft/shuffle-remote';
-import { type CliIo, type Command, ExitCode } from '../command.js';
+import { type Command, ExitCode } from '../command.js';
 import { DEFAULT_STANDBY_TAKEOVER_MS, standBy } from './standby.js';
 import { integerFlag, parseCommandArgs, usageError } from '../parse-command-args.js';
 import type { FaultHarness } from '../faults/fault-harness.js';
-import { FAULT_SPEC_GRAMMAR, type FaultSpec, parseFaultSpec } from '../faults/fault-spec.js';
+import { type FaultSpec, parseFaultSpec } from '../faults/fault-spec.js';
 import { formatFaultReport } from './fault-report.js';
 import { describeError, formatFailoverLine, formatFailure, formatProgressLine, formatReplicationLine, formatRunSummary, runSummaryJson } from './run-report.js';
-import { parseRecoveryFlags, RECOVERY_FLAGS, RECOVERY_USAGE } from './run-options.js';
-import { MEMORY_FLAGS, MEMORY_USAGE, parseMemoryFlags } from './memory-flags.js';
-import type { ClusterExecutorProvider } from '@weft/cluster';
-import { readSecret } from '../read-secret.js';
-import { extractRunUiFlags, newRunJobId, RUN_UI_USAGE, type RunUi, startRunUi } from './run-ui.js';
-import { stderrLogger } from '../stderr-logger.js';
-import { bundleJobModule } from './bundle-job-module.js';
-import { ADAPTIVE_FLAGS, ADAPTIVE_USAGE, parseAdaptiveFlags } from './adaptive-flags.js';
-import { CHECKPOINT_FLAGS, CHECKPOINT_USAGE, parseCheckpointFlags } from './checkpoint-flags.js';
-import { APPROXIMATE_FLAGS, CHECKPOINTED_DEFAULT_RESTART, APPROXIMATE_USAGE, parseApproximateFlags } from './approximate-flags.js';
+import { parseRecoveryFlags, RECOVERY_FLAGS } from './run-options.js';
+import { MEMORY_FLAGS, parseMemoryFlags } from './memory-flags.js';
+import { extractRunUiFlags, newRunJobId, type RunUi, startRunUi } from './run-ui.js';
+import { ADAPTIVE_FLAGS, parseAdaptiveFlags } from './adaptive-flags.js';
+import { CHECKPOINT_FLAGS, parseCheckpointFlags } from './checkpoint-flags.js';
+import { APPROXIMATE_FLAGS, CHECKPOINTED_DEFAULT_RESTART, parseApproximateFlags } from './approximate-flags.js';
 import { BlobCheckpointStorage } from './blob-checkpoint-storage.js';
 import { defaultMetaUrl, defaultStoreUrl } from './default-stores.js';
-
-/** The most copies --shuffle-replicas takes (the client's `replicas` limit). */
-const MAX_SHUFFLE_REPLICAS = 8;
-
-/** The restart strategy under --inject-faults when none is given. */
-const FAULT_RESTART_ATTEMPTS = 10;
-const FAULT_RESTART_DELAY_MS = 100;
-
-const USAGE = `Usage: weft run <job module> [--parallelism N] [--store URL] [--meta URL] [--shuffle-servers URL [--shuffle-replicas N]] [--executor inprocess|workers]
-                [--cluster URL [--cluster-startup-timeout MS] [--secret-file PATH]]
-                [--parallelism auto [--min-parallelism N] [--max-parallelism N] [--data-volume-per-task SIZE]]
-                [--workers N] [--slots N] [--pipelined-shuffle memory|network] [--buffer-timeout MS] [--exchange-mode MODE] [--restart-strategy S ...]
-                [--failover-strategy F] [--task-memory SIZE] [--spill-dir PATH]
-                [--checkpoint-interval D [--checkpoint-mode M] [--from-checkpoint latest|ID] ...]
-                [--inject-faults SPEC] [--job-id ID] [--ui [PORT]] [--plan-only] [--json] [-- job args...]
-
-Runs a batch job: a .ts or .js module whose default export is defineJob((ctx) => ...). Its pipelined
-regions are scheduled as their blocking inputs finish; pipelined exchanges go through the in-memory
-shuffle inside one executor, or — on two or more workers — through the network shuffle, a region's
-tasks spread over the workers; blocking ones through the persisted shuffle named by --store and --meta.
-
-Options:
-  --parallelism N           default parallelism of the job's operators (default: the number of cores);
-                            auto: decided at run time from the data (see Adaptive parallelism below)
-  --store URL               where blocking partitions are stored: file:///abs/dir or s3://bucket/prefix
-                            (default: $WEFT_STORE, else ./.weft/shuffle)
-  --meta URL                partition metadata: sqlite:///abs/file.db, redis://host:port/db or
-                            redis+sentinel://host:port[,host:port…]/name/db (writes wait for a replica)
-                            (default: $WEFT_META, else ./.weft/shuffle-meta.db)
-  --shuffle-servers URL     push blocking partitions to the \`weft shuffle-server\` pool registered in this
-                            Redis (redis://host:port/db or redis+sentinel://…; default: $WEFT_SHUFFLE_SERVERS) instead of --store/--meta;
-                            job tokens are signed with $WEFT_SHUFFLE_SECRET. --store s3://… then names the
-                            servers' S3 tier, read when a server is gone.
-  --shuffle-replicas N      with --shuffle-servers: push every blocking partition to N servers (default 1,
-                            at most ${MAX_SHUFFLE_REPLICAS}), on different hosts where the pool has them; a reader uses any copy,
-                            so one server's death re-runs no task. More than the live servers: a warning,
-                            and as many as there are (the summary says how many were used).
-  --executor KIND           workers (default): a pool of worker processes; inprocess: this process only
-  --cluster URL             run on the task executors registered in this Redis (redis://host:port/db;
-                            default: $WEFT_CLUSTER) instead of local processes (docs/cluster.md). The
-                            job's code travels with it (bundled, stored in that Redis by sha256);
-                            deployments are signed with $WEFT_SHUFFLE_SECRET (or --secret-file).
-                            Needs a blocking shuffle every host reaches: --store s3://… with
-                            --meta redis://…, or --shuffle-servers
-  --cluster-startup-timeout MS
-                            with --cluster: how long to wait for a first executor (default 30000);
-                            none by then: the job fails, exit 1
-  --secret-file PATH        with --cluster: file holding the shared secret
-  --workers N               worker processes (default: the number of cores)
-  --slots N                 regions one executor runs at once (default: 1 per worker; with
-                            --executor inprocess, the number of cores); a region spread over
-                            workers takes one slot on each
-  --pipelined-shuffle S     memory: each pipelined region runs whole in one executor; network: worker
-                            processes serve pipelined partitions to each other over TCP
-                            (@weft/shuffle-network, on 127.0.0.1) and a region's tasks are spread over
-                            them (default: network with --workers 2 or more, else memory; with
-                            --cluster, network spreads regions over executors holding one slot)
-  --buffer-timeout MS       a pipelined exchange's partly filled buffer goes to its consumer once it is
-                            this old (Flink's execution.buffer-timeout; the shuffles' flushTimeoutMs);
-                            0: every record at once (default 100)
-  --exchange-mode MODE      ${EXCHANGE_MODES.join(' | ')}
-                            (default: the job's own, else ALL_EDGES_BLOCKING)
-  --no-release-during-job   keep every blocking partition until the job ends (default: a result's
-                            partitions are released as soon as every region reading them finished)
-  --job-id ID               name the run (default: a fresh random id). Every run's events go to the job
-                            event log in the --meta store (with --shuffle-servers: the servers' Redis);
-                            when it holds an unfinished run of ID, the same command resumes it: tasks
-                            that finished and whose partitions still exist are not run again. A
-                            finished ID, another job module or other job arguments are refused (exit 2)
-  --standby                 with --job-id: a standby job master — wait while another run of ID holds its
-                            lease (renewed every second), take the job over (resume it) once the lease
-                            goes unrenewed for --standby-takeover-ms MS (default ${DEFAULT_STANDBY_TAKEOVER_MS}); a run that ends
-                            meanwhile: nothing to do (exit 0 if it succeeded, else 1)
-${RUN_UI_USAGE}
-  --json                    print a machine-readable summary on stdout (with every failover)
-  --plan-only               print the job's topology (docs/DESIGN.md contract 1: what \`weft plan\` reads;
-                            one line with --json) and exit without running it
-  -h, --help                show this help
-
-${RECOVERY_USAGE}
-
-${MEMORY_USAGE}
-
-${ADAPTIVE_USAGE}
-
-${CHECKPOINT_USAGE}
-
-${APPROXIMATE_USAGE}
-
-Every failover is reported: the task that failed and why (error code and message), the tasks restarted
-(exactly what \`weft plan <topology> --fail <task> [--lost <partition>]...\` predicts for the job's
-topology) and the work that saved against restarting every task.
-
-Fault injection:
-  --inject-faults SPEC      damage the job on purpose, to watch it recover. Without any restart flag,
-                            the restart strategy is then fixed-delay with ${FAULT_RESTART_ATTEMPTS} attempts, ${FAULT_RESTART_DELAY_MS} ms apart.
-  ${FAULT_SPEC_GRAMMAR.replace(/\n/g, '\n  ')}
-
-Arguments after -- go to the job (ctx.args); the examples take --input <path> and --output <path>.
-A job's inputs and outputs may be s3://bucket/key URLs as well as paths: an input object (or the objects
-under a prefix) is split by byte ranges and read with ranged GETs; an output is published all or
-nothing when the job succeeds (the key never exists half-written).
-S3 endpoint and credentials (for --store s3://… and s3:// inputs and outputs alike) come from
-AWS_ENDPOINT_URL_S3 / AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
-
-Exit codes: 0 the job succeeded; 1 the job failed; 2 bad usage, missing module, invalid job or job
-arguments, or an input the job cannot read.
-`;
-
-function isShuffleConfigError(error: unknown): boolean {
-  const code = (error as { code?: unknown })?.code;
-  return code === 'SHF_ERR_INVALID_CONFIG' || code === 'SHF_ERR_INVALID_ARGUMENT';
-}
-
-/** A documented shuffle error that is not about the command line (a backend refused the job). */
-function isShuffleFailure(error: unknown): boolean {
-  const code = (error as { code?: unknown })?.code;
-  return typeof code === 'string' && code.startsWith('SHF_ERR_') && !isShuffleConfigError(error);
-}
-
-// The shuffle implementations are imported when a job runs (after its workers were forked, so their
-// start-up overlaps this import), not when `weft` starts.
-const PIPELINED_MODULE = '@weft/shuffle-memory';
-const NETWORK_MODULE = '@weft/shuffle-network';
-const BLOCKING_MODULE = '@weft/shuffle-remote';
-const SERVER_MODULE = '@weft/shuffle-remote/client';
-
-/** The pipelined shuffle: in memory (a region whole in one executor), or over TCP between workers. */
-async function pipelinedShuffle(kind: 'memory' | 'network', reconnectTimeoutMs: number | undefined, flushTimeoutMs: number | undefined): Promise<ShuffleServiceFactory> {
-  // --buffer-timeout: how old a partly filled buffer gets before it is sent
-  const flush = flushTimeoutMs === undefined ? {} : { flushTimeoutMs };
-  if (kind === 'network') {
-    const { createNetworkShuffleServiceFactory } = await import('@weft/shuffle-network');
-    // an approximate job: a channel whose producer went away waits this long for its new attempt (--approximate-reconnect-timeout)
-    return createNetworkShuffleServiceFactory({ ...flush, ...(reconnectTimeoutMs === undefined ? {} : { reconnectTimeoutMs }) });
-  }
-  const { createMemoryShuffleServiceFactory } = await import('@weft/shuffle-memory');
-  return createMemoryShuffleServiceFactory(flush);
-}
-
-/** A setting and where it came from, so an error names what the user wrote: `--store`, or `WEFT_STORE`. */
-interface Setting {
-  readonly value: string;
-  readonly source: string;
-}
-
-/** The flag's value, else the environment variable's, else the default — with its source. */
-function setting(flag: string, value: string | undefined, variable: string, env: CliIo['env'], fallback: string): Setting {
-  if (value !== undefined) return { value, source: flag };
-  const fromEnv = env[variable];
-  if (fromEnv !== undefined) return { value: fromEnv, source: variable };
-  return { value: fallback, source: `${flag} (default ${fallback})` };
-}
-
-/** The setting a shuffle config error is about, by the prefix of its `context.setting`, if any. */
-function settingOf(error: unknown, settings: Readonly<Record<string, Setting | undefined>>): string | undefined {
-  const name = String((error as { context?: { setting?: unknown } }).context?.setting ?? '');
-  for (const [prefix, s] of Object.entries(settings)) if (s !== undefined && name.startsWith(prefix)) return s.source;
-  return name === '' ? undefined : `the shuffle setting ${name}`;
-}
-
-/** The blocking shuffle from --store / --meta (or WEFT_STORE / WEFT_META); defaults under ./.weft/. */
-async function blockingShuffle(store: Setting, meta: Setting): Promise<ShuffleServiceFactory> {
-  const { createRemoteShuffleServiceFactory } = await import('@weft/shuffle-remote');
-  try {
-    return createRemoteShuffleServiceFactory({ store: store.value, meta: meta.value });
-  } catch (error) {
-    if (!isShuffleConfigError(error)) throw error;
-    throw usageError('run', `${settingOf(error, { meta, store }) ?? 'the blocking shuffle'}: ${(error as Error).message}`, error);
-  }
-}
-
-/**
- * The blocking shuffle of a `weft shuffle-server` pool found in the Redis registry at `registry`; `tier`
- * is the servers' S3 tier, if they have one.
- */
-async function serverShuffle(registry: Setting, tier: Setting | undefined, replicas: number | undefined): Promise<ShuffleServerServiceFactory> {
-  const { createShuffleServerServiceFactory } = await import('@weft/shuffle-remote/client');
-  try {
-    return createShuffleServerServiceFactory({ redis: registry.value, ...(tier === undefined ? {} : { tier: tier.value }), ...(replicas === undefined ? {} : { replicas }) });
-  } catch (error) {
-    if (!isShuffleConfigError(error)) throw error;
-    const secret = { value: '', source: 'WEFT_SHUFFLE_SECRET' };
-    throw usageError('run', `${settingOf(error, { tier, secret, redis: registry }) ?? registry.source}: ${(error as Error).message}`, error);
-  }
-}
-
-/**
- * Where `s3://bucket/key` job inputs and outputs live: the S3 file system, with the same endpoint and
- * credentials as an S3 store (the AWS variables, read when first used; worker processes read their own).
- */
-async function s3FileSystem(): Promise<ExternalFileSystem> {
-  const { createS3FileSystem } = await import('@weft/shuffle-remote');
-  return createS3FileSystem();
-}
-
-/** The job event log in the store named by `where` (--meta, or the shuffle servers' Redis). */
-async function openEventLog(where: Setting): Promise<JobEventLog> {
-  const { createJobEventLog } = await import('@weft/job-store');
-  try {
-    return await createJobEventLog(where.value, { setting: where.source });
-  } catch (error) {
-    if (!isShuffleConfigError(error)) throw error;
-    throw usageError('run', `${where.source}: ${(error as Error).message}`, error);
-  }
-}
-
-/** How the job module is loaded in this process and its workers (`--json`'s `cli.jobModule`). */
-let jobModuleLoad: 'esbuild-bundle' | 'tsx' | 'as-is' = 'as-is';
-
-/**
- * A TypeScript job module in a process started without tsx (the built CLI): bundled by esbuild into
- * plain JavaScript that this process and its workers import instead (bundleJobModule); if that fails,
- * tsx's loader registered here, as the workers get it lazily (WEFT_WORKER_LOADER).
- */
-async function ensureTypeScriptLoader(jobPath: string): Promise<void> {
-  jobModuleLoad = 'as-is';
-  if (!isTypeScript(jobPath) || process.execArgv.some((a) => a.includes('tsx'))) return;
-  if (await bundleJobModule(jobPath)) {
-    jobModuleLoad = 'esbuild-bundle';
-    return;
-  }
-  jobModuleLoad = 'tsx';
-  const { register } = await import('tsx/esm/api');
-  register();
-}
-
-/**
- * Node options for workers: those of this process. A TypeScript job needs a loader: from the sources the
- * workers inherit `--import tsx` (this process has it); from built code they import the job's esbuild
- * bundle (ensureTypeScriptLoader), or, if there is none, register tsx lazily, after the engine's modules
- * are loaded (WEFT_WORKER_LOADER, set in this process's environment so replacement workers get it too) —
- * `--import tsx` would put every worker module through its hooks (measured in bench/README.md).
- */
-function workerExecArgv(jobPath: string): string[] {
-  const argv = process.execArgv.filter((a) => !a.startsWith('--test') && !a.startsWith('--inspect'));
-  const hasTsx = argv.some((a) => a.includes('tsx'));
-  if (isTypeScript(jobPath) && !hasTsx && jobModuleLoad === 'tsx') process.env['WEFT_WORKER_LOADER'] ??= import.meta.resolve('tsx/esm');
-  return argv;
-}
-
-function isTypeScript(jobPath: string): boolean {
-  return /\.(c|m)?tsx?$/.test(jobPath);
-}
-
-/**
- * How this CLI process runs, for `--json` (`"cli"`): from the built code (`dist/`, plain node) or the
- * TypeScript sources (through tsx: `tsx: "preloaded"`), and how the job module is loaded — as it is
- * (JavaScript, or through the preloaded tsx), as an esbuild bundle, or through tsx registered lazily.
- */
-function cliRuntime(): { readonly code: 'built' | 'source'; readonly tsx: 'preloaded' | 'none'; readonly jobModule: 'esbuild-bundle' | 'tsx' | 'as-is' } {
-  const code = import.meta.url.endsWith('.ts') ? 'source' : 'built';
-  const preloaded = process.execArgv.some((a) => a.includes('tsx'));
-  return { code, tsx: preloaded ? 'preloaded' : 'none', jobModule: jobModuleLoad };
-}
-
-/** `--plan-only`: the job's topology (contract 1) — pretty for a person, one line with --json. */
-async function printPlan(jobPath: string, request: { args: string[]; parallelism: number | undefined; adaptive: AdaptiveBatchOptions | undefined; exchangeMode: ExchangeMode | undefined; cwd: string; json: boolean }, io: CliIo): Promise<number> {
-  // --parallelism auto: sources sized from their inputs (which must exist then), undecided vertices at their reserved size
-  const adaptive = request.adaptive === undefined ? undefined : { options: resolveAdaptiveBatchOptions(request.adaptive) };
-  const loaded = await loadJob({
-    ...(adaptive === undefined ? {} : { adaptive }),
-    job: jobPath,
-    args: request.args,
-    parallelism: request.parallelism ?? availableParallelism(),
-    cwd: request.cwd,
-    // a plan can be shown before its input exists
-    checkInputs: false,
-    ...(request.exchangeMode === undefined ? {} : { exchangeMode: request.exchangeMode }),
-  });
-  io.stdout.write(request.json ? `${JSON.stringify(loaded.plan.topology)}\n` : `${JSON.stringify(loaded.plan.topology, null, 2)}\n`);
-  return ExitCode.OK;
-}
-
-/**
- * `--cluster` (or $WEFT_CLUSTER): the cluster's task executors as the job's executor provider. The
- * blocking shuffle must be one every host reaches (S3 + Redis, or a shuffle-server pool).
- */
-async function clusterProvider(request: {
-  values: { cluster?: string | undefined; 'cluster-startup-timeout'?: string | undefined; 'secret-file'?: string | undefined; executor?: string | undefined; workers?: string | undefined };
-  servers: Setting | undefined;
-  store: Setting;
-  meta: Setting;
-  io: CliIo;
-}): Promise<ClusterExecutorProvider | undefined> {
-  const { values, servers, store, meta, io } = request;
-  const url = values.cluster ?? (io.env['WEFT_CLUSTER'] === '' ? undefined : io.env['WEFT_CLUSTER']);
-  const timeout = integerFlag('run', '--cluster-startup-timeout', values['cluster-startup-timeout'], 1);
-  if (url === undefined) {
-    if (timeout !== undefined) throw usageError('run', '--cluster-startup-timeout needs --cluster');
-    return undefined;
-  }
-  if (values.executor !== undefined || values.workers !== undefined) throw usageError('run', `--cluster cannot be combined with ${values.executor !== undefined ? '--executor' : '--workers'}: the cluster's task executors run the job`);
-  if (servers === undefined && !(store.value.startsWith('s3://') && meta.value.startsWith('redis'))) {
-    throw usageError('run', `--cluster needs a blocking shuffle every host reaches: --store s3://… with --meta redis://…, or --shuffle-servers (got ${store.source} ${store.value.startsWith('s3://') ? 's3' : 'local'}, ${meta.source} ${meta.value.split(':')[0]})`);
-  }
-  const secret = await readSecret('run', values['secret-file'], io);
-  const { ClusterExecutorProvider } = await import('@weft/cluster');
-  try {
-    return new ClusterExecutorProvider({ cluster: url, secret, ...(timeout === undefined ? {} : { startupTimeoutMs: timeout }), logger: stderrLogger(io, false) });
-  } catch (error) {
-    if (isShuffleConfigError(error) || isEngineError(error, 'WEFT_ERR_INVALID_ARGUMENT')) throw usageError('run', `--cluster: ${(error as Error).message}`, error);
-    throw error;
-  }
-}
+import { FAULT_RESTART_ATTEMPTS, FAULT_RESTART_DELAY_MS, MAX_SHUFFLE_REPLICAS, RUN_USAGE } from './run-usage.js';
+import { isShuffleConfigError, isShuffleFailure, type Setting, setting } from './run-settings.js';
+import { BLOCKING_MODULE, blockingShuffle, NETWORK_MODULE, openEventLog, PIPELINED_MODULE, pipelinedShuffle, s3FileSystem, SERVER_MODULE, serverShuffle } from './run-backends.js';
+import { cliRuntime, ensureTypeScriptLoader, workerExecArgv } from './job-module-loader.js';
+import { printPlan } from './print-plan.js';
+import { clusterProvider } from './cluster-provider.js';
 
 export const runCommand: Command = {
   name: 'run',
   summary: 'run a batch job module on worker processes, with live progress and a summary',
-  usage: USAGE,
+  usage: RUN_USAGE,
   async run(allArgs, io) {
     const { args, ui: uiRequest } = extractRunUiFlags(allArgs);
     const { values, positionals, rest } = parseCommandArgs('run', args, {

@@ -1,0 +1,21 @@
+import { availableParallelism } from 'node:os';
+import { type AdaptiveBatchOptions, type ExchangeMode, loadJob, resolveAdaptiveBatchOptions } from '@weft/engine';
+import { type CliIo, ExitCode } from '../command.js';
+
+/** `--plan-only`: the job's topology (contract 1) — pretty for a person, one line with --json. */
+export async function printPlan(jobPath: string, request: { args: string[]; parallelism: number | undefined; adaptive: AdaptiveBatchOptions | undefined; exchangeMode: ExchangeMode | undefined; cwd: string; json: boolean }, io: CliIo): Promise<number> {
+  // --parallelism auto: sources sized from their inputs (which must exist then), undecided vertices at their reserved size
+  const adaptive = request.adaptive === undefined ? undefined : { options: resolveAdaptiveBatchOptions(request.adaptive) };
+  const loaded = await loadJob({
+    ...(adaptive === undefined ? {} : { adaptive }),
+    job: jobPath,
+    args: request.args,
+    parallelism: request.parallelism ?? availableParallelism(),
+    cwd: request.cwd,
+    // a plan can be shown before its input exists
+    checkInputs: false,
+    ...(request.exchangeMode === undefined ? {} : { exchangeMode: request.exchangeMode }),
+  });
+  io.stdout.write(request.json ? `${JSON.stringify(loaded.plan.topology)}\n` : `${JSON.stringify(loaded.plan.topology, null, 2)}\n`);
+  return ExitCode.OK;
+}
