@@ -4,6 +4,12 @@ import type { TaskCheckpointing } from '../runtime/task-checkpointing.js';
 import type { TaskDeployment } from '../runtime/task-deployment.js';
 import type { FromWorkerCheckpointMessage, ToWorkerCheckpointMessage } from './worker-protocol.js';
 
+/**
+ * How many ended attempts a worker remembers, to drop a link the job master sent with an attempt's
+ * deployment that arrives after the attempt ended (it failed before the message was handled).
+ */
+const ENDED_REMEMBERED = 1024;
+
 /** One attempt's proxy, worker side. */
 interface ProxiedAttempt {
   trigger: ((checkpointId: number, timestampMs: number) => void) | undefined;
@@ -31,6 +37,8 @@ export class WorkerCheckpointing {
   readonly #attempts = new Map<string, ProxiedAttempt>();
   /** Links the job master sent with the deployment, before the task asked (`provider` takes them). */
   readonly #early = new Map<string, Extract<ToWorkerCheckpointMessage, { type: 'checkpoint-attached' }>>();
+  /** Attempts that ended lately (oldest first, at most ENDED_REMEMBERED): a link that arrives for one after it ended is dropped, not kept in `#early`. */
+  readonly #ended = new Set<string>();
   #closed = false;
 
   constructor(send: (message: FromWorkerCheckpointMessage) => void) {
@@ -58,7 +66,7 @@ export class WorkerCheckpointing {
       const waiting = this.#attaching.get(attemptId);
       if (waiting === undefined) {
         // linked with the deployment, before the task asked: kept until it does (or ends)
-        if (message.type === 'checkpoint-attached' && !this.#attempts.has(attemptId)) this.#early.set(attemptId, message);
+        if (message.type === 'checkpoint-attached' && !this.#attempts.has(attemptId) && !this.#ended.has(attemptId)) this.#early.set(attemptId, message);
         return;
       }
       this.#attaching.delete(attemptId);
@@ -87,6 +95,8 @@ export class WorkerCheckpointing {
   /** The attempt ended: nothing more goes to it or from it. */
   detach(attemptId: string): void {
     this.#early.delete(attemptId);
+    this.#ended.add(attemptId);
+    if (this.#ended.size > ENDED_REMEMBERED) this.#ended.delete(this.#ended.values().next().value as string);
     const attempt = this.#attempts.get(attemptId);
     this.#attempts.delete(attemptId);
     for (const resolve of attempt?.finals.splice(0) ?? []) resolve(undefined);

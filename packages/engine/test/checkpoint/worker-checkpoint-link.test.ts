@@ -126,6 +126,24 @@ describe('the checkpoint link between a job master and a worker (WorkerCheckpoin
     assert.deepEqual(l.failures, []);
   });
 
+  it('drops a link sent with the deployment that arrives after its attempt ended, rather than keeping it', LINK_TIMEOUT, async (t) => {
+    const l = await linked(t);
+    const attaches = (): number => l.toMaster.sent.filter((m) => m.type === 'checkpoint-attach').length;
+    const ended = l.task(l.source, 0);
+    // the attempt ends on the worker before the link sent with its deployment is handled
+    l.worker.detach(ended.attemptId);
+    await nextTurns();
+    assert.deepEqual(l.toWorker.sent.map((m) => [m.type, m.attemptId]), [['checkpoint-attached', ended.attemptId]]);
+    // not kept: asking again for that attempt (nothing does: it ended) is not answered from the dropped link
+    let settled = false;
+    const asked = l.worker.provider(ended).finally(() => (settled = true));
+    await nextTurns();
+    assert.equal(settled, false, 'not answered from a kept link');
+    assert.equal(attaches(), 1, 'asked the job master instead');
+    l.worker.close();
+    await assert.rejects(asked);
+  });
+
   it('ignores what a worker sends for an attempt that ended, and a worker ignores what comes for one it no longer runs', LINK_TIMEOUT, async (t) => {
     const l = await linked(t);
     const source = await l.worker.provider(l.task(l.source, 0));
