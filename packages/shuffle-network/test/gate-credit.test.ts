@@ -88,21 +88,10 @@ describe('input gate credit', () => {
       // free 2 of the 4 it wants) is lent exactly two of them
       write(encodeFrame(FrameType.EVENT, [0], encodeEvent(END_OF_PARTITION)));
       assert.deepEqual(await gate.readBatch(), { kind: 'event', channel: 0, event: END_OF_PARTITION });
-      const toChannel1 = (): { credits: number; consumed: number } => {
-        let credits = 0;
-        let consumed = 0;
-        for (const f of frames.slice(4)) {
-          const m = /^credit ch1 \+(\d+) consumed (\d+)$/.exec(f);
-          if (m !== null) {
-            credits += Number(m[1]);
-            consumed += Number(m[2]);
-          }
-        }
-        return { credits, consumed };
-      };
-      while (toChannel1().credits < 2) await until(frames.length + 1);
+      const toChannel1 = (): string[] => frames.slice(4).filter((f) => f.startsWith('credit ch1'));
+      while (toChannel1().length < 2) await until(frames.length + 1);
       await new Promise((resolve) => setTimeout(resolve, 50));
-      assert.deepEqual(toChannel1(), { credits: 2, consumed: 0 });
+      assert.deepEqual(toChannel1(), ['credit ch1 +1 consumed 0', 'credit ch1 +1 consumed 0']);
     } finally {
       await gate.close();
       await environment.close();
@@ -127,7 +116,7 @@ describe('input gate credit', () => {
       assert.equal((await first)?.kind, 'records');
       const gone = await gate.readBatch();
       assert.equal(gone?.kind === 'event' && gone.event.type, 'channel-unavailable');
-      await until(2);
+      await until(3);
       await new Promise((resolve) => setTimeout(resolve, 50));
       // the floating credit went to the old attempt, before its failure was read; nothing follows the new request
       assert.deepEqual(frames, ['request 0 0..0 credit 2', 'credit ch0 +3 consumed 0', 'request 0 0..0 credit 2'], 'the new attempt gets its exclusive credit only');
