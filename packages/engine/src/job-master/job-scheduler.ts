@@ -107,6 +107,7 @@ export class JobScheduler {
     fence?.onFenced((error) => queueMicrotask(() => this.failJob(error)));
     const enabled = options.releasePartitionsDuringJob ?? true;
     this.#releases = new PartitionReleases({ plan, topology, regions, blockingMaster, partitions: this.#partitions, builder: this.#builder, attempts: this.#attempts, logger, enabled });
+    const running = (): boolean => this.#state === 'running';
     this.#transitions = new RegionTransitions({ topology, regions, slots: options.slots, states: this.#states, attempts: this.#attempts, partitions: this.#partitions, releases: this.#releases, decisions: this.#decisions, cancelTimeouts: this.#cancelTimeouts, placedOn: this.#placedOn, events: this.#events });
     this.#restarts = new RegionRestarts({
       ...options,
@@ -123,7 +124,7 @@ export class JobScheduler {
       },
       isSkipped: (v) => this.#decisions.isSkipped(v),
       host: {
-        isRunning: () => this.#state === 'running',
+        isRunning: running,
         failJob: (error) => this.failJob(error),
         cancelRegion: (region, reason) => this.#transitions.cancelRegion(region, reason),
         resetTasks: (regions, reason) => this.#transitions.resetTasks(regions, reason),
@@ -132,7 +133,6 @@ export class JobScheduler {
     });
     this.#approximate = approximateRecoveriesOf({ topology, slots: options.slots, attempts: this.#attempts });
     this.#completion = new JobCompletion({ jobName: plan.name, sinkTempDirs: options.sinkTempDirs ?? [], fileSystems: options.fileSystems ?? [], publishedSinks: options.recovery?.publishedSinks ?? new Map(), events: this.#events, attempts: this.#attempts, restarts: this.#restarts, releases: this.#releases, fence, keepSinkFilesOnFailure: options.keepSinkFilesOnFailure, twoPhaseSinks: twoPhaseSinksOf({ jobId: options.jobId, plan, cwd: options.cwd ?? process.cwd(), fileSystems: options.fileSystems ?? [] }) });
-    const running = (): boolean => this.#state === 'running';
     const { slots, faults } = options;
     this.#regionScheduler = new RegionScheduler({ topology, regions, slots, faults, logger, dependencies, states: this.#states, attempts: this.#attempts, partitions: this.#partitions, decisions: this.#decisions, builder: this.#builder, restarts: this.#restarts, transitions: this.#transitions, events: this.#events, latencies: this.#latencies, placements: this.#placements, approximate: this.#approximate !== undefined, host: { isRunning: running, failJob: (error) => this.failJob(error), finishTask: (v, result) => this.#finishTask(v, result), deployFailed: (region, error) => this.#deployFailed(region, error) } });
     this.#reports = new TaskReports({ plan, topology, regions, slots, states: this.#states, attempts: this.#attempts, restarts: this.#restarts, events: this.#events, latencies: this.#latencies, resumes: this.#resumes, resumedWaiters: this.#resumedWaiters, approximate: this.#approximate, placedOn: this.#placedOn, host: { isRunning: running, finishTask: (v, result) => this.#finishTask(v, result), taskStopped: (v) => this.#taskStopped(v), onFailure: (v, error) => this.#onFailure(v, error), afterTerminal: (region) => this.#afterTerminal(region) } });
