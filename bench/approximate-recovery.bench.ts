@@ -27,6 +27,9 @@
 //   WEFT_BENCH_APPROX_RATE=20000 WEFT_BENCH_APPROX_ROUNDS=3 npm run bench -- approximate-recovery
 //   WEFT_BENCH_APPROX_PARALLELISM=8 WEFT_BENCH_APPROX_WORKERS=0 npm run bench -- approximate-recovery   (in process, 16 tasks)
 //   WEFT_BENCH_APPROX_CHECKPOINT_MS=20 npm run bench -- approximate-recovery   (checkpoints every 20 ms instead of 100: less state lost)
+//   WEFT_BENCH_APPROX_REPLAY_BYTES=0 npm run bench -- approximate-recovery   (no upstream backup: Flink's FLIP-135 as is, the restored state's gap lost)
+// By default the shuffles keep their upstream backup (approximateReplayBytes, 1 MiB per subpartition): the
+// restarted count is served again from the positions its restored checkpoint had read, so it loses nothing.
 import { cpus, loadavg, totalmem } from 'node:os';
 import { defineJob, type FaultInjectorFactory, InMemoryCheckpointStorage, type JobResult, runJob } from '@weft/engine';
 import { fileURLToPath } from 'node:url';
@@ -61,6 +64,8 @@ interface Round {
   readonly last: string;
   /** Records generated less the sum of the final counts: the naive oracle. */
   readonly lost: number;
+  /** The sum of the final counts less the records generated (a record counted twice; 0 when none). */
+  readonly overCounted: number;
   readonly droppedUpstream: number;
   /** The failed attempt's unprocessed batch (in process: a planted throw cuts its batch short). */
   readonly unprocessed: number;
@@ -72,6 +77,8 @@ function checkCounted(mode: string, lost: number, recordsLost: number | undefine
 }
 
 const flushTimeoutMs = Number(process.env['WEFT_BENCH_APPROX_FLUSH_MS'] ?? 2);
+/** The shuffles' upstream backup per approximate subpartition (WEFT_BENCH_APPROX_REPLAY_BYTES; unset: their default, 1 MiB). */
+const replay = process.env['WEFT_BENCH_APPROX_REPLAY_BYTES'] === undefined ? {} : { approximateReplayBytes: Number(process.env['WEFT_BENCH_APPROX_REPLAY_BYTES']) };
 const bufferSizeBytes = Number(process.env['WEFT_BENCH_APPROX_BUFFER_BYTES'] ?? 256);
 /** The checkpoint interval: the restarted task loses the state it built since the checkpoint it restores, ~rate × interval / 2 per task on average. */
 const checkpointIntervalMs = Number(process.env['WEFT_BENCH_APPROX_CHECKPOINT_MS'] ?? 100);
@@ -89,7 +96,7 @@ function recoveryOf(result: JobResult, mode: string, tasks: number): Pick<Round,
 }
 
 async function run(mode: 'ALL_EDGES_PIPELINED_APPROXIMATE' | 'ALL_EDGES_PIPELINED'): Promise<Round> {
-  const memory = createMemoryShuffleServiceFactory({ bufferSizeBytes, flushTimeoutMs });
+  const memory = createMemoryShuffleServiceFactory({ bufferSizeBytes, flushTimeoutMs, ...replay });
   const result: JobResult = await runJob({
     job,
     parallelism,
@@ -103,14 +110,15 @@ async function run(mode: 'ALL_EDGES_PIPELINED_APPROXIMATE' | 'ALL_EDGES_PIPELINE
   if (result.failovers.length !== 1) throw new Error(`${mode}: ${result.failovers.length} failovers, expected 1`);
   const counted = ((result.collected['counts'] ?? []) as [string, number][]).reduce((a, [, n]) => a + n, 0);
   const lost = Math.max(0, records - counted);
+  const overCounted = Math.max(0, counted - records);
   const recovery = recoveryOf(result, mode, mode === 'ALL_EDGES_PIPELINED_APPROXIMATE' ? 1 : result.failovers[0]?.tasksTotal ?? -1);
   if (mode === 'ALL_EDGES_PIPELINED_APPROXIMATE') {
     const approximate = result.approximateRecoveries?.[0];
     if (approximate?.durationMs === undefined) throw new Error('the approximate recovery did not complete');
     checkCounted(mode, lost, approximate.recordsLost);
-    return { ...recovery, lost, droppedUpstream: approximate.recordsDroppedUpstream, unprocessed: approximate.recordsUnprocessedByFailedAttempt };
+    return { ...recovery, lost, overCounted, droppedUpstream: approximate.recordsDroppedUpstream, unprocessed: approximate.recordsUnprocessedByFailedAttempt };
   }
-  return { ...recovery, lost, droppedUpstream: 0, unprocessed: 0 };
+  return { ...recovery, lost, overCounted, droppedUpstream: 0, unprocessed: 0 };
 }
 
 const workerRate = Number(process.env['WEFT_BENCH_APPROX_WORKER_RATE'] ?? 10_000);
@@ -129,7 +137,7 @@ async function runWorkers(mode: 'ALL_EDGES_PIPELINED_APPROXIMATE' | 'ALL_EDGES_P
     executor: 'workers',
     workers: 2,
     exchangeMode: mode,
-    shuffle: { pipelined: createNetworkShuffleServiceFactory({ bufferSizeBytes, flushTimeoutMs, reconnectTimeoutMs: 10_000 }), blocking: memory },
+    shuffle: { pipelined: createNetworkShuffleServiceFactory({ bufferSizeBytes, flushTimeoutMs, reconnectTimeoutMs: 10_000, ...replay }), blocking: memory },
     restartStrategy: { type: 'fixed-delay', attempts: 2, delayMs: 0 },
     checkpointing: { intervalMs: checkpointIntervalMs, mode: 'at-least-once', tolerableFailures: 10, storage: new InMemoryCheckpointStorage() },
     faults: killWorker,
@@ -138,14 +146,15 @@ async function runWorkers(mode: 'ALL_EDGES_PIPELINED_APPROXIMATE' | 'ALL_EDGES_P
   if (result.failovers.length !== 1) throw new Error(`workers ${mode}: ${result.failovers.length} failovers, expected 1`);
   const counted = ((result.collected['counts'] ?? []) as [string, number][]).reduce((a, [, n]) => a + n, 0);
   const lost = Math.max(0, workerRecords - counted);
+  const overCounted = Math.max(0, counted - workerRecords);
   const recovery = recoveryOf(result, `workers ${mode}`, mode === 'ALL_EDGES_PIPELINED_APPROXIMATE' ? 1 : result.failovers[0]?.tasksTotal ?? -1);
   if (mode === 'ALL_EDGES_PIPELINED_APPROXIMATE') {
     const approximate = result.approximateRecoveries?.[0];
     if (approximate?.durationMs === undefined) throw new Error('the approximate recovery on workers did not complete');
     checkCounted(`workers ${mode}`, lost, approximate.recordsLost);
-    return { ...recovery, lost, droppedUpstream: approximate.recordsDroppedUpstream, unprocessed: 0 };
+    return { ...recovery, lost, overCounted, droppedUpstream: approximate.recordsDroppedUpstream, unprocessed: 0 };
   }
-  return { ...recovery, lost, droppedUpstream: 0, unprocessed: 0 };
+  return { ...recovery, lost, overCounted, droppedUpstream: 0, unprocessed: 0 };
 }
 
 function line(metric: string, unit: string, value: number, baseline: string, baselineValue: number): void {
@@ -157,7 +166,7 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 const spread = (rs: readonly Round[]): string => `${Math.min(...rs.map((q) => q.recoveryMs)).toFixed(1)}–${Math.max(...rs.map((q) => q.recoveryMs)).toFixed(1)}`;
 
 console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`);
-console.log(`${records.toLocaleString('en')} records at ${rate.toLocaleString('en')}/s, parallelism ${parallelism}, count#0 throws at its record ${atRecord}, ${bufferSizeBytes}-byte buffers, flushTimeoutMs ${flushTimeoutMs}, checkpoints every ${checkpointIntervalMs} ms, ${rounds} round(s) (median); load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+console.log(`${records.toLocaleString('en')} records at ${rate.toLocaleString('en')}/s, parallelism ${parallelism}, count#0 throws at its record ${atRecord}, ${bufferSizeBytes}-byte buffers, flushTimeoutMs ${flushTimeoutMs}, checkpoints every ${checkpointIntervalMs} ms, upstream backup ${replay.approximateReplayBytes ?? 'default (1 MiB)'} bytes per subpartition, ${rounds} round(s) (median); load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 const approximate: Round[] = [];
 const region: Round[] = [];
 for (let round = 0; round < rounds; round++) {

@@ -86,9 +86,17 @@ export class ApproximateCleanup {
   private readonly counts = { reconnects: 0, buffersDropped: 0, recordsDropped: 0, partialRecordsSkipped: 0, recordsLost: 0 };
   /** Records that began in the data buffers written so far (`written`), whoever got them. */
   private recordsWritten = 0;
+  /** The counts when the reader went away: a replay to the next one (`replayed`) undoes what was counted since. */
+  private countsAtGone = { ...this.counts };
+  /**
+   * A reader went away from a subpartition that may replay to the next one: `losses` shows the counts of
+   * then until it is known whether the drops since are lost (`readerAttached` without a replay, `settle`)
+   * or not (`replayed`), so the counters never go down.
+   */
+  private undecided = false;
 
   get losses(): ApproximateLosses {
-    return { ...this.counts };
+    return this.undecided ? { ...this.countsAtGone, reconnects: this.counts.reconnects } : { ...this.counts };
   }
 
   /** True while data must go through `admit` (a reader went away and no whole record was served since). */
@@ -96,8 +104,18 @@ export class ApproximateCleanup {
     return this.required;
   }
 
-  /** The reader went away before the end of the partition. */
-  readerGone(): void {
+  /** Records that began in the data buffers written so far: the position of the next record written (a barrier's, for ApproximateReplayLog). */
+  get writtenRecords(): number {
+    return this.recordsWritten;
+  }
+
+  /**
+   * The reader went away before the end of the partition (`replayable`: the subpartition keeps an
+   * upstream backup, so what is dropped from now on may reach the next reader after all: `replayed`).
+   */
+  readerGone(replayable = false): void {
+    this.countsAtGone = { ...this.counts };
+    this.undecided = replayable;
     this.required = true;
     this.tailCounted = false;
     this.lastDropped = false;
@@ -113,12 +131,34 @@ export class ApproximateCleanup {
   readerAttached(): number | undefined {
     if (!this.required) return undefined;
     this.counts.reconnects++;
+    this.undecided = false;
     return this.recordsWritten;
   }
 
-  /** Counts the records that begin in a data buffer written to the subpartition (every one, before `admit`). */
-  written(segment: Uint8Array, length: number, partialRecordLength: number): void {
+  /**
+   * Counts the records that begin in a data buffer written to the subpartition (every one, before
+   * `admit`); returns the position of the first of them.
+   */
+  written(segment: Uint8Array, length: number, partialRecordLength: number): number {
+    const first = this.recordsWritten;
     this.recordsWritten += recordsStartingIn(segment, length, partialRecordLength);
+    return first;
+  }
+
+  /**
+   * The reader that attached after one went away (`readerAttached`) is served from a replay of the
+   * subpartition's upstream backup (ApproximateReplayLog) from a record no later than the first one the
+   * gone reader did not get: nothing dropped since it went away is lost after all — those counts are
+   * undone (its reconnect stays counted) — and the cleanup ends, since the replay runs up to the last
+   * buffer written, so the next one continues it.
+   */
+  replayed(): void {
+    const { reconnects } = this.counts;
+    Object.assign(this.counts, this.countsAtGone, { reconnects });
+    this.undecided = false;
+    this.required = false;
+    this.tailCounted = false;
+    this.lastDropped = false;
   }
 
   /**
@@ -143,6 +183,11 @@ export class ApproximateCleanup {
     this.required = false;
     this.lastDropped = false;
     return partialRecordLength;
+  }
+
+  /** No reader will attach again (the subpartition was released): what was dropped since the last one went away is lost. */
+  settle(): void {
+    this.undecided = false;
   }
 
   /** Counts a data buffer no reader will get, and the records that start in it. */

@@ -27,6 +27,8 @@ export interface FramedPartitionSink {
   /** A full segment of `subpartition`: `length` valid bytes, the first `partialRecordLength` of them the tail of a record begun in an earlier segment (RecordFramer). */
   addData(subpartition: number, segment: Uint8Array, length: number, partialRecordLength: number): void;
   addEvent(subpartition: number, event: ShuffleEvent): void;
+  /** PIPELINED_APPROXIMATE: checkpoint `checkpointId` completed (ResultPartitionWriter.checkpointCompleted). @defaultValue absent: nothing is kept for it */
+  checkpointCompleted?(checkpointId: number): void;
   /** All data and end-of-partition are added: the partition is complete. */
   finish(): void;
   /** The producer failed; readers get `error` after what they already received. */
@@ -144,6 +146,10 @@ export class FramingResultPartitionWriter implements ResultPartitionWriter {
         context: { partitionId: this.partitionId },
       });
     }
+  }
+
+  checkpointCompleted(checkpointId: number): void {
+    if (this.state === OPEN || this.state === FINISHED) this.sink.checkpointCompleted?.(checkpointId);
   }
 
   flush(): void {

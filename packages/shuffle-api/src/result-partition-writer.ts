@@ -82,6 +82,14 @@ export interface ResultPartitionWriter extends AsyncDisposable {
    */
   finish(): Promise<void>;
 
+  /**
+   * The producing task learned that checkpoint `checkpointId` completed (Flink's notifyCheckpointComplete).
+   * A PIPELINED_APPROXIMATE partition that keeps an upstream backup for restarted consumers (the memory
+   * and network shuffles' `approximateReplayBytes`) drops what came before that checkpoint's barrier: no
+   * consumer restored from it or a later one needs it. Optional; a no-op for other types and after fail/close.
+   */
+  checkpointCompleted?(checkpointId: number): void;
+
   /** Aborts: nothing this writer produced becomes visible; consumers see SHF_ERR_PRODUCER_FAILED. */
   fail(cause: unknown): void;
 

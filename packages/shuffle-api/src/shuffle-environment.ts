@@ -39,6 +39,14 @@ export interface CreateInputGateRequest {
    * naming `memoryBytes`). @defaultValue the environment's setting
    */
   readonly memoryBytes?: number;
+  /**
+   * PIPELINED_APPROXIMATE inputs of a consumer attempt restarted from a checkpoint: per channel (in channel
+   * order: each input's subpartitions in turn), the record position its restored state read up to. A
+   * producer that still keeps the records from there (its upstream backup) serves them again, and its
+   * `channel-resumed` names that position; one that does not serves the next whole record, as without it.
+   * Ignored for other types and for a channel whose producer attempt changed since. @defaultValue none
+   */
+  readonly resumeFrom?: readonly number[];
 }
 
 /**

@@ -16,6 +16,7 @@ import {
   noopLogger,
   partitionNotFound,
   validateId,
+  validateResumeFrom,
   validateShuffleDescriptor,
   validateSubpartitionRange,
 } from '@weft/shuffle-api';
@@ -94,12 +95,13 @@ export class MemoryShuffleEnvironment implements ShuffleEnvironment {
         infos.push({ channelIndex: infos.length, partitionId: descriptor.partition.partitionId, subpartition: s });
       }
     }
+    const resumeFrom = validateResumeFrom(request.resumeFrom, infos.length);
     const { buffersPerChannel, floatingBuffersPerGate, maxRecordBytes } = this.registry.options;
     const floating = new FloatingCredits(floatingBuffersPerGate);
     const gate = new MemoryInputGate(
       infos,
       maxRecordBytes,
-      (info, listener) => this.bind(jobId, info, { buffersPerChannel, floating, listener }),
+      (info, listener) => this.bind(jobId, info, { buffersPerChannel, floating, listener }, resumeFrom?.[info.channelIndex]),
       (info, gone, listener, onBound) => this.rebind(jobId, info, gone, { buffersPerChannel, floating, listener }, onBound),
     );
     this.open.add(gate);
@@ -154,6 +156,7 @@ export class MemoryShuffleEnvironment implements ShuffleEnvironment {
     jobId: CreateInputGateRequest['jobId'],
     info: InputChannelInfo,
     credit: { buffersPerChannel: number; floating: FloatingCredits; listener: () => void },
+    resumeFrom: number | undefined,
   ): SubpartitionReader {
     let partition;
     try {
@@ -162,7 +165,7 @@ export class MemoryShuffleEnvironment implements ShuffleEnvironment {
       return failedReader({ kind: 'error', error: error as ShuffleError });
     }
     if (partition instanceof BlockingPartition) return partition.openReader(info.subpartition, credit.listener);
-    const reader = partition.openReader(info.subpartition, credit.buffersPerChannel, credit.floating, credit.listener);
+    const reader = partition.openReader(info.subpartition, credit.buffersPerChannel, credit.floating, credit.listener, resumeFrom);
     if (reader !== undefined) return reader;
     return failedReader({
       kind: 'error',

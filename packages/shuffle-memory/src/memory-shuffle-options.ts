@@ -31,6 +31,15 @@ export interface MemoryShuffleOptions {
    * @defaultValue 100
    */
   readonly flushTimeoutMs?: number;
+  /**
+   * PIPELINED_APPROXIMATE: the most bytes each subpartition keeps of what was written to it since the
+   * barrier of the latest checkpoint its producer saw complete (its upstream backup,
+   * ApproximateReplayLog), so that a consumer restarted from that checkpoint is served again from the
+   * record its restored state read up to and loses nothing; past it the oldest go, and a consumer whose
+   * position went with them loses what FLIP-135 loses. Weft's own (Flink's approximate recovery keeps
+   * nothing); 0 keeps nothing. Other partition types ignore it. @defaultValue 1048576 (1 MiB)
+   */
+  readonly approximateReplayBytes?: number;
 }
 
 export const DEFAULT_MEMORY_SHUFFLE_OPTIONS: Required<MemoryShuffleOptions> = Object.freeze({
@@ -40,6 +49,7 @@ export const DEFAULT_MEMORY_SHUFFLE_OPTIONS: Required<MemoryShuffleOptions> = Ob
   floatingBuffersPerGate: 8,
   maxRecordBytes: DEFAULT_MAX_RECORD_BYTES,
   flushTimeoutMs: 100,
+  approximateReplayBytes: 1_048_576,
 });
 
 /**
@@ -71,5 +81,6 @@ export function resolveMemoryShuffleOptions(options: MemoryShuffleOptions = {}):
   check('floatingBuffersPerGate', () => validateInteger('floatingBuffersPerGate', resolved.floatingBuffersPerGate, 0, 1_000_000));
   check('maxRecordBytes', () => validateMaxRecordBytes('maxRecordBytes', resolved.maxRecordBytes));
   check('flushTimeoutMs', () => validateInteger('flushTimeoutMs', resolved.flushTimeoutMs, 0, 2_147_483_647));
+  check('approximateReplayBytes', () => validateInteger('approximateReplayBytes', resolved.approximateReplayBytes, 0, Number.MAX_SAFE_INTEGER));
   return resolved;
 }

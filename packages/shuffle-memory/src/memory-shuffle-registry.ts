@@ -90,6 +90,7 @@ export class MemoryShuffleRegistry {
           bufferSizeBytes,
           buffersPerPartition,
           approximate,
+          approximateReplayBytes: this.options.approximateReplayBytes,
           onFullyConsumed: () => this.forget(descriptor.jobId, id, partition),
         })
       : new BlockingPartition(numberOfSubpartitions, bufferSizeBytes);

@@ -14,6 +14,8 @@ export interface PipelinedPartitionOptions {
   readonly onFullyConsumed: () => void;
   /** PIPELINED_APPROXIMATE: a reader that goes away before the end detaches, and a new one may attach (PipelinedSubpartition). @defaultValue false */
   readonly approximate?: boolean;
+  /** Approximate: each subpartition's upstream backup, in bytes (MemoryShuffleOptions.approximateReplayBytes). @defaultValue 0 */
+  readonly approximateReplayBytes?: number;
 }
 
 /**
@@ -33,7 +35,7 @@ export class PipelinedPartition implements PartitionSink {
     this.numberOfSubpartitions = options.numberOfSubpartitions;
     const capacity = Math.max(options.buffersPerPartition, options.numberOfSubpartitions + 1);
     this.pool = new BufferPool(options.bufferSizeBytes, capacity);
-    this.subpartitions = Array.from({ length: options.numberOfSubpartitions }, () => new PipelinedSubpartition(this.pool, options.approximate ?? false));
+    this.subpartitions = Array.from({ length: options.numberOfSubpartitions }, () => new PipelinedSubpartition(this.pool, options.approximate ?? false, options.approximateReplayBytes ?? 0));
   }
 
   allocate(): Uint8Array {
@@ -78,6 +80,11 @@ export class PipelinedPartition implements PartitionSink {
     this.subpartitions[subpartition]!.add({ kind: 'event', event });
   }
 
+  /** Checkpoint `checkpointId` completed: the subpartitions' upstream backups keep only what came after its barrier. */
+  checkpointCompleted(checkpointId: number): void {
+    for (const s of this.subpartitions) s.checkpointCompleted(checkpointId);
+  }
+
   finish(): void {
     for (const s of this.subpartitions) s.add({ kind: 'event', event: END_OF_PARTITION });
   }
@@ -94,7 +101,7 @@ export class PipelinedPartition implements PartitionSink {
    * Subscribes the one reader of `subpartition`, or returns undefined when it was consumed already.
    * `release` of the returned reader marks the subpartition consumed.
    */
-  openReader(subpartition: number, exclusiveCredits: number, floating: FloatingCredits, listener: AvailabilityListener): SubpartitionReader | undefined {
+  openReader(subpartition: number, exclusiveCredits: number, floating: FloatingCredits, listener: AvailabilityListener, resumeFrom?: number): SubpartitionReader | undefined {
     const target = this.subpartitions[subpartition]!;
     const reader = new CreditedChannelReader(target, this.pool, exclusiveCredits, floating, listener);
     const owner = this;
@@ -114,7 +121,7 @@ export class PipelinedPartition implements PartitionSink {
         if (target.isReleased) owner.subpartitionDone();
       },
     };
-    return target.subscribe(reader) ? tracked : undefined;
+    return target.subscribe(reader, resumeFrom) ? tracked : undefined;
   }
 
   /** Drops every buffer and refuses new readers; current readers get `error`. The partition is gone. */

@@ -1,4 +1,4 @@
-import { ApproximateCleanup, type ApproximateLosses, FifoQueue } from '@weft/shuffle-api';
+import { ApproximateCleanup, type ApproximateLosses, ApproximateReplayLog, FifoQueue, resumeReader } from '@weft/shuffle-api';
 import type { BufferPool } from './buffer-pool.js';
 import type { ChannelEntry } from './channel-entry.js';
 
@@ -18,7 +18,9 @@ export interface CreditedReceiver {
  * before the end of the partition detaches instead of consuming it. Its queued data is dropped, and so is
  * all data written until a new reader attaches (the producer never waits for a gone consumer); the new
  * reader is served from the next whole record — the first buffer it gets has the tail of a record begun
- * earlier cut off (its `partialRecordLength`), and a buffer that is all tail is skipped whole.
+ * earlier cut off (its `partialRecordLength`), and a buffer that is all tail is skipped whole — unless
+ * its upstream backup (`replayBytes` > 0: ApproximateReplayLog) still holds the record the new reader asks
+ * to resume from (its restored state's position): then it is served again from that record.
  */
 export class PipelinedSubpartition {
   private readonly backlog = new FifoQueue<ChannelEntry>();
@@ -30,11 +32,16 @@ export class PipelinedSubpartition {
   private ended = false;
   /** Approximate: the partial-record cleanup after a reader went away (shuffle-api's, shared with the network shuffle). */
   private readonly cleanup = new ApproximateCleanup();
+  /** Approximate with `replayBytes` > 0: the data written since the latest completed checkpoint's barrier. */
+  private readonly log: ApproximateReplayLog | undefined;
 
   constructor(
     private readonly pool: BufferPool,
     private readonly approximate = false,
-  ) {}
+    replayBytes = 0,
+  ) {
+    this.log = approximate && replayBytes > 0 ? new ApproximateReplayLog(replayBytes) : undefined;
+  }
 
   /** Data buffers waiting for credit. */
   get backlogSize(): number {
@@ -50,15 +57,24 @@ export class PipelinedSubpartition {
     return this.cleanup.losses;
   }
 
-  /** Attaches the one reader (approximate: the next one, once the last went away). False when it was already consumed or released. */
-  subscribe(receiver: CreditedReceiver): boolean {
+  /**
+   * Attaches the one reader (approximate: the next one, once the last went away; `resumeFrom`: the record
+   * its restored state read up to, replayed from there while the log holds it). False when it was
+   * already consumed or released.
+   */
+  subscribe(receiver: CreditedReceiver, resumeFrom?: number): boolean {
     if (this.subscribed || this.released) return false;
-    const resumedAt = this.cleanup.readerAttached();
-    // a reader after one that went away first learns where in the subpartition it starts (its backlog
-    // holds only the events kept for it: none of them is data)
-    if (resumedAt !== undefined) {
+    const resumed = resumeReader(this.cleanup, this.log, resumeFrom);
+    // a reader after one that went away first learns where in the subpartition it starts, then gets the
+    // replay (its backlog holds only the events kept for it: none of them is data)
+    if (resumed !== undefined) {
       const kept = this.backlog.drain();
-      this.backlog.push({ kind: 'event', event: { type: 'channel-resumed', recordPosition: resumedAt } });
+      this.backlog.push({ kind: 'event', event: { type: 'channel-resumed', recordPosition: resumed.recordPosition } });
+      for (const bytes of resumed.replay) {
+        const segment = this.pool.allocate();
+        segment.set(bytes);
+        this.backlog.push({ kind: 'data', segment, length: bytes.length });
+      }
       for (const entry of kept) this.backlog.push(entry);
     }
     this.subscribed = true;
@@ -72,7 +88,10 @@ export class PipelinedSubpartition {
       if (entry.kind === 'data') this.pool.recycle(entry.segment);
       return;
     }
-    if (entry.kind === 'data' && this.approximate) this.cleanup.written(entry.segment, entry.length, entry.partialRecordLength ?? 0);
+    if (entry.kind === 'data' && this.approximate) {
+      const firstRecord = this.cleanup.written(entry.segment, entry.length, entry.partialRecordLength ?? 0);
+      this.log?.append(entry.segment, entry.length, entry.partialRecordLength ?? 0, firstRecord);
+    } else if (entry.kind === 'event' && entry.event.type === 'checkpoint-barrier') this.log?.barrier(entry.event.id, this.cleanup.writtenRecords);
     if (entry.kind === 'data' && this.cleanup.cleanupRequired) {
       // no reader: dropped; a new reader: served from the first whole record on
       const cut = this.cleanup.admit(entry.length, entry.partialRecordLength ?? 0, this.receiver !== null);
@@ -84,6 +103,11 @@ export class PipelinedSubpartition {
     }
     this.backlog.push(entry);
     if (this.receiver !== null) this.send();
+  }
+
+  /** Checkpoint `checkpointId` completed: the log keeps only what came after its barrier. */
+  checkpointCompleted(checkpointId: number): void {
+    this.log?.checkpointCompleted(checkpointId);
   }
 
   /** Drops whatever is queued, without touching what was already sent, and pushes `entry` first. */
@@ -121,7 +145,7 @@ export class PipelinedSubpartition {
     }
     this.receiver = null;
     this.subscribed = false;
-    this.cleanup.readerGone();
+    this.cleanup.readerGone(this.log !== undefined);
     // sent to the reader but never read: lost as dropped data is
     for (const entry of unread) if (entry.kind === 'data') this.drop(entry);
     const kept: ChannelEntry[] = [];
@@ -137,6 +161,7 @@ export class PipelinedSubpartition {
   release(): void {
     if (this.released) return;
     this.released = true;
+    this.cleanup.settle();
     this.receiver = null;
     for (const entry of this.backlog.drain()) if (entry.kind === 'data') this.pool.recycle(entry.segment);
   }

@@ -157,7 +157,8 @@ describe('PIPELINED_APPROXIMATE subpartition', () => {
 
 describe('PIPELINED_APPROXIMATE through the memory shuffle environment', () => {
   it('a consumer that closes early is replaced by a new gate on the same subpartition, which reads whole records only', async () => {
-    const factory = createMemoryShuffleServiceFactory({ bufferSizeBytes: 64, buffersPerPartition: 4 });
+    // no upstream backup: what is dropped while no gate is attached is lost (and counted at once)
+    const factory = createMemoryShuffleServiceFactory({ bufferSizeBytes: 64, buffersPerPartition: 4, approximateReplayBytes: 0 });
     const master = factory.createShuffleMaster();
     await master.start();
     const env = factory.createShuffleEnvironment({ taskExecutorId: taskExecutorId('t') });
@@ -203,6 +204,75 @@ describe('PIPELINED_APPROXIMATE through the memory shuffle environment', () => {
       await env.close();
       await master.close();
     }
+  });
+});
+
+describe('PIPELINED_APPROXIMATE: the upstream backup (approximateReplayBytes)', () => {
+  /**
+   * A first gate reads records past checkpoint 1's barrier (after record 20) and leaves; the producer
+   * learns checkpoint 1 completed and writes on while no gate is attached; a second gate asks to resume
+   * from `resumeFrom`. Returns what the second gate got and what the subpartition counted lost.
+   */
+  async function resumeAfterLeaving(resumeFrom: number, replayBytes?: number) {
+    const factory = createMemoryShuffleServiceFactory({ bufferSizeBytes: 64, buffersPerPartition: 4, ...(replayBytes === undefined ? {} : { approximateReplayBytes: replayBytes }) });
+    const master = factory.createShuffleMaster();
+    await master.start();
+    const env = factory.createShuffleEnvironment({ taskExecutorId: taskExecutorId('t') });
+    try {
+      const descriptor = await registerPartition(master, { jobId: 'replay', resultId: 'r', index: 0, type: 'PIPELINED_APPROXIMATE', subpartitions: 1 });
+      const writer = await env.createResultPartitionWriter({ descriptor });
+      const gateRequest = { jobId: descriptor.jobId, inputs: [descriptor], subpartitions: { start: 0, end: 0 } };
+      const emit = (from: number, to: number): Promise<void> => emitAll(writer, Array.from({ length: to - from }, (_, i) => ({ subpartition: 0, record: makeRecord(0, 0, from + i, 50) })));
+      const first = await env.createInputGate(gateRequest);
+      const emitting = (async () => {
+        await emit(0, 20);
+        writer.broadcastEvent({ type: 'checkpoint-barrier', id: 1, timestampMs: 0 });
+        await emit(20, 60);
+      })();
+      const seen: number[] = [];
+      while (seen.length < 25) {
+        const batch = await first.readBatch();
+        if (batch?.kind === 'records') for (const r of batch.records) seen.push(parseRecord(r).seq);
+      }
+      await first.close();
+      writer.checkpointCompleted?.(1);
+      await emitting;
+      const second = await env.createInputGate({ ...gateRequest, resumeFrom: [resumeFrom] });
+      const draining = drain(second);
+      await emit(60, 70);
+      await writer.finish();
+      const [channel] = await draining;
+      await writer.close();
+      await second.close();
+      const records = (channel ?? []).flatMap((item) => (item.kind === 'record' ? [parseRecord(item.record)] : []));
+      assert.ok(records.every((r) => r.intact && r.payloadBytes === 50), 'every record whole');
+      const [head] = channel ?? [];
+      return { seen, seqs: records.map((r) => r.seq), head: head?.kind === 'event' ? head.event : head, losses: env.approximateLosses!(descriptor.jobId) };
+    } finally {
+      await env.close();
+      await master.close();
+    }
+  }
+
+  it('a new gate that resumes from a record the log holds gets every record from it on, in order, once; nothing counts as dropped', async () => {
+    const { seen, seqs, head, losses } = await resumeAfterLeaving(22);
+    assert.ok(seen.length >= 25 && seen.every((s, i) => s === i), 'the first gate read records 0.. in order');
+    assert.deepEqual(head, { type: 'channel-resumed', recordPosition: 22 });
+    assert.deepEqual(seqs, Array.from({ length: 70 - 22 }, (_, i) => 22 + i), 'records 22..69, the ones the first gate read after 22 included, and what was written while no gate was attached');
+    assert.deepEqual(losses, { reconnects: 1, buffersDropped: 0, recordsDropped: 0, partialRecordsSkipped: 0, recordsLost: 0 });
+  });
+
+  it('a position before the completed checkpoint\'s barrier is no longer held: the new gate gets the next whole record written, and the drops count', async () => {
+    const { seqs, head, losses } = await resumeAfterLeaving(5);
+    assert.ok(seqs[0]! >= 59, `served from the live stream: ${seqs.join(',')}`);
+    assert.deepEqual(head, { type: 'channel-resumed', recordPosition: seqs[0] });
+    assert.ok(losses.recordsDropped > 0 && losses.recordsLost > 0, JSON.stringify(losses));
+  });
+
+  it('a log smaller than what was written since the barrier drops its oldest copies: the position went with them', async () => {
+    const { seqs, losses } = await resumeAfterLeaving(22, 256);
+    assert.ok(seqs[0]! >= 59, `served from the live stream: ${seqs.join(',')}`);
+    assert.ok(losses.recordsLost > 0, JSON.stringify(losses));
   });
 });
 

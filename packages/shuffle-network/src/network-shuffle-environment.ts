@@ -16,6 +16,7 @@ import {
   invalidArgument,
   noopLogger,
   validateId,
+  validateResumeFrom,
   validateShuffleDescriptor,
   validateSubpartitionRange,
 } from '@weft/shuffle-api';
@@ -149,6 +150,7 @@ export class NetworkShuffleEnvironment implements ShuffleEnvironment {
       });
       for (let s = range.start; s <= range.end; s++) channels.push({ channelIndex: channels.length, partitionId: descriptor.partition.partitionId, subpartition: s });
     });
+    const resumeFrom = validateResumeFrom(request.resumeFrom, channels.length);
     const gate: NetworkInputGate = new NetworkInputGate({
       jobId,
       channels,
@@ -158,6 +160,7 @@ export class NetworkShuffleEnvironment implements ShuffleEnvironment {
       maxRecordBytes: this.options.maxRecordBytes,
       connectTimeoutMs: this.options.connectTimeoutMs,
       reconnectTimeoutMs: this.options.reconnectTimeoutMs,
+      ...(resumeFrom === undefined ? {} : { resumeFrom }),
       readProducer: (d) => {
         const descriptor = validateShuffleDescriptor(d, NETWORK_SHUFFLE_SERVICE_ID, 'descriptor');
         if (descriptor.jobId !== jobId) throw invalidArgument('descriptor.jobId', `partition ${descriptor.partition.partitionId} belongs to job ${descriptor.jobId}, but the gate reads for job ${jobId}`);

@@ -41,6 +41,15 @@ export interface NetworkShuffleOptions {
    * @defaultValue 100
    */
   readonly flushTimeoutMs?: number;
+  /**
+   * PIPELINED_APPROXIMATE: the most bytes each subpartition keeps of what was written to it since the
+   * barrier of the latest checkpoint its producer saw complete (its upstream backup,
+   * ApproximateReplayLog), so that a consumer restarted from that checkpoint is served again from the
+   * record its restored state read up to (`CreateInputGateRequest.resumeFrom`) and loses nothing; past it
+   * the oldest go, and a consumer whose position went with them loses what FLIP-135 loses. Weft's own
+   * (Flink's approximate recovery keeps nothing); 0 keeps nothing. Other types ignore it. @defaultValue 1048576 (1 MiB)
+   */
+  readonly approximateReplayBytes?: number;
   /** How long opening a TCP connection to a peer may take. @defaultValue 10000 */
   readonly connectTimeoutMs?: number;
   /**
@@ -69,6 +78,7 @@ export const DEFAULT_NETWORK_SHUFFLE_OPTIONS: ResolvedNetworkShuffleOptions = Ob
   floatingBuffersPerGate: 8,
   maxRecordBytes: DEFAULT_MAX_RECORD_BYTES,
   flushTimeoutMs: 100,
+  approximateReplayBytes: 1_048_576,
   connectTimeoutMs: 10_000,
   reconnectTimeoutMs: 60_000,
   requestTimeoutMs: 30_000,
@@ -119,6 +129,7 @@ export function resolveNetworkShuffleOptions(options: NetworkShuffleOptions = {}
   check('floatingBuffersPerGate', () => validateInteger('floatingBuffersPerGate', resolved.floatingBuffersPerGate, 0, 1_000_000));
   check('maxRecordBytes', () => validateMaxRecordBytes('maxRecordBytes', resolved.maxRecordBytes));
   check('flushTimeoutMs', () => validateInteger('flushTimeoutMs', resolved.flushTimeoutMs, 0, 2_147_483_647));
+  check('approximateReplayBytes', () => validateInteger('approximateReplayBytes', resolved.approximateReplayBytes, 0, Number.MAX_SAFE_INTEGER));
   check('connectTimeoutMs', () => validateInteger('connectTimeoutMs', resolved.connectTimeoutMs, 1, 2 ** 31 - 1));
   check('reconnectTimeoutMs', () => validateInteger('reconnectTimeoutMs', resolved.reconnectTimeoutMs, 1, 2 ** 31 - 1));
   check('requestTimeoutMs', () => validateInteger('requestTimeoutMs', resolved.requestTimeoutMs, 1, 2 ** 31 - 1));

@@ -220,7 +220,7 @@ export class RegionRunner {
         const environment = output.pipelined ? shuffle.pipelinedEnvironment : shuffle.blockingEnvironment;
         return environment.createResultPartitionWriter({ descriptor: this.#descriptorOf(output.partition.partitionId, output.descriptor), memoryBytes });
       },
-      createGate: async (input, memoryBytes) => {
+      createGate: async (input, memoryBytes, resumeFrom) => {
         if (!input.pipelined) {
           for (const partition of input.partitions) {
             if (partition.sameRegion) await this.#finished.get(partition.producerAttemptId)?.promise;
@@ -239,6 +239,7 @@ export class RegionRunner {
           subpartitions: input.subpartitions,
           consumerId: task.attemptId,
           memoryBytes,
+          ...(resumeFrom === undefined ? {} : { resumeFrom }),
         });
       },
     };

@@ -25,10 +25,21 @@ export const INPUT_POSITIONS_UID = '~input-positions';
  */
 export class InputPositions {
   readonly #positions: number[];
+  readonly #restored: readonly number[] | undefined;
   #lost = 0;
 
   constructor(channels: number, restored?: readonly number[]) {
     this.#positions = Array.from({ length: channels }, (_, i) => restored?.[i] ?? 0);
+    this.#restored = restored;
+  }
+
+  /**
+   * What a gate of `count` channels from channel `base` on asks its producers to resume from
+   * (CreateInputGateRequest.resumeFrom): the positions this attempt's restored state read up to; undefined
+   * when it restored none (a first attempt, or no checkpoint).
+   */
+  resumeFrom(base: number, count: number): number[] | undefined {
+    return this.#restored?.slice(base, base + count);
   }
 
   /**

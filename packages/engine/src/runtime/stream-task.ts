@@ -31,7 +31,8 @@ export interface TaskIo {
   /** `memoryBytes`: the writer's share of the task's budget (CreateWriterRequest.memoryBytes). */
   createWriter(output: OutputDeployment, memoryBytes: number): Promise<ResultPartitionWriter>;
   /** `memoryBytes`: the gate's share of the task's budget while it is open (CreateInputGateRequest.memoryBytes). */
-  createGate(input: InputDeployment, memoryBytes: number): Promise<InputGate>;
+  /** `resumeFrom`: an approximate input's positions the attempt's restored state read up to (CreateInputGateRequest.resumeFrom). */
+  createGate(input: InputDeployment, memoryBytes: number, resumeFrom?: readonly number[]): Promise<InputGate>;
 }
 
 /** The MemoryConsumer a task's shuffle writers and gates reserve their shares through (shuffle-buffer-shares.ts). */
@@ -332,7 +333,9 @@ export class StreamTask {
     const reserved = gateReservedBytes(memory.manager.budgetBytes);
     memory.forceReserve(reserved);
     try {
-      const gate = await this.#options.io.createGate(input, gateBytes);
+      const channels = input.partitions.length * (input.subpartitions.end - input.subpartitions.start + 1);
+      const resumeFrom = input.approximate === true ? this.#positions?.resumeFrom(this.#channels.base.get(input) ?? 0, channels) : undefined;
+      const gate = await this.#options.io.createGate(input, gateBytes, resumeFrom);
       this.#gates.push(gate);
       await this.#readGate(input, gate, head);
       // read to its end: its buffers go back now, not when the task ends (a join's build side, before its probe side and finish)
@@ -517,6 +520,8 @@ export class StreamTask {
     if (this.#options.signal.aborted) return;
     // not a worker process: the task fails at its next wait, before its operators hear of the checkpoint
     if (this.#fireCheckpointFault(checkpointId, 'completed') !== undefined) return;
+    // approximate outputs keep an upstream backup for restarted consumers since the latest completed checkpoint's barrier
+    for (const { writer } of this.#writers) writer.checkpointCompleted?.(checkpointId);
     for (const op of this.#operators) {
       let done: Promise<void> | void;
       try {

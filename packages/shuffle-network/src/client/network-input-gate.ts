@@ -35,6 +35,8 @@ export interface NetworkInputGateOptions {
   readonly readProducer: (descriptor: unknown) => { partitionId: string; producerId: string; host: string; port: number };
   readonly maxFrameBytes: number;
   readonly onClose?: () => void;
+  /** Per channel, the record its first request asks an approximate producer to resume from (CreateInputGateRequest.resumeFrom). */
+  readonly resumeFrom?: readonly number[];
 }
 
 /**
@@ -80,7 +82,7 @@ export class NetworkInputGate implements InputGate {
           channel.peer = peer;
           channel.input = input;
         }
-        this.request(peer, input, input.firstChannel, input.start, input.end);
+        this.request(peer, input, input.firstChannel, input.start, input.end, options.resumeFrom?.slice(input.firstChannel, input.firstChannel + input.end - input.start + 1));
       }
     }
   }
@@ -275,9 +277,12 @@ export class NetworkInputGate implements InputGate {
     return peer;
   }
 
-  /** Asks `input`'s producer for subpartitions [start, end] as channels from `firstChannel` on, with the exclusive credit each. */
-  private request(peer: PeerSocket, input: GateInput, firstChannel: number, start: number, end: number): void {
-    const request = JSON.stringify({ jobId: input.jobId, partitionId: input.partitionId, producerId: input.producerId });
+  /**
+   * Asks `input`'s producer for subpartitions [start, end] as channels from `firstChannel` on, with the
+   * exclusive credit each (`resumeFrom`: per subpartition, the record an approximate one resumes from).
+   */
+  private request(peer: PeerSocket, input: GateInput, firstChannel: number, start: number, end: number, resumeFrom?: readonly number[]): void {
+    const request = JSON.stringify({ jobId: input.jobId, partitionId: input.partitionId, producerId: input.producerId, ...(resumeFrom === undefined ? {} : { resumeFrom }) });
     peer.write(encodeFrame(FrameType.PARTITION_REQUEST, [firstChannel, start, end, this.exclusive], request));
   }
 

@@ -19,6 +19,8 @@ export interface PartitionPoolSizes {
   readonly bufferSizeBytes: number;
   readonly buffersPerPartition: number;
   readonly maxBuffersPerPipelinedPartition: number;
+  /** PIPELINED_APPROXIMATE: each subpartition's upstream backup, in bytes (NetworkShuffleOptions.approximateReplayBytes). */
+  readonly approximateReplayBytes: number;
 }
 
 const key = (jobId: string, partitionId: string): string => `${jobId}\u0000${partitionId}`;
@@ -55,6 +57,7 @@ export class ProducedPartitionRegistry {
       bufferSizeBytes: this.sizes.bufferSizeBytes,
       buffers: bounded ? this.sizes.buffersPerPartition : this.sizes.maxBuffersPerPipelinedPartition,
       approximate: partitionType === 'PIPELINED_APPROXIMATE',
+      approximateReplayBytes: this.sizes.approximateReplayBytes,
       onFullyConsumed: () => {
         const entry = this.entries.get(k);
         if (entry?.partition !== partition) return;

@@ -11,6 +11,8 @@ export interface ProducedPartitionOptions {
   readonly onFullyConsumed: () => void;
   /** PIPELINED_APPROXIMATE: a consumer that goes away before the end detaches, and a new one may subscribe (ProducedSubpartition). @defaultValue false */
   readonly approximate?: boolean;
+  /** Approximate: each subpartition's upstream backup, in bytes (NetworkShuffleOptions.approximateReplayBytes). @defaultValue 0 */
+  readonly approximateReplayBytes?: number;
 }
 
 /**
@@ -28,7 +30,7 @@ export class ProducedPartition {
   constructor(private readonly options: ProducedPartitionOptions) {
     this.numberOfSubpartitions = options.numberOfSubpartitions;
     this.pool = new BufferPool(options.bufferSizeBytes, Math.max(options.buffers, options.numberOfSubpartitions + 1));
-    this.subpartitions = Array.from({ length: options.numberOfSubpartitions }, () => new ProducedSubpartition(this.pool, () => this.subpartitionDone(), options.approximate ?? false));
+    this.subpartitions = Array.from({ length: options.numberOfSubpartitions }, () => new ProducedSubpartition(this.pool, () => this.subpartitionDone(), options.approximate ?? false, options.approximateReplayBytes ?? 0));
   }
 
   allocate(): Uint8Array {
@@ -67,6 +69,11 @@ export class ProducedPartition {
   /** Per subpartition, the records its gone consumers never got whole (FramedPartitionSink; ApproximateLosses.recordsLost, zeros unless approximate). */
   recordsLostBySubpartition(): number[] {
     return this.subpartitions.map((s) => s.approximateLosses.recordsLost);
+  }
+
+  /** Checkpoint `checkpointId` completed: the subpartitions' upstream backups keep only what came after its barrier (FramedPartitionSink). */
+  checkpointCompleted(checkpointId: number): void {
+    for (const s of this.subpartitions) s.checkpointCompleted(checkpointId);
   }
 
   addEvent(subpartition: number, event: ShuffleEvent): void {

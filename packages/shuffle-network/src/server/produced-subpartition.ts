@@ -1,4 +1,4 @@
-import { ApproximateCleanup, type ApproximateLosses, FifoQueue, type ShuffleError, type ShuffleEvent } from '@weft/shuffle-api';
+import { ApproximateCleanup, type ApproximateLosses, ApproximateReplayLog, FifoQueue, resumeReader, type ShuffleError, type ShuffleEvent } from '@weft/shuffle-api';
 import type { BufferPool } from './buffer-pool.js';
 
 /** What a subpartition queues for its consumer: a filled buffer, an event, or a terminal error. */
@@ -25,13 +25,17 @@ export interface SubpartitionView {
  * before the end (`viewGone`: its connection closed, its consumer cancelled) detaches instead of consuming
  * the subpartition. What is queued is dropped, and so is every data buffer written until a new view
  * subscribes — the producer never waits on credit for a gone consumer; the new view is served from the
- * next whole record (shuffle-api's ApproximateCleanup, shared with the in-memory shuffle). A view that
+ * next whole record (shuffle-api's ApproximateCleanup, shared with the in-memory shuffle) — unless its
+ * upstream backup (`replayBytes` > 0: ApproximateReplayLog) still holds the record the new view asks to
+ * resume from (its consumer's restored state's position): then it is served again from that record. A view that
  * subscribes while another is still attached (the consumer's new attempt came before its old connection
  * was seen to close) replaces it, as Flink's does.
  */
 export class ProducedSubpartition {
   private readonly backlog = new FifoQueue<SubpartitionEntry>();
   private readonly cleanup = new ApproximateCleanup();
+  /** Approximate with `replayBytes` > 0: the data written since the latest completed checkpoint's barrier. */
+  private readonly log: ApproximateReplayLog | undefined;
   private dataBacklog = 0;
   private view: SubpartitionView | null = null;
   private subscribed = false;
@@ -44,7 +48,10 @@ export class ProducedSubpartition {
     private readonly pool: BufferPool,
     private readonly onDone: () => void,
     private readonly approximate = false,
-  ) {}
+    replayBytes = 0,
+  ) {
+    this.log = approximate && replayBytes > 0 ? new ApproximateReplayLog(replayBytes) : undefined;
+  }
 
   /** What views that went away lost (approximate subpartitions; zeros otherwise). */
   get approximateLosses(): ApproximateLosses {
@@ -56,19 +63,28 @@ export class ProducedSubpartition {
     return this.dataBacklog;
   }
 
-  /** Attaches the one consumer (approximate: the next one); false when the subpartition was consumed or released. */
-  subscribe(view: SubpartitionView): boolean {
+  /**
+   * Attaches the one consumer (approximate: the next one; `resumeFrom`: the record its restored state read
+   * up to, replayed from there while the log holds it); false when the subpartition was consumed or released.
+   */
+  subscribe(view: SubpartitionView, resumeFrom?: number): boolean {
     if (this.released) return false;
     if (this.subscribed) {
       if (!this.approximate || this.ended || this.view === null) return false;
       this.viewGone(this.view);
     }
-    const resumedAt = this.cleanup.readerAttached();
-    // a reader after one that went away first learns where in the subpartition it starts (its backlog
-    // holds only the events kept for it: none of them is data)
-    if (resumedAt !== undefined) {
+    const resumed = resumeReader(this.cleanup, this.log, resumeFrom);
+    // a reader after one that went away first learns where in the subpartition it starts, then gets the
+    // replay (its backlog holds only the events kept for it: none of them is data)
+    if (resumed !== undefined) {
       const kept = this.backlog.drain();
-      this.backlog.push({ kind: 'event', event: { type: 'channel-resumed', recordPosition: resumedAt } });
+      this.backlog.push({ kind: 'event', event: { type: 'channel-resumed', recordPosition: resumed.recordPosition } });
+      for (const bytes of resumed.replay) {
+        const segment = this.pool.allocate();
+        segment.set(bytes);
+        this.backlog.push({ kind: 'data', segment, length: bytes.length });
+        this.dataBacklog++;
+      }
       for (const entry of kept) this.backlog.push(entry);
     }
     this.subscribed = true;
@@ -82,7 +98,10 @@ export class ProducedSubpartition {
       if (entry.kind === 'data') this.pool.recycle(entry.segment);
       return;
     }
-    if (entry.kind === 'data' && this.approximate) this.cleanup.written(entry.segment, entry.length, entry.partialRecordLength ?? 0);
+    if (entry.kind === 'data' && this.approximate) {
+      const firstRecord = this.cleanup.written(entry.segment, entry.length, entry.partialRecordLength ?? 0);
+      this.log?.append(entry.segment, entry.length, entry.partialRecordLength ?? 0, firstRecord);
+    } else if (entry.kind === 'event' && entry.event.type === 'checkpoint-barrier') this.log?.barrier(entry.event.id, this.cleanup.writtenRecords);
     if (entry.kind === 'data' && this.cleanup.cleanupRequired) {
       // no view: dropped; a new view: served from the first whole record on
       const cut = this.cleanup.admit(entry.length, entry.partialRecordLength ?? 0, this.view !== null);
@@ -98,6 +117,11 @@ export class ProducedSubpartition {
     this.backlog.push(entry);
     if (entry.kind === 'data') this.dataBacklog++;
     if (this.view !== null) this.send();
+  }
+
+  /** Checkpoint `checkpointId` completed: the log keeps only what came after its barrier. */
+  checkpointCompleted(checkpointId: number): void {
+    this.log?.checkpointCompleted(checkpointId);
   }
 
   /** Drops whatever is queued (not what was sent) and queues `entry` first. */
@@ -142,7 +166,7 @@ export class ProducedSubpartition {
     }
     this.view = null;
     this.subscribed = false;
-    this.cleanup.readerGone();
+    this.cleanup.readerGone(this.log !== undefined);
     const kept: SubpartitionEntry[] = [];
     for (const entry of this.backlog.drain()) {
       if (entry.kind === 'data') this.drop(entry);
@@ -156,6 +180,7 @@ export class ProducedSubpartition {
   release(): void {
     if (this.released) return;
     this.released = true;
+    this.cleanup.settle();
     this.view = null;
     for (const entry of this.backlog.drain()) if (entry.kind === 'data') this.pool.recycle(entry.segment);
     this.dataBacklog = 0;

@@ -150,8 +150,10 @@ export class ServerConnection {
     const start = body.readUInt32LE(4);
     const end = body.readUInt32LE(8);
     const credit = body.readUInt32LE(12);
-    const request = parseJsonTail(body, 16) as { jobId?: unknown; partitionId?: unknown; producerId?: unknown };
+    const request = parseJsonTail(body, 16) as { jobId?: unknown; partitionId?: unknown; producerId?: unknown; resumeFrom?: unknown };
     const { jobId, partitionId, producerId } = request;
+    // per requested subpartition, the record a restarted consumer's state read up to (approximate partitions)
+    const resumeFrom = Array.isArray(request.resumeFrom) ? request.resumeFrom : [];
     if (typeof jobId !== 'string' || typeof partitionId !== 'string' || typeof producerId !== 'string') {
       throw new ShuffleError('SHF_ERR_DATA_CORRUPTED', 'partition request without jobId, partitionId and producerId');
     }
@@ -171,7 +173,8 @@ export class ServerConnection {
       const subpartition = partition.subpartition(s);
       const view = new ChannelView(this, id, partition.pool, credit);
       this.channels.set(id, { view, subpartition });
-      if (!subpartition.subscribe(view)) {
+      const position: unknown = resumeFrom[s - start];
+      if (!subpartition.subscribe(view, typeof position === 'number' && Number.isSafeInteger(position) && position >= 0 ? position : undefined)) {
         this.channels.delete(id);
         this.sendError(id, partitionNotFound(partitionId, `subpartition ${s} of this pipelined partition was already consumed or released`));
       }

@@ -1,0 +1,148 @@
+import { RECORD_HEADER_BYTES } from './record-framing.js';
+import { type ApproximateCleanup, recordsStartingIn } from './approximate-cleanup.js';
+import { invalidArgument } from './shuffle-error.js';
+
+/** One data buffer the log retains: a copy of its bytes and where in the subpartition its records start. */
+interface Retained {
+  readonly bytes: Uint8Array;
+  /** The bytes at its start that are the tail of a record begun earlier. */
+  readonly partialRecordLength: number;
+  /** The position (in records from the subpartition's start) of the first record that starts in it. */
+  readonly firstRecord: number;
+  /** How many records start in it. */
+  readonly records: number;
+}
+
+/**
+ * Upstream backup for one PIPELINED_APPROXIMATE subpartition: a copy of the data written to it since the
+ * barrier of the latest checkpoint its producer knows completed, so that a consumer attempt restarted from
+ * that checkpoint is served again from the very record its restored state read up to
+ * (`CreateInputGateRequest.resumeFrom`) instead of from the next whole record written after it came back.
+ * What its state had covered is not replayed, what it had not is: its recovery loses no record while the
+ * log still holds the position — a consumer restored from a checkpoint with at-least-once barriers may see
+ * a record twice that it had read after a channel's barrier, as at-least-once allows.
+ *
+ * Bounded: at most `limitBytes` of copies (the oldest go first; a position they held can no longer be
+ * replayed, and the consumer is served as without a log). Trimmed when a checkpoint completes
+ * (`checkpointCompleted`): what came before that checkpoint's barrier is in every state restored from it
+ * or from a later one. Pure bookkeeping shared by the in-memory and network shuffles.
+ */
+export class ApproximateReplayLog {
+  readonly #limitBytes: number;
+  readonly #retained: Retained[] = [];
+  /** The first retained entry (entries before it were trimmed; the array is compacted now and then). */
+  #head = 0;
+  #bytes = 0;
+  /** Record position of each barrier written and not yet trimmed, by checkpoint id. */
+  readonly #barriers = new Map<number, number>();
+
+  constructor(limitBytes: number) {
+    this.#limitBytes = limitBytes;
+  }
+
+  /** Bytes of copies retained. */
+  get retainedBytes(): number {
+    return this.#bytes;
+  }
+
+  /** A data buffer was written: `length` bytes of `segment` whose first record starts at position `firstRecord` (ApproximateCleanup.written). */
+  append(segment: Uint8Array, length: number, partialRecordLength: number, firstRecord: number): void {
+    if (length > this.#limitBytes) {
+      this.#clear();
+      return;
+    }
+    this.#retained.push({ bytes: segment.slice(0, length), partialRecordLength, firstRecord, records: recordsStartingIn(segment, length, partialRecordLength) });
+    this.#bytes += length;
+    while (this.#bytes > this.#limitBytes) this.#dropHead();
+  }
+
+  /** The barrier of checkpoint `checkpointId` was written after the first `recordPosition` records. */
+  barrier(checkpointId: number, recordPosition: number): void {
+    this.#barriers.set(checkpointId, recordPosition);
+  }
+
+  /** Checkpoint `checkpointId` completed: whatever came before its barrier is no longer needed. */
+  checkpointCompleted(checkpointId: number): void {
+    const position = this.#barriers.get(checkpointId);
+    if (position === undefined) return;
+    for (const id of [...this.#barriers.keys()]) if (id <= checkpointId) this.#barriers.delete(id);
+    for (let e = this.#retained[this.#head]; e !== undefined && e.firstRecord + e.records <= position; e = this.#retained[this.#head]) this.#dropHead();
+  }
+
+  /**
+   * The buffers that serve a reader from record `recordPosition` on, the first one cut to start at that
+   * record (copies: the caller owns them); undefined when the log no longer holds that record's start (or
+   * never did: a position beyond what was written, or one before the log began).
+   */
+  from(recordPosition: number): Uint8Array[] | undefined {
+    let i = this.#head;
+    for (; i < this.#retained.length; i++) {
+      const e = this.#retained[i]!;
+      if (recordPosition < e.firstRecord + e.records) break;
+    }
+    const first = this.#retained[i];
+    if (first === undefined || recordPosition < first.firstRecord) return undefined;
+    let offset = first.partialRecordLength;
+    for (let skip = recordPosition - first.firstRecord; skip > 0; skip--) offset += RECORD_HEADER_BYTES + readLength(first.bytes, offset);
+    const out = [first.bytes.slice(offset)];
+    for (let j = i + 1; j < this.#retained.length; j++) out.push(this.#retained[j]!.bytes.slice());
+    return out;
+  }
+
+  #dropHead(): void {
+    const e = this.#retained[this.#head];
+    if (e === undefined) return;
+    this.#bytes -= e.bytes.length;
+    this.#retained[this.#head] = undefined as unknown as Retained;
+    this.#head++;
+    if (this.#head > 1024 && this.#head * 2 > this.#retained.length) {
+      this.#retained.splice(0, this.#head);
+      this.#head = 0;
+    }
+  }
+
+  #clear(): void {
+    this.#retained.length = 0;
+    this.#head = 0;
+    this.#bytes = 0;
+  }
+}
+
+function readLength(bytes: Uint8Array, at: number): number {
+  return (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0;
+}
+
+/** Where a reader that attached after one went away starts, and the buffers it is served before the live ones. */
+export interface ApproximateResumption {
+  /** The position of its first record (`channel-resumed`). */
+  readonly recordPosition: number;
+  /** Replayed from the subpartition's log, in order (copies; empty: it is served from the next whole record written). */
+  readonly replay: readonly Uint8Array[];
+}
+
+/**
+ * A reader attached to an approximate subpartition (`cleanup.readerAttached`): undefined for the first one;
+ * for one after a reader went away, a replay from `resumeFrom` (what its restored state read up to) when
+ * `log` still holds that record (the cleanup's counts since the reader went away are undone: `replayed`),
+ * else the next whole record written, as without a log.
+ */
+export function resumeReader(cleanup: ApproximateCleanup, log: ApproximateReplayLog | undefined, resumeFrom: number | undefined): ApproximateResumption | undefined {
+  const resumedAt = cleanup.readerAttached();
+  if (resumedAt === undefined) return undefined;
+  const replay = resumeFrom === undefined || resumeFrom >= resumedAt ? undefined : log?.from(resumeFrom);
+  if (replay === undefined || resumeFrom === undefined) return { recordPosition: resumedAt, replay: [] };
+  cleanup.replayed();
+  return { recordPosition: resumeFrom, replay };
+}
+
+/** Checks `CreateInputGateRequest.resumeFrom` for a gate of `channels` channels: absent, or one non-negative whole number per channel (SHF_ERR_INVALID_ARGUMENT naming `resumeFrom`). */
+export function validateResumeFrom(resumeFrom: unknown, channels: number): readonly number[] | undefined {
+  if (resumeFrom === undefined) return undefined;
+  if (!Array.isArray(resumeFrom) || resumeFrom.length !== channels) {
+    throw invalidArgument('resumeFrom', `expected one record position per channel (${channels}), got ${Array.isArray(resumeFrom) ? `${resumeFrom.length}` : typeof resumeFrom}`);
+  }
+  resumeFrom.forEach((p: unknown, i) => {
+    if (typeof p !== 'number' || !Number.isSafeInteger(p) || p < 0) throw invalidArgument('resumeFrom', `channel ${i}: expected a non-negative whole number, got ${String(p)}`);
+  });
+  return resumeFrom as readonly number[];
+}
