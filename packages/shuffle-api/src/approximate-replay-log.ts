@@ -35,6 +35,11 @@ export class ApproximateReplayLog {
   #bytes = 0;
   /** Record position of each barrier written and not yet trimmed, by checkpoint id. */
   readonly #barriers = new Map<number, number>();
+  /**
+   * A barrier was written: before the first one no copy is kept, since no consumer can restore a
+   * checkpoint whose barrier this subpartition never carried (a job without checkpoints keeps nothing).
+   */
+  #started = false;
 
   constructor(limitBytes: number) {
     this.#limitBytes = limitBytes;
@@ -47,6 +52,7 @@ export class ApproximateReplayLog {
 
   /** A data buffer was written: `length` bytes of `segment` whose first record starts at position `firstRecord` (ApproximateCleanup.written). */
   append(segment: Uint8Array, length: number, partialRecordLength: number, firstRecord: number): void {
+    if (!this.#started) return;
     if (length > this.#limitBytes) {
       this.#clear();
       return;
@@ -58,6 +64,7 @@ export class ApproximateReplayLog {
 
   /** The barrier of checkpoint `checkpointId` was written after the first `recordPosition` records. */
   barrier(checkpointId: number, recordPosition: number): void {
+    this.#started = true;
     this.#barriers.set(checkpointId, recordPosition);
   }
 
@@ -71,10 +78,10 @@ export class ApproximateReplayLog {
 
   /**
    * The buffers that serve a reader from record `recordPosition` on, the first one cut to start at that
-   * record (copies: the caller owns them); undefined when the log no longer holds that record's start (or
+   * record (the log's own bytes: the caller copies them); undefined when the log no longer holds that record's start (or
    * never did: a position beyond what was written, or one before the log began).
    */
-  from(recordPosition: number): Uint8Array[] | undefined {
+  from(recordPosition: number): ReplayedBuffer[] | undefined {
     let i = this.#head;
     for (; i < this.#retained.length; i++) {
       const e = this.#retained[i]!;
@@ -84,8 +91,8 @@ export class ApproximateReplayLog {
     if (first === undefined || recordPosition < first.firstRecord) return undefined;
     let offset = first.partialRecordLength;
     for (let skip = recordPosition - first.firstRecord; skip > 0; skip--) offset += RECORD_HEADER_BYTES + readLength(first.bytes, offset);
-    const out = [first.bytes.slice(offset)];
-    for (let j = i + 1; j < this.#retained.length; j++) out.push(this.#retained[j]!.bytes.slice());
+    const out: ReplayedBuffer[] = [{ bytes: first.bytes.subarray(offset), partialRecordLength: 0 }];
+    for (let j = i + 1; j < this.#retained.length; j++) out.push(this.#retained[j]!);
     return out;
   }
 
@@ -112,12 +119,18 @@ function readLength(bytes: Uint8Array, at: number): number {
   return (bytes[at]! | (bytes[at + 1]! << 8) | (bytes[at + 2]! << 16) | (bytes[at + 3]! << 24)) >>> 0;
 }
 
+/** A buffer a log replays: its bytes (the log's, not to be changed) and how many of them start with the tail of a record begun in the buffer before. */
+export interface ReplayedBuffer {
+  readonly bytes: Uint8Array;
+  readonly partialRecordLength: number;
+}
+
 /** Where a reader that attached after one went away starts, and the buffers it is served before the live ones. */
 export interface ApproximateResumption {
   /** The position of its first record (`channel-resumed`). */
   readonly recordPosition: number;
-  /** Replayed from the subpartition's log, in order (copies; empty: it is served from the next whole record written). */
-  readonly replay: readonly Uint8Array[];
+  /** Replayed from the subpartition's log, in order (the log's copies: the caller copies them into its segments; empty: it is served from the next whole record written). */
+  readonly replay: readonly ReplayedBuffer[];
 }
 
 /**
@@ -126,23 +139,27 @@ export interface ApproximateResumption {
  * `log` still holds that record (the cleanup's counts since the reader went away are undone: `replayed`),
  * else the next whole record written, as without a log.
  */
-export function resumeReader(cleanup: ApproximateCleanup, log: ApproximateReplayLog | undefined, resumeFrom: number | undefined): ApproximateResumption | undefined {
+export function resumeReader(cleanup: ApproximateCleanup, log: ApproximateReplayLog | undefined, resumeFrom: number | null | undefined): ApproximateResumption | undefined {
   const resumedAt = cleanup.readerAttached();
   if (resumedAt === undefined) return undefined;
-  const replay = resumeFrom === undefined || resumeFrom >= resumedAt ? undefined : log?.from(resumeFrom);
-  if (replay === undefined || resumeFrom === undefined) return { recordPosition: resumedAt, replay: [] };
+  const replay = resumeFrom === undefined || resumeFrom === null || resumeFrom >= resumedAt ? undefined : log?.from(resumeFrom);
+  if (replay === undefined || resumeFrom === undefined || resumeFrom === null) return { recordPosition: resumedAt, replay: [] };
   cleanup.replayed();
   return { recordPosition: resumeFrom, replay };
 }
 
-/** Checks `CreateInputGateRequest.resumeFrom` for a gate of `channels` channels: absent, or one non-negative whole number per channel (SHF_ERR_INVALID_ARGUMENT naming `resumeFrom`). */
-export function validateResumeFrom(resumeFrom: unknown, channels: number): readonly number[] | undefined {
+/**
+ * Checks `CreateInputGateRequest.resumeFrom` for a gate of `channels` channels: absent, or per channel a
+ * non-negative whole number or undefined/null (none for that channel) (SHF_ERR_INVALID_ARGUMENT naming `resumeFrom`).
+ */
+export function validateResumeFrom(resumeFrom: unknown, channels: number): readonly (number | undefined)[] | undefined {
   if (resumeFrom === undefined) return undefined;
   if (!Array.isArray(resumeFrom) || resumeFrom.length !== channels) {
     throw invalidArgument('resumeFrom', `expected one record position per channel (${channels}), got ${Array.isArray(resumeFrom) ? `${resumeFrom.length}` : typeof resumeFrom}`);
   }
   resumeFrom.forEach((p: unknown, i) => {
+    if (p === undefined || p === null) return;
     if (typeof p !== 'number' || !Number.isSafeInteger(p) || p < 0) throw invalidArgument('resumeFrom', `channel ${i}: expected a non-negative whole number, got ${String(p)}`);
   });
-  return resumeFrom as readonly number[];
+  return (resumeFrom as readonly (number | null | undefined)[]).map((p) => p ?? undefined);
 }

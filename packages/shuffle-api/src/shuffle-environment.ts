@@ -44,9 +44,10 @@ export interface CreateInputGateRequest {
    * order: each input's subpartitions in turn), the record position its restored state read up to. A
    * producer that still keeps the records from there (its upstream backup) serves them again, and its
    * `channel-resumed` names that position; one that does not serves the next whole record, as without it.
-   * Ignored for other types and for a channel whose producer attempt changed since. @defaultValue none
+   * Undefined for a channel: none (the engine gives none for a channel whose producer attempt is not the
+   * one the restored state read). Ignored for other types. @defaultValue none
    */
-  readonly resumeFrom?: readonly number[];
+  readonly resumeFrom?: readonly (number | undefined)[];
 }
 
 /**

@@ -3,15 +3,19 @@
 // and what it replays deframed and compared with the records written — an oracle independent of the log.
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
-import { ApproximateCleanup, ApproximateReplayLog, RecordDeframer, RecordFramer, isShuffleError, resumeReader, validateResumeFrom } from '@weft/shuffle-api';
+import { ApproximateCleanup, ApproximateReplayLog, RecordDeframer, RecordFramer, type ReplayedBuffer, isShuffleError, resumeReader, validateResumeFrom } from '@weft/shuffle-api';
 
 const SIZE = 16;
 /** Record `i`: its index as text, padded so records vary in length (5..13 bytes framed). */
 const record = (i: number): Uint8Array => new TextEncoder().encode(`r${i}`.padEnd(1 + (i % 9), '.'));
 
-/** A log and the cleanup counting records, fed `count` records (a barrier for checkpoint `id` after record `p` per `barriers`). */
-function write(count: number, limitBytes = 1 << 20, barriers: readonly [id: number, afterRecord: number][] = []) {
+/**
+ * A log and the cleanup counting records, fed `count` records after checkpoint 0's barrier (unless
+ * `firstBarrier` is false), a barrier for checkpoint `id` after record `p` per `barriers`.
+ */
+function write(count: number, limitBytes = 1 << 20, barriers: readonly [id: number, afterRecord: number][] = [], firstBarrier = true) {
   const log = new ApproximateReplayLog(limitBytes);
+  if (firstBarrier) log.barrier(0, 0);
   const cleanup = new ApproximateCleanup();
   const framer = new RecordFramer(SIZE, () => new Uint8Array(SIZE), (segment, length, partial) => {
     log.append(segment, length, partial, cleanup.written(segment, length, partial));
@@ -28,13 +32,14 @@ function write(count: number, limitBytes = 1 << 20, barriers: readonly [id: numb
   return { log, cleanup };
 }
 
-/** The records in replayed buffers, as text. */
-function deframe(buffers: readonly Uint8Array[]): string[] {
+/** The records in replayed buffers, as text; each buffer's partialRecordLength checked against the deframer's state. */
+function deframe(buffers: readonly ReplayedBuffer[]): string[] {
   const deframer = new RecordDeframer(1 << 20);
   const out: string[] = [];
-  for (const b of buffers) {
+  for (const { bytes, partialRecordLength } of buffers) {
+    assert.equal(partialRecordLength > 0, deframer.hasPartialRecord, 'a buffer starts with a tail exactly when a record is open');
     const records: Uint8Array[] = [];
-    deframer.push(b, records);
+    deframer.push(bytes, records);
     for (const r of records) out.push(new TextDecoder().decode(r));
   }
   assert.equal(deframer.hasPartialRecord, false, 'the replay ends with a whole record');
@@ -49,6 +54,15 @@ describe('ApproximateReplayLog', () => {
     for (const from of [0, 1, 7, 20, 39]) assert.deepEqual(deframe(log.from(from) ?? []), expected(from, 40), `from ${from}`);
     assert.equal(log.from(40), undefined, 'nothing written at 40 yet');
     assert.equal(log.from(41), undefined);
+  });
+
+  it('keeps nothing before the first barrier (a job without checkpoints copies nothing)', () => {
+    const { log } = write(40, 1 << 20, [], false);
+    assert.equal(log.retainedBytes, 0);
+    assert.equal(log.from(0), undefined);
+    const later = write(40, 1 << 20, [[1, 10]], false).log;
+    assert.equal(later.from(9), undefined, 'before the barrier: not kept');
+    assert.deepEqual(deframe(later.from(10) ?? []), expected(10, 40));
   });
 
   it("a completed checkpoint trims what came before its barrier, and only that", () => {
@@ -93,6 +107,7 @@ describe('ApproximateReplayLog', () => {
   it('validateResumeFrom: one non-negative whole number per channel, else SHF_ERR_INVALID_ARGUMENT naming resumeFrom', () => {
     assert.equal(validateResumeFrom(undefined, 2), undefined);
     assert.deepEqual(validateResumeFrom([0, 5], 2), [0, 5]);
+    assert.deepEqual(validateResumeFrom([null, 5], 2), [undefined, 5], 'none for a channel');
     for (const bad of [[1], [1, -1], [1, 1.5], [1, Number.NaN], 'x', [1, '2']]) {
       assert.throws(() => validateResumeFrom(bad, 2), (e: unknown) => isShuffleError(e) && e.code === 'SHF_ERR_INVALID_ARGUMENT' && e.message.includes('resumeFrom'), JSON.stringify(bad));
     }

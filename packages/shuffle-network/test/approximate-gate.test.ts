@@ -97,6 +97,8 @@ describe('PIPELINED_APPROXIMATE over the network shuffle', { timeout: 30_000 }, 
         const writer = await h.first.createResultPartitionWriter({ descriptor });
         const gateRequest = { jobId: descriptor.jobId, inputs: [descriptor], subpartitions: { start: 0, end: 0 } };
         const firstGate = await h.consumer.createInputGate(gateRequest);
+        // the backup starts at the first barrier (a subpartition that never carried one keeps nothing)
+        writer.broadcastEvent({ type: 'checkpoint-barrier', id: 1, timestampMs: 0 });
         const emitting = emitAll(writer, records(0, 60));
         const seen: number[] = [];
         while (seen.length === 0) {

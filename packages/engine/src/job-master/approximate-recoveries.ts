@@ -19,7 +19,9 @@ export interface ApproximateRecoveryRecord {
   readonly durationMs?: number;
   /**
    * Records upstream tasks dropped for it meanwhile (written to its subpartitions while no attempt was
-   * attached, or whose tail was skipped for the new attempt): the subpartitions' counters.
+   * attached, or whose tail was skipped for the new attempt): the subpartitions' counters. What a
+   * subpartition's upstream backup served the new attempt again (`approximateReplayBytes`: it asked to resume
+   * from its restored checkpoint's positions) was not dropped and is not counted.
    */
   readonly recordsDroppedUpstream: number;
   /** Partial records its consumers' gates discarded when its attempt went away: the gates' counters. */

@@ -4,6 +4,8 @@ import type { InputDeployment } from './task-deployment.js';
 export interface TaskInputChannels {
   readonly base: ReadonlyMap<InputDeployment, number>;
   readonly channels: number;
+  /** Per channel, the producer attempt the deployment names (InputPartition.producerAttemptId). */
+  readonly producers: readonly string[];
 }
 
 /**
@@ -13,9 +15,13 @@ export interface TaskInputChannels {
 export function inputChannelsOf(inputs: readonly InputDeployment[]): TaskInputChannels {
   const base = new Map<InputDeployment, number>();
   let channels = 0;
+  const producers: string[] = [];
   for (const input of inputs) {
     base.set(input, channels);
     channels += input.partitions.length * (input.subpartitions.end - input.subpartitions.start + 1);
+    for (const partition of input.partitions) {
+      for (let s = input.subpartitions.start; s <= input.subpartitions.end; s++) producers.push(partition.producerAttemptId);
+    }
   }
-  return { base, channels };
+  return { base, channels, producers };
 }

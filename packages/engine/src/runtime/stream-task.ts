@@ -32,7 +32,7 @@ export interface TaskIo {
   createWriter(output: OutputDeployment, memoryBytes: number): Promise<ResultPartitionWriter>;
   /** `memoryBytes`: the gate's share of the task's budget while it is open (CreateInputGateRequest.memoryBytes). */
   /** `resumeFrom`: an approximate input's positions the attempt's restored state read up to (CreateInputGateRequest.resumeFrom). */
-  createGate(input: InputDeployment, memoryBytes: number, resumeFrom?: readonly number[]): Promise<InputGate>;
+  createGate(input: InputDeployment, memoryBytes: number, resumeFrom?: readonly (number | undefined)[]): Promise<InputGate>;
 }
 
 /** The MemoryConsumer a task's shuffle writers and gates reserve their shares through (shuffle-buffer-shares.ts). */
@@ -171,7 +171,7 @@ export class StreamTask {
         this.#writers.push({ edgeIndex: output.edgeIndex, writer: await this.#options.io.createWriter(output, writerBytes) });
       }
       this.#checkpointing = await this.#options.checkpointing?.();
-      this.#positions = new InputPositions(this.#channels.channels, InputPositions.restoredFrom(this.#checkpointing?.restore, deployment.subtask, deployment.parallelism, deployment.attempt, this.#channels.channels));
+      this.#positions = new InputPositions(this.#channels.producers, InputPositions.restoredFrom(this.#checkpointing?.restore, deployment.subtask, deployment.parallelism, deployment.attempt, this.#channels.channels));
       if (signal.aborted) throw signal.reason;
       this.#watermarks = this.#makeWatermarks();
       this.#operators = this.#buildChain(this.#memory);

@@ -36,7 +36,7 @@ export interface NetworkInputGateOptions {
   readonly maxFrameBytes: number;
   readonly onClose?: () => void;
   /** Per channel, the record its first request asks an approximate producer to resume from (CreateInputGateRequest.resumeFrom). */
-  readonly resumeFrom?: readonly number[];
+  readonly resumeFrom?: readonly (number | undefined)[];
 }
 
 /**
@@ -281,7 +281,7 @@ export class NetworkInputGate implements InputGate {
    * Asks `input`'s producer for subpartitions [start, end] as channels from `firstChannel` on, with the
    * exclusive credit each (`resumeFrom`: per subpartition, the record an approximate one resumes from).
    */
-  private request(peer: PeerSocket, input: GateInput, firstChannel: number, start: number, end: number, resumeFrom?: readonly number[]): void {
+  private request(peer: PeerSocket, input: GateInput, firstChannel: number, start: number, end: number, resumeFrom?: readonly (number | undefined)[]): void {
     const request = JSON.stringify({ jobId: input.jobId, partitionId: input.partitionId, producerId: input.producerId, ...(resumeFrom === undefined ? {} : { resumeFrom }) });
     peer.write(encodeFrame(FrameType.PARTITION_REQUEST, [firstChannel, start, end, this.exclusive], request));
   }

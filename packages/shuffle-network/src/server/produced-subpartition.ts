@@ -75,14 +75,17 @@ export class ProducedSubpartition {
     }
     const resumed = resumeReader(this.cleanup, this.log, resumeFrom);
     // a reader after one that went away first learns where in the subpartition it starts, then gets the
-    // replay (its backlog holds only the events kept for it: none of them is data)
+    // replay, then the events kept for it (none of them is data): a barrier or watermark the gone reader
+    // did not get comes after the replayed records written after it — late, never early, which
+    // at-least-once checkpoints (what approximate recovery takes: the restored positions count what was
+    // read) and watermarks tolerate
     if (resumed !== undefined) {
       const kept = this.backlog.drain();
       this.backlog.push({ kind: 'event', event: { type: 'channel-resumed', recordPosition: resumed.recordPosition } });
-      for (const bytes of resumed.replay) {
+      for (const { bytes, partialRecordLength } of resumed.replay) {
         const segment = this.pool.allocate();
         segment.set(bytes);
-        this.backlog.push({ kind: 'data', segment, length: bytes.length });
+        this.backlog.push({ kind: 'data', segment, length: bytes.length, partialRecordLength });
         this.dataBacklog++;
       }
       for (const entry of kept) this.backlog.push(entry);
