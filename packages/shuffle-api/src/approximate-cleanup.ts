@@ -86,8 +86,12 @@ export class ApproximateCleanup {
   private readonly counts = { reconnects: 0, buffersDropped: 0, recordsDropped: 0, partialRecordsSkipped: 0, recordsLost: 0 };
   /** Records that began in the data buffers written so far (`written`), whoever got them. */
   private recordsWritten = 0;
-  /** The counts when the reader went away: a replay to the next one (`replayed`) undoes what was counted since. */
+  /** The counts when the reader went away: a replay to the next one, once delivered (`replaySent`), undoes what was counted since. */
   private countsAtGone = { ...this.counts };
+  /** A replay was queued for the attached reader (`replayed`) and not yet all delivered: the drops before it stay undecided. */
+  private replayPending = false;
+  /** The counts a delivered replay undid, put back if the reader gives some of it back unread (`replayUnread`). */
+  private undone = { ...this.counts };
   /**
    * A reader went away from a subpartition that may replay to the next one: `losses` shows the counts of
    * then until it is known whether the drops since are lost (`readerAttached` without a replay, `settle`)
@@ -114,11 +118,18 @@ export class ApproximateCleanup {
    * upstream backup, so what is dropped from now on may reach the next reader after all: `replayed`).
    */
   readerGone(replayable = false): void {
-    this.countsAtGone = { ...this.counts };
+    // a reader that went away before its replay was all delivered leaves the drops before it undecided:
+    // the counts of when the reader before it went away stay the ones a later replay goes back to
+    if (!this.replayPending) this.countsAtGone = { ...this.counts };
+    this.replayPending = false;
     this.undecided = replayable;
+    // a reader that went away before any whole record was served continues the cleanup of the one before:
+    // the tail being skipped, and whether its head was dropped, are still that cleanup's
+    if (!this.required) {
+      this.tailCounted = false;
+      this.lastDropped = false;
+    }
     this.required = true;
-    this.tailCounted = false;
-    this.lastDropped = false;
   }
 
   /**
@@ -148,17 +159,38 @@ export class ApproximateCleanup {
   /**
    * The reader that attached after one went away (`readerAttached`) is served from a replay of the
    * subpartition's upstream backup (ApproximateReplayLog) from a record no later than the first one the
-   * gone reader did not get: nothing dropped since it went away is lost after all — those counts are
-   * undone (its reconnect stays counted) — and the cleanup ends, since the replay runs up to the last
-   * buffer written, so the next one continues it.
+   * gone reader did not get, queued for it: the cleanup ends, since the replay runs up to the last buffer
+   * written, so the next one continues it. Once the replay is all delivered (`replaySent`), nothing
+   * dropped since the reader before went away is lost after all; until then those drops stay undecided.
+   * The caller counts no drop of a replayed buffer (`dropped`): it is a copy of one counted when written.
    */
   replayed(): void {
-    const { reconnects } = this.counts;
-    Object.assign(this.counts, this.countsAtGone, { reconnects });
-    this.undecided = false;
+    this.undecided = true;
+    this.replayPending = true;
     this.required = false;
     this.tailCounted = false;
     this.lastDropped = false;
+  }
+
+  /** The last buffer of the replay `replayed` queued went to the reader: the drops since the reader before went away are undone (its reconnect stays counted). */
+  replaySent(): void {
+    if (!this.replayPending) return;
+    const { reconnects } = this.counts;
+    this.undone = { ...this.counts };
+    Object.assign(this.counts, this.countsAtGone, { reconnects });
+    this.replayPending = false;
+    this.undecided = false;
+  }
+
+  /**
+   * The reader went away with replayed buffers it had been sent still unread (in-process readers give
+   * back what they did not read): the undo of `replaySent` is taken back — call before `readerGone`.
+   */
+  replayUnread(): void {
+    if (this.replayPending) return; // not all delivered: nothing was undone
+    const { reconnects } = this.counts;
+    Object.assign(this.counts, this.undone, { reconnects });
+    this.replayPending = true;
   }
 
   /**
@@ -188,6 +220,7 @@ export class ApproximateCleanup {
   /** No reader will attach again (the subpartition was released): what was dropped since the last one went away is lost. */
   settle(): void {
     this.undecided = false;
+    this.replayPending = false;
   }
 
   /** Counts a data buffer no reader will get, and the records that start in it. */

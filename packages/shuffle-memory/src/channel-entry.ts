@@ -2,8 +2,13 @@ import type { FramedPartitionSink, ShuffleError, ShuffleEvent } from '@weft/shuf
 
 /** What travels through a subpartition to its reader: a filled buffer, an event, or a terminal error. */
 export type ChannelEntry =
-  /** `partialRecordLength`: the first bytes that are the tail of a record begun in an earlier buffer (RecordFramer); 0 when absent. */
-  | { readonly kind: 'data'; readonly segment: Uint8Array; readonly length: number; readonly partialRecordLength?: number }
+  /**
+   * `partialRecordLength`: the first bytes that are the tail of a record begun in an earlier buffer
+   * (RecordFramer); 0 when absent. `replayed`: a copy from an approximate subpartition's upstream backup
+   * (ApproximateReplayLog) — queued, its segment is the log's bytes (copied into a pool segment as it is
+   * sent); sent, a pool segment like any other.
+   */
+  | { readonly kind: 'data'; readonly segment: Uint8Array; readonly length: number; readonly partialRecordLength?: number; readonly replayed?: boolean }
   | { readonly kind: 'event'; readonly event: ShuffleEvent }
   | { readonly kind: 'error'; readonly error: ShuffleError }
   /** PIPELINED_APPROXIMATE: this attempt of the producer went away before its end (failed or replaced); a new attempt may come. */

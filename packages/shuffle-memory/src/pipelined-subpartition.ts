@@ -34,6 +34,10 @@ export class PipelinedSubpartition {
   private readonly cleanup = new ApproximateCleanup();
   /** Approximate with `replayBytes` > 0: the data written since the latest completed checkpoint's barrier. */
   private readonly log: ApproximateReplayLog | undefined;
+  /** Replayed buffers queued and not yet sent (each copied into a pool segment only as credit lets it go). */
+  private replayQueued = 0;
+  /** A replayed buffer waits for a pool segment to come back (`replayMayTakeBuffer`). */
+  private replayWaiting = false;
 
   constructor(
     private readonly pool: BufferPool,
@@ -73,11 +77,8 @@ export class PipelinedSubpartition {
     if (resumed !== undefined) {
       const kept = this.backlog.drain();
       this.backlog.push({ kind: 'event', event: { type: 'channel-resumed', recordPosition: resumed.recordPosition } });
-      for (const { bytes, partialRecordLength } of resumed.replay) {
-        const segment = this.pool.allocate();
-        segment.set(bytes);
-        this.backlog.push({ kind: 'data', segment, length: bytes.length, partialRecordLength });
-      }
+      for (const { bytes, partialRecordLength } of resumed.replay) this.backlog.push({ kind: 'data', segment: bytes, length: bytes.length, partialRecordLength, replayed: true });
+      this.replayQueued = resumed.replay.length;
       for (const entry of kept) this.backlog.push(entry);
     }
     this.subscribed = true;
@@ -115,7 +116,7 @@ export class PipelinedSubpartition {
 
   /** Drops whatever is queued, without touching what was already sent, and pushes `entry` first. */
   replaceBacklog(entry: ChannelEntry): void {
-    for (const queued of this.backlog.drain()) if (queued.kind === 'data') this.pool.recycle(queued.segment);
+    for (const queued of this.backlog.drain()) this.recycleQueued(queued);
     this.add(entry);
   }
 
@@ -126,10 +127,14 @@ export class PipelinedSubpartition {
     this.sending = true;
     try {
       for (let entry = this.backlog.peek(); entry !== undefined; entry = this.backlog.peek()) {
+        if (entry.kind === 'data' && entry.replayed === true && !this.replayMayTakeBuffer()) break;
         if (entry.kind === 'data' && !receiver.takeCredit()) break;
         this.backlog.shift();
         if (entry.kind === 'event' && entry.event.type === 'end-of-partition') this.ended = true;
-        receiver.receive(entry);
+        if (entry.kind === 'data' && entry.replayed === true) {
+          receiver.receive(this.copyReplayed(entry));
+          if (--this.replayQueued === 0) this.cleanup.replaySent();
+        } else receiver.receive(entry);
       }
     } finally {
       this.sending = false;
@@ -148,9 +153,11 @@ export class PipelinedSubpartition {
     }
     this.receiver = null;
     this.subscribed = false;
+    if (unread.some((entry) => entry.kind === 'data' && entry.replayed === true)) this.cleanup.replayUnread();
     this.cleanup.readerGone(this.log !== undefined);
+    this.replayQueued = 0;
     // sent to the reader but never read: lost as dropped data is
-    for (const entry of unread) if (entry.kind === 'data') this.drop(entry);
+    for (const entry of unread) if (entry.kind === 'data') this.drop(entry, false);
     const kept: ChannelEntry[] = [];
     for (const entry of this.backlog.drain()) {
       if (entry.kind === 'data') this.drop(entry);
@@ -166,13 +173,48 @@ export class PipelinedSubpartition {
     this.released = true;
     this.cleanup.settle();
     this.receiver = null;
-    for (const entry of this.backlog.drain()) if (entry.kind === 'data') this.pool.recycle(entry.segment);
+    for (const entry of this.backlog.drain()) this.recycleQueued(entry);
+    this.replayQueued = 0;
   }
 
-  /** Recycles a data buffer no reader will get, counting the records that start in it. */
-  private drop(entry: ChannelEntry & { kind: 'data' }): undefined {
-    this.cleanup.dropped(entry.segment, entry.length, entry.partialRecordLength ?? 0);
-    this.pool.recycle(entry.segment);
+  /**
+   * Recycles a data buffer no reader will get, counting the records that start in it — unless it is a
+   * replayed copy (counted when its original was written and dropped or delivered). `queued`: it comes
+   * from the backlog (a replayed one there holds the log's bytes, no pool segment), not from the reader.
+   */
+  private drop(entry: ChannelEntry & { kind: 'data' }, queued = true): undefined {
+    if (entry.replayed !== true) this.cleanup.dropped(entry.segment, entry.length, entry.partialRecordLength ?? 0);
+    if (queued) this.recycleQueued(entry);
+    else this.pool.recycle(entry.segment);
     return undefined;
+  }
+
+  /** Gives a queued entry's segment back to the pool (a replayed one still queued holds the log's bytes: nothing to give). */
+  private recycleQueued(entry: ChannelEntry): void {
+    if (entry.kind === 'data' && entry.replayed !== true) this.pool.recycle(entry.segment);
+  }
+
+  /**
+   * Whether the next replayed buffer may be copied into the pool now: while that leaves at most one
+   * buffer over the pool's capacity (live buffers queued behind the replay may hold the rest, so the
+   * replay is never stuck); else `send` runs again once a segment comes back.
+   */
+  private replayMayTakeBuffer(): boolean {
+    if (this.pool.buffersInUse <= this.pool.capacity) return true;
+    if (!this.replayWaiting) {
+      this.replayWaiting = true;
+      void this.pool.whenInUseAtMost(this.pool.capacity).then(() => {
+        this.replayWaiting = false;
+        this.send();
+      });
+    }
+    return false;
+  }
+
+  /** A queued replayed buffer as it is sent: its bytes copied into a pool segment (so a replay never holds more of the pool than the reader's credit). */
+  private copyReplayed(entry: ChannelEntry & { kind: 'data' }): ChannelEntry {
+    const segment = this.pool.allocate();
+    segment.set(entry.segment.subarray(0, entry.length));
+    return { kind: 'data', segment, length: entry.length, partialRecordLength: entry.partialRecordLength ?? 0, replayed: true };
   }
 }

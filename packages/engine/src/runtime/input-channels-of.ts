@@ -4,8 +4,16 @@ import type { InputDeployment } from './task-deployment.js';
 export interface TaskInputChannels {
   readonly base: ReadonlyMap<InputDeployment, number>;
   readonly channels: number;
-  /** Per channel, the producer attempt the deployment names (InputPartition.producerAttemptId). */
-  readonly producers: readonly string[];
+  /** Per channel, which it is: its partition and subpartition, and the producer attempt the deployment names. */
+  readonly ids: readonly InputChannelId[];
+}
+
+/** One input channel by what it reads, not by its number (a restarted attempt's deployment may leave out a finished producer's). */
+export interface InputChannelId {
+  /** `<partitionId>/<subpartition>`. */
+  readonly key: string;
+  /** InputPartition.producerAttemptId. */
+  readonly producer: string;
 }
 
 /**
@@ -15,13 +23,13 @@ export interface TaskInputChannels {
 export function inputChannelsOf(inputs: readonly InputDeployment[]): TaskInputChannels {
   const base = new Map<InputDeployment, number>();
   let channels = 0;
-  const producers: string[] = [];
+  const ids: InputChannelId[] = [];
   for (const input of inputs) {
     base.set(input, channels);
     channels += input.partitions.length * (input.subpartitions.end - input.subpartitions.start + 1);
     for (const partition of input.partitions) {
-      for (let s = input.subpartitions.start; s <= input.subpartitions.end; s++) producers.push(partition.producerAttemptId);
+      for (let s = input.subpartitions.start; s <= input.subpartitions.end; s++) ids.push({ key: `${partition.partitionId}/${s}`, producer: partition.producerAttemptId });
     }
   }
-  return { base, channels, producers };
+  return { base, channels, ids };
 }

@@ -1,3 +1,4 @@
+import type { InputChannelId } from './input-channels-of.js';
 import type { OperatorStateSnapshot, TaskRestoreState } from './task-checkpointing.js';
 
 /**
@@ -6,11 +7,8 @@ import type { OperatorStateSnapshot, TaskRestoreState } from './task-checkpointi
  */
 export const INPUT_POSITIONS_UID = '~input-positions';
 
-/** A restored snapshot of InputPositions: per channel the position and the producer attempt it counts (undefined: not known). */
-export interface RestoredPositions {
-  readonly positions: readonly number[];
-  readonly producers: readonly (string | undefined)[];
-}
+/** A restored snapshot of InputPositions: by channel key (InputChannelId.key), the position and the producer attempt it counts (undefined: not known). */
+export type RestoredPositions = ReadonlyMap<string, { readonly position: number; readonly producer: string | undefined }>;
 
 /**
  * How far a task attempt's state has read each of its input channels, counted in records from the start of
@@ -28,22 +26,29 @@ export interface RestoredPositions {
  * counts records of: the deployment's, until the channel's producer went away (`channel-unavailable`: a
  * new attempt counts from 0 again, and which one this attempt does not know: none). A restarted attempt
  * asks its producers to resume from a restored position (`resumeFrom`, their upstream backup) only where
- * its own deployment names that same producer attempt. Loss counts are exact while the channel's producer
+ * its own deployment names that same producer attempt. Channels are matched by what they read
+ * (partition and subpartition), not by number: a restarted attempt's deployment leaves out approximate
+ * producers that finished. Loss counts are exact while the channel's producer
  * attempt is the one the restored checkpoint read; a restore from a checkpoint taken before a producer's
  * restart cannot tell (such a channel's loss is counted from 0, or not at all below it).
  */
 export class InputPositions {
+  readonly #keys: readonly string[];
   readonly #positions: number[];
   /** Per channel, the producer attempt whose records `#positions` counts; undefined: not known. */
   readonly #producers: (string | undefined)[];
   readonly #restored: RestoredPositions | undefined;
   #lost = 0;
 
-  /** `producers`: per channel, the producer attempt this attempt's deployment names (InputPartition.producerAttemptId). */
-  constructor(producers: readonly string[], restored?: RestoredPositions) {
+  /** `channels`: this attempt's input channels (inputChannelsOf), each with the producer attempt its deployment names. */
+  constructor(channels: readonly InputChannelId[], restored?: RestoredPositions) {
+    this.#keys = channels.map((c) => c.key);
     // a restored position counts only where it counts this deployment's producer attempt: a new attempt starts at 0
-    this.#positions = producers.map((producer, i) => (restored !== undefined && restored.producers[i] === producer ? (restored.positions[i] ?? 0) : 0));
-    this.#producers = [...producers];
+    this.#positions = channels.map(({ key, producer }) => {
+      const r = restored?.get(key);
+      return r !== undefined && r.producer === producer ? r.position : 0;
+    });
+    this.#producers = channels.map((c) => c.producer);
     this.#restored = restored;
   }
 
@@ -58,30 +63,22 @@ export class InputPositions {
     if (restored === undefined) return undefined;
     return Array.from({ length: count }, (_, i) => {
       const channel = base + i;
-      const position = restored.positions[channel];
-      return position !== undefined && position >= 0 && restored.producers[channel] !== undefined && restored.producers[channel] === this.#producers[channel] ? position : undefined;
+      const r = restored.get(this.#keys[channel] as string);
+      return r !== undefined && r.position >= 0 && r.producer !== undefined && r.producer === this.#producers[channel] ? r.position : undefined;
     });
   }
 
   /**
    * The positions a restarted attempt (`attempt > 0`) starts from: its subtask's snapshot in `restore`,
-   * when the checkpoint was taken at the same parallelism with as many channels; else none (counted from 0).
+   * when the checkpoint was taken at the same parallelism; else none (counted from 0). A snapshot of the
+   * format before channels were named (positions only) restores none either.
    */
-  static restoredFrom(restore: TaskRestoreState | undefined, subtask: number, parallelism: number, attempt: number, channels: number): RestoredPositions | undefined {
+  static restoredFrom(restore: TaskRestoreState | undefined, subtask: number, parallelism: number, attempt: number): RestoredPositions | undefined {
     if (restore === undefined || attempt === 0) return undefined;
     const snapshots = restore.operators[INPUT_POSITIONS_UID]?.operator;
     if (snapshots === undefined || snapshots.length !== parallelism) return undefined;
     const bytes = snapshots[subtask];
-    if (bytes === undefined || bytes.byteLength < channels * 8) return undefined;
-    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    const positions = Array.from({ length: channels }, (_, i) => view.getFloat64(i * 8, true));
-    // after the positions, the producer attempts they count: a JSON array of one entry per channel (absent in
-    // snapshots before session 13: none known). A tail that is not such an array is a snapshot of another
-    // channel count: nothing restored.
-    if (bytes.byteLength === channels * 8) return { positions, producers: [] };
-    const producers = parseProducers(bytes.subarray(channels * 8), channels);
-    if (producers === undefined) return undefined;
-    return { positions, producers };
+    return bytes === undefined ? undefined : parseSnapshot(bytes);
   }
 
   /** Records this attempt's state will never see: the gaps `channel-resumed` showed. */
@@ -106,25 +103,36 @@ export class InputPositions {
     this.#producers[channel] = undefined;
   }
 
-  /** The snapshot of a checkpoint: each channel's position less what `held(channel)` records are still held unprocessed for it. */
+  /**
+   * The snapshot of a checkpoint: each channel's key, producer attempt and position less what
+   * `held(channel)` records are still held unprocessed for it — JSON `{"channels":[[key, producer|null,
+   * position], …]}` (a producer is null where it is not known, or where the held records reach back past
+   * the position this attempt counted from).
+   */
   snapshot(held: (channel: number) => number): OperatorStateSnapshot {
-    const producers = new TextEncoder().encode(JSON.stringify(this.#producers.map((p, i) => (p === undefined || (this.#positions[i] as number) - held(i) < 0 ? null : p))));
-    const bytes = new Uint8Array(this.#positions.length * 8 + producers.length);
-    const view = new DataView(bytes.buffer);
-    this.#positions.forEach((position, i) => view.setFloat64(i * 8, position - held(i), true));
-    bytes.set(producers, this.#positions.length * 8);
-    return { operator: bytes };
+    const channels = this.#keys.map((key, i) => {
+      const position = (this.#positions[i] as number) - held(i);
+      return [key, position < 0 ? null : (this.#producers[i] ?? null), position];
+    });
+    return { operator: new TextEncoder().encode(JSON.stringify({ channels })) };
   }
 }
 
-/** The snapshot's tail: per channel the producer attempt (null: none known), or undefined if it is not a JSON array of `channels` entries. */
-function parseProducers(tail: Uint8Array, channels: number): (string | undefined)[] | undefined {
+/** A snapshot's channels by key; undefined for bytes that are not a snapshot of this format. */
+function parseSnapshot(bytes: Uint8Array): RestoredPositions | undefined {
+  if (bytes[0] !== 0x7b) return undefined; // '{': older snapshots were float64 positions only
   let parsed: unknown;
   try {
-    parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(tail));
+    parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
   } catch {
     return undefined;
   }
-  if (!Array.isArray(parsed) || parsed.length !== channels || !parsed.every((p) => p === null || typeof p === 'string')) return undefined;
-  return parsed.map((p: string | null) => p ?? undefined);
+  const channels = (parsed as { channels?: unknown } | null)?.channels;
+  if (!Array.isArray(channels)) return undefined;
+  const out = new Map<string, { position: number; producer: string | undefined }>();
+  for (const c of channels as unknown[]) {
+    if (!Array.isArray(c) || typeof c[0] !== 'string' || !(c[1] === null || typeof c[1] === 'string') || typeof c[2] !== 'number') return undefined;
+    out.set(c[0], { position: c[2], producer: c[1] ?? undefined });
+  }
+  return out;
 }

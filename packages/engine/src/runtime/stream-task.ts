@@ -171,7 +171,7 @@ export class StreamTask {
         this.#writers.push({ edgeIndex: output.edgeIndex, writer: await this.#options.io.createWriter(output, writerBytes) });
       }
       this.#checkpointing = await this.#options.checkpointing?.();
-      this.#positions = new InputPositions(this.#channels.producers, InputPositions.restoredFrom(this.#checkpointing?.restore, deployment.subtask, deployment.parallelism, deployment.attempt, this.#channels.channels));
+      this.#positions = new InputPositions(this.#channels.ids, InputPositions.restoredFrom(this.#checkpointing?.restore, deployment.subtask, deployment.parallelism, deployment.attempt));
       if (signal.aborted) throw signal.reason;
       this.#watermarks = this.#makeWatermarks();
       this.#operators = this.#buildChain(this.#memory);

@@ -9,6 +9,8 @@ export class BufferPool {
   private readonly free: Uint8Array[] = [];
   private inUse = 0;
   private waiters: (() => void)[] = [];
+  /** Waiters of `whenInUseAtMost`: each resolved once at most its `n` segments are in use. */
+  private limitWaiters: { readonly n: number; readonly resolve: () => void }[] = [];
 
   constructor(
     readonly bufferSizeBytes: number,
@@ -32,6 +34,7 @@ export class BufferPool {
     this.inUse--;
     if (this.free.length < this.capacity) this.free.push(segment);
     if (this.inUse < this.capacity && this.waiters.length > 0) this.wakeAll();
+    this.wakeLimitWaiters();
   }
 
   /** A sent segment is back from the socket; its slot stays taken until `releaseSlots` (the consumer is done with it). */
@@ -44,6 +47,17 @@ export class BufferPool {
     if (n <= 0) return;
     this.inUse -= n;
     if (this.inUse < this.capacity && this.waiters.length > 0) this.wakeAll();
+    this.wakeLimitWaiters();
+  }
+
+  /**
+   * Resolves once at most `n` segments are in use (or the pool is woken: `wakeAll`) — for a sender let
+   * past the capacity by a bounded amount (an approximate subpartition's replay: one buffer over it, so
+   * that live buffers queued behind the replay can never hold it back).
+   */
+  whenInUseAtMost(n: number): Promise<void> {
+    if (this.inUse <= n) return Promise.resolve();
+    return new Promise((resolve) => this.limitWaiters.push({ n, resolve }));
   }
 
   /** Resolves once fewer than `capacity` segments are in use. */
@@ -57,6 +71,17 @@ export class BufferPool {
     const waiters = this.waiters;
     this.waiters = [];
     for (const wake of waiters) wake();
+    const limited = this.limitWaiters;
+    this.limitWaiters = [];
+    for (const { resolve } of limited) resolve();
+  }
+
+  /** Resolves the `whenInUseAtMost` waiters whose limit is reached. */
+  private wakeLimitWaiters(): void {
+    if (this.limitWaiters.length === 0) return;
+    const waiting = this.limitWaiters;
+    this.limitWaiters = waiting.filter((w) => this.inUse > w.n);
+    for (const w of waiting) if (this.inUse <= w.n) w.resolve();
   }
 
   /** Drops the free segments; segments in use are recycled into nothing. */

@@ -3,8 +3,12 @@ import type { BufferPool } from './buffer-pool.js';
 
 /** What a subpartition queues for its consumer: a filled buffer, an event, or a terminal error. */
 export type SubpartitionEntry =
-  /** `partialRecordLength`: the first bytes that are the tail of a record begun in an earlier buffer (RecordFramer); 0 when absent. */
-  | { readonly kind: 'data'; readonly segment: Uint8Array; readonly length: number; readonly partialRecordLength?: number }
+  /**
+   * `partialRecordLength`: the first bytes that are the tail of a record begun in an earlier buffer
+   * (RecordFramer); 0 when absent. `replayed`: queued from the upstream backup (ApproximateReplayLog): its
+   * segment is the log's bytes, copied into a pool segment as it is sent.
+   */
+  | { readonly kind: 'data'; readonly segment: Uint8Array; readonly length: number; readonly partialRecordLength?: number; readonly replayed?: boolean }
   | { readonly kind: 'event'; readonly event: ShuffleEvent }
   | { readonly kind: 'error'; readonly error: ShuffleError };
 
@@ -37,6 +41,10 @@ export class ProducedSubpartition {
   /** Approximate with `replayBytes` > 0: the data written since the latest completed checkpoint's barrier. */
   private readonly log: ApproximateReplayLog | undefined;
   private dataBacklog = 0;
+  /** Replayed buffers queued and not yet sent (each copied into a pool segment only as credit lets it go). */
+  private replayQueued = 0;
+  /** A replayed buffer waits for a pool slot to come back (`replayMayTakeBuffer`). */
+  private replayWaiting = false;
   private view: SubpartitionView | null = null;
   private subscribed = false;
   private sending = false;
@@ -82,12 +90,9 @@ export class ProducedSubpartition {
     if (resumed !== undefined) {
       const kept = this.backlog.drain();
       this.backlog.push({ kind: 'event', event: { type: 'channel-resumed', recordPosition: resumed.recordPosition } });
-      for (const { bytes, partialRecordLength } of resumed.replay) {
-        const segment = this.pool.allocate();
-        segment.set(bytes);
-        this.backlog.push({ kind: 'data', segment, length: bytes.length, partialRecordLength });
-        this.dataBacklog++;
-      }
+      for (const { bytes, partialRecordLength } of resumed.replay) this.backlog.push({ kind: 'data', segment: bytes, length: bytes.length, partialRecordLength, replayed: true });
+      this.dataBacklog += resumed.replay.length;
+      this.replayQueued = resumed.replay.length;
       for (const entry of kept) this.backlog.push(entry);
     }
     this.subscribed = true;
@@ -129,8 +134,9 @@ export class ProducedSubpartition {
 
   /** Drops whatever is queued (not what was sent) and queues `entry` first. */
   replaceBacklog(entry: SubpartitionEntry): void {
-    for (const queued of this.backlog.drain()) if (queued.kind === 'data') this.pool.recycle(queued.segment);
+    for (const queued of this.backlog.drain()) this.recycleQueued(queued);
     this.dataBacklog = 0;
+    this.replayQueued = 0;
     this.add(entry);
   }
 
@@ -143,11 +149,15 @@ export class ProducedSubpartition {
       for (let entry = this.backlog.peek(); entry !== undefined && this.view === view; entry = this.backlog.peek()) {
         if (entry.kind === 'data') {
           if (view.credit <= 0) break;
+          if (entry.replayed === true && !this.replayMayTakeBuffer()) break;
           view.credit--;
           this.dataBacklog--;
         }
         this.backlog.shift();
-        view.transmit(entry, this.dataBacklog);
+        if (entry.kind === 'data' && entry.replayed === true) {
+          view.transmit(this.copyReplayed(entry), this.dataBacklog);
+          if (--this.replayQueued === 0) this.cleanup.replaySent();
+        } else view.transmit(entry, this.dataBacklog);
         if (entry.kind === 'event' && entry.event.type === 'end-of-partition') this.ended = true;
         if (entry.kind === 'error' || (entry.kind === 'event' && entry.event.type === 'end-of-partition')) this.release();
       }
@@ -176,6 +186,7 @@ export class ProducedSubpartition {
       else kept.push(entry);
     }
     this.dataBacklog = 0;
+    this.replayQueued = 0;
     for (const entry of kept) this.backlog.push(entry);
   }
 
@@ -185,14 +196,47 @@ export class ProducedSubpartition {
     this.released = true;
     this.cleanup.settle();
     this.view = null;
-    for (const entry of this.backlog.drain()) if (entry.kind === 'data') this.pool.recycle(entry.segment);
+    for (const entry of this.backlog.drain()) this.recycleQueued(entry);
     this.dataBacklog = 0;
+    this.replayQueued = 0;
     this.onDone();
   }
 
-  /** Recycles a data buffer no view will get, counting it and the records that start in it. */
+  /**
+   * Recycles a queued data buffer no view will get, counting it and the records that start in it —
+   * unless it is a replayed copy (counted when its original was written and dropped or sent).
+   */
   private drop(entry: SubpartitionEntry & { kind: 'data' }): void {
-    this.cleanup.dropped(entry.segment, entry.length, entry.partialRecordLength ?? 0);
-    this.pool.recycle(entry.segment);
+    if (entry.replayed !== true) this.cleanup.dropped(entry.segment, entry.length, entry.partialRecordLength ?? 0);
+    this.recycleQueued(entry);
+  }
+
+  /** Gives a queued entry's segment back to the pool (a replayed one holds the log's bytes: nothing to give). */
+  private recycleQueued(entry: SubpartitionEntry): void {
+    if (entry.kind === 'data' && entry.replayed !== true) this.pool.recycle(entry.segment);
+  }
+
+  /**
+   * Whether the next replayed buffer may be copied into the pool now: while that leaves at most one
+   * buffer over the pool's capacity (live buffers queued behind the replay may hold the rest, so the
+   * replay is never stuck); else `send` runs again once a slot comes back.
+   */
+  private replayMayTakeBuffer(): boolean {
+    if (this.pool.buffersInUse <= this.pool.capacity) return true;
+    if (!this.replayWaiting) {
+      this.replayWaiting = true;
+      void this.pool.whenInUseAtMost(this.pool.capacity).then(() => {
+        this.replayWaiting = false;
+        this.send();
+      });
+    }
+    return false;
+  }
+
+  /** A queued replayed buffer as it is sent: its bytes copied into a pool segment (a replay never holds more of the pool than the view's credit). */
+  private copyReplayed(entry: SubpartitionEntry & { kind: 'data' }): SubpartitionEntry {
+    const segment = this.pool.allocate();
+    segment.set(entry.segment.subarray(0, entry.length));
+    return { kind: 'data', segment, length: entry.length, partialRecordLength: entry.partialRecordLength ?? 0 };
   }
 }
