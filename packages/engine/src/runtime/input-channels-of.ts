@@ -26,10 +26,15 @@ export function inputChannelsOf(inputs: readonly InputDeployment[]): TaskInputCh
   const ids: InputChannelId[] = [];
   for (const input of inputs) {
     base.set(input, channels);
-    channels += input.partitions.length * (input.subpartitions.end - input.subpartitions.start + 1);
+    channels += channelCount(input);
     for (const partition of input.partitions) {
       for (let s = input.subpartitions.start; s <= input.subpartitions.end; s++) ids.push({ key: `${partition.partitionId}/${s}`, producer: partition.producerAttemptId });
     }
   }
   return { base, channels, ids };
+}
+
+/** An input's channels: its partitions times its subpartitions. */
+export function channelCount(input: InputDeployment): number {
+  return input.partitions.length * (input.subpartitions.end - input.subpartitions.start + 1);
 }

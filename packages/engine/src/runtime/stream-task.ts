@@ -16,7 +16,7 @@ import { INPUT_POSITIONS_UID, InputPositions } from './input-positions.js';
 import { wallClockMs } from './wall-clock.js';
 import { OperatorStateHolder } from './operator-state-holder.js';
 import { TaskWatermarks } from './task-watermarks.js';
-import { inputChannelsOf, type TaskInputChannels } from './input-channels-of.js';
+import { channelCount, inputChannelsOf, type TaskInputChannels } from './input-channels-of.js';
 import type { TaskCheckpointing, TaskSnapshot } from './task-checkpointing.js';
 import { createChannelSelector } from './channel-selector.js';
 import { FaultTrigger } from './fault-trigger.js';
@@ -30,8 +30,7 @@ import type { TaskResult } from './task-events.js';
 export interface TaskIo {
   /** `memoryBytes`: the writer's share of the task's budget (CreateWriterRequest.memoryBytes). */
   createWriter(output: OutputDeployment, memoryBytes: number): Promise<ResultPartitionWriter>;
-  /** `memoryBytes`: the gate's share of the task's budget while it is open (CreateInputGateRequest.memoryBytes). */
-  /** `resumeFrom`: an approximate input's positions the attempt's restored state read up to (CreateInputGateRequest.resumeFrom). */
+  /** `memoryBytes`: the gate's share of the task's budget while open; `resumeFrom`: an approximate input's restored positions (CreateInputGateRequest's). */
   createGate(input: InputDeployment, memoryBytes: number, resumeFrom?: readonly (number | undefined)[]): Promise<InputGate>;
 }
 
@@ -333,8 +332,7 @@ export class StreamTask {
     const reserved = gateReservedBytes(memory.manager.budgetBytes);
     memory.forceReserve(reserved);
     try {
-      const channels = input.partitions.length * (input.subpartitions.end - input.subpartitions.start + 1);
-      const resumeFrom = input.approximate === true ? this.#positions?.resumeFrom(this.#channels.base.get(input) ?? 0, channels) : undefined;
+      const resumeFrom = input.approximate === true ? this.#positions?.resumeFrom(this.#channels.base.get(input) ?? 0, channelCount(input)) : undefined;
       const gate = await this.#options.io.createGate(input, gateBytes, resumeFrom);
       this.#gates.push(gate);
       await this.#readGate(input, gate, head);
@@ -488,10 +486,8 @@ export class StreamTask {
       // it is — by the reaction registered first, before anything the operator does next
       durable.push(entry === undefined ? pending : pending.then(() => void (operators[entry.uid] = entry.holder.snapshot())));
     }
-    if (this.#channels.channels > 0 && this.#positions !== undefined) {
-      const aligner = this.#aligner;
-      operators[INPUT_POSITIONS_UID] = this.#positions.snapshot((channel) => aligner?.queuedRecords(channel) ?? 0);
-    }
+    const aligner = this.#aligner;
+    if (this.#channels.channels > 0 && this.#positions !== undefined) operators[INPUT_POSITIONS_UID] = this.#positions.snapshot((channel) => aligner?.queuedRecords(channel) ?? 0);
     const barrier = { type: 'checkpoint-barrier' as const, id: checkpointId, timestampMs };
     for (const { writer } of this.#writers) if (!writer.broadcastEvent(barrier)) this.#backpressure.block(writer);
     // the asynchronous part (Flink's): acknowledged once what the operators pre-committed is durable
