@@ -1,13 +1,16 @@
 // fileCommitSink on s3:// against s3rver: a multipart upload per transaction, completed at commit. A
 // streaming job whose tasks throw at seeded points commits exactly the objects' lines a fault-free run
-// commits; a completed upload committed again changes nothing; an aborted one is never visible.
+// commits; a completed upload committed again changes nothing; an aborted one is never visible; a restarted
+// subtask aborts its earlier attempts' uploads that no completed checkpoint keeps (found by their markers:
+// s3rver has no ListMultipartUploads, and answers AbortMultipartUpload with 405 — a recording proxy shows
+// the requests made), and nothing of another subtask or job.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
-import { defineJob, type FaultInjectorFactory, fileCommitSink, InMemoryCheckpointStorage, runJob, type TwoPhaseCommitSinkContext } from '@weft/engine';
+import { defineJob, type FaultInjectorFactory, fileCommitSink, InMemoryCheckpointStorage, runJob, type TransactionHandle, type TwoPhaseCommitSink, type TwoPhaseCommitSinkContext } from '@weft/engine';
 import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';
 import { S3FileSystem } from '@weft/shuffle-remote';
-import { type S3Server, seededRandom, startS3Server } from '@weft/testkit';
+import { type S3Server, s3Call, seededRandom, startRecordingProxy, startS3Server } from '@weft/testkit';
 
 const BUCKET = 'two-phase';
 const lineOf = (seq: number): string => `line ${seq}`;
@@ -32,6 +35,8 @@ describe('fileCommitSink on s3://', () => {
   });
 
   const keys = async (prefix: string): Promise<string[]> => ((await s3.client().send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: prefix }))).Contents ?? []).map((o) => o.Key as string).sort();
+  /** Keys a reader sees: none with a path segment starting with `.` (the sink's markers). */
+  const visible = async (prefix: string): Promise<string[]> => (await keys(prefix)).filter((k) => !k.split('/').some((segment) => segment.startsWith('.')));
   const lines = async (prefix: string): Promise<string[]> => {
     const out: string[] = [];
     for (const key of await keys(prefix)) {
@@ -50,13 +55,67 @@ describe('fileCommitSink on s3://', () => {
     const dropped = await sink.beginTransaction();
     await sink.write(dropped, 'x');
     const droppedHandle = await sink.preCommit(dropped);
-    assert.deepEqual(await keys('unit/'), [], 'nothing is visible before the commit');
+    assert.deepEqual(await visible('unit/'), [], 'nothing is visible before the commit');
+    assert.equal((await keys('unit/.in-progress/')).length, 2, 'a marker per upload');
     await sink.commit(handle);
     await sink.commit(JSON.parse(JSON.stringify(handle)));
     await sink.abort(droppedHandle);
     await sink.close?.();
     assert.deepEqual(await lines('unit/'), ['a', 'b']);
-    assert.equal((await keys('unit/')).length, 1);
+    assert.equal((await keys('unit/')).length, 1, 'the committed object alone: both markers removed');
+  });
+
+  it('abortLingering aborts the uploads its subtask\'s earlier attempts left that the restored checkpoint does not keep, and nothing else', async () => {
+    await using proxy = await startRecordingProxy(s3.endpoint);
+    const viaProxy = new S3FileSystem({}, { AWS_ENDPOINT_URL_S3: proxy.url, AWS_REGION: s3.region, AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey });
+    try {
+      const dir = `s3://${BUCKET}/lingering`;
+      const sinkOf = (subtask: number, attempt: number, jobId = 'lingering'): TwoPhaseCommitSink<string> =>
+        fileCommitSink<string>({ dir })({ jobId, operatorName: 'sinkTo', subtask, parallelism: 2, attempt, cwd: process.cwd(), fileSystems: [viaProxy] });
+      const staged = async (sink: TwoPhaseCommitSink<string>, lines: readonly string[]): Promise<TransactionHandle> => {
+        const handle = await sink.beginTransaction();
+        for (const line of lines) await sink.write(handle, line);
+        return sink.preCommit(handle);
+      };
+      const first = sinkOf(0, 0);
+      const kept = await staged(first, ['k1', 'k2']); // pre-committed for the checkpoint the restart restores
+      const lingering = await staged(first, ['l1']); // pre-committed for a checkpoint that never completed
+      const open = await first.beginTransaction(); // its attempt dies with a part of it uploaded (past minPartBytes, 8 MiB)
+      const line = 'x'.repeat(1023);
+      for (let i = 0; i < 9 * 1024; i++) await first.write(open, line);
+      const otherSubtask = sinkOf(1, 0);
+      const otherSubtaskHandle = await staged(otherSubtask, ['s1']);
+      const otherJob = sinkOf(0, 0, 'another-job');
+      const otherJobHandle = await staged(otherJob, ['j1']);
+
+      const markers = await keys('lingering/.in-progress/');
+      assert.equal(markers.length, 5, `a marker per transaction holding an upload: ${markers.join(', ')}`);
+      const uploadOf = new Map<string, string>();
+      for (const key of markers) {
+        const body = JSON.parse((await (await s3.client().send(new GetObjectCommand({ Bucket: BUCKET, Key: key }))).Body?.transformToString()) ?? 'null') as { url: string; uploadId: string };
+        uploadOf.set(body.url, body.uploadId);
+      }
+      const urlOf = (h: TransactionHandle | string): string => (typeof h === 'string' ? h : (h as unknown as { url: string }).url);
+      assert.equal(uploadOf.size, 5);
+
+      const restarted = sinkOf(0, 1);
+      const from = proxy.requests.length;
+      assert.equal(await restarted.abortLingering?.({ keep: [kept] }), 2);
+      const aborted = proxy.requests.slice(from).filter((r) => s3Call(r) === 'AbortMultipartUpload').map((r) => r.query.get('uploadId'));
+      assert.deepEqual(aborted.sort(), [uploadOf.get(urlOf(lingering)), uploadOf.get(urlOf(open))].sort(), 'the lingering and the open upload, each aborted once');
+      const markerOf = (h: TransactionHandle): string => (h as unknown as { marker: string }).marker.replace(`s3://${BUCKET}/`, '');
+      assert.deepEqual(await keys('lingering/.in-progress/'), [markerOf(kept), markerOf(otherSubtaskHandle), markerOf(otherJobHandle)].sort(), 'the kept, the other subtask\'s and the other job\'s markers stay');
+      assert.equal(await restarted.abortLingering?.({ keep: [kept] }), 0, 'idempotent');
+
+      await restarted.commit(kept);
+      await otherSubtask.abort(otherSubtaskHandle);
+      await otherJob.abort(otherJobHandle);
+      await Promise.all([first, restarted, otherSubtask, otherJob].map((sink) => sink.close?.()));
+      assert.deepEqual(await keys('lingering/'), [urlOf(kept).replace(`s3://${BUCKET}/`, '')], 'the committed object alone: every marker removed, nothing aborted visible');
+      assert.deepEqual(await lines('lingering/'), ['k1', 'k2']);
+    } finally {
+      await viaProxy.close();
+    }
   });
 
   it('a streaming job restored after throws at seeded points commits exactly the lines of a fault-free run', async () => {

@@ -8,11 +8,10 @@ import { rejectionOf } from '@weft/shuffle-api/testing';
 import type { S3StoreOptions } from '@weft/shuffle-remote';
 import { ShuffleServerClient, createJobToken, resolveShuffleServerClientOptions } from '@weft/shuffle-remote/client';
 import { type ShuffleServer, type TierMode, startShuffleServer } from '@weft/shuffle-remote/server';
-import { type RedisServer, type S3Server, createTempDir, startRedis, startS3Server } from '@weft/testkit';
+import { type RedisServer, type S3Server, createTempDir, s3Call, startRecordingProxy, startRedis, startS3Server } from '@weft/testkit';
 import { TEST_SECRET, startServerCluster } from './helpers/server-cluster.js';
 import { encodeObject, eventually, fetchedRecords, testDescriptor, text } from './helpers/server-objects.js';
 import { startPausableProxy } from './helpers/pausable-proxy.js';
-import { s3Call, startRecordingProxy } from './helpers/recording-proxy.js';
 import { s3StoreOn } from './helpers/s3-store-on.js';
 
 // A shuffle server's S3 tier against a real s3rver (and Redis for the cross-server commit index): only

@@ -39,14 +39,26 @@ export interface ExternalTransactionWriter {
   abort(): Promise<void>;
 }
 
+/** Options of `ExternalTransactions.begin`. */
+export interface BeginExternalTransactionOptions {
+  /**
+   * Called once, when the transaction first holds anything in the store (S3: its multipart upload was
+   * created), before any of its bytes go up, with a handle `ExternalTransactions.abort` takes to drop it:
+   * so the caller can record it durably (fileCommitSink's marker) and another process abort the
+   * transaction should this one die before its pre-commit. A rejection fails the write that began it (the
+   * transaction is then dropped).
+   */
+  onStarted?(abortHandle: JsonValue): Promise<void>;
+}
+
 /**
  * Objects written as transactions (S3: a multipart upload per transaction, completed at commit), for
  * two-phase-commit sinks. `commit(handle)` makes the object visible whole and is idempotent (a second
  * commit of a handle finds the object in place and changes nothing); `abort(handle)` drops an uncommitted
- * one (a committed one is left as it is).
+ * one (a committed one is left as it is) — a pre-commit's handle or the one `onStarted` was given.
  */
 export interface ExternalTransactions {
-  begin(url: string): Promise<ExternalTransactionWriter>;
+  begin(url: string, options?: BeginExternalTransactionOptions): Promise<ExternalTransactionWriter>;
   commit(handle: JsonValue): Promise<void>;
   abort(handle: JsonValue): Promise<void>;
 }

@@ -1,10 +1,13 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { type FileHandle, mkdir, open as openFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { FormatFunction } from '../api/functions.js';
 import type { AbortLingeringRequest, TransactionHandle, TwoPhaseCommitSink, TwoPhaseCommitSinkContext, TwoPhaseCommitSinkFactory } from '../api/two-phase-commit-sink.js';
 import { invalidEngineArgument } from '../errors/engine-error.js';
 import { ExternalFileCommitSink } from './external-file-commit-sink.js';
+import { IN_PROGRESS_DIR, inProgressPrefix } from './in-progress-prefix.js';
+
+export { IN_PROGRESS_DIR, inProgressPrefix };
 
 export interface FileCommitSinkOptions<T> {
   /**
@@ -16,18 +19,7 @@ export interface FileCommitSinkOptions<T> {
   readonly format?: FormatFunction<T>;
 }
 
-/** Where a transaction's lines go before its commit: `<dir>/.in-progress/<tag>-<name>`; committed, `<dir>/<name>`. */
-export const IN_PROGRESS_DIR = '.in-progress';
 const IN_PROGRESS = IN_PROGRESS_DIR;
-
-/**
- * The prefix of the in-progress files of one sink of one job (`<tag>-`, 16 hex digits of a SHA-256 of the
- * job id and the sink's name): what a restarted subtask (abortLingering) and `weft gc` find a job's
- * staging by, in a directory other jobs may write too.
- */
-export function inProgressPrefix(jobId: string, operatorName: string): string {
-  return `${createHash('sha256').update(`${jobId}\n${operatorName}`).digest('hex').slice(0, 16)}-`;
-}
 /** Characters (roughly bytes) buffered before a write is issued. */
 const FLUSH_THRESHOLD = 1 << 20;
 const KEYS = new Set(['dir', 'format']);

@@ -215,15 +215,24 @@ export class S3FileSystem {
   }
 
   /**
-   * Transactions for two-phase-commit sinks: a multipart upload per transaction; the pre-commit sends the
-   * last part and hands out `{ url, uploadId, etags }`; the commit completes the upload (done before: the
-   * object is there and the server knows the upload no more — nothing changes); the abort aborts it.
+   * Transactions for two-phase-commit sinks: a multipart upload per transaction (`onStarted` gets `{ url,
+   * uploadId, etags: [] }` once it is created, before its first part); the pre-commit sends the last part
+   * and hands out `{ url, uploadId, etags }`; the commit completes the upload (done before: the object is
+   * there and the server knows the upload no more — nothing changes); the abort aborts it.
    */
   readonly transactions = {
-    begin: async (url: string): Promise<{ write(chunk: string): Promise<void>; preCommit(): Promise<JsonValue>; abort(): Promise<void> }> => {
+    begin: async (url: string, options?: { onStarted?(abortHandle: JsonValue): Promise<void> }): Promise<{ write(chunk: string): Promise<void>; preCommit(): Promise<JsonValue>; abort(): Promise<void> }> => {
       const { bucket, key } = parseS3Url(url);
       if (key === '' || key.endsWith('/')) throw invalidArgument('url', `${url} names no object`, { url });
-      const joiner = new S3PartJoiner({ client: this.#s3.client, bucket, key, url, minPartBytes: this.#s3.resolved.minPartBytes });
+      const onStarted = options?.onStarted;
+      const joiner = new S3PartJoiner({
+        client: this.#s3.client,
+        bucket,
+        key,
+        url,
+        minPartBytes: this.#s3.resolved.minPartBytes,
+        ...(onStarted === undefined ? {} : { onUploadCreated: (uploadId: string) => onStarted({ url, uploadId, etags: [] }) }),
+      });
       return {
         write: (chunk) => joiner.append(Buffer.from(chunk, 'utf8')),
         preCommit: async () => {

@@ -13,6 +13,8 @@ export interface S3PartJoinerOptions {
   readonly url: string;
   /** Every part but the last is at least this long (S3: 5 MiB). */
   readonly minPartBytes: number;
+  /** Awaited once the multipart upload is created, before its first part goes up (a rejection aborts the upload and fails the call that opened it). */
+  readonly onUploadCreated?: (uploadId: string) => Promise<void>;
 }
 
 /** A joined object, every byte uploaded: `commit()` makes it visible whole; `discard()` drops it. */
@@ -92,11 +94,20 @@ export class S3PartJoiner {
     this.#held = [];
     this.#heldBytes = 0;
     if (this.#etags.length >= MAX_PARTS) throw storageUnavailable(`s3://${bucket}`, `upload ${url}`, new Error(`more than ${MAX_PARTS} parts; raise minPartBytes`), false);
-    this.#uploadId ??= await this.#call(`upload ${url}`, async () => {
-      const out = await client.send(new awsS3.CreateMultipartUploadCommand({ Bucket: bucket, Key: key }));
-      if (out.UploadId === undefined) throw new Error('CreateMultipartUpload returned no UploadId');
-      return out.UploadId;
-    });
+    if (this.#uploadId === undefined) {
+      const created = await this.#call(`upload ${url}`, async () => {
+        const out = await client.send(new awsS3.CreateMultipartUploadCommand({ Bucket: bucket, Key: key }));
+        if (out.UploadId === undefined) throw new Error('CreateMultipartUpload returned no UploadId');
+        return out.UploadId;
+      });
+      try {
+        await this.#options.onUploadCreated?.(created);
+      } catch (error) {
+        await abortUpload(client, bucket, key, created);
+        throw error;
+      }
+      this.#uploadId = created;
+    }
     const uploadId = this.#uploadId;
     const partNumber = this.#etags.length + 1;
     const out = await this.#call(`upload part ${partNumber} of ${url}`, () => client.send(new awsS3.UploadPartCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumber: partNumber, Body: body, ContentLength: body.length })));
