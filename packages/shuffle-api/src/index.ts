@@ -13,6 +13,7 @@ export * from './record-framer.js';
 // building blocks shared by the pipelined implementations (in memory, network)
 export * from './approximate-cleanup.js';
 export * from './approximate-replay-log.js';
+export * from './replay-copier.js';
 export * from './framing-result-partition-writer.js';
 export * from './fifo-queue.js';
 export * from './floating-credits.js';

@@ -1,4 +1,4 @@
-import { ApproximateCleanup, type ApproximateLosses, ApproximateReplayLog, FifoQueue, resumeReader } from '@weft/shuffle-api';
+import { ApproximateCleanup, type ApproximateLosses, ApproximateReplayLog, FifoQueue, ReplayCopier, resumeReader } from '@weft/shuffle-api';
 import type { BufferPool } from './buffer-pool.js';
 import type { ChannelEntry } from './channel-entry.js';
 
@@ -34,10 +34,8 @@ export class PipelinedSubpartition {
   private readonly cleanup = new ApproximateCleanup();
   /** Approximate with `replayBytes` > 0: the data written since the latest completed checkpoint's barrier. */
   private readonly log: ApproximateReplayLog | undefined;
-  /** Replayed buffers queued and not yet sent (each copied into a pool segment only as credit lets it go). */
-  private replayQueued = 0;
-  /** A replayed buffer waits for a pool segment to come back (`replayMayTakeBuffer`). */
-  private replayWaiting = false;
+  /** Copies a queued replay into the pool as credit lets each buffer go. */
+  private readonly replay: ReplayCopier;
 
   constructor(
     private readonly pool: BufferPool,
@@ -45,6 +43,7 @@ export class PipelinedSubpartition {
     replayBytes = 0,
   ) {
     this.log = approximate && replayBytes > 0 ? new ApproximateReplayLog(replayBytes) : undefined;
+    this.replay = new ReplayCopier(pool, this.cleanup, () => this.send());
   }
 
   /** Data buffers waiting for credit. */
@@ -78,7 +77,7 @@ export class PipelinedSubpartition {
       const kept = this.backlog.drain();
       this.backlog.push({ kind: 'event', event: { type: 'channel-resumed', recordPosition: resumed.recordPosition } });
       for (const { bytes, partialRecordLength } of resumed.replay) this.backlog.push({ kind: 'data', segment: bytes, length: bytes.length, partialRecordLength, replayed: true });
-      this.replayQueued = resumed.replay.length;
+      this.replay.queued(resumed.replay.length);
       for (const entry of kept) this.backlog.push(entry);
     }
     this.subscribed = true;
@@ -127,13 +126,13 @@ export class PipelinedSubpartition {
     this.sending = true;
     try {
       for (let entry = this.backlog.peek(); entry !== undefined; entry = this.backlog.peek()) {
-        if (entry.kind === 'data' && entry.replayed === true && !this.replayMayTakeBuffer()) break;
+        if (entry.kind === 'data' && entry.replayed === true && !this.replay.mayCopy()) break;
         if (entry.kind === 'data' && !receiver.takeCredit()) break;
         this.backlog.shift();
         if (entry.kind === 'event' && entry.event.type === 'end-of-partition') this.ended = true;
         if (entry.kind === 'data' && entry.replayed === true) {
-          receiver.receive(this.copyReplayed(entry));
-          if (--this.replayQueued === 0) this.cleanup.replaySent();
+          const segment = this.replay.copy(entry.segment, entry.length);
+          receiver.receive({ kind: 'data', segment, length: entry.length, partialRecordLength: entry.partialRecordLength ?? 0, replayed: true });
         } else receiver.receive(entry);
       }
     } finally {
@@ -155,7 +154,7 @@ export class PipelinedSubpartition {
     this.subscribed = false;
     if (unread.some((entry) => entry.kind === 'data' && entry.replayed === true)) this.cleanup.replayUnread();
     this.cleanup.readerGone(this.log !== undefined);
-    this.replayQueued = 0;
+    this.replay.cleared();
     // sent to the reader but never read: lost as dropped data is
     for (const entry of unread) if (entry.kind === 'data') this.drop(entry, false);
     const kept: ChannelEntry[] = [];
@@ -174,7 +173,7 @@ export class PipelinedSubpartition {
     this.cleanup.settle();
     this.receiver = null;
     for (const entry of this.backlog.drain()) this.recycleQueued(entry);
-    this.replayQueued = 0;
+    this.replay.cleared();
   }
 
   /**
@@ -192,29 +191,5 @@ export class PipelinedSubpartition {
   /** Gives a queued entry's segment back to the pool (a replayed one still queued holds the log's bytes: nothing to give). */
   private recycleQueued(entry: ChannelEntry): void {
     if (entry.kind === 'data' && entry.replayed !== true) this.pool.recycle(entry.segment);
-  }
-
-  /**
-   * Whether the next replayed buffer may be copied into the pool now: while that leaves at most one
-   * buffer over the pool's capacity (live buffers queued behind the replay may hold the rest, so the
-   * replay is never stuck); else `send` runs again once a segment comes back.
-   */
-  private replayMayTakeBuffer(): boolean {
-    if (this.pool.buffersInUse <= this.pool.capacity) return true;
-    if (!this.replayWaiting) {
-      this.replayWaiting = true;
-      void this.pool.whenInUseAtMost(this.pool.capacity).then(() => {
-        this.replayWaiting = false;
-        this.send();
-      });
-    }
-    return false;
-  }
-
-  /** A queued replayed buffer as it is sent: its bytes copied into a pool segment (so a replay never holds more of the pool than the reader's credit). */
-  private copyReplayed(entry: ChannelEntry & { kind: 'data' }): ChannelEntry {
-    const segment = this.pool.allocate();
-    segment.set(entry.segment.subarray(0, entry.length));
-    return { kind: 'data', segment, length: entry.length, partialRecordLength: entry.partialRecordLength ?? 0, replayed: true };
   }
 }

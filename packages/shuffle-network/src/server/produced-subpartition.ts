@@ -1,4 +1,4 @@
-import { ApproximateCleanup, type ApproximateLosses, ApproximateReplayLog, FifoQueue, resumeReader, type ShuffleError, type ShuffleEvent } from '@weft/shuffle-api';
+import { ApproximateCleanup, type ApproximateLosses, ApproximateReplayLog, FifoQueue, ReplayCopier, resumeReader, type ShuffleError, type ShuffleEvent } from '@weft/shuffle-api';
 import type { BufferPool } from './buffer-pool.js';
 
 /** What a subpartition queues for its consumer: a filled buffer, an event, or a terminal error. */
@@ -41,10 +41,8 @@ export class ProducedSubpartition {
   /** Approximate with `replayBytes` > 0: the data written since the latest completed checkpoint's barrier. */
   private readonly log: ApproximateReplayLog | undefined;
   private dataBacklog = 0;
-  /** Replayed buffers queued and not yet sent (each copied into a pool segment only as credit lets it go). */
-  private replayQueued = 0;
-  /** A replayed buffer waits for a pool slot to come back (`replayMayTakeBuffer`). */
-  private replayWaiting = false;
+  /** Copies a queued replay into the pool as credit lets each buffer go. */
+  private readonly replay: ReplayCopier;
   private view: SubpartitionView | null = null;
   private subscribed = false;
   private sending = false;
@@ -59,6 +57,7 @@ export class ProducedSubpartition {
     replayBytes = 0,
   ) {
     this.log = approximate && replayBytes > 0 ? new ApproximateReplayLog(replayBytes) : undefined;
+    this.replay = new ReplayCopier(pool, this.cleanup, () => this.send());
   }
 
   /** What views that went away lost (approximate subpartitions; zeros otherwise). */
@@ -92,7 +91,7 @@ export class ProducedSubpartition {
       this.backlog.push({ kind: 'event', event: { type: 'channel-resumed', recordPosition: resumed.recordPosition } });
       for (const { bytes, partialRecordLength } of resumed.replay) this.backlog.push({ kind: 'data', segment: bytes, length: bytes.length, partialRecordLength, replayed: true });
       this.dataBacklog += resumed.replay.length;
-      this.replayQueued = resumed.replay.length;
+      this.replay.queued(resumed.replay.length);
       for (const entry of kept) this.backlog.push(entry);
     }
     this.subscribed = true;
@@ -136,7 +135,7 @@ export class ProducedSubpartition {
   replaceBacklog(entry: SubpartitionEntry): void {
     for (const queued of this.backlog.drain()) this.recycleQueued(queued);
     this.dataBacklog = 0;
-    this.replayQueued = 0;
+    this.replay.cleared();
     this.add(entry);
   }
 
@@ -149,14 +148,14 @@ export class ProducedSubpartition {
       for (let entry = this.backlog.peek(); entry !== undefined && this.view === view; entry = this.backlog.peek()) {
         if (entry.kind === 'data') {
           if (view.credit <= 0) break;
-          if (entry.replayed === true && !this.replayMayTakeBuffer()) break;
+          if (entry.replayed === true && !this.replay.mayCopy()) break;
           view.credit--;
           this.dataBacklog--;
         }
         this.backlog.shift();
         if (entry.kind === 'data' && entry.replayed === true) {
-          view.transmit(this.copyReplayed(entry), this.dataBacklog);
-          if (--this.replayQueued === 0) this.cleanup.replaySent();
+          const segment = this.replay.copy(entry.segment, entry.length);
+          view.transmit({ kind: 'data', segment, length: entry.length, partialRecordLength: entry.partialRecordLength ?? 0 }, this.dataBacklog);
         } else view.transmit(entry, this.dataBacklog);
         if (entry.kind === 'event' && entry.event.type === 'end-of-partition') this.ended = true;
         if (entry.kind === 'error' || (entry.kind === 'event' && entry.event.type === 'end-of-partition')) this.release();
@@ -186,7 +185,7 @@ export class ProducedSubpartition {
       else kept.push(entry);
     }
     this.dataBacklog = 0;
-    this.replayQueued = 0;
+    this.replay.cleared();
     for (const entry of kept) this.backlog.push(entry);
   }
 
@@ -198,7 +197,7 @@ export class ProducedSubpartition {
     this.view = null;
     for (const entry of this.backlog.drain()) this.recycleQueued(entry);
     this.dataBacklog = 0;
-    this.replayQueued = 0;
+    this.replay.cleared();
     this.onDone();
   }
 
@@ -214,29 +213,5 @@ export class ProducedSubpartition {
   /** Gives a queued entry's segment back to the pool (a replayed one holds the log's bytes: nothing to give). */
   private recycleQueued(entry: SubpartitionEntry): void {
     if (entry.kind === 'data' && entry.replayed !== true) this.pool.recycle(entry.segment);
-  }
-
-  /**
-   * Whether the next replayed buffer may be copied into the pool now: while that leaves at most one
-   * buffer over the pool's capacity (live buffers queued behind the replay may hold the rest, so the
-   * replay is never stuck); else `send` runs again once a slot comes back.
-   */
-  private replayMayTakeBuffer(): boolean {
-    if (this.pool.buffersInUse <= this.pool.capacity) return true;
-    if (!this.replayWaiting) {
-      this.replayWaiting = true;
-      void this.pool.whenInUseAtMost(this.pool.capacity).then(() => {
-        this.replayWaiting = false;
-        this.send();
-      });
-    }
-    return false;
-  }
-
-  /** A queued replayed buffer as it is sent: its bytes copied into a pool segment (a replay never holds more of the pool than the view's credit). */
-  private copyReplayed(entry: SubpartitionEntry & { kind: 'data' }): SubpartitionEntry {
-    const segment = this.pool.allocate();
-    segment.set(entry.segment.subarray(0, entry.length));
-    return { kind: 'data', segment, length: entry.length, partialRecordLength: entry.partialRecordLength ?? 0 };
   }
 }
