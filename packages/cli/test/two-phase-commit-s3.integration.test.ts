@@ -5,14 +5,19 @@
 // s3rver has no ListMultipartUploads, and answers AbortMultipartUpload with 405 — a recording proxy shows
 // the requests made), and nothing of another subtask or job.
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { GetObjectCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { defineJob, type FaultInjectorFactory, fileCommitSink, InMemoryCheckpointStorage, runJob, type TransactionHandle, type TwoPhaseCommitSink, type TwoPhaseCommitSinkContext } from '@weft/engine';
 import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';
 import { S3FileSystem } from '@weft/shuffle-remote';
-import { type S3Server, s3Call, seededRandom, startRecordingProxy, startS3Server } from '@weft/testkit';
+import { createTempDir, type S3Server, s3Call, seededRandom, startRecordingProxy, startS3Server } from '@weft/testkit';
+import { SqliteJobEventLog } from '@weft/job-store';
+import { weft } from './helpers/kill-and-resume.js';
 
 const BUCKET = 'two-phase';
+const bin = fileURLToPath(new URL('../bin/weft.js', import.meta.url));
 const lineOf = (seq: number): string => `line ${seq}`;
 
 const throwsAt = (faults: readonly { task: string; attempt: number; atRecord: number }[]): FaultInjectorFactory => () => ({
@@ -115,6 +120,44 @@ describe('fileCommitSink on s3://', () => {
       assert.deepEqual(await lines('lingering/'), ['k1', 'k2']);
     } finally {
       await viaProxy.close();
+    }
+  });
+
+  it('weft gc aborts the uploads a succeeded run left staged on s3:// (found by their markers), and nothing of another job', async () => {
+    await using proxy = await startRecordingProxy(s3.endpoint);
+    const env = { ...process.env, AWS_ENDPOINT_URL_S3: proxy.url, AWS_REGION: s3.region, AWS_ACCESS_KEY_ID: s3.accessKeyId, AWS_SECRET_ACCESS_KEY: s3.secretAccessKey };
+    const viaProxy = new S3FileSystem({}, env);
+    const tmp = await createTempDir('weft-gc-s3-');
+    try {
+      const dir = `s3://${BUCKET}/gc`;
+      // as an attempt SIGKILLed after a pre-commit, then restarted on a smaller parallelism, leaves it
+      const stage = async (jobId: string): Promise<string> => {
+        const sink = fileCommitSink<string>({ dir })({ jobId, operatorName: 'sinkTo', subtask: 3, parallelism: 4, attempt: 0, cwd: process.cwd(), fileSystems: [viaProxy] });
+        const handle = await sink.beginTransaction();
+        await sink.write(handle, 'staged');
+        return (await sink.preCommit(handle) as unknown as { marker: string }).marker;
+      };
+      const ours = await stage('gc-s3');
+      const otherJob = await stage('gc-s3-other');
+      const ourUpload = (JSON.parse((await (await s3.client().send(new GetObjectCommand({ Bucket: BUCKET, Key: ours.replace(`s3://${BUCKET}/`, '') }))).Body?.transformToString()) ?? 'null') as { uploadId: string }).uploadId;
+      const meta = join(tmp.path, 'meta.db');
+      {
+        await using store = new SqliteJobEventLog({ path: meta });
+        const log = await store.open({ jobId: 'gc-s3', owner: 'elsewhere:1' });
+        await log.append({ type: 'job-submitted', data: { name: 'two-phase', args: [], tasksTotal: 1, twoPhaseStaging: [{ sink: 'sinkTo', staging: { kind: 'file-commit', dir } }] } });
+        await log.append({ type: 'job-finished', data: {} });
+        await log.close();
+      }
+      const from = proxy.requests.length;
+      const gc = await weft(bin, ['gc', '--meta', `sqlite://${meta}`, '--store', pathToFileURL(join(tmp.path, 'store')).href, '--older-than', '0s', '--json'], tmp.path, env);
+      assert.equal(gc.code, 0, gc.stderr);
+      const removed = (JSON.parse(gc.stdout) as { removed: { jobId: string; twoPhaseStaged: string[] }[] }).removed.find((r) => r.jobId === 'gc-s3');
+      assert.deepEqual(removed?.twoPhaseStaged, [ours]);
+      assert.deepEqual(proxy.requests.slice(from).filter((r) => s3Call(r) === 'AbortMultipartUpload').map((r) => r.query.get('uploadId')), [ourUpload], 'the run\'s upload aborted, once');
+      assert.deepEqual(await keys('gc/'), [otherJob.replace(`s3://${BUCKET}/`, '')], 'its marker removed, another job\'s kept');
+    } finally {
+      await viaProxy.close();
+      await tmp.remove();
     }
   });
 

@@ -1,14 +1,15 @@
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { IN_PROGRESS_DIR, inProgressPrefix, type JobEventLog, type TwoPhaseCommitStaging } from '@weft/engine';
+import { abortMarkedTransaction, IN_PROGRESS_DIR, inProgressPrefix, type JobEventLog, type TwoPhaseCommitStaging } from '@weft/engine';
 import { noopLogger } from '@weft/shuffle-api';
 
 const JOB_STORE_MODULE = '@weft/job-store';
 const REDIS_MODULE = '@weft/shuffle-remote/redis';
+const REMOTE_MODULE = '@weft/shuffle-remote';
 
 /** What one job left staged in its two-phase-commit sinks: part files in progress, staging lists in Redis. */
 export interface TwoPhaseStaging {
-  /** Files (fileCommitSink's `.in-progress/<tag>-…`) and `redis://…#key` names, for reports. */
+  /** Files (fileCommitSink's `.in-progress/<tag>-…`, on S3 its markers' URLs) and `redis://…#key` names, for reports. */
   readonly items: readonly string[];
   readonly bytes: number;
   /** Removes them all (every step tried; the first failure rethrown). */
@@ -33,7 +34,9 @@ async function stagingOf(log: JobEventLog, jobId: string): Promise<{ sink: strin
 
 /**
  * Finds what the run `jobId` left staged in its two-phase-commit sinks, where its log says they stage:
- * `file-commit` — the in-progress files of the job's sink (inProgressPrefix) in `<dir>/.in-progress`;
+ * `file-commit` — the in-progress files of the job's sink (inProgressPrefix) in `<dir>/.in-progress`; on an
+ * `s3://` dir the markers there, each upload aborted and its marker removed (the S3 file system of the
+ * environment, as `weft run` uses);
  * `redis-stream` — the staging lists `<keyPrefix>txn:<jobId>/…`. Other kinds are left alone. Only the
  * job's own staging: other jobs writing the same directory or stream keep theirs.
  */
@@ -42,7 +45,28 @@ export async function findTwoPhaseStaging(log: JobEventLog, jobId: string): Prom
   const removals: (() => Promise<void>)[] = [];
   let bytes = 0;
   for (const { sink, staging } of await stagingOf(log, jobId)) {
-    if (staging.kind === 'file-commit' && typeof staging['dir'] === 'string') {
+    if (staging.kind === 'file-commit' && typeof staging['dir'] === 'string' && /^s3:\/\//iu.test(staging['dir'])) {
+      const dir = `${staging['dir'].replace(/\/+$/u, '')}/${IN_PROGRESS_DIR}`;
+      const prefix = `${dir}/${inProgressPrefix(jobId, sink)}`;
+      const { createS3FileSystem } = (await import(REMOTE_MODULE)) as typeof import('@weft/shuffle-remote');
+      const fs = createS3FileSystem();
+      try {
+        const markers = (await fs.listUnder(dir)).filter((url) => url.startsWith(prefix));
+        items.push(...markers);
+        if (markers.length > 0) {
+          removals.push(async () => {
+            const again = createS3FileSystem();
+            try {
+              for (const marker of markers) await abortMarkedTransaction(again, marker);
+            } finally {
+              await again.close();
+            }
+          });
+        }
+      } finally {
+        await fs.close();
+      }
+    } else if (staging.kind === 'file-commit' && typeof staging['dir'] === 'string') {
       const dir = join(staging['dir'], IN_PROGRESS_DIR);
       const prefix = inProgressPrefix(jobId, sink);
       for (const name of await readdir(dir).catch(() => [] as string[])) {

@@ -87,7 +87,7 @@ export interface AbortLingeringRequest {
 /**
  * Where a sink stages its transactions, as plain JSON recorded in the job's event log
  * (`job-submitted`), so that `weft gc` can collect what a job that ended left staged without loading the
- * job: `{ kind: 'file-commit', dir }` (fileCommitSink on a local directory) or `{ kind:
+ * job: `{ kind: 'file-commit', dir }` (fileCommitSink, on a local or an `s3://` directory) or `{ kind:
  * 'redis-stream', url, keyPrefix }` (redisStreamSink). Another kind is recorded and left alone.
  */
 export type TwoPhaseCommitStaging = { readonly kind: string } & { readonly [key: string]: JsonValue };

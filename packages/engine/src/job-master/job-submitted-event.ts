@@ -5,7 +5,7 @@ import type { JobPlan } from '../graph/job-plan.js';
 import type { JobEvent } from './job-events.js';
 import type { JobSchedulerOptions } from './job-scheduler-options.js';
 
-/** Where the plan's two-phase-commit sinks stage (their factories' `staging`), a local `file-commit` dir resolved against `cwd`. */
+/** Where the plan's two-phase-commit sinks stage (their factories' `staging`), a local `file-commit` dir resolved against `cwd` (a `<scheme>://` one as it is). */
 export function twoPhaseStagingOf(plan: JobPlan, cwd: string): { sink: string; staging: TwoPhaseCommitStaging }[] {
   const out: { sink: string; staging: TwoPhaseCommitStaging }[] = [];
   for (const node of plan.logical.nodes) {
@@ -13,7 +13,8 @@ export function twoPhaseStagingOf(plan: JobPlan, cwd: string): { sink: string; s
     const staging = node.spec.create.staging;
     if (staging === undefined || staging === null || typeof staging.kind !== 'string') continue;
     const dir = staging['dir'];
-    out.push({ sink: node.name, staging: staging.kind === 'file-commit' && typeof dir === 'string' && !isAbsolute(dir) ? { ...staging, dir: resolve(cwd, dir) } : staging });
+    const local = typeof dir === 'string' && !isAbsolute(dir) && !/^[a-z][a-z0-9+.-]*:\/\//iu.test(dir);
+    out.push({ sink: node.name, staging: staging.kind === 'file-commit' && local ? { ...staging, dir: resolve(cwd, dir) } : staging });
   }
   return out;
 }

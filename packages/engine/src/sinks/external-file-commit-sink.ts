@@ -113,9 +113,7 @@ export class ExternalFileCommitSink<T> implements TwoPhaseCommitSink<T> {
     let aborted = 0;
     for (const marker of await this.#fs.listUnder(this.#markerDir())) {
       if (!marker.startsWith(prefix) || keep.has(marker) || own.has(marker)) continue;
-      const abortHandle = await this.#readMarker(marker);
-      if (abortHandle !== undefined) await this.#transactions.abort(abortHandle);
-      await this.#fs.delete(marker);
+      await abortMarkedTransaction(this.#fs, marker);
       aborted++;
     }
     return aborted;
@@ -141,16 +139,6 @@ export class ExternalFileCommitSink<T> implements TwoPhaseCommitSink<T> {
   /** The marker of the transaction writing `url` (an object of this sink's directory). */
   #markerOf(url: string): string {
     return `${this.#markerDir()}/${inProgressPrefix(this.#context.jobId, this.#context.operatorName)}${url.slice(url.lastIndexOf('/') + 1)}`;
-  }
-
-  /** A marker's abort handle; undefined when it holds none (unreadable, or not JSON). */
-  async #readMarker(marker: string): Promise<JsonValue | undefined> {
-    try {
-      const bytes = await this.#fs.read(marker, 0, 1 << 20);
-      return JSON.parse(new TextDecoder().decode(bytes)) as JsonValue;
-    } catch {
-      return undefined;
-    }
   }
 
   async #writeMarker(url: string, abortHandle: JsonValue): Promise<void> {
@@ -182,4 +170,20 @@ export class ExternalFileCommitSink<T> implements TwoPhaseCommitSink<T> {
     });
     return tx.writing;
   }
+}
+
+/**
+ * Aborts the transaction a marker of ExternalFileCommitSink names (`<dir>/.in-progress/<tag>-<name>`, its
+ * upload's abort handle) and removes the marker — what `abortLingering` and `weft gc` do with each they
+ * find. A marker that holds no handle (unreadable, not JSON) is removed alone.
+ */
+export async function abortMarkedTransaction(fs: ExternalFileSystem, marker: string): Promise<void> {
+  let abortHandle: JsonValue | undefined;
+  try {
+    abortHandle = JSON.parse(new TextDecoder().decode(await fs.read(marker, 0, 1 << 20))) as JsonValue;
+  } catch {
+    abortHandle = undefined;
+  }
+  if (abortHandle !== undefined && fs.transactions !== undefined) await fs.transactions.abort(abortHandle);
+  await fs.delete(marker);
 }

@@ -40,14 +40,15 @@ interface FileTransaction {
  * keep. Readers see only committed parts (names starting with `.` are hidden). A transaction that wrote
  * nothing commits no file. Use it with `dataSet.sinkTo(fileCommitSink({ dir }))`; its staging (for
  * `weft gc`) is `{ kind: 'file-commit', dir }` (the directory as given; relative: against the job master's
- * working directory).
+ * working directory; on `s3://`, the markers of its uploads: ExternalFileCommitSink).
  */
 export function fileCommitSink<T>(options: FileCommitSinkOptions<T>): TwoPhaseCommitSinkFactory<T> {
   for (const key of Object.keys(options)) if (!KEYS.has(key)) throw invalidEngineArgument(`fileCommitSink.${key}`, 'unknown option');
   if (typeof options.dir !== 'string' || options.dir.trim() === '') throw invalidEngineArgument('fileCommitSink.dir', `expected a directory, got ${JSON.stringify(options.dir)}`);
   if (options.format !== undefined && typeof options.format !== 'function') throw invalidEngineArgument('fileCommitSink.format', 'expected a function');
-  if (/^[a-z][a-z0-9+.-]*:\/\//iu.test(options.dir)) return (context) => new ExternalFileCommitSink<T>({ dir: options.dir, format: options.format, context });
-  return Object.assign((context: TwoPhaseCommitSinkContext) => new FileCommitSink<T>(options, context), { staging: { kind: 'file-commit', dir: options.dir } });
+  const staging = { staging: { kind: 'file-commit', dir: options.dir } };
+  if (/^[a-z][a-z0-9+.-]*:\/\//iu.test(options.dir)) return Object.assign((context: TwoPhaseCommitSinkContext) => new ExternalFileCommitSink<T>({ dir: options.dir, format: options.format, context }), staging);
+  return Object.assign((context: TwoPhaseCommitSinkContext) => new FileCommitSink<T>(options, context), staging);
 }
 
 interface OpenTransaction {
