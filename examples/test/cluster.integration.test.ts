@@ -62,10 +62,14 @@ describe('weft run --cluster on three task executors', () => {
   it('the same run with a task throwing mid-region fails the spread region over (its tasks on the other executor cancelled) and still counts every word exactly', async () => {
     const run = await cluster.run('word-count.ts', ['--parallelism', '2', '--exchange-mode', 'ALL_EDGES_PIPELINED', '--pipelined-shuffle', 'network', '--inject-faults', 'throw:count#1@500'], ['--input', corpus, '--output', 'pipelined-failed.tsv']);
     assert.equal(run.code, 0, run.stderr);
-    const summary = JSON.parse(run.stdout) as Summary & { restarts: number; placement: { spreadDeployments: number }; failovers: { failedTask: string; tasksToRestart: string[] }[] };
+    const summary = JSON.parse(run.stdout) as Summary & { restarts: number; placement: { spreadDeployments: number }; failovers: { failedTask: string; tasksToRestart: string[]; error: { message: string } }[] };
     assert.equal(summary.status, 'succeeded');
     assert.equal(summary.restarts, 1);
-    assert.equal(summary.failovers[0]?.failedTask, 'count#1');
+    // count#1's own report, or that of its consumer on the other executor, failed by count#1's error (the
+    // producer's ERROR frame): the two reach the job master from two processes, in either order (seen on a
+    // loaded machine)
+    const failover = summary.failovers[0];
+    assert.ok(failover?.failedTask === 'count#1' || failover?.error.message.includes('count#1@0'), JSON.stringify(failover));
     assert.equal(summary.failovers[0]?.tasksToRestart.length, 5, 'the whole region restarts');
     assert.equal(summary.placement.spreadDeployments, 2, 'spread again when it restarts');
     assert.deepEqual(parseCounts(await readFile(join(cluster.dir, 'pipelined-failed.tsv'), 'utf8')), reference);
