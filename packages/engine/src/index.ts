@@ -68,7 +68,7 @@ export * from './api/job-context.js';
 export * from './api/data-set.js';
 export type * from './api/two-phase-commit-sink.js';
 export { fileCommitSink, type FileCommitSinkOptions, IN_PROGRESS_DIR, inProgressPrefix } from './sinks/file-commit-sink.js';
-export { abortMarkedTransaction } from './sinks/external-file-commit-sink.js';
+export { abortMarkedTransaction, normalizeExternalDir } from './sinks/external-file-commit-sink.js';
 export * from './api/keyed-data-set.js';
 export * from './api/windowed-data-set.js';
 export * from './api/watermark-strategy.js';

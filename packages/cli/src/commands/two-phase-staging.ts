@@ -1,6 +1,6 @@
 import { readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { abortMarkedTransaction, IN_PROGRESS_DIR, inProgressPrefix, type JobEventLog, type TwoPhaseCommitStaging } from '@weft/engine';
+import { abortMarkedTransaction, IN_PROGRESS_DIR, inProgressPrefix, type JobEventLog, normalizeExternalDir, type TwoPhaseCommitStaging } from '@weft/engine';
 import { noopLogger } from '@weft/shuffle-api';
 
 const JOB_STORE_MODULE = '@weft/job-store';
@@ -46,7 +46,7 @@ export async function findTwoPhaseStaging(log: JobEventLog, jobId: string): Prom
   let bytes = 0;
   for (const { sink, staging } of await stagingOf(log, jobId)) {
     if (staging.kind === 'file-commit' && typeof staging['dir'] === 'string' && /^s3:\/\//iu.test(staging['dir'])) {
-      const dir = `${staging['dir'].replace(/\/+$/u, '')}/${IN_PROGRESS_DIR}`;
+      const dir = `${normalizeExternalDir(staging['dir'])}/${IN_PROGRESS_DIR}`;
       const prefix = `${dir}/${inProgressPrefix(jobId, sink)}`;
       const { createS3FileSystem } = (await import(REMOTE_MODULE)) as typeof import('@weft/shuffle-remote');
       const fs = createS3FileSystem();

@@ -31,7 +31,8 @@ export interface StagedExternalFile {
 /**
  * One transaction's object being written (a two-phase-commit sink's transaction, ExternalTransactions):
  * `write` in order; `preCommit()` makes every byte durable but not visible at the URL and returns the
- * handle any process commits or aborts it by; `abort()` drops it (idempotent). One call at a time.
+ * handle any process commits or aborts it by; `abort()` drops it (idempotent; one the store refused or
+ * could not be sent rejects, and the transaction is still there). One call at a time.
  */
 export interface ExternalTransactionWriter {
   write(chunk: string): Promise<void>;

@@ -51,7 +51,7 @@ export class ExternalFileCommitSink<T> implements TwoPhaseCommitSink<T> {
   readonly #open = new Map<string, OpenTransaction>();
 
   constructor(request: { readonly dir: string; readonly format: FormatFunction<T> | undefined; readonly context: TwoPhaseCommitSinkContext }) {
-    this.#dir = request.dir.replace(/\/+$/u, '');
+    this.#dir = normalizeExternalDir(request.dir);
     this.#format = request.format;
     this.#context = request.context;
     const scheme = this.#dir.slice(0, this.#dir.indexOf('://')).toLowerCase();
@@ -84,9 +84,10 @@ export class ExternalFileCommitSink<T> implements TwoPhaseCommitSink<T> {
     const tx = this.#open.get(url);
     if (tx === undefined) throw new Error(`transaction ${url} is not open in this sink`);
     await this.#flush(url);
+    // open until the pre-commit went through: one that fails (its last part) is dropped by abort or close
+    const upload = tx.writer === undefined ? null : await tx.writer.preCommit();
     this.#open.delete(url);
-    if (tx.writer === undefined) return { url, upload: null };
-    return { url, upload: await tx.writer.preCommit(), marker: this.#markerOf(url) };
+    return upload === null ? { url, upload: null } : { url, upload, marker: this.#markerOf(url) };
   }
 
   async commit(handle: TransactionHandle): Promise<void> {
@@ -101,6 +102,7 @@ export class ExternalFileCommitSink<T> implements TwoPhaseCommitSink<T> {
     const tx = this.#open.get(url);
     this.#open.delete(url);
     if (tx !== undefined) await this.#drop(url, tx);
+    else if (upload === undefined) await abortMarkedTransaction(this.#fs, this.#markerOf(url)); // open in another instance (a restored checkpoint's): its marker, if it got one, names its upload
     if (upload !== null && upload !== undefined) await this.#transactions.abort(upload);
     if (marker !== undefined) await this.#fs.delete(marker);
   }
@@ -184,6 +186,20 @@ export async function abortMarkedTransaction(fs: ExternalFileSystem, marker: str
   } catch {
     abortHandle = undefined;
   }
-  if (abortHandle !== undefined && fs.transactions !== undefined) await fs.transactions.abort(abortHandle);
+  if (abortHandle !== undefined && fs.transactions !== undefined) {
+    try {
+      await fs.transactions.abort(abortHandle);
+    } catch (error) {
+      // a handle the file system does not take (not one of its own) is no upload to abort; a failed abort
+      // keeps the marker, the upload's only record
+      if ((error as { code?: unknown } | null)?.code !== 'SHF_ERR_INVALID_ARGUMENT') throw error;
+    }
+  }
   await fs.delete(marker);
+}
+
+/** An external directory as the sink and `weft gc` name it: its scheme in lower case (file systems list `s3://…`), no trailing `/`. */
+export function normalizeExternalDir(dir: string): string {
+  const at = dir.indexOf('://');
+  return `${dir.slice(0, at).toLowerCase()}${dir.slice(at)}`.replace(/\/+$/u, '');
 }

@@ -5,7 +5,7 @@ import { invalidArgument, type JsonValue, ShuffleError } from '@weft/shuffle-api
 import type { ResolvedS3StoreOptions } from '../config/store-options.js';
 import { storageUnavailable } from '../storage/storage-errors.js';
 import { parseS3Url, resolveS3Connection, type S3FileSystemOptions, validateS3FileSystemOptions } from './s3-file-system-options.js';
-import { S3PartJoiner } from './s3-part-joiner.js';
+import { S3PartJoiner, uploadGone } from './s3-part-joiner.js';
 import { awsS3 } from '../lazy/aws-s3.js';
 
 /** The shapes the S3FileSystem answers with (structurally @weft/engine's ExternalFileSystem: this package does not import the engine). */
@@ -218,7 +218,9 @@ export class S3FileSystem {
    * Transactions for two-phase-commit sinks: a multipart upload per transaction (`onStarted` gets `{ url,
    * uploadId, etags: [] }` once it is created, before its first part); the pre-commit sends the last part
    * and hands out `{ url, uploadId, etags }`; the commit completes the upload (done before: the object is
-   * there and the server knows the upload no more — nothing changes); the abort aborts it.
+   * there and the server knows the upload no more — nothing changes); the abort aborts it (an upload
+   * already gone, or a server without AbortMultipartUpload, is no error; a refused or failed abort is
+   * SHF_ERR_STORAGE_UNAVAILABLE, so whoever tracks the upload keeps tracking it).
    */
   readonly transactions = {
     begin: async (url: string, options?: { onStarted?(abortHandle: JsonValue): Promise<void> }): Promise<{ write(chunk: string): Promise<void>; preCommit(): Promise<JsonValue>; abort(): Promise<void> }> => {
@@ -239,7 +241,7 @@ export class S3FileSystem {
           const { uploadId, etags } = await joiner.preCommit();
           return { url, uploadId, etags: [...etags] };
         },
-        abort: () => joiner.abort(),
+        abort: () => joiner.abort({ strict: true }),
       };
     },
     commit: async (handle: JsonValue): Promise<void> => {
@@ -256,7 +258,13 @@ export class S3FileSystem {
     abort: async (handle: JsonValue): Promise<void> => {
       const { url, uploadId } = uploadHandle(handle);
       const { bucket, key } = parseS3Url(url);
-      await this.#s3.client.send(new awsS3.AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId })).catch(() => {});
+      try {
+        await this.#s3.client.send(new awsS3.AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId }));
+      } catch (cause) {
+        // gone already (completed or aborted: 404 NoSuchUpload), or a server without the call (s3rver: 405,
+        // others 501): nothing more to do; anything else (denied, unreachable) leaves the upload, said
+        if (!uploadGone(cause)) throw storageUnavailable(`s3://${bucket}`, `abort the upload of ${url}`, cause);
+      }
     },
   };
 

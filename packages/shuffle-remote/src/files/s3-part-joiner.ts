@@ -37,12 +37,15 @@ export class S3PartJoiner {
   #uploadId: string | undefined;
   readonly #etags: string[] = [];
   #aborted = false;
+  /** `onUploadCreated` failed: the bytes held then were dropped, so every later call fails with this. */
+  #broken: unknown;
 
   constructor(options: S3PartJoinerOptions) {
     this.#options = options;
   }
 
   async append(chunk: Uint8Array): Promise<void> {
+    if (this.#broken !== undefined) throw this.#broken;
     if (chunk.length === 0) return;
     this.#held.push(chunk);
     this.#heldBytes += chunk.length;
@@ -50,6 +53,7 @@ export class S3PartJoiner {
   }
 
   async finish(): Promise<S3PendingObject> {
+    if (this.#broken !== undefined) throw this.#broken;
     const { client, bucket, key, url } = this.#options;
     if (this.#uploadId === undefined) {
       const body = Buffer.concat(this.#held, this.#heldBytes);
@@ -74,18 +78,22 @@ export class S3PartJoiner {
    * the upload: any process completes it with CompleteMultipartUpload (a two-phase-commit pre-commit).
    */
   async preCommit(): Promise<{ readonly uploadId: string; readonly etags: readonly string[] }> {
+    if (this.#broken !== undefined) throw this.#broken;
     if (this.#heldBytes > 0 || this.#uploadId === undefined) await this.#sendPart();
     return { uploadId: this.#uploadId as string, etags: [...this.#etags] };
   }
 
-  /** Drops what was appended: the open upload is aborted. Idempotent. */
-  async abort(): Promise<void> {
+  /**
+   * Drops what was appended: the open upload is aborted. Idempotent. `strict`: an abort S3 refused or
+   * could not be sent fails (SHF_ERR_STORAGE_UNAVAILABLE; the upload is still there) — else it is ignored.
+   */
+  async abort(options: { readonly strict?: boolean } = {}): Promise<void> {
     this.#held = [];
     this.#heldBytes = 0;
     const uploadId = this.#uploadId;
     this.#uploadId = undefined;
     this.#aborted = true;
-    if (uploadId !== undefined) await abortUpload(this.#options.client, this.#options.bucket, this.#options.key, uploadId);
+    if (uploadId !== undefined) await abortUpload(this.#options.client, this.#options.bucket, this.#options.key, uploadId, options.strict === true);
   }
 
   async #sendPart(): Promise<void> {
@@ -103,6 +111,7 @@ export class S3PartJoiner {
       try {
         await this.#options.onUploadCreated?.(created);
       } catch (error) {
+        this.#broken = error;
         await abortUpload(client, bucket, key, created);
         throw error;
       }
@@ -124,7 +133,21 @@ export class S3PartJoiner {
   }
 }
 
-/** Aborts an unfinished multipart upload; servers that do not implement it (s3rver) or know it no more are ignored. */
-async function abortUpload(client: S3Client, bucket: string, key: string, uploadId: string): Promise<void> {
-  await client.send(new awsS3.AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId })).catch(() => {});
+/**
+ * Aborts an unfinished multipart upload; an upload already gone and a server without the call (s3rver) are
+ * no error. Any other failure is ignored, or with `strict` thrown (the upload is still there).
+ */
+async function abortUpload(client: S3Client, bucket: string, key: string, uploadId: string, strict = false): Promise<void> {
+  try {
+    await client.send(new awsS3.AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId }));
+  } catch (cause) {
+    if (strict && !uploadGone(cause)) throw storageUnavailable(`s3://${bucket}`, `abort the upload of ${key}`, cause);
+  }
+}
+
+/** An abort of a multipart upload that has nothing to do: the upload is gone (404 NoSuchUpload), or the server has no such call (405, 501). */
+export function uploadGone(error: unknown): boolean {
+  const e = error as { readonly name?: string; readonly $metadata?: { readonly httpStatusCode?: number } } | undefined;
+  const status = e?.$metadata?.httpStatusCode;
+  return status === 404 || status === 405 || status === 501 || e?.name === 'NoSuchUpload';
 }
