@@ -3,9 +3,7 @@
 // S3:// in upper case, markers holding no handle, a transaction after its marker could not be written.
 // Real s3rver; a proxy answers 403 to the requests a test picks.
 import assert from 'node:assert/strict';
-import { createServer, request, type Server } from 'node:http';
 import { join } from 'node:path';
-import { pipeline } from 'node:stream/promises';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand } from '@aws-sdk/client-s3';
@@ -18,29 +16,8 @@ import { weft } from './helpers/kill-and-resume.js';
 const BUCKET = 'review';
 const bin = fileURLToPath(new URL('../bin/weft.js', import.meta.url));
 
-/** A proxy in front of s3rver that answers 403 AccessDenied to the requests `fail` picks (real S3 behind it otherwise). */
-async function startFaultProxy(upstream: string, fail: (method: string, url: URL) => boolean): Promise<{ url: string; close(): Promise<void> }> {
-  const target = new URL(upstream);
-  const server: Server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://proxy');
-    if (fail(req.method ?? '', url)) {
-      req.resume();
-      res.writeHead(403, { 'content-type': 'application/xml' });
-      res.end('<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>injected</Message></Error>');
-      return;
-    }
-    const forwarded = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      pipeline(answer, res).catch(() => res.destroy());
-    });
-    forwarded.on('error', () => res.destroy());
-    pipeline(req, forwarded).catch(() => res.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : 0;
-  return { url: `http://127.0.0.1:${port}`, close: async () => { server.closeAllConnections(); await new Promise((r) => server.close(r)); } };
-}
+/** A proxy in front of s3rver (or another proxy) that answers 403 to the requests `fail` picks. */
+const startFaultProxy = (upstream: string, fail: (method: string, url: URL) => boolean) => startRecordingProxy(upstream, { refuse: fail });
 
 describe('fileCommitSink on s3://: markers at the edges', () => {
   let s3: S3Server;

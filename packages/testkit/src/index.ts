@@ -7,4 +7,4 @@ export { startShuffleServerPool, type PoolServer, type ShuffleServerPool, type S
 export { startRedisSentinelGroup, type RedisSentinelGroup, type SentinelProcess, type StartRedisSentinelGroupOptions } from './redis-sentinel-group.js';
 export { seededRandom } from './seeded-random.js';
 export { ensurePromtool, promtoolProblems } from './promtool.js';
-export { type RecordedRequest, type RecordingProxy, s3Call, startRecordingProxy } from './recording-proxy.js';
+export { type RecordedRequest, type RecordingProxy, type RecordingProxyOptions, s3Call, startRecordingProxy } from './recording-proxy.js';

@@ -18,12 +18,20 @@ export interface RecordingProxy extends AsyncDisposable {
   close(): Promise<void>;
 }
 
+export interface RecordingProxyOptions {
+  /**
+   * Requests the proxy answers itself with 403 AccessDenied instead of forwarding (recorded with that
+   * status): a refused S3 call, for fault tests, with the real server behind every other one.
+   */
+  readonly refuse?: (method: string, url: URL) => boolean;
+}
+
 /**
  * An HTTP proxy in front of a real server (s3rver) that records each request it forwards, so a test can
  * see which S3 calls were made, and when, against the real thing. Headers pass unchanged (the Host is the
  * proxy's, as the client signed it).
  */
-export async function startRecordingProxy(upstream: string): Promise<RecordingProxy> {
+export async function startRecordingProxy(upstream: string, options: RecordingProxyOptions = {}): Promise<RecordingProxy> {
   const target = new URL(upstream);
   const agent = new Agent({ keepAlive: false });
   const requests: RecordedRequest[] = [];
@@ -31,6 +39,13 @@ export async function startRecordingProxy(upstream: string): Promise<RecordingPr
     const url = new URL(req.url ?? '/', 'http://proxy');
     const entry: RecordedRequest = { method: req.method ?? '', path: url.pathname, query: url.searchParams, status: undefined };
     requests.push(entry);
+    if (options.refuse?.(entry.method, url) === true) {
+      entry.status = 403;
+      req.resume();
+      res.writeHead(403, { 'content-type': 'application/xml' });
+      res.end('<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code><Message>refused by the test proxy</Message></Error>');
+      return;
+    }
     const forwarded = request({ agent, host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
       entry.status = answer.statusCode;
       res.writeHead(answer.statusCode ?? 502, answer.headers);
