@@ -123,11 +123,14 @@ export class CheckpointCoordinator {
     while (this.#completing.size > 0) await Promise.allSettled([...this.#completing]);
   }
 
-  /** Task `taskId` cannot take checkpoint `checkpointId`: it is aborted. `TASK_FAILURE` counts toward the tolerated failures; `DECLINED` does not. */
-  decline(checkpointId: number, taskId: string, reason: 'TASK_FAILURE' | 'DECLINED'): void {
+  /**
+   * Task `taskId` cannot take checkpoint `checkpointId`: it is aborted. `TASK_FAILURE` counts toward the
+   * tolerated failures; `DECLINED` does not. `message`: why (the job's failure names it, when this one fails it).
+   */
+  decline(checkpointId: number, taskId: string, reason: 'TASK_FAILURE' | 'DECLINED', message?: string): void {
     if (!this.#tasks.has(taskId)) throw invalidEngineArgument('taskId', `${JSON.stringify(taskId)} is not a task of this job's checkpoints`);
     const pending = this.#pending.get(checkpointId);
-    if (pending !== undefined && !pending.completing) this.#abort(pending, reason);
+    if (pending !== undefined && !pending.completing) this.#abort(pending, reason, message);
   }
 
   async #complete(pending: PendingCheckpoint): Promise<void> {
@@ -141,9 +144,9 @@ export class CheckpointCoordinator {
     };
     try {
       await this.#options.store.addCompleted(completed);
-    } catch {
+    } catch (error) {
       pending.completing = false;
-      this.#abort(pending, 'STORE_FAILURE');
+      this.#abort(pending, 'STORE_FAILURE', `recording it failed: ${(error as Error).message}`);
       return;
     }
     this.#pending.delete(pending.checkpointId);
@@ -159,7 +162,7 @@ export class CheckpointCoordinator {
     this.#options.notifyComplete(completed.checkpointId);
   }
 
-  #abort(pending: PendingCheckpoint, reason: CheckpointFailureReason): void {
+  #abort(pending: PendingCheckpoint, reason: CheckpointFailureReason, why?: string): void {
     this.#pending.delete(pending.checkpointId);
     this.#options.timers.clearTimeout(pending.timeout);
     for (const handle of pending.acknowledged.values()) void this.#options.discardState(handle).catch(() => {});
@@ -169,7 +172,7 @@ export class CheckpointCoordinator {
     if (this.#consecutiveFailures > this.#options.tolerableFailures) {
       const error = new EngineError(
         'WEFT_ERR_CHECKPOINT_FAILED',
-        `checkpoint ${pending.checkpointId} failed (${reason}): ${this.#consecutiveFailures} checkpoint failures in a row, ${this.#options.tolerableFailures} tolerated`,
+        `checkpoint ${pending.checkpointId} failed (${reason}${why === undefined ? '' : `: ${why}`}): ${this.#consecutiveFailures} checkpoint failures in a row, ${this.#options.tolerableFailures} tolerated`,
         { context: { checkpointId: pending.checkpointId, reason, failures: this.#consecutiveFailures } },
       );
       this.stop();

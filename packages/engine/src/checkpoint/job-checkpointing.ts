@@ -249,7 +249,7 @@ export class JobCheckpointing {
       decline: (checkpointId, message, reason) => {
         if (!isCurrent()) return;
         this.#logger.debug({ checkpointId, taskId, reason, message }, 'checkpoint declined');
-        this.#coordinator.decline(checkpointId, taskId, reason);
+        this.#coordinator.decline(checkpointId, taskId, reason, message);
       },
     };
   };
@@ -294,7 +294,7 @@ export class JobCheckpointing {
     } catch (error) {
       this.#logger.warn({ checkpointId, taskId: task.executionVertexId, storage: this.#options.storage.description, error: (error as Error).message }, 'writing a checkpoint snapshot failed');
       await this.#discard({ operators } as unknown as TaskStateHandle);
-      if (this.#current.get(task.executionVertexId) === task.attemptId) this.#coordinator.decline(checkpointId, task.executionVertexId, 'TASK_FAILURE');
+      if (this.#current.get(task.executionVertexId) === task.attemptId) this.#coordinator.decline(checkpointId, task.executionVertexId, 'TASK_FAILURE', `task ${task.attemptId}: writing its snapshot failed: ${(error as Error).message}`);
       return;
     }
     const handle: SnapshotHandle = { attemptId: task.attemptId, vertexId: task.vertexId, subtask: task.subtask, parallelism: task.parallelism, operators, bytes };

@@ -167,9 +167,9 @@ describe('CheckpointCoordinator', () => {
     await h.timers.advance(100);
     h.coordinator.decline(7, 'src#0', 'TASK_FAILURE');
     await h.timers.advance(100);
-    h.coordinator.decline(8, 'src#0', 'TASK_FAILURE');
+    h.coordinator.decline(8, 'src#0', 'TASK_FAILURE', 'task src#0@0 could not make its snapshot durable: disk full');
     assert.equal(h.failures.length, 1, 'the second counted failure in a row fails the job');
-    assert.match(h.failures[0]!.message, /2 checkpoint failures in a row, 1 tolerated/);
+    assert.match(h.failures[0]!.message, /checkpoint 8 failed \(TASK_FAILURE: task src#0@0 could not make its snapshot durable: disk full\): 2 checkpoint failures in a row, 1 tolerated/, 'naming why the task declined it');
   });
 
   it('a checkpoint counts as completed only once the store recorded it; a store failure aborts it (STORE_FAILURE, counted)', async () => {
