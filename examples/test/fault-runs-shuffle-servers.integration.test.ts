@@ -275,6 +275,7 @@ describe('seeded fault runs on a 3-server shuffle-server pool', () => {
         await env.close();
       }
       const holder = pool.servers.find((s) => s.serverId === (descriptor.details as { serverId: string }).serverId) as PoolServer;
+      assert.equal((descriptor.details as { replicas?: unknown[] }).replicas?.length, 1, `a replica was placed: ${JSON.stringify(descriptor.details)}`);
       await faults.arm({ serverId: holder.serverId, point: 'fetch', jobId: 'range-fetch-r2', partitionId: descriptor.partition.partitionId, action: 'kill' });
       const reader = factory.createShuffleEnvironment({ taskExecutorId: 'consumer' as never });
       const got: string[] = [];

@@ -93,4 +93,23 @@ describe('server exclusions', () => {
     assert.equal(exclusions.exclude({ serverId: 's2', url: http.url }, 'after close'), false, 'a closed set excludes nothing');
     await client.close();
   });
+  it('probeNow asks every excluded server at once: a healthy one is back without waiting for its background probe, a down one stays out', async () => {
+    await using up = await healthServer(() => ({ status: 200, serverId: 'up' }));
+    await using down = await healthServer(() => ({ status: 503, serverId: 'down' }));
+    const client = new ShuffleServerClient(resolveShuffleServerClientOptions({ servers: [up.url] }));
+    const records = new Map([['up', record('up', up.url)], ['down', record('down', down.url)]]);
+    // background probes an hour away: only probeNow can take a server back within the test
+    const exclusions = new ServerExclusions({ directory: { get: async (id) => records.get(id) }, probe: (url) => client.health(url), probeInitialDelayMs: 3_600_000, probeMaxDelayMs: 3_600_000 });
+    try {
+      exclusions.exclude({ serverId: 'up', url: up.url }, 'an old report');
+      exclusions.exclude({ serverId: 'down', url: down.url }, 'refused');
+      await exclusions.probeNow();
+      assert.equal(exclusions.isExcluded('up'), false, 'healthy and registered: taken back at once');
+      assert.equal(exclusions.isExcluded('down'), true, 'answering 503: still out');
+      assert.deepEqual([up.probes(), down.probes()], [1, 1], 'each probed once');
+    } finally {
+      exclusions.close();
+      await client.close();
+    }
+  });
 });

@@ -106,6 +106,32 @@ describe('server placement', () => {
     assert.ok(((await placeMany(placement, 2)).get('dead') ?? 0) > 0, 'taken back: it gets partitions again');
   });
 
+  it('asks the excluded servers whether they are back before failing because every live one is excluded', async () => {
+    const f = fixture([[live('a', 60_000), live('b', 60_000)]]);
+    const excluded = new Set(['a', 'b']);
+    let probes = 0;
+    const placement = new ServerPlacement(f.directory, { clock: f.clock, isExcluded: (id) => excluded.has(id), probeExcluded: async () => void (probes++, excluded.delete('b')) });
+    assert.equal((await placement.place()).serverId, 'b', 'b answered healthy when asked: placed there');
+    assert.equal(probes, 1);
+    assert.equal((await placement.place()).serverId, 'b', 'no probe while one is eligible');
+    assert.equal(probes, 1);
+    excluded.add('b');
+    const noneBack = new ServerPlacement(f.directory, { clock: f.clock, isExcluded: (id) => excluded.has(id), probeExcluded: async () => void probes++ });
+    const error = await rejectionOf(noneBack.place());
+    assert.ok(isShuffleError(error, 'SHF_ERR_STORAGE_UNAVAILABLE') && /all 2 registered are excluded/.test(error.message), String(error));
+    assert.equal(probes, 2, 'asked once, then failed');
+  });
+
+  it('asks the excluded servers whether they are back before placing fewer copies than asked', async () => {
+    const f = fixture([[live('a', 60_000), live('b', 60_000, { url: 'http://other-host:7070' })]]);
+    const excluded = new Set(['b']);
+    let probes = 0;
+    const placement = new ServerPlacement(f.directory, { clock: f.clock, isExcluded: (id) => excluded.has(id), probeExcluded: async () => void (probes++, excluded.delete('b')) });
+    const placed = await placement.placeSeveral({ count: 2, distinctHosts: true });
+    assert.deepEqual(placed.servers.map((s) => s.serverId).sort(), ['a', 'b'], 'b answered when asked: two copies');
+    assert.equal(probes, 1);
+  });
+
   it('keeps a free-disk floor of 256 MiB by default (minFreeBytes), 0 turning it off', async () => {
     const MiB = 1024 * 1024;
     const f = fixture([[live('full', 60_000, { capacityBytes: 255 * MiB }), live('roomy', 60_000, { capacityBytes: 257 * MiB })]]);

@@ -162,6 +162,7 @@ export class ServerShuffleMaster implements ShuffleMaster {
             refreshIntervalMs: this.options.placementRefreshMs,
             minFreeBytes: this.options.minFreeBytes,
             isExcluded: (serverId) => exclusions.isExcluded(serverId),
+            probeExcluded: () => exclusions.probeNow(),
             registryName: connection.description,
           }),
         };

@@ -33,6 +33,8 @@ interface Exclusion {
   probes: number;
   delayMs: number;
   timer: ReturnType<typeof setTimeout> | undefined;
+  /** A probe `probeNow` started and has not finished. */
+  now?: Promise<void> | undefined;
 }
 
 /**
@@ -68,6 +70,23 @@ export class ServerExclusions {
     return true;
   }
 
+  /**
+   * Probes every excluded server now (each once, together; a probe already under way is waited for), taking
+   * back those healthy and registered; their background probes go on for the others.
+   */
+  async probeNow(): Promise<void> {
+    await Promise.all([...this.excluded.values()].map((exclusion) => {
+      exclusion.now ??= (async () => {
+        if (exclusion.timer !== undefined) clearTimeout(exclusion.timer);
+        exclusion.timer = undefined;
+        await this.probe(exclusion);
+      })().finally(() => {
+        exclusion.now = undefined;
+      });
+      return exclusion.now;
+    }));
+  }
+
   isExcluded(serverId: string): boolean {
     return this.excluded.has(serverId);
   }
@@ -85,6 +104,7 @@ export class ServerExclusions {
 
   private schedule(exclusion: Exclusion): void {
     if (this.closed || this.excluded.get(exclusion.serverId) !== exclusion) return;
+    if (exclusion.timer !== undefined) clearTimeout(exclusion.timer); // one pending probe per server (probeNow may have run one meanwhile)
     exclusion.timer = setTimeout(() => {
       exclusion.timer = undefined;
       void this.probe(exclusion);

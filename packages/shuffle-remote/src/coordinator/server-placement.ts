@@ -8,6 +8,12 @@ export interface ServerPlacementOptions {
   readonly minFreeBytes?: number;
   /** Servers to leave out whatever their record says (ServerExclusions: a task could not reach them). */
   readonly isExcluded?: (serverId: string) => boolean;
+  /**
+   * Asks the excluded servers now whether they are back (ServerExclusions.probeNow): called before a
+   * placement fails because every live server is excluded, so a healthy server excluded on an old report
+   * is not waited for until its next background probe.
+   */
+  readonly probeExcluded?: () => Promise<void>;
   /** Names the registry in errors (its redacted URL). */
   readonly registryName?: string;
   readonly clock?: Clock;
@@ -37,6 +43,7 @@ export class ServerPlacement {
   private readonly refreshIntervalMs: number;
   private readonly minFreeBytes: number;
   private readonly isExcluded: (serverId: string) => boolean;
+  private readonly probeExcluded: () => Promise<void>;
   private readonly registryName: string;
   private readonly clock: Clock;
 
@@ -47,6 +54,7 @@ export class ServerPlacement {
     this.refreshIntervalMs = options.refreshIntervalMs ?? 1_000;
     this.minFreeBytes = options.minFreeBytes ?? DEFAULT_MIN_FREE_BYTES;
     this.isExcluded = options.isExcluded ?? (() => false);
+    this.probeExcluded = options.probeExcluded ?? (async () => {});
     this.registryName = options.registryName ?? 'the registry';
     this.clock = options.clock ?? systemClock;
   }
@@ -83,6 +91,11 @@ export class ServerPlacement {
       servers = await this.live(true);
       eligible = this.eligible(servers);
     }
+    if (eligible.length === 0 && this.liveNow(servers).some((s) => this.isExcluded(s.serverId))) {
+      // every live server that could take it is excluded: ask them now rather than fail until a background probe
+      await this.probeExcluded();
+      eligible = this.eligible(servers);
+    }
     if (eligible.length === 0) throw this.noServer(servers);
     const ordered = eligible.map((_, i) => eligible[(i + this.turn) % eligible.length]!);
     this.turn = (this.turn + 1) % Math.max(1, eligible.length);
@@ -111,6 +124,11 @@ export class ServerPlacement {
     let eligible = this.eligible(this.servers);
     // a cached list loses servers as their read TTLs pass: read it again before settling for fewer copies
     if (eligible.length < request.count) eligible = this.eligible(await this.live(true));
+    // and ask the excluded servers whether they are back before settling for fewer copies than asked
+    if (eligible.length < request.count && this.liveNow(this.servers).some((s) => this.isExcluded(s.serverId))) {
+      await this.probeExcluded();
+      eligible = this.eligible(this.servers);
+    }
     const rest = eligible.filter((s) => s.serverId !== primary.serverId).sort((a, b) => this.loadOf(a) - this.loadOf(b));
     const several = chooseServers([primary, ...rest], request);
     this.placed.set(primary.serverId, this.placed.get(primary.serverId) ?? 1);

@@ -127,6 +127,10 @@ export class ShuffleServer implements AsyncDisposable {
       http.on('request', (req: IncomingMessage, res: ServerResponse) => server.onRequest(req, res));
       if (redis !== undefined) {
         await redis.registry.heartbeat(await server.record(), options.heartbeatTtlMs);
+        // clients' reports that they could not connect (RedisServerRegistry.reportSuspect) were about an
+        // earlier process of this server id (it keeps its id across restarts): this one listens, so masters
+        // must not exclude it for them — they would until a probe, up to 30 s of reports later
+        await redis.registry.clearSuspect(store.serverId);
         server.heartbeat = setInterval(() => void server.beat(), options.heartbeatIntervalMs);
         server.heartbeat.unref();
       }
