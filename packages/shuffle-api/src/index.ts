@@ -14,6 +14,7 @@ export * from './record-framer.js';
 export * from './approximate-cleanup.js';
 export * from './approximate-replay-log.js';
 export * from './replay-copier.js';
+export * from './in-use-waiters.js';
 export * from './framing-result-partition-writer.js';
 export * from './fifo-queue.js';
 export * from './floating-credits.js';

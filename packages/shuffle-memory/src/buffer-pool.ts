@@ -1,3 +1,5 @@
+import { InUseWaiters } from '@weft/shuffle-api';
+
 /**
  * A partition's local buffer pool (Flink's LocalBufferPool): hands out fixed-size segments and takes them
  * back. `allocate` never refuses — a record larger than the pool must still be framed — but `exhausted`
@@ -7,8 +9,8 @@ export class BufferPool {
   private readonly free: Uint8Array[] = [];
   private inUse = 0;
   private waiters: (() => void)[] = [];
-  /** Waiters of `whenInUseAtMost`: each resolved once at most its `n` segments are in use. */
-  private limitWaiters: { readonly n: number; readonly resolve: () => void }[] = [];
+  /** Waiters of `whenInUseAtMost`. */
+  private readonly limitWaiters = new InUseWaiters();
 
   constructor(
     readonly bufferSizeBytes: number,
@@ -32,7 +34,7 @@ export class BufferPool {
     this.inUse--;
     if (this.free.length < this.capacity) this.free.push(segment);
     if (this.inUse < this.capacity && this.waiters.length > 0) this.wakeAll();
-    this.wakeLimitWaiters();
+    this.limitWaiters.changed(this.inUse);
   }
 
   /**
@@ -41,8 +43,7 @@ export class BufferPool {
    * that live buffers queued behind the replay can never hold it back).
    */
   whenInUseAtMost(n: number): Promise<void> {
-    if (this.inUse <= n) return Promise.resolve();
-    return new Promise((resolve) => this.limitWaiters.push({ n, resolve }));
+    return this.limitWaiters.whenAtMost(this.inUse, n);
   }
 
   /** Resolves once fewer than `capacity` segments are in use. */
@@ -56,17 +57,7 @@ export class BufferPool {
     const waiters = this.waiters;
     this.waiters = [];
     for (const wake of waiters) wake();
-    const limited = this.limitWaiters;
-    this.limitWaiters = [];
-    for (const { resolve } of limited) resolve();
-  }
-
-  /** Resolves the `whenInUseAtMost` waiters whose limit is reached. */
-  private wakeLimitWaiters(): void {
-    if (this.limitWaiters.length === 0) return;
-    const waiting = this.limitWaiters;
-    this.limitWaiters = waiting.filter((w) => this.inUse > w.n);
-    for (const w of waiting) if (this.inUse <= w.n) w.resolve();
+    this.limitWaiters.wakeAll();
   }
 
   /** Drops the free segments; segments in use are recycled into nothing. */

@@ -51,6 +51,25 @@ function setUp(replayBytes: number) {
   return { pool, sub, framer, write, attach, barrier, gotWhole, written: () => written };
 }
 
+/**
+ * Reader A gets records 0..3 whole (checkpoint 1's barrier at 0) and leaves; records 4 and 5 are handed
+ * over while no reader is attached (dropped); reader B, restored at 0, is queued the replay but has no
+ * credit, and leaves before any of it was delivered. Record 6 is in the framer.
+ */
+function undeliveredReplay() {
+  const fixture = setUp(1 << 20);
+  const { write, attach, barrier } = fixture;
+  const a = attach(100);
+  barrier(1);
+  for (let i = 0; i < 5; i++) write(12);
+  assert.deepEqual(a.read().records, [0, 1, 2, 3]);
+  a.reader.release();
+  write(12);
+  write(12);
+  attach(0, 0).reader.release();
+  return fixture;
+}
+
 describe('upstream backup: accounting', () => {
   it('replayed copies a reader left unread are not counted as lost when an earlier reader got those records whole', () => {
     // log of 6 buffers; every record is 12 bytes framed + 4 = one full 16-byte buffer
@@ -80,16 +99,7 @@ describe('upstream backup: accounting', () => {
   });
 
   it('drops undone by a replay stay counted while that replay was never delivered, and are undone by the next one that is', () => {
-    const { sub, write, attach, barrier, gotWhole, written } = setUp(1 << 20);
-    const a = attach(100);
-    barrier(1);
-    for (let i = 0; i < 5; i++) write(12);
-    assert.deepEqual(a.read().records, [0, 1, 2, 3]);
-    a.reader.release();
-    write(12);
-    write(12); // records 4 and 5 handed over while no reader is attached: dropped
-    const b = attach(0, 0); // replayed from 0, but no credit: nothing delivered
-    b.reader.release();
+    const { sub, write, attach, gotWhole, written } = undeliveredReplay();
     assert.equal(sub.approximateLosses.recordsLost, 0, 'undecided while a replay may come');
     const c = attach(100, 0);
     assert.deepEqual(c.read().records, [0, 1, 2, 3, 4, 5], 'the replay from 0: every record up to the live one');
@@ -98,16 +108,7 @@ describe('upstream backup: accounting', () => {
   });
 
   it('drops since a reader went away are lost when the replay meant for the next one was never delivered and the one after falls back', () => {
-    const { sub, write, attach, barrier, gotWhole, written } = setUp(1 << 20);
-    const a = attach(100);
-    barrier(1);
-    for (let i = 0; i < 5; i++) write(12);
-    assert.deepEqual(a.read().records, [0, 1, 2, 3]);
-    a.reader.release();
-    write(12);
-    write(12); // records 4 and 5 dropped
-    const b = attach(0, 0);
-    b.reader.release();
+    const { sub, write, attach, gotWhole, written } = undeliveredReplay();
     const c = attach(100); // no position to resume from: served from the next whole record
     write(12);
     assert.deepEqual(c.read().records, [6]);

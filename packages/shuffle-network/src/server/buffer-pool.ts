@@ -1,3 +1,5 @@
+import { InUseWaiters } from '@weft/shuffle-api';
+
 /**
  * A partition's local buffer pool (Flink's LocalBufferPool): hands out fixed-size segments and takes them
  * back. A slot counts from `allocate` until the segment is recycled unsent, or — once sent — until the
@@ -9,8 +11,8 @@ export class BufferPool {
   private readonly free: Uint8Array[] = [];
   private inUse = 0;
   private waiters: (() => void)[] = [];
-  /** Waiters of `whenInUseAtMost`: each resolved once at most its `n` segments are in use. */
-  private limitWaiters: { readonly n: number; readonly resolve: () => void }[] = [];
+  /** Waiters of `whenInUseAtMost`. */
+  private readonly limitWaiters = new InUseWaiters();
 
   constructor(
     readonly bufferSizeBytes: number,
@@ -34,7 +36,7 @@ export class BufferPool {
     this.inUse--;
     if (this.free.length < this.capacity) this.free.push(segment);
     if (this.inUse < this.capacity && this.waiters.length > 0) this.wakeAll();
-    this.wakeLimitWaiters();
+    this.limitWaiters.changed(this.inUse);
   }
 
   /** A sent segment is back from the socket; its slot stays taken until `releaseSlots` (the consumer is done with it). */
@@ -47,7 +49,7 @@ export class BufferPool {
     if (n <= 0) return;
     this.inUse -= n;
     if (this.inUse < this.capacity && this.waiters.length > 0) this.wakeAll();
-    this.wakeLimitWaiters();
+    this.limitWaiters.changed(this.inUse);
   }
 
   /**
@@ -56,8 +58,7 @@ export class BufferPool {
    * that live buffers queued behind the replay can never hold it back).
    */
   whenInUseAtMost(n: number): Promise<void> {
-    if (this.inUse <= n) return Promise.resolve();
-    return new Promise((resolve) => this.limitWaiters.push({ n, resolve }));
+    return this.limitWaiters.whenAtMost(this.inUse, n);
   }
 
   /** Resolves once fewer than `capacity` segments are in use. */
@@ -71,17 +72,7 @@ export class BufferPool {
     const waiters = this.waiters;
     this.waiters = [];
     for (const wake of waiters) wake();
-    const limited = this.limitWaiters;
-    this.limitWaiters = [];
-    for (const { resolve } of limited) resolve();
-  }
-
-  /** Resolves the `whenInUseAtMost` waiters whose limit is reached. */
-  private wakeLimitWaiters(): void {
-    if (this.limitWaiters.length === 0) return;
-    const waiting = this.limitWaiters;
-    this.limitWaiters = waiting.filter((w) => this.inUse > w.n);
-    for (const w of waiting) if (this.inUse <= w.n) w.resolve();
+    this.limitWaiters.wakeAll();
   }
 
   /** Drops the free segments; segments in use are recycled into nothing. */
