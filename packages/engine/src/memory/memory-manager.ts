@@ -19,11 +19,23 @@ export const DEFAULT_TASK_MEMORY_FRACTION = 0.25;
  * fraction.
  */
 export function defaultTaskMemoryBytes(slots: number = availableParallelism()): number {
+  return Math.max(MIN_TASK_MEMORY_BYTES, Math.floor((memoryLimitBytes() * DEFAULT_TASK_MEMORY_FRACTION) / Math.max(1, slots)));
+}
+
+let machineLimitBytes: number | undefined;
+
+/**
+ * The smaller of the machine's memory (or its container's) and the V8 heap limit, read once per process:
+ * `process.constrainedMemory()` reads the cgroup's files, and every task that starts without a budget of
+ * its own asks (a restarted task's time until it reads again).
+ */
+function memoryLimitBytes(): number {
+  if (machineLimitBytes !== undefined) return machineLimitBytes;
   // a container's limit (cgroup) where Node knows one: os.totalmem() is the host's
   const constrained = typeof process.constrainedMemory === 'function' ? process.constrainedMemory() : 0;
   const machine = constrained !== undefined && constrained > 0 ? Math.min(totalmem(), constrained) : totalmem();
-  const limit = Math.min(machine, getHeapStatistics().heap_size_limit);
-  return Math.max(MIN_TASK_MEMORY_BYTES, Math.floor((limit * DEFAULT_TASK_MEMORY_FRACTION) / Math.max(1, slots)));
+  machineLimitBytes = Math.min(machine, getHeapStatistics().heap_size_limit);
+  return machineLimitBytes;
 }
 
 /** Checks a task memory budget once (`field` names the option or flag); returns it. */

@@ -44,6 +44,9 @@ export class KeyedStateBackend {
   readonly maxParallelism: number;
   readonly keyGroupRange: KeyGroupRange;
   readonly #states = new Map<string, NamedState>();
+  /** Restored key groups not decoded yet: each one's block of the snapshot, decoded when first used (`setCurrentKey`, `keys`). */
+  readonly #restoredBlocks = new Map<number, Uint8Array>();
+  #decoder: RecordDecoder | undefined;
   #currentKey: unknown;
   #currentCanonical: string | undefined;
   #currentGroup = -1;
@@ -66,6 +69,7 @@ export class KeyedStateBackend {
     if (group < this.keyGroupRange.startKeyGroup || group > this.keyGroupRange.endKeyGroup) {
       throw invalidEngineArgument('key', `key group ${group} of this key is outside this subtask's range [${this.keyGroupRange.startKeyGroup}, ${this.keyGroupRange.endKeyGroup}]`);
     }
+    if (this.#restoredBlocks.size !== 0) this.#decodeRestored(group);
     this.#currentKey = key;
     this.#currentCanonical = canonicalKey(key);
     this.#currentGroup = group;
@@ -127,6 +131,7 @@ export class KeyedStateBackend {
 
   /** The keys with a value in state `name`, in key-group order (for timers, tests and debugging). */
   keys(name: string): unknown[] {
+    for (const group of [...this.#restoredBlocks.keys()]) this.#decodeRestored(group);
     const state = this.#states.get(name);
     if (state === undefined) return [];
     return [...state.groups.keys()].sort((a, b) => a - b).flatMap((g) => [...(state.groups.get(g) as Map<string, Entry>).values()].map((e) => e.key));
@@ -138,6 +143,12 @@ export class KeyedStateBackend {
     const blocks: Uint8Array[] = [];
     const names = [...this.#states.keys()].sort();
     for (let group = this.keyGroupRange.startKeyGroup; group <= this.keyGroupRange.endKeyGroup; group++) {
+      // a restored key group nobody used since: its bytes as they were (no key of it was set, so nothing changed)
+      const restored = this.#restoredBlocks.get(group);
+      if (restored !== undefined) {
+        blocks.push(restored);
+        continue;
+      }
       const content: unknown[] = [];
       for (const name of names) {
         const state = this.#states.get(name) as NamedState;
@@ -153,7 +164,11 @@ export class KeyedStateBackend {
   /**
    * A backend for `keyGroupRange` holding the state of those key groups from an operator's snapshots,
    * whatever parallelism took them (same max parallelism). Refuses, before restoring anything, snapshots
-   * that are corrupted, of a newer format or another max parallelism, or that do not cover every key group once.
+   * that are corrupted (each is checksummed whole), of a newer format or another max parallelism, or that
+   * do not cover every key group once. Each key group's block is decoded when the group is first used — a
+   * key of it set, `keys()` — not here: a restarted task reads its first record without decoding its whole
+   * state first (an approximate recovery's time until records flow again), and a snapshot taken before a
+   * group is used writes its block back as it was.
    */
   static restore(request: KeyedStateRestore): KeyedStateBackend {
     const backend = new KeyedStateBackend(request);
@@ -167,22 +182,29 @@ export class KeyedStateBackend {
       return { index: i, start, endExclusive, snapshot };
     });
     checkCoverage(decoded, backend.maxParallelism);
-    const decoder = new RecordDecoder();
     for (const { start, endExclusive, snapshot } of decoded) {
       const from = Math.max(start, backend.keyGroupRange.startKeyGroup);
       const to = Math.min(endExclusive - 1, backend.keyGroupRange.endKeyGroup);
       for (let group = from; group <= to; group++) {
         const block = snapshot.block(group - start);
-        if (block.byteLength === 0) continue;
-        for (const [name, kind, entries] of decoder.decode(block) as [string, KeyedStateKind, [unknown, unknown][]][]) {
-          const state = backend.#state(name, kind);
-          const keys = new Map<string, Entry>();
-          for (const [key, value] of entries) keys.set(canonicalKey(key), { key, value: kind === 'map' ? new Map((value as [unknown, unknown][]).map(([k, v]) => [canonicalKey(k), [k, v]])) : value });
-          state.groups.set(group, keys);
-        }
+        if (block.byteLength !== 0) backend.#restoredBlocks.set(group, block);
       }
     }
     return backend;
+  }
+
+  /** Decodes restored key group `group` into the states, if it is one not decoded yet. */
+  #decodeRestored(group: number): void {
+    const block = this.#restoredBlocks.get(group);
+    if (block === undefined) return;
+    this.#restoredBlocks.delete(group);
+    this.#decoder ??= new RecordDecoder();
+    for (const [name, kind, entries] of this.#decoder.decode(block) as [string, KeyedStateKind, [unknown, unknown][]][]) {
+      const state = this.#state(name, kind);
+      const keys = new Map<string, Entry>();
+      for (const [key, value] of entries) keys.set(canonicalKey(key), { key, value: kind === 'map' ? new Map((value as [unknown, unknown][]).map(([k, v]) => [canonicalKey(k), [k, v]])) : value });
+      state.groups.set(group, keys);
+    }
   }
 
   #state(name: string, kind: KeyedStateKind): NamedState {

@@ -87,6 +87,25 @@ describe('KeyedStateBackend', () => {
     check(all, expected);
   });
 
+  it('decodes a restored key group when first used: a snapshot taken while some groups are untouched carries them as they were', () => {
+    const expected: Expected[] = [];
+    let all = backends(4);
+    KEYS.forEach((key, index) => update(all[ownerOf(key, 4)] as KeyedStateBackend, index, 1, expected));
+    const first = all.map((b) => b.snapshot());
+    // restored and snapshotted untouched: the same bytes, key group by key group
+    assert.deepEqual(backends(4, first).map((b) => b.snapshot()), first);
+    all = backends(2, first);
+    // half the keys updated, the rest of their key groups (and whole groups) never used before the next snapshot
+    KEYS.forEach((key, index) => {
+      if (index % 2 === 0) update(all[ownerOf(key, 2)] as KeyedStateBackend, index, 2, expected);
+    });
+    all = backends(3, all.map((b) => b.snapshot()));
+    check(all, expected);
+    // keys() of a backend nobody used lists every restored key
+    const untouched = backends(2, first);
+    assert.deepEqual(untouched.map((b) => b.keys('seen').length), KEYS.map((k) => ownerOf(k, 2)).reduce((n, o) => (n[o]++, n), [0, 0]));
+  });
+
   it('keeps 0 and -0, NaN, [NaN], [null], [1] and ["1"] apart, through a snapshot', () => {
     const [one] = backends(1);
     SPECIAL.forEach((key, i) => {
