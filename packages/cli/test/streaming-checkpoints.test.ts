@@ -82,6 +82,24 @@ describe('streaming checkpoints, in process', () => {
     assert.ok((result.checkpoints?.tasksRestored ?? 0) > 0, `checkpoints: ${JSON.stringify(result.checkpoints)}`);
   });
 
+  it('a collect sink fed mid-stream restores what it collected up to the checkpoint: after a throw, every value once', async () => {
+    const memory = createMemoryShuffleServiceFactory({ buffersPerPartition: 8 });
+    const count = 4000;
+    const result = await runJob({
+      job: defineJob((ctx) => ctx.generate((seq) => seq, { count, splits: 4, ratePerSecond: 8000 }).collect('values'), { name: 'streaming-collect' }),
+      parallelism: 2,
+      shuffle: { pipelined: memory, blocking: memory },
+      checkpointing: { intervalMs: 20, storage: new InMemoryCheckpointStorage() },
+      restartStrategy: { type: 'fixed-delay', attempts: 2, delayMs: 0 },
+      faults: throwOnce('generate#1', 1200),
+    });
+    assert.equal(result.status, 'succeeded', result.error?.message);
+    assert.equal(result.failures, 1);
+    assert.ok((result.checkpoints?.tasksRestored ?? 0) > 0, `checkpoints: ${JSON.stringify(result.checkpoints)}`);
+    const values = ((result.collected['values'] ?? []) as number[]).slice().sort((a, b) => a - b);
+    assert.deepEqual(values, Array.from({ length: count }, (_, i) => i));
+  });
+
   it('restores 4 -> 2 -> 3 subtasks from the latest checkpoint of a failed run, redistributing key groups and source splits', async () => {
     const storage = new InMemoryCheckpointStorage();
     const store = new InMemoryCheckpointStore();

@@ -45,7 +45,7 @@ export function encodeSnapshot(magic: string, fields: readonly number[], blocks:
 /** A snapshot's fields and a reader of its blocks; refuses bytes that are not a whole, intact snapshot of `magic`. */
 export function decodeSnapshot(magic: string, fieldCount: number, bytes: Uint8Array, what: string): { fields: number[]; blockCount: number; block(i: number): Uint8Array } {
   const minimum = 4 + 1 + 4 + 4 * fieldCount + 4 + 8;
-  if (!(bytes instanceof Uint8Array) || bytes.byteLength < minimum || Buffer.from(bytes.subarray(0, 4)).toString('latin1') !== magic) {
+  if (!(bytes instanceof Uint8Array) || bytes.byteLength < minimum || !startsWith(bytes, magic)) {
     throw stateRestoreError(`${what} is not a ${magic === 'WFKS' ? 'keyed' : 'operator'} state snapshot`, { snapshot: what });
   }
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -71,4 +71,10 @@ export function decodeSnapshot(magic: string, fieldCount: number, bytes: Uint8Ar
       return bytes.subarray(headerSize + start, headerSize + end);
     },
   };
+}
+
+/** Whether `bytes` begins with the latin1 characters of `magic` (compared byte by byte: no string made). */
+function startsWith(bytes: Uint8Array, magic: string): boolean {
+  for (let i = 0; i < magic.length; i++) if (bytes[i] !== magic.charCodeAt(i)) return false;
+  return true;
 }
