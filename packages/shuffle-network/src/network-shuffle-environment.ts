@@ -26,6 +26,7 @@ import { readDetails } from './network-descriptor-details.js';
 import { NETWORK_SHUFFLE_SERVICE_ID } from './network-shuffle-master.js';
 import type { ResolvedNetworkShuffleOptions } from './network-shuffle-options.js';
 import { PartitionServer } from './server/partition-server.js';
+import type { LocalSocket } from './wire/local-socket.js';
 import { ProducedPartitionRegistry } from './server/produced-partition-registry.js';
 import type { TaskExecutorAddress, TaskExecutorDirectory } from './task-executor-directory.js';
 
@@ -167,6 +168,7 @@ export class NetworkShuffleEnvironment implements ShuffleEnvironment {
         return { partitionId: descriptor.partition.partitionId, producerId: descriptor.producer.producerId, ...readDetails(descriptor, 'descriptor') };
       },
       maxFrameBytes: MAX_DATA_FRAME_BYTES,
+      connectLocal: (host, port) => this.connectLocal(host, port),
       onClose: () => {
         this.open.delete(gate);
         this.gates.delete(gate);
@@ -175,6 +177,14 @@ export class NetworkShuffleEnvironment implements ShuffleEnvironment {
     this.open.add(gate);
     this.gates.set(gate, request.consumerId);
     return gate;
+  }
+
+  /** An in-process connection to this environment's own server, for a producer at `host:port` that is this environment; else undefined (TCP). */
+  private connectLocal(host: string, port: number): LocalSocket | undefined {
+    const server = this.server;
+    if (server === undefined) return undefined;
+    const own = this.address;
+    return port === own.port && host === own.host ? server.connectLocal() : undefined;
   }
 
   /**

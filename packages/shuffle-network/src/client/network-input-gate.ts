@@ -17,6 +17,7 @@ import {
 import { FrameType, encodeFrame, parseJsonTail } from '../wire/frames.js';
 import { ATTEMPT_GONE_CODES, Channel, type ChannelEntry, type GateInput } from './gate-channel.js';
 import { PeerSocket } from './peer-socket.js';
+import type { LocalSocket } from '../wire/local-socket.js';
 import type { ReadSlab } from './read-slabs.js';
 
 export type { GateInput } from './gate-channel.js';
@@ -37,10 +38,13 @@ export interface NetworkInputGateOptions {
   readonly onClose?: () => void;
   /** Per channel, the record its first request asks an approximate producer to resume from (CreateInputGateRequest.resumeFrom). */
   readonly resumeFrom?: readonly (number | undefined)[];
+  /** An in-process connection to the producer at `host:port` when that is this process's own environment; undefined: TCP. */
+  readonly connectLocal?: (host: string, port: number) => LocalSocket | undefined;
 }
 
 /**
- * The consumer side of the network shuffle: one TCP connection per producer address, a partition request
+ * The consumer side of the network shuffle: one TCP connection per producer address (an in-process one
+ * to its own environment's producers, `connectLocal`), a partition request
  * per input, and data buffers received only against credit. A data buffer becomes one records batch of
  * views into the received bytes; it is recycled (its credit announced again, or its floating buffer
  * returned to the gate) when the next batch is read or the gate closes.
@@ -271,6 +275,7 @@ export class NetworkInputGate implements InputGate {
         maxFrameBytes: this.options.maxFrameBytes,
         onFrame: (type, body) => this.onFrame(opened, type, body),
         onLost: (cause, wasOpen) => this.onLost(opened, cause, wasOpen),
+        local: this.options.connectLocal?.(input.host, input.port),
       });
       this.peers.set(address, (peer = opened));
     }

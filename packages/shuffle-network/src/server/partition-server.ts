@@ -1,7 +1,8 @@
-import { type AddressInfo, type Server, type Socket, createServer } from 'node:net';
+import { type AddressInfo, type Server, createServer } from 'node:net';
 import { type Logger, invalidConfig } from '@weft/shuffle-api';
 import type { ProducedPartitionRegistry } from './produced-partition-registry.js';
 import { type ControlHandler, ServerConnection } from './server-connection.js';
+import { type ConnectionSocket, LocalSocket } from '../wire/local-socket.js';
 
 export interface PartitionServerOptions {
   readonly host: string;
@@ -18,16 +19,29 @@ export interface PartitionServerOptions {
  */
 export class PartitionServer {
   private readonly server: Server;
-  private readonly sockets = new Set<Socket>();
+  private readonly sockets = new Set<ConnectionSocket>();
   #address: { host: string; port: number } | undefined;
   #closed: Promise<void> | undefined;
 
   private constructor(private readonly options: PartitionServerOptions) {
-    this.server = createServer((socket) => {
-      this.sockets.add(socket);
-      socket.once('close', () => this.sockets.delete(socket));
-      new ServerConnection(socket, options.registry, options.control, options.logger, options.maxFrameBytes);
-    });
+    this.server = createServer((socket) => this.#accept(socket));
+  }
+
+  /**
+   * A connection from this process without TCP (a gate reading partitions its own environment serves):
+   * the client's end, served as a TCP connection is; undefined once the server is closing.
+   */
+  connectLocal(): LocalSocket | undefined {
+    if (this.#closed !== undefined) return undefined;
+    const [client, server] = LocalSocket.pair();
+    this.#accept(server);
+    return client;
+  }
+
+  #accept(socket: ConnectionSocket): void {
+    this.sockets.add(socket);
+    socket.once('close', () => this.sockets.delete(socket));
+    new ServerConnection(socket, this.options.registry, this.options.control, this.options.logger, this.options.maxFrameBytes);
   }
 
   /** Listens; SHF_ERR_INVALID_CONFIG naming `port` (or `host`) when the address cannot be bound. */

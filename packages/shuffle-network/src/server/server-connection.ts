@@ -1,6 +1,6 @@
-import type { Socket } from 'node:net';
 import { type Logger, encodeEvent, partitionNotFound, serializeError, ShuffleError } from '@weft/shuffle-api';
 import { FrameDecoder, FrameType, encodeBufferHeader, encodeFrame, parseJsonTail } from '../wire/frames.js';
+import type { ConnectionSocket } from '../wire/local-socket.js';
 import type { BufferPool } from './buffer-pool.js';
 import type { ProducedPartitionRegistry } from './produced-partition-registry.js';
 import type { ProducedSubpartition, SubpartitionEntry, SubpartitionView } from './produced-subpartition.js';
@@ -60,7 +60,7 @@ export class ServerConnection {
   private corked = false;
 
   constructor(
-    private readonly socket: Socket,
+    private readonly socket: ConnectionSocket,
     private readonly registry: ProducedPartitionRegistry,
     private readonly control: ControlHandler,
     private readonly logger: Logger,

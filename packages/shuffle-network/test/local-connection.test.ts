@@ -1,0 +1,102 @@
+// A gate reading partitions its own environment serves goes over an in-process connection (LocalSocket),
+// not TCP — Flink's LocalInputChannel — with the same frames and credit protocol. The pair itself: what
+// one end writes the other reads, in order, copied, never inside the writer's call; ending or destroying
+// one end closes the other. Then an environment: every record read from its own partitions with no TCP
+// socket opened (the process's active TCPSocketWrap handles, counted), while a gate of another
+// environment in the same process reads the same partition over TCP.
+import { strict as assert } from 'node:assert';
+import { once } from 'node:events';
+import { describe, it } from 'node:test';
+import { intermediateResultId, jobId, resultPartitionId, taskExecutorId } from '@weft/shuffle-api';
+import { type ChannelItem, drain, emitAll, makeRecord } from '@weft/shuffle-api/testing';
+import { createNetworkShuffleServiceFactory } from '@weft/shuffle-network';
+import { LocalSocket } from '../src/wire/local-socket.js';
+
+const tcpSockets = (): number => process.getActiveResourcesInfo().filter((r) => r === 'TCPSocketWrap').length;
+
+describe('local connections', { timeout: 20_000 }, () => {
+  it('delivers writes in order on a later tick, copied, as one chunk per tick of writes', async () => {
+    const [a, b] = LocalSocket.pair();
+    const got: Buffer[] = [];
+    b.on('data', (chunk: Buffer) => got.push(chunk));
+    const reused = Buffer.from('first');
+    let called = false;
+    a.cork();
+    a.write(reused, () => {
+      called = true;
+    });
+    a.write(Buffer.from('+second'));
+    process.nextTick(() => a.uncork());
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.ok(called, "the write's callback ran");
+    reused.write('XXXXX'); // the writer's buffer is its own again once its callback ran
+    const third = Buffer.from('third');
+    a.write(third, () => third.write('YYYYY'));
+    assert.equal(got.length, 1, 'nothing is delivered inside the write call');
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(got.map((c) => c.toString()), ['first+second', 'third']);
+    a.destroy();
+    await once(b, 'close');
+  });
+
+  it('ends the other end after what was written, and closes both', async () => {
+    const [a, b] = LocalSocket.pair();
+    const got: string[] = [];
+    b.on('data', (chunk: Buffer) => got.push(chunk.toString()));
+    const closed = [once(a, 'close'), once(b, 'close')];
+    a.write('last words');
+    a.end();
+    await once(b, 'end');
+    await Promise.all(closed);
+    assert.deepEqual(got, ['last words']);
+  });
+
+  it('destroying one end closes the other, dropping what it had not delivered', async () => {
+    const [a, b] = LocalSocket.pair();
+    const got: string[] = [];
+    b.on('data', (chunk: Buffer) => got.push(chunk.toString()));
+    a.write('never read');
+    a.destroy();
+    await once(b, 'close');
+    assert.deepEqual(got, []);
+  });
+
+  it("reads its own environment's partition without a TCP socket; another environment's gate reads the same over TCP", async () => {
+    const factory = createNetworkShuffleServiceFactory();
+    const own = factory.createShuffleEnvironment({ taskExecutorId: taskExecutorId('own') });
+    const other = factory.createShuffleEnvironment({ taskExecutorId: taskExecutorId('other') });
+    const master = factory.createShuffleMaster();
+    try {
+      await own.start();
+      await other.start();
+      const job = jobId('local');
+      await master.registerJob({ jobId: job });
+      const partition = { resultId: intermediateResultId('r'), partitionId: resultPartitionId('r', 0), partitionIndex: 0, partitionType: 'PIPELINED_BOUNDED' as const, numberOfSubpartitions: 2 };
+      const descriptor = await master.registerPartitionWithProducer({ jobId: job, partition, producer: { producerId: 'p#0@0' as never, attempt: 0, taskExecutorId: taskExecutorId('own'), location: own.location } });
+      const writer = await own.createResultPartitionWriter({ descriptor });
+      const before = tcpSockets();
+      const local = await own.createInputGate({ jobId: job, inputs: [descriptor], subpartitions: { start: 0, end: 0 } });
+      const remote = await other.createInputGate({ jobId: job, inputs: [descriptor], subpartitions: { start: 1, end: 1 } });
+      const records = Array.from({ length: 2000 }, (_, i) => ({ subpartition: i % 2, record: makeRecord(i % 2, i, 100) }));
+      const [, localRead, remoteRead] = await Promise.all([
+        (async () => {
+          await emitAll(writer, records);
+          await writer.finish();
+          await writer.close();
+        })(),
+        drain(local),
+        drain(remote),
+      ]);
+      // read to the end, both gates still open: the remote gate's connection (its client and the server's accepted end), none for the local one
+      assert.equal(tcpSockets() - before, 2, 'TCP sockets opened by the two gates');
+      const bytes = (channels: ChannelItem[][]): string[] => channels[0]!.flatMap((item) => (item.kind === 'record' ? [Buffer.from(item.record).toString('hex')] : []));
+      assert.deepEqual(bytes(localRead), records.filter((r) => r.subpartition === 0).map((r) => Buffer.from(r.record).toString('hex')));
+      assert.deepEqual(bytes(remoteRead), records.filter((r) => r.subpartition === 1).map((r) => Buffer.from(r.record).toString('hex')));
+      await local.close();
+      await remote.close();
+    } finally {
+      await own.close();
+      await other.close();
+    }
+  });
+});
