@@ -8,7 +8,7 @@ import { createOperator, type RuntimeOperator } from '../operators/create-operat
 import type { OperatorContext, Output, SinkOutput, StreamOperator } from '../operators/stream-operator.js';
 import type { RecordSerializerFactory } from '../serialization/record-serializer.js';
 import { defaultTaskMemoryBytes, type MemoryConsumer } from '../memory/memory-manager.js';
-import { gateMemoryBytes, gateReservedBytes, writerMemoryBytes, writerReservedBytes } from '../memory/shuffle-buffer-shares.js';
+import { writerMemoryBytes, writerReservedBytes } from '../memory/shuffle-buffer-shares.js';
 import { createTaskMemory, type TaskMemory } from '../memory/task-memory.js';
 import { TaskBackpressure } from './backpressure.js';
 import { BarrierAligner, CANCEL_CHECKPOINT_EVENT } from './barrier-aligner.js';
@@ -25,6 +25,7 @@ import { GuardedSourceOutput } from './guarded-source-output.js';
 import { DISCARD_OUTPUT, FanOutOutput, NetworkOutput } from './network-output.js';
 import type { InputDeployment, OutputDeployment, TaskDeployment, TaskMetrics } from './task-deployment.js';
 import type { TaskResult } from './task-events.js';
+import { TaskGates } from './task-gates.js';
 
 /** How a task obtains its writers and gates: the region runner resolves descriptors and waits. */
 export interface TaskIo {
@@ -80,7 +81,7 @@ export class StreamTask {
   readonly #writers: { readonly edgeIndex: number; readonly writer: ResultPartitionWriter }[] = [];
   /** The network output of each edge whose bytes per subpartition are reported, by plan edge index. */
   readonly #networkOutputs = new Map<number, NetworkOutput>();
-  readonly #gates: InputGate[] = [];
+  #gates: TaskGates | undefined;
   #operators: RuntimeOperator[] = [];
   #recordsIn = 0;
   /** Approximate inputs: partial records discarded per producer subtask (TaskMetrics.partialRecordsDiscardedByProducer). */
@@ -170,8 +171,17 @@ export class StreamTask {
         this.#writers.push({ edgeIndex: output.edgeIndex, writer: await this.#options.io.createWriter(output, writerBytes) });
       }
       this.#checkpointing = await this.#options.checkpointing?.();
-      this.#positions = new InputPositions(this.#channels.ids, InputPositions.restoredFrom(this.#checkpointing?.restore, deployment.subtask, deployment.parallelism, deployment.attempt));
+      const positions = new InputPositions(this.#channels.ids, InputPositions.restoredFrom(this.#checkpointing?.restore, deployment.subtask, deployment.parallelism, deployment.attempt));
+      this.#positions = positions;
       if (signal.aborted) throw signal.reason;
+      this.#gates = new TaskGates({
+        memory: this.#shuffleMemory,
+        createGate: (input, memoryBytes, resumeFrom) => this.#options.io.createGate(input, memoryBytes, resumeFrom),
+        resumeFrom: (input) => (input.approximate === true ? positions.resumeFrom(this.#channels.base.get(input) ?? 0, channelCount(input)) : undefined),
+      });
+      // one pipelined input: its gate is asked for while the operators are built and restored
+      const [only, ...others] = deployment.inputs;
+      if (only !== undefined && others.length === 0 && only.pipelined) this.#gates.openEarly(only);
       this.#watermarks = this.#makeWatermarks();
       this.#operators = this.#buildChain(this.#memory);
       for (let i = this.#operators.length - 1; i >= 0; i--) {
@@ -323,24 +333,9 @@ export class StreamTask {
     }
   }
 
-  async #consumeGate(input: InputDeployment, head: StreamOperator): Promise<void> {
-    // an approximate input whose producers all finished before this attempt: nothing to read
-    if (input.partitions.length === 0) return;
-    // the gate's read buffers come out of the task's budget while it is open
-    const memory = this.#shuffleMemory as MemoryConsumer;
-    const gateBytes = gateMemoryBytes(memory.manager.budgetBytes);
-    const reserved = gateReservedBytes(memory.manager.budgetBytes);
-    memory.forceReserve(reserved);
-    try {
-      const resumeFrom = input.approximate === true ? this.#positions?.resumeFrom(this.#channels.base.get(input) ?? 0, channelCount(input)) : undefined;
-      const gate = await this.#options.io.createGate(input, gateBytes, resumeFrom);
-      this.#gates.push(gate);
-      await this.#readGate(input, gate, head);
-      // read to its end: its buffers go back now, not when the task ends (a join's build side, before its probe side and finish)
-      await gate.close();
-    } finally {
-      memory.release(reserved);
-    }
+  /** Reads `input` to its end; its gate's read buffers come out of the task's budget while it is open (TaskGates). */
+  #consumeGate(input: InputDeployment, head: StreamOperator): Promise<void> {
+    return (this.#gates as TaskGates).read(input, (gate) => this.#readGate(input, gate, head));
   }
 
   async #readGate(input: InputDeployment, gate: InputGate, head: StreamOperator): Promise<void> {
@@ -560,13 +555,13 @@ export class StreamTask {
   #abortIo(reason: unknown): void {
     this.#watermarks?.close();
     for (const { writer } of this.#writers) writer.fail(reason);
-    for (const gate of this.#gates) void gate.close().catch(() => {});
+    this.#gates?.abort();
   }
 
   async #closeAll(): Promise<void> {
     const logger = this.#options.logger ?? noopLogger;
     const steps: (() => Promise<unknown> | unknown)[] = [
-      ...this.#gates.map((gate) => () => gate.close()),
+      () => this.#gates?.close(),
       ...this.#writers.map(({ writer }) => () => writer.close()),
       ...this.#operators.map((op) => () => op.operator.close?.()),
       // after the operators: whatever spill file one left behind goes with the directory
