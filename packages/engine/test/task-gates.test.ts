@@ -70,6 +70,26 @@ describe('TaskGates', () => {
     assert.equal(manager.reservedBytes, 0);
   });
 
+  it('openEarly resolves once the gate is open, or at the next turn of the event loop when it cannot open at once', async () => {
+    const log: string[] = [];
+    let release: (() => void) | undefined;
+    const { gates } = setup(async (i) => {
+      if ((i as unknown as { waits?: boolean }).waits === true) await new Promise<void>((resolve) => (release = resolve));
+      else await Promise.resolve();
+      log.push('open');
+      return fakeGate(log, 'g');
+    });
+    await gates.openEarly(input());
+    assert.deepEqual(log, ['open'], 'open before openEarly resolved');
+    const waiting = Object.assign(input(), { waits: true });
+    await gates.openEarly(waiting); // does not wait for the producer's registration
+    assert.deepEqual(log, ['open']);
+    release?.();
+    await gates.read(waiting, async () => void log.push('consume'));
+    assert.deepEqual(log, ['open', 'open', 'consume', 'close g']);
+    await gates.close();
+  });
+
   it('opens nothing for an input without partitions (an approximate input whose producers all finished)', async () => {
     let opened = 0;
     const { manager, gates } = setup(async () => {

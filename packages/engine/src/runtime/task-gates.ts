@@ -19,9 +19,9 @@ interface Opening {
 
 /**
  * The input gates of one task attempt. A gate is opened when the task reads its input, or earlier
- * (`openEarly`) — a task reading one pipelined input asks for it while its operators are built and their
- * state restored, so the partition request's round trip overlaps that (a restarted task reads again
- * sooner). Each open gate's read buffers are reserved from the task's budget until it is read to its end
+ * (`openEarly`) — a task reading one pipelined input opens it before its operators are built and their
+ * state restored, so the partition request's round trip to another process overlaps that (a restarted
+ * task reads again sooner). Each open gate's read buffers are reserved from the task's budget until it is read to its end
  * (`read`), or the task ends; `close` closes every gate opened, one opened early and never read included.
  */
 export class TaskGates {
@@ -34,10 +34,21 @@ export class TaskGates {
     this.#options = options;
   }
 
-  /** Asks for `input`'s gate now; `read` takes it. What opening it throws is `read`'s to report. */
-  openEarly(input: InputDeployment): void {
+  /**
+   * Opens `input`'s gate now, for `read` to take; resolves once it is open (its partition requests sent)
+   * or failed to open, or at the event loop's next turn when it cannot open at once (an approximate input
+   * waiting for its producer's registration): the task builds its operators meanwhile. What opening it
+   * throws is `read`'s to report.
+   */
+  async openEarly(input: InputDeployment): Promise<void> {
     if (input.partitions.length === 0 || this.#early.has(input)) return;
-    this.#early.set(input, this.#open(input));
+    const opening = this.#open(input);
+    this.#early.set(input, opening);
+    const settled = opening.gate.then(
+      () => {},
+      () => {},
+    );
+    await Promise.race([settled, new Promise<void>((resolve) => setImmediate(resolve))]);
   }
 
   /**
