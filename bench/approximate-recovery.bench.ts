@@ -38,7 +38,8 @@ import { createNetworkShuffleServiceFactory } from '@weft/shuffle-network';
 
 const rate = Number(process.env['WEFT_BENCH_APPROX_RATE'] ?? 20_000);
 const seconds = Number(process.env['WEFT_BENCH_APPROX_SECONDS'] ?? 3);
-const rounds = Number(process.env['WEFT_BENCH_APPROX_ROUNDS'] ?? 3);
+/** Rounds per mode (WEFT_BENCH_APPROX_ROUNDS): recoveries of 1–10 ms vary by ±50 % round to round (the first in a process is slower), so the medians need 9 or so to settle. */
+const rounds = Number(process.env['WEFT_BENCH_APPROX_ROUNDS'] ?? 9);
 const records = Math.round(rate * seconds);
 /** The in-process job's parallelism (WEFT_BENCH_APPROX_PARALLELISM): a region restart redeploys 2 × it tasks, an approximate one 1. */
 const parallelism = Number(process.env['WEFT_BENCH_APPROX_PARALLELISM'] ?? 2);
