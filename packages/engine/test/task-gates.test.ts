@@ -1,7 +1,8 @@
-// TaskGates, the input gates of one task attempt: a gate opened early (while the operators are built)
-// is the one its input's read takes, its share of the budget reserved from the early open until the read
-// ends; a gate opened early and never read is closed, its share released, when the task ends — even one
-// that finishes opening after that; an early open's failure is the read's, and nobody's when never read.
+// TaskGates, the input gates of one task attempt: a gate's share of the budget is reserved while it is
+// read and released after; the task's end closes the open gates without waiting for one still opening
+// (an approximate input's gate can wait for its producer's registration until a reconnect timeout), which
+// is closed when it opens — so a task that fails is reported at once. A failed close does not keep the
+// others open.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { InputGate } from '@weft/shuffle-api';
@@ -11,8 +12,13 @@ import type { InputDeployment } from '../src/runtime/task-deployment.js';
 
 const input = (partitions = 1): InputDeployment => ({ inputIndex: 0, pipelined: true, partitions: Array.from({ length: partitions }, () => ({})) }) as unknown as InputDeployment;
 
-function fakeGate(log: string[], name: string): InputGate {
-  return { close: async () => void log.push(`close ${name}`) } as unknown as InputGate;
+function fakeGate(log: string[], name: string, closeFails = false): InputGate {
+  return {
+    close: async () => {
+      log.push(`close ${name}`);
+      if (closeFails) throw new Error(`${name} would not close`);
+    },
+  } as unknown as InputGate;
 }
 
 function setup(open: (input: InputDeployment) => Promise<InputGate>) {
@@ -23,71 +29,50 @@ function setup(open: (input: InputDeployment) => Promise<InputGate>) {
 }
 
 describe('TaskGates', () => {
-  it('reads the gate opened early: opened once, before the read, its share reserved until the read ends', async () => {
+  it("reads through an open gate, its share reserved while it is read, and closes it after", async () => {
     const log: string[] = [];
-    const { manager, gates } = setup(async () => {
-      log.push('open');
-      return fakeGate(log, 'g');
+    const { manager, gates } = setup(async () => fakeGate(log, 'g'));
+    await gates.read(input(), async () => {
+      assert.ok(manager.reservedBytes > 0, 'reserved while read');
+      log.push('consume');
     });
-    const early = input();
-    gates.openEarly(early);
-    assert.ok(manager.reservedBytes > 0, 'reserved at the early open');
-    await new Promise((resolve) => setImmediate(resolve));
-    log.push('read');
-    await gates.read(early, async () => void log.push('consume'));
-    assert.deepEqual(log, ['open', 'read', 'consume', 'close g']);
+    assert.deepEqual(log, ['consume', 'close g']);
     assert.equal(manager.reservedBytes, 0);
     await gates.close();
-    assert.equal(log.filter((l) => l === 'open').length, 1);
+    assert.deepEqual(log, ['consume', 'close g'], 'closed once');
   });
 
-  it('closes a gate opened early and never read, and one that finished opening after the task ended; releases their shares', async () => {
+  it('closes the open gates at the end without waiting for one still opening; that one is closed when it opens', async () => {
     const log: string[] = [];
     let finishOpening: (() => void) | undefined;
+    let releaseRead: (() => void) | undefined;
     const { manager, gates } = setup(async (i) => {
-      if ((i as unknown as { late?: boolean }).late === true) await new Promise<void>((resolve) => (finishOpening = resolve));
-      return fakeGate(log, (i as unknown as { late?: boolean }).late === true ? 'late' : 'unread');
+      const late = (i as unknown as { late?: boolean }).late === true;
+      if (late) await new Promise<void>((resolve) => (finishOpening = resolve));
+      return fakeGate(log, late ? 'late' : 'open');
     });
-    gates.openEarly(input());
-    const late = Object.assign(input(), { late: true });
-    gates.openEarly(late);
+    const reading = gates.read(input(), () => new Promise<void>((resolve) => (releaseRead = resolve)));
+    const waiting = gates.read(Object.assign(input(), { late: true }), async () => assert.fail('read after the end'));
     await new Promise((resolve) => setImmediate(resolve));
-    const closing = gates.close();
+    await gates.close(); // resolves although the late gate is still opening
+    assert.deepEqual(log, ['close open']);
     finishOpening?.();
-    await closing;
-    assert.deepEqual(log.sort(), ['close late', 'close unread']);
+    await assert.rejects(waiting, /opened after its task ended/);
+    assert.deepEqual(log, ['close open', 'close late']);
+    releaseRead?.();
+    await reading;
     assert.equal(manager.reservedBytes, 0);
   });
 
-  it("an early open's failure is the read's; never read, it fails nobody", async () => {
-    const failure = new Error('no such partition');
-    const { manager, gates } = setup(() => Promise.reject(failure));
-    const read = input();
-    gates.openEarly(read);
-    gates.openEarly(input());
-    await assert.rejects(gates.read(read, async () => assert.fail('nothing to consume')), (error) => error === failure);
-    await gates.close();
-    assert.equal(manager.reservedBytes, 0);
-  });
-
-  it('openEarly resolves once the gate is open, or at the next turn of the event loop when it cannot open at once', async () => {
+  it('a gate that fails to close does not keep the others open; close reports it', async () => {
     const log: string[] = [];
-    let release: (() => void) | undefined;
-    const { gates } = setup(async (i) => {
-      if ((i as unknown as { waits?: boolean }).waits === true) await new Promise<void>((resolve) => (release = resolve));
-      else await Promise.resolve();
-      log.push('open');
-      return fakeGate(log, 'g');
-    });
-    await gates.openEarly(input());
-    assert.deepEqual(log, ['open'], 'open before openEarly resolved');
-    const waiting = Object.assign(input(), { waits: true });
-    await gates.openEarly(waiting); // does not wait for the producer's registration
-    assert.deepEqual(log, ['open']);
-    release?.();
-    await gates.read(waiting, async () => void log.push('consume'));
-    assert.deepEqual(log, ['open', 'open', 'consume', 'close g']);
-    await gates.close();
+    const { gates } = setup(async (i) => fakeGate(log, (i as unknown as { name: string }).name, (i as unknown as { name: string }).name === 'a'));
+    const never = new Promise<void>(() => {});
+    void gates.read(Object.assign(input(), { name: 'a' }), () => never);
+    void gates.read(Object.assign(input(), { name: 'b' }), () => never);
+    await new Promise((resolve) => setImmediate(resolve));
+    await assert.rejects(gates.close(), /a would not close/);
+    assert.deepEqual(log.sort(), ['close a', 'close b']);
   });
 
   it('opens nothing for an input without partitions (an approximate input whose producers all finished)', async () => {
@@ -96,9 +81,7 @@ describe('TaskGates', () => {
       opened++;
       return fakeGate([], 'g');
     });
-    const empty = input(0);
-    gates.openEarly(empty);
-    await gates.read(empty, async () => assert.fail('nothing to consume'));
+    await gates.read(input(0), async () => assert.fail('nothing to consume'));
     assert.equal(opened, 0);
     assert.equal(manager.reservedBytes, 0);
   });

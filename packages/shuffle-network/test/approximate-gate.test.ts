@@ -1,5 +1,6 @@
 // PIPELINED_APPROXIMATE through network shuffle environments in this process, over TCP between loopback
-// addresses: a consumer that goes away and is replaced (producer side), and a producer attempt that fails
+// addresses — and again with the consumer in the producer's own environment, over the in-process
+// connection (LocalSocket), as a task restarted on its producer's worker reads: a consumer that goes away and is replaced (producer side), and a producer attempt that fails
 // and is replaced, named to the gate by updatePartitionInfo (consumer side), and the reconnect timeout.
 import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
@@ -7,13 +8,14 @@ import { type InputGate, type ShuffleDescriptor, isShuffleError, taskExecutorId 
 import { type ChannelItem, drain, emitAll, makeRecord, parseRecord, registerPartition, rejectionOf, thrownBy } from '@weft/shuffle-api/testing';
 import { type NetworkShuffleOptions, createNetworkShuffleServiceFactory } from '@weft/shuffle-network';
 
-async function setUp(options: NetworkShuffleOptions, consumerOptions: NetworkShuffleOptions = {}) {
-  const producers = createNetworkShuffleServiceFactory({ ...options, host: '127.0.0.2' });
+/** `local`: the consumer is the first producer's environment (its gates read `first` in process). */
+async function setUp(local: boolean, options: NetworkShuffleOptions, consumerOptions: NetworkShuffleOptions = {}) {
+  const producers = createNetworkShuffleServiceFactory({ ...options, ...(local ? consumerOptions : {}), host: '127.0.0.2' });
   const master = producers.createShuffleMaster();
   await master.start();
   const first = producers.createShuffleEnvironment({ taskExecutorId: taskExecutorId('first') });
   const second = createNetworkShuffleServiceFactory({ ...options, host: '127.0.0.3' }).createShuffleEnvironment({ taskExecutorId: taskExecutorId('second') });
-  const consumer = createNetworkShuffleServiceFactory({ ...options, ...consumerOptions, host: '127.0.0.4' }).createShuffleEnvironment({ taskExecutorId: taskExecutorId('consumer') });
+  const consumer = local ? first : createNetworkShuffleServiceFactory({ ...options, ...consumerOptions, host: '127.0.0.4' }).createShuffleEnvironment({ taskExecutorId: taskExecutorId('consumer') });
   await Promise.all([first.start(), second.start(), consumer.start()]);
   master.registerTaskExecutor(second.address);
   return {
@@ -41,9 +43,9 @@ const show = (items: readonly ChannelItem[] | undefined): string[] =>
     return item.event.type === 'channel-unavailable' ? `unavailable:${item.event.partialRecordBytes}` : item.event.type;
   });
 
-describe('PIPELINED_APPROXIMATE over the network shuffle', { timeout: 30_000 }, () => {
+for (const local of [false, true]) describe(`PIPELINED_APPROXIMATE over the network shuffle, ${local ? "the consumer in the producer's environment (in-process connection)" : 'over TCP'}`, { timeout: 30_000 }, () => {
   it('a consumer that goes away is replaced by a new gate on the same subpartition, which reads whole records only; the producer never waits for the gone one', async () => {
-    const h = await setUp({ bufferSizeBytes: 64, buffersPerPartition: 4, buffersPerChannel: 1, floatingBuffersPerGate: 0 });
+    const h = await setUp(local, { bufferSizeBytes: 64, buffersPerPartition: 4, buffersPerChannel: 1, floatingBuffersPerGate: 0 });
     try {
       const descriptor = await registerPartition(h.master, { jobId: 'approx-net-up', resultId: 'r', index: 0, type: 'PIPELINED_APPROXIMATE', subpartitions: 1, taskExecutorId: 'first' });
       const writer = await h.first.createResultPartitionWriter({ descriptor });
@@ -91,7 +93,7 @@ describe('PIPELINED_APPROXIMATE over the network shuffle', { timeout: 30_000 }, 
 
   it('upstream backup: a new gate that resumes from a record the log holds gets every record from it on over the wire, once, nothing dropped; one whose position is gone gets the live stream', async () => {
     for (const { resumeFrom, replayBytes } of [{ resumeFrom: 1, replayBytes: undefined }, { resumeFrom: 1, replayBytes: 128 }]) {
-      const h = await setUp({ bufferSizeBytes: 64, buffersPerPartition: 4, buffersPerChannel: 1, floatingBuffersPerGate: 0, ...(replayBytes === undefined ? {} : { approximateReplayBytes: replayBytes }) });
+      const h = await setUp(local, { bufferSizeBytes: 64, buffersPerPartition: 4, buffersPerChannel: 1, floatingBuffersPerGate: 0, ...(replayBytes === undefined ? {} : { approximateReplayBytes: replayBytes }) });
       try {
         const descriptor = await registerPartition(h.master, { jobId: 'approx-net-replay', resultId: 'r', index: 0, type: 'PIPELINED_APPROXIMATE', subpartitions: 1, taskExecutorId: 'first' });
         const writer = await h.first.createResultPartitionWriter({ descriptor });
@@ -134,7 +136,7 @@ describe('PIPELINED_APPROXIMATE over the network shuffle', { timeout: 30_000 }, 
   });
 
   it("a failed producer: its channel gets channel-unavailable and drops its partial record, the other channel reads on, and the new attempt named by updatePartitionInfo is read", async () => {
-    const h = await setUp({ bufferSizeBytes: 64, buffersPerPartition: 8 });
+    const h = await setUp(local, { bufferSizeBytes: 64, buffersPerPartition: 8 });
     try {
       const job = 'approx-net-down';
       const a = await registerPartition(h.master, { jobId: job, resultId: 'a', index: 0, type: 'PIPELINED_APPROXIMATE', subpartitions: 1, taskExecutorId: 'first' });
@@ -169,7 +171,7 @@ describe('PIPELINED_APPROXIMATE over the network shuffle', { timeout: 30_000 }, 
   });
 
   it('a new attempt named before the old one is seen to go is read once it goes; one never named fails the read after reconnectTimeoutMs, naming the partition', async () => {
-    const h = await setUp({ bufferSizeBytes: 64 }, { reconnectTimeoutMs: 100 });
+    const h = await setUp(local, { bufferSizeBytes: 64 }, { reconnectTimeoutMs: 100 });
     try {
       const job = 'approx-net-timeout';
       const a = await registerPartition(h.master, { jobId: job, resultId: 'a', index: 0, type: 'PIPELINED_APPROXIMATE', subpartitions: 1, taskExecutorId: 'first' });
@@ -211,7 +213,7 @@ describe('PIPELINED_APPROXIMATE over the network shuffle', { timeout: 30_000 }, 
   });
 
   it('updatePartitionInfo refuses a partition the gate does not read, and one that is not approximate', async () => {
-    const h = await setUp({});
+    const h = await setUp(local, {});
     try {
       const a = await registerPartition(h.master, { jobId: 'approx-net-bad', resultId: 'a', index: 0, type: 'PIPELINED', subpartitions: 1, taskExecutorId: 'first' });
       const other = await registerPartition(h.master, { jobId: 'approx-net-bad', resultId: 'x', index: 0, type: 'PIPELINED_APPROXIMATE', subpartitions: 1, taskExecutorId: 'first' });

@@ -91,10 +91,13 @@ describe('credit-based flow control on the wire', () => {
     const factory = createNetworkShuffleServiceFactory({ bufferSizeBytes: 1024, buffersPerPartition: 4, buffersPerChannel: 2, floatingBuffersPerGate: 0 });
     const master = factory.createShuffleMaster();
     const environment = factory.createShuffleEnvironment({ taskExecutorId: taskExecutorId('conformance') });
+    // the consumer in an environment of its own: over TCP (the producer's own would connect in process)
+    const reader = factory.createShuffleEnvironment({ taskExecutorId: taskExecutorId('reader') });
     await environment.start();
+    await reader.start();
     const descriptor = await registerPartition(master, { jobId: 'pool', resultId: 'p', index: 0, type: 'PIPELINED_BOUNDED', subpartitions: 1 });
     const writer = await environment.createResultPartitionWriter({ descriptor });
-    const gate = await environment.createInputGate({ jobId: descriptor.jobId, inputs: [descriptor], subpartitions: { start: 0, end: 0 } });
+    const gate = await reader.createInputGate({ jobId: descriptor.jobId, inputs: [descriptor], subpartitions: { start: 0, end: 0 } });
     try {
       let accepted = 0;
       while (writer.emitRecord(makeRecord(0, 0, accepted, 1008), 0)) accepted++;
@@ -111,6 +114,7 @@ describe('credit-based flow control on the wire', () => {
     } finally {
       await gate.close();
       await writer.close();
+      await reader.close();
       await environment.close();
       await master.close();
     }

@@ -10,11 +10,14 @@ async function oneRecordArrives(flushTimeoutMs: number): Promise<number[]> {
   const factory = createNetworkShuffleServiceFactory({ flushTimeoutMs });
   const master = factory.createShuffleMaster();
   const environment = factory.createShuffleEnvironment({ taskExecutorId: taskExecutorId('conformance') });
+  // the reader's own environment: its gate reaches the producer over TCP (its own would connect in process)
+  const reader = factory.createShuffleEnvironment({ taskExecutorId: taskExecutorId('reader') });
   await environment.start();
+  await reader.start();
   try {
     const descriptor = await registerPartition(master, { jobId: `flush-${flushTimeoutMs}`, resultId: 'f', index: 0, type: 'PIPELINED_BOUNDED', subpartitions: 1 });
     const writer = await environment.createResultPartitionWriter({ descriptor });
-    const gate = await environment.createInputGate({ jobId: descriptor.jobId, inputs: [descriptor], subpartitions: { start: 0, end: 0 } });
+    const gate = await reader.createInputGate({ jobId: descriptor.jobId, inputs: [descriptor], subpartitions: { start: 0, end: 0 } });
     writer.emitRecord(makeRecord(0, 0, 3, 10), 0);
     // nothing more is written, flushed or finished: only the timeout sends the buffer (the guard only stops a hang)
     let guard: ReturnType<typeof setTimeout> | undefined;
@@ -27,6 +30,7 @@ async function oneRecordArrives(flushTimeoutMs: number): Promise<number[]> {
     await gate.close();
     return batch.records.map((r) => parseRecord(r).seq);
   } finally {
+    await reader.close();
     await environment.close();
     await master.close();
   }

@@ -12,10 +12,11 @@ import { type ChannelItem, drain, emitAll, makeRecord } from '@weft/shuffle-api/
 import { createNetworkShuffleServiceFactory } from '@weft/shuffle-network';
 import { LocalSocket } from '../src/wire/local-socket.js';
 
+const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 const tcpSockets = (): number => process.getActiveResourcesInfo().filter((r) => r === 'TCPSocketWrap').length;
 
 describe('local connections', { timeout: 20_000 }, () => {
-  it('delivers writes in order on a later tick, copied, as one chunk per tick of writes', async () => {
+  it('delivers writes in order in a later turn of the event loop, copied, never inside the write call', async () => {
     const [a, b] = LocalSocket.pair();
     const got: Buffer[] = [];
     b.on('data', (chunk: Buffer) => got.push(chunk));
@@ -27,13 +28,17 @@ describe('local connections', { timeout: 20_000 }, () => {
     });
     a.write(Buffer.from('+second'));
     process.nextTick(() => a.uncork());
-    await new Promise((resolve) => setImmediate(resolve));
+    await turn();
+    await turn();
     assert.ok(called, "the write's callback ran");
     reused.write('XXXXX'); // the writer's buffer is its own again once its callback ran
     const third = Buffer.from('third');
     a.write(third, () => third.write('YYYYY'));
     assert.equal(got.length, 1, 'nothing is delivered inside the write call');
-    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => process.nextTick(resolve));
+    assert.equal(got.length, 1, 'nothing is delivered from the nextTick queue');
+    await turn();
+    await turn();
     assert.deepEqual(got.map((c) => c.toString()), ['first+second', 'third']);
     a.destroy();
     await once(b, 'close');
@@ -59,6 +64,49 @@ describe('local connections', { timeout: 20_000 }, () => {
     a.destroy();
     await once(b, 'close');
     assert.deepEqual(got, []);
+  });
+
+  it('lets the event loop turn while a producer and a gate of one environment trade data and credit: a timer fires before the stream ends', async () => {
+    const factory = createNetworkShuffleServiceFactory();
+    const own = factory.createShuffleEnvironment({ taskExecutorId: taskExecutorId('own') });
+    const master = factory.createShuffleMaster();
+    try {
+      await own.start();
+      const job = jobId('turns');
+      await master.registerJob({ jobId: job });
+      const partition = { resultId: intermediateResultId('t'), partitionId: resultPartitionId('t', 0), partitionIndex: 0, partitionType: 'PIPELINED_BOUNDED' as const, numberOfSubpartitions: 1 };
+      const descriptor = await master.registerPartitionWithProducer({ jobId: job, partition, producer: { producerId: 'p#0@0' as never, attempt: 0, taskExecutorId: taskExecutorId('own'), location: own.location } });
+      const writer = await own.createResultPartitionWriter({ descriptor });
+      const gate = await own.createInputGate({ jobId: job, inputs: [descriptor], subpartitions: { start: 0, end: 0 } });
+      let timerFired = false;
+      let stop = false;
+      const timer = setTimeout(() => {
+        timerFired = true;
+        stop = true;
+      }, 5);
+      // an endless source that waits only when the writer says so, capped by records (not by time): when
+      // every hop ran from the nextTick queue, the timer never fired before the cap (19 M records in 3 s)
+      const cap = 3_000_000;
+      let sent = 0;
+      const record = makeRecord(0, 0, 0, 200);
+      const produce = (async () => {
+        while (!stop && sent < cap) {
+          sent++;
+          if (!writer.emitRecord(record, 0)) await writer.ready();
+        }
+        await writer.finish();
+      })();
+      let read = 0;
+      for (let batch = await gate.readBatch(); batch !== null; batch = await gate.readBatch()) if (batch.kind === 'records') read += batch.records.length;
+      await produce;
+      clearTimeout(timer);
+      assert.ok(timerFired && sent < cap, `the timer fired only after ${sent} records`);
+      assert.equal(read, sent);
+      await gate.close();
+      await writer.close();
+    } finally {
+      await own.close();
+    }
   });
 
   it("reads its own environment's partition without a TCP socket; another environment's gate reads the same over TCP", async () => {

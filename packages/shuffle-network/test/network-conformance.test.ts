@@ -30,3 +30,28 @@ describeShuffleConformance({
     };
   },
 });
+
+// The consumer is the producer's own environment: every record travels over the in-process connection
+// (LocalSocket) with the same frames and credit.
+describeShuffleConformance({
+  name: 'network (one environment, over the in-process connection)',
+  partitionTypes: ['PIPELINED', 'PIPELINED_BOUNDED'],
+  maxRecordBytes: 16 * 1024 * 1024,
+  backpressureBytes: 4 * 1024 * 1024,
+  async createHarness() {
+    const factory = createNetworkShuffleServiceFactory({ buffersPerPartition: 16, maxBuffersPerPipelinedPartition: 32, maxRecordBytes: 16 * 1024 * 1024, host: '127.0.0.2' });
+    const master = factory.createShuffleMaster();
+    await master.start();
+    const environment = factory.createShuffleEnvironment({ taskExecutorId: taskExecutorId('conformance') });
+    await environment.start();
+    return {
+      master,
+      producerEnvironment: environment,
+      consumerEnvironment: environment,
+      async close() {
+        await environment.close();
+        await master.close();
+      },
+    };
+  },
+});

@@ -179,9 +179,6 @@ export class StreamTask {
         createGate: (input, memoryBytes, resumeFrom) => this.#options.io.createGate(input, memoryBytes, resumeFrom),
         resumeFrom: (input) => (input.approximate === true ? positions.resumeFrom(this.#channels.base.get(input) ?? 0, channelCount(input)) : undefined),
       });
-      // one pipelined input: its gate is opened first — its partition request travels while the operators are built and restored
-      const [only, ...others] = deployment.inputs;
-      if (only !== undefined && others.length === 0 && only.pipelined) await this.#gates.openEarly(only);
       this.#watermarks = this.#makeWatermarks();
       this.#operators = this.#buildChain(this.#memory);
       for (let i = this.#operators.length - 1; i >= 0; i--) {

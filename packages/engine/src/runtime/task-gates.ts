@@ -12,60 +12,44 @@ export interface TaskGatesOptions {
   readonly resumeFrom: (input: InputDeployment) => readonly (number | undefined)[] | undefined;
 }
 
-interface Opening {
-  readonly gate: Promise<InputGate>;
-  readonly reservedBytes: number;
-}
-
 /**
- * The input gates of one task attempt. A gate is opened when the task reads its input, or earlier
- * (`openEarly`) — a task reading one pipelined input opens it before its operators are built and their
- * state restored, so the partition request's round trip to another process overlaps that (a restarted
- * task reads again sooner). Each open gate's read buffers are reserved from the task's budget until it is read to its end
- * (`read`), or the task ends; `close` closes every gate opened, one opened early and never read included.
+ * The input gates of one task attempt: each opened when the task reads its input, its read buffers
+ * reserved from the task's budget until it is read to its end. `close` closes every gate open when the
+ * task ends without waiting for those still opening (an approximate input's gate may wait for its
+ * producer's registration until a reconnect timeout): such a gate is closed as soon as it opens.
  */
 export class TaskGates {
   readonly #options: TaskGatesOptions;
-  readonly #early = new Map<InputDeployment, Opening>();
-  readonly #opened: Promise<InputGate>[] = [];
-  readonly #gates: InputGate[] = [];
+  readonly #gates = new Set<InputGate>();
+  #closed = false;
 
   constructor(options: TaskGatesOptions) {
     this.#options = options;
   }
 
   /**
-   * Opens `input`'s gate now, for `read` to take; resolves once it is open (its partition requests sent)
-   * or failed to open, or at the event loop's next turn when it cannot open at once (an approximate input
-   * waiting for its producer's registration): the task builds its operators meanwhile. What opening it
-   * throws is `read`'s to report.
-   */
-  async openEarly(input: InputDeployment): Promise<void> {
-    if (input.partitions.length === 0 || this.#early.has(input)) return;
-    const opening = this.#open(input);
-    this.#early.set(input, opening);
-    const settled = opening.gate.then(
-      () => {},
-      () => {},
-    );
-    await Promise.race([settled, new Promise<void>((resolve) => setImmediate(resolve))]);
-  }
-
-  /**
-   * Reads `input` through `consume` with its gate open (opened early, or now), then closes it: its
-   * buffers go back now, not when the task ends (a join's build side, before its probe side and finish).
-   * An approximate input whose producers all finished before this attempt has nothing to read.
+   * Reads `input` through `consume` with its gate open, then closes it: its buffers go back now, not when
+   * the task ends (a join's build side, before its probe side and finish). An approximate input whose
+   * producers all finished before this attempt has nothing to read.
    */
   async read(input: InputDeployment, consume: (gate: InputGate) => Promise<void>): Promise<void> {
     if (input.partitions.length === 0) return;
-    const opening = this.#early.get(input) ?? this.#open(input);
-    this.#early.delete(input);
+    const { memory, createGate, resumeFrom } = this.#options;
+    const reservedBytes = gateReservedBytes(memory.manager.budgetBytes);
+    memory.forceReserve(reservedBytes);
     try {
-      const gate = await opening.gate;
+      const gate = await createGate(input, gateMemoryBytes(memory.manager.budgetBytes), resumeFrom(input));
+      if (this.#closed) {
+        // opened after the task ended: nobody reads it
+        void gate.close().catch(() => {});
+        throw new Error(`the gate of input ${input.inputIndex} opened after its task ended`);
+      }
+      this.#gates.add(gate);
       await consume(gate);
+      this.#gates.delete(gate);
       await gate.close();
     } finally {
-      this.#options.memory.release(opening.reservedBytes);
+      memory.release(reservedBytes);
     }
   }
 
@@ -74,14 +58,9 @@ export class TaskGates {
     for (const gate of this.#gates) void gate.close().catch(() => {});
   }
 
-  /**
-   * Closes every gate opened, once those still opening settled (a task's gates settle: an abort or a
-   * timeout ends each wait); releases what gates opened early and never read reserved.
-   */
+  /** Closes every open gate; one still opening is closed when it opens. Rejects with the first close that failed. */
   async close(): Promise<void> {
-    for (const { reservedBytes } of this.#early.values()) this.#options.memory.release(reservedBytes);
-    this.#early.clear();
-    await Promise.allSettled(this.#opened);
+    this.#closed = true;
     let failure: unknown;
     for (const gate of this.#gates) {
       try {
@@ -90,19 +69,7 @@ export class TaskGates {
         failure ??= error;
       }
     }
+    this.#gates.clear();
     if (failure !== undefined) throw failure;
-  }
-
-  #open(input: InputDeployment): Opening {
-    const { memory, createGate, resumeFrom } = this.#options;
-    const reservedBytes = gateReservedBytes(memory.manager.budgetBytes);
-    memory.forceReserve(reservedBytes);
-    const gate = (async () => createGate(input, gateMemoryBytes(memory.manager.budgetBytes), resumeFrom(input)))().then((opened) => {
-      this.#gates.push(opened);
-      return opened;
-    });
-    gate.catch(() => {}); // the reader reports it; a gate opened early and never read fails nobody
-    this.#opened.push(gate);
-    return { gate, reservedBytes };
   }
 }

@@ -139,16 +139,13 @@ export class KeyedStateBackend {
 
   /** Every state of this subtask as bytes: one block per owned key group, so a restore reads only its own. */
   snapshot(): Uint8Array {
+    // every restored group decoded first: a state used with another kind than the checkpoint's is refused
+    // here, not written into this checkpoint beside the old kind
+    for (const group of [...this.#restoredBlocks.keys()]) this.#decodeRestored(group);
     const encoder = new RecordEncoder();
     const blocks: Uint8Array[] = [];
     const names = [...this.#states.keys()].sort();
     for (let group = this.keyGroupRange.startKeyGroup; group <= this.keyGroupRange.endKeyGroup; group++) {
-      // a restored key group nobody used since: its bytes as they were (no key of it was set, so nothing changed)
-      const restored = this.#restoredBlocks.get(group);
-      if (restored !== undefined) {
-        blocks.push(restored);
-        continue;
-      }
       const content: unknown[] = [];
       for (const name of names) {
         const state = this.#states.get(name) as NamedState;
@@ -166,9 +163,9 @@ export class KeyedStateBackend {
    * whatever parallelism took them (same max parallelism). Refuses, before restoring anything, snapshots
    * that are corrupted (each is checksummed whole), of a newer format or another max parallelism, or that
    * do not cover every key group once. Each key group's block is decoded when the group is first used — a
-   * key of it set, `keys()` — not here: a restarted task reads its first record without decoding its whole
-   * state first (an approximate recovery's time until records flow again), and a snapshot taken before a
-   * group is used writes its block back as it was.
+   * key of it set, `keys()`, the next `snapshot()` — not here: a restarted task reads its first record
+   * without decoding its whole state first (an approximate recovery's time until records flow again). A
+   * state the operator uses with another kind than the checkpoint's is refused then (WEFT_ERR_STATE_RESTORE).
    */
   static restore(request: KeyedStateRestore): KeyedStateBackend {
     const backend = new KeyedStateBackend(request);
@@ -193,13 +190,23 @@ export class KeyedStateBackend {
     return backend;
   }
 
-  /** Decodes restored key group `group` into the states, if it is one not decoded yet. */
+  /**
+   * Decodes restored key group `group` into the states, if it is one not decoded yet; refuses, changing
+   * nothing, a state the checkpoint holds as another kind than the one it is used as.
+   */
   #decodeRestored(group: number): void {
     const block = this.#restoredBlocks.get(group);
     if (block === undefined) return;
-    this.#restoredBlocks.delete(group);
     this.#decoder ??= new RecordDecoder();
-    for (const [name, kind, entries] of this.#decoder.decode(block) as [string, KeyedStateKind, [unknown, unknown][]][]) {
+    const decoded = this.#decoder.decode(block) as [string, KeyedStateKind, [unknown, unknown][]][];
+    for (const [name, kind] of decoded) {
+      const used = this.#states.get(name)?.kind;
+      if (used !== undefined && used !== kind) {
+        throw stateRestoreError(`state ${JSON.stringify(name)} is a ${kind} state in the checkpoint (key group ${group}), but is used as a ${used} state`, { state: name, keyGroup: group, restoredKind: kind, kind: used });
+      }
+    }
+    this.#restoredBlocks.delete(group);
+    for (const [name, kind, entries] of decoded) {
       const state = this.#state(name, kind);
       const keys = new Map<string, Entry>();
       for (const [key, value] of entries) keys.set(canonicalKey(key), { key, value: kind === 'map' ? new Map((value as [unknown, unknown][]).map(([k, v]) => [canonicalKey(k), [k, v]])) : value });

@@ -87,7 +87,7 @@ describe('KeyedStateBackend', () => {
     check(all, expected);
   });
 
-  it('decodes a restored key group when first used: a snapshot taken while some groups are untouched carries them as they were', () => {
+  it('decodes a restored key group when first used: a snapshot taken while some groups are untouched carries them unchanged', () => {
     const expected: Expected[] = [];
     let all = backends(4);
     KEYS.forEach((key, index) => update(all[ownerOf(key, 4)] as KeyedStateBackend, index, 1, expected));
@@ -104,6 +104,23 @@ describe('KeyedStateBackend', () => {
     // keys() of a backend nobody used lists every restored key
     const untouched = backends(2, first);
     assert.deepEqual(untouched.map((b) => b.keys('seen').length), [0, 1].map((i) => KEYS.filter((k) => ownerOf(k, 2) === i).length));
+  });
+
+  it('refuses a state used with another kind than the checkpoint holds: at the first key of its group, and at the next snapshot, never writing both kinds', () => {
+    const [old] = backends(1);
+    KEYS.slice(0, 40).forEach((key) => {
+      old!.setCurrentKey(key);
+      old!.listState<unknown>('x').add(key);
+    });
+    const [changed] = backends(1, [old!.snapshot()]);
+    const x = changed!.valueState<number>('x'); // the job's new version uses 'x' as a value state
+    const kindChanged = (e: unknown) => isEngineError(e, 'WEFT_ERR_STATE_RESTORE') && /state "x" is a list state in the checkpoint \(key group \d+\), but is used as a value state/.test((e as Error).message);
+    assert.throws(() => changed!.setCurrentKey(KEYS[0]), kindChanged);
+    assert.throws(() => changed!.setCurrentKey(KEYS[0]), kindChanged, 'refused again: nothing of the group was taken');
+    const fresh = KEYS.slice(40).find((k) => !KEYS.slice(0, 40).some((o) => keyGroupForHash(keyHashCode(o), MAX) === keyGroupForHash(keyHashCode(k), MAX)));
+    changed!.setCurrentKey(fresh);
+    x.update(1);
+    assert.throws(() => changed!.snapshot(), kindChanged);
   });
 
   it('keeps 0 and -0, NaN, [NaN], [null], [1] and ["1"] apart, through a snapshot', () => {

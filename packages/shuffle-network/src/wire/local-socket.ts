@@ -13,8 +13,10 @@ export type ConnectionSocket = Duplex & {
  * One end of an in-process connection (`localSocketPair`), for a gate that reads partitions its own
  * environment serves: no TCP connection to open (Flink's LocalInputChannel reads its own task
  * executor's partitions without the network), the same frames and credit protocol. What one end writes
- * the other reads — one chunk per tick's writes, copied, so the writer's buffer is its own again when
- * the write's callback runs, as after a socket write — on a later tick, never inside the writer's call.
+ * the other reads — copied, so the writer's buffer is its own again when the write's callback runs, as
+ * after a socket write — in a later turn of the event loop (`setImmediate`, as a socket's read arrives):
+ * never inside the writer's call, and never from the nextTick queue, so a producer and a consumer of one
+ * process trading data and credit let timers and I/O run between their hops.
  * Ending one end ends the other after what was written (no half-open connections); destroying one
  * destroys the other, dropping what was not delivered yet, as a reset connection does.
  */
@@ -74,7 +76,7 @@ export class LocalSocket extends Duplex {
     this.#outgoing.push(chunk);
     if (this.#scheduled) return;
     this.#scheduled = true;
-    process.nextTick(this.#deliver);
+    setImmediate(this.#deliver);
   }
 
   readonly #deliver = (): void => {
