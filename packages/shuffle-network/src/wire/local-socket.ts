@@ -9,14 +9,36 @@ export type ConnectionSocket = Duplex & {
   readonly remoteAddress?: string | undefined;
 };
 
+/** Deliveries of all local connections of the process from the nextTick queue in one turn of the event loop; the rest wait for the next turn. */
+const HOPS_PER_TURN = 32;
+let hopsThisTurn = 0;
+let turnReset = false;
+
+function scheduleHop(deliver: () => void): void {
+  if (hopsThisTurn >= HOPS_PER_TURN) {
+    setImmediate(deliver);
+    return;
+  }
+  hopsThisTurn++;
+  if (!turnReset) {
+    turnReset = true;
+    setImmediate(() => {
+      hopsThisTurn = 0;
+      turnReset = false;
+    });
+  }
+  process.nextTick(deliver);
+}
+
 /**
  * One end of an in-process connection (`localSocketPair`), for a gate that reads partitions its own
  * environment serves: no TCP connection to open (Flink's LocalInputChannel reads its own task
  * executor's partitions without the network), the same frames and credit protocol. What one end writes
  * the other reads — copied, so the writer's buffer is its own again when the write's callback runs, as
- * after a socket write — in a later turn of the event loop (`setImmediate`, as a socket's read arrives):
- * never inside the writer's call, and never from the nextTick queue, so a producer and a consumer of one
- * process trading data and credit let timers and I/O run between their hops.
+ * after a socket write — never inside the writer's call: from the nextTick queue for the first
+ * `HOPS_PER_TURN` deliveries of the process in one turn of the event loop (a request and its answer do
+ * not wait for the loop), then in its next turn (`setImmediate`, as a socket's read arrives) — so a
+ * producer and a consumer of one process trading data and credit without end let timers and I/O run.
  * Ending one end ends the other after what was written (no half-open connections); destroying one
  * destroys the other, dropping what was not delivered yet, as a reset connection does.
  */
@@ -76,7 +98,7 @@ export class LocalSocket extends Duplex {
     this.#outgoing.push(chunk);
     if (this.#scheduled) return;
     this.#scheduled = true;
-    setImmediate(this.#deliver);
+    scheduleHop(this.#deliver);
   }
 
   readonly #deliver = (): void => {
