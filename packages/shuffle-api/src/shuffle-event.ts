@@ -1,6 +1,8 @@
 import { type JsonValue, validateJsonValue } from './json.js';
 import { ShuffleError, invalidArgument } from './shuffle-error.js';
 
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 /**
  * In-band events, delivered to each consumer channel in order with the records around them.
  *
@@ -143,7 +145,7 @@ export function decodeEvent(bytes: Uint8Array): ShuffleEvent {
     case KIND_USER: {
       let parsed: unknown;
       try {
-        parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes.subarray(1)));
+        parsed = JSON.parse(UTF8.decode(bytes.subarray(1)));
       } catch (cause) {
         throw new ShuffleError('SHF_ERR_DATA_CORRUPTED', 'malformed user event payload', { cause });
       }

@@ -157,8 +157,9 @@ export class RegionRestarts {
       restart.due = true;
       this.#maybeReset(restart);
     };
-    // no backoff: due once this failure's handling is done, not a timer turn later (a busy loop delays timers)
-    if (backoffMs === 0) queueMicrotask(() => this.#pending.has(restart) && due());
+    // no backoff: due once this failure's handling is done, not a timer turn later (a busy loop delays timers);
+    // a promise's reaction, not queueMicrotask (which makes an AsyncResource for each call)
+    if (backoffMs === 0) void Promise.resolve().then(() => this.#pending.has(restart) && due());
     else restart.timer = setTimeout(due, Math.max(0, restart.dueAtMs - this.#now()));
   }
 

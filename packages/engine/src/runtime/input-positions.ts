@@ -1,6 +1,8 @@
 import type { InputChannelId } from './input-channels-of.js';
 import type { OperatorStateSnapshot, TaskRestoreState } from './task-checkpointing.js';
 
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 /**
  * The uid under which a task's snapshot keeps how far it had read each input channel (never an operator's:
  * operator uids are made of letters, digits, `_`, `.` and `-` only: logical-graph.ts).
@@ -123,7 +125,7 @@ function parseSnapshot(bytes: Uint8Array): RestoredPositions | undefined {
   if (bytes[0] !== 0x7b) return undefined; // '{': older snapshots were float64 positions only
   let parsed: unknown;
   try {
-    parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes));
+    parsed = JSON.parse(UTF8.decode(bytes));
   } catch {
     return undefined;
   }
