@@ -7,10 +7,17 @@
 import { strict as assert } from 'node:assert';
 import { once } from 'node:events';
 import { describe, it } from 'node:test';
-import { intermediateResultId, jobId, resultPartitionId, taskExecutorId } from '@weft/shuffle-api';
+import { intermediateResultId, type JobId, jobId, resultPartitionId, type ShuffleDescriptor, type ShuffleEnvironment, type ShuffleMaster, taskExecutorId } from '@weft/shuffle-api';
 import { type ChannelItem, drain, emitAll, makeRecord } from '@weft/shuffle-api/testing';
 import { createNetworkShuffleServiceFactory } from '@weft/shuffle-network';
 import { LocalSocket } from '../src/wire/local-socket.js';
+
+/** A pipelined partition of `subpartitions` registered for job `job`, produced by environment `own` (task executor 'own'). */
+async function producedBy(master: ShuffleMaster, own: ShuffleEnvironment, job: JobId, subpartitions: number): Promise<ShuffleDescriptor> {
+  await master.registerJob({ jobId: job });
+  const partition = { resultId: intermediateResultId('r'), partitionId: resultPartitionId('r', 0), partitionIndex: 0, partitionType: 'PIPELINED_BOUNDED' as const, numberOfSubpartitions: subpartitions };
+  return master.registerPartitionWithProducer({ jobId: job, partition, producer: { producerId: 'p#0@0' as never, attempt: 0, taskExecutorId: taskExecutorId('own'), location: own.location } });
+}
 
 const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 const tcpSockets = (): number => process.getActiveResourcesInfo().filter((r) => r === 'TCPSocketWrap').length;
@@ -71,9 +78,7 @@ describe('local connections', { timeout: 20_000 }, () => {
     try {
       await own.start();
       const job = jobId('turns');
-      await master.registerJob({ jobId: job });
-      const partition = { resultId: intermediateResultId('t'), partitionId: resultPartitionId('t', 0), partitionIndex: 0, partitionType: 'PIPELINED_BOUNDED' as const, numberOfSubpartitions: 1 };
-      const descriptor = await master.registerPartitionWithProducer({ jobId: job, partition, producer: { producerId: 'p#0@0' as never, attempt: 0, taskExecutorId: taskExecutorId('own'), location: own.location } });
+      const descriptor = await producedBy(master, own, job, 1);
       const writer = await own.createResultPartitionWriter({ descriptor });
       const gate = await own.createInputGate({ jobId: job, inputs: [descriptor], subpartitions: { start: 0, end: 0 } });
       let timerFired = false;
@@ -116,9 +121,7 @@ describe('local connections', { timeout: 20_000 }, () => {
       await own.start();
       await other.start();
       const job = jobId('local');
-      await master.registerJob({ jobId: job });
-      const partition = { resultId: intermediateResultId('r'), partitionId: resultPartitionId('r', 0), partitionIndex: 0, partitionType: 'PIPELINED_BOUNDED' as const, numberOfSubpartitions: 2 };
-      const descriptor = await master.registerPartitionWithProducer({ jobId: job, partition, producer: { producerId: 'p#0@0' as never, attempt: 0, taskExecutorId: taskExecutorId('own'), location: own.location } });
+      const descriptor = await producedBy(master, own, job, 2);
       const writer = await own.createResultPartitionWriter({ descriptor });
       const before = tcpSockets();
       const local = await own.createInputGate({ jobId: job, inputs: [descriptor], subpartitions: { start: 0, end: 0 } });

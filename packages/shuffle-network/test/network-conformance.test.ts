@@ -2,15 +2,15 @@ import { taskExecutorId } from '@weft/shuffle-api';
 import { describeShuffleConformance } from '@weft/shuffle-api/testing';
 import { createNetworkShuffleServiceFactory } from '@weft/shuffle-network';
 
+const suite = { partitionTypes: ['PIPELINED', 'PIPELINED_BOUNDED'] as const, maxRecordBytes: 16 * 1024 * 1024, backpressureBytes: 4 * 1024 * 1024 };
+const options = { buffersPerPartition: 16, maxBuffersPerPipelinedPartition: 32, maxRecordBytes: 16 * 1024 * 1024 };
+
 // Producer and consumer are separate environments on separate loopback addresses (two "hosts"): every
 // record crosses a TCP connection, and the master reaches the producer over its control connection.
 describeShuffleConformance({
   name: 'network (in process, over TCP)',
-  partitionTypes: ['PIPELINED', 'PIPELINED_BOUNDED'],
-  maxRecordBytes: 16 * 1024 * 1024,
-  backpressureBytes: 4 * 1024 * 1024,
+  ...suite,
   async createHarness() {
-    const options = { buffersPerPartition: 16, maxBuffersPerPipelinedPartition: 32, maxRecordBytes: 16 * 1024 * 1024 };
     const producerSide = createNetworkShuffleServiceFactory({ ...options, host: '127.0.0.2' });
     const consumerSide = createNetworkShuffleServiceFactory({ ...options, host: '127.0.0.3' });
     const master = producerSide.createShuffleMaster();
@@ -35,11 +35,9 @@ describeShuffleConformance({
 // (LocalSocket) with the same frames and credit.
 describeShuffleConformance({
   name: 'network (one environment, over the in-process connection)',
-  partitionTypes: ['PIPELINED', 'PIPELINED_BOUNDED'],
-  maxRecordBytes: 16 * 1024 * 1024,
-  backpressureBytes: 4 * 1024 * 1024,
+  ...suite,
   async createHarness() {
-    const factory = createNetworkShuffleServiceFactory({ buffersPerPartition: 16, maxBuffersPerPipelinedPartition: 32, maxRecordBytes: 16 * 1024 * 1024, host: '127.0.0.2' });
+    const factory = createNetworkShuffleServiceFactory({ ...options, host: '127.0.0.2' });
     const master = factory.createShuffleMaster();
     await master.start();
     const environment = factory.createShuffleEnvironment({ taskExecutorId: taskExecutorId('conformance') });
