@@ -73,8 +73,18 @@ export async function startS3Server(options: StartS3ServerOptions = {}): Promise
     await dir.remove();
     throw error;
   }
-  child.stdout?.resume();
-  child.stderr?.resume();
+  // what it prints from now on, the last 16 KiB kept: an exit before stop() says why it went, with it
+  // (a test then fails on ECONNREFUSED to its port, which alone does not tell a crash from a refusal)
+  let tail = '';
+  const keep = (data: Buffer): void => {
+    tail = (tail + data.toString()).slice(-16 * 1024);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  let stopping = false;
+  child.once('exit', (code, signal) => {
+    if (!stopping) process.stderr.write(`testkit: s3rver on port ${port} exited before stop() (${code ?? signal}); its last output:\n${tail}\n`);
+  });
 
   const endpoint = `http://127.0.0.1:${port}`;
   const credentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
@@ -96,6 +106,7 @@ export async function startS3Server(options: StartS3ServerOptions = {}): Promise
   const stop = (): Promise<void> =>
     (stopped ??= (async () => {
       try {
+        stopping = true;
         s3?.destroy();
         await stopChild(child, 'SIGTERM', 5_000);
       } finally {
