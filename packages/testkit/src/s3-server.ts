@@ -33,6 +33,23 @@ export interface S3Server extends AsyncDisposable {
 
 const require = createRequire(import.meta.url);
 
+/**
+ * The code that runs s3rver's command line (`script`, its arguments after `--`) with its directory pruning
+ * off. s3rver's DeleteObject removes the key's parent directories once they are empty, and a PutObject of
+ * another key in the same directory at that moment fails to open its file (ENOENT) on an 'error' event
+ * nobody listens to: s3rver crashes, and every later request is refused (ECONNREFUSED). A sink's markers
+ * under one `.in-progress/` prefix, one written while another is deleted, did that about once in a dozen
+ * runs. Its listings only count object files, so directories left empty change nothing else.
+ */
+function keepDirectories(script: string): string {
+  const fsExtra = createRequire(script).resolve('fs-extra');
+  return [
+    `require(${JSON.stringify(fsExtra)}).rmdir = async () => {};`,
+    `process.argv = [process.argv[0], ${JSON.stringify(script)}, ...process.argv.slice(1)];`,
+    `require(${JSON.stringify(script)});`,
+  ].join('\n');
+}
+
 /** Starts s3rver as `node --openssl-legacy-provider s3rver/bin/s3rver.js`; see S3Server. */
 export async function startS3Server(options: StartS3ServerOptions = {}): Promise<S3Server> {
   const timeoutMs = options.startTimeoutMs ?? 20_000;
@@ -40,7 +57,7 @@ export async function startS3Server(options: StartS3ServerOptions = {}): Promise
   const dir = await createTempDir('weft-s3rver-');
   const child: ChildProcess = spawn(
     process.execPath,
-    ['--openssl-legacy-provider', script, '-d', dir.path, '-a', '127.0.0.1', '-p', '0', '--silent'],
+    ['--openssl-legacy-provider', '-e', keepDirectories(script), '--', '-d', dir.path, '-a', '127.0.0.1', '-p', '0', '--silent'],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   trackChild(child);
