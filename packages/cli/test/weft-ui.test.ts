@@ -72,7 +72,9 @@ const live = (d: JobDetailResponse): number => (d.progress?.recordsRead ?? 0) + 
 describe('weft run --ui and weft ui', () => {
   it('serves a run with an injected failover while it runs, and from its log afterwards', async () => {
     await using dir = await createTempDir('weft-ui-run-');
-    const args = ['run', wordCount, '--ui', '0', '--parallelism', '2', '--workers', '2', '--inject-faults', 'throw:count#1@20000', '--', '--lines', '3000000', '--output', join(dir.path, 'out.tsv')];
+    // long enough for several progress publishes (PROGRESS_PUBLISH_INTERVAL_MS, 1 s): with built code 3 M lines
+    // could end within the first, and no two events of the running job showed counters that grew
+    const args = ['run', wordCount, '--ui', '0', '--parallelism', '2', '--workers', '2', '--inject-faults', 'throw:count#1@20000', '--', '--lines', '8000000', '--output', join(dir.path, 'out.tsv')];
     await using run = startWeft(args, { cwd: dir.path });
     const url = (await run.waitFor(/ui on (http:\/\/\S+)/))[1] as string;
     const jobId = await firstJobId(url, run.exited);
