@@ -44,7 +44,7 @@ export class KeyedStateBackend {
   readonly maxParallelism: number;
   readonly keyGroupRange: KeyGroupRange;
   readonly #states = new Map<string, NamedState>();
-  /** Restored key groups not decoded yet: each one's block of the snapshot, decoded when first used (`setCurrentKey`, `keys`). */
+  /** Restored key groups not decoded yet: each one's block of the snapshot, decoded when first used (`setCurrentKey`, `keys`, `snapshot`). */
   readonly #restoredBlocks = new Map<number, Uint8Array>();
   #decoder: RecordDecoder | undefined;
   #currentKey: unknown;
@@ -131,7 +131,7 @@ export class KeyedStateBackend {
 
   /** The keys with a value in state `name`, in key-group order (for timers, tests and debugging). */
   keys(name: string): unknown[] {
-    for (const group of [...this.#restoredBlocks.keys()]) this.#decodeRestored(group);
+    this.#decodeAllRestored();
     const state = this.#states.get(name);
     if (state === undefined) return [];
     return [...state.groups.keys()].sort((a, b) => a - b).flatMap((g) => [...(state.groups.get(g) as Map<string, Entry>).values()].map((e) => e.key));
@@ -141,7 +141,7 @@ export class KeyedStateBackend {
   snapshot(): Uint8Array {
     // every restored group decoded first: a state used with another kind than the checkpoint's is refused
     // here, not written into this checkpoint beside the old kind
-    for (const group of [...this.#restoredBlocks.keys()]) this.#decodeRestored(group);
+    this.#decodeAllRestored();
     const encoder = new RecordEncoder();
     const blocks: Uint8Array[] = [];
     const names = [...this.#states.keys()].sort();
@@ -188,6 +188,10 @@ export class KeyedStateBackend {
       }
     }
     return backend;
+  }
+
+  #decodeAllRestored(): void {
+    for (const group of [...this.#restoredBlocks.keys()]) this.#decodeRestored(group);
   }
 
   /**
