@@ -90,7 +90,8 @@ export class RegionTransitions {
       states.version[r] = (states.version[r] as number) + 1;
       const members = Array.from(this.#options.regions.membersOf(r));
       const executors = states.executorsOf(r).filter((e) => !this.#options.slots.isLost(e.id));
-      const attemptIds = members.filter((v) => !attempts.isDone(v)).map((v) => attempts.attemptIdOf(v));
+      // an attempt that stopped already (its failure, or its end, reported: no longer placed) has nothing to cancel
+      const attemptIds = members.filter((v) => !attempts.isDone(v) && placedOn[v] !== undefined).map((v) => attempts.attemptIdOf(v));
       if (state === RUNNING && executors.length > 0 && attemptIds.length > 0) {
         // every executor of the region is sent every attempt id: each cancels those it runs
         for (const executor of executors) executor.cancel(attemptIds, reason);
