@@ -3,10 +3,14 @@
 // Each prints a table for people and one JSON line per figure (docs/DESIGN.md, contract 4).
 //   npm run bench                 all
 //   npm run bench -- memory       only files whose path contains one of the arguments
+// A bench whose first lines say `// weft-bench: built code` measures the engine as `weft` runs it: on the
+// built packages (dist/) when their build is fresh (useBuiltCode, as bin/weft.js decides; WEFT_FROM_SOURCE=1
+// keeps the sources), its own TypeScript still through tsx. Every other bench imports the sources.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { useBuiltCode } from '@weft/cli/built-code';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const filters = process.argv.slice(2);
@@ -19,10 +23,19 @@ const files = dirs
   .flatMap((d) => readdirSync(d).filter((f) => f.endsWith('.bench.ts')).map((f) => relative(root, join(d, f))))
   .filter((f) => filters.length === 0 || filters.some((x) => f.includes(x)));
 
+const BUILT_CODE_MARK = '// weft-bench: built code';
+const builtCodeFresh = process.env.WEFT_FROM_SOURCE !== '1' && useBuiltCode(join(root, 'packages', 'cli'));
+
+/** Whether `file` runs on the built packages: it asks to (BUILT_CODE_MARK in its first 2 KB) and their build is fresh. */
+function onBuiltCode(file) {
+  return builtCodeFresh && readFileSync(join(root, file), 'utf8').slice(0, 2048).includes(BUILT_CODE_MARK);
+}
+
 let failed = 0;
 for (const file of files) {
   console.log(`\n## ${file}`);
-  const r = spawnSync(process.execPath, ['--conditions=source', '--import', 'tsx', '--expose-gc', file], {
+  const conditions = onBuiltCode(file) ? [] : ['--conditions=source'];
+  const r = spawnSync(process.execPath, [...conditions, '--import', 'tsx', '--expose-gc', file], {
     stdio: 'inherit',
     cwd: root,
   });
