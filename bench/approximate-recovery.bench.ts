@@ -30,7 +30,7 @@
 //   WEFT_BENCH_APPROX_CHECKPOINT_MS=20 npm run bench -- approximate-recovery   (checkpoints every 20 ms instead of 100: less state lost)
 //   WEFT_BENCH_APPROX_REPLAY_BYTES=0 npm run bench -- approximate-recovery   (no upstream backup: Flink's FLIP-135 as is, the restored state's gap lost)
 // The engine runs as `weft run` runs it: its built packages when their build is fresh (scripts/bench.mjs,
-// the mark on this file's first line; `npm test` or `node scripts/build-js.mjs` builds them), else the
+// the mark on this file's first line; `npm test` or `node scripts/build-js.mjs <package dirs>` builds them), else the
 // sources through tsx — the first line printed says which. Both modes of a run use the same code.
 // By default the shuffles keep their upstream backup (approximateReplayBytes, 1 MiB per subpartition): the
 // restarted count is served again from the positions its restored checkpoint had read, so it loses nothing.
@@ -170,7 +170,9 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 /** `min–max` of the rounds' recovery figures. */
 const spread = (rs: readonly Round[]): string => `${Math.min(...rs.map((q) => q.recoveryMs)).toFixed(1)}–${Math.max(...rs.map((q) => q.recoveryMs)).toFixed(1)}`;
 
-const code = process.execArgv.includes('--conditions=source') ? 'the sources (tsx)' : 'the built packages (dist/)';
+/** Which engine code this process loaded (its workers load the same: they inherit its execArgv and environment). */
+const engineEntry = import.meta.resolve('@weft/engine');
+const code = engineEntry.includes('/dist/') ? 'the built packages (dist/)' : engineEntry.includes('/src/') ? 'the sources (tsx)' : engineEntry;
 console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}; engine code: ${code}`);
 console.log(`${records.toLocaleString('en')} records at ${rate.toLocaleString('en')}/s, parallelism ${parallelism}, count#0 throws at its record ${atRecord}, ${bufferSizeBytes}-byte buffers, flushTimeoutMs ${flushTimeoutMs}, checkpoints every ${checkpointIntervalMs} ms, upstream backup ${replay.approximateReplayBytes ?? 'default (1 MiB)'} bytes per subpartition, ${rounds} round(s) (median); load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 const approximate: Round[] = [];

@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { useBuiltCode } from '@weft/cli/built-code';
+import { CLI_PACKAGES, useBuiltCode } from '@weft/cli/built-code';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const filters = process.argv.slice(2);
@@ -26,9 +26,19 @@ const files = dirs
 const BUILT_CODE_MARK = '// weft-bench: built code';
 const builtCodeFresh = process.env.WEFT_FROM_SOURCE !== '1' && useBuiltCode(join(root, 'packages', 'cli'));
 
-/** Whether `file` runs on the built packages: it asks to (BUILT_CODE_MARK in its first 2 KB) and their build is fresh. */
+/**
+ * Whether `file` runs on the built packages: it asks to (BUILT_CODE_MARK in its first 2 KB) and their build
+ * is fresh. Only the packages `weft` loads are checked (CLI_PACKAGES): a marked bench that imports another
+ * workspace package (@weft/testkit has no build that `npm test` keeps fresh) runs from source.
+ */
 function onBuiltCode(file) {
-  return builtCodeFresh && readFileSync(join(root, file), 'utf8').slice(0, 2048).includes(BUILT_CODE_MARK);
+  if (!builtCodeFresh) return false;
+  const text = readFileSync(join(root, file), 'utf8');
+  if (!text.slice(0, 2048).includes(BUILT_CODE_MARK)) return false;
+  const others = [...text.matchAll(/from '(@weft\/[a-z-]+)/g)].map((m) => m[1]).filter((name) => !CLI_PACKAGES.includes(name));
+  if (others.length === 0) return true;
+  console.log(`(${file} imports ${[...new Set(others)].join(', ')}, which weft does not load: it runs from source)`);
+  return false;
 }
 
 let failed = 0;
