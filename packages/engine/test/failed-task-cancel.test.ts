@@ -5,48 +5,37 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { jobId, noopLogger, taskExecutorId } from '@weft/shuffle-api';
-import { createFailoverStrategy, createRestartBackoffTimeStrategy, ExecutionTopology, serializeTaskError, type JobPlan, type JobTopology, type RegionDeployment, type TaskEvent, type TaskExecutor, type TaskExecutorListener } from '@weft/engine';
+import { createFailoverStrategy, createRestartBackoffTimeStrategy, ExecutionTopology, serializeTaskError, type JobPlan, type JobTopology, type RegionDeployment } from '@weft/engine';
 import { buildPipelinedRegions } from '../src/regions/pipelined-regions.js';
 import { JobMaster } from '../src/job-master/job-master.js';
 import { testingDescriptorOnlyMaster } from './support/descriptor-only-master.js';
+import { ScriptedExecutor } from './support/scripted-executor.js';
 
 function planOf(topology: JobTopology): JobPlan {
   return { name: 'failed-task-cancel', vertices: topology.vertices.map((v, index) => ({ id: v.id, index })), edges: topology.edges.map((e, index) => ({ id: e.id, index, targetInput: 0 })), logical: { nodes: [] } } as unknown as JobPlan;
 }
 
 /** `a`'s first attempt fails; every other first attempt runs until cancelled; later attempts finish. */
-class FailingExecutor implements TaskExecutor {
-  readonly id = taskExecutorId('failing');
-  readonly slots = 4;
-  readonly kind = 'scripted';
+class FailingExecutor extends ScriptedExecutor {
   readonly cancels: string[][] = [];
   readonly #running = new Set<string>();
-  listener: TaskExecutorListener | undefined;
+
+  constructor() {
+    super(taskExecutorId('failing'), 4);
+  }
 
   deploy(deployment: RegionDeployment): void {
     for (const { attemptId } of deployment.tasks) {
-      this.#emit({ type: 'running', attemptId });
-      if (attemptId === 'a#0@0') setTimeout(() => this.#emit({ type: 'failed', attemptId, error: serializeTaskError(new Error('planted')) }), 5);
+      this.emit({ type: 'running', attemptId });
+      if (attemptId === 'a#0@0') setTimeout(() => this.emit({ type: 'failed', attemptId, error: serializeTaskError(new Error('planted')) }), 5);
       else if (attemptId.endsWith('@0')) this.#running.add(attemptId);
-      else this.#emit({ type: 'finished', attemptId, result: { attemptId, durationMs: 0, metrics: { recordsIn: 0, outputs: [] }, sinks: [] } });
+      else this.emit({ type: 'finished', attemptId, result: { attemptId, durationMs: 0, metrics: { recordsIn: 0, outputs: [] }, sinks: [] } });
     }
   }
 
   cancel(attemptIds: readonly string[]): void {
     this.cancels.push([...attemptIds]);
-    for (const attemptId of attemptIds) if (this.#running.delete(attemptId)) this.#emit({ type: 'cancelled', attemptId });
-  }
-
-  progress(): [] {
-    return [];
-  }
-
-  async close(): Promise<void> {}
-
-  async [Symbol.asyncDispose](): Promise<void> {}
-
-  #emit(event: TaskEvent): void {
-    setImmediate(() => this.listener?.onTaskEvent(this.id, event));
+    for (const attemptId of attemptIds) if (this.#running.delete(attemptId)) this.emit({ type: 'cancelled', attemptId });
   }
 }
 

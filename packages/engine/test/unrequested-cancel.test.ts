@@ -5,10 +5,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { jobId, noopLogger, taskExecutorId } from '@weft/shuffle-api';
-import { createFailoverStrategy, createRestartBackoffTimeStrategy, ExecutionTopology, type FailoverRecord, type JobPlan, type JobTopology, type RegionDeployment, type TaskEvent, type TaskExecutor, type TaskExecutorListener } from '@weft/engine';
+import { createFailoverStrategy, createRestartBackoffTimeStrategy, ExecutionTopology, type FailoverRecord, type JobPlan, type JobTopology, type RegionDeployment } from '@weft/engine';
 import { buildPipelinedRegions } from '../src/regions/pipelined-regions.js';
 import { JobMaster } from '../src/job-master/job-master.js';
 import { testingDescriptorOnlyMaster } from './support/descriptor-only-master.js';
+import { ScriptedExecutor } from './support/scripted-executor.js';
 
 const topologyJson: JobTopology = {
   vertices: [
@@ -20,36 +21,24 @@ const topologyJson: JobTopology = {
 const plan = { name: 'self-cancel', vertices: topologyJson.vertices.map((v, index) => ({ id: v.id, index })), edges: topologyJson.edges.map((e, index) => ({ id: e.id, index, targetInput: 0 })), logical: { nodes: [] } } as unknown as JobPlan;
 
 /** b's first attempt reports `cancelled` though nobody asked; every other attempt finishes. */
-class SelfCancellingExecutor implements TaskExecutor {
-  readonly id = taskExecutorId('self-cancelling');
-  readonly slots = 2;
-  readonly kind = 'scripted';
+class SelfCancellingExecutor extends ScriptedExecutor {
   readonly log: string[] = [];
-  listener: TaskExecutorListener | undefined;
+
+  constructor() {
+    super(taskExecutorId('self-cancelling'), 2);
+  }
 
   deploy(deployment: RegionDeployment): void {
     for (const { attemptId } of deployment.tasks) {
       this.log.push(`deploy ${attemptId}`);
-      this.#emit({ type: 'running', attemptId });
-      if (attemptId === 'b#0@0') this.#emit({ type: 'cancelled', attemptId });
-      else this.#emit({ type: 'finished', attemptId, result: { attemptId, durationMs: 0, metrics: { recordsIn: 0, outputs: [] }, sinks: [] } });
+      this.emit({ type: 'running', attemptId });
+      if (attemptId === 'b#0@0') this.emit({ type: 'cancelled', attemptId });
+      else this.emit({ type: 'finished', attemptId, result: { attemptId, durationMs: 0, metrics: { recordsIn: 0, outputs: [] }, sinks: [] } });
     }
   }
 
   cancel(attemptIds: readonly string[]): void {
     this.log.push(`cancel ${attemptIds.join(',')}`);
-  }
-
-  progress(): [] {
-    return [];
-  }
-
-  async close(): Promise<void> {}
-
-  async [Symbol.asyncDispose](): Promise<void> {}
-
-  #emit(event: TaskEvent): void {
-    setImmediate(() => this.listener?.onTaskEvent(this.id, event));
   }
 }
 
