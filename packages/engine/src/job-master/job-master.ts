@@ -141,6 +141,11 @@ export class JobMaster implements TaskExecutorListener {
     this.#scheduler.abort(reason);
   }
 
+  /** @see JobScheduler.fail */
+  fail(reason: Error): void {
+    this.#scheduler.fail(reason);
+  }
+
   /**
    * Live availability for the failover strategy: a re-readable partition is unavailable while its data
    * is released — produced once, then given up (by a restart of its producer, or during the job once its

@@ -298,6 +298,16 @@ export class JobScheduler {
     this.failJob(new EngineError('WEFT_ERR_JOB_FAILED', `job ${this.#options.plan.name} was aborted: ${error.message}`, { cause: error }));
   }
 
+  /**
+   * Fails the job for a reason of the job master's own, not a task's (its checkpoints failed more times in a
+   * row than tolerated): `WEFT_ERR_JOB_FAILED` caused by `reason`; it ends with `job-failed`. Nothing restarts
+   * (Flink fails over globally there, through the restart strategy; not implemented).
+   */
+  fail(reason: Error): void {
+    if (this.#state !== 'running') return;
+    this.failJob(new EngineError('WEFT_ERR_JOB_FAILED', `job ${JSON.stringify(this.#options.plan.name)} failed: ${reason.message}`, { cause: reason }));
+  }
+
   /** The job fails: running tasks are cancelled; it ends (`job-failed`) once every one stopped. */
   failJob(error: EngineError): void {
     if (this.#state !== 'running') return;

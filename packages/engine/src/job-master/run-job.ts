@@ -265,7 +265,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
         storage: checkpointOptions.storage,
         restoreFrom,
         retention: checkpointOptions.retention,
-        onFailure: (error) => jobMaster.abort(error),
+        onFailure: (error) => jobMaster.fail(error),
         logger,
       });
       session.useCheckpointing(checkpoints.forTask);
