@@ -119,6 +119,7 @@ export class JobCompletion {
       this.#resolve({
         status: error === undefined ? 'succeeded' : 'failed',
         ...(error === undefined ? {} : { error }),
+        ...(failure?.aborted === true ? { cancelled: true as const } : {}),
         results: attempts.results.filter((r): r is TaskResult => r !== undefined),
         published,
         attemptsDeployed: attempts.deployedTotal,

@@ -12,6 +12,8 @@ export interface JobOutcome {
   readonly status: 'succeeded' | 'failed';
   /** `WEFT_ERR_JOB_FAILED` with the failing task's error as cause. */
   readonly error?: EngineError;
+  /** The job was aborted (the caller's signal) while it ran, and ended with `job-cancelled`; absent otherwise. */
+  readonly cancelled?: true;
   /** The result of the finished (current) attempt of each execution vertex. */
   readonly results: readonly TaskResult[];
   /** What the sinks published: nothing when the job failed (except when only its last events could not be stored). */

@@ -290,9 +290,11 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
     } finally {
       await checkpoints?.stop();
     }
-    // the job's end decides what becomes of its checkpoints; a run a newer one of the job id took over keeps them (its store is fenced anyway)
+    // the job's end decides what becomes of its checkpoints, as its log's last event says (a signal that came
+    // while the job was already failing does not make it cancelled); a run a newer one of the job id took
+    // over keeps them (its store is fenced anyway)
     if (checkpoints !== undefined && fence?.isFenced !== true && (outcome.error as { code?: unknown } | undefined)?.code !== 'WEFT_ERR_FENCED') {
-      await checkpoints.end(outcome.status === 'succeeded' ? 'succeeded' : options.signal?.aborted === true ? 'cancelled' : 'failed');
+      await checkpoints.end(outcome.status === 'succeeded' ? 'succeeded' : outcome.cancelled === true ? 'cancelled' : 'failed');
     }
     const progress = jobMaster.progress();
     if (options.onProgress !== undefined) options.onProgress({ elapsedMs: performance.now() - started, ...progress });

@@ -1,8 +1,10 @@
 // A streaming job whose checkpoints fail more times in a row than tolerated ends as a *failed* job, with
 // WEFT_ERR_CHECKPOINT_FAILED in its error, its event log ending in `job-failed`. Before, the coordinator's
-// failure went through the caller's abort: the job ended as `job-cancelled`, "was aborted".
+// failure went through the caller's abort: the job ended as `job-cancelled`, "was aborted". And its
+// checkpoints end as a failed run's do, even when the caller's signal comes while it is failing.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { type Logger, noopLogger } from '@weft/shuffle-api';
 import { type CheckpointStorage, defineJob, InMemoryCheckpointStorage, type JobEvent, runJob } from '@weft/engine';
 import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';
 
@@ -13,19 +15,46 @@ class RefusingStorage extends InMemoryCheckpointStorage implements CheckpointSto
   }
 }
 
+/** Refuses the snapshots of checkpoint `from` and later: the checkpoints before it complete. */
+class RefusingFromStorage extends InMemoryCheckpointStorage implements CheckpointStorage {
+  constructor(private readonly from: number) {
+    super();
+  }
+
+  override async write(key: string, bytes: Uint8Array): Promise<void> {
+    const id = Number(/\/chk-(\d+)\//.exec(key)?.[1]);
+    if (id >= this.from) throw new Error(`refused to write ${key}: disk full`);
+    return super.write(key, bytes);
+  }
+}
+
+/** A logger that calls `onFailing` when the job master logs its `running -> failing` transition. */
+function failingWatch(onFailing: () => void): Logger {
+  const logger: Logger = {
+    ...noopLogger,
+    info: (fields, message) => {
+      if ((typeof fields === 'string' ? fields : message) === 'running -> failing') onFailing();
+    },
+    child: () => logger,
+  };
+  return logger;
+}
+
+const countJob = (name: string) =>
+  defineJob((ctx) => {
+    ctx
+      .generate((seq) => `w${seq % 7}`, { count: 1_000_000, splits: 1, ratePerSecond: 20_000 })
+      .keyBy((w) => w)
+      .count({ combine: false })
+      .collect('counts');
+  }, { name });
+
 describe('checkpoint failures beyond the tolerated', () => {
   it('end the job as failed (job-failed, WEFT_ERR_CHECKPOINT_FAILED), not cancelled', { timeout: 20_000 }, async () => {
     const memory = createMemoryShuffleServiceFactory();
     const events: JobEvent[] = [];
-    const job = defineJob((ctx) => {
-      ctx
-        .generate((seq) => `w${seq % 7}`, { count: 1_000_000, splits: 1, ratePerSecond: 20_000 })
-        .keyBy((w) => w)
-        .count({ combine: false })
-        .collect('counts');
-    }, { name: 'refused-checkpoints' });
     const result = await runJob({
-      job,
+      job: countJob('refused-checkpoints'),
       parallelism: 1,
       shuffle: { pipelined: memory, blocking: memory },
       restartStrategy: { type: 'none' },
@@ -39,5 +68,26 @@ describe('checkpoint failures beyond the tolerated', () => {
     assert.ok(!chain.some((c) => /aborted/.test(c)), chain.join('\n'));
     const last = events.at(-1);
     assert.equal(last?.type, 'job-failed', `the last event: ${JSON.stringify(last)}`);
+  });
+
+  it('keep their checkpoints as a failed run does (delete-on-cancellation), a Ctrl-C while it fails notwithstanding', { timeout: 20_000 }, async () => {
+    const memory = createMemoryShuffleServiceFactory();
+    const storage = new RefusingFromStorage(3);
+    const controller = new AbortController();
+    const events: JobEvent[] = [];
+    const result = await runJob({
+      job: countJob('refused-later'),
+      parallelism: 1,
+      shuffle: { pipelined: memory, blocking: memory },
+      restartStrategy: { type: 'none' },
+      checkpointing: { intervalMs: 20, storage, retention: 'delete-on-cancellation' },
+      eventListener: { onJobEvent: (event) => void events.push(event) },
+      logger: failingWatch(() => controller.abort(new Error('Ctrl-C'))),
+      signal: controller.signal,
+    });
+    assert.equal(result.status, 'failed');
+    assert.ok(controller.signal.aborted, 'the signal came while the job was failing');
+    assert.equal(events.at(-1)?.type, 'job-failed');
+    assert.ok(storage.keys().some((k) => /\/chk-2\//.test(k)), `checkpoint 2's snapshots are kept: ${storage.keys().join(', ')}`);
   });
 });
