@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type Logger, noopLogger } from '@weft/shuffle-api';
-import { type CheckpointStorage, defineJob, InMemoryCheckpointStorage, type JobEvent, runJob } from '@weft/engine';
+import { type CheckpointingOptions, type CheckpointStorage, defineJob, InMemoryCheckpointStorage, type JobEvent, runJob, type RunJobOptions } from '@weft/engine';
 import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';
 
 /** A storage whose every write fails (a full disk, a store that refuses): no checkpoint can complete. */
@@ -40,27 +40,32 @@ function failingWatch(onFailing: () => void): Logger {
   return logger;
 }
 
-const countJob = (name: string) =>
-  defineJob((ctx) => {
+/** A streaming count in process, no restart strategy, checkpoints every 20 ms as `checkpointing` adds; its result and events. */
+async function runCount(name: string, checkpointing: Omit<CheckpointingOptions, 'intervalMs'>, extra: Pick<RunJobOptions, 'logger' | 'signal'> = {}) {
+  const memory = createMemoryShuffleServiceFactory();
+  const events: JobEvent[] = [];
+  const job = defineJob((ctx) => {
     ctx
       .generate((seq) => `w${seq % 7}`, { count: 1_000_000, splits: 1, ratePerSecond: 20_000 })
       .keyBy((w) => w)
       .count({ combine: false })
       .collect('counts');
   }, { name });
+  const result = await runJob({
+    job,
+    parallelism: 1,
+    shuffle: { pipelined: memory, blocking: memory },
+    restartStrategy: { type: 'none' },
+    checkpointing: { intervalMs: 20, ...checkpointing },
+    eventListener: { onJobEvent: (event) => void events.push(event) },
+    ...extra,
+  });
+  return { result, events };
+}
 
 describe('checkpoint failures beyond the tolerated', () => {
   it('end the job as failed (job-failed, WEFT_ERR_CHECKPOINT_FAILED), not cancelled', { timeout: 20_000 }, async () => {
-    const memory = createMemoryShuffleServiceFactory();
-    const events: JobEvent[] = [];
-    const result = await runJob({
-      job: countJob('refused-checkpoints'),
-      parallelism: 1,
-      shuffle: { pipelined: memory, blocking: memory },
-      restartStrategy: { type: 'none' },
-      checkpointing: { intervalMs: 20, tolerableFailures: 1, storage: new RefusingStorage() },
-      eventListener: { onJobEvent: (event) => void events.push(event) },
-    });
+    const { result, events } = await runCount('refused-checkpoints', { tolerableFailures: 1, storage: new RefusingStorage() });
     assert.equal(result.status, 'failed');
     const chain: string[] = [];
     for (let e: unknown = result.error; e instanceof Error; e = e.cause) chain.push(`${(e as { code?: string }).code ?? '-'}: ${e.message}`);
@@ -71,20 +76,9 @@ describe('checkpoint failures beyond the tolerated', () => {
   });
 
   it('keep their checkpoints as a failed run does (delete-on-cancellation), a Ctrl-C while it fails notwithstanding', { timeout: 20_000 }, async () => {
-    const memory = createMemoryShuffleServiceFactory();
     const storage = new RefusingFromStorage(3);
     const controller = new AbortController();
-    const events: JobEvent[] = [];
-    const result = await runJob({
-      job: countJob('refused-later'),
-      parallelism: 1,
-      shuffle: { pipelined: memory, blocking: memory },
-      restartStrategy: { type: 'none' },
-      checkpointing: { intervalMs: 20, storage, retention: 'delete-on-cancellation' },
-      eventListener: { onJobEvent: (event) => void events.push(event) },
-      logger: failingWatch(() => controller.abort(new Error('Ctrl-C'))),
-      signal: controller.signal,
-    });
+    const { result, events } = await runCount('refused-later', { storage, retention: 'delete-on-cancellation' }, { logger: failingWatch(() => controller.abort(new Error('Ctrl-C'))), signal: controller.signal });
     assert.equal(result.status, 'failed');
     assert.ok(controller.signal.aborted, 'the signal came while the job was failing');
     assert.equal(events.at(-1)?.type, 'job-failed');
