@@ -18,11 +18,18 @@ export const DEFAULT_TASK_MEMORY_FRACTION = 0.25;
  * keep beside them (keys of a sort, hash-table entries) take a multiple of that on the heap, hence the
  * fraction.
  */
-export function defaultTaskMemoryBytes(slots: number = availableParallelism()): number {
+export function defaultTaskMemoryBytes(slots: number = machineSlots()): number {
   return Math.max(MIN_TASK_MEMORY_BYTES, Math.floor((memoryLimitBytes() * DEFAULT_TASK_MEMORY_FRACTION) / Math.max(1, slots)));
 }
 
 let machineLimitBytes: number | undefined;
+let machineSlotCount: number | undefined;
+
+/** `availableParallelism()`, read once per process (a system call each time, and every task that starts without a budget asks). */
+function machineSlots(): number {
+  machineSlotCount ??= availableParallelism();
+  return machineSlotCount;
+}
 
 /**
  * The smaller of the machine's memory (or its container's) and the V8 heap limit, read once per process:

@@ -42,7 +42,7 @@ export function removeJobSpillDirs(jobId: string, root: string = tmpdir()): numb
  * their (synchronous) `collect`.
  */
 export class SpillDirectory {
-  readonly root: string;
+  readonly #root: string | undefined;
   readonly #prefix: string;
   #dir: string | undefined;
   #files = 0;
@@ -51,8 +51,13 @@ export class SpillDirectory {
   filesCreated = 0;
 
   constructor(options: { readonly root?: string | undefined; readonly name: string; readonly jobId?: string | undefined }) {
-    this.root = options.root ?? tmpdir();
+    this.#root = options.root;
     this.#prefix = `${options.jobId === undefined ? 'weft-spill-' : jobSpillPrefix(options.jobId)}${options.name.replace(/[^A-Za-z0-9_.-]+/g, '_')}-`;
+  }
+
+  /** Where the directory is made: the root given, else the system's temp directory (asked when needed: most tasks never spill, and `tmpdir()` reads the environment each time). */
+  get root(): string {
+    return this.#root ?? tmpdir();
   }
 
   /** The directory, when a file was made in it (and it was not closed). */
@@ -64,11 +69,12 @@ export class SpillDirectory {
   newFile(operator: string): string {
     if (this.#closed) throw new Error(`unreachable: spill directory of ${this.#prefix} used after close`);
     if (this.#dir === undefined) {
+      const root = this.root;
       try {
-        mkdirSync(this.root, { recursive: true });
-        this.#dir = mkdtempSync(join(this.root, this.#prefix));
+        mkdirSync(root, { recursive: true });
+        this.#dir = mkdtempSync(join(root, this.#prefix));
       } catch (error) {
-        throw spillFailed(operator, this.root, error);
+        throw spillFailed(operator, root, error);
       }
     }
     this.filesCreated++;
