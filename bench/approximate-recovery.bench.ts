@@ -17,12 +17,15 @@
 // (issue 16's bound). Targets: recovery ≤ 0.3× the region restart's, lost ≤ 2 × rate × recovery time.
 // Both modes use the same shuffle options: 256-byte buffers and a 2 ms flushTimeoutMs (Flink's
 // execution.buffer-timeout; WEFT_BENCH_APPROX_FLUSH_MS), so a live stream's records do not wait for a full buffer.
+// 25 rounds per mode (medians), the modes taking turns going first. Then the first recovery in a fresh
+// process, each mode in 3 processes of its own (WEFT_BENCH_APPROX_COLD): cold code, as a long-running
+// job's rare failure meets it — reported beside the medians, not instead of them.
 //
 // Then the same on two worker processes over the network pipelined shuffle (bench/jobs/approximate-word-count.ts,
 // one source task, at-least-once checkpoints every 100 ms relayed to the workers), count#0's worker SIGKILLed at a seeded record:
 //   workers approximate  --approximate-recovery --workers 2: count#0 restarts alone on the surviving worker
 //   workers region       ALL_EDGES_PIPELINED --workers 2 (the baseline): the one region restarts whole
-// with the same figures.
+// with the same figures (15 rounds per mode: WEFT_BENCH_APPROX_WORKER_ROUNDS; every round starts fresh workers).
 //
 //   npm run bench -- approximate-recovery
 //   WEFT_BENCH_APPROX_RATE=20000 WEFT_BENCH_APPROX_ROUNDS=3 npm run bench -- approximate-recovery
@@ -34,6 +37,7 @@
 // sources through tsx — the first line printed says which. Both modes of a run use the same code.
 // By default the shuffles keep their upstream backup (approximateReplayBytes, 1 MiB per subpartition): the
 // restarted count is served again from the positions its restored checkpoint had read, so it loses nothing.
+import { spawnSync } from 'node:child_process';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { defineJob, type FaultInjectorFactory, InMemoryCheckpointStorage, type JobResult, runJob } from '@weft/engine';
 import { fileURLToPath } from 'node:url';
@@ -42,8 +46,16 @@ import { createNetworkShuffleServiceFactory } from '@weft/shuffle-network';
 
 const rate = Number(process.env['WEFT_BENCH_APPROX_RATE'] ?? 20_000);
 const seconds = Number(process.env['WEFT_BENCH_APPROX_SECONDS'] ?? 3);
-/** Rounds per mode (WEFT_BENCH_APPROX_ROUNDS): recoveries of 1–10 ms vary by ±50 % round to round (the first in a process is slower), so the medians need 9 or so to settle. */
-const rounds = Number(process.env['WEFT_BENCH_APPROX_ROUNDS'] ?? 9);
+/**
+ * Rounds per mode in process (WEFT_BENCH_APPROX_ROUNDS): recoveries of 0.6–4 ms vary by ±50 % round to
+ * round (the first in a process is slower; a scavenge in the window adds ~0.3 ms), and medians of 9
+ * moved the ratio between 0.21 and 0.35 from run to run; of 25, 0.23–0.24.
+ */
+const rounds = Number(process.env['WEFT_BENCH_APPROX_ROUNDS'] ?? 25);
+/** Rounds per mode on workers (WEFT_BENCH_APPROX_WORKER_ROUNDS; else WEFT_BENCH_APPROX_ROUNDS when set; else 15): each starts two worker processes. */
+const workerRounds = Number(process.env['WEFT_BENCH_APPROX_WORKER_ROUNDS'] ?? process.env['WEFT_BENCH_APPROX_ROUNDS'] ?? 15);
+/** Fresh processes per mode for the first-recovery figure (WEFT_BENCH_APPROX_COLD; 0: none). */
+const coldRuns = Number(process.env['WEFT_BENCH_APPROX_COLD'] ?? 3);
 const records = Math.round(rate * seconds);
 /** The in-process job's parallelism (WEFT_BENCH_APPROX_PARALLELISM): a region restart redeploys 2 × it tasks, an approximate one 1. */
 const parallelism = Number(process.env['WEFT_BENCH_APPROX_PARALLELISM'] ?? 2);
@@ -170,43 +182,74 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 /** `min–max` of the rounds' recovery figures. */
 const spread = (rs: readonly Round[]): string => `${Math.min(...rs.map((q) => q.recoveryMs)).toFixed(1)}–${Math.max(...rs.map((q) => q.recoveryMs)).toFixed(1)}`;
 
-/** Which engine code this process loaded (its workers load the same: they inherit its execArgv and environment). */
-const engineEntry = import.meta.resolve('@weft/engine');
-const code = engineEntry.includes('/dist/') ? 'the built packages (dist/)' : engineEntry.includes('/src/') ? 'the sources (tsx)' : engineEntry;
-console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}; engine code: ${code}`);
-console.log(`${records.toLocaleString('en')} records at ${rate.toLocaleString('en')}/s, parallelism ${parallelism}, count#0 throws at its record ${atRecord}, ${bufferSizeBytes}-byte buffers, flushTimeoutMs ${flushTimeoutMs}, checkpoints every ${checkpointIntervalMs} ms, upstream backup ${replay.approximateReplayBytes ?? 'default (1 MiB)'} bytes per subpartition, ${rounds} round(s) (median); load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
-const approximate: Round[] = [];
-const region: Round[] = [];
-for (let round = 0; round < rounds; round++) {
-  approximate.push(await run('ALL_EDGES_PIPELINED_APPROXIMATE'));
-  region.push(await run('ALL_EDGES_PIPELINED'));
-}
-const a = { recoveryMs: median(approximate.map((r) => r.recoveryMs)), lost: median(approximate.map((r) => r.lost)), dropped: median(approximate.map((r) => r.droppedUpstream)), afterFailure: median(approximate.map((r) => r.droppedUpstream + r.unprocessed)) };
-const r = { recoveryMs: median(region.map((x) => x.recoveryMs)), lost: median(region.map((x) => x.lost)) };
-console.log(`rounds: approximate ${JSON.stringify(approximate)}, region ${JSON.stringify(region)}`);
-console.log('run           recovery ms (min–max)   failed task ms   records lost   dropped upstream');
-console.log(`approximate   ${a.recoveryMs.toFixed(1).padStart(11)} ${spread(approximate).padStart(11)}   ${median(approximate.map((q) => q.failedTaskMs)).toFixed(1).padStart(14)}   ${String(a.lost).padStart(12)}   ${String(a.dropped).padStart(16)}`);
-console.log(`region        ${r.recoveryMs.toFixed(1).padStart(11)} ${spread(region).padStart(11)}   ${median(region.map((q) => q.failedTaskMs)).toFixed(1).padStart(14)}   ${String(r.lost).padStart(12)}   ${'-'.padStart(16)}`);
-line('time until output flows again, approximate', 'ms', a.recoveryMs, 'region restart (ALL_EDGES_PIPELINED)', r.recoveryMs);
-line('records lost, approximate', 'records', a.lost, '2 x rate x recovery time', (2 * rate * a.recoveryMs) / 1000);
-// in process nothing dies on a wire: the loss beyond count#0's state since its checkpoint is what upstream
-// dropped for it (sent to its gate unread included) and the rest of the batch the throw cut short
-line('records lost after the failure (beyond the state since the checkpoint), approximate', 'records', a.afterFailure, '2 x rate x recovery time', (2 * rate * a.recoveryMs) / 1000);
-
-if (process.env['WEFT_BENCH_APPROX_WORKERS'] !== '0') {
-  console.log(`workers: ${workerRecords.toLocaleString('en')} records at ${workerRate.toLocaleString('en')}/s, 1 source task, 2 count tasks, 2 worker processes over the network shuffle, count#0's worker SIGKILLed at its record ${workerAtRecord}, ${rounds} round(s) (median); load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
-  const wa: Round[] = [];
-  const wr: Round[] = [];
+async function main(): Promise<void> {
+  /** Which engine code this process loaded (its workers load the same: they inherit its execArgv and environment). */
+  const engineEntry = import.meta.resolve('@weft/engine');
+  const code = engineEntry.includes('/dist/') ? 'the built packages (dist/)' : engineEntry.includes('/src/') ? 'the sources (tsx)' : engineEntry;
+  console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}; engine code: ${code}`);
+  console.log(`${records.toLocaleString('en')} records at ${rate.toLocaleString('en')}/s, parallelism ${parallelism}, count#0 throws at its record ${atRecord}, ${bufferSizeBytes}-byte buffers, flushTimeoutMs ${flushTimeoutMs}, checkpoints every ${checkpointIntervalMs} ms, upstream backup ${replay.approximateReplayBytes ?? 'default (1 MiB)'} bytes per subpartition, ${rounds} round(s) (median); load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  const approximate: Round[] = [];
+  const region: Round[] = [];
+  // the modes take turns going first: the first of a round runs right after the other mode's job
   for (let round = 0; round < rounds; round++) {
-    wa.push(await runWorkers('ALL_EDGES_PIPELINED_APPROXIMATE'));
-    wr.push(await runWorkers('ALL_EDGES_PIPELINED'));
+    if (round % 2 === 0) approximate.push(await run('ALL_EDGES_PIPELINED_APPROXIMATE'));
+    region.push(await run('ALL_EDGES_PIPELINED'));
+    if (round % 2 === 1) approximate.push(await run('ALL_EDGES_PIPELINED_APPROXIMATE'));
   }
-  const x = { recoveryMs: median(wa.map((q) => q.recoveryMs)), lost: median(wa.map((q) => q.lost)), dropped: median(wa.map((q) => q.droppedUpstream)) };
-  const y = { recoveryMs: median(wr.map((q) => q.recoveryMs)), lost: median(wr.map((q) => q.lost)) };
-  console.log('run                   recovery ms (min–max)   failed task ms   records lost   dropped upstream');
-  console.log(`workers approximate   ${x.recoveryMs.toFixed(1).padStart(11)} ${spread(wa).padStart(11)}   ${median(wa.map((q) => q.failedTaskMs)).toFixed(1).padStart(14)}   ${String(x.lost).padStart(12)}   ${String(x.dropped).padStart(16)}`);
-  console.log(`workers region        ${y.recoveryMs.toFixed(1).padStart(11)} ${spread(wr).padStart(11)}   ${median(wr.map((q) => q.failedTaskMs)).toFixed(1).padStart(14)}   ${String(y.lost).padStart(12)}   ${'-'.padStart(16)}`);
-  console.log(`rounds: approximate ${JSON.stringify(wa)}, region ${JSON.stringify(wr)}; load average after ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
-  line('time until output flows again, approximate on 2 workers (SIGKILL)', 'ms', x.recoveryMs, 'whole-job restart (ALL_EDGES_PIPELINED --workers 2)', y.recoveryMs);
-  line('records lost, approximate on 2 workers (SIGKILL)', 'records', x.lost, '2 x rate x recovery time', (2 * workerRate * x.recoveryMs) / 1000);
+  const a = { recoveryMs: median(approximate.map((r) => r.recoveryMs)), lost: median(approximate.map((r) => r.lost)), dropped: median(approximate.map((r) => r.droppedUpstream)), afterFailure: median(approximate.map((r) => r.droppedUpstream + r.unprocessed)) };
+  const r = { recoveryMs: median(region.map((x) => x.recoveryMs)), lost: median(region.map((x) => x.lost)) };
+  console.log(`rounds: approximate ${JSON.stringify(approximate)}, region ${JSON.stringify(region)}`);
+  console.log('run           recovery ms (min–max)   failed task ms   records lost   dropped upstream');
+  console.log(`approximate   ${a.recoveryMs.toFixed(1).padStart(11)} ${spread(approximate).padStart(11)}   ${median(approximate.map((q) => q.failedTaskMs)).toFixed(1).padStart(14)}   ${String(a.lost).padStart(12)}   ${String(a.dropped).padStart(16)}`);
+  console.log(`region        ${r.recoveryMs.toFixed(1).padStart(11)} ${spread(region).padStart(11)}   ${median(region.map((q) => q.failedTaskMs)).toFixed(1).padStart(14)}   ${String(r.lost).padStart(12)}   ${'-'.padStart(16)}`);
+  line('time until output flows again, approximate', 'ms', a.recoveryMs, 'region restart (ALL_EDGES_PIPELINED)', r.recoveryMs);
+  line('records lost, approximate', 'records', a.lost, '2 x rate x recovery time', (2 * rate * a.recoveryMs) / 1000);
+  // in process nothing dies on a wire: the loss beyond count#0's state since its checkpoint is what upstream
+  // dropped for it (sent to its gate unread included) and the rest of the batch the throw cut short
+  line('records lost after the failure (beyond the state since the checkpoint), approximate', 'records', a.afterFailure, '2 x rate x recovery time', (2 * rate * a.recoveryMs) / 1000);
+
+  if (coldRuns > 0) {
+    // the first recovery in a process runs cold code (compiled at first use, then interpreted): what a
+    // long-running job's rare failure meets; each mode in fresh processes, taking turns
+    const coldApproximate: number[] = [];
+    const coldRegion: number[] = [];
+    for (let i = 0; i < coldRuns; i++) {
+      const order = i % 2 === 0 ? (['ALL_EDGES_PIPELINED_APPROXIMATE', 'ALL_EDGES_PIPELINED'] as const) : (['ALL_EDGES_PIPELINED', 'ALL_EDGES_PIPELINED_APPROXIMATE'] as const);
+      for (const mode of order) (mode === 'ALL_EDGES_PIPELINED' ? coldRegion : coldApproximate).push(coldRound(mode).recoveryMs);
+    }
+    const list = (xs: number[]): string => xs.map((x) => x.toFixed(1)).join(', ');
+    console.log(`first recovery in a fresh process (${coldRuns} of each): approximate ${median(coldApproximate).toFixed(1)} ms (${list(coldApproximate)}), region ${median(coldRegion).toFixed(1)} ms (${list(coldRegion)})`);
+    line('time until output flows again, approximate, first recovery in a fresh process', 'ms', median(coldApproximate), 'region restart (ALL_EDGES_PIPELINED), first in a fresh process', median(coldRegion));
+  }
+
+  if (process.env['WEFT_BENCH_APPROX_WORKERS'] !== '0') {
+    console.log(`workers: ${workerRecords.toLocaleString('en')} records at ${workerRate.toLocaleString('en')}/s, 1 source task, 2 count tasks, 2 worker processes over the network shuffle, count#0's worker SIGKILLed at its record ${workerAtRecord}, ${workerRounds} round(s) (median); load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    const wa: Round[] = [];
+    const wr: Round[] = [];
+    for (let round = 0; round < workerRounds; round++) {
+      if (round % 2 === 0) wa.push(await runWorkers('ALL_EDGES_PIPELINED_APPROXIMATE'));
+      wr.push(await runWorkers('ALL_EDGES_PIPELINED'));
+      if (round % 2 === 1) wa.push(await runWorkers('ALL_EDGES_PIPELINED_APPROXIMATE'));
+    }
+    const x = { recoveryMs: median(wa.map((q) => q.recoveryMs)), lost: median(wa.map((q) => q.lost)), dropped: median(wa.map((q) => q.droppedUpstream)) };
+    const y = { recoveryMs: median(wr.map((q) => q.recoveryMs)), lost: median(wr.map((q) => q.lost)) };
+    console.log('run                   recovery ms (min–max)   failed task ms   records lost   dropped upstream');
+    console.log(`workers approximate   ${x.recoveryMs.toFixed(1).padStart(11)} ${spread(wa).padStart(11)}   ${median(wa.map((q) => q.failedTaskMs)).toFixed(1).padStart(14)}   ${String(x.lost).padStart(12)}   ${String(x.dropped).padStart(16)}`);
+    console.log(`workers region        ${y.recoveryMs.toFixed(1).padStart(11)} ${spread(wr).padStart(11)}   ${median(wr.map((q) => q.failedTaskMs)).toFixed(1).padStart(14)}   ${String(y.lost).padStart(12)}   ${'-'.padStart(16)}`);
+    console.log(`rounds: approximate ${JSON.stringify(wa)}, region ${JSON.stringify(wr)}; load average after ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+    line('time until output flows again, approximate on 2 workers (SIGKILL)', 'ms', x.recoveryMs, 'whole-job restart (ALL_EDGES_PIPELINED --workers 2)', y.recoveryMs);
+    line('records lost, approximate on 2 workers (SIGKILL)', 'records', x.lost, '2 x rate x recovery time', (2 * workerRate * x.recoveryMs) / 1000);
+  }
 }
+
+/** One round of `mode` in a fresh process (this file, WEFT_BENCH_APPROX_COLD_MODE set): its first recovery. */
+function coldRound(mode: 'ALL_EDGES_PIPELINED_APPROXIMATE' | 'ALL_EDGES_PIPELINED'): Round {
+  const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url)], { env: { ...process.env, WEFT_BENCH_APPROX_COLD_MODE: mode }, encoding: 'utf8' });
+  const last = child.stdout.trim().split('\n').at(-1) ?? '';
+  if (child.status !== 0 || !last.startsWith('{')) throw new Error(`the fresh process for ${mode} failed (exit ${String(child.status)}): ${child.stderr.trim() || last}`);
+  return JSON.parse(last) as Round;
+}
+
+const coldMode = process.env['WEFT_BENCH_APPROX_COLD_MODE'];
+if (coldMode === 'ALL_EDGES_PIPELINED_APPROXIMATE' || coldMode === 'ALL_EDGES_PIPELINED') console.log(JSON.stringify(await run(coldMode)));
+else await main();
