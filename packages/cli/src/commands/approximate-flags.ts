@@ -25,12 +25,13 @@ a cluster's task executors with --cluster, over the network pipelined shuffle):
                             running; its upstreams drop what was meant for it meanwhile, its consumers drop
                             the partial record they held. It restores its state from the latest completed
                             checkpoint (with --checkpoint-interval; none yet: it starts empty). Records in
-                            flight are lost: refused with --checkpoint-mode exactly-once (exit 2). The
-                            summary lists each recovery with the records it lost. With --workers N
-                            or --cluster (the network pipelined shuffle) a task restarts on a live
-                            worker when its own was killed, with empty state (no checkpoints on
-                            workers yet). Without --restart-strategy it restarts as Flink's
-                            checkpointed jobs do: fixed-delay, 2147483647 attempts, 1 s apart
+                            flight are lost: refused with --checkpoint-mode exactly-once or an
+                            exactly-once sink (sinkTo), exit 2. The summary lists each recovery with
+                            the records it lost. With --workers N or --cluster (the network pipelined
+                            shuffle) a task restarts on a live worker when its own was killed, from
+                            the latest checkpoint as in process. Without --restart-strategy it
+                            restarts as Flink's checkpointed jobs do: fixed-delay, 2147483647
+                            attempts, 1 s apart
   --approximate-reconnect-timeout MS
                             a restarted task that does not reconnect to its inputs within MS fails again
                             through the ordinary failover path (default 10000)`;

@@ -1,5 +1,6 @@
 import type { CheckpointingOptions } from '../checkpoint/checkpointing-options.js';
 import { EngineError } from '../errors/engine-error.js';
+import type { JobPlan } from '../graph/job-plan.js';
 
 /** `WEFT_ERR_APPROXIMATE_REFUSED` naming both options. */
 function refused(conflictsWith: string, why: string): EngineError {
@@ -23,6 +24,21 @@ export function checkApproximateRecovery(request: { readonly checkpointing: Chec
   if (checkpointing === undefined) return undefined;
   if (checkpointing.mode === 'exactly-once') throw refused("checkpointing.mode 'exactly-once' (weft run --checkpoint-mode exactly-once)", 'a failed task loses the records in flight, so neither its state nor its sinks can be exactly-once; use at-least-once checkpoints');
   return { ...checkpointing, mode: 'at-least-once' };
+}
+
+/**
+ * Refuses, before anything runs, an approximate job that writes to an exactly-once sink — a
+ * two-phase-commit sink (`sinkTo`, e.g. `fileCommitSink`), named by its operator: the records a failed
+ * task loses never reach it, so it would commit an output that misses them while promising each record
+ * exactly once.
+ */
+export function checkApproximateSinks(plan: JobPlan): void {
+  const sink = plan.logical.nodes.find((node) => node.spec.kind === 'two-phase-commit-sink');
+  if (sink === undefined) return;
+  throw refused(
+    `the exactly-once sink ${JSON.stringify(sink.name)} (a two-phase-commit sink: DataSet.sinkTo)`,
+    'a failed task loses the records in flight, so the sink cannot get each record exactly once; write to an at-least-once sink (writeText, collect) or run without approximate recovery',
+  );
 }
 
 /**
