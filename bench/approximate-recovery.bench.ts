@@ -60,6 +60,7 @@ const records = Math.round(rate * seconds);
 /** The in-process job's parallelism (WEFT_BENCH_APPROX_PARALLELISM): a region restart redeploys 2 × it tasks, an approximate one 1. */
 const parallelism = Number(process.env['WEFT_BENCH_APPROX_PARALLELISM'] ?? 2);
 const atRecord = Math.round(records / (2 * parallelism)); // count#0 reads about 1/parallelism of the records: fails about halfway
+type Mode = 'ALL_EDGES_PIPELINED_APPROXIMATE' | 'ALL_EDGES_PIPELINED';
 const WORDS = Array.from({ length: 1000 }, (_, i) => `w${i.toString(36)}`);
 
 const job = defineJob((ctx) => {
@@ -112,7 +113,7 @@ function recoveryOf(result: JobResult, mode: string, tasks: number): Pick<Round,
   return { recoveryMs: resume.allResumedAfterMs, failedTaskMs: resume.resumedAfterMs, last: resume.lastResumedTask ?? '?' };
 }
 
-async function run(mode: 'ALL_EDGES_PIPELINED_APPROXIMATE' | 'ALL_EDGES_PIPELINED'): Promise<Round> {
+async function run(mode: Mode): Promise<Round> {
   const memory = createMemoryShuffleServiceFactory({ bufferSizeBytes, flushTimeoutMs, ...replay });
   const result: JobResult = await runJob({
     job,
@@ -145,7 +146,7 @@ const workerJob = fileURLToPath(new URL('./jobs/approximate-word-count.ts', impo
 const killWorker: FaultInjectorFactory = () => ({ taskFault: ({ executionVertexId, attempt }) => (executionVertexId === 'count#0' && attempt === 0 ? { kind: 'kill-process', atRecord: workerAtRecord } : undefined) });
 
 /** The worker-process case: count#0's worker is SIGKILLed; checkpoints as in process (relayed to the workers). */
-async function runWorkers(mode: 'ALL_EDGES_PIPELINED_APPROXIMATE' | 'ALL_EDGES_PIPELINED'): Promise<Round> {
+async function runWorkers(mode: Mode): Promise<Round> {
   const memory = createMemoryShuffleServiceFactory();
   const result: JobResult = await runJob({
     job: workerJob,
@@ -188,14 +189,7 @@ async function main(): Promise<void> {
   const code = engineEntry.includes('/dist/') ? 'the built packages (dist/)' : engineEntry.includes('/src/') ? 'the sources (tsx)' : engineEntry;
   console.log(`machine: ${cpus().length} cores (${cpus()[0]?.model ?? '?'}), ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}; engine code: ${code}`);
   console.log(`${records.toLocaleString('en')} records at ${rate.toLocaleString('en')}/s, parallelism ${parallelism}, count#0 throws at its record ${atRecord}, ${bufferSizeBytes}-byte buffers, flushTimeoutMs ${flushTimeoutMs}, checkpoints every ${checkpointIntervalMs} ms, upstream backup ${replay.approximateReplayBytes ?? 'default (1 MiB)'} bytes per subpartition, ${rounds} round(s) (median); load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
-  const approximate: Round[] = [];
-  const region: Round[] = [];
-  // the modes take turns going first: the first of a round runs right after the other mode's job
-  for (let round = 0; round < rounds; round++) {
-    if (round % 2 === 0) approximate.push(await run('ALL_EDGES_PIPELINED_APPROXIMATE'));
-    region.push(await run('ALL_EDGES_PIPELINED'));
-    if (round % 2 === 1) approximate.push(await run('ALL_EDGES_PIPELINED_APPROXIMATE'));
-  }
+  const [approximate, region] = await alternate(rounds, run);
   const a = { recoveryMs: median(approximate.map((r) => r.recoveryMs)), lost: median(approximate.map((r) => r.lost)), dropped: median(approximate.map((r) => r.droppedUpstream)), afterFailure: median(approximate.map((r) => r.droppedUpstream + r.unprocessed)) };
   const r = { recoveryMs: median(region.map((x) => x.recoveryMs)), lost: median(region.map((x) => x.lost)) };
   console.log(`rounds: approximate ${JSON.stringify(approximate)}, region ${JSON.stringify(region)}`);
@@ -211,12 +205,7 @@ async function main(): Promise<void> {
   if (coldRuns > 0) {
     // the first recovery in a process runs cold code (compiled at first use, then interpreted): what a
     // long-running job's rare failure meets; each mode in fresh processes, taking turns
-    const coldApproximate: number[] = [];
-    const coldRegion: number[] = [];
-    for (let i = 0; i < coldRuns; i++) {
-      const order = i % 2 === 0 ? (['ALL_EDGES_PIPELINED_APPROXIMATE', 'ALL_EDGES_PIPELINED'] as const) : (['ALL_EDGES_PIPELINED', 'ALL_EDGES_PIPELINED_APPROXIMATE'] as const);
-      for (const mode of order) (mode === 'ALL_EDGES_PIPELINED' ? coldRegion : coldApproximate).push(coldRound(mode).recoveryMs);
-    }
+    const [coldApproximate, coldRegion] = await alternate(coldRuns, (mode) => coldRound(mode).recoveryMs);
     const list = (xs: number[]): string => xs.map((x) => x.toFixed(1)).join(', ');
     console.log(`first recovery in a fresh process (${coldRuns} of each): approximate ${median(coldApproximate).toFixed(1)} ms (${list(coldApproximate)}), region ${median(coldRegion).toFixed(1)} ms (${list(coldRegion)})`);
     line('time until output flows again, approximate, first recovery in a fresh process', 'ms', median(coldApproximate), 'region restart (ALL_EDGES_PIPELINED), first in a fresh process', median(coldRegion));
@@ -224,13 +213,7 @@ async function main(): Promise<void> {
 
   if (process.env['WEFT_BENCH_APPROX_WORKERS'] !== '0') {
     console.log(`workers: ${workerRecords.toLocaleString('en')} records at ${workerRate.toLocaleString('en')}/s, 1 source task, 2 count tasks, 2 worker processes over the network shuffle, count#0's worker SIGKILLed at its record ${workerAtRecord}, ${workerRounds} round(s) (median); load average ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
-    const wa: Round[] = [];
-    const wr: Round[] = [];
-    for (let round = 0; round < workerRounds; round++) {
-      if (round % 2 === 0) wa.push(await runWorkers('ALL_EDGES_PIPELINED_APPROXIMATE'));
-      wr.push(await runWorkers('ALL_EDGES_PIPELINED'));
-      if (round % 2 === 1) wa.push(await runWorkers('ALL_EDGES_PIPELINED_APPROXIMATE'));
-    }
+    const [wa, wr] = await alternate(workerRounds, runWorkers);
     const x = { recoveryMs: median(wa.map((q) => q.recoveryMs)), lost: median(wa.map((q) => q.lost)), dropped: median(wa.map((q) => q.droppedUpstream)) };
     const y = { recoveryMs: median(wr.map((q) => q.recoveryMs)), lost: median(wr.map((q) => q.lost)) };
     console.log('run                   recovery ms (min–max)   failed task ms   records lost   dropped upstream');
@@ -242,8 +225,22 @@ async function main(): Promise<void> {
   }
 }
 
+/**
+ * `times` rounds of each mode, the modes taking turns going first (the first of a round runs right after
+ * the other mode's job): [approximate, region].
+ */
+async function alternate<R>(times: number, one: (mode: Mode) => R | Promise<R>): Promise<[R[], R[]]> {
+  const approximate: R[] = [];
+  const region: R[] = [];
+  for (let round = 0; round < times; round++) {
+    const order: Mode[] = round % 2 === 0 ? ['ALL_EDGES_PIPELINED_APPROXIMATE', 'ALL_EDGES_PIPELINED'] : ['ALL_EDGES_PIPELINED', 'ALL_EDGES_PIPELINED_APPROXIMATE'];
+    for (const mode of order) (mode === 'ALL_EDGES_PIPELINED' ? region : approximate).push(await one(mode));
+  }
+  return [approximate, region];
+}
+
 /** One round of `mode` in a fresh process (this file, WEFT_BENCH_APPROX_COLD_MODE set): its first recovery. */
-function coldRound(mode: 'ALL_EDGES_PIPELINED_APPROXIMATE' | 'ALL_EDGES_PIPELINED'): Round {
+function coldRound(mode: Mode): Round {
   const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url)], { env: { ...process.env, WEFT_BENCH_APPROX_COLD_MODE: mode }, encoding: 'utf8' });
   const last = child.stdout.trim().split('\n').at(-1) ?? '';
   if (child.status !== 0 || !last.startsWith('{')) throw new Error(`the fresh process for ${mode} failed (exit ${String(child.status)}): ${child.stderr.trim() || last}`);
