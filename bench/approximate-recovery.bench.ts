@@ -49,7 +49,7 @@ const seconds = Number(process.env['WEFT_BENCH_APPROX_SECONDS'] ?? 3);
 /**
  * Rounds per mode in process (WEFT_BENCH_APPROX_ROUNDS): recoveries of 0.6–4 ms vary by ±50 % round to
  * round (the first in a process is slower; a scavenge in the window adds ~0.3 ms), and medians of 9
- * moved the ratio between 0.21 and 0.35 from run to run; of 25, 0.23–0.24.
+ * moved the ratio between 0.21 and 0.35 from run to run; of 25, 0.20–0.27.
  */
 const rounds = Number(process.env['WEFT_BENCH_APPROX_ROUNDS'] ?? 25);
 /** Rounds per mode on workers (WEFT_BENCH_APPROX_WORKER_ROUNDS; else WEFT_BENCH_APPROX_ROUNDS when set; else 15): each starts two worker processes. */
@@ -179,7 +179,12 @@ function line(metric: string, unit: string, value: number, baseline: string, bas
   console.log(JSON.stringify({ bench: 'approximate-recovery', metric, unit, value: Number(value.toFixed(3)), baseline, baselineValue: Number(baselineValue.toFixed(3)), ratio: Number((value / baselineValue).toFixed(3)) }));
 }
 
-const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+/** The middle value; of an even count, the mean of the two middle ones (not the upper one: of 2 rounds, the larger). */
+const median = (xs: number[]): number => {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+};
 /** `min–max` of the rounds' recovery figures. */
 const spread = (rs: readonly Round[]): string => `${Math.min(...rs.map((q) => q.recoveryMs)).toFixed(1)}–${Math.max(...rs.map((q) => q.recoveryMs)).toFixed(1)}`;
 
@@ -226,8 +231,8 @@ async function main(): Promise<void> {
 }
 
 /**
- * `times` rounds of each mode, the modes taking turns going first (the first of a round runs right after
- * the other mode's job): [approximate, region].
+ * `times` rounds of each mode, the modes taking turns going first (A R, R A, A R, …: each mode runs
+ * right after itself in half the rounds and after the other mode in the other half): [approximate, region].
  */
 async function alternate<R>(times: number, one: (mode: Mode) => R | Promise<R>): Promise<[R[], R[]]> {
   const approximate: R[] = [];
@@ -242,8 +247,8 @@ async function alternate<R>(times: number, one: (mode: Mode) => R | Promise<R>):
 /** One round of `mode` in a fresh process (this file, WEFT_BENCH_APPROX_COLD_MODE set): its first recovery. */
 function coldRound(mode: Mode): Round {
   const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url)], { env: { ...process.env, WEFT_BENCH_APPROX_COLD_MODE: mode }, encoding: 'utf8' });
-  const last = child.stdout.trim().split('\n').at(-1) ?? '';
-  if (child.status !== 0 || !last.startsWith('{')) throw new Error(`the fresh process for ${mode} failed (exit ${String(child.status)}): ${child.stderr.trim() || last}`);
+  const last = (child.stdout ?? '').trim().split('\n').at(-1) ?? '';
+  if (child.status !== 0 || !last.startsWith('{')) throw new Error(`the fresh process for ${mode} failed (${child.error?.message ?? (child.signal === null ? `exit ${String(child.status)}` : `killed by ${child.signal}`)}): ${child.stderr?.trim() || last}`);
   return JSON.parse(last) as Round;
 }
 

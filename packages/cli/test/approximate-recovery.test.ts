@@ -3,6 +3,7 @@
 // running; what it loses is counted by the shuffle and reported. Also `weft run --approximate-recovery`'s
 // summary and refusals, and `weft plan --fail` against what the job master restarted.
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +16,7 @@ import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';
 const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta', 'iota', 'kappa', 'lambda'];
 const wordOf = (seq: number): string => WORDS[(seq * 7 + (seq >> 3)) % WORDS.length] as string;
 const fixture = fileURLToPath(new URL('./fixtures/approximate-job.ts', import.meta.url));
+const twoPhaseFixture = fileURLToPath(new URL('./fixtures/two-phase-commit-workers-job.ts', import.meta.url));
 
 const wordCount = (count: number, ratePerSecond: number) =>
   defineJob((ctx) => {
@@ -270,6 +272,14 @@ describe('weft run --approximate-recovery', () => {
       const cluster = await weft(['run', fixture, '--approximate-recovery', '--cluster', 'redis://127.0.0.1:1/1', '--pipelined-shuffle', 'memory'], dir);
       assert.equal(cluster.code, 2);
       assert.match(cluster.stderr, /--approximate-recovery cannot be combined with --pipelined-shuffle memory: its tasks, a region each, read partitions produced on other task executors/);
+      // an exactly-once sink (sinkTo): refused by the engine once the job is planned, before anything runs
+      for (const flags of [['--approximate-recovery'], ['--exchange-mode', 'ALL_EDGES_PIPELINED_APPROXIMATE', '--workers', '2']]) {
+        const sink = await weft(['run', twoPhaseFixture, ...flags, '--', '--dir', join(dir, 'committed')], dir);
+        assert.equal(sink.code, 2, sink.stderr);
+        assert.match(sink.stderr, /^weft run: approximate recovery .* cannot be combined with the exactly-once sink "sinkTo"/);
+        assert.doesNotMatch(sink.stderr, /\n\s+at /, 'no stack trace');
+        assert.equal(existsSync(join(dir, 'committed')), false, 'nothing written');
+      }
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -1,14 +1,14 @@
 // Approximate recovery loses the records in flight to a failed task, so a job that asks for it and writes
-// to an exactly-once sink (a two-phase-commit sink, `sinkTo`) is refused before anything runs, the
-// message naming both; the same job without approximate recovery runs, and an approximate job with an
-// at-least-once sink is not refused.
+// to an exactly-once sink (a two-phase-commit sink, `sinkTo`, of the default deliveryGuarantee) is refused
+// before anything runs, the message naming both; the same job without approximate recovery runs, and so
+// does an approximate job whose sink is declared deliveryGuarantee 'none', or a text sink.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { defineJob, type ExchangeMode, fileCommitSink, isEngineError, runJob } from '@weft/engine';
+import { defineJob, type ExchangeMode, fileCommitSink, isEngineError, type JobEventLog, loadJob, runJob } from '@weft/engine';
 import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';
 
 async function withDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
@@ -20,12 +20,12 @@ async function withDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
   }
 }
 
-function run(dir: string, exchangeMode: ExchangeMode, sink: 'exactly-once' | 'text') {
+function run(dir: string, exchangeMode: ExchangeMode, sink: 'exactly-once' | 'none' | 'text') {
   const memory = createMemoryShuffleServiceFactory();
   const job = defineJob((ctx) => {
     const rows = ctx.range(0, 100).rebalance().map((x) => `row ${x}`);
-    if (sink === 'exactly-once') rows.sinkTo(fileCommitSink<string>({ dir: join(dir, 'parts') }), { name: 'committed-rows' });
-    else rows.writeText(join(dir, 'rows.txt'));
+    if (sink === 'text') rows.writeText(join(dir, 'rows.txt'));
+    else rows.sinkTo(fileCommitSink<string>({ dir: join(dir, 'parts') }), { name: 'committed-rows', ...(sink === 'none' ? { deliveryGuarantee: 'none' as const } : {}) });
   });
   return runJob({ job, parallelism: 2, exchangeMode, shuffle: { pipelined: memory, blocking: memory }, cwd: dir, restartStrategy: { type: 'none' } });
 }
@@ -52,12 +52,57 @@ describe('approximate recovery and an exactly-once sink', () => {
     });
   });
 
+  it("is refused when the job's own definition asks for approximate recovery, naming every exactly-once sink; no event log is opened", async () => {
+    await withDir(async (dir) => {
+      let opened = false;
+      const eventLog = {
+        description: 'stub',
+        open: () => {
+          opened = true;
+          return Promise.reject(new Error('opened'));
+        },
+        readRun: () => Promise.resolve([]),
+        listRuns: () => Promise.resolve([]),
+      } as unknown as JobEventLog;
+      const memory = createMemoryShuffleServiceFactory();
+      const job = defineJob((ctx) => {
+        const rows = ctx.range(0, 100).rebalance().map((x) => `row ${x}`);
+        rows.writeText(join(dir, 'rows.txt'));
+        rows.sinkTo(fileCommitSink<string>({ dir: join(dir, 'a') }), { name: 'sink-a' });
+        rows.sinkTo(fileCommitSink<string>({ dir: join(dir, 'b') }), { name: 'sink-b' });
+      }, { exchangeMode: 'ALL_EDGES_PIPELINED_APPROXIMATE' });
+      await assert.rejects(runJob({ job, parallelism: 2, shuffle: { pipelined: memory, blocking: memory }, cwd: dir, eventLog, restartStrategy: { type: 'none' } }), (error: unknown) => {
+        assert.ok(isEngineError(error, 'WEFT_ERR_APPROXIMATE_REFUSED'), String(error));
+        assert.match(error.message, /exactly-once sinks "sink-a", "sink-b"/);
+        return true;
+      });
+      assert.equal(opened, false, 'refused before the event log is opened');
+      assert.deepEqual(await readdir(dir), []);
+    });
+  });
+
   it('runs the same job without approximate recovery, every row committed once', async () => {
     await withDir(async (dir) => {
       const result = await run(dir, 'ALL_EDGES_PIPELINED', 'exactly-once');
       assert.equal(result.status, 'succeeded', result.error?.message);
       assert.deepEqual(await lines(join(dir, 'parts')), expected);
     });
+  });
+
+  it("runs an approximate job whose sinkTo is declared deliveryGuarantee 'none', every row committed", async () => {
+    await withDir(async (dir) => {
+      const result = await run(dir, 'ALL_EDGES_PIPELINED_APPROXIMATE', 'none');
+      assert.equal(result.status, 'succeeded', result.error?.message);
+      assert.deepEqual(await lines(join(dir, 'parts')), expected);
+    });
+  });
+
+  it('refuses a deliveryGuarantee other than exactly-once or none, naming the sink and the option', async () => {
+    const job = defineJob((ctx) => ctx.range(0, 1).sinkTo(fileCommitSink<number>({ dir: 'x' }), { name: 'rows', deliveryGuarantee: 'at-least-once' as never }));
+    await assert.rejects(
+      loadJob({ job, args: [], parallelism: 1, cwd: process.cwd(), checkInputs: false }),
+      (error: unknown) => isEngineError(error, 'WEFT_ERR_INVALID_JOB') && /operator "rows" \(two-phase-commit-sink\): deliveryGuarantee/.test(error.message) && /'exactly-once' or 'none'/.test(error.message),
+    );
   });
 
   it('runs an approximate job whose sink is at-least-once (a text sink)', async () => {

@@ -26,7 +26,8 @@ a cluster's task executors with --cluster, over the network pipelined shuffle):
                             the partial record they held. It restores its state from the latest completed
                             checkpoint (with --checkpoint-interval; none yet: it starts empty). Records in
                             flight are lost: refused with --checkpoint-mode exactly-once or an
-                            exactly-once sink (sinkTo), exit 2. The summary lists each recovery with
+                            exactly-once sink (sinkTo without deliveryGuarantee 'none'), exit 2.
+                            The summary lists each recovery with
                             the records it lost. With --workers N or --cluster (the network pipelined
                             shuffle) a task restarts on a live worker when its own was killed, from
                             the latest checkpoint as in process. Without --restart-strategy it

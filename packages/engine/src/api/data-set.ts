@@ -2,7 +2,7 @@ import { type EdgeExchange, EDGE_EXCHANGES, isEdgeExchange } from './exchange-mo
 import type { FilterFunction, FlatMapFunction, FormatFunction, KeySelector, KeyValue, MapFunction } from './functions.js';
 import { KeyedDataSet, type KeyByOptions } from './keyed-data-set.js';
 import { checkFunction, invalidJob, type LogicalGraph, type LogicalInput, type Partitioning } from './logical-graph.js';
-import type { TwoPhaseCommitSinkFactory } from './two-phase-commit-sink.js';
+import type { DeliveryGuarantee, TwoPhaseCommitSinkFactory } from './two-phase-commit-sink.js';
 import { splitWords, VALUE_KEY } from './split-words.js';
 import { resolveWatermarkStrategy, type WatermarkStrategy } from './watermark-strategy.js';
 
@@ -245,15 +245,20 @@ export class DataSet<T> {
    * Writes every value through a two-phase-commit sink (see TwoPhaseCommitSink): in a checkpointed job
    * exactly once — a transaction per checkpoint, committed when the checkpoint completes — and in any job
    * one final transaction committed when the whole job succeeded. `create` makes the instance of each
-   * subtask attempt.
+   * subtask attempt. `deliveryGuarantee` (default `exactly-once`): `none` declares that the sink promises
+   * nothing of the records a failure loses — what a job with approximate recovery needs (DeliveryGuarantee).
    */
-  sinkTo(create: TwoPhaseCommitSinkFactory<T>, options: { readonly name?: string; readonly parallelism?: number } = {}): void {
+  sinkTo(create: TwoPhaseCommitSinkFactory<T>, options: { readonly name?: string; readonly parallelism?: number; readonly deliveryGuarantee?: DeliveryGuarantee } = {}): void {
     const name = options.name ?? 'sinkTo';
     if (typeof create !== 'function') throw invalidJob(`operator ${JSON.stringify(name)} (two-phase-commit-sink): create`, 'expected a function making the sink of a subtask');
+    const deliveryGuarantee = options.deliveryGuarantee ?? 'exactly-once';
+    if (deliveryGuarantee !== 'exactly-once' && deliveryGuarantee !== 'none') {
+      throw invalidJob(`operator ${JSON.stringify(name)} (two-phase-commit-sink): deliveryGuarantee`, `expected 'exactly-once' or 'none', got ${JSON.stringify(deliveryGuarantee)}`);
+    }
     this.graph.add({
       name: options.name,
       defaultName: 'sinkTo',
-      spec: { kind: 'two-phase-commit-sink', create: create as TwoPhaseCommitSinkFactory<unknown> },
+      spec: { kind: 'two-phase-commit-sink', create: create as TwoPhaseCommitSinkFactory<unknown>, deliveryGuarantee },
       inputs: this.inputs(),
       parallelism: options.parallelism ?? this.#inputParallelism(),
     });

@@ -1,4 +1,4 @@
-import type { TwoPhaseCommitSinkFactory } from './two-phase-commit-sink.js';
+import type { DeliveryGuarantee, TwoPhaseCommitSinkFactory } from './two-phase-commit-sink.js';
 import { EngineError } from '../errors/engine-error.js';
 import type { EdgeExchange } from './exchange-mode.js';
 import type { FilterFunction, FlatMapFunction, FormatFunction, KeySelector, KeyValue, MapFunction } from './functions.js';
@@ -117,7 +117,7 @@ export type OperatorSpec =
   | { readonly kind: 'text-sink'; readonly path: string; readonly format: FormatFunction<unknown> | undefined }
   | { readonly kind: 'collect-sink'; readonly name: string }
   /** `sinkTo(factory)`: a two-phase-commit sink, one instance per subtask attempt */
-  | { readonly kind: 'two-phase-commit-sink'; readonly create: TwoPhaseCommitSinkFactory<unknown> };
+  | { readonly kind: 'two-phase-commit-sink'; readonly create: TwoPhaseCommitSinkFactory<unknown>; readonly deliveryGuarantee: DeliveryGuarantee };
 
 export type OperatorKind = OperatorSpec['kind'];
 

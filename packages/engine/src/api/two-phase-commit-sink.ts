@@ -93,6 +93,15 @@ export interface AbortLingeringRequest {
 export type TwoPhaseCommitStaging = { readonly kind: string } & { readonly [key: string]: JsonValue };
 
 /**
+ * What a `sinkTo` sink promises (Flink's DeliveryGuarantee, its EXACTLY_ONCE and NONE): `exactly-once`, the
+ * default — each record committed once, given exactly-once checkpoints; `none` — the same transactions,
+ * declared to promise nothing of the records a failure takes with it. A job with approximate recovery,
+ * which loses the records in flight, writes only through `none` sinks (an `exactly-once` one is refused
+ * at start: WEFT_ERR_APPROXIMATE_REFUSED).
+ */
+export type DeliveryGuarantee = 'exactly-once' | 'none';
+
+/**
  * Makes the sink instance of one subtask attempt. `staging`, when set, says where its transactions are
  * staged (see TwoPhaseCommitStaging): `weft gc` collects them there once the job ended.
  */

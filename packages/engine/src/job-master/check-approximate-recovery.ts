@@ -28,16 +28,16 @@ export function checkApproximateRecovery(request: { readonly checkpointing: Chec
 
 /**
  * Refuses, before anything runs, an approximate job that writes to an exactly-once sink — a
- * two-phase-commit sink (`sinkTo`, e.g. `fileCommitSink`), named by its operator: the records a failed
- * task loses never reach it, so it would commit an output that misses them while promising each record
- * exactly once.
+ * two-phase-commit sink (`sinkTo`, e.g. `fileCommitSink`) of the default `deliveryGuarantee`, named by
+ * its operator: the records a failed task loses never reach it, so it would commit an output that misses
+ * them while promising each record exactly once. A sink declared `deliveryGuarantee: 'none'` runs.
  */
 export function checkApproximateSinks(plan: JobPlan): void {
-  const sink = plan.logical.nodes.find((node) => node.spec.kind === 'two-phase-commit-sink');
-  if (sink === undefined) return;
+  const sinks = plan.logical.nodes.filter((node) => node.spec.kind === 'two-phase-commit-sink' && node.spec.deliveryGuarantee === 'exactly-once').map((node) => JSON.stringify(node.name));
+  if (sinks.length === 0) return;
   throw refused(
-    `the exactly-once sink ${JSON.stringify(sink.name)} (a two-phase-commit sink: DataSet.sinkTo)`,
-    'a failed task loses the records in flight, so the sink cannot get each record exactly once; write to an at-least-once sink (writeText, collect) or run without approximate recovery',
+    `${sinks.length === 1 ? 'the exactly-once sink' : 'the exactly-once sinks'} ${sinks.join(', ')} (a two-phase-commit sink: DataSet.sinkTo)`,
+    "a failed task loses the records in flight, so the sink cannot get each record exactly once; declare that it promises nothing of them (sinkTo(…, { deliveryGuarantee: 'none' })), write to collect or (after a bounded source) writeText, or run without approximate recovery",
   );
 }
 
