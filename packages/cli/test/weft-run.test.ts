@@ -104,6 +104,19 @@ describe('weft run', () => {
     assert.equal(plan.code, 0, `--plan-only shows a plan whose input does not exist yet: ${plan.stderr}`);
   });
 
+  it('--plan-only shows the exchanges the run uses: blocking, pipelined once checkpointed, approximate with --approximate-recovery', async () => {
+    const job = join(fixtures, 'approximate-job.ts');
+    const typesOf = (stdout: string): string[] => (JSON.parse(stdout) as { edges: { partitionType: string }[] }).edges.map((e) => e.partitionType);
+    for (const flags of [[], ['--checkpoint-interval', '100ms'], ['--approximate-recovery'], ['--checkpoint-interval', '100ms', '--exchange-mode', 'ALL_EDGES_PIPELINED_APPROXIMATE']]) {
+      const plan = await weft(['run', job, '--plan-only', '--json', ...flags], dir);
+      assert.equal(plan.code, 0, plan.stderr);
+      // the independent answer: what the run itself reports it used
+      const run = await weft(['run', job, '--executor', 'inprocess', '--json', ...flags, '--', '--count', '400'], dir);
+      assert.equal(run.code, 0, run.stderr);
+      assert.deepEqual(typesOf(plan.stdout), typesOf(run.stdout), flags.join(' '));
+    }
+  });
+
   it('exits 1 when a user function throws: operator, subtask and the original error with its stack; no output left', async () => {
     const run = await weft(['run', join(fixtures, 'failing-job.ts'), '--parallelism', '2', '--workers', '2', '--', '--fail-at', '123', '--output', 'sums.tsv'], dir);
     assert.equal(run.code, 1, run.stderr);

@@ -101,7 +101,7 @@ export const runCommand: Command = {
     }
     await ensureTypeScriptLoader(jobPath);
     if (values['plan-only'] === true) {
-      return printPlan(jobPath, { args: rest, parallelism, adaptive, exchangeMode: exchangeMode as ExchangeMode | undefined, cwd: io.cwd, json: values.json === true }, io);
+      return printPlan(jobPath, { args: rest, parallelism, adaptive, exchangeMode: exchangeMode as ExchangeMode | undefined, checkpointed: checkpointFlags !== undefined, cwd: io.cwd, json: values.json === true }, io);
     }
     const servers: Setting | undefined =
       values['shuffle-servers'] !== undefined

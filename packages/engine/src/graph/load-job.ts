@@ -21,6 +21,8 @@ export interface LoadJobRequest {
   readonly parallelism: number;
   /** Overrides the job's own exchange mode. */
   readonly exchangeMode?: ExchangeMode;
+  /** The exchange mode of a job that names none (of its own, nor `exchangeMode`). @defaultValue DEFAULT_EXCHANGE_MODE */
+  readonly defaultExchangeMode?: ExchangeMode;
   /** Relative module and input paths resolve against this. @defaultValue process.cwd() */
   readonly cwd?: string;
   /**
@@ -115,7 +117,7 @@ export async function loadJob(request: LoadJobRequest): Promise<LoadedJob> {
   } else {
     throw invalidJob('job', 'expected a job module path or a defineJob(...) result');
   }
-  const exchangeMode = request.exchangeMode ?? definition.options.exchangeMode ?? DEFAULT_EXCHANGE_MODE;
+  const exchangeMode = request.exchangeMode ?? definition.options.exchangeMode ?? request.defaultExchangeMode ?? DEFAULT_EXCHANGE_MODE;
   if (!isExchangeMode(exchangeMode)) throw invalidJob('exchangeMode', `unknown exchange mode ${JSON.stringify(exchangeMode)}; expected one of ${EXCHANGE_MODES.join(', ')}`);
   const parallelism = request.parallelism;
   if (!Number.isInteger(parallelism) || parallelism < 1) throw invalidJob('parallelism', `expected an integer >= 1, got ${String(parallelism)}`);

@@ -25,7 +25,7 @@ export interface RunJobOptions {
   readonly args?: readonly string[];
   /** Default operator parallelism. @defaultValue os.availableParallelism() */
   readonly parallelism?: number;
-  /** @defaultValue the job's own, else 'ALL_EDGES_BLOCKING' */
+  /** @defaultValue the job's own, else 'ALL_EDGES_PIPELINED' with `checkpointing`, else 'ALL_EDGES_BLOCKING' */
   readonly exchangeMode?: ExchangeMode;
   /**
    * `inprocess`: regions run in this process; `workers`: in a pool of worker processes; a
@@ -156,7 +156,7 @@ export interface RunJobOptions {
    * snapshots its operators' state to `storage` and acknowledges; a checkpoint is completed once the
    * CheckpointStore recorded it. A failed task's region restarts from the latest completed checkpoint
    * (sources rewind, keyed and operator state restored). The job then runs with every edge pipelined
-   * (`exchangeMode` defaults to ALL_EDGES_PIPELINED), in process, on local worker processes or on a provider's
+   * (`exchangeMode` defaults to the job's own, else ALL_EDGES_PIPELINED), in process, on local worker processes or on a provider's
    * executors that relay checkpoint messages (TaskExecutorProvider.relaysCheckpoints; others are refused), and its
    * sources must be checkpointable (`ctx.generate`). @defaultValue none: no checkpoints (a batch job)
    */

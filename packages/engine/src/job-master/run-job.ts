@@ -124,7 +124,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   if (options.exchangeMode === 'ALL_EDGES_PIPELINED_APPROXIMATE') checkApproximate();
   if (checkpointOptions !== undefined && provider !== undefined && provider.relaysCheckpoints !== true) throw invalidEngineArgument('checkpointing', `checkpoints are taken of jobs run in process, on local worker processes or on a provider's executors that relay checkpoint messages (TaskExecutorProvider.relaysCheckpoints), not on ${kind} executors`);
   if (checkpointOptions !== undefined && adaptive !== undefined) throw invalidEngineArgument('checkpointing', 'a checkpointed (streaming) job cannot have adaptive parallelism');
-  const loaded = await loadJob({ job: options.job, args, parallelism, cwd, fileSystems, ...(options.exchangeMode === undefined ? (checkpointOptions === undefined ? {} : { exchangeMode: 'ALL_EDGES_PIPELINED' as const }) : { exchangeMode: options.exchangeMode }), ...(adaptive === undefined ? {} : { adaptive: { options: adaptive } }) });
+  const loaded = await loadJob({ job: options.job, args, parallelism, cwd, fileSystems, ...(options.exchangeMode === undefined ? (checkpointOptions === undefined ? {} : { defaultExchangeMode: 'ALL_EDGES_PIPELINED' as const }) : { exchangeMode: options.exchangeMode }), ...(adaptive === undefined ? {} : { adaptive: { options: adaptive } }) });
   serializer = loaded.definition.options.serializer ?? serializer;
   const approximate = loaded.plan.exchangeMode === 'ALL_EDGES_PIPELINED_APPROXIMATE';
   if (approximate && options.exchangeMode === undefined) checkApproximate();
