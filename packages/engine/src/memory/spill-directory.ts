@@ -42,7 +42,7 @@ export function removeJobSpillDirs(jobId: string, root: string = tmpdir()): numb
  * their (synchronous) `collect`.
  */
 export class SpillDirectory {
-  readonly #root: string | undefined;
+  #root: string | undefined;
   readonly #prefix: string;
   #dir: string | undefined;
   #files = 0;
@@ -55,9 +55,10 @@ export class SpillDirectory {
     this.#prefix = `${options.jobId === undefined ? 'weft-spill-' : jobSpillPrefix(options.jobId)}${options.name.replace(/[^A-Za-z0-9_.-]+/g, '_')}-`;
   }
 
-  /** Where the directory is made: the root given, else the system's temp directory (asked when needed: most tasks never spill, and `tmpdir()` reads the environment each time). */
+  /** Where the directory is made: the root given, else the system's temp directory (asked once, when first needed: most tasks never spill, and `tmpdir()` reads the environment each time). */
   get root(): string {
-    return this.#root ?? tmpdir();
+    this.#root ??= tmpdir();
+    return this.#root;
   }
 
   /** The directory, when a file was made in it (and it was not closed). */
