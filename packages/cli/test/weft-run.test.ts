@@ -115,6 +115,16 @@ describe('weft run', () => {
       assert.equal(run.code, 0, run.stderr);
       assert.deepEqual(typesOf(plan.stdout), typesOf(run.stdout), flags.join(' '));
     }
+    // a job whose own definition names its mode: checkpointing keeps it (not pipelined over it)
+    const own = join(fixtures, 'approximate-defined-job.ts');
+    for (const flags of [['--checkpoint-interval', '100ms'], ['--checkpoint-interval', '100ms', '--exchange-mode', 'ALL_EDGES_PIPELINED']]) {
+      const plan = await weft(['run', own, '--plan-only', '--json', ...flags], dir);
+      assert.equal(plan.code, 0, plan.stderr);
+      const run = await weft(['run', own, '--executor', 'inprocess', '--json', ...flags, '--', '--count', '400'], dir);
+      assert.equal(run.code, 0, run.stderr);
+      assert.deepEqual(typesOf(plan.stdout), typesOf(run.stdout), `own mode, ${flags.join(' ')}`);
+      assert.deepEqual(typesOf(plan.stdout), [flags.length === 2 ? 'PIPELINED_APPROXIMATE' : 'PIPELINED_BOUNDED'], flags.join(' '));
+    }
   });
 
   it('exits 1 when a user function throws: operator, subtask and the original error with its stack; no output left', async () => {

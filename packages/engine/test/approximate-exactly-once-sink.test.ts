@@ -105,6 +105,27 @@ describe('approximate recovery and an exactly-once sink', () => {
     );
   });
 
+  it('refuses a null deliveryGuarantee (only undefined is the default)', async () => {
+    const job = defineJob((ctx) => ctx.range(0, 1).sinkTo(fileCommitSink<number>({ dir: 'x' }), { name: 'rows', deliveryGuarantee: null as never }));
+    await assert.rejects(loadJob({ job, args: [], parallelism: 1, cwd: process.cwd(), checkInputs: false }), (error: unknown) => isEngineError(error, 'WEFT_ERR_INVALID_JOB') && /deliveryGuarantee: expected 'exactly-once' or 'none', got null/.test(error.message));
+  });
+
+  it('tells two unnamed exactly-once sinks apart by their uids, and names none of the sinks declared none', async () => {
+    const memory = createMemoryShuffleServiceFactory();
+    const job = defineJob((ctx) => {
+      const rows = ctx.range(0, 10).rebalance().map((x) => x);
+      rows.sinkTo(fileCommitSink<number>({ dir: 'a' }));
+      rows.sinkTo(fileCommitSink<number>({ dir: 'b' }));
+      rows.sinkTo(fileCommitSink<number>({ dir: 'c' }), { name: 'loose', deliveryGuarantee: 'none' });
+    });
+    await assert.rejects(runJob({ job, parallelism: 1, exchangeMode: 'ALL_EDGES_PIPELINED_APPROXIMATE', shuffle: { pipelined: memory, blocking: memory } }), (error: unknown) => {
+      assert.ok(isEngineError(error, 'WEFT_ERR_APPROXIMATE_REFUSED'), String(error));
+      assert.match(error.message, /exactly-once sinks "sinkTo" \(uid sinkTo\), "sinkTo" \(uid sinkTo-2\) \(two-phase-commit sinks/);
+      assert.doesNotMatch(error.message, /loose/);
+      return true;
+    });
+  });
+
   it('runs an approximate job whose sink is at-least-once (a text sink)', async () => {
     await withDir(async (dir) => {
       const result = await run(dir, 'ALL_EDGES_PIPELINED_APPROXIMATE', 'text');

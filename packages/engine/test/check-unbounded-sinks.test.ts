@@ -16,6 +16,11 @@ describe('checkUnboundedSinks', () => {
     );
   });
 
+  it("points an approximate job at the sink it may use: sinkTo(…, { deliveryGuarantee: 'none' })", async () => {
+    const job = defineJob((ctx) => ctx.generate((s) => s).writeText('out.txt'), { exchangeMode: 'ALL_EDGES_PIPELINED_APPROXIMATE' });
+    await assert.rejects(loadJob({ job, args: [], parallelism: 1, cwd: process.cwd(), checkInputs: false }), (error: unknown) => isEngineError(error, 'WEFT_ERR_INVALID_JOB') && /sinkTo\(fileCommitSink\(\{ dir \}\), \{ deliveryGuarantee: 'none' \}\)/.test(error.message));
+  });
+
   it('refuses it after a watched directory without an end marker and a Redis stream without an end field', async () => {
     await assert.rejects(load((ctx) => ctx.watchDirectory('in').writeText('out.txt')), (error: unknown) => isEngineError(error, 'WEFT_ERR_INVALID_JOB') && /\(directory-source\) is unbounded/.test(error.message));
     await assert.rejects(load((ctx) => ctx.readRedisStream('redis://127.0.0.1:1/0', 'events').writeText('out.txt')), (error: unknown) => isEngineError(error, 'WEFT_ERR_INVALID_JOB') && /\(stream-source\) is unbounded/.test(error.message));

@@ -27,10 +27,10 @@ a cluster's task executors with --cluster, over the network pipelined shuffle):
                             checkpoint (with --checkpoint-interval; none yet: it starts empty). Records in
                             flight are lost: refused with --checkpoint-mode exactly-once or an
                             exactly-once sink (sinkTo without deliveryGuarantee 'none'), exit 2.
-                            The summary lists each recovery with
-                            the records it lost. With --workers N or --cluster (the network pipelined
-                            shuffle) a task restarts on a live worker when its own was killed, from
-                            the latest checkpoint as in process. Without --restart-strategy it
+                            The summary lists each recovery with the records it lost. With --workers N
+                            or --cluster (the network pipelined shuffle) a task restarts on a live
+                            worker when its own was killed, from the latest checkpoint as in process.
+                            Without --restart-strategy it
                             restarts as Flink's checkpointed jobs do: fixed-delay, 2147483647
                             attempts, 1 s apart
   --approximate-reconnect-timeout MS

@@ -251,7 +251,8 @@ export class DataSet<T> {
   sinkTo(create: TwoPhaseCommitSinkFactory<T>, options: { readonly name?: string; readonly parallelism?: number; readonly deliveryGuarantee?: DeliveryGuarantee } = {}): void {
     const name = options.name ?? 'sinkTo';
     if (typeof create !== 'function') throw invalidJob(`operator ${JSON.stringify(name)} (two-phase-commit-sink): create`, 'expected a function making the sink of a subtask');
-    const deliveryGuarantee = options.deliveryGuarantee ?? 'exactly-once';
+    // undefined is the default; null, like any other value, is refused (docs/two-phase-commit-sinks.md)
+    const deliveryGuarantee: unknown = options.deliveryGuarantee === undefined ? 'exactly-once' : options.deliveryGuarantee;
     if (deliveryGuarantee !== 'exactly-once' && deliveryGuarantee !== 'none') {
       throw invalidJob(`operator ${JSON.stringify(name)} (two-phase-commit-sink): deliveryGuarantee`, `expected 'exactly-once' or 'none', got ${JSON.stringify(deliveryGuarantee)}`);
     }

@@ -7,7 +7,7 @@ const CHECKPOINTABLE_SOURCES: ReadonlySet<string> = new Set(['generator-source',
 export function checkCheckpointable(plan: JobPlan): void {
   for (const edge of plan.edges) {
     if (edge.partitionType !== 'PIPELINED' && edge.partitionType !== 'PIPELINED_BOUNDED' && edge.partitionType !== 'PIPELINED_APPROXIMATE') {
-      throw invalidEngineArgument('checkpointing', `edge ${edge.id} is ${edge.partitionType}: a checkpointed job's edges are all pipelined (exchange mode ALL_EDGES_PIPELINED, or ALL_EDGES_PIPELINED_APPROXIMATE)`);
+      throw invalidEngineArgument('checkpointing', `edge ${edge.id} is ${edge.partitionType}: a checkpointed job's edges are all pipelined (exchange mode ALL_EDGES_PIPELINED, or ALL_EDGES_PIPELINED_APPROXIMATE)${plan.exchangeMode === 'ALL_EDGES_PIPELINED' || plan.exchangeMode === 'ALL_EDGES_PIPELINED_APPROXIMATE' ? ' (a per-edge exchange override)' : `, but the job runs ${plan.exchangeMode} (its own defineJob exchangeMode, or runJob's / --exchange-mode)`}`);
     }
   }
   for (const vertex of plan.vertices) {

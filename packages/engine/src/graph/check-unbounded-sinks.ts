@@ -1,4 +1,5 @@
 import { invalidJob, type LogicalGraph, type OperatorSpec } from '../api/logical-graph.js';
+import type { ExchangeMode } from '../api/exchange-mode.js';
 
 /** Whether a source never ends by itself: `generate` without `count`, `watchDirectory` without an end marker, `readRedisStream` without `endField`. */
 export function isUnboundedSource(spec: OperatorSpec): boolean {
@@ -21,13 +22,13 @@ export function isUnboundedSource(spec: OperatorSpec): boolean {
  * through a two-phase-commit sink, committed at every completed checkpoint
  * (`sinkTo(fileCommitSink({ dir }))`).
  */
-export function checkUnboundedSinks(graph: LogicalGraph): void {
+export function checkUnboundedSinks(graph: LogicalGraph, exchangeMode?: ExchangeMode): void {
   const source = graph.nodes.find((n) => isUnboundedSource(n.spec));
   if (source === undefined) return;
   const sink = graph.nodes.find((n) => n.spec.kind === 'text-sink');
   if (sink === undefined) return;
   throw invalidJob(
     `operator ${JSON.stringify(sink.name)} (text-sink)`,
-    `source ${JSON.stringify(source.name)} (${source.spec.kind}) is unbounded, and writeText publishes its file only when the whole job succeeds, which an unbounded job never does (it runs until cancelled); write through sinkTo(fileCommitSink({ dir })), committed at every completed checkpoint, or bound the source`,
+    `source ${JSON.stringify(source.name)} (${source.spec.kind}) is unbounded, and writeText publishes its file only when the whole job succeeds, which an unbounded job never does (it runs until cancelled); write through ${exchangeMode === 'ALL_EDGES_PIPELINED_APPROXIMATE' ? "sinkTo(fileCommitSink({ dir }), { deliveryGuarantee: 'none' }) (approximate recovery refuses an exactly-once sink)" : 'sinkTo(fileCommitSink({ dir }))'}, committed at every completed checkpoint, or bound the source`,
   );
 }

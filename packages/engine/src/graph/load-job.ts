@@ -132,7 +132,7 @@ export async function loadJob(request: LoadJobRequest): Promise<LoadedJob> {
       context: { field: 'build' },
     });
   }
-  checkUnboundedSinks(graph);
+  checkUnboundedSinks(graph, exchangeMode);
   let adaptive: PlanAdaptivity | undefined;
   if (request.adaptive !== undefined) {
     const options = request.adaptive.options;

@@ -33,10 +33,14 @@ export function checkApproximateRecovery(request: { readonly checkpointing: Chec
  * them while promising each record exactly once. A sink declared `deliveryGuarantee: 'none'` runs.
  */
 export function checkApproximateSinks(plan: JobPlan): void {
-  const sinks = plan.logical.nodes.filter((node) => node.spec.kind === 'two-phase-commit-sink' && node.spec.deliveryGuarantee === 'exactly-once').map((node) => JSON.stringify(node.name));
-  if (sinks.length === 0) return;
+  // anything not declared 'none' is exactly-once (fails closed for a spec made without the field)
+  const nodes = plan.logical.nodes.filter((node) => node.spec.kind === 'two-phase-commit-sink' && node.spec.deliveryGuarantee !== 'none');
+  if (nodes.length === 0) return;
+  // two unnamed sinkTo are both "sinkTo": their uids (sinkTo, sinkTo-2) tell them apart
+  const repeated = (name: string): boolean => nodes.filter((n) => n.name === name).length > 1;
+  const sinks = nodes.map((node) => (repeated(node.name) ? `${JSON.stringify(node.name)} (uid ${node.uid})` : JSON.stringify(node.name)));
   throw refused(
-    `${sinks.length === 1 ? 'the exactly-once sink' : 'the exactly-once sinks'} ${sinks.join(', ')} (a two-phase-commit sink: DataSet.sinkTo)`,
+    nodes.length === 1 ? `the exactly-once sink ${sinks[0] as string} (a two-phase-commit sink: DataSet.sinkTo)` : `the exactly-once sinks ${sinks.join(', ')} (two-phase-commit sinks: DataSet.sinkTo)`,
     "a failed task loses the records in flight, so the sink cannot get each record exactly once; declare that it promises nothing of them (sinkTo(…, { deliveryGuarantee: 'none' })), write to collect or (after a bounded source) writeText, or run without approximate recovery",
   );
 }
