@@ -2,7 +2,8 @@
 // partitions (in process, local workers, a cluster's); not several over the in-memory pipelined shuffle.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isEngineError } from '@weft/engine';
+import { defineJob, isEngineError, runJob } from '@weft/engine';
+import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';
 import { checkApproximateExecutors, checkApproximateRecovery } from '../src/job-master/check-approximate-recovery.js';
 
 describe('checkApproximateRecovery', () => {
@@ -25,5 +26,23 @@ describe('checkApproximateRecovery', () => {
       () => checkApproximateExecutors([{ id: 'worker-0', shuffleLocation: at }, { id: 'worker-1' }]),
       (error: unknown) => isEngineError(error, 'WEFT_ERR_APPROXIMATE_REFUSED') && /executor worker-1/.test(error.message) && /--pipelined-shuffle network/.test(error.message),
     );
+  });
+
+  it('refuses adaptive parallelism with approximate recovery, naming both, before anything runs; each alone runs', async () => {
+    const memory = createMemoryShuffleServiceFactory();
+    const job = defineJob((ctx) => {
+      ctx.range(0, 1000).keyBy((x) => x % 5).count().collect('counts');
+    });
+    const run = (extra: object) => runJob({ job, parallelism: 2, shuffle: { pipelined: memory, blocking: memory }, ...extra });
+    await assert.rejects(
+      run({ adaptive: true, exchangeMode: 'ALL_EDGES_PIPELINED_APPROXIMATE' }),
+      (error: unknown) => isEngineError(error, 'WEFT_ERR_APPROXIMATE_REFUSED') && /approximate recovery .* cannot be combined with adaptive parallelism/.test(error.message),
+    );
+    const reference = Array.from({ length: 5 }, (_, k) => [k, 200]);
+    for (const extra of [{ adaptive: true }, { exchangeMode: 'ALL_EDGES_PIPELINED_APPROXIMATE' }]) {
+      const result = await run(extra);
+      assert.equal(result.status, 'succeeded', result.error?.message);
+      assert.deepEqual([...(result.collected['counts'] ?? [])].sort((a, b) => (a as [number])[0] - (b as [number])[0]), reference);
+    }
   });
 });

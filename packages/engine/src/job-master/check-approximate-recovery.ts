@@ -46,6 +46,17 @@ export function checkApproximateSinks(plan: JobPlan): void {
 }
 
 /**
+ * Refuses an approximate job with adaptive parallelism (`adaptive`, `weft run --parallelism auto`): an
+ * operator whose parallelism is decided at run time reads its inputs only once their producers finished
+ * (blocking edges), so nothing would be pipelined to recover approximately — the job would run blocking
+ * while calling itself approximate.
+ */
+export function checkApproximateAdaptive(adaptive: unknown): void {
+  if (adaptive === undefined) return;
+  throw refused('adaptive parallelism (RunJobOptions adaptive, weft run --parallelism auto)', 'an operator whose parallelism is decided at run time reads its inputs once their producers finished (blocking edges), so there is no pipelined stream to recover approximately; give the job a parallelism');
+}
+
+/**
  * Refuses, once its executors started, an approximate job on several executors that do not serve each
  * other's pipelined partitions (no `shuffleLocation`: e.g. worker processes over the in-memory pipelined
  * shuffle): its tasks, a region each, would read partitions produced on another executor.

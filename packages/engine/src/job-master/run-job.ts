@@ -31,7 +31,7 @@ import { InMemoryCheckpointStore, type CheckpointStore, type CompletedCheckpoint
 import { JobCheckpointing, resolveRestoreCheckpoint } from '../checkpoint/job-checkpointing.js';
 import { checkCheckpointable } from '../checkpoint/check-checkpointable.js';
 import { checkStreamSourcesReachable } from './check-stream-sources.js';
-import { checkApproximateExecutors, checkApproximateRecovery, checkApproximateSinks } from './check-approximate-recovery.js';
+import { checkApproximateAdaptive, checkApproximateExecutors, checkApproximateRecovery, checkApproximateSinks } from './check-approximate-recovery.js';
 import type { JobResult } from './job-result.js';
 import type { RunJobOptions } from './run-job-options.js';
 
@@ -128,7 +128,10 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   serializer = loaded.definition.options.serializer ?? serializer;
   const approximate = loaded.plan.exchangeMode === 'ALL_EDGES_PIPELINED_APPROXIMATE';
   if (approximate && options.exchangeMode === undefined) checkApproximate();
-  if (approximate) checkApproximateSinks(loaded.plan);
+  if (approximate) {
+    checkApproximateAdaptive(adaptive);
+    checkApproximateSinks(loaded.plan);
+  }
   if (kind !== 'inprocess' && loaded.moduleUrl === undefined) throw new EngineError('WEFT_ERR_INVALID_JOB', 'a job run on worker processes must be given as a module path, so workers can load it', { context: { field: 'job' } });
   if (checkpointOptions !== undefined) checkCheckpointable(loaded.plan);
   const streamConnectors = checkStreamConnectors(options.streamConnectors);
