@@ -99,4 +99,35 @@ describe('the final commit of a two-phase-commit sink in a batch job', () => {
       assert.deepEqual(await readdir(join(dir, 'parts', '.in-progress')).catch(() => []), []);
     });
   });
+
+  it('commits each sink through its own factory when two sinks share a name (two unnamed sinkTo)', async () => {
+    await withDir(async (dir) => {
+      const committedBy: [string, string][] = [];
+      /** fileCommitSink into `dir/<tag>`, noting which factory committed which handle. */
+      const tagged = (tag: string): TwoPhaseCommitSinkFactory<string> => {
+        const files = fileCommitSink<string>({ dir: join(dir, tag) });
+        return (context) => {
+          const sink = files(context);
+          return { ...sink, beginTransaction: () => sink.beginTransaction(), write: (h, v) => sink.write(h, v), preCommit: (h) => sink.preCommit(h), abort: (h) => sink.abort(h), close: () => sink.close?.(), commit: async (h) => {
+            committedBy.push([tag, JSON.stringify(h)]);
+            await sink.commit(h);
+          } };
+        };
+      };
+      const none = testingNoShuffleFactory();
+      const job = defineJob((ctx) => {
+        const rows = ctx.range(0, 50).map((x) => `row ${x}`);
+        rows.sinkTo(tagged('a'));
+        rows.sinkTo(tagged('b'));
+      });
+      const result = await runJob({ job, parallelism: 2, shuffle: { pipelined: none, blocking: none }, cwd: dir, restartStrategy: { type: 'none' } });
+      assert.equal(result.status, 'succeeded', result.error?.message);
+      assert.equal(committedBy.length, 4, JSON.stringify(committedBy));
+      // each handle names its sink's directory: the factory that committed it must be that sink's
+      for (const [tag, handle] of committedBy) assert.ok(handle.includes(join(dir, tag, '.in-progress')), `${tag} committed ${handle}`);
+      const expected = Array.from({ length: 50 }, (_, x) => `row ${x}`).sort();
+      assert.deepEqual(await lines(join(dir, 'a')), expected);
+      assert.deepEqual(await lines(join(dir, 'b')), expected);
+    });
+  });
 });

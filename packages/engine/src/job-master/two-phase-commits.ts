@@ -34,11 +34,13 @@ export async function abortTwoPhaseSinks(request: TwoPhaseCommitsRequest): Promi
 }
 
 async function forEachHandle(request: TwoPhaseCommitsRequest, action: 'commit' | 'abort'): Promise<void> {
-  const outputs = request.outputs.filter((o): o is TwoPhaseOutput => o.kind === 'two-phase-commit').sort((a, b) => (a.sink === b.sink ? a.subtask - b.subtask : a.sink < b.sink ? -1 : 1));
+  const sinkOf = (o: TwoPhaseOutput): string => o.uid ?? o.sink;
+  const outputs = request.outputs.filter((o): o is TwoPhaseOutput => o.kind === 'two-phase-commit').sort((a, b) => (sinkOf(a) === sinkOf(b) ? a.subtask - b.subtask : sinkOf(a) < sinkOf(b) ? -1 : 1));
   let first: unknown;
   for (const output of outputs) {
     if (output.handles.length === 0) continue;
-    const node = request.plan.logical.nodes.find((n) => n.name === output.sink && n.spec.kind === 'two-phase-commit-sink');
+    // by uid: two sinks may share a name (two unnamed sinkTo are both "sinkTo"); by name for an output logged without one
+    const node = request.plan.logical.nodes.find((n) => n.spec.kind === 'two-phase-commit-sink' && (output.uid === undefined ? n.name === output.sink : n.uid === output.uid));
     if (node === undefined || node.spec.kind !== 'two-phase-commit-sink') throw sinkFailed(output.sink, action, 'the plan has no such two-phase-commit sink');
     const create: TwoPhaseCommitSinkFactory<unknown> = node.spec.create;
     const sink = create(Object.freeze({ jobId: request.jobId, operatorName: output.sink, subtask: output.subtask, parallelism: output.parallelism, attempt: -1, cwd: request.cwd, fileSystems: request.fileSystems }));

@@ -81,6 +81,6 @@ export function createOperator(node: LogicalNode, output: Output, context: Opera
     case 'collect-sink':
       return { source: false, operator: new CollectSinkOperator(spec.name, context) };
     case 'two-phase-commit-sink':
-      return { source: false, operator: new TwoPhaseCommitSinkOperator(spec.create, context) };
+      return { source: false, operator: new TwoPhaseCommitSinkOperator(spec.create, node.uid, context) };
   }
 }

@@ -74,8 +74,12 @@ export interface CheckpointedOperator {
 export type SinkOutput =
   | { readonly kind: 'text-file'; readonly sink: string; readonly path: string; readonly tempDir: string; readonly file: string; readonly subtask: number; readonly parallelism: number }
   | { readonly kind: 'collect'; readonly sink: string; readonly subtask: number; readonly parallelism: number; readonly values: unknown[] }
-  /** A two-phase-commit sink's pre-committed transactions, committed by the job master when the job succeeds. */
-  | { readonly kind: 'two-phase-commit'; readonly sink: string; readonly subtask: number; readonly parallelism: number; readonly handles: readonly JsonValue[] };
+  /**
+   * A two-phase-commit sink's pre-committed transactions, committed by the job master when the job
+   * succeeds; `uid` is the sink operator's (unique in the plan, where `sink`, its name, may not be; absent
+   * in an event log written before it was recorded).
+   */
+  | { readonly kind: 'two-phase-commit'; readonly sink: string; readonly uid?: string; readonly subtask: number; readonly parallelism: number; readonly handles: readonly JsonValue[] };
 
 /**
  * A runtime operator (Flink's StreamOperator). `collect` receives the records of input 0 (the only input

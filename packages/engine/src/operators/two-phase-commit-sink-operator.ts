@@ -31,6 +31,8 @@ type RecordedTransaction = [number, 'pre-committed' | 'open', TransactionHandle]
  */
 export class TwoPhaseCommitSinkOperator implements StreamOperator {
   readonly #sink: TwoPhaseCommitSink<unknown>;
+  /** The sink operator's uid: two sinks of one name are told apart by it at the final commit. */
+  readonly #uid: string;
   readonly #context: OperatorContext;
   #open: TransactionHandle | undefined;
   /** Pre-committed at a checkpoint, not yet committed: by checkpoint id, in order. */
@@ -46,7 +48,8 @@ export class TwoPhaseCommitSinkOperator implements StreamOperator {
   /** A pre-commit or a begin failed: the records that follow have no transaction, so the task fails. */
   #broken: unknown;
 
-  constructor(create: TwoPhaseCommitSinkFactory<unknown>, context: OperatorContext) {
+  constructor(create: TwoPhaseCommitSinkFactory<unknown>, uid: string, context: OperatorContext) {
+    this.#uid = uid;
     this.#context = context;
     const { jobId, operatorName, subtask, parallelism, attempt, cwd, fileSystems } = context;
     this.#sink = create(Object.freeze({ jobId, operatorName, subtask, parallelism, attempt, cwd, fileSystems }));
@@ -168,7 +171,7 @@ export class TwoPhaseCommitSinkOperator implements StreamOperator {
     const { operatorName, subtask, parallelism } = this.#context;
     // pre-committed at checkpoints whose completion this attempt was not told of: committed with the final one (idempotent)
     const handles = [...this.#pending.map((p) => p.handle), ...(this.#final === undefined ? [] : [this.#final])];
-    return { kind: 'two-phase-commit', sink: operatorName, subtask, parallelism, handles };
+    return { kind: 'two-phase-commit', sink: operatorName, uid: this.#uid, subtask, parallelism, handles };
   }
 
   /** Records the pending and open transactions in operator state (a checkpointed job only). */
