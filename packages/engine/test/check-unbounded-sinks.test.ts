@@ -2,7 +2,12 @@
 // when the whole job succeeds, which an unbounded job never does.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { defineJob, isEngineError } from '@weft/engine';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { defineJob, fileCommitSink, InMemoryCheckpointStorage, isEngineError, runJob } from '@weft/engine';
+import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';
 import { loadJob } from '../src/graph/load-job.js';
 
 const load = (build: Parameters<typeof defineJob>[0]) => loadJob({ job: defineJob(build, { name: 'unbounded-sinks' }), args: [], parallelism: 1, cwd: process.cwd(), checkInputs: false });
@@ -30,5 +35,30 @@ describe('checkUnboundedSinks', () => {
     await load((ctx) => ctx.generate((s) => s, { count: 10 }).writeText('out.txt'));
     await load((ctx) => ctx.watchDirectory('in', { endMarker: 'END' }).writeText('out.txt'));
     await load((ctx) => ctx.generate((s) => s).collect('all'));
+  });
+
+  it('refuses sinkTo after an unbounded source without checkpoints, naming both; with checkpoints it runs and commits', async () => {
+    const memory = createMemoryShuffleServiceFactory();
+    const dir = await mkdtemp(join(tmpdir(), 'weft-unbounded-commits-'));
+    try {
+      const job = defineJob((ctx) => ctx.generate((s) => `n ${s}`, { name: 'numbers', ratePerSecond: 2000 }).sinkTo(fileCommitSink<string>({ dir: join(dir, 'parts') }), { name: 'parts' }));
+      const base = { job, parallelism: 1, cwd: dir, shuffle: { pipelined: memory, blocking: memory } } as const;
+      await assert.rejects(
+        // the signal only bounds a broken check: refused, nothing runs
+        runJob({ ...base, signal: AbortSignal.timeout(5000) }),
+        (error: unknown) => isEngineError(error, 'WEFT_ERR_INVALID_JOB') && /operator "parts" \(two-phase-commit-sink\)/.test(error.message) && /source "numbers" \(generator-source\) is unbounded/.test(error.message) && /--checkpoint-interval/.test(error.message),
+      );
+      assert.equal(existsSync(join(dir, 'parts')), false, 'nothing ran');
+      // checkpointed, it runs: stopped by its signal once a checkpoint committed lines
+      const stop = new AbortController();
+      const running = runJob({ ...base, signal: stop.signal, checkpointing: { intervalMs: 50, storage: new InMemoryCheckpointStorage() } });
+      const committed = async (): Promise<number> => (await readdir(join(dir, 'parts')).catch(() => [] as string[])).filter((n) => !n.startsWith('.')).length;
+      for (let i = 0; i < 200 && (await committed()) === 0; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+      stop.abort();
+      await running.catch(() => undefined);
+      assert.ok((await committed()) > 0, 'a checkpoint committed a part file');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

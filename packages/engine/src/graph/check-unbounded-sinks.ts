@@ -32,3 +32,21 @@ export function checkUnboundedSinks(graph: LogicalGraph, exchangeMode?: Exchange
     `source ${JSON.stringify(source.name)} (${source.spec.kind}) is unbounded, and writeText publishes its file only when the whole job succeeds, which an unbounded job never does (it runs until cancelled); write through ${exchangeMode === 'ALL_EDGES_PIPELINED_APPROXIMATE' ? "sinkTo(fileCommitSink({ dir }), { deliveryGuarantee: 'none' }) (approximate recovery refuses an exactly-once sink)" : 'sinkTo(fileCommitSink({ dir }))'}, committed at every completed checkpoint, or bound the source`,
   );
 }
+
+/**
+ * Refuses a two-phase-commit sink (`sinkTo`) in a job with an unbounded source that takes no checkpoints
+ * (`WEFT_ERR_INVALID_JOB` naming both): the sink commits at every completed checkpoint and once when the
+ * whole job succeeded — without checkpoints, in a job that never ends, it would commit nothing, and a
+ * cancel aborts what it staged.
+ */
+export function checkUnboundedCommits(graph: LogicalGraph, checkpointed: boolean): void {
+  if (checkpointed) return;
+  const source = graph.nodes.find((n) => isUnboundedSource(n.spec));
+  if (source === undefined) return;
+  const sink = graph.nodes.find((n) => n.spec.kind === 'two-phase-commit-sink');
+  if (sink === undefined) return;
+  throw invalidJob(
+    `operator ${JSON.stringify(sink.name)} (two-phase-commit-sink)`,
+    `source ${JSON.stringify(source.name)} (${source.spec.kind}) is unbounded, and sinkTo commits at each completed checkpoint and when the whole job succeeds, which an unbounded job never does: without checkpoints nothing would ever be committed; take checkpoints (RunJobOptions checkpointing, weft run --checkpoint-interval) or bound the source`,
+  );
+}

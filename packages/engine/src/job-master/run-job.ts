@@ -30,6 +30,7 @@ import { resolveCheckpointingOptions } from '../checkpoint/checkpointing-options
 import { InMemoryCheckpointStore, type CheckpointStore, type CompletedCheckpoint } from '../checkpoint/checkpoint-store.js';
 import { JobCheckpointing, resolveRestoreCheckpoint } from '../checkpoint/job-checkpointing.js';
 import { checkCheckpointable } from '../checkpoint/check-checkpointable.js';
+import { checkUnboundedCommits } from '../graph/check-unbounded-sinks.js';
 import { checkStreamSourcesReachable } from './check-stream-sources.js';
 import { checkApproximateAdaptive, checkApproximateExecutors, checkApproximateRecovery, checkApproximateSinks } from './check-approximate-recovery.js';
 import type { JobResult } from './job-result.js';
@@ -134,6 +135,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   }
   if (kind !== 'inprocess' && loaded.moduleUrl === undefined) throw new EngineError('WEFT_ERR_INVALID_JOB', 'a job run on worker processes must be given as a module path, so workers can load it', { context: { field: 'job' } });
   if (checkpointOptions !== undefined) checkCheckpointable(loaded.plan);
+  checkUnboundedCommits(loaded.plan.logical, checkpointOptions !== undefined);
   const streamConnectors = checkStreamConnectors(options.streamConnectors);
   checkStreamSourcesReachable(loaded.plan, kind, streamConnectors);
   const topology = ExecutionTopology.from(loaded.plan.topology);
