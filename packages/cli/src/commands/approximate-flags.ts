@@ -30,9 +30,8 @@ a cluster's task executors with --cluster, over the network pipelined shuffle):
                             The summary lists each recovery with the records it lost. With --workers N
                             or --cluster (the network pipelined shuffle) a task restarts on a live
                             worker when its own was killed, from the latest checkpoint as in process.
-                            Without --restart-strategy it
-                            restarts as Flink's checkpointed jobs do: fixed-delay, 2147483647
-                            attempts, 1 s apart
+                            Without --restart-strategy it restarts as Flink's checkpointed jobs do:
+                            fixed-delay, 2147483647 attempts, 1 s apart
   --approximate-reconnect-timeout MS
                             a restarted task that does not reconnect to its inputs within MS fails again
                             through the ordinary failover path (default 10000)`;
