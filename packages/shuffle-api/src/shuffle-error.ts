@@ -43,6 +43,8 @@ export interface SerializedShuffleError {
   readonly name: string;
   readonly message: string;
   readonly code?: string;
+  /** A Node.js system error's failed system call (`open`, `mkdir`, `connect`…), beside its `code` (ENOTDIR…). */
+  readonly syscall?: string;
   readonly retryable?: boolean;
   readonly context?: Record<string, string | number | boolean | undefined>;
   readonly stack?: string;
@@ -74,17 +76,19 @@ export function serializeError(error: unknown, depth = 0): SerializedShuffleErro
   if (!(error instanceof Error) && (typeof error !== 'object' || error === null)) {
     return { name: 'Error', message: String(error) };
   }
-  const e = error as Error & { code?: unknown; retryable?: unknown; context?: unknown };
+  const e = error as Error & { code?: unknown; syscall?: unknown; retryable?: unknown; context?: unknown };
   const out: {
     name: string;
     message: string;
     code?: string;
+    syscall?: string;
     retryable?: boolean;
     context?: Record<string, string | number | boolean | undefined>;
     stack?: string;
     cause?: SerializedShuffleError;
   } = { name: typeof e.name === 'string' ? e.name : 'Error', message: String(e.message) };
   if (typeof e.code === 'string') out.code = e.code;
+  if (typeof e.syscall === 'string') out.syscall = e.syscall;
   if (typeof e.retryable === 'boolean') out.retryable = e.retryable;
   if (typeof e.context === 'object' && e.context !== null) {
     out.context = { ...(e.context as Record<string, string | number | boolean | undefined>) };
@@ -96,7 +100,7 @@ export function serializeError(error: unknown, depth = 0): SerializedShuffleErro
 
 /**
  * Rebuilds an error serialized by `serializeError`: a `ShuffleError` when it carries a known code, a plain
- * `Error` otherwise; name, stack and the cause chain are kept.
+ * `Error` otherwise (with a system error's `code` and `syscall`); name, stack and the cause chain are kept.
  */
 export function deserializeError(value: SerializedShuffleError): Error {
   const cause = value.cause === undefined ? undefined : deserializeError(value.cause);
@@ -111,6 +115,7 @@ export function deserializeError(value: SerializedShuffleError): Error {
     error = new Error(value.message, cause === undefined ? undefined : { cause });
     if (value.name !== 'Error') Object.defineProperty(error, 'name', { value: value.name });
     if (value.code !== undefined) Object.defineProperty(error, 'code', { value: value.code, enumerable: true });
+    if (value.syscall !== undefined) Object.defineProperty(error, 'syscall', { value: value.syscall, enumerable: true });
   }
   if (value.stack !== undefined) error.stack = value.stack;
   return error;

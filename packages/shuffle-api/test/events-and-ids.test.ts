@@ -165,4 +165,12 @@ describe('errors across processes', () => {
     assert.equal((rebuilt.cause as Error).name, 'TypeError');
     assert.equal(findShuffleError(new Error('wrapper', { cause: rebuilt }), 'SHF_ERR_PRODUCER_FAILED'), rebuilt);
   });
+
+  it("keeps a system error's code and failed system call (a report can tell an I/O fault from a bug)", async () => {
+    const { mkdir } = await import('node:fs/promises');
+    const system = await mkdir('/dev/null/x', { recursive: true }).then(() => undefined, (error: unknown) => error);
+    const rebuilt = deserializeError(JSON.parse(JSON.stringify(serializeError(new Error('wrapper', { cause: system })))));
+    const cause = rebuilt.cause as Error & { code?: string; syscall?: string };
+    assert.deepEqual([cause.code, cause.syscall], ['ENOTDIR', 'mkdir']);
+  });
 });
