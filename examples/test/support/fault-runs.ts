@@ -133,6 +133,7 @@ export async function filesUnder(dir: string): Promise<string[]> {
 
 /** `weft plan <topology> --json --fail … --lost … --strategy …`, run in this process; its `restart` list. */
 export async function predictedRestart(topologyFile: string, failover: FailoverRecord): Promise<string[]> {
+  assert.ok(failover.failedTask !== undefined, `a task failover (this one is global: ${failover.error.message})`);
   let stdout = '';
   let stderr = '';
   const args = ['plan', topologyFile, '--json', '--fail', failover.failedTask, ...failover.lostPartitions.flatMap((p) => ['--lost', p]), '--strategy', failover.strategy];
@@ -167,7 +168,7 @@ export async function checkBlastRadius(result: JobResult, topologyFile: string, 
     runAgain += failover.tasksRunAgain.length;
     deployed += failover.tasksDeployed;
     assert.ok(failover.tasksRunAgain.every((t) => failover.tasksToRestart.includes(t)), `${label}: tasks run again are among those restarted`);
-    assert.ok(failover.tasksRunAgain.includes(failover.failedTask), `${label}: the failed task had run`);
+    assert.ok(failover.failedTask !== undefined && failover.tasksRunAgain.includes(failover.failedTask), `${label}: the failed task had run`);
   }
   for (const [task, attempt] of Object.entries(result.taskAttempts)) assert.equal(attempt, resets.get(task) ?? 0, `${label}: ${task} was reset exactly by the failovers that named it`);
   return { restarted, total, runAgain, deployed };

@@ -1,6 +1,7 @@
 // What `weft run` prints: the live progress line and the final summary, from plain progress and result
 // objects (no job runs here).
 import assert from 'node:assert/strict';
+import { mkdir } from 'node:fs/promises';
 import { describe, it } from 'node:test';
 import type { JobProgress, JobResult } from '@weft/engine';
 import { formatBytes, formatFailure, formatProgressLine, formatRunSummary, formatTaskSet, runSummaryJson } from '../src/commands/run-report.js';
@@ -171,5 +172,15 @@ describe('the run summary', () => {
     assert.doesNotMatch(text, /\n\s+at /, 'no stack trace for an expected fault');
     const bug = formatFailure(new Error('job failed', { cause: new TypeError('x is not a function') }));
     assert.match(bug, /caused by: TypeError: x is not a function\n\s+at /, 'a bug keeps its stack');
+  });
+
+  it('names a system error (a store that is down, a full disk) by its code without a stack trace', async () => {
+    const system = await mkdir('/dev/null/chk-2', { recursive: true }).then(() => undefined, (error: unknown) => error);
+    assert.equal((system as { code?: string })?.code, 'ENOTDIR');
+    const text = formatFailure(new Error('job failed', { cause: Object.assign(new Error('cannot restore job j from checkpoint 2'), { code: 'WEFT_ERR_STATE_RESTORE', cause: system }) }));
+    assert.match(text, /^caused by: ENOTDIR: ENOTDIR: not a directory, mkdir '\/dev\/null\/chk-2'$/m);
+    assert.doesNotMatch(text, /\n\s+at /);
+    const lookalike = formatFailure(new Error('job failed', { cause: Object.assign(new Error('thrown by a user function'), { code: 'EPARSE' }) }));
+    assert.match(lookalike, /caused by: Error: thrown by a user function\n\s+at /, 'an error that only looks like one (no syscall) keeps its stack');
   });
 });

@@ -139,6 +139,15 @@ describe('the job page derived from the event log', () => {
     assert.deepEqual(detail.vertices.map((v) => [v.id, v.state]), [['a', 'reset'], ['b', 'created']]);
   });
 
+  it('a global failover (the job master failed: no task named) resets every task and names none as failed', () => {
+    const global = { ...FAILOVER, failedTask: undefined, attemptId: undefined, global: true, strategy: 'all', error: { code: 'WEFT_ERR_CHECKPOINT_FAILED', message: 'checkpoint 4 failed' }, tasksToRestart: ['a#0', 'b#0'], tasksRunAgain: ['a#0', 'b#0'] };
+    const { failedTask: _t, attemptId: _a, ...logged } = global;
+    const events = log([submitted(0), deployed(1, 'a#0'), deployed(1, 'b#0'), [5, 'failover', logged], [6, 'tasks-reset', { tasks: ['a#0', 'b#0'], reason: 'failover' }]]);
+    const detail = toJobDetail({ run: run(events, { leaseRenewedAtMs: T0 + 6 }), events, progress: undefined, nowMs: T0 + 7 });
+    assert.deepEqual(detail.failovers, [{ atMs: 5, global: true, error: { code: 'WEFT_ERR_CHECKPOINT_FAILED', message: 'checkpoint 4 failed' }, strategy: 'all', tasksToRestart: ['a#0', 'b#0'], tasksRunAgain: ['a#0', 'b#0'], lostPartitions: [], backoffMs: 10 }]);
+    assert.deepEqual(detail.attempts.map((a) => [a.task, a.state, a.endMs]), [['a#0', 'reset', 6], ['b#0', 'reset', 6]], 'reset, not failed, and no "undefined" task');
+  });
+
   it('ignores event types it does not know and fields an older weft did not write', () => {
     const events = log([submitted(0), [1, 'something-new', { x: 1 }], [2, 'task-deployed', { executionVertexId: 'a#0' }]]);
     const folded = foldJobEvents(events);

@@ -35,7 +35,9 @@ worker processes with --workers N, or on a cluster's executors with --cluster):
   --checkpoint-timeout D    a checkpoint not completed within D is aborted (default 10m)
   --checkpoints-retained N  completed checkpoints kept (default 1); older ones are removed with their state
   --tolerable-checkpoint-failures N
-                            failed checkpoints in a row tolerated before the job fails (default 0)
+                            failed checkpoints in a row tolerated (default 0); one more fails the job
+                            over globally: every task restarts from the latest checkpoint, as the
+                            restart strategy allows, else the job fails
   --from-checkpoint C       with --job-id and --checkpoint-interval: start from checkpoint C (latest, or
                             its id) of that job, at this run's --parallelism (key groups and source splits
                             are redistributed). A missing or corrupted checkpoint, or one taken with another

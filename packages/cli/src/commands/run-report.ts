@@ -118,12 +118,17 @@ export function workSaved(failover: FailoverRecord): { tasks: number; percent: n
   return { tasks, percent: failover.tasksTotal === 0 ? 0 : Math.round((1000 * tasks) / failover.tasksTotal) / 10 };
 }
 
+/** What failed: `task <attempt>`, or the job master for a global failover. */
+function whatFailed(failover: FailoverRecord): string {
+  return failover.global === true ? 'the job master failed over globally' : `task ${failover.attemptId} failed`;
+}
+
 /** One line for a failover as it happens (the summary at the end gives the details). */
 export function formatFailoverLine(failover: FailoverRecord): string {
   const saved = workSaved(failover);
   const code = failover.error.code === undefined ? '' : ` (${failover.error.code})`;
   return (
-    `failover at ${formatDuration(failover.atMs)}: task ${failover.attemptId} failed${code}: restarting ${failover.tasksToRestart.length} of ` +
+    `failover at ${formatDuration(failover.atMs)}: ${whatFailed(failover)}${code}: restarting ${failover.tasksToRestart.length} of ` +
     `${failover.tasksTotal} tasks (${failover.tasksRunAgain.length} had started), ${saved.percent}% saved against restarting all, ` +
     `in ${failover.backoffMs} ms\n`
   );
@@ -179,7 +184,7 @@ function formatRecovery(result: JobResult): string[] {
   result.failovers.forEach((f, i) => {
     const saved = workSaved(f);
     lines.push(
-      `    ${i + 1}. at ${formatDuration(f.atMs)}: task ${f.attemptId} failed: ${f.error.code === undefined ? '' : `${f.error.code}: `}${f.error.message}`,
+      `    ${i + 1}. at ${formatDuration(f.atMs)}: ${whatFailed(f)}: ${f.error.code === undefined ? '' : `${f.error.code}: `}${f.error.message}`,
       ...(f.lostPartitions.length === 0 ? [] : [`       lost partitions: ${f.lostPartitions.join(', ')}`]),
       `       restarted ${f.tasksToRestart.length} of ${f.tasksTotal} tasks: ${formatTaskSet(f.tasksToRestart)}`,
       `       saved ${saved.tasks} of ${f.tasksTotal} tasks (${saved.percent}%) against restarting all of them`,
@@ -269,6 +274,12 @@ export function describeError(error: unknown): Record<string, unknown> {
   return out;
 }
 
+/** A Node.js system error (a failed system call: `code` such as ENOTDIR, `syscall` such as mkdir). */
+function isSystemError(error: unknown): boolean {
+  const e = error as { code?: unknown; syscall?: unknown };
+  return typeof e?.syscall === 'string' && typeof e.code === 'string' && /^E[A-Z0-9]+$/.test(e.code);
+}
+
 /** The failure for a person: the message, then the deepest cause's stack (the user's own error). */
 export function formatFailure(error: unknown): string {
   // a fenced job master (a newer run of its job id took over): one line, by its code — it is no fault to debug
@@ -277,11 +288,11 @@ export function formatFailure(error: unknown): string {
   let root: unknown = error;
   for (let depth = 0; depth < 16 && (root as { cause?: unknown })?.cause !== undefined; depth++) root = (root as { cause?: unknown }).cause;
   if (root !== error) {
-    // an expected fault (an error with a documented code) by its code and message; anything else — a
-    // user function's throw, a bug — with its stack, where to look
+    // an expected fault (an error with a documented code, or the system's: ENOSPC, ENOTDIR, ECONNREFUSED…) by
+    // its code and message; anything else — a user function's throw, a bug — with its stack, where to look
     const code = (root as { code?: unknown })?.code;
     const stack = (root as Error)?.stack;
-    if (typeof code === 'string' && /^(SHF|WEFT)_ERR_/.test(code)) lines.push(`caused by: ${code}: ${(root as Error).message}`);
+    if (typeof code === 'string' && (/^(SHF|WEFT)_ERR_/.test(code) || isSystemError(root))) lines.push(`caused by: ${code}: ${(root as Error).message}`);
     else lines.push(`caused by: ${typeof stack === 'string' ? stack : String(root)}`);
   }
   return `${lines.join('\n')}\n`;

@@ -32,7 +32,7 @@ export interface CheckpointCoordinatorOptions {
   readonly maxConcurrent?: number;
   /** The least time from one checkpoint's completion to the next trigger. @defaultValue 0 */
   readonly minPauseMs?: number;
-  /** Consecutive counted failures tolerated; one more fails the job (`onFailure`). @defaultValue 0 (Flink's) */
+  /** Consecutive counted failures tolerated; one more fails the job master (`onFailure`). @defaultValue 0 (Flink's) */
   readonly tolerableFailures?: number;
   readonly store: CheckpointStore;
   /** Tells the sources to inject the barrier of `checkpointId`. */
@@ -42,7 +42,10 @@ export interface CheckpointCoordinatorOptions {
   readonly notifyAborted?: (checkpointId: number, reason: CheckpointFailureReason) => void;
   /** Removes a task's snapshot data (an aborted checkpoint's, or one no longer retained). */
   readonly discardState?: (handle: TaskStateHandle) => Promise<void>;
-  /** More consecutive counted failures than tolerated: the job must fail (WEFT_ERR_CHECKPOINT_FAILED). */
+  /**
+   * More consecutive counted failures than tolerated (WEFT_ERR_CHECKPOINT_FAILED): the job master fails over
+   * globally, or the job fails. The count starts again from 0; the coordinator keeps triggering.
+   */
   readonly onFailure: (error: Error) => void;
   /** Epoch milliseconds. @defaultValue Date.now */
   readonly clock?: () => number;

@@ -19,7 +19,9 @@ interface PendingCheckpoint {
  * older pending ones are subsumed, the oldest completed beyond `retained` removed with their state, and
  * tasks told (`notifyComplete`, for two-phase-commit sinks). A decline or the timeout aborts a checkpoint
  * and discards what was acknowledged for it; more consecutive counted failures than `tolerableFailures`
- * fail the job (`onFailure` with WEFT_ERR_CHECKPOINT_FAILED).
+ * fail the job master (`onFailure` with WEFT_ERR_CHECKPOINT_FAILED: a global failover, or the job fails)
+ * and clear the count (Flink's CheckpointFailureManager): the coordinator goes on triggering, for the
+ * restarted tasks, until it is stopped.
  */
 export class CheckpointCoordinator {
   readonly #options: ResolvedCheckpointCoordinatorOptions;
@@ -175,7 +177,7 @@ export class CheckpointCoordinator {
         `checkpoint ${pending.checkpointId} failed (${reason}${why === undefined ? '' : `: ${why}`}): ${this.#consecutiveFailures} checkpoint failures in a row, ${this.#options.tolerableFailures} tolerated`,
         { context: { checkpointId: pending.checkpointId, reason, failures: this.#consecutiveFailures } },
       );
-      this.stop();
+      this.#consecutiveFailures = 0;
       this.#options.onFailure(error);
     }
   }

@@ -38,7 +38,7 @@ export interface JobCheckpointingOptions {
   readonly restoreFrom?: CompletedCheckpoint | undefined;
   /** What `end()` does with the job's checkpoints. @defaultValue 'retain-on-cancellation' */
   readonly retention?: CheckpointRetention | undefined;
-  /** Checkpoints keep failing beyond the tolerated count: the job must fail. */
+  /** Checkpoints failed more times in a row than tolerated: the job master fails over globally (JobMaster.fail), or the job fails. */
   readonly onFailure: (error: Error) => void;
   readonly logger?: Logger | undefined;
 }
@@ -308,14 +308,21 @@ export class JobCheckpointing {
     }
   }
 
-  /** The state of `vertexId`'s operators in `checkpoint` (loaded once per checkpoint and vertex). */
+  /**
+   * The state of `vertexId`'s operators in `checkpoint` (loaded once per checkpoint and vertex). A snapshot
+   * the storage cannot give back (a store that is down) rejects with `WEFT_ERR_STATE_RESTORE` naming the
+   * checkpoint and the vertex: the task fails, and restarts as the restart strategy allows.
+   */
   #restoreOf(checkpoint: CompletedCheckpoint, vertexId: string): Promise<TaskRestoreState> {
     const cacheKey = `${checkpoint.checkpointId}/${vertexId}`;
     // only the checkpoint restored from now is kept loaded
     for (const key of this.#loaded.keys()) if (!key.startsWith(`${checkpoint.checkpointId}/`)) this.#loaded.delete(key);
     let loaded = this.#loaded.get(cacheKey);
     if (loaded === undefined) {
-      loaded = loadRestoreState(checkpoint, vertexId, this.#options.storage);
+      const { jobId, storage } = this.#options;
+      loaded = loadRestoreState(checkpoint, vertexId, storage).catch((error: unknown) => {
+        throw restoreRefused(checkpoint, jobId, `a snapshot of vertex ${vertexId} cannot be read from ${storage.description}: ${(error as Error).message}`, error);
+      });
       this.#loaded.set(cacheKey, loaded);
       loaded.catch(() => this.#loaded.delete(cacheKey));
     }

@@ -82,6 +82,44 @@ export function decideFailover(request: FailoverDecisionRequest): FailoverDecisi
   return { restart: true, record, vertices };
 }
 
+/** What a global failover is decided from: a task failure's request without the task. */
+export type GlobalFailoverDecisionRequest = Omit<FailoverDecisionRequest, 'failed' | 'failover'>;
+
+/**
+ * What the job master's own failure costs (Flink's `failGlobal`: its checkpoints failed more times in a row
+ * than tolerated): the restart strategy is told of it and decides whether a restart may follow, as for a
+ * task's; then every task restarts (Flink's global failover, whatever the failover strategy), each from the
+ * latest completed checkpoint. The record names no task (`global: true`) and the strategy `all`: what
+ * `weft plan --strategy all` prints for any task of the job.
+ */
+export function decideGlobalFailover(request: GlobalFailoverDecisionRequest): FailoverDecision {
+  const { error, topology, restart, attempts, jobName } = request;
+  restart.notifyFailure(error);
+  if (!restart.canRestart()) {
+    return {
+      restart: false,
+      error: new EngineError('WEFT_ERR_JOB_FAILED', `job ${JSON.stringify(jobName)} failed: recovery is suppressed by ${restart.toString()}: ${error.message}`, { cause: error, context: { restartStrategy: restart.toString() } }),
+    };
+  }
+  const skipped = request.isSkipped ?? (() => false);
+  const vertices = new Int32Array(topology.executionVertexCount);
+  for (let v = 0; v < vertices.length; v++) vertices[v] = v;
+  const real = Array.from(vertices).filter((u) => !skipped(u));
+  const record: FailoverRecord = {
+    atMs: request.elapsedMs(),
+    global: true,
+    error: describeFailure(error),
+    lostPartitions: [],
+    strategy: 'all',
+    tasksToRestart: real.map((u) => topology.executionVertexId(u)),
+    tasksRunAgain: real.filter((u) => attempts.wasDeployed(u)).map((u) => topology.executionVertexId(u)),
+    tasksTotal: real.length,
+    tasksDeployed: attempts.deployedCount(),
+    backoffMs: restart.getBackoffTimeMs(),
+  };
+  return { restart: true, record, vertices };
+}
+
 /** `WEFT_ERR_JOB_FAILED` for the failure of the failed task's current attempt, `why` prefixed to its message. */
 function jobFailedError(request: FailoverDecisionRequest, cause: Error, why = ''): EngineError {
   const attemptId = request.attempts.attemptIdOf(request.failed);

@@ -5,15 +5,20 @@ import type { FailoverStrategyName } from '../failover/failover-strategy.js';
  * strategy's tasks were reset (cancelled where they ran, their partitions released) and rescheduled as
  * new attempts. `tasksToRestart` is Flink's "tasks to restart" — exactly what
  * `weft plan <topology> --fail <failedTask> [--lost <partition>]… --strategy <strategy>` prints for the
- * job's topology. Plain JSON.
+ * job's topology. Or a **global** failover (Flink's `failGlobal`): the job master itself failed — its
+ * checkpoints failed more times in a row than tolerated — and the restart strategy allowed a restart, so
+ * every task was reset (`strategy` 'all'), each restoring from the latest completed checkpoint; it names
+ * no task (`global: true`, no `failedTask` or `attemptId`). Plain JSON.
  */
 export interface FailoverRecord {
   /** Milliseconds since the job started. */
   readonly atMs: number;
-  /** The failed execution vertex, `"<vertexId>#<subtask>"`. */
-  readonly failedTask: string;
-  /** Its attempt that failed, `"<vertexId>#<subtask>@<attempt>"`. */
-  readonly attemptId: string;
+  /** True for a global failover (the job master's own failure); absent for a task's. */
+  readonly global?: true;
+  /** The failed execution vertex, `"<vertexId>#<subtask>"`. Absent for a global failover. */
+  readonly failedTask?: string;
+  /** Its attempt that failed, `"<vertexId>#<subtask>@<attempt>"`. Absent for a global failover. */
+  readonly attemptId?: string;
   /** Why: the failure's code (`WEFT_ERR_*` / `SHF_ERR_*`, when it has one) and message. */
   readonly error: { readonly code?: string; readonly message: string };
   /** Partitions the failure names as unreadable (SHF_ERR_PARTITION_NOT_FOUND / SHF_ERR_DATA_CORRUPTED). */

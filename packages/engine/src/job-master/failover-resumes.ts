@@ -3,15 +3,18 @@ import { wallClockMs } from '../runtime/wall-clock.js';
 
 /** How long one failover kept its tasks from reading (JobResult.failoverResumes, one per failover, in order). */
 export interface FailoverResume {
+  /** True for a global failover (FailoverRecord.global): no task failed, so no `failedTask`, `attemptId` or `resumedAfterMs`. */
+  readonly global?: true;
   /** The failed execution vertex, `"<vertexId>#<subtask>"` (FailoverRecord.failedTask). */
-  readonly failedTask: string;
+  readonly failedTask?: string;
   /** Its attempt that failed (FailoverRecord.attemptId). */
-  readonly attemptId: string;
+  readonly attemptId?: string;
   /**
    * From the failover (when the job master decided it) until the failed task's next attempt read its first
    * record — a source: began to run — by that attempt's `reading` report (its executor's wall clock, so
    * across hosts it holds to their clock sync): when the failed key range flows again, whatever the failover
-   * restarted around it. Absent when that attempt never read (the job ended, or it failed first).
+   * restarted around it. Absent when that attempt never read (the job ended, or it failed first), and for a
+   * global failover.
    */
   readonly resumedAfterMs?: number;
   /** How many tasks the failover restarted (FailoverRecord.tasksToRestart: 1 for a single-task recovery, every task for a whole-job restart). */
@@ -79,10 +82,12 @@ export class FailoverResumes {
 
   records(): FailoverResume[] {
     return this.#failovers.map(({ record, atMs, next }) => {
-      const readAt = this.#readingAt.get(nextAttemptId(record.attemptId));
+      const { attemptId, failedTask } = record;
+      const readAt = attemptId === undefined ? undefined : this.#readingAt.get(nextAttemptId(attemptId));
       return {
-        failedTask: record.failedTask,
-        attemptId: record.attemptId,
+        ...(record.global === true ? { global: true as const } : {}),
+        ...(failedTask === undefined ? {} : { failedTask }),
+        ...(attemptId === undefined ? {} : { attemptId }),
         ...(readAt === undefined ? {} : { resumedAfterMs: Math.max(0, readAt - atMs) }),
         tasksRestarted: next.length,
         ...this.#allResumed(next, atMs),

@@ -299,13 +299,15 @@ export class JobScheduler {
   }
 
   /**
-   * Fails the job for a reason of the job master's own, not a task's (its checkpoints failed more times in a
-   * row than tolerated): `WEFT_ERR_JOB_FAILED` caused by `reason`; it ends with `job-failed`. Nothing restarts
-   * (Flink fails over globally there, through the restart strategy; not implemented).
+   * A failure of the job master's own, not a task's (its checkpoints failed more times in a row than
+   * tolerated): a global failover, as Flink's `failGlobal` — the restart strategy is told, and where it
+   * allows a restart every task restarts from the latest completed checkpoint (a `failover` with `global:
+   * true`); where it does not, the job fails with `WEFT_ERR_JOB_FAILED` caused by `reason` ("recovery is
+   * suppressed by …") and ends with `job-failed`.
    */
   fail(reason: Error): void {
     if (this.#state !== 'running') return;
-    this.failJob(new EngineError('WEFT_ERR_JOB_FAILED', `job ${JSON.stringify(this.#options.plan.name)} failed: ${reason.message}`, { cause: reason }));
+    this.#restarts.onGlobalFailure(reason);
   }
 
   /** The job fails: running tasks are cancelled; it ends (`job-failed`) once every one stopped. */

@@ -5,7 +5,7 @@ import type { FailoverStrategy } from '../failover/failover-strategy.js';
 import type { PipelinedRegions } from '../regions/pipelined-regions.js';
 import type { RestartBackoffTimeStrategy } from '../restart/restart-backoff-time-strategy.js';
 import type { DeploymentBuilder } from './deployment-builder.js';
-import { decideFailover } from './failover-decision.js';
+import { decideFailover, decideGlobalFailover, type FailoverDecision } from './failover-decision.js';
 import type { FailoverRecord } from './failover-record.js';
 import type { PartitionStates } from './partition-states.js';
 import type { RegionStates } from './region-states.js';
@@ -122,7 +122,7 @@ export class RegionRestarts {
     return this.#restartOf.has(region);
   }
 
-  /** The one place failures go: restart (failover strategy + restart strategy) or fail the job. */
+  /** The one place task failures go: restart (failover strategy + restart strategy) or fail the job. */
   onFailure(v: number, error: Error): void {
     const { topology, regions, host, logger } = this.#options;
     this.#failures++;
@@ -131,17 +131,35 @@ export class RegionRestarts {
     logger.info({ executionVertexId: failedVertex, attempt: this.#options.attempts.numberOf(v), error: error.message }, 'task failed');
     this.#report(error);
     if (!host.isRunning() || this.#restartOf.has(regions.regionOf[v] as number)) return;
-    const decision = decideFailover({ ...this.#options, failed: v, error });
+    this.#decided(decideFailover({ ...this.#options, failed: v, error }), failedAtMs, `${failedVertex} failed: ${error.message}`);
+  }
+
+  /**
+   * The job master's own failure (its checkpoints failed more times in a row than tolerated): a global
+   * failover — every region restarts, as the restart strategy allows (decideGlobalFailover), taking over
+   * the restarts under way — or the job fails. Not a task attempt's failure: `failures` does not count it,
+   * and the shuffle master is not told of it.
+   */
+  onGlobalFailure(error: Error): void {
+    const failedAtMs = this.#now();
+    this.#options.logger.info({ error: error.message }, 'the job master failed: global failover');
+    if (!this.#options.host.isRunning()) return;
+    this.#decided(decideGlobalFailover({ ...this.#options, error }), failedAtMs, `the job master failed: ${error.message}`);
+  }
+
+  /** Fails the job, or cancels the decision's regions and restarts them once its backoff from `failedAtMs` passed. */
+  #decided(decision: FailoverDecision, failedAtMs: number, reason: string): void {
+    const { regions, host, logger } = this.#options;
     if (!decision.restart) {
       host.failJob(decision.error);
       return;
     }
     this.failovers.push(decision.record);
     this.#announce(decision.record);
-    const { backoffMs } = decision.record;
-    const restart: PendingRestart = { regions: new Set(), dueAtMs: failedAtMs + backoffMs, timer: undefined, due: false, resetting: false, reason: `${failedVertex} failed: ${error.message}` };
+    const { backoffMs, failedTask } = decision.record;
+    const restart: PendingRestart = { regions: new Set(), dueAtMs: failedAtMs + backoffMs, timer: undefined, due: false, resetting: false, reason };
     for (const u of decision.vertices) restart.regions.add(regions.regionOf[u] as number);
-    logger.info({ executionVertexId: failedVertex, regions: [...restart.regions], tasks: decision.vertices.length, backoffMs }, 'restarting regions');
+    logger.info({ executionVertexId: failedTask ?? '(global)', regions: [...restart.regions], tasks: decision.vertices.length, backoffMs }, 'restarting regions');
     for (const r of restart.regions) {
       const earlier = this.#restartOf.get(r);
       if (earlier !== undefined) {
@@ -149,7 +167,7 @@ export class RegionRestarts {
         if (earlier.regions.size === 0) this.#drop(earlier);
       }
       this.#restartOf.set(r, restart);
-      host.cancelRegion(r, `region restarts after ${failedVertex} failed`);
+      host.cancelRegion(r, failedTask === undefined ? 'region restarts: the job master failed over globally' : `region restarts after ${failedTask} failed`);
     }
     this.#pending.add(restart);
     const due = (): void => {

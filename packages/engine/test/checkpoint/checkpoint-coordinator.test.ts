@@ -132,7 +132,7 @@ describe('CheckpointCoordinator', () => {
     h.coordinator.stop();
   });
 
-  it('with one pending at a time skips triggers; an expired checkpoint fails the job when none is tolerated', async () => {
+  it('with one pending at a time skips triggers; an expired checkpoint fails the job master when none is tolerated, and the count starts again', async () => {
     const h = harness({ timeoutMs: 250 });
     await h.coordinator.start();
     await h.timers.advance(100);
@@ -144,8 +144,21 @@ describe('CheckpointCoordinator', () => {
     assert.deepEqual(h.discarded, ['1/src'], 'what was acknowledged for it is discarded');
     assert.equal(h.failures.length, 1);
     assert.ok(isEngineError(h.failures[0], 'WEFT_ERR_CHECKPOINT_FAILED') && /checkpoint 1 failed \(EXPIRED\): 1 checkpoint failures in a row, 0 tolerated/.test(h.failures[0]!.message));
+    // Flink's CheckpointFailureManager clears its count when it fails the job: the job master fails over
+    // globally (or the job fails and stops the coordinator), and the coordinator triggers for the restarted tasks
+    await h.timers.advance(100);
+    assert.deepEqual(h.events, ['trigger 1', 'abort 1 EXPIRED', 'trigger 2'], 'it goes on triggering');
+    await h.ackAll(2);
+    assert.equal(h.coordinator.latestCompleted?.checkpointId, 2);
+    await h.timers.advance(100);
+    await h.timers.advance(250);
+    assert.deepEqual(h.events.slice(3, 6), ['complete 2', 'trigger 3', 'abort 3 EXPIRED']);
+    assert.equal(h.failures.length, 2);
+    assert.match(h.failures[1]!.message, /checkpoint 3 failed \(EXPIRED\): 1 checkpoint failures in a row, 0 tolerated/, 'counted from 0 again');
+    h.coordinator.stop();
+    const stoppedAt = h.events.length;
     await h.timers.advance(1_000);
-    assert.equal(h.events.length, 2, 'a failed coordinator triggers nothing more');
+    assert.deepEqual(h.events.slice(stoppedAt).filter((e) => e.startsWith('trigger')), [], 'a stopped coordinator triggers nothing more');
   });
 
   it('counts consecutive failures only: a success in between resets; declines for input reasons and subsumed ones do not count', async () => {

@@ -5,6 +5,7 @@
 import type { JobDetailResponse, UiFailover, UiProgress } from '../../src/api/ui-api.js';
 import { renderDag } from './dag-view.js';
 import { h } from './dom.js';
+import { failedWhat } from './failed-what.js';
 import { formatBytes, formatCount, formatDuration, formatTime } from './format.js';
 import { followJob, type LiveMode } from './live-job.js';
 import type { Disposer, PageContext } from './page-context.js';
@@ -65,8 +66,8 @@ function taskList(label: string, tasks: readonly string[]): HTMLElement {
 
 function renderFailover(failover: UiFailover, index: number): HTMLElement {
   const cause = failover.error.code ? `${failover.error.code}: ${failover.error.message}` : failover.error.message;
-  return h('div', { class: 'failover', 'data-failover': String(index), 'data-failed-task': failover.failedTask },
-    h('div', {}, h('strong', {}, `#${index + 1} at ${formatDuration(failover.atMs)}: ${failover.failedTask} failed`),
+  return h('div', { class: 'failover', 'data-failover': String(index), 'data-failed-task': failover.failedTask, 'data-global': failover.global },
+    h('div', {}, h('strong', {}, `#${index + 1} at ${formatDuration(failover.atMs)}: ${failedWhat(failover)}`),
       h('span', { class: 'muted' }, ` · strategy ${failover.strategy} · backoff ${formatDuration(failover.backoffMs)} · ${failover.tasksToRestart.length} tasks reset, ${failover.tasksRunAgain.length} run again`)),
     h('div', { class: 'cause', 'data-failover-cause': '' }, cause),
     failover.lostPartitions.length > 0 ? h('div', { class: 'muted' }, `lost partitions: ${failover.lostPartitions.join(', ')}`) : null,

@@ -4,6 +4,7 @@
 // a <title> tooltip); above, one canvas (thousands of SVG nodes are slow to lay out) with a hit-tested tooltip.
 import type { UiAttempt, UiFailover, UiRegion, UiTaskState } from '../../src/api/ui-api.js';
 import { h, s } from './dom.js';
+import { failedWhat } from './failed-what.js';
 import { formatDuration } from './format.js';
 import { packIntervals } from './timeline-layout.js';
 import { REGION_COLOURS, STATE_COLOURS } from './styles.js';
@@ -152,7 +153,7 @@ function renderSvg(input: TimelineInput, laid: ReturnType<typeof layoutTimeline>
   }
   for (const failover of input.failovers) {
     const x = LABEL_WIDTH + (failover.atMs / laid.endMs) * laid.plotWidth;
-    svg.append(s('line', { x1: x, x2: x, y1: 14, y2: laid.height, stroke: '#dc2626', 'stroke-width': 1.5, 'data-failover-marker': failover.failedTask }, s('title', {}, `failover: ${failover.failedTask} failed`)));
+    svg.append(s('line', { x1: x, x2: x, y1: 14, y2: laid.height, stroke: '#dc2626', 'stroke-width': 1.5, 'data-failover-marker': failover.failedTask ?? 'global' }, s('title', {}, `failover: ${failedWhat(failover)}`)));
   }
   return svg;
 }

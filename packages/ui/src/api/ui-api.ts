@@ -92,7 +92,10 @@ export interface UiAttempt {
 
 export interface UiFailover {
   readonly atMs: number;
-  readonly failedTask: string;
+  /** True for a global failover: the job master failed (its checkpoints, more times in a row than tolerated) and every task restarted. */
+  readonly global?: true;
+  /** The task whose failure it was, `"<vertexId>#<subtask>"`; absent for a global failover. */
+  readonly failedTask?: string;
   readonly error: { readonly code?: string; readonly message: string };
   readonly strategy: string;
   readonly tasksToRestart: readonly string[];

@@ -113,9 +113,10 @@ export function foldJobEvents(events: readonly LoggedJobEvent[]): FoldedJob {
       }
       case 'failover': {
         failovers.push({ atMs: at, data });
-        const task = String(data['failedTask']);
-        end(task, at, 'failed');
-        taskStates.set(task, 'failed');
+        // a global failover names no task: its tasks-reset event ends them
+        if (typeof data['failedTask'] !== 'string') break;
+        end(data['failedTask'], at, 'failed');
+        taskStates.set(data['failedTask'], 'failed');
         break;
       }
       case 'tasks-reset':

@@ -130,7 +130,8 @@ export function toJobDetail(source: JobViewSource): JobDetailResponse {
     const error = (typeof data['error'] === 'object' && data['error'] !== null ? data['error'] : {}) as Record<string, unknown>;
     return {
       atMs,
-      failedTask: String(data['failedTask']),
+      ...(data['global'] === true ? { global: true as const } : {}),
+      ...(typeof data['failedTask'] === 'string' ? { failedTask: data['failedTask'] } : {}),
       error: { ...(typeof error['code'] === 'string' ? { code: error['code'] } : {}), message: String(error['message'] ?? '') },
       strategy: String(data['strategy'] ?? ''),
       tasksToRestart: strings(data['tasksToRestart']),
