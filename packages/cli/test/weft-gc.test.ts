@@ -251,7 +251,7 @@ describe('weft gc', () => {
     const gc = await weft(['gc', '--older-than', '0s', '--json'], cwd);
     assert.equal(gc.code, 0, gc.stderr);
     const report = JSON.parse(gc.stdout) as { removed: { jobId: string }[]; partitions: number };
-    assert.deepEqual(report.removed.map((r) => r.jobId), ['gc-defaults']);
+    assert.deepEqual(report.removed.map((r) => r.jobId), ['gc-defaults'], `${gc.stdout}\n${gc.stderr}`);
     assert.ok(report.partitions > 0, gc.stdout);
     assert.deepEqual(await filesUnder(defaultStore), [], 'no partition file of the run is left');
   });

@@ -57,5 +57,27 @@ export async function killOnceFinished(request: {
     child.kill('SIGKILL');
   }
   await exited;
+  await ownerGone(request.log, request.jobId);
   await new Promise((r) => setTimeout(r, 500));
+}
+
+/**
+ * Waits (up to 20 s) until the process the log names as the run's lease owner (`host:pid`) is gone: run from
+ * the sources, `weft` is a shim whose child is the job master, and that child stops on its own once it sees
+ * the shim gone (exitWithShim polls every 500 ms, later on a busy event loop) — until then `weft gc` rightly
+ * keeps the run, and a resume finds its lease held.
+ */
+async function ownerGone(log: JobEventLog, jobId: string): Promise<void> {
+  const owner = (await log.listRuns()).find((r) => r.jobId === jobId)?.owner;
+  const pid = Number(owner?.slice(owner.lastIndexOf(':') + 1));
+  if (!Number.isInteger(pid) || pid <= 0) return;
+  for (let waited = 0; waited < 20_000; waited += 50) {
+    try {
+      process.kill(pid, 0);
+    } catch {
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`the job master of ${jobId} (${owner}) was still running 20 s after its weft command was SIGKILLed`);
 }
