@@ -4,9 +4,10 @@
 // latest completed checkpoint once the restart strategy's 1 s backoff passed, by which time the store is
 // back. The counts equal a naive count computed here. Then a store that stays down: the restarted tasks
 // cannot read their checkpoint either, the restart strategy's attempts run out and the run fails (exit 1),
-// naming the strategy and what the store said, without a stack trace.
+// naming the strategy and what the store said, without a stack trace. A store that cannot be written at
+// all is refused at start.
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -100,6 +101,17 @@ describe('weft run --workers 2 --checkpoint-interval: a checkpoint store outage 
     assert.equal(summary.failures, 0, 'no task failed: only the job master');
     assert.ok(summary.checkpoints.tasksRestored >= 4, `the restarted tasks restored the checkpoint completed before the outage: ${JSON.stringify(summary.checkpoints)}`);
     assert.deepEqual(new Map(summary.collected.counts ?? []), referenceCounts());
+  });
+
+  it('refuses a store whose checkpoints cannot be written at all before anything runs (exit 2, one line)', { timeout: 60_000 }, async () => {
+    await mkdir(join(dir, 'unwritable', 'store'), { recursive: true });
+    await writeFile(join(dir, 'unwritable', 'store', 'checkpoints'), 'a file where the directory goes');
+    const run = weft('unwritable', []);
+    const { code, summary } = await run.done;
+    assert.equal(code, 2, run.stderr());
+    assert.equal(summary, undefined);
+    assert.match(run.stderr(), /^weft run: invalid checkpointing\.storage: file:\/\/.*\/unwritable\/store cannot take a checkpoint's snapshots: .*ENOTDIR/);
+    assert.equal(run.stderr().trim().split('\n').length, 1, run.stderr());
   });
 
   it('fails the run once the restart strategy allows no more restarts (exit 1), naming it and what the store said', { timeout: 60_000 }, async () => {

@@ -51,6 +51,17 @@ describe('kill-job-master', () => {
     await resumed.close();
   });
 
+  it("keeps the store's checkpoint records: a checkpointed run killed this way resumes from the checkpoints it completed", async () => {
+    await using store = new SqliteJobEventLog({ path: join(dir.path, 'meta-checkpoints.db') });
+    const harness = new FaultHarness({ faults: [{ kind: 'kill-job-master' as const, target: 'task-finished', at: 1 }] }, { killJobMaster: () => {} });
+    const wrapped = harness.wrapEventLog(store);
+    assert.ok(wrapped.checkpointStore !== undefined, 'without it runJob records checkpoints in memory: a resume finds none');
+    const log = await wrapped.open({ jobId: 'job-c', owner: 'test' });
+    await wrapped.checkpointStore(log.jobId, log.epoch).addCompleted({ checkpointId: 1, triggeredAtMs: 1, completedAtMs: 2, tasks: { 'src#0': { key: 'k' } } });
+    assert.deepEqual((await store.checkpointStore('job-c', log.epoch).completed()).map((c) => c.checkpointId), [1], 'recorded in the store itself');
+    await log.close();
+  });
+
   it("draws AT from the seed within the job's task count, the same for the same seed", async () => {
     const draw = (seed: number): number => {
       const harness = new FaultHarness({ seed, faults: [{ kind: 'kill-job-master' }] });

@@ -178,8 +178,10 @@ describe('the run summary', () => {
     const system = await mkdir('/dev/null/chk-2', { recursive: true }).then(() => undefined, (error: unknown) => error);
     assert.equal((system as { code?: string })?.code, 'ENOTDIR');
     const text = formatFailure(new Error('job failed', { cause: Object.assign(new Error('cannot restore job j from checkpoint 2'), { code: 'WEFT_ERR_STATE_RESTORE', cause: system }) }));
-    assert.match(text, /^caused by: ENOTDIR: ENOTDIR: not a directory, mkdir '\/dev\/null\/chk-2'$/m);
+    assert.match(text, /^caused by: ENOTDIR: not a directory, mkdir '\/dev\/null\/chk-2'$/m, 'the code once');
     assert.doesNotMatch(text, /\n\s+at /);
+    const userIo = formatFailure(new Error('job failed', { cause: Object.assign(new Error('map#0 failed'), { code: 'WEFT_ERR_USER_FUNCTION_FAILED', cause: system }) }));
+    assert.match(userIo, /caused by: Error: ENOTDIR: not a directory, mkdir '\/dev\/null\/chk-2'\n\s+at /, "a user function's own I/O error keeps its stack: where to look");
     const lookalike = formatFailure(new Error('job failed', { cause: Object.assign(new Error('thrown by a user function'), { code: 'EPARSE' }) }));
     assert.match(lookalike, /caused by: Error: thrown by a user function\n\s+at /, 'an error that only looks like one (no syscall) keeps its stack');
   });

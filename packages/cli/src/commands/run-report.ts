@@ -286,13 +286,19 @@ export function formatFailure(error: unknown): string {
   if ((error as { code?: unknown })?.code === 'WEFT_ERR_FENCED') return `job failed: WEFT_ERR_FENCED: ${(error as Error).message}\n`;
   const lines = [`job failed: ${(error as Error)?.message ?? String(error)}`];
   let root: unknown = error;
-  for (let depth = 0; depth < 16 && (root as { cause?: unknown })?.cause !== undefined; depth++) root = (root as { cause?: unknown }).cause;
+  let userFunction = false;
+  for (let depth = 0; depth < 16 && (root as { cause?: unknown })?.cause !== undefined; depth++) {
+    userFunction ||= (root as { code?: unknown }).code === 'WEFT_ERR_USER_FUNCTION_FAILED';
+    root = (root as { cause?: unknown }).cause;
+  }
   if (root !== error) {
-    // an expected fault (an error with a documented code, or the system's: ENOSPC, ENOTDIR, ECONNREFUSED…) by
-    // its code and message; anything else — a user function's throw, a bug — with its stack, where to look
+    // an expected fault (an error with a documented code, or the system's outside user code: ENOSPC, ENOTDIR,
+    // ECONNREFUSED…) by its code and message; anything else — a user function's throw (its I/O errors
+    // included), a bug — with its stack, where to look
     const code = (root as { code?: unknown })?.code;
     const stack = (root as Error)?.stack;
-    if (typeof code === 'string' && (/^(SHF|WEFT)_ERR_/.test(code) || isSystemError(root))) lines.push(`caused by: ${code}: ${(root as Error).message}`);
+    const message = String((root as Error)?.message);
+    if (typeof code === 'string' && (/^(SHF|WEFT)_ERR_/.test(code) || (isSystemError(root) && !userFunction))) lines.push(`caused by: ${message.startsWith(`${code}:`) ? message : `${code}: ${message}`}`);
     else lines.push(`caused by: ${typeof stack === 'string' ? stack : String(root)}`);
   }
   return `${lines.join('\n')}\n`;

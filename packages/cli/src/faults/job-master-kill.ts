@@ -22,6 +22,8 @@ export function killingEventLog(eventLog: JobEventLog, killPoint: () => JobMaste
     ...(eventLog.readRunRecord === undefined ? {} : { readRunRecord: (jobId: string) => eventLog.readRunRecord?.(jobId) ?? Promise.resolve(undefined) }),
     deleteRun: (jobId, options) => eventLog.deleteRun(jobId, options),
     ...(eventLog.readProgress === undefined ? {} : { readProgress: (jobId: string) => eventLog.readProgress?.(jobId) ?? Promise.resolve(undefined) }),
+    // the completed checkpoints stay in the store (not in memory): a run resumed after the kill restores them
+    ...(eventLog.checkpointStore === undefined ? {} : { checkpointStore: (jobId: string, epoch: number) => (eventLog.checkpointStore as NonNullable<JobEventLog['checkpointStore']>)(jobId, epoch) }),
     close: () => eventLog.close(),
     [Symbol.asyncDispose]: () => eventLog.close(),
   };

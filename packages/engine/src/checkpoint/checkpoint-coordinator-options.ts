@@ -6,10 +6,11 @@ import type { CheckpointStore, TaskStateHandle } from './checkpoint-store.js';
  * CheckpointFailureManager counts them): `EXPIRED` (not acknowledged within the timeout), `TASK_FAILURE` (a task
  * could not take or write its snapshot), `STORE_FAILURE` (recording it failed). Not counted: `SUBSUMED` (a
  * newer checkpoint completed first), `DECLINED` (a task declined it for a reason of its input: a
- * cancellation marker, an end of partition), `TRIGGER_FAILURE` (the sources could not be told),
- * `COORDINATOR_STOPPED`.
+ * cancellation marker, an end of partition), `TRIGGER_FAILURE` (the sources could not be told, or a task
+ * is restarting: Flink's NOT_ALL_REQUIRED_TASKS_RUNNING), `FAILOVER` (a failover restarts tasks it waits for:
+ * Flink's JOB_FAILOVER_REGION), `COORDINATOR_STOPPED`.
  */
-export type CheckpointFailureReason = 'EXPIRED' | 'TASK_FAILURE' | 'STORE_FAILURE' | 'SUBSUMED' | 'DECLINED' | 'TRIGGER_FAILURE' | 'COORDINATOR_STOPPED';
+export type CheckpointFailureReason = 'EXPIRED' | 'TASK_FAILURE' | 'STORE_FAILURE' | 'SUBSUMED' | 'DECLINED' | 'TRIGGER_FAILURE' | 'FAILOVER' | 'COORDINATOR_STOPPED';
 
 export const COUNTED_FAILURES: ReadonlySet<CheckpointFailureReason> = new Set(['EXPIRED', 'TASK_FAILURE', 'STORE_FAILURE']);
 

@@ -66,6 +66,14 @@ export class CheckpointCoordinator {
     for (const pending of [...this.#pending.values()]) if (!pending.completing) this.#abort(pending, 'COORDINATOR_STOPPED');
   }
 
+  /**
+   * A failover restarts tasks: every pending checkpoint not already completing is aborted (`FAILOVER`, not
+   * counted: Flink's JOB_FAILOVER_REGION), rather than left to expire while the tasks it waits for restart.
+   */
+  abortPending(): void {
+    for (const pending of [...this.#pending.values()]) if (!pending.completing) this.#abort(pending, 'FAILOVER');
+  }
+
   /** Triggers a checkpoint now (the periodic trigger calls this); undefined when it may not (stopped, too many pending). */
   async triggerCheckpoint(): Promise<number | undefined> {
     if (this.#stopped || this.#pending.size >= this.#options.maxConcurrent) return undefined;

@@ -16,7 +16,7 @@ export interface CheckpointingOptions {
   readonly timeoutMs?: number;
   /** Completed checkpoints kept; older ones are removed with their state. @defaultValue 1 */
   readonly retained?: number;
-  /** Consecutive failed checkpoints (expired, a snapshot that could not be written) tolerated before the job fails. @defaultValue 0 */
+  /** Consecutive failed checkpoints (expired, a snapshot that could not be written) tolerated; one more fails the job over globally (every task restarts from the latest checkpoint, as the restart strategy allows). @defaultValue 0 */
   readonly tolerableFailures?: number;
   /** Where task snapshots go (the run's `--store`). */
   readonly storage: CheckpointStorage;

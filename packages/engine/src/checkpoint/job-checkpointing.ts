@@ -100,6 +100,8 @@ export class JobCheckpointing {
   #finalCheckpointId: number | undefined;
   /** Acknowledgements being written and recorded. */
   readonly #inFlight = new Set<Promise<void>>();
+  /** Tasks a failover restarts whose next attempt has not started yet: no checkpoint is triggered meanwhile. */
+  readonly #restarting = new Set<string>();
   #discarded: DiscardedCheckpoints | undefined;
   #discardError: string | undefined;
 
@@ -198,9 +200,22 @@ export class JobCheckpointing {
     };
   }
 
+  /**
+   * A failover was decided (a task's, or the job master's own): its tasks restart, so what is pending is
+   * aborted (`FAILOVER`, not counted toward the tolerated failures) and no checkpoint is triggered until
+   * each of them started its next attempt — as Flink's coordinator neither lets a failover's checkpoints
+   * expire nor triggers while not all tasks run. Without this, a restart backoff longer than the checkpoint
+   * timeout made an expiry of the failover's own making count as a checkpoint failure.
+   */
+  failedOver(tasks: readonly string[]): void {
+    for (const task of tasks) this.#restarting.add(task);
+    this.#coordinator.abortPending();
+  }
+
   /** The TaskCheckpointing of a task attempt about to run (RegionRunner's TaskCheckpointingProvider). */
   readonly forTask = async (task: TaskDeployment): Promise<TaskCheckpointing> => {
     const taskId = task.executionVertexId;
+    this.#restarting.delete(taskId);
     const previous = this.#current.get(taskId);
     this.#current.set(taskId, task.attemptId);
     if (this.#ended.has(taskId) || (previous !== undefined && previous !== task.attemptId)) {
@@ -255,6 +270,7 @@ export class JobCheckpointing {
   };
 
   #triggerSources(checkpointId: number, timestampMs: number): void {
+    if (this.#restarting.size > 0) throw new Error(`task ${this.#restarting.values().next().value} is restarting`);
     const missing = this.#sourceTasks.filter((t) => this.#current.get(t) === undefined || this.#triggers.get(t)?.attemptId !== this.#current.get(t));
     // a source not running (not started yet, restarting, or finished): no barrier goes out at all
     if (missing.length > 0) {

@@ -72,7 +72,7 @@ export const EngineErrorCode = {
    * `jobId`, before anything runs (exit code 2).
    */
   STATE_RESTORE: 'WEFT_ERR_STATE_RESTORE',
-  /** More consecutive checkpoint failures (expired, a task's snapshot failed, the store failed) than tolerated: the job fails. Carries `checkpointId`, `reason`, `failures`. */
+  /** More consecutive checkpoint failures (expired, a task's snapshot failed, the store failed) than tolerated: the job master fails over globally, or the job fails where the restart strategy allows no restart. Carries `checkpointId`, `reason`, `failures`. */
   CHECKPOINT_FAILED: 'WEFT_ERR_CHECKPOINT_FAILED',
   /**
    * Approximate recovery (`ALL_EDGES_PIPELINED_APPROXIMATE`, `weft run --approximate-recovery`) was asked

@@ -31,8 +31,10 @@ import { InMemoryCheckpointStore, type CheckpointStore, type CompletedCheckpoint
 import { JobCheckpointing, resolveRestoreCheckpoint } from '../checkpoint/job-checkpointing.js';
 import { checkCheckpointable } from '../checkpoint/check-checkpointable.js';
 import { checkUnboundedCommits } from '../graph/check-unbounded-sinks.js';
+import { probeCheckpointStorage } from '../checkpoint/probe-checkpoint-storage.js';
 import { checkStreamSourcesReachable } from './check-stream-sources.js';
 import { checkApproximateAdaptive, checkApproximateExecutors, checkApproximateRecovery, checkApproximateSinks } from './check-approximate-recovery.js';
+import type { FailoverRecord } from './failover-record.js';
 import type { JobResult } from './job-result.js';
 import type { RunJobOptions } from './run-job-options.js';
 
@@ -172,6 +174,8 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
     },
   };
 
+  // a storage that cannot take a snapshot is refused before anything starts
+  if (checkpointOptions !== undefined) await probeCheckpointStorage(checkpointOptions.storage, id);
   // the lease first: nothing is registered before this run's epoch exists
   const opened: OpenedJobLog | undefined = eventLog === undefined ? undefined : await openJobLog({ eventLog, jobId: id, submission });
   // what tasks of an earlier run of this id left when they were killed with their process (a SIGKILLed
@@ -252,7 +256,11 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       ...(recovery === undefined ? {} : { recovery }),
       ...(faults === undefined ? {} : { faults }),
       ...(options.cancelTimeoutMs === undefined ? {} : { cancelTimeoutMs: options.cancelTimeoutMs }),
-      ...(options.onFailover === undefined ? {} : { onFailover: options.onFailover }),
+      // a failover aborts the checkpoints pending (they wait for tasks it restarts) and holds off new ones until they run
+      onFailover: (record: FailoverRecord) => {
+        checkpoints?.failedOver(record.tasksToRestart);
+        options.onFailover?.(record);
+      },
       ...(taskMemoryBytes === undefined ? {} : { taskMemoryBytes }),
       ...(spillDir === undefined ? {} : { spillDir }),
       ...(replaceExecutor === undefined ? {} : { replaceExecutor }),

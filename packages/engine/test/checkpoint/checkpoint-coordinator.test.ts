@@ -185,6 +185,20 @@ describe('CheckpointCoordinator', () => {
     assert.match(h.failures[0]!.message, /checkpoint 8 failed \(TASK_FAILURE: task src#0@0 could not make its snapshot durable: disk full\): 2 checkpoint failures in a row, 1 tolerated/, 'naming why the task declined it');
   });
 
+  it('a failover aborts what is pending (FAILOVER), which does not count toward the tolerated failures', async () => {
+    const h = harness({ timeoutMs: 250 });
+    await h.coordinator.start();
+    await h.timers.advance(100);
+    await h.coordinator.acknowledge(1, 'src#0', { key: '1/src' });
+    h.coordinator.abortPending();
+    assert.deepEqual(h.events, ['trigger 1', 'abort 1 FAILOVER']);
+    assert.deepEqual(h.discarded, ['1/src']);
+    await h.timers.advance(260); // past when checkpoint 1 would have expired (350)
+    assert.deepEqual(h.events, ['trigger 1', 'abort 1 FAILOVER', 'trigger 2']);
+    assert.equal(h.failures.length, 0, 'no failure counted, none tolerated notwithstanding');
+    h.coordinator.stop();
+  });
+
   it('a checkpoint counts as completed only once the store recorded it; a store failure aborts it (STORE_FAILURE, counted)', async () => {
     const store = new InMemoryCheckpointStore();
     let fail = true;

@@ -1,17 +1,26 @@
 // A streaming job whose checkpoints fail more times in a row than tolerated ends as a *failed* job, with
 // WEFT_ERR_CHECKPOINT_FAILED in its error, its event log ending in `job-failed`. Before, the coordinator's
 // failure went through the caller's abort: the job ended as `job-cancelled`, "was aborted". And its
-// checkpoints end as a failed run's do, even when the caller's signal comes while it is failing.
+// checkpoints end as a failed run's do, even when the caller's signal comes while it is failing. A storage
+// that cannot be written at all is refused at start.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { type Logger, noopLogger } from '@weft/shuffle-api';
 import { type CheckpointingOptions, type CheckpointStorage, defineJob, InMemoryCheckpointStorage, type JobEvent, runJob, type RunJobOptions } from '@weft/engine';
 import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';
 
-/** A storage whose every write fails (a full disk, a store that refuses): no checkpoint can complete. */
+/** A storage whose every snapshot write fails (a disk that filled up after the run's start probe): no checkpoint can complete. */
 class RefusingStorage extends InMemoryCheckpointStorage implements CheckpointStorage {
-  override async write(key: string): Promise<void> {
+  override async write(key: string, bytes: Uint8Array): Promise<void> {
+    if (!/\/chk-\d+\//.test(key)) return super.write(key, bytes);
     throw new Error(`refused to write ${key}: disk full`);
+  }
+}
+
+/** A storage that refuses every write, the start's probe included (a directory that is a file, a bucket that refuses writes). */
+class ReadOnlyStorage extends InMemoryCheckpointStorage implements CheckpointStorage {
+  override async write(key: string): Promise<void> {
+    throw new Error(`refused to write ${key}: read-only`);
   }
 }
 
@@ -73,6 +82,15 @@ describe('checkpoint failures beyond the tolerated', () => {
     assert.ok(!chain.some((c) => /aborted/.test(c)), chain.join('\n'));
     const last = events.at(-1);
     assert.equal(last?.type, 'job-failed', `the last event: ${JSON.stringify(last)}`);
+  });
+
+  it('a storage that cannot take a snapshot at all is refused before the job starts (WEFT_ERR_INVALID_ARGUMENT naming it)', { timeout: 20_000 }, async () => {
+    const storage = new ReadOnlyStorage();
+    await assert.rejects(
+      runCount('read-only', { storage }),
+      (error: Error & { code?: string }) => error.code === 'WEFT_ERR_INVALID_ARGUMENT' && /^invalid checkpointing\.storage: .* cannot take a checkpoint's snapshots: writing checkpoints\/.*\/probe-[0-9a-f-]+ failed: refused to write .*: read-only$/.test(error.message),
+    );
+    assert.deepEqual(storage.keys(), [], 'nothing written');
   });
 
   it('keep their checkpoints as a failed run does (delete-on-cancellation), a Ctrl-C while it fails notwithstanding', { timeout: 20_000 }, async () => {

@@ -5,7 +5,7 @@
 // the counts is a naive loop over the generated words, not the engine.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { type CheckpointStorage, defineJob, type ExchangeMode, InMemoryCheckpointStorage, type JobEvent, type JobResult, runJob, type RunJobOptions } from '@weft/engine';
+import { type CheckpointStorage, defineJob, type ExchangeMode, type FaultInjectorFactory, InMemoryCheckpointStorage, type JobEvent, type JobResult, runJob, type RunJobOptions } from '@weft/engine';
 import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';
 
 /** Refuses the snapshots of the checkpoints `refused` names (a store that is down for a while). */
@@ -36,7 +36,7 @@ function naiveCounts(): Map<string, number> {
 }
 
 /** A streaming count over 2 × 2 tasks in process, checkpoints every 20 ms into `storage`. */
-async function runCount(name: string, storage: CheckpointStorage, options: Pick<RunJobOptions, 'restartStrategy'> & { exchangeMode?: ExchangeMode }) {
+async function runCount(name: string, storage: CheckpointStorage, options: Pick<RunJobOptions, 'restartStrategy' | 'faults'> & { exchangeMode?: ExchangeMode; timeoutMs?: number }) {
   const memory = createMemoryShuffleServiceFactory();
   const events: JobEvent[] = [];
   const job = defineJob((ctx) => {
@@ -50,9 +50,11 @@ async function runCount(name: string, storage: CheckpointStorage, options: Pick<
     job,
     parallelism: 2,
     shuffle: { pipelined: memory, blocking: memory },
-    checkpointing: { intervalMs: 20, tolerableFailures: 1, storage },
+    checkpointing: { intervalMs: 20, tolerableFailures: 1, storage, ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }) },
     eventListener: { onJobEvent: (event) => void events.push(event) },
-    ...options,
+    ...(options.restartStrategy === undefined ? {} : { restartStrategy: options.restartStrategy }),
+    ...(options.faults === undefined ? {} : { faults: options.faults }),
+    ...(options.exchangeMode === undefined ? {} : { exchangeMode: options.exchangeMode }),
   });
   return { result, events };
 }
@@ -115,6 +117,22 @@ describe('a global failover when checkpoints fail beyond the tolerated', () => {
     assert.match(result.error?.message ?? '', /recovery is suppressed by NoRestartBackoffTimeStrategy: checkpoint 3 failed/);
     assert.deepEqual(result.failovers, []);
   });
+
+  // A task failover whose restart backoff outlasts the checkpoint timeout: the checkpoints pending when it is
+  // decided wait for tasks it restarts, and none is triggered until they run again — none expires and counts
+  // (Flink's JOB_FAILOVER_REGION, NOT_ALL_REQUIRED_TASKS_RUNNING). Before, they expired and, with none
+  // tolerated, failed the job master over globally on top of the task's failover (found by review).
+  for (const exchangeMode of ['ALL_EDGES_PIPELINED', 'ALL_EDGES_PIPELINED_APPROXIMATE'] as const) {
+    it(`a task failover with a backoff longer than the checkpoint timeout is the only failover (${exchangeMode})`, { timeout: 30_000 }, async () => {
+      const faults: FaultInjectorFactory = () => ({ taskFault: ({ executionVertexId, attempt }) => (executionVertexId === 'count#0' && attempt === 0 ? { kind: 'throw', atRecord: 3_000 } : undefined) });
+      const storage = new OutageStorage(() => false);
+      const { result } = await runCount(`long-backoff-${exchangeMode}`, storage, { restartStrategy: { type: 'fixed-delay', attempts: 1, delayMs: 600 }, timeoutMs: 100, faults, exchangeMode });
+      assert.equal(result.status, 'succeeded', causes(result.error).join('\n'));
+      assert.deepEqual(result.failovers.map((f) => [f.global ?? false, f.failedTask]), [[false, 'count#0']], 'one failover, the task\'s');
+      assert.equal(result.checkpoints?.abortReasons['EXPIRED'] ?? 0, 0, JSON.stringify(result.checkpoints));
+      if (exchangeMode === 'ALL_EDGES_PIPELINED') assert.deepEqual(countsOf(result), naiveCounts());
+    });
+  }
 
   it('restarts every task of an approximate job too (each its own region); the counts equal the naive ones', { timeout: 30_000 }, async () => {
     const storage = new OutageStorage((id) => id === 3 || id === 4);
