@@ -127,6 +127,24 @@ describe('weft run', () => {
     }
   });
 
+  it('--plan-only refuses what the run refuses, with the run\'s exit code and message', async () => {
+    const cases: [string, string[], RegExp][] = [
+      // an exactly-once sink under approximate recovery
+      [join(fixtures, 'two-phase-commit-workers-job.ts'), ['--approximate-recovery'], /cannot be combined with the exactly-once sink "sinkTo"/],
+      // a sink that commits only at checkpoints after an unbounded source, without checkpoints
+      [join(fixtures, 'unbounded-commit-job.ts'), [], /source "lines" \(generator-source\) is unbounded, and sinkTo commits at each completed checkpoint/],
+    ];
+    for (const [job, flags, message] of cases) {
+      const run = await weft(['run', job, '--executor', 'inprocess', ...flags], dir);
+      const plan = await weft(['run', job, '--plan-only', '--json', ...flags], dir);
+      assert.equal(run.code, 2, `the run refuses ${flags.join(' ')}: ${run.stderr}`);
+      assert.match(run.stderr, message);
+      assert.equal(plan.code, 2, `--plan-only ${flags.join(' ')} printed a plan the run refuses: ${plan.stdout}`);
+      assert.equal(plan.stdout, '');
+      assert.equal(plan.stderr, run.stderr, 'the same refusal');
+    }
+  });
+
   it('exits 1 when a user function throws: operator, subtask and the original error with its stack; no output left', async () => {
     const run = await weft(['run', join(fixtures, 'failing-job.ts'), '--parallelism', '2', '--workers', '2', '--', '--fail-at', '123', '--output', 'sums.tsv'], dir);
     assert.equal(run.code, 1, run.stderr);

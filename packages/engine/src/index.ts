@@ -83,6 +83,7 @@ export type { JoinType, Partitioning, OperatorKind } from './api/logical-graph.j
 export type * from './graph/job-plan.js';
 export * from './graph/build-job-plan.js';
 export * from './graph/load-job.js';
+export { checkPlanRunnable } from './job-master/check-plan-runnable.js';
 
 export type * from './serialization/record-serializer.js';
 export * from './serialization/default-record-serializer.js';

@@ -84,7 +84,8 @@ Options:
 ${RUN_UI_USAGE}
   --json                    print a machine-readable summary on stdout (with every failover)
   --plan-only               print the job's topology (docs/DESIGN.md contract 1: what \`weft plan\` reads;
-                            one line with --json) and exit without running it
+                            one line with --json) and exit without running it; a job the run would
+                            refuse (the same flags) is refused the same way, exit 2
   -h, --help                show this help
 
 ${RECOVERY_USAGE}

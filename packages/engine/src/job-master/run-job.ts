@@ -29,11 +29,10 @@ import { jobLogListener, type OpenedJobLog, openJobLog, prepareResume, type Resu
 import { resolveCheckpointingOptions } from '../checkpoint/checkpointing-options.js';
 import { InMemoryCheckpointStore, type CheckpointStore, type CompletedCheckpoint } from '../checkpoint/checkpoint-store.js';
 import { JobCheckpointing, resolveRestoreCheckpoint } from '../checkpoint/job-checkpointing.js';
-import { checkCheckpointable } from '../checkpoint/check-checkpointable.js';
-import { checkUnboundedCommits } from '../graph/check-unbounded-sinks.js';
 import { probeCheckpointStorage } from '../checkpoint/probe-checkpoint-storage.js';
 import { checkStreamSourcesReachable } from './check-stream-sources.js';
-import { checkApproximateAdaptive, checkApproximateExecutors, checkApproximateRecovery, checkApproximateSinks } from './check-approximate-recovery.js';
+import { checkApproximateExecutors, checkApproximateRecovery } from './check-approximate-recovery.js';
+import { checkCheckpointedAdaptive, checkPlanRunnable } from './check-plan-runnable.js';
 import type { FailoverRecord } from './failover-record.js';
 import type { JobResult } from './job-result.js';
 import type { RunJobOptions } from './run-job-options.js';
@@ -126,18 +125,13 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   };
   if (options.exchangeMode === 'ALL_EDGES_PIPELINED_APPROXIMATE') checkApproximate();
   if (checkpointOptions !== undefined && provider !== undefined && provider.relaysCheckpoints !== true) throw invalidEngineArgument('checkpointing', `checkpoints are taken of jobs run in process, on local worker processes or on a provider's executors that relay checkpoint messages (TaskExecutorProvider.relaysCheckpoints), not on ${kind} executors`);
-  if (checkpointOptions !== undefined && adaptive !== undefined) throw invalidEngineArgument('checkpointing', 'a checkpointed (streaming) job cannot have adaptive parallelism');
+  checkCheckpointedAdaptive(checkpointOptions !== undefined, adaptive);
   const loaded = await loadJob({ job: options.job, args, parallelism, cwd, fileSystems, ...(options.exchangeMode === undefined ? (checkpointOptions === undefined ? {} : { defaultExchangeMode: 'ALL_EDGES_PIPELINED' as const }) : { exchangeMode: options.exchangeMode }), ...(adaptive === undefined ? {} : { adaptive: { options: adaptive } }) });
   serializer = loaded.definition.options.serializer ?? serializer;
   const approximate = loaded.plan.exchangeMode === 'ALL_EDGES_PIPELINED_APPROXIMATE';
   if (approximate && options.exchangeMode === undefined) checkApproximate();
-  if (approximate) {
-    checkApproximateAdaptive(adaptive);
-    checkApproximateSinks(loaded.plan);
-  }
   if (kind !== 'inprocess' && loaded.moduleUrl === undefined) throw new EngineError('WEFT_ERR_INVALID_JOB', 'a job run on worker processes must be given as a module path, so workers can load it', { context: { field: 'job' } });
-  if (checkpointOptions !== undefined) checkCheckpointable(loaded.plan);
-  checkUnboundedCommits(loaded.plan.logical, checkpointOptions !== undefined);
+  checkPlanRunnable({ plan: loaded.plan, checkpointed: checkpointOptions !== undefined, adaptive });
   const streamConnectors = checkStreamConnectors(options.streamConnectors);
   checkStreamSourcesReachable(loaded.plan, kind, streamConnectors);
   const topology = ExecutionTopology.from(loaded.plan.topology);
