@@ -19,6 +19,11 @@ export function checkpointPrefix(jobId: string, checkpointId: number): string {
   return `${jobCheckpointsPrefix(jobId)}chk-${checkpointId}/`;
 }
 
+/** `checkpoints/<job>/probe-<id>`: the object a run writes and removes at its start (probeCheckpointStorage). */
+export function probeKey(jobId: string, id: string): string {
+  return `${jobCheckpointsPrefix(jobId)}probe-${id}`;
+}
+
 /** The checkpoint id a key under `checkpoints/<job>/` belongs to; undefined for a key of another shape. */
 export function checkpointIdOfKey(jobId: string, key: string): number | undefined {
   const prefix = jobCheckpointsPrefix(jobId);
@@ -31,11 +36,14 @@ export function checkpointIdOfKey(jobId: string, key: string): number | undefine
 
 /**
  * The keys (of a listing under `checkpoints/<job>/`) of checkpoints that never completed and lie below
- * `below`: each names a checkpoint id under `below` that `completed` does not hold. Keys of another shape
- * are never named.
+ * `below`: each names a checkpoint id under `below` that `completed` does not hold — and every probe a run's
+ * start left (it removes its own at once: one found was left by a run killed then, or by a store that
+ * refused the removal). Keys of another shape are never named.
  */
 export function orphanedCheckpointKeys(jobId: string, keys: readonly string[], below: number, completed: ReadonlySet<number>): string[] {
+  const probes = probeKey(jobId, '');
   return keys.filter((key) => {
+    if (key.startsWith(probes) && !key.slice(probes.length).includes('/')) return true;
     const id = checkpointIdOfKey(jobId, key);
     return id !== undefined && id < below && !completed.has(id);
   });
@@ -45,7 +53,7 @@ export function orphanedCheckpointKeys(jobId: string, keys: readonly string[], b
 export function checkpointJobIdsOf(keys: readonly string[]): string[] {
   const ids = new Set<string>();
   for (const key of keys) {
-    const match = /^checkpoints\/([^/]+)\/chk-/.exec(key);
+    const match = /^checkpoints\/([^/]+)\/(chk-|probe-)/.exec(key);
     if (match === null) continue;
     try {
       ids.add(decodeURIComponent(match[1] as string));

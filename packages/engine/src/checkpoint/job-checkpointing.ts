@@ -100,7 +100,7 @@ export class JobCheckpointing {
   #finalCheckpointId: number | undefined;
   /** Acknowledgements being written and recorded. */
   readonly #inFlight = new Set<Promise<void>>();
-  /** Tasks a failover restarts whose next attempt has not started yet: no checkpoint is triggered meanwhile. */
+  /** Tasks a failover restarts whose next attempt has not loaded its state yet: no checkpoint is triggered meanwhile. */
   readonly #restarting = new Set<string>();
   #discarded: DiscardedCheckpoints | undefined;
   #discardError: string | undefined;
@@ -203,9 +203,10 @@ export class JobCheckpointing {
   /**
    * A failover was decided (a task's, or the job master's own): its tasks restart, so what is pending is
    * aborted (`FAILOVER`, not counted toward the tolerated failures) and no checkpoint is triggered until
-   * each of them started its next attempt — as Flink's coordinator neither lets a failover's checkpoints
-   * expire nor triggers while not all tasks run. Without this, a restart backoff longer than the checkpoint
-   * timeout made an expiry of the failover's own making count as a checkpoint failure.
+   * each of them started its next attempt and loaded its state — as Flink's coordinator neither lets a
+   * failover's checkpoints expire nor triggers while not all tasks run (restoring is not running). Without
+   * this, a restart backoff or a restore longer than the checkpoint timeout made an expiry of the failover's
+   * own making count as a checkpoint failure.
    */
   failedOver(tasks: readonly string[]): void {
     for (const task of tasks) this.#restarting.add(task);
@@ -215,7 +216,6 @@ export class JobCheckpointing {
   /** The TaskCheckpointing of a task attempt about to run (RegionRunner's TaskCheckpointingProvider). */
   readonly forTask = async (task: TaskDeployment): Promise<TaskCheckpointing> => {
     const taskId = task.executionVertexId;
-    this.#restarting.delete(taskId);
     const previous = this.#current.get(taskId);
     this.#current.set(taskId, task.attemptId);
     if (this.#ended.has(taskId) || (previous !== undefined && previous !== task.attemptId)) {
@@ -234,6 +234,8 @@ export class JobCheckpointing {
     const restore = from === undefined ? undefined : await this.#restoreOf(from, task.vertexId);
     if (restore !== undefined) this.#tasksRestored += 1;
     const isCurrent = (): boolean => this.#current.get(taskId) === task.attemptId;
+    // restarted and its state loaded (Flink's INITIALIZING → RUNNING): checkpoints may be triggered for it again
+    if (isCurrent()) this.#restarting.delete(taskId);
     return {
       mode: this.#options.mode,
       restore,

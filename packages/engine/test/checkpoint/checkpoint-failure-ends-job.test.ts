@@ -93,6 +93,24 @@ describe('checkpoint failures beyond the tolerated', () => {
     assert.deepEqual(storage.keys(), [], 'nothing written');
   });
 
+  it('a probe the storage would not remove at the start is removed with the run\'s checkpoints at its end', { timeout: 20_000 }, async () => {
+    const storage = new (class extends InMemoryCheckpointStorage {
+      refusals = 0;
+      override async delete(key: string): Promise<void> {
+        if (/\/probe-/.test(key) && this.refusals++ === 0) throw new Error('delete refused');
+        return super.delete(key);
+      }
+    })();
+    const memory = createMemoryShuffleServiceFactory();
+    const job = defineJob((ctx) => {
+      ctx.generate((seq) => `w${seq % 7}`, { count: 2_000, splits: 1, ratePerSecond: 20_000 }).keyBy((w) => w).count({ combine: false }).collect('counts');
+    }, { name: 'probe-left' });
+    const result = await runJob({ job, parallelism: 1, shuffle: { pipelined: memory, blocking: memory }, checkpointing: { intervalMs: 20, storage } });
+    assert.equal(result.status, 'succeeded');
+    assert.equal(storage.refusals >= 1, true, 'the start could not remove its probe');
+    assert.deepEqual(storage.keys(), [], 'nothing left: the run succeeded, its checkpoints and the probe went');
+  });
+
   it('keep their checkpoints as a failed run does (delete-on-cancellation), a Ctrl-C while it fails notwithstanding', { timeout: 20_000 }, async () => {
     const storage = new RefusingFromStorage(3);
     const controller = new AbortController();

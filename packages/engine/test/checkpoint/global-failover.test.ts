@@ -134,6 +134,23 @@ describe('a global failover when checkpoints fail beyond the tolerated', () => {
     });
   }
 
+  // The same for a restore that outlasts the timeout: a restarted task that is still reading its state is not
+  // running, and no checkpoint waits for it (found by review: the hold ended when the restore began).
+  it('a task failover whose restore is slower than the checkpoint timeout is the only failover', { timeout: 30_000 }, async () => {
+    const faults: FaultInjectorFactory = () => ({ taskFault: ({ executionVertexId, attempt }) => (executionVertexId === 'count#0' && attempt === 0 ? { kind: 'throw', atRecord: 3_000 } : undefined) });
+    const storage = new (class extends OutageStorage {
+      override async read(key: string): Promise<Uint8Array> {
+        if (key.includes('/count')) await new Promise((resolve) => setTimeout(resolve, 500));
+        return super.read(key);
+      }
+    })(() => false);
+    const { result } = await runCount('slow-restore', storage, { restartStrategy: { type: 'fixed-delay', attempts: 1, delayMs: 0 }, timeoutMs: 150, faults });
+    assert.equal(result.status, 'succeeded', causes(result.error).join('\n'));
+    assert.deepEqual(result.failovers.map((f) => [f.global ?? false, f.failedTask]), [[false, 'count#0']], 'one failover, the task\'s');
+    assert.equal(result.checkpoints?.abortReasons['EXPIRED'] ?? 0, 0, JSON.stringify(result.checkpoints));
+    assert.deepEqual(countsOf(result), naiveCounts());
+  });
+
   it('restarts every task of an approximate job too (each its own region); the counts equal the naive ones', { timeout: 30_000 }, async () => {
     const storage = new OutageStorage((id) => id === 3 || id === 4);
     const { result } = await runCount('outage-approximate', storage, { restartStrategy: { type: 'fixed-delay', attempts: 1, delayMs: 0 }, exchangeMode: 'ALL_EDGES_PIPELINED_APPROXIMATE' });
