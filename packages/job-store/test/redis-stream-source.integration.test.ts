@@ -184,6 +184,49 @@ describe('ctx.readRedisStream', () => {
     assert.ok((await pendingCount(stream, 'weft-readRedisStream')) >= 1);
   });
 
+  // A subtask that read its end marker before a completed checkpoint (which acknowledged the marker) stays
+  // ended when a failure restores that checkpoint: it does not wait for a marker again. Before, the restored
+  // subtask took the other's marker and that one waited forever (found by review).
+  it('a subtask that had ended before the restored checkpoint finishes again without a marker; the other reads on', { timeout: GUARD_MS }, async () => {
+    const stream = 'sources:ended-then-failed';
+    const group = 'weft-readRedisStream';
+    await add(stream, 0, 200);
+    const seen: Seen = new Map();
+    let thrown = false;
+    const job = defineJob((ctx) => {
+      ctx
+        .readRedisStream(redis.url, stream, { endField: 'end', blockMs: 50, batchSize: 40 })
+        .map((entry, context) => {
+          const key = `${context.subtask}@${context.attempt}`;
+          seen.set(key, [...(seen.get(key) ?? []), entry.id]);
+          // once, after one subtask ended and a checkpoint acknowledged its marker
+          if (entry.fields['boom'] !== undefined && !thrown) {
+            thrown = true;
+            throw new Error('boom');
+          }
+          return entry.fields['n'] ?? 'boom';
+        })
+        .keyBy((n) => n)
+        .count()
+        .collect('counts');
+    }, { name: 'ended-then-failed' });
+    const memory = createMemoryShuffleServiceFactory({ buffersPerPartition: 8 });
+    const running = runJob({ job, parallelism: 2, shuffle: { pipelined: memory, blocking: memory }, checkpointing: { intervalMs: 20, storage: new InMemoryCheckpointStorage() }, streamConnectors: [new RedisStreamConnector()], restartStrategy: { type: 'fixed-delay', attempts: 1, delayMs: 0 } });
+    await until(() => total(seen) >= 200);
+    await client.xadd(stream, '*', 'end', '1'); // one marker: one subtask ends
+    await until(async () => (await pendingCount(stream, group)) === 0); // a checkpoint after it completed and acknowledged it
+    await add(stream, 200, 300);
+    await client.xadd(stream, '*', 'boom', '1');
+    await until(() => thrown);
+    await add(stream, 300, 400);
+    await client.xadd(stream, '*', 'end', '1'); // the second marker: only the subtask that had not ended needs it
+    const result = await running;
+    const counts = countsOf(result);
+    assert.equal(result.failures, 1);
+    for (let n = 0; n < 400; n++) assert.ok((counts.get(String(n)) ?? 0) >= 1, `entry ${n} lost`);
+    assert.equal(await pendingCount(stream, group), 0);
+  });
+
   it('fails the source with WEFT_ERR_SOURCE_UNAVAILABLE when Redis cannot be reached, or no connector serves the URL', { timeout: GUARD_MS }, async () => {
     const url = `redis://127.0.0.1:${await freePort()}/0`;
     const unreachable = await run({ url, stream: 's', seen: new Map(), parallelism: 1, checkpointing: { intervalMs: 20, storage: new InMemoryCheckpointStorage() }, restarts: 0, connectors: [new RedisStreamConnector({ connectTimeoutMs: 300 })] });

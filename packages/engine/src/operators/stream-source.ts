@@ -14,6 +14,14 @@ export interface StreamSourceSpec {
   readonly endField: string | undefined;
 }
 
+/**
+ * The union list state of the subtasks that had read their end marker, as `[subtask, parallelism]`: a
+ * checkpoint taken after it covers everything they emitted, and its completion acknowledged the marker, so
+ * a restore from it must not wait for one again (Flink's FLIP-147: a task finished at a checkpoint stays
+ * finished on restore).
+ */
+const STREAM_SOURCE_ENDED_STATE = 'readRedisStream-ended';
+
 /** A URL with its password (`redis://user:secret@host`) hidden, for messages and logs. */
 export function redactSourceUrl(url: string): string {
   return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)([^@/]*)@/iu, (_, scheme: string, auth: string) => `${scheme}${auth.includes(':') ? `${auth.slice(0, auth.indexOf(':'))}:***` : '***'}@`);
@@ -40,6 +48,10 @@ export function sourceUnavailable(request: { readonly operator: string; readonly
  * not the marker); a read that brought it more than one marker appends the surplus to the stream again,
  * for the other subtasks. In a checkpointed job it then waits for the job's final checkpoint and
  * acknowledges everything before it finishes; in a job without checkpoints it acknowledges when it ends.
+ * Restored from a checkpoint taken after it ended (the same parallelism, or every subtask had ended), it
+ * reads nothing: it acknowledges what is still pending for it (that checkpoint covers it) and finishes as
+ * above. A restore at another parallelism of a stream only some subtasks had finished reads as usual: the
+ * markers the finished ones consumed are gone, so the subtasks that lack one wait for more.
  */
 export class StreamSource implements SourceOperator {
   recordsEmitted = 0;
@@ -51,16 +63,26 @@ export class StreamSource implements SourceOperator {
   /** Acknowledgements under way, in order. */
   #acking: Promise<void> = Promise.resolve();
   #ackError: EngineError | undefined;
+  /** This subtask read its end marker (in this attempt, or before the checkpoint it was restored from). */
+  #ended: boolean;
+  /** The checkpoint this attempt was restored from says this subtask had read its end marker. */
+  readonly #endedAtRestore: boolean;
 
   constructor(
     private readonly spec: StreamSourceSpec,
     private readonly output: Output,
     private readonly context: OperatorContext,
-  ) {}
+  ) {
+    // read before anything snapshots (a snapshot overwrites the restored list)
+    this.#endedAtRestore = endedAtRestore(context);
+    this.#ended = this.#endedAtRestore;
+  }
 
   snapshotState(checkpointId: number): void {
     this.#byCheckpoint.set(checkpointId, this.#unacked);
     this.#unacked = [];
+    const { state, subtask, parallelism } = this.context;
+    state?.operator().listState<[number, number]>(STREAM_SOURCE_ENDED_STATE, 'union').update(this.#ended ? [[subtask, parallelism]] : []);
   }
 
   notifyCheckpointComplete(checkpointId: number): void {
@@ -84,25 +106,36 @@ export class StreamSource implements SourceOperator {
       this.#reader = await connector.open({ operator: context.operatorName, url: spec.url, stream: spec.stream, group: spec.group, consumer, startId: spec.startId, logger: context.logger ?? noopLogger });
       const reader = this.#reader;
       if (context.subtask === 0) await reader.claimFrom((name) => this.#isOrphan(name));
-      const markers: StreamEntry[] = [];
-      for (;;) {
-        const entries = await reader.readPending(spec.batchSize);
-        if (entries.length === 0) break;
-        markers.push(...this.#emit(entries));
-        await this.#pause();
+      if (this.#endedAtRestore) {
+        // everything still pending for this consumer came before its marker: the checkpoint covers it
+        for (let entries = await reader.readPending(spec.batchSize); entries.length > 0; entries = await reader.readPending(spec.batchSize)) this.#unacked.push(...entries.map((e) => e.id));
+      } else {
+        await this.#readToEnd(reader);
       }
-      while (markers.length === 0) {
-        const entries = await reader.readNew(spec.batchSize, spec.blockMs);
-        markers.push(...this.#emit(entries));
-        await this.#pause();
-      }
-      // the markers beyond the first are other subtasks' ends: put back (a restore may put one back twice; an extra marker is harmless)
-      for (const surplus of markers.slice(1)) await reader.append(surplus.fields);
     } catch (error) {
       if (context.signal.aborted) throw context.signal.reason;
       throw isEngineError(error) ? error : this.#unavailable((error as Error).message, error);
     }
     await this.#finish();
+  }
+
+  /** Reads pending entries, then new ones, until an end marker; the markers beyond the first go back to the stream. */
+  async #readToEnd(reader: StreamReader): Promise<void> {
+    const { batchSize, blockMs } = this.spec;
+    const markers: StreamEntry[] = [];
+    for (;;) {
+      const entries = await reader.readPending(batchSize);
+      if (entries.length === 0) break;
+      markers.push(...this.#emit(entries));
+      await this.#pause();
+    }
+    while (markers.length === 0) {
+      const entries = await reader.readNew(batchSize, blockMs);
+      markers.push(...this.#emit(entries));
+      await this.#pause();
+    }
+    // the markers beyond the first are other subtasks' ends: put back (a restore may put one back twice; an extra marker is harmless)
+    for (const surplus of markers.slice(1)) await reader.append(surplus.fields);
   }
 
   async close(): Promise<void> {
@@ -120,6 +153,8 @@ export class StreamSource implements SourceOperator {
       this.#unacked.push(entry.id);
       if (endField !== undefined && Object.hasOwn(entry.fields, endField)) {
         markers.push(entry);
+        // from the next checkpoint's snapshot on, which acknowledges the marker, a restore knows this subtask ended
+        this.#ended = true;
         continue;
       }
       this.output.collect({ id: entry.id, fields: entry.fields });
@@ -177,4 +212,18 @@ export class StreamSource implements SourceOperator {
   #unavailable(problem: string, cause?: unknown): EngineError {
     return sourceUnavailable({ operator: this.context.operatorName, url: this.spec.url, stream: this.spec.stream, problem, ...(cause === undefined ? {} : { cause }) });
   }
+}
+
+/**
+ * Whether the checkpoint a source attempt was restored from says its subtask had read its end marker: it
+ * did at the same parallelism, or every subtask had (the stream is done, at any parallelism).
+ */
+function endedAtRestore(context: OperatorContext): boolean {
+  const { state, subtask, parallelism } = context;
+  if (state?.restored !== true) return false;
+  const ended = state.operator().listState<[number, number]>(STREAM_SOURCE_ENDED_STATE, 'union').get();
+  if (ended.length === 0) return false;
+  const before = ended[0]?.[1] as number;
+  if (new Set(ended.map(([s]) => s)).size === before) return true;
+  return before === parallelism && ended.some(([s]) => s === subtask);
 }
