@@ -161,13 +161,6 @@ describe('the run summary', () => {
     assert.match(text, /saved 1 of 4 tasks \(25%\)/);
   });
 
-  it('says when checkpoints stopped because a source finished while others ran', () => {
-    const checkpoints = { mode: 'aligned' as const, intervalMs: 20, completed: 0, aborted: 9, abortReasons: { TRIGGER_FAILURE: 9 }, tasksRestored: 0, retention: 'retain-on-cancellation' as const };
-    const stalled = formatRunSummary(result({ checkpoints: { ...checkpoints, stalled: { finishedSource: 'words#0', sinceMs: 1, triggersSkipped: 9 } } }));
-    assert.match(stalled, /\n {2}checkpoints stopped: source task words#0 finished while others ran \(a finished task takes no checkpoint\); 9 triggers skipped since, none completed\n/);
-    assert.doesNotMatch(formatRunSummary(result({ checkpoints })), /checkpoints stopped/);
-  });
-
   it('groups task ids by vertex with subtask ranges', () => {
     assert.equal(formatTaskSet(['sort#0', 'sort#1', 'sort#2', 'sort#5', 'count#0']), 'sort#0-2,5, count#0');
   });

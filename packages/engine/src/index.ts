@@ -52,7 +52,6 @@ export { CHECKPOINT_RETENTIONS, type CheckpointedJobEnd, type CheckpointRetentio
 export { type DiscardedCheckpoints, discardJobCheckpoints, type DiscardJobCheckpointsRequest, snapshotKeysOf } from './checkpoint/discard-job-checkpoints.js';
 export { checkpointIdOfKey, checkpointJobIdsOf, checkpointPrefix, jobCheckpointsPrefix, orphanedCheckpointKeys } from './checkpoint/checkpoint-keys.js';
 export type { CheckpointSummary, SnapshotHandle } from './checkpoint/job-checkpointing.js';
-export { STALLED_TRIGGERS } from './checkpoint/job-checkpointing.js';
 export type { ApproximateRecoveryRecord } from './job-master/approximate-recoveries.js';
 export type { FailoverResume } from './job-master/failover-resumes.js';
 export { DEFAULT_APPROXIMATE_RECONNECT_TIMEOUT_MS } from './executor/region-runner.js';

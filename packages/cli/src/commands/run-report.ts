@@ -211,8 +211,7 @@ function formatCheckpointLine(c: NonNullable<JobResult['checkpoints']>): string 
   const latest = c.latestCompletedId === undefined ? 'none completed' : `latest ${c.latestCompletedId} (${formatBytes(c.latestStateBytes ?? 0)} of state, ${c.latestDurationMs ?? 0} ms)`;
   const restored = c.restoredFrom === undefined ? '' : `; started from checkpoint ${c.restoredFrom}`;
   const end = c.discarded !== undefined ? `; removed at the end (${c.retention}): ${plural(c.discarded.checkpoints, 'checkpoint')}, ${plural(c.discarded.objects, 'object')}` : c.discardError !== undefined ? `; removing them at the end failed (${c.discardError}): weft gc collects them` : `; kept (${c.retention})`;
-  const stalled = c.stalled === undefined ? '' : `\n  checkpoints stopped: source task ${c.stalled.finishedSource} finished while others ran (a finished task takes no checkpoint); ${plural(c.stalled.triggersSkipped, 'trigger')} skipped since, none completed`;
-  return `  checkpoints (${c.mode === 'aligned' ? 'exactly-once' : 'at-least-once'}, every ${c.intervalMs} ms): ${c.completed} completed, ${c.aborted} aborted, ${latest}${restored}; ${plural(c.tasksRestored, 'task attempt')} restored from one${end}${stalled}`;
+  return `  checkpoints (${c.mode === 'aligned' ? 'exactly-once' : 'at-least-once'}, every ${c.intervalMs} ms): ${c.completed} completed, ${c.aborted} aborted, ${latest}${restored}; ${plural(c.tasksRestored, 'task attempt')} restored from one${end}`;
 }
 
 /** The machine-readable summary `weft run --json` prints (`extra`: e.g. the injected faults). */

@@ -67,17 +67,7 @@ export interface CheckpointSummary {
   readonly discarded?: DiscardedCheckpoints;
   /** Why removing them at the end failed (a store down, or fenced: a newer run of the job id holds its lease). */
   readonly discardError?: string;
-  /**
-   * Checkpoints stopped while the job ran on: a source task had finished while others still ran (Weft,
-   * like Flink before FLIP-147, takes no checkpoint once a task finished), and at least
-   * STALLED_TRIGGERS triggers after it found no checkpoint possible, none completing since. Absent when
-   * the sources finished together at the job's end, as a bounded job's do.
-   */
-  readonly stalled?: { readonly finishedSource: string; /** Epoch milliseconds. */ readonly sinceMs: number; readonly triggersSkipped: number };
 }
-
-/** Triggers skipped for a finished source, none completing since, before the stop is reported (a bounded job's sources finish a few ms apart). */
-export const STALLED_TRIGGERS = 3;
 
 /**
  * The job master's side of a checkpointed job: runs the CheckpointCoordinator over the job's tasks, hands
@@ -114,8 +104,6 @@ export class JobCheckpointing {
   readonly #restarting = new Set<string>();
   #discarded: DiscardedCheckpoints | undefined;
   #discardError: string | undefined;
-  /** A finished source keeps checkpoints from being taken while others run: since when, and how many triggers it cost. */
-  #stalled: { finishedSource: string; sinceMs: number; triggersSkipped: number } | undefined;
 
   constructor(options: JobCheckpointingOptions) {
     this.#options = options;
@@ -133,7 +121,6 @@ export class JobCheckpointing {
       triggerSources: (checkpointId, triggeredAtMs) => this.#triggerSources(checkpointId, triggeredAtMs),
       notifyComplete: (checkpointId) => {
         this.#completed += 1;
-        this.#stalled = undefined;
         this.#restoreFrom = this.#coordinator.latestCompleted;
         this.#logger.debug({ checkpointId }, 'checkpoint completed');
         const releaseFinal = this.#finalCheckpointId !== undefined && checkpointId >= this.#finalCheckpointId;
@@ -210,7 +197,6 @@ export class JobCheckpointing {
       retention: this.#options.retention ?? DEFAULT_CHECKPOINT_RETENTION,
       ...(this.#discarded === undefined ? {} : { discarded: this.#discarded }),
       ...(this.#discardError === undefined ? {} : { discardError: this.#discardError }),
-      ...(this.#stalled === undefined || this.#stalled.triggersSkipped < STALLED_TRIGGERS ? {} : { stalled: { ...this.#stalled } }),
     };
   }
 
@@ -290,25 +276,12 @@ export class JobCheckpointing {
     const missing = this.#sourceTasks.filter((t) => this.#current.get(t) === undefined || this.#triggers.get(t)?.attemptId !== this.#current.get(t));
     // a source not running (not started yet, restarting, or finished): no barrier goes out at all
     if (missing.length > 0) {
-      const finished = missing.find((t) => this.#current.has(t) && this.#triggers.get(t) === undefined);
       // no checkpoint can be taken any more: sources waiting for a final one stop waiting
-      if (this.#ended.size > 0 && finished !== undefined) this.#releaseEnded(undefined);
-      if (finished !== undefined && missing.length < this.#sourceTasks.length) this.#finishedWhileOthersRun(finished);
+      if (this.#ended.size > 0 && missing.some((t) => this.#current.has(t) && this.#triggers.get(t) === undefined)) this.#releaseEnded(undefined);
       throw new Error(`source task ${missing[0]} is not running`);
     }
     if (this.#finalCheckpointId === undefined && this.#ended.size > 0 && this.#sourceTasks.every((t) => this.#ended.get(t)?.attemptId === this.#current.get(t))) this.#finalCheckpointId = checkpointId;
     for (const t of this.#sourceTasks) this.#triggers.get(t)?.listener(checkpointId, timestampMs);
-  }
-
-  /** A trigger found `source` finished while other sources run: counted, and said once (a warning) when it lasts. */
-  #finishedWhileOthersRun(source: string): void {
-    this.#stalled ??= { finishedSource: source, sinceMs: Date.now(), triggersSkipped: 0 };
-    this.#stalled.triggersSkipped += 1;
-    if (this.#stalled.triggersSkipped !== STALLED_TRIGGERS) return;
-    this.#logger.warn(
-      { finishedSource: this.#stalled.finishedSource },
-      'no checkpoint can be taken while the job runs on: a source task finished while others run, and a finished task takes no checkpoint (as in Flink before FLIP-147); give every source subtask work (splits >= parallelism), or do not mix bounded and unbounded sources in a checkpointed job',
-    );
   }
 
   #releaseEnded(checkpointId: number | undefined): void {
