@@ -1,6 +1,7 @@
 import { open, readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { awaitFinalCheckpoint } from './await-final-checkpoint.js';
 import { inputUnreadable } from './text-file-source.js';
 import type { OperatorContext, Output, SourceOperator } from './stream-operator.js';
 
@@ -87,7 +88,11 @@ export class DirectorySource implements SourceOperator {
         await this.#readFile(name);
         if (signal.aborted) throw signal.reason;
       }
-      if (ended) return;
+      if (ended) {
+        // checkpointed: a finished task takes no checkpoint, so it stays a running task until the job's final one
+        await awaitFinalCheckpoint(this.context);
+        return;
+      }
       await this.#sleep(this.spec.pollIntervalMs);
     }
   }

@@ -1,4 +1,5 @@
 import { userFunctionError } from '../runtime/user-function-error.js';
+import { awaitFinalCheckpoint } from './await-final-checkpoint.js';
 import { shareOf } from './range-source.js';
 import type { OperatorContext, Output, SourceOperator } from './stream-operator.js';
 
@@ -23,7 +24,8 @@ export interface GeneratorSourceSpec {
  * order (its splits in turn while they are level), at its share of `ratePerSecond` (its splits' share),
  * until every split passed `count` — or forever. Its position (each split's next number) is operator state
  * (a `split` list): a checkpoint takes it, a restore rewinds to it, and a restore with another parallelism
- * deals the splits anew.
+ * deals the splits anew. In a checkpointed job a subtask that is done — or was dealt no split — waits for
+ * the job's final checkpoint before it finishes (awaitFinalCheckpoint), so the others' checkpoints go on.
  *
  * Increasing order holds after a restore too: a checkpoint taken halfway through a round has the first
  * splits one number ahead of the rest, and taking them in split order again would put numbers a round
@@ -89,6 +91,9 @@ export class GeneratorSource implements SourceOperator {
       else await new Promise<void>((resolve) => setImmediate(resolve));
       if (signal.aborted) throw signal.reason;
     }
+    // checkpointed: a subtask done (or given no split) stays a running task until the job's final checkpoint, so
+    // checkpoints go on while other subtasks generate — an idle one of an unbounded stream, until cancelled
+    await awaitFinalCheckpoint(this.context);
   }
 }
 

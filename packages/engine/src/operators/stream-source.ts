@@ -1,6 +1,7 @@
 import { noopLogger } from '@weft/shuffle-api';
 import { EngineError, isEngineError } from '../errors/engine-error.js';
 import { type StreamEntry, type StreamReader, streamConnectorOf } from '../io/stream-connector.js';
+import { awaitFinalCheckpoint } from './await-final-checkpoint.js';
 import type { OperatorContext, Output, SourceOperator } from './stream-operator.js';
 
 export interface StreamSourceSpec {
@@ -174,18 +175,12 @@ export class StreamSource implements SourceOperator {
 
   /** The end marker was read: acknowledged once the job's final checkpoint covers everything emitted. */
   async #finish(): Promise<void> {
-    const { signal, awaitFinalCheckpoint } = this.context;
-    if (awaitFinalCheckpoint === undefined) {
+    if (this.context.awaitFinalCheckpoint === undefined) {
       this.#ack(this.#unacked);
       this.#unacked = [];
     } else {
-      const aborted = new Promise<never>((_, reject) => {
-        if (signal.aborted) reject(signal.reason);
-        signal.addEventListener('abort', () => reject(signal.reason), { once: true });
-      });
-      aborted.catch(() => {});
       // undefined: no final checkpoint can be taken; what was not acknowledged stays pending (read again next time)
-      await Promise.race([awaitFinalCheckpoint(), aborted]);
+      await awaitFinalCheckpoint(this.context);
     }
     await this.#acking;
     if (this.#ackError !== undefined) throw this.#ackError;
