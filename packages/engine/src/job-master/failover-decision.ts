@@ -55,7 +55,6 @@ export function decideFailover(request: FailoverDecisionRequest): FailoverDecisi
   }
   // Released partitions the walk met count as lost too: with them, `weft plan --lost` predicts this failover.
   const skipped = request.isSkipped ?? (() => false);
-  const real = Array.from(vertices).filter((u) => !skipped(u));
   const producerSkipped = (partitionId: string): boolean => {
     const p = topology.indexOfResultPartition(partitionId);
     if (p < 0) return false;
@@ -63,22 +62,8 @@ export function decideFailover(request: FailoverDecisionRequest): FailoverDecisi
     return skipped(edge.source.firstExecutionVertex + p - edge.firstPartition);
   };
   const lostPartitions = [...named, ...partitions.releasedInputsOf(topology, vertices).filter((p) => !named.includes(p) && !producerSkipped(p))];
-  let skippedCount = 0;
-  if (request.isSkipped !== undefined) for (let u = 0; u < topology.executionVertexCount; u++) if (skipped(u)) skippedCount++;
-  const backoffMs = restart.getBackoffTimeMs();
-  const record: FailoverRecord = {
-    atMs: request.elapsedMs(),
-    failedTask,
-    attemptId: attempts.attemptIdOf(failed),
-    error: describeFailure(error),
-    lostPartitions,
-    strategy: failover.name,
-    tasksToRestart: real.map((u) => topology.executionVertexId(u)),
-    tasksRunAgain: real.filter((u) => attempts.wasDeployed(u)).map((u) => topology.executionVertexId(u)),
-    tasksTotal: topology.executionVertexCount - skippedCount,
-    tasksDeployed: attempts.deployedCount(),
-    backoffMs,
-  };
+  const { atMs, ...tasks } = restartedTasks(request, vertices);
+  const record: FailoverRecord = { atMs, failedTask, attemptId: attempts.attemptIdOf(failed), error: describeFailure(error), lostPartitions, strategy: failover.name, ...tasks };
   return { restart: true, record, vertices };
 }
 
@@ -93,7 +78,7 @@ export type GlobalFailoverDecisionRequest = Omit<FailoverDecisionRequest, 'faile
  * `weft plan --strategy all` prints for any task of the job.
  */
 export function decideGlobalFailover(request: GlobalFailoverDecisionRequest): FailoverDecision {
-  const { error, topology, restart, attempts, jobName } = request;
+  const { error, topology, restart, jobName } = request;
   restart.notifyFailure(error);
   if (!restart.canRestart()) {
     return {
@@ -101,23 +86,32 @@ export function decideGlobalFailover(request: GlobalFailoverDecisionRequest): Fa
       error: new EngineError('WEFT_ERR_JOB_FAILED', `job ${JSON.stringify(jobName)} failed: recovery is suppressed by ${restart.toString()}: ${error.message}`, { cause: error, context: { restartStrategy: restart.toString() } }),
     };
   }
-  const skipped = request.isSkipped ?? (() => false);
   const vertices = new Int32Array(topology.executionVertexCount);
   for (let v = 0; v < vertices.length; v++) vertices[v] = v;
+  const { atMs, ...tasks } = restartedTasks(request, vertices);
+  const record: FailoverRecord = { atMs, global: true, error: describeFailure(error), lostPartitions: [], strategy: 'all', ...tasks };
+  return { restart: true, record, vertices };
+}
+
+/**
+ * What a failover record says of the tasks it restarts, `vertices`, and when: the real ones (an adaptive
+ * job's skipped subtasks are left out, and out of the total), those of them that had been deployed, the
+ * restart strategy's backoff.
+ */
+function restartedTasks(request: GlobalFailoverDecisionRequest, vertices: Int32Array): Pick<FailoverRecord, 'atMs' | 'tasksToRestart' | 'tasksRunAgain' | 'tasksTotal' | 'tasksDeployed' | 'backoffMs'> {
+  const { topology, attempts, restart } = request;
+  const skipped = request.isSkipped ?? (() => false);
   const real = Array.from(vertices).filter((u) => !skipped(u));
-  const record: FailoverRecord = {
+  let skippedCount = 0;
+  if (request.isSkipped !== undefined) for (let u = 0; u < topology.executionVertexCount; u++) if (skipped(u)) skippedCount++;
+  return {
     atMs: request.elapsedMs(),
-    global: true,
-    error: describeFailure(error),
-    lostPartitions: [],
-    strategy: 'all',
     tasksToRestart: real.map((u) => topology.executionVertexId(u)),
     tasksRunAgain: real.filter((u) => attempts.wasDeployed(u)).map((u) => topology.executionVertexId(u)),
-    tasksTotal: real.length,
+    tasksTotal: topology.executionVertexCount - skippedCount,
     tasksDeployed: attempts.deployedCount(),
     backoffMs: restart.getBackoffTimeMs(),
   };
-  return { restart: true, record, vertices };
 }
 
 /** `WEFT_ERR_JOB_FAILED` for the failure of the failed task's current attempt, `why` prefixed to its message. */
