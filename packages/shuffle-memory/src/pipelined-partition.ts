@@ -117,7 +117,7 @@ export class PipelinedPartition implements PartitionSink {
         if (released || target.isReleased) return;
         released = true;
         reader.release();
-        // an approximate subpartition whose reader left before the end is not consumed: it waits for the next
+        // an approximate subpartition is never consumed: it waits for the next reader until the job releases it
         if (target.isReleased) owner.subpartitionDone();
       },
     };

@@ -1,4 +1,4 @@
-import { ApproximateCleanup, type ApproximateLosses, ApproximateReplayLog, FifoQueue, ReplayCopier, resumeReader } from '@weft/shuffle-api';
+import { ApproximateCleanup, type ApproximateLosses, ApproximateReplayLog, END_OF_PARTITION, FifoQueue, ReplayCopier, resumeReader } from '@weft/shuffle-api';
 import type { BufferPool } from './buffer-pool.js';
 import type { ChannelEntry } from './channel-entry.js';
 
@@ -15,7 +15,9 @@ export interface CreditedReceiver {
  * Before a reader subscribes, the backlog waits — bounded by the partition's buffer pool.
  *
  * Approximate (PIPELINED_APPROXIMATE, Flink's PipelinedApproximateSubpartition): a reader that goes away
- * before the end of the partition detaches instead of consuming it. Its queued data is dropped, and so is
+ * detaches instead of consuming it — after its end too, which the next reader then gets again (a consumer
+ * attempt restarted from a checkpoint reads a finished producer's records since that checkpoint from the
+ * log; the job's release frees the subpartition). Its queued data is dropped, and so is
  * all data written until a new reader attaches (the producer never waits for a gone consumer); the new
  * reader is served from the next whole record — the first buffer it gets has the tail of a record begun
  * earlier cut off (its `partialRecordLength`), and a buffer that is all tail is skipped whole — unless
@@ -28,7 +30,7 @@ export class PipelinedSubpartition {
   private subscribed = false;
   private released = false;
   private sending = false;
-  /** Approximate: END_OF_PARTITION went to a reader (its release then consumes the subpartition). */
+  /** Approximate: END_OF_PARTITION went to the attached reader (its release queues it again for the next one). */
   private ended = false;
   /** Approximate: the partial-record cleanup after a reader went away (shuffle-api's, shared with the network shuffle). */
   private readonly cleanup = new ApproximateCleanup();
@@ -141,11 +143,14 @@ export class PipelinedSubpartition {
   }
 
   /**
-   * The reader released its end: an approximate subpartition whose end it did not get detaches (true),
-   * any other is consumed and released (false).
+   * The reader released its end: an approximate subpartition detaches (true) and waits for a next reader —
+   * also once its end was delivered, since a consumer attempt restarted from a checkpoint reads it again
+   * from its restored position (the replay, then the end again; without a log, the end at once, the records
+   * since that position counted lost by the consumer from `channel-resumed`) until the job releases the
+   * partition. Any other is consumed and released (false).
    */
   readerReleased(unread: readonly ChannelEntry[] = []): boolean {
-    if (!this.approximate || this.ended || this.released) {
+    if (!this.approximate || this.released) {
       for (const entry of unread) if (entry.kind === 'data') this.pool.recycle(entry.segment);
       this.release();
       return false;
@@ -162,6 +167,9 @@ export class PipelinedSubpartition {
       if (entry.kind === 'data') this.drop(entry);
       else kept.push(entry);
     }
+    // the end went to the reader that left: the next one gets it again, after its replay
+    if (this.ended) kept.push({ kind: 'event', event: END_OF_PARTITION });
+    this.ended = false;
     for (const entry of kept) this.backlog.push(entry);
     return true;
   }

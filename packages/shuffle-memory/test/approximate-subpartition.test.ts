@@ -129,7 +129,7 @@ describe('PIPELINED_APPROXIMATE subpartition', () => {
     assert.deepEqual(subpartition.approximateLosses, { reconnects: 0, buffersDropped: 2, recordsDropped: 2, partialRecordsSkipped: 0, recordsLost: 3 });
   });
 
-  it('takes a third reader after a second went away, and is consumed by one that got the end', () => {
+  it('takes a third reader after a second went away, and a fourth after one that got the end: the end again, no record', () => {
     const { subpartition, framer, attach, write } = setUp();
     attach().reader.release();
     attach().reader.release();
@@ -139,10 +139,50 @@ describe('PIPELINED_APPROXIMATE subpartition', () => {
     subpartition.add({ kind: 'event', event: END_OF_PARTITION });
     assert.deepEqual(third.drain(), { records: [7], ended: true, resumedAt: 0 }, 'nothing was written before record 7');
     third.reader.release();
-    assert.equal(subpartition.isReleased, true, 'consumed to its end');
-    assert.equal(subpartition.approximateLosses.reconnects, 2);
+    assert.equal(subpartition.isReleased, false, 'an approximate subpartition waits for a restarted consumer after its end too');
+    // a consumer attempt restarted from a checkpoint (no log here): told where it resumes — after record 7,
+    // which its state lacks if it read up to 0 (the consumer counts the difference lost) — then the end
+    const fourth = attach();
+    assert.deepEqual(fourth.drain(), { records: [], ended: true, resumedAt: 1 });
+    assert.equal(subpartition.approximateLosses.reconnects, 3);
+    fourth.reader.release();
+    subpartition.release();
     const late = new CreditedChannelReader(subpartition, new BufferPool(SIZE, 4), 1, new FloatingCredits(0), () => {});
-    assert.equal(subpartition.subscribe(late), false, 'no reader after the end was consumed');
+    assert.equal(subpartition.subscribe(late), false, 'no reader once the partition was released');
+  });
+
+  it('replays a finished subpartition from a restarted reader\'s position, then the end (upstream backup)', () => {
+    const pool = new BufferPool(SIZE, 64);
+    const subpartition = new PipelinedSubpartition(pool, true, 1 << 20);
+    const framer = new RecordFramer(SIZE, () => pool.allocate(), (segment, length, partialRecordLength) => subpartition.add({ kind: 'data', segment, length, partialRecordLength }));
+    const read = (reader: CreditedChannelReader): { records: number[]; ended: boolean; resumedAt?: number } => {
+      const deframer = new RecordDeframer(1 << 20, 'p#0');
+      const out: Uint8Array[] = [];
+      let ended = false;
+      let resumedAt: number | undefined;
+      for (let e = reader.poll(); e !== undefined; e = reader.poll()) {
+        if (e.kind === 'data') deframer.push(e.segment.subarray(0, e.length), out);
+        if (e.kind === 'event' && e.event.type === 'end-of-partition') ended = true;
+        if (e.kind === 'event' && e.event.type === 'channel-resumed') resumedAt = e.event.recordPosition;
+        reader.recycle(e);
+      }
+      return { records: out.map((r) => r[0] as number), ended, ...(resumedAt === undefined ? {} : { resumedAt }) };
+    };
+    const first = new CreditedChannelReader(subpartition, pool, 100, new FloatingCredits(0), () => {});
+    subpartition.subscribe(first);
+    framer.write(new Uint8Array(3).fill(1));
+    framer.flush();
+    subpartition.add({ kind: 'event', event: { type: 'checkpoint-barrier', id: 1, timestampMs: 0 } });
+    for (const tag of [2, 3, 4]) framer.write(new Uint8Array(3).fill(tag));
+    framer.flush();
+    subpartition.add({ kind: 'event', event: END_OF_PARTITION });
+    assert.deepEqual(read(first), { records: [1, 2, 3, 4], ended: true });
+    first.release();
+    // restored from checkpoint 1, whose barrier came after record 0: records 1-3 again, then the end
+    const restarted = new CreditedChannelReader(subpartition, pool, 100, new FloatingCredits(0), () => {});
+    assert.equal(subpartition.subscribe(restarted, 1), true);
+    assert.deepEqual(read(restarted), { records: [2, 3, 4], ended: true, resumedAt: 1 });
+    assert.equal(subpartition.approximateLosses.recordsLost, 0);
   });
 
   it('a plain pipelined subpartition refuses a second reader after the first went away', () => {

@@ -11,12 +11,12 @@ import { ProducedSubpartition, type SubpartitionEntry, type SubpartitionView } f
 
 const SIZE = 16;
 
-function setUp(capacity = 64) {
+function setUp(capacity = 64, replayBytes = 0) {
   const pool = new BufferPool(SIZE, capacity);
-  const subpartition = new ProducedSubpartition(pool, () => {}, true);
+  const subpartition = new ProducedSubpartition(pool, () => {}, true, replayBytes);
   const framer = new RecordFramer(SIZE, () => pool.allocate(), (segment, length, partialRecordLength) => subpartition.add({ kind: 'data', segment, length, partialRecordLength }));
   /** A consumer's view with plenty of credit; what it receives is deframed as a consumer would. */
-  const attach = () => {
+  const attach = (resumeFrom?: number) => {
     const received: SubpartitionEntry[] = [];
     const view: SubpartitionView = {
       credit: 100,
@@ -28,7 +28,7 @@ function setUp(capacity = 64) {
         } else received.push(entry);
       },
     };
-    assert.equal(subpartition.subscribe(view), true);
+    assert.equal(subpartition.subscribe(view, resumeFrom), true);
     const deframer = new RecordDeframer(1 << 20, 'p#0');
     /**
      * The whole records received so far (their first bytes, as numbers), whether the end came, and the
@@ -140,7 +140,7 @@ describe('PIPELINED_APPROXIMATE network subpartition', () => {
     assert.deepEqual(subpartition.approximateLosses, { reconnects: 1, buffersDropped: 0, recordsDropped: 0, partialRecordsSkipped: 1, recordsLost: 1 });
   });
 
-  it('takes a third consumer after a second went away, and is consumed by one that got the end', () => {
+  it('takes a third consumer after a second went away, and a fourth after one that got the end: the end again, no record', () => {
     const { subpartition, framer, attach, write } = setUp();
     attach().gone();
     attach().gone();
@@ -149,10 +149,35 @@ describe('PIPELINED_APPROXIMATE network subpartition', () => {
     framer.flush();
     subpartition.add({ kind: 'event', event: END_OF_PARTITION });
     assert.deepEqual(third.drain(), { records: [7], ended: true, resumedAt: 0 }, 'nothing was written before record 7');
+    assert.equal(subpartition.released, false, 'an approximate subpartition waits for a restarted consumer after its end too');
     third.gone();
-    assert.equal(subpartition.released, true, 'consumed to its end');
-    assert.equal(subpartition.approximateLosses.reconnects, 2);
-    assert.equal(subpartition.subscribe({ credit: 1, transmit() {} }), false, 'no consumer after the end was consumed');
+    // a consumer attempt restarted from a checkpoint (no log here): told where it resumes (after record 7,
+    // which the consumer counts lost if its state read up to 0), then the end
+    const fourth = attach();
+    assert.deepEqual(fourth.drain(), { records: [], ended: true, resumedAt: 1 });
+    assert.equal(subpartition.approximateLosses.reconnects, 3);
+    // one that subscribes while the view that got the end is still attached replaces it
+    const fifth = attach();
+    assert.deepEqual(fifth.drain(), { records: [], ended: true, resumedAt: 1 });
+    subpartition.release();
+    assert.equal(subpartition.subscribe({ credit: 1, transmit() {} }), false, 'no consumer once the partition was released');
+  });
+
+  it('replays a finished subpartition from a restarted consumer\'s position, then the end (upstream backup)', () => {
+    const { subpartition, framer, attach, write } = setUp(64, 1 << 20);
+    const first = attach();
+    write(1, 3);
+    framer.flush();
+    subpartition.add({ kind: 'event', event: { type: 'checkpoint-barrier', id: 1, timestampMs: 0 } });
+    for (const tag of [2, 3, 4]) write(tag, 3);
+    framer.flush();
+    subpartition.add({ kind: 'event', event: END_OF_PARTITION });
+    assert.deepEqual(first.drain(), { records: [1, 2, 3, 4], ended: true });
+    first.gone();
+    // restored from checkpoint 1, whose barrier came after record 0: records 1-3 again, then the end
+    const restarted = attach(1);
+    assert.deepEqual(restarted.drain(), { records: [2, 3, 4], ended: true, resumedAt: 1 });
+    assert.equal(subpartition.approximateLosses.recordsLost, 0);
   });
 
   it('a plain pipelined subpartition is released when its consumer goes away', () => {

@@ -1,4 +1,4 @@
-import { ApproximateCleanup, type ApproximateLosses, ApproximateReplayLog, FifoQueue, ReplayCopier, resumeReader, type ShuffleError, type ShuffleEvent } from '@weft/shuffle-api';
+import { ApproximateCleanup, type ApproximateLosses, ApproximateReplayLog, END_OF_PARTITION, FifoQueue, ReplayCopier, resumeReader, type ShuffleError, type ShuffleEvent } from '@weft/shuffle-api';
 import type { BufferPool } from './buffer-pool.js';
 
 /** What a subpartition queues for its consumer: a filled buffer, an event, or a terminal error. */
@@ -26,8 +26,9 @@ export interface SubpartitionView {
  * One subpartition: a backlog sent to its one view as credit allows; events and errors need no credit.
  *
  * Approximate (PIPELINED_APPROXIMATE, Flink's PipelinedApproximateSubpartition): a view that goes away
- * before the end (`viewGone`: its connection closed, its consumer cancelled) detaches instead of consuming
- * the subpartition. What is queued is dropped, and so is every data buffer written until a new view
+ * (`viewGone`: its connection closed, its consumer cancelled) detaches instead of consuming the
+ * subpartition — after its end too, which the next view gets again (a consumer attempt restarted from a
+ * checkpoint reads a finished producer's records since then; the job's release frees it). What is queued is dropped, and so is every data buffer written until a new view
  * subscribes — the producer never waits on credit for a gone consumer; the new view is served from the
  * next whole record (shuffle-api's ApproximateCleanup, shared with the in-memory shuffle) — unless its
  * upstream backup (`replayBytes` > 0: ApproximateReplayLog) still holds the record the new view asks to
@@ -46,7 +47,7 @@ export class ProducedSubpartition {
   private view: SubpartitionView | null = null;
   private subscribed = false;
   private sending = false;
-  /** END_OF_PARTITION went to a view (approximate: its end was delivered; the subpartition is consumed). */
+  /** END_OF_PARTITION went to the attached view (approximate: the next view gets it again, after its replay). */
   private ended = false;
   released = false;
 
@@ -77,7 +78,7 @@ export class ProducedSubpartition {
   subscribe(view: SubpartitionView, resumeFrom?: number): boolean {
     if (this.released) return false;
     if (this.subscribed) {
-      if (!this.approximate || this.ended || this.view === null) return false;
+      if (!this.approximate || this.view === null) return false;
       this.viewGone(this.view);
     }
     const resumed = resumeReader(this.cleanup, this.log, resumeFrom);
@@ -158,7 +159,8 @@ export class ProducedSubpartition {
           view.transmit({ kind: 'data', segment, length: entry.length, partialRecordLength: entry.partialRecordLength ?? 0 }, this.dataBacklog);
         } else view.transmit(entry, this.dataBacklog);
         if (entry.kind === 'event' && entry.event.type === 'end-of-partition') this.ended = true;
-        if (entry.kind === 'error' || (entry.kind === 'event' && entry.event.type === 'end-of-partition')) this.release();
+        // an approximate subpartition stays for a consumer attempt restarted from a checkpoint (viewGone)
+        if (entry.kind === 'error' || (entry.kind === 'event' && entry.event.type === 'end-of-partition' && !this.approximate)) this.release();
       }
     } finally {
       this.sending = false;
@@ -166,13 +168,15 @@ export class ProducedSubpartition {
   }
 
   /**
-   * `view`'s consumer is gone (connection closed, cancelled). An approximate subpartition whose end it did
-   * not get detaches (its queued data dropped, counted) and waits for the next view; any other is released.
-   * Nothing when `view` is not the attached one (a newer view replaced it).
+   * `view`'s consumer is gone (connection closed, cancelled). An approximate subpartition detaches (its
+   * queued data dropped, counted) and waits for the next view — after its end too, which the next view gets
+   * again: a consumer attempt restarted from a checkpoint reads a finished producer's records since then from
+   * the log (the job's release frees it). Any other is released. Nothing when `view` is not the attached
+   * one (a newer view replaced it).
    */
   viewGone(view: SubpartitionView): void {
     if (this.view !== view) return;
-    if (!this.approximate || this.ended || this.released) {
+    if (!this.approximate || this.released) {
       this.release();
       return;
     }
@@ -184,6 +188,8 @@ export class ProducedSubpartition {
       if (entry.kind === 'data') this.drop(entry);
       else kept.push(entry);
     }
+    if (this.ended) kept.push({ kind: 'event', event: END_OF_PARTITION });
+    this.ended = false;
     this.dataBacklog = 0;
     this.replay.cleared();
     for (const entry of kept) this.backlog.push(entry);
