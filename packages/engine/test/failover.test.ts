@@ -81,20 +81,24 @@ describe('region failover', () => {
     assert.deepEqual(restart(topology, 'b#0', ['a->b#2']), ['a#2', 'b#0']);
   });
 
-  it('asks the live availability callback about re-readable partitions only', () => {
+  it('asks the live availability callback about re-readable and approximate partitions only', () => {
     const topology: JobTopologyJson = {
-      vertices: [{ id: 'a', parallelism: 2 }, { id: 'p', parallelism: 1 }, { id: 'b', parallelism: 1 }],
-      edges: [e('a', 'b', 'ALL_TO_ALL', 'BLOCKING'), e('p', 'b', 'POINTWISE', 'PIPELINED_APPROXIMATE')],
+      vertices: [{ id: 'a', parallelism: 2 }, { id: 'p', parallelism: 1 }, { id: 'q', parallelism: 1 }, { id: 'b', parallelism: 1 }],
+      edges: [e('a', 'b', 'ALL_TO_ALL', 'BLOCKING'), e('p', 'b', 'POINTWISE', 'PIPELINED_APPROXIMATE'), e('q', 'b', 'POINTWISE', 'PIPELINED')],
     };
     const asked: string[] = [];
-    const strategy = createFailoverStrategy(topology, 'region', {
-      isPartitionAvailable: (id) => {
-        asked.push(id);
-        return id !== 'a->b#1';
-      },
-    });
-    assert.deepEqual([...strategy.tasksToRestart({ failedVertex: 'b#0' })].sort(), ['a#1', 'b#0'], 'the approximate input counts as available without asking');
-    assert.deepEqual(asked.sort(), ['a->b#0', 'a->b#1']);
+    const strategy = (refused: string) =>
+      createFailoverStrategy(topology, 'region', {
+        isPartitionAvailable: (id) => {
+          asked.push(id);
+          return id !== refused;
+        },
+      });
+    // q->b is PIPELINED (q and b share a region): never re-readable, never asked
+    assert.deepEqual([...strategy('a->b#1').tasksToRestart({ failedVertex: 'b#0' })].sort(), ['a#1', 'b#0', 'q#0'], 'the approximate input is available: its producer is not restarted');
+    assert.deepEqual(asked.sort(), ['a->b#0', 'a->b#1', 'p->b#0']);
+    // a finished approximate producer's partition lost with its task executor: the producer restarts too
+    assert.deepEqual([...strategy('p->b#0').tasksToRestart({ failedVertex: 'b#0' })].sort(), ['b#0', 'p#0', 'q#0']);
   });
 
   it('agrees with a naive reference on 300 random topologies, failures and losses', () => {

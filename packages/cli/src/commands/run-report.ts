@@ -197,12 +197,13 @@ function formatRecovery(result: JobResult): string[] {
   return lines;
 }
 
-/** One line per single-task recovery of an approximate job: the task, how long until it read again, what it lost (counted). */
+/** One line per single-task recovery of an approximate job: the task, how long until it read again, what it and the consumers restarted with it lost (counted). */
 function formatApproximateRecoveryLine(r: NonNullable<JobResult['approximateRecoveries']>[number]): string {
   const took = r.durationMs === undefined ? 'did not read again before the job ended' : `read again after ${Math.round(r.durationMs)} ms`;
   return (
-    `  approximate recovery of ${r.task} (attempt ${r.failedAttempt} failed): ${took}; ${r.recordsLost === undefined ? 'what it lost is not counted (its producers had finished)' : `${plural(r.recordsLost, 'record')} lost to its state`}; ${plural(r.recordsDroppedUpstream, 'record')} dropped upstream, ` +
-    `${plural(r.partialRecordsDiscardedDownstream, 'partial record')} discarded downstream; the failed attempt had processed ${formatCount(r.recordsProcessedByFailedAttempt)} and left ${formatCount(r.recordsUnprocessedByFailedAttempt)} unprocessed`
+    `  approximate recovery of ${r.task} (attempt ${r.failedAttempt} failed): ${took}; ${r.recordsLost === undefined ? 'what it lost is not counted (it did not run again before the job ended)' : `${plural(r.recordsLost, 'record')} lost to its state`}; ${plural(r.recordsDroppedUpstream, 'record')} dropped upstream, ` +
+    `${plural(r.partialRecordsDiscardedDownstream, 'partial record')} discarded downstream; the failed attempt had processed ${formatCount(r.recordsProcessedByFailedAttempt)} and left ${formatCount(r.recordsUnprocessedByFailedAttempt)} unprocessed` +
+    (r.restartedWith === undefined ? '' : `; restarted with it: ${r.restartedWith.map((c) => c.task).join(', ')} (${plural(r.restartedWith.reduce((n, c) => n + c.recordsLost, 0), 'record')} lost to their state)`)
   );
 }
 

@@ -12,7 +12,8 @@ import { requireLostPartitions } from './lost-partitions.js';
  *   read again); BLOCKING, BLOCKING_PERSISTENT and HYBRID_FULL ones are, unless listed in
  *   `TaskFailure.lostPartitions` or refused by `isPartitionAvailable`; PIPELINED_APPROXIMATE ones are too
  *   (DESIGN.md, FLIP-135: the upstream is not restarted — a restarted consumer reconnects to it and reads
- *   on from the next whole record), unless listed as lost;
+ *   on from its restored position or the next whole record), unless listed as lost or refused (a finished
+ *   producer's, lost with its task executor);
  * - every consumer region of its outputs is added (they would read a partition being produced again).
  *
  * An ALL_TO_ALL edge is visited once per walk, not once per subtask, so a failure costs O(N + partitions).
@@ -102,7 +103,6 @@ export class RestartPipelinedRegionFailoverStrategy implements FailoverStrategy 
     if (!edge.reconsumable && !approximate) return false;
     const partition = edge.firstPartition + producer;
     if (lost.has(partition)) return false;
-    if (approximate) return true;
     return this.#isPartitionAvailable === undefined || this.#isPartitionAvailable(`${edge.id}#${producer}`);
   }
 }

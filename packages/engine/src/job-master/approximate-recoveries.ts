@@ -36,11 +36,20 @@ export interface ApproximateRecoveryRecord {
    * the record the channel resumed at — what the failed attempt read since that checkpoint, what died in
    * flight with it (across processes too), what upstream dropped, the record whose tail was skipped. A
    * keyed count of this task therefore ends exactly this many records short. 0 until the new attempt reads
-   * again (and for a task without inputs: a source restored from a checkpoint replays instead). Absent when
-   * it is not counted: the new attempt finished without reading, as its producers had finished before it
-   * came (what they wrote for it since its checkpoint is lost; no subpartition was there to say how much).
+   * again (and for a task without inputs: a source restored from a checkpoint replays instead). A producer
+   * that had finished serves the new attempt too (its subpartitions wait for it: the replay, or without a
+   * log the end at once, the gap counted) — unless its task executor was lost since: what it wrote after
+   * the restored position is then lost and not counted here. Absent until the new attempt read again or
+   * finished (the job ended first).
    */
   readonly recordsLost?: number;
+  /**
+   * The other tasks its failover restarted (its consumers, transitively, as DESIGN.md's failover of approximate
+   * edges has it, and the producers of partitions lost with a task executor), each with the records its new
+   * attempt's state will never see (recordsLost, counted the same way; 0 until it reads again). Absent when
+   * it restarted alone.
+   */
+  readonly restartedWith?: readonly { readonly task: string; readonly recordsLost: number }[];
 }
 
 /** What the tracker reads: live task counters and the results of finished tasks. */
@@ -59,9 +68,9 @@ interface OpenRecovery {
   readonly processed: number;
   readonly unprocessed: number;
   durationMs: number | undefined;
-  /** The new attempt read again (its `reading` report), rather than finishing with nothing left to read. */
-  read: boolean;
   latest: Counters;
+  /** The other tasks its failover restarted, and the attempt each restarted as. */
+  consumers: readonly { readonly task: string; readonly attemptId: string }[];
 }
 
 interface Counters {
@@ -111,7 +120,17 @@ export class ApproximateRecoveries {
     // recovery resumed (or since the start) is this failure's — even what was counted before its report arrived
     const previous = this.#records.findLast((r) => r.task === task);
     const start = previous?.latest ?? { dropped: 0, partial: 0 };
-    this.#records.push({ v, task, failedAttempt: attempt, failedAtMs: this.#now(), start, latest: start, durationMs: undefined, read: false, processed: metrics?.recordsIn ?? 0, unprocessed: metrics?.recordsUnprocessed ?? 0 });
+    this.#records.push({ v, task, failedAttempt: attempt, failedAtMs: this.#now(), start, latest: start, durationMs: undefined, processed: metrics?.recordsIn ?? 0, unprocessed: metrics?.recordsUnprocessed ?? 0, consumers: [] });
+  }
+
+  /**
+   * The failover of `failedTask`'s open recovery restarts `consumers` with it (other tasks than it: its
+   * consumers, producers of lost partitions), each as attempt `attemptId`: their losses are reported with it.
+   */
+  restartedWith(failedTask: string, consumers: readonly { readonly task: string; readonly attemptId: string }[]): void {
+    const open = this.#records.findLast((r) => r.task === failedTask);
+    if (open === undefined || open.durationMs !== undefined) return;
+    open.consumers = consumers;
   }
 
   /**
@@ -119,19 +138,18 @@ export class ApproximateRecoveries {
    * `reading` report): the newest open recovery of `v` ends, its counters read now.
    */
   resumed(v: number, atMs: number): void {
-    this.#resume(v, atMs, true);
+    this.#resume(v, atMs);
   }
 
   /** Execution vertex `v`'s current attempt finished (before it read anything: nothing was left for it). */
   finished(v: number): void {
-    this.#resume(v, this.#now(), false);
+    this.#resume(v, this.#now());
   }
 
-  #resume(v: number, atMs: number, read: boolean): void {
+  #resume(v: number, atMs: number): void {
     const open = this.#records.findLast((r) => r.v === v);
     if (open === undefined || open.durationMs !== undefined) return;
     open.durationMs = Math.max(0, atMs - open.failedAtMs);
-    open.read = read;
     open.latest = max(open.latest, this.#read(open.task));
   }
 
@@ -157,7 +175,8 @@ export class ApproximateRecoveries {
         partialRecordsDiscardedDownstream: r.latest.partial - r.start.partial,
         recordsProcessedByFailedAttempt: r.processed,
         recordsUnprocessedByFailedAttempt: r.unprocessed,
-        ...(lost > 0 || r.read ? { recordsLost: lost } : {}),
+        ...(lost > 0 || r.durationMs !== undefined ? { recordsLost: lost } : {}),
+        ...(r.consumers.length === 0 ? {} : { restartedWith: r.consumers.map((c) => ({ task: c.task, recordsLost: this.#lostBy(c.attemptId) })) }),
       };
     });
   }

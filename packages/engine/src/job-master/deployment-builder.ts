@@ -205,9 +205,8 @@ export class DeploymentBuilder {
     const partitions: InputPartition[] = [];
     for (let k = producers.start; k < producers.end; k++) {
       const producerVertex = edge.source.firstExecutionVertex + k;
-      // an approximate producer that finished has nothing more for a new consumer attempt: what it wrote went to
-      // the attempt before (its end included, so its subpartition may be consumed) or was dropped
-      if (edge.approximate && this.attempts.isDone(producerVertex)) continue;
+      // an approximate producer that finished still serves a new consumer attempt: from its restored position
+      // (the replay of what it wrote since, then its end); one lost with its task executor restarts with it
       const descriptor = edge.approximate ? this.#approximateDescriptors.get(`${edge.id}#${k}`) : edge.mustBePipelined ? pipelined.get(`${edge.id}#${k}`) : this.#descriptors[edge.firstPartition + k];
       if (!edge.mustBePipelined && !edge.approximate && descriptor === undefined) throw new Error(`unreachable: partition ${edge.id}#${k} was never registered`);
       partitions.push({

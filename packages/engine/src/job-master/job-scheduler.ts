@@ -14,7 +14,7 @@ import type { JobSchedulerOptions, ScheduledOutcome } from './job-scheduler-opti
 import { DeploymentLatencies, type DeploymentLatencySummary } from './deployment-latencies.js';
 import type { JobProgress } from './job-progress.js';
 import { PartitionReleases } from './partition-releases.js';
-import { blockingOutputsOf, PartitionStates } from './partition-states.js';
+import { approximateOutputsOf, blockingOutputsOf, PartitionStates } from './partition-states.js';
 import { jobProgressOf } from './progress-counters.js';
 import { RegionDependencies } from './region-dependencies.js';
 import { PlacementCounts, type PlacementSummary } from './placement-counts.js';
@@ -76,6 +76,8 @@ export class JobScheduler {
   readonly #decisions: AdaptiveDecisions;
   /** The executor each execution vertex's current attempt was deployed to, until it stopped. */
   readonly #placedOn: (TaskExecutor | undefined)[];
+  /** An approximate job's finished tasks: where each ran, whose partitions serve their restarted consumers again. */
+  readonly #finishedOn = new Map<number, TaskExecutor>();
   readonly #placements = new PlacementCounts();
   /** An approximate job's single-task recoveries (any PIPELINED_APPROXIMATE edge); undefined otherwise. */
   readonly #approximate: ApproximateRecoveries | undefined;
@@ -119,6 +121,9 @@ export class JobScheduler {
       releases: this.#releases,
       onFailover: (record) => {
         this.#resumes.failedOver(record, record.tasksToRestart.map((task) => this.#attempts.attemptIdOf(topology.indexOfExecutionVertex(task))));
+        const { failedTask } = record;
+        // the restarted tasks have not been reset yet: each restarts as its next attempt
+        if (failedTask !== undefined) this.#approximate?.restartedWith(failedTask, record.tasksToRestart.filter((t) => t !== failedTask).map((task) => ({ task, attemptId: `${task}@${this.#attempts.numberOf(topology.indexOfExecutionVertex(task)) + 1}` })));
         this.#emit({ type: 'failover', data: record });
         options.onFailover?.(record);
       },
@@ -287,6 +292,14 @@ export class JobScheduler {
 
   /** @see TaskReports.executorLost */
   executorLost(executor: TaskExecutor, lost: EngineError): void {
+    // the approximate partitions of the tasks that finished on it are gone with it: a failover that restarts
+    // a consumer of one restarts its producer too (from the latest checkpoint), before its tasks fail below
+    this.#finishedOn.forEach((on, v) => {
+      if (on !== executor) return;
+      this.#finishedOn.delete(v);
+      if (!this.#attempts.isDone(v)) return; // restarted since: its new attempt's partitions are elsewhere
+      for (const p of approximateOutputsOf(this.#options.topology, v)) this.#partitions.markLost(p);
+    });
     this.#reports.executorLost(executor, lost);
   }
 
@@ -349,6 +362,8 @@ export class JobScheduler {
     this.#attempts.finish(v, result);
     this.#resumes.finished(this.#attempts.attemptIdOf(v));
     this.#approximate?.finished(v);
+    const on = this.#placedOn[v];
+    if (this.#approximate !== undefined && on !== undefined) this.#finishedOn.set(v, on);
     this.#placedOn[v] = undefined;
     states.active[region] = (states.active[region] as number) - 1;
     states.remaining[region] = (states.remaining[region] as number) - 1;

@@ -39,6 +39,17 @@ export class PartitionStates {
     this.#released++;
   }
 
+  /**
+   * A PIPELINED_APPROXIMATE partition of a finished producer was lost with its task executor: released, so
+   * a failover whose walk meets it restarts its producer (from the latest checkpoint), as for a lost
+   * blocking partition, and names it lost.
+   */
+  markLost(p: number): void {
+    if (this.#state[p] === RELEASED) return;
+    this.#state[p] = RELEASED;
+    this.#released++;
+  }
+
   /** Its producer was reset: produced data is released; data never produced stays pending. */
   markReset(p: number): void {
     this.markReleased(p);
@@ -52,7 +63,7 @@ export class PartitionStates {
   }
 
   /**
-   * The released partitions that tasks of `vertices` read: those a failover walk found unavailable
+   * The released partitions (approximate ones: lost) that tasks of `vertices` read: those a failover walk found unavailable
    * (besides the ones its failure named). Free when nothing is released.
    */
   releasedInputsOf(topology: ExecutionTopology, vertices: Int32Array): string[] {
@@ -62,7 +73,8 @@ export class PartitionStates {
       const vertex = topology.jobVertexOf(v);
       for (const e of vertex.inputs) {
         const edge = topology.edges[e] as ExecutionJobEdge;
-        if (edge.mustBePipelined || edge.approximate) continue;
+        // (an approximate partition is released only when lost: markLost)
+        if (edge.mustBePipelined) continue;
         const range = topology.producersOf(edge, v - vertex.firstExecutionVertex);
         for (let k = range.start; k < range.end; k++) if (this.#state[edge.firstPartition + k] === RELEASED) found.add(edge.firstPartition + k);
       }
@@ -78,6 +90,17 @@ export function blockingOutputsOf(topology: ExecutionTopology, v: number): numbe
   for (const e of vertex.outputs) {
     const edge = topology.edges[e] as ExecutionJobEdge;
     if (!edge.mustBePipelined && !edge.approximate) partitions.push(edge.firstPartition + v - vertex.firstExecutionVertex);
+  }
+  return partitions;
+}
+
+/** The PIPELINED_APPROXIMATE result partitions execution vertex `v` produces (ExecutionTopology numbering). */
+export function approximateOutputsOf(topology: ExecutionTopology, v: number): number[] {
+  const vertex = topology.jobVertexOf(v);
+  const partitions: number[] = [];
+  for (const e of vertex.outputs) {
+    const edge = topology.edges[e] as ExecutionJobEdge;
+    if (edge.approximate) partitions.push(edge.firstPartition + v - vertex.firstExecutionVertex);
   }
   return partitions;
 }

@@ -53,12 +53,13 @@ export class RegionTransitions {
     for (let i = 0; i < members.length; i++) this.#options.placedOn[members[i] as number] = placement.executorOfMember[i];
   }
 
-  /** The region's deployment is handed to its executors: a `task-deployed` per task; its blocking outputs are being produced. */
+  /** The region's deployment is handed to its executors: a `task-deployed` per task; its blocking (and lost approximate) outputs are being produced. */
   markRunning(region: number, deployment: RegionDeployment, placement: RegionPlacement): void {
     const { topology, regions } = this.#options;
     this.#options.states.set(region, RUNNING);
     this.#options.attempts.markDeployed(regions.membersOf(region));
-    for (const task of deployment.tasks) for (const output of task.outputs) if (!output.pipelined) this.#options.partitions.markDeployed(topology.indexOfResultPartition(output.partition.partitionId));
+    // (a pipelined partition is never released, an approximate one only when lost with its executor)
+    for (const task of deployment.tasks) for (const output of task.outputs) this.#options.partitions.markDeployed(topology.indexOfResultPartition(output.partition.partitionId));
     deployment.tasks.forEach((task, i) => {
       const executor = (placement.executorOfMember[i] as TaskExecutor).id;
       this.#options.events.emit({ type: 'task-deployed', data: { executionVertexId: task.executionVertexId, attempt: task.attempt, executor } });
