@@ -188,9 +188,13 @@ export class ApproximateRecoveries {
 
   /** Reads each task's newest recovery again (an earlier one ended with its resume: the next failure starts from it). */
   #refresh(): void {
-    for (const r of this.#records) {
-      const next = this.#records.find((later) => later.task === r.task && later.failedAttempt > r.failedAttempt);
-      if (next === undefined) r.latest = max(r.latest, this.#read(r.task));
+    // a task's recoveries are in the order of its failures: its newest is its last (one pass, not one per pair)
+    const newest = new Set<string>();
+    for (let i = this.#records.length - 1; i >= 0; i--) {
+      const r = this.#records[i] as OpenRecovery;
+      if (newest.has(r.task)) continue;
+      newest.add(r.task);
+      r.latest = max(r.latest, this.#read(r.task));
     }
   }
 
