@@ -46,7 +46,8 @@ export interface ApproximateRecoveryRecord {
   /**
    * The other tasks its failover restarted (its consumers, transitively, as DESIGN.md's failover of approximate
    * edges has it, and the producers of partitions lost with a task executor), each with the records its new
-   * attempt's state will never see (recordsLost, counted the same way; 0 until it reads again). Absent when
+   * attempt's state will never see (recordsLost, counted the same way; 0 until it reads again) — but not a
+   * task whose own failure opened a recovery for that same new attempt (it is reported there). Absent when
    * it restarted alone.
    */
   readonly restartedWith?: readonly { readonly task: string; readonly recordsLost: number }[];
@@ -165,7 +166,10 @@ export class ApproximateRecoveries {
   /** The recoveries so far, counters read once more now. */
   records(): ApproximateRecoveryRecord[] {
     this.#refresh();
+    // a task restarted with another's recovery that failed itself too (a lost worker's tasks) reports its new attempt once: in its own
+    const own = new Set(this.#records.map((r) => `${r.task}@${r.failedAttempt + 1}`));
     return this.#records.map((r) => {
+      const consumers = r.consumers.filter((c) => !own.has(c.attemptId));
       const lost = this.#lostBy(`${r.task}@${r.failedAttempt + 1}`);
       return {
         task: r.task,
@@ -176,7 +180,7 @@ export class ApproximateRecoveries {
         recordsProcessedByFailedAttempt: r.processed,
         recordsUnprocessedByFailedAttempt: r.unprocessed,
         ...(lost > 0 || r.durationMs !== undefined ? { recordsLost: lost } : {}),
-        ...(r.consumers.length === 0 ? {} : { restartedWith: r.consumers.map((c) => ({ task: c.task, recordsLost: this.#lostBy(c.attemptId) })) }),
+        ...(consumers.length === 0 ? {} : { restartedWith: consumers.map((c) => ({ task: c.task, recordsLost: this.#lostBy(c.attemptId) })) }),
       };
     });
   }
