@@ -147,6 +147,31 @@ describe('approximate recovery with a finished producer', () => {
     assert.equal(consumers.reduce((n, c) => n + c.recordsLost, 0), wordsOfGenerate1.size, `one lost [word, n] per word generate#1 generated: ${JSON.stringify(consumers)}`);
   });
 
+  it('a consumer failing again after its producer restarted from the final checkpoint is served that producer attempt\'s output again, from 0', async () => {
+    // generate#0 fails at its end (restarting with both counts, from the final checkpoint); then count#0's
+    // new attempt fails on its 6th record, after generate#0's new attempt sent its partials: no checkpoint
+    // completes any more (every source has finished), so that attempt's backup keeps from its first record
+    const faults: FaultInjectorFactory = () => ({
+      taskFault: ({ executionVertexId, attempt }) =>
+        executionVertexId === 'generate#0' && attempt === 0 ? { kind: 'throw', atRecord: 1_000_000 } : executionVertexId === 'count#0' && attempt === 1 ? { kind: 'throw', atRecord: 6 } : undefined,
+    });
+    const memory = createMemoryShuffleServiceFactory(SHUFFLE);
+    const result = await runJob({
+      job: defineJob((ctx) => {
+        ctx.generate(wordOf, { count: 4000, splits: 4, ratePerSecond: 20_000 }).keyBy((w) => w).count().collect('counts');
+      }, { name: 'combined-word-count' }),
+      parallelism: 2,
+      exchangeMode: 'ALL_EDGES_PIPELINED_APPROXIMATE',
+      shuffle: { pipelined: memory, blocking: memory },
+      restartStrategy: { type: 'fixed-delay', attempts: 4, delayMs: 150 },
+      faults,
+      checkpointing: { intervalMs: 20, mode: 'at-least-once', storage: new InMemoryCheckpointStorage() },
+    });
+    assert.deepEqual(result.failovers.map((f) => f.tasksToRestart), [['generate#0', 'count#0', 'count#1'], ['count#0']]);
+    assert.deepEqual(sorted(collectedCounts(result)), sorted(naiveCounts(4000)), JSON.stringify(result.approximateRecoveries));
+    assert.equal(result.approximateRecoveries?.[1]?.recordsLost, 0, JSON.stringify(result.approximateRecoveries));
+  });
+
   it('weft run --workers 2: a source failing at its end, after the final checkpoint, loses nothing (network shuffle, real worker processes)', { timeout: 120_000 }, async () => {
     const dir = await mkdtemp(join(tmpdir(), 'weft-approx-finished-'));
     try {

@@ -48,9 +48,10 @@ describe('InputPositions', () => {
     assert.equal(positions.recordsLost, 0, 'channel 1 is b#1, restored at 9');
   });
 
-  it('a channel whose producer attempt changed since the checkpoint asks for no replay and counts from 0', () => {
+  it('a channel whose producer attempt changed since the checkpoint asks for a replay from 0 and counts from 0', () => {
     const positions = new InputPositions(channelsOf('a#0@0', 'b#1@1'), restore(snapshotOf(channelsOf('a#0@0', 'b#1@0'), [5, 9])));
-    assert.deepEqual(positions.resumeFrom(0, 2), [5, undefined]);
+    // b#1@1 restored the same checkpoint: its records from 0 on are what this attempt's state lacks
+    assert.deepEqual(positions.resumeFrom(0, 2), [5, 0]);
     // the new producer attempt's subpartition starts at record 0: resumed at 3 loses records 0..2 of it, not 9 - 3
     positions.resumed(1, 3);
     assert.equal(positions.recordsLost, 3);

@@ -37,12 +37,20 @@ export class ApproximateReplayLog {
   readonly #barriers = new Map<number, number>();
   /**
    * A barrier was written: before the first one no copy is kept, since no consumer can restore a
-   * checkpoint whose barrier this subpartition never carried (a job without checkpoints keeps nothing).
+   * checkpoint whose barrier this subpartition never carried (a job without checkpoints keeps nothing) —
+   * unless the log keeps from the start (`fromStart`).
    */
-  #started = false;
+  #started: boolean;
 
-  constructor(limitBytes: number) {
+  /**
+   * `fromStart`: copies are kept from the first buffer on, not only after the first barrier — for a restarted
+   * producer attempt, which begins at the state of the checkpoint it restored: a consumer restored from that
+   * same checkpoint resumes it from record 0 (and no later barrier may come: sources that finished take no
+   * more checkpoints).
+   */
+  constructor(limitBytes: number, fromStart = false) {
     this.#limitBytes = limitBytes;
+    this.#started = fromStart;
   }
 
   /** Bytes of copies retained. */

@@ -13,8 +13,8 @@ const record = (i: number): Uint8Array => new TextEncoder().encode(`r${i}`.padEn
  * A log and the cleanup counting records, fed `count` records after checkpoint 0's barrier (unless
  * `firstBarrier` is false), a barrier for checkpoint `id` after record `p` per `barriers`.
  */
-function write(count: number, limitBytes = 1 << 20, barriers: readonly [id: number, afterRecord: number][] = [], firstBarrier = true) {
-  const log = new ApproximateReplayLog(limitBytes);
+function write(count: number, limitBytes = 1 << 20, barriers: readonly [id: number, afterRecord: number][] = [], firstBarrier = true, fromStart = false) {
+  const log = new ApproximateReplayLog(limitBytes, fromStart);
   if (firstBarrier) log.barrier(0, 0);
   const cleanup = new ApproximateCleanup();
   const framer = new RecordFramer(SIZE, () => new Uint8Array(SIZE), (segment, length, partial) => {
@@ -54,6 +54,12 @@ describe('ApproximateReplayLog', () => {
     for (const from of [0, 1, 7, 20, 39]) assert.deepEqual(deframe(log.from(from) ?? []), expected(from, 40), `from ${from}`);
     assert.equal(log.from(40), undefined, 'nothing written at 40 yet');
     assert.equal(log.from(41), undefined);
+  });
+
+  it('keeps from the first record without a barrier when told to (a restarted producer attempt: fromStart)', () => {
+    const { log } = write(40, 1 << 20, [], false, true);
+    assert.deepEqual(deframe(log.from(0) ?? []), expected(0, 40));
+    assert.deepEqual(deframe(log.from(13) ?? []), expected(13, 40));
   });
 
   it('keeps nothing before the first barrier (a job without checkpoints copies nothing)', () => {

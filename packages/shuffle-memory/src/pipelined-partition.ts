@@ -16,6 +16,8 @@ export interface PipelinedPartitionOptions {
   readonly approximate?: boolean;
   /** Approximate: each subpartition's upstream backup, in bytes (MemoryShuffleOptions.approximateReplayBytes). @defaultValue 0 */
   readonly approximateReplayBytes?: number;
+  /** Approximate: the backups keep from the first buffer on (a restarted producer attempt). @defaultValue false */
+  readonly approximateReplayFromStart?: boolean;
 }
 
 /**
@@ -35,7 +37,7 @@ export class PipelinedPartition implements PartitionSink {
     this.numberOfSubpartitions = options.numberOfSubpartitions;
     const capacity = Math.max(options.buffersPerPartition, options.numberOfSubpartitions + 1);
     this.pool = new BufferPool(options.bufferSizeBytes, capacity);
-    this.subpartitions = Array.from({ length: options.numberOfSubpartitions }, () => new PipelinedSubpartition(this.pool, options.approximate ?? false, options.approximateReplayBytes ?? 0));
+    this.subpartitions = Array.from({ length: options.numberOfSubpartitions }, () => new PipelinedSubpartition(this.pool, options.approximate ?? false, options.approximateReplayBytes ?? 0, options.approximateReplayFromStart ?? false));
   }
 
   allocate(): Uint8Array {

@@ -39,12 +39,14 @@ export class PipelinedSubpartition {
   /** Copies a queued replay into the pool as credit lets each buffer go. */
   private readonly replay: ReplayCopier;
 
+  /** `replayFromStart`: the log keeps from the first buffer on (a restarted producer attempt: ApproximateReplayLog's `fromStart`). */
   constructor(
     private readonly pool: BufferPool,
     private readonly approximate = false,
     replayBytes = 0,
+    replayFromStart = false,
   ) {
-    this.log = approximate && replayBytes > 0 ? new ApproximateReplayLog(replayBytes) : undefined;
+    this.log = approximate && replayBytes > 0 ? new ApproximateReplayLog(replayBytes, replayFromStart) : undefined;
     this.replay = new ReplayCopier(pool, this.cleanup, () => this.send());
   }
 

@@ -27,12 +27,12 @@ export type RestoredPositions = ReadonlyMap<string, { readonly position: number;
  * (they come after that channel's barrier, so not in the snapshot), and the producer attempt the position
  * counts records of: the deployment's, until the channel's producer went away (`channel-unavailable`: a
  * new attempt counts from 0 again, and which one this attempt does not know: none). A restarted attempt
- * asks its producers to resume from a restored position (`resumeFrom`, their upstream backup) only where
- * its own deployment names that same producer attempt. Channels are matched by what they read
- * (partition and subpartition), not by number: a restarted attempt's deployment leaves out approximate
- * producers that finished. Loss counts are exact while the channel's producer
- * attempt is the one the restored checkpoint read; a restore from a checkpoint taken before a producer's
- * restart cannot tell (such a channel's loss is counted from 0, or not at all below it).
+ * asks its producers to resume (`resumeFrom`, their upstream backup) from a restored position where its own
+ * deployment names that same producer attempt, and from 0 where it names a newer one than the snapshot
+ * does (that attempt restored the same checkpoint: its records from 0 on are what the checkpoint did not
+ * cover). Channels are matched by what they read (partition and subpartition), not by number. Loss counts
+ * are exact while the channel's producer attempt is the one the restored checkpoint read or one restored
+ * from it; where the snapshot does not know the producer attempt, the channel's loss is counted from 0.
  */
 export class InputPositions {
   readonly #keys: readonly string[];
@@ -57,8 +57,9 @@ export class InputPositions {
   /**
    * What a gate of `count` channels from channel `base` on asks its producers to resume from
    * (CreateInputGateRequest.resumeFrom): per channel the position this attempt's restored state read up
-   * to, where it counts records of the producer attempt this attempt's deployment names (else none for
-   * that channel); undefined when it restored none (a first attempt, or no checkpoint).
+   * to, where it counts records of the producer attempt this attempt's deployment names; 0 where the
+   * deployment names another (newer) attempt; none where either is not known; undefined when it restored
+   * none (a first attempt, or no checkpoint).
    */
   resumeFrom(base: number, count: number): (number | undefined)[] | undefined {
     const restored = this.#restored;
@@ -66,7 +67,11 @@ export class InputPositions {
     return Array.from({ length: count }, (_, i) => {
       const channel = base + i;
       const r = restored.get(this.#keys[channel] as string);
-      return r !== undefined && r.position >= 0 && r.producer !== undefined && r.producer === this.#producers[channel] ? r.position : undefined;
+      const producer = this.#producers[channel];
+      if (r === undefined || r.position < 0 || r.producer === undefined || producer === undefined) return undefined;
+      // a producer attempt newer than the one the checkpoint read began at that checkpoint's state (it restored
+      // from it: one newer than the checkpoint this attempt restores from would have been read by it): from 0
+      return r.producer === producer ? r.position : 0;
     });
   }
 

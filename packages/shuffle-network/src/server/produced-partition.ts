@@ -13,6 +13,8 @@ export interface ProducedPartitionOptions {
   readonly approximate?: boolean;
   /** Approximate: each subpartition's upstream backup, in bytes (NetworkShuffleOptions.approximateReplayBytes). @defaultValue 0 */
   readonly approximateReplayBytes?: number;
+  /** Approximate: the backups keep from the first buffer on (a restarted producer attempt). @defaultValue false */
+  readonly approximateReplayFromStart?: boolean;
 }
 
 /**
@@ -30,7 +32,7 @@ export class ProducedPartition {
   constructor(private readonly options: ProducedPartitionOptions) {
     this.numberOfSubpartitions = options.numberOfSubpartitions;
     this.pool = new BufferPool(options.bufferSizeBytes, Math.max(options.buffers, options.numberOfSubpartitions + 1));
-    this.subpartitions = Array.from({ length: options.numberOfSubpartitions }, () => new ProducedSubpartition(this.pool, () => this.subpartitionDone(), options.approximate ?? false, options.approximateReplayBytes ?? 0));
+    this.subpartitions = Array.from({ length: options.numberOfSubpartitions }, () => new ProducedSubpartition(this.pool, () => this.subpartitionDone(), options.approximate ?? false, options.approximateReplayBytes ?? 0, options.approximateReplayFromStart ?? false));
   }
 
   allocate(): Uint8Array {

@@ -51,13 +51,15 @@ export class ProducedSubpartition {
   private ended = false;
   released = false;
 
+  /** `replayFromStart`: the log keeps from the first buffer on (a restarted producer attempt: ApproximateReplayLog's `fromStart`). */
   constructor(
     private readonly pool: BufferPool,
     private readonly onDone: () => void,
     private readonly approximate = false,
     replayBytes = 0,
+    replayFromStart = false,
   ) {
-    this.log = approximate && replayBytes > 0 ? new ApproximateReplayLog(replayBytes) : undefined;
+    this.log = approximate && replayBytes > 0 ? new ApproximateReplayLog(replayBytes, replayFromStart) : undefined;
     this.replay = new ReplayCopier(pool, this.cleanup, () => this.send());
   }
 
