@@ -7,9 +7,12 @@
 //   count#1's exact — checked against a naive count of the same generated words;
 // - words#0 killed: words#0 and its consumers restart (DESIGN.md's approximate failover), words#1 keeps
 //   running; the restarted consumers are told where words#0's new attempt serves (the job master's
-//   update-partition-info, relayed by the executors to their workers).
+//   update-partition-info, relayed by the executors to their workers);
+// - a finished source's worker killed (support/kill-finished-source-job.ts): its partitions died with the
+//   process; the executor tells the job master (`outputs-lost`), so the count that fails next restarts that
+//   source with it, from the final checkpoint — every word counted exactly.
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { assignKeyToParallelOperator } from '@weft/engine';
@@ -102,5 +105,21 @@ describe('weft run --cluster --approximate-recovery', () => {
     const total = [...counts.values()].reduce((a, b) => a + b, 0);
     for (const [word, n] of counts) assert.ok(n <= (expected.get(word) ?? 0), `${word}: ${n} at most ${expected.get(word)}`);
     assert.ok(total > 0 && total < RECORDS, `counted ${total} of ${RECORDS}: some lost, the rest flowed after the recovery`);
+  });
+  it("restarts a finished source whose worker was SIGKILLed with the count that reads its lost partition: every word exact", async () => {
+    const marks = join(cluster.dir, 'marks');
+    await mkdir(marks);
+    const job = join('test', 'support', 'kill-finished-source-job.ts');
+    const run = await cluster.run(job, ['--approximate-recovery', '--parallelism', '2', '--checkpoint-mode', 'at-least-once', '--checkpoint-interval', '100ms', '--restart-strategy', 'fixed-delay', '--restart-attempts', '3', '--restart-delay', '200'], ['--records', String(RECORDS), '--marks', marks, '--output', 'finished-source.tsv']);
+    assert.equal(run.code, 0, run.stderr);
+    const summary = JSON.parse(run.stdout) as { failovers: { failedTask: string; lostPartitions: string[]; tasksToRestart: string[] }[] };
+    assert.equal(summary.failovers.length, 1, JSON.stringify(summary.failovers));
+    const [failover] = summary.failovers as [{ failedTask: string; lostPartitions: string[]; tasksToRestart: string[] }];
+    assert.match(failover.failedTask, /^count#/);
+    assert.equal(failover.lostPartitions.length, 1, `the killed source's partition is named lost: ${JSON.stringify(failover)}`);
+    const source = `words#${(failover.lostPartitions[0] as string).split('#')[1]}`;
+    assert.deepEqual([...failover.tasksToRestart].sort(), ['count#0', 'count#1', source].sort(), "the lost partition's producer restarts with its consumers");
+    const counts = parseCounts(await readFile(join(cluster.dir, 'finished-source.tsv'), 'utf8'));
+    assert.deepEqual([...counts].sort(), [...expected].sort(), 'no word lost, none counted twice');
   });
 });

@@ -28,6 +28,8 @@ interface Slot {
   readonly index: number;
   worker: WorkerProcessTaskExecutor;
   readonly attempts: Set<string>;
+  /** Attempts that finished in its process: their pipelined outputs live there. */
+  readonly finished: Set<string>;
   state: 'starting' | 'ready' | 'gone';
 }
 
@@ -118,7 +120,7 @@ export class JobWorkers {
 
   #startSlot(index: number, child: ChildProcess | undefined): Promise<void> {
     const worker = this.#newWorker(index);
-    const slot: Slot = { index, worker, attempts: new Set(), state: 'starting' };
+    const slot: Slot = { index, worker, attempts: new Set(), finished: new Set(), state: 'starting' };
     const replacing = this.#slots[index] !== undefined;
     this.#slots[index] = slot;
     return worker.start(child, this.#init).then(() => {
@@ -151,6 +153,7 @@ export class JobWorkers {
     const slot = this.#slots[index] as Slot;
     if (event.type === 'finished' || event.type === 'failed' || event.type === 'cancelled') {
       if (!slot.attempts.delete(event.attemptId)) return; // a lost worker's late report
+      if (event.type === 'finished') slot.finished.add(event.attemptId);
       this.#options.onTaskEvent(event);
       this.#dispatch();
       return;
@@ -170,8 +173,12 @@ export class JobWorkers {
     });
     const attempts = [...slot.attempts];
     slot.attempts.clear();
+    const finished = [...slot.finished];
+    slot.finished.clear();
     // its location is gone with it, until a replacement is ready
     if (this.#slots.length === 1) this.#options.onShuffleLocation?.(undefined);
+    // the outputs of what finished there first: the failovers of its running tasks then restart their producers
+    for (const attemptId of finished) this.#options.onTaskEvent({ type: 'outputs-lost', attemptId });
     for (const attemptId of attempts) this.#options.onTaskEvent({ type: 'failed', attemptId, error: serializeTaskError(lost) });
     if (this.#closed !== undefined) return;
     this.#options.logger.warn({ pid, tasks: attempts.length, error: error.message }, 'a worker process was lost; starting a new one in its place');

@@ -201,6 +201,9 @@ export class JobMaster implements TaskExecutorListener {
       case 'cancelled':
         scheduler.taskCancelled(v, event.metrics);
         return;
+      case 'outputs-lost':
+        scheduler.outputsLost(v);
+        return;
     }
   }
 

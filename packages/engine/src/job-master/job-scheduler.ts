@@ -294,13 +294,19 @@ export class JobScheduler {
   executorLost(executor: TaskExecutor, lost: EngineError): void {
     // the approximate partitions of the tasks that finished on it are gone with it: a failover that restarts
     // a consumer of one restarts its producer too (from the latest checkpoint), before its tasks fail below
-    this.#finishedOn.forEach((on, v) => {
-      if (on !== executor) return;
-      this.#finishedOn.delete(v);
-      if (!this.#attempts.isDone(v)) return; // restarted since: its new attempt's partitions are elsewhere
-      for (const p of approximateOutputsOf(this.#options.topology, v)) this.#partitions.markLost(p);
-    });
+    this.#finishedOn.forEach((on, v) => on === executor && this.outputsLost(v));
     this.#reports.executorLost(executor, lost);
+  }
+
+  /**
+   * Execution vertex `v`'s finished attempt lost its pipelined outputs (the process that held them died): its
+   * PIPELINED_APPROXIMATE partitions count as released, so a failover that restarts a consumer of one
+   * restarts `v` too. Nothing when `v` runs again (its new attempt's partitions are elsewhere).
+   */
+  outputsLost(v: number): void {
+    this.#finishedOn.delete(v);
+    if (!this.#attempts.isDone(v)) return;
+    for (const p of approximateOutputsOf(this.#options.topology, v)) this.#partitions.markLost(p);
   }
 
   /** Fails the job from outside (the caller's AbortSignal): it ends with `job-cancelled`. */

@@ -24,7 +24,12 @@ export type TaskEvent =
   | { readonly type: 'reading'; readonly attemptId: string; readonly atMs: number }
   | { readonly type: 'finished'; readonly attemptId: string; readonly result: TaskResult }
   | { readonly type: 'failed'; readonly attemptId: string; readonly error: SerializedTaskError; readonly metrics?: TaskMetrics }
-  | { readonly type: 'cancelled'; readonly attemptId: string; readonly metrics?: TaskMetrics };
+  | { readonly type: 'cancelled'; readonly attemptId: string; readonly metrics?: TaskMetrics }
+  /**
+   * A finished attempt's pipelined outputs are gone: the process that held them (a cluster executor's worker
+   * process) died after it finished. Its PIPELINED_APPROXIMATE partitions count as released from then on.
+   */
+  | { readonly type: 'outputs-lost'; readonly attemptId: string };
 
 /** Live counters of the running tasks of an executor. */
 export interface TaskProgress {
