@@ -18,6 +18,7 @@ import { fileURLToPath } from 'node:url';
 import { runCli } from '@weft/cli';
 import { defineJob, type FaultInjectorFactory, InMemoryCheckpointStorage, type JobResult, runJob } from '@weft/engine';
 import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';
+import { streamWord } from '../../../examples/lib/stream-words.js';
 
 const WORDS = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta', 'iota', 'kappa', 'lambda'];
 const wordOf = (seq: number): string => WORDS[(seq * 7 + (seq >> 3)) % WORDS.length] as string;
@@ -49,6 +50,26 @@ async function weftCli(args: string[], cwd: string): Promise<{ code: number; std
   let stderr = '';
   const code = await runCli(args, { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) }, cwd, env: {} });
   return { code, stdout, stderr };
+}
+
+/** Runs `body` in a new temporary directory, removed after. */
+async function inTempDir(prefix: string, body: (dir: string) => Promise<void>): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  try {
+    await body(dir);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** The `word<TAB>count` lines of a `weft run --output` file. */
+async function countsInFile(path: string): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  for (const line of (await readFile(path, 'utf8')).split('\n').filter(Boolean)) {
+    const [w, n] = line.split('\t');
+    counts.set(w as string, Number(n));
+  }
+  return counts;
 }
 
 const sorted = (m: Map<string, number>): [string, number][] => [...m].sort(([a], [b]) => a.localeCompare(b));
@@ -83,9 +104,9 @@ describe('approximate recovery with a finished producer', () => {
    * A word count whose map-side combiners emit only at the end of their input — after the final checkpoint,
    * once every source waited for it — and whose count#0 fails on its 3rd record, when its producers have
    * sent everything and finished: count#0 restarts alone from the final checkpoint (which holds no count
-   * yet) 150 ms later, when both producers are surely finished.
+   * yet) 150 ms later, when both producers are surely finished. (`faults`: other failures instead.)
    */
-  const combinedRun = (approximateReplayBytes?: number, failing = 'count#0', atRecord = 3): Promise<JobResult> => {
+  const combinedRun = (approximateReplayBytes?: number, failing = 'count#0', atRecord = 3, faults: FaultInjectorFactory = throwOnce(failing, atRecord)): Promise<JobResult> => {
     const memory = createMemoryShuffleServiceFactory({ ...SHUFFLE, ...(approximateReplayBytes === undefined ? {} : { approximateReplayBytes }) });
     return runJob({
       job: defineJob((ctx) => {
@@ -94,8 +115,8 @@ describe('approximate recovery with a finished producer', () => {
       parallelism: 2,
       exchangeMode: 'ALL_EDGES_PIPELINED_APPROXIMATE',
       shuffle: { pipelined: memory, blocking: memory },
-      restartStrategy: { type: 'fixed-delay', attempts: 2, delayMs: 150 },
-      faults: throwOnce(failing, atRecord),
+      restartStrategy: { type: 'fixed-delay', attempts: 4, delayMs: 150 },
+      faults,
       checkpointing: { intervalMs: 20, mode: 'at-least-once', storage: new InMemoryCheckpointStorage() },
     });
   };
@@ -155,45 +176,26 @@ describe('approximate recovery with a finished producer', () => {
       taskFault: ({ executionVertexId, attempt }) =>
         executionVertexId === 'generate#0' && attempt === 0 ? { kind: 'throw', atRecord: 1_000_000 } : executionVertexId === 'count#0' && attempt === 1 ? { kind: 'throw', atRecord: 6 } : undefined,
     });
-    const memory = createMemoryShuffleServiceFactory(SHUFFLE);
-    const result = await runJob({
-      job: defineJob((ctx) => {
-        ctx.generate(wordOf, { count: 4000, splits: 4, ratePerSecond: 20_000 }).keyBy((w) => w).count().collect('counts');
-      }, { name: 'combined-word-count' }),
-      parallelism: 2,
-      exchangeMode: 'ALL_EDGES_PIPELINED_APPROXIMATE',
-      shuffle: { pipelined: memory, blocking: memory },
-      restartStrategy: { type: 'fixed-delay', attempts: 4, delayMs: 150 },
-      faults,
-      checkpointing: { intervalMs: 20, mode: 'at-least-once', storage: new InMemoryCheckpointStorage() },
-    });
+    const result = await combinedRun(undefined, '', 0, faults);
     assert.deepEqual(result.failovers.map((f) => f.tasksToRestart), [['generate#0', 'count#0', 'count#1'], ['count#0']]);
     assert.deepEqual(sorted(collectedCounts(result)), sorted(naiveCounts(4000)), JSON.stringify(result.approximateRecoveries));
     assert.equal(result.approximateRecoveries?.[1]?.recordsLost, 0, JSON.stringify(result.approximateRecoveries));
   });
 
   it('weft run --workers 2: a source failing at its end, after the final checkpoint, loses nothing (network shuffle, real worker processes)', { timeout: 120_000 }, async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'weft-approx-finished-'));
-    try {
+    await inTempDir('weft-approx-finished-', async (dir) => {
       const output = join(dir, 'counts.tsv');
       // words#0 has 16,422 records: the fault past them fires at its end, when the other sources have finished
       const { code, stdout, stderr } = await weftCli(['run', streamingWordCount, '--workers', '2', '--parallelism', '3', '--approximate-recovery', '--checkpoint-mode', 'at-least-once', '--checkpoint-interval', '100ms', '--inject-faults', 'throw:words#0@16600', '--', '--records', '50000', '--rate', '20000', '--output', output], dir);
       assert.equal(code, 0, stderr);
       assert.match(stdout, /approximate recovery of words#0/);
-      const counts = new Map<string, number>();
-      for (const line of (await readFile(output, 'utf8')).split('\n').filter(Boolean)) {
-        const [w, n] = line.split('\t');
-        counts.set(w as string, Number(n));
-      }
-      const { streamWord } = await import('../../../examples/lib/stream-words.js');
+      const counts = await countsInFile(output);
       assert.deepEqual(sorted(counts), sorted(naiveCounts(50_000, streamWord)), stdout);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
+
   it('weft run --workers 2: a worker SIGKILLed after its sources finished takes their partitions along: they restart with the consumers that read them, and nothing is lost', { timeout: 120_000 }, async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'weft-approx-finished-kill-'));
-    try {
+    await inTempDir('weft-approx-finished-kill-', async (dir) => {
       const output = join(dir, 'counts.tsv');
       const summary = join(dir, 'summary.json');
       // count#0 gets its first record only after the sources' final checkpoint: they have all finished when
@@ -209,20 +211,13 @@ describe('approximate recovery with a finished producer', () => {
         assert.equal(plan.code, 0, plan.stderr);
         assert.deepEqual((JSON.parse(plan.stdout) as { restart: string[] }).restart, failover.tasksToRestart, 'weft plan --fail --lost predicts the failover');
       }
-      const counts = new Map<string, number>();
-      for (const line of (await readFile(output, 'utf8')).split('\n').filter(Boolean)) {
-        const [w, n] = line.split('\t');
-        counts.set(w as string, Number(n));
-      }
-      const { streamWord } = await import('../../../examples/lib/stream-words.js');
+      const counts = await countsInFile(output);
       assert.deepEqual(sorted(counts), sorted(naiveCounts(50_000, streamWord)), run.stderr);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
+
   it('weft run --workers 2: the losses the summary reports — each recovery and the tasks restarted with it — add up to the shortfall, each new attempt counted once', { timeout: 120_000 }, async () => {
-    const dir = await mkdtemp(join(tmpdir(), 'weft-approx-sum-'));
-    try {
+    await inTempDir('weft-approx-sum-', async (dir) => {
       const output = join(dir, 'counts.tsv');
       // no checkpoints and no combiner: count#0's worker dies mid-stream with other tasks; everything those
       // count tasks had counted is lost, and a source that ran there restarts with its consumers
@@ -230,15 +225,12 @@ describe('approximate recovery with a finished producer', () => {
       const run = await weftCli(['run', job, '--workers', '2', '--parallelism', '3', '--approximate-recovery', '--inject-faults', 'kill-worker:count#0@2000', '--json', '--', '--records', '30000', '--rate', '10000', '--output', output], dir);
       assert.equal(run.code, 0, run.stderr);
       const result = JSON.parse(run.stdout) as { approximateRecoveries: { task: string; failedAttempt: number; recordsLost?: number; restartedWith?: { task: string; recordsLost: number }[] }[] };
-      let counted = 0;
-      for (const line of (await readFile(output, 'utf8')).split('\n').filter(Boolean)) counted += Number(line.split('\t')[1]);
+      const counted = [...(await countsInFile(output)).values()].reduce((a, b) => a + b, 0);
       const reported = result.approximateRecoveries.reduce((sum, r) => sum + (r.recordsLost ?? 0) + (r.restartedWith ?? []).reduce((n, c) => n + c.recordsLost, 0), 0);
       assert.ok(counted < 30_000, 'records were lost');
       assert.equal(reported, 30_000 - counted, JSON.stringify(result.approximateRecoveries));
       const own = new Set(result.approximateRecoveries.map((r) => r.task));
       for (const r of result.approximateRecoveries) for (const c of r.restartedWith ?? []) assert.ok(!own.has(c.task), `${c.task} is reported in its own recovery, not again with ${r.task}'s`);
-    } finally {
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 });

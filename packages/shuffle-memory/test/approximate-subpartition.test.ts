@@ -13,13 +13,13 @@ import { PipelinedSubpartition } from '../src/pipelined-subpartition.js';
 
 const SIZE = 16;
 
-function setUp(capacity = 64) {
+function setUp(capacity = 64, replayBytes = 0) {
   const pool = new BufferPool(SIZE, capacity);
-  const subpartition = new PipelinedSubpartition(pool, true);
+  const subpartition = new PipelinedSubpartition(pool, true, replayBytes);
   const framer = new RecordFramer(SIZE, () => pool.allocate(), (segment, length, partialRecordLength) => subpartition.add({ kind: 'data', segment, length, partialRecordLength }));
-  const attach = () => {
+  const attach = (resumeFrom?: number) => {
     const reader = new CreditedChannelReader(subpartition, pool, 100, new FloatingCredits(0), () => {});
-    assert.equal(subpartition.subscribe(reader), true);
+    assert.equal(subpartition.subscribe(reader, resumeFrom), true);
     const deframer = new RecordDeframer(1 << 20, 'p#0');
     /**
      * The whole records received so far (their first bytes, as numbers), whether the end came, and the
@@ -152,36 +152,19 @@ describe('PIPELINED_APPROXIMATE subpartition', () => {
   });
 
   it('replays a finished subpartition from a restarted reader\'s position, then the end (upstream backup)', () => {
-    const pool = new BufferPool(SIZE, 64);
-    const subpartition = new PipelinedSubpartition(pool, true, 1 << 20);
-    const framer = new RecordFramer(SIZE, () => pool.allocate(), (segment, length, partialRecordLength) => subpartition.add({ kind: 'data', segment, length, partialRecordLength }));
-    const read = (reader: CreditedChannelReader): { records: number[]; ended: boolean; resumedAt?: number } => {
-      const deframer = new RecordDeframer(1 << 20, 'p#0');
-      const out: Uint8Array[] = [];
-      let ended = false;
-      let resumedAt: number | undefined;
-      for (let e = reader.poll(); e !== undefined; e = reader.poll()) {
-        if (e.kind === 'data') deframer.push(e.segment.subarray(0, e.length), out);
-        if (e.kind === 'event' && e.event.type === 'end-of-partition') ended = true;
-        if (e.kind === 'event' && e.event.type === 'channel-resumed') resumedAt = e.event.recordPosition;
-        reader.recycle(e);
-      }
-      return { records: out.map((r) => r[0] as number), ended, ...(resumedAt === undefined ? {} : { resumedAt }) };
-    };
-    const first = new CreditedChannelReader(subpartition, pool, 100, new FloatingCredits(0), () => {});
-    subpartition.subscribe(first);
-    framer.write(new Uint8Array(3).fill(1));
+    const { subpartition, framer, attach, write } = setUp(64, 1 << 20);
+    const first = attach();
+    write(1, 3);
     framer.flush();
     subpartition.add({ kind: 'event', event: { type: 'checkpoint-barrier', id: 1, timestampMs: 0 } });
-    for (const tag of [2, 3, 4]) framer.write(new Uint8Array(3).fill(tag));
+    for (const tag of [2, 3, 4]) write(tag, 3);
     framer.flush();
     subpartition.add({ kind: 'event', event: END_OF_PARTITION });
-    assert.deepEqual(read(first), { records: [1, 2, 3, 4], ended: true });
-    first.release();
+    assert.deepEqual(first.drain(), { records: [1, 2, 3, 4], ended: true });
+    first.reader.release();
     // restored from checkpoint 1, whose barrier came after record 0: records 1-3 again, then the end
-    const restarted = new CreditedChannelReader(subpartition, pool, 100, new FloatingCredits(0), () => {});
-    assert.equal(subpartition.subscribe(restarted, 1), true);
-    assert.deepEqual(read(restarted), { records: [2, 3, 4], ended: true, resumedAt: 1 });
+    const restarted = attach(1);
+    assert.deepEqual(restarted.drain(), { records: [2, 3, 4], ended: true, resumedAt: 1 });
     assert.equal(subpartition.approximateLosses.recordsLost, 0);
   });
 
