@@ -38,19 +38,22 @@ export class ApproximateReplayLog {
   /**
    * A barrier was written: before the first one no copy is kept, since no consumer can restore a
    * checkpoint whose barrier this subpartition never carried (a job without checkpoints keeps nothing) —
-   * unless the log keeps from the start (`fromStart`).
+   * unless its producer restored a checkpoint (`restored`).
    */
-  #started: boolean;
+  #started = false;
+
+  constructor(limitBytes: number) {
+    this.#limitBytes = limitBytes;
+  }
 
   /**
-   * `fromStart`: copies are kept from the first buffer on, not only after the first barrier — for a restarted
-   * producer attempt, which begins at the state of the checkpoint it restored: a consumer restored from that
-   * same checkpoint resumes it from record 0 (and no later barrier may come: sources that finished take no
-   * more checkpoints).
+   * The producer attempt begins at the state of a checkpoint it restored (before it wrote anything): copies
+   * are kept from its first buffer on, not only after its first barrier — a consumer restored from that same
+   * checkpoint resumes this attempt from record 0, and no later barrier may come (sources that finished take
+   * no more checkpoints).
    */
-  constructor(limitBytes: number, fromStart = false) {
-    this.#limitBytes = limitBytes;
-    this.#started = fromStart;
+  restored(): void {
+    this.#started = true;
   }
 
   /** Bytes of copies retained. */

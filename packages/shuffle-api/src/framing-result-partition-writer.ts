@@ -29,6 +29,8 @@ export interface FramedPartitionSink {
   addEvent(subpartition: number, event: ShuffleEvent): void;
   /** PIPELINED_APPROXIMATE: checkpoint `checkpointId` completed (ResultPartitionWriter.checkpointCompleted). @defaultValue absent: nothing is kept for it */
   checkpointCompleted?(checkpointId: number): void;
+  /** PIPELINED_APPROXIMATE: the producer restored a checkpoint before writing (ResultPartitionWriter.restored). @defaultValue absent: nothing is kept for it */
+  restored?(): void;
   /** All data and end-of-partition are added: the partition is complete. */
   finish(): void;
   /** The producer failed; readers get `error` after what they already received. */
@@ -150,6 +152,10 @@ export class FramingResultPartitionWriter implements ResultPartitionWriter {
 
   checkpointCompleted(checkpointId: number): void {
     if (this.state === OPEN || this.state === FINISHED) this.sink.checkpointCompleted?.(checkpointId);
+  }
+
+  restored(): void {
+    if (this.state === OPEN) this.sink.restored?.();
   }
 
   flush(): void {

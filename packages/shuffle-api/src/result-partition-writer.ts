@@ -90,6 +90,15 @@ export interface ResultPartitionWriter extends AsyncDisposable {
    */
   checkpointCompleted?(checkpointId: number): void;
 
+  /**
+   * The producing task restored its state from a checkpoint, before it wrote anything: what it writes
+   * begins at that checkpoint's state. A PIPELINED_APPROXIMATE partition that keeps an upstream backup keeps
+   * it from the first record, not only from its first barrier, since a consumer restored from the same
+   * checkpoint resumes this attempt from record 0 (and sources that finished take no more checkpoints).
+   * Optional; a no-op for other types and after finish/fail/close.
+   */
+  restored?(): void;
+
   /** Aborts: nothing this writer produced becomes visible; consumers see SHF_ERR_PRODUCER_FAILED. */
   fail(cause: unknown): void;
 

@@ -14,7 +14,8 @@ const record = (i: number): Uint8Array => new TextEncoder().encode(`r${i}`.padEn
  * `firstBarrier` is false), a barrier for checkpoint `id` after record `p` per `barriers`.
  */
 function write(count: number, limitBytes = 1 << 20, barriers: readonly [id: number, afterRecord: number][] = [], firstBarrier = true, fromStart = false) {
-  const log = new ApproximateReplayLog(limitBytes, fromStart);
+  const log = new ApproximateReplayLog(limitBytes);
+  if (fromStart) log.restored();
   if (firstBarrier) log.barrier(0, 0);
   const cleanup = new ApproximateCleanup();
   const framer = new RecordFramer(SIZE, () => new Uint8Array(SIZE), (segment, length, partial) => {
@@ -56,7 +57,7 @@ describe('ApproximateReplayLog', () => {
     assert.equal(log.from(41), undefined);
   });
 
-  it('keeps from the first record without a barrier when told to (a restarted producer attempt: fromStart)', () => {
+  it('keeps from the first record without a barrier once its producer restored a checkpoint (restored)', () => {
     const { log } = write(40, 1 << 20, [], false, true);
     assert.deepEqual(deframe(log.from(0) ?? []), expected(0, 40));
     assert.deepEqual(deframe(log.from(13) ?? []), expected(13, 40));

@@ -91,8 +91,6 @@ export class MemoryShuffleRegistry {
           buffersPerPartition,
           approximate,
           approximateReplayBytes: this.options.approximateReplayBytes,
-          // a restarted producer begins at its restored checkpoint's state: a consumer restored from it resumes at 0
-          approximateReplayFromStart: descriptor.producer.attempt > 0,
           onFullyConsumed: () => this.forget(descriptor.jobId, id, partition),
         })
       : new BlockingPartition(numberOfSubpartitions, bufferSizeBytes);

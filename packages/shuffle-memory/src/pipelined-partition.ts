@@ -16,8 +16,6 @@ export interface PipelinedPartitionOptions {
   readonly approximate?: boolean;
   /** Approximate: each subpartition's upstream backup, in bytes (MemoryShuffleOptions.approximateReplayBytes). @defaultValue 0 */
   readonly approximateReplayBytes?: number;
-  /** Approximate: the backups keep from the first buffer on (a restarted producer attempt). @defaultValue false */
-  readonly approximateReplayFromStart?: boolean;
 }
 
 /**
@@ -37,7 +35,7 @@ export class PipelinedPartition implements PartitionSink {
     this.numberOfSubpartitions = options.numberOfSubpartitions;
     const capacity = Math.max(options.buffersPerPartition, options.numberOfSubpartitions + 1);
     this.pool = new BufferPool(options.bufferSizeBytes, capacity);
-    this.subpartitions = Array.from({ length: options.numberOfSubpartitions }, () => new PipelinedSubpartition(this.pool, options.approximate ?? false, options.approximateReplayBytes ?? 0, options.approximateReplayFromStart ?? false));
+    this.subpartitions = Array.from({ length: options.numberOfSubpartitions }, () => new PipelinedSubpartition(this.pool, options.approximate ?? false, options.approximateReplayBytes ?? 0));
   }
 
   allocate(): Uint8Array {
@@ -85,6 +83,11 @@ export class PipelinedPartition implements PartitionSink {
   /** Checkpoint `checkpointId` completed: the subpartitions' upstream backups keep only what came after its barrier. */
   checkpointCompleted(checkpointId: number): void {
     for (const s of this.subpartitions) s.checkpointCompleted(checkpointId);
+  }
+
+  /** Its producer restored a checkpoint before writing: the upstream backups keep from the first buffer. */
+  restored(): void {
+    for (const s of this.subpartitions) s.restored();
   }
 
   finish(): void {

@@ -39,14 +39,12 @@ export class PipelinedSubpartition {
   /** Copies a queued replay into the pool as credit lets each buffer go. */
   private readonly replay: ReplayCopier;
 
-  /** `replayFromStart`: the log keeps from the first buffer on (a restarted producer attempt: ApproximateReplayLog's `fromStart`). */
   constructor(
     private readonly pool: BufferPool,
     private readonly approximate = false,
     replayBytes = 0,
-    replayFromStart = false,
   ) {
-    this.log = approximate && replayBytes > 0 ? new ApproximateReplayLog(replayBytes, replayFromStart) : undefined;
+    this.log = approximate && replayBytes > 0 ? new ApproximateReplayLog(replayBytes) : undefined;
     this.replay = new ReplayCopier(pool, this.cleanup, () => this.send());
   }
 
@@ -115,6 +113,11 @@ export class PipelinedSubpartition {
   /** Checkpoint `checkpointId` completed: the log keeps only what came after its barrier. */
   checkpointCompleted(checkpointId: number): void {
     this.log?.checkpointCompleted(checkpointId);
+  }
+
+  /** Its producer restored a checkpoint before writing: the log keeps from the first buffer (ApproximateReplayLog.restored). */
+  restored(): void {
+    this.log?.restored();
   }
 
   /** Drops whatever is queued, without touching what was already sent, and pushes `entry` first. */

@@ -180,6 +180,20 @@ describe('PIPELINED_APPROXIMATE network subpartition', () => {
     assert.equal(subpartition.approximateLosses.recordsLost, 0);
   });
 
+  it('replays a restored producer attempt from its first record, before any barrier (restored)', () => {
+    const { subpartition, framer, attach, write } = setUp(64, 1 << 20);
+    subpartition.restored();
+    const first = attach();
+    for (const tag of [1, 2, 3]) write(tag, 3);
+    framer.flush();
+    subpartition.add({ kind: 'event', event: END_OF_PARTITION });
+    assert.deepEqual(first.drain(), { records: [1, 2, 3], ended: true });
+    first.gone();
+    // a consumer restored from the checkpoint this attempt restored resumes it at 0
+    assert.deepEqual(attach(0).drain(), { records: [1, 2, 3], ended: true, resumedAt: 0 });
+    assert.equal(subpartition.approximateLosses.recordsLost, 0);
+  });
+
   it('a plain pipelined subpartition is released when its consumer goes away', () => {
     const pool = new BufferPool(SIZE, 8);
     const subpartition = new ProducedSubpartition(pool, () => {});

@@ -171,6 +171,8 @@ export class StreamTask {
         this.#writers.push({ edgeIndex: output.edgeIndex, writer: await this.#options.io.createWriter(output, writerBytes) });
       }
       this.#checkpointing = await this.#options.checkpointing?.();
+      // restored: what the writers carry begins at that checkpoint's state (their approximate backups keep it from record 0)
+      if (this.#checkpointing?.restore !== undefined) for (const { writer } of this.#writers) writer.restored?.();
       const positions = new InputPositions(this.#channels.ids, InputPositions.restoredFrom(this.#checkpointing?.restore, deployment.subtask, deployment.parallelism, deployment.attempt));
       this.#positions = positions;
       if (signal.aborted) throw signal.reason;

@@ -58,8 +58,6 @@ export class ProducedPartitionRegistry {
       buffers: bounded ? this.sizes.buffersPerPartition : this.sizes.maxBuffersPerPipelinedPartition,
       approximate: partitionType === 'PIPELINED_APPROXIMATE',
       approximateReplayBytes: this.sizes.approximateReplayBytes,
-      // a restarted producer begins at its restored checkpoint's state: a consumer restored from it resumes at 0
-      approximateReplayFromStart: descriptor.producer.attempt > 0,
       onFullyConsumed: () => {
         const entry = this.entries.get(k);
         if (entry?.partition !== partition) return;

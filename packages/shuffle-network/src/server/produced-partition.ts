@@ -13,8 +13,6 @@ export interface ProducedPartitionOptions {
   readonly approximate?: boolean;
   /** Approximate: each subpartition's upstream backup, in bytes (NetworkShuffleOptions.approximateReplayBytes). @defaultValue 0 */
   readonly approximateReplayBytes?: number;
-  /** Approximate: the backups keep from the first buffer on (a restarted producer attempt). @defaultValue false */
-  readonly approximateReplayFromStart?: boolean;
 }
 
 /**
@@ -32,7 +30,7 @@ export class ProducedPartition {
   constructor(private readonly options: ProducedPartitionOptions) {
     this.numberOfSubpartitions = options.numberOfSubpartitions;
     this.pool = new BufferPool(options.bufferSizeBytes, Math.max(options.buffers, options.numberOfSubpartitions + 1));
-    this.subpartitions = Array.from({ length: options.numberOfSubpartitions }, () => new ProducedSubpartition(this.pool, () => this.subpartitionDone(), options.approximate ?? false, options.approximateReplayBytes ?? 0, options.approximateReplayFromStart ?? false));
+    this.subpartitions = Array.from({ length: options.numberOfSubpartitions }, () => new ProducedSubpartition(this.pool, () => this.subpartitionDone(), options.approximate ?? false, options.approximateReplayBytes ?? 0));
   }
 
   allocate(): Uint8Array {
@@ -76,6 +74,11 @@ export class ProducedPartition {
   /** Checkpoint `checkpointId` completed: the subpartitions' upstream backups keep only what came after its barrier (FramedPartitionSink). */
   checkpointCompleted(checkpointId: number): void {
     for (const s of this.subpartitions) s.checkpointCompleted(checkpointId);
+  }
+
+  /** Its producer restored a checkpoint before writing: the upstream backups keep from the first buffer. */
+  restored(): void {
+    for (const s of this.subpartitions) s.restored();
   }
 
   addEvent(subpartition: number, event: ShuffleEvent): void {

@@ -51,15 +51,13 @@ export class ProducedSubpartition {
   private ended = false;
   released = false;
 
-  /** `replayFromStart`: the log keeps from the first buffer on (a restarted producer attempt: ApproximateReplayLog's `fromStart`). */
   constructor(
     private readonly pool: BufferPool,
     private readonly onDone: () => void,
     private readonly approximate = false,
     replayBytes = 0,
-    replayFromStart = false,
   ) {
-    this.log = approximate && replayBytes > 0 ? new ApproximateReplayLog(replayBytes, replayFromStart) : undefined;
+    this.log = approximate && replayBytes > 0 ? new ApproximateReplayLog(replayBytes) : undefined;
     this.replay = new ReplayCopier(pool, this.cleanup, () => this.send());
   }
 
@@ -132,6 +130,11 @@ export class ProducedSubpartition {
   /** Checkpoint `checkpointId` completed: the log keeps only what came after its barrier. */
   checkpointCompleted(checkpointId: number): void {
     this.log?.checkpointCompleted(checkpointId);
+  }
+
+  /** Its producer restored a checkpoint before writing: the log keeps from the first buffer (ApproximateReplayLog.restored). */
+  restored(): void {
+    this.log?.restored();
   }
 
   /** Drops whatever is queued (not what was sent) and queues `entry` first. */
