@@ -47,8 +47,8 @@ export interface ApproximateRecoveryRecord {
    * The other tasks its failover restarted (its consumers, transitively, as DESIGN.md's failover of approximate
    * edges has it, and the producers of partitions lost with a task executor), each with the records its new
    * attempt's state will never see (recordsLost, counted the same way; 0 until it reads again) — but not a
-   * task whose own failure opened a recovery for that same new attempt (it is reported there). Absent when
-   * it restarted alone.
+   * task whose own failure opened a recovery for that same new attempt (it is reported there), nor one an
+   * earlier recovery already lists as that attempt. Absent when it restarted alone.
    */
   readonly restartedWith?: readonly { readonly task: string; readonly recordsLost: number }[];
 }
@@ -168,8 +168,11 @@ export class ApproximateRecoveries {
     this.#refresh();
     // a task restarted with another's recovery that failed itself too (a lost worker's tasks) reports its new attempt once: in its own
     const own = new Set(this.#records.map((r) => `${r.task}@${r.failedAttempt + 1}`));
+    // two failovers under way together (a lost worker's tasks) may both restart a consumer as the same attempt: the first reports it
+    const listed = new Set<string>();
     return this.#records.map((r) => {
-      const consumers = r.consumers.filter((c) => !own.has(c.attemptId));
+      const consumers = r.consumers.filter((c) => !own.has(c.attemptId) && !listed.has(c.attemptId));
+      for (const c of consumers) listed.add(c.attemptId);
       const lost = this.#lostBy(`${r.task}@${r.failedAttempt + 1}`);
       return {
         task: r.task,
