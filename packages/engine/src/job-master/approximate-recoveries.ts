@@ -38,9 +38,8 @@ export interface ApproximateRecoveryRecord {
    * keyed count of this task therefore ends exactly this many records short. 0 until the new attempt reads
    * again (and for a task without inputs: a source restored from a checkpoint replays instead). A producer
    * that had finished serves the new attempt too (its subpartitions wait for it: the replay, or without a
-   * log the end at once, the gap counted) — unless its task executor was lost since: what it wrote after
-   * the restored position is then lost and not counted here. Absent until the new attempt read again or
-   * finished (the job ended first).
+   * log the end at once, the gap counted); one whose task executor was lost since restarts with it, from
+   * the checkpoint. Absent until the new attempt read again or finished (the job ended first).
    */
   readonly recordsLost?: number;
   /**
