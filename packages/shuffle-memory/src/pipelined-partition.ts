@@ -30,6 +30,8 @@ export class PipelinedPartition implements PartitionSink {
   private readonly subpartitions: PipelinedSubpartition[];
   private done = 0;
   private failed = false;
+  /** Approximate: the subpartitions whose end went to a reader that left. */
+  private readonly ended = new Set<number>();
 
   constructor(private readonly options: PipelinedPartitionOptions) {
     this.numberOfSubpartitions = options.numberOfSubpartitions;
@@ -124,6 +126,7 @@ export class PipelinedPartition implements PartitionSink {
         reader.release();
         // an approximate subpartition is never consumed: it waits for the next reader until the job releases it
         if (target.isReleased) owner.subpartitionDone();
+        else if (target.endDelivered) owner.subpartitionEnded(subpartition);
       },
     };
     return target.subscribe(reader, resumeFrom) ? tracked : undefined;
@@ -144,6 +147,12 @@ export class PipelinedPartition implements PartitionSink {
 
   get hasFailed(): boolean {
     return this.failed;
+  }
+
+  /** Approximate: every subpartition's end went to a reader: the partition only waits for restarted ones, with no idle buffers. */
+  private subpartitionEnded(subpartition: number): void {
+    this.ended.add(subpartition);
+    if (this.ended.size === this.numberOfSubpartitions) this.pool.trim();
   }
 
   private subpartitionDone(): void {

@@ -32,6 +32,8 @@ export class PipelinedSubpartition {
   private sending = false;
   /** Approximate: END_OF_PARTITION went to the attached reader (its release queues it again for the next one). */
   private ended = false;
+  /** END_OF_PARTITION went to a reader once: everything was written and delivered. */
+  private endDeliveredOnce = false;
   /** Approximate: the partial-record cleanup after a reader went away (shuffle-api's, shared with the network shuffle). */
   private readonly cleanup = new ApproximateCleanup();
   /** Approximate with `replayBytes` > 0: the data written since the latest completed checkpoint's barrier. */
@@ -55,6 +57,11 @@ export class PipelinedSubpartition {
 
   get isReleased(): boolean {
     return this.released;
+  }
+
+  /** Its end went to a reader once (approximate: it still waits for a restarted one). */
+  get endDelivered(): boolean {
+    return this.endDeliveredOnce;
   }
 
   /** What readers that went away lost (approximate subpartitions; zeros otherwise). */
@@ -136,7 +143,7 @@ export class PipelinedSubpartition {
         if (entry.kind === 'data' && entry.replayed === true && !this.replay.mayCopy()) break;
         if (entry.kind === 'data' && !receiver.takeCredit()) break;
         this.backlog.shift();
-        if (entry.kind === 'event' && entry.event.type === 'end-of-partition') this.ended = true;
+        if (entry.kind === 'event' && entry.event.type === 'end-of-partition') this.ended = this.endDeliveredOnce = true;
         if (entry.kind === 'data' && entry.replayed === true) {
           const segment = this.replay.copy(entry.segment, entry.length);
           receiver.receive({ kind: 'data', segment, length: entry.length, partialRecordLength: entry.partialRecordLength ?? 0, replayed: true });

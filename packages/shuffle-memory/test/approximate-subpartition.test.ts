@@ -9,6 +9,7 @@ import { drain, emitAll, makeRecord, parseRecord, registerPartition } from '@wef
 import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';
 import { BufferPool } from '../src/buffer-pool.js';
 import { CreditedChannelReader } from '../src/credited-channel-reader.js';
+import { PipelinedPartition } from '../src/pipelined-partition.js';
 import { PipelinedSubpartition } from '../src/pipelined-subpartition.js';
 
 const SIZE = 16;
@@ -166,6 +167,28 @@ describe('PIPELINED_APPROXIMATE subpartition', () => {
     const restarted = attach(1);
     assert.deepEqual(restarted.drain(), { records: [2, 3, 4], ended: true, resumedAt: 1 });
     assert.equal(subpartition.approximateLosses.recordsLost, 0);
+  });
+
+  it('a finished partition whose every end went to a reader keeps no idle buffers while it waits for a restarted one', () => {
+    const partition = new PipelinedPartition({ numberOfSubpartitions: 2, bufferSizeBytes: SIZE, buffersPerPartition: 8, approximate: true, onFullyConsumed: () => assert.fail('an approximate partition is never consumed') });
+    const pool = (partition as unknown as { pool: BufferPool }).pool;
+    const readers = [0, 1].map((s) => partition.openReader(s, 100, new FloatingCredits(0), () => {})!);
+    for (const s of [0, 1]) partition.addData(s, partition.allocate().fill(s), SIZE);
+    partition.finish();
+    const readAll = (s: number): void => {
+      const reader = readers[s]!;
+      for (let e = reader.poll(); e !== undefined; e = reader.poll()) reader.recycle(e);
+      reader.release();
+    };
+    readAll(0);
+    assert.ok(pool.idleBuffers > 0, 'subpartition 1 still being read: the pool keeps its buffers');
+    readAll(1);
+    assert.equal(pool.idleBuffers, 0);
+    // a restarted reader is still served its end
+    const restarted = partition.openReader(1, 100, new FloatingCredits(0), () => {})!;
+    const kinds: string[] = [];
+    for (let e = restarted.poll(); e !== undefined; e = restarted.poll()) kinds.push(e.kind === 'event' ? e.event.type : e.kind);
+    assert.deepEqual(kinds, ['channel-resumed', 'end-of-partition']);
   });
 
   it('a plain pipelined subpartition refuses a second reader after the first went away', () => {

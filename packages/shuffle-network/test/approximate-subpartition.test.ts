@@ -7,6 +7,7 @@ import { strict as assert } from 'node:assert';
 import { describe, it } from 'node:test';
 import { END_OF_PARTITION, RecordDeframer, RecordFramer } from '@weft/shuffle-api';
 import { BufferPool } from '../src/server/buffer-pool.js';
+import { ProducedPartition } from '../src/server/produced-partition.js';
 import { ProducedSubpartition, type SubpartitionEntry, type SubpartitionView } from '../src/server/produced-subpartition.js';
 
 const SIZE = 16;
@@ -192,6 +193,24 @@ describe('PIPELINED_APPROXIMATE network subpartition', () => {
     // a consumer restored from the checkpoint this attempt restored resumes it at 0
     assert.deepEqual(attach(0).drain(), { records: [1, 2, 3], ended: true, resumedAt: 0 });
     assert.equal(subpartition.approximateLosses.recordsLost, 0);
+  });
+
+  it('a finished partition whose every end went to a consumer keeps no idle buffers while it waits for a restarted one', () => {
+    const partition = new ProducedPartition({ numberOfSubpartitions: 2, bufferSizeBytes: SIZE, buffers: 8, approximate: true, onFullyConsumed: () => assert.fail('an approximate partition is never consumed') });
+    const views = [0, 1].map((s) => {
+      const view: SubpartitionView = { credit: 100, transmit: (entry) => void (entry.kind === 'data' && partition.pool.returnSegment(entry.segment)) };
+      partition.subpartition(s).subscribe(view);
+      return view;
+    });
+    partition.addData(0, partition.allocate().fill(1), SIZE);
+    partition.subpartition(0).add({ kind: 'event', event: END_OF_PARTITION });
+    assert.ok(partition.pool.idleBuffers > 0, 'subpartition 1 not ended: the pool keeps its buffers');
+    partition.subpartition(1).add({ kind: 'event', event: END_OF_PARTITION });
+    assert.equal(partition.pool.idleBuffers, 0);
+    partition.subpartition(0).viewGone(views[0]!);
+    const received: string[] = [];
+    partition.subpartition(0).subscribe({ credit: 100, transmit: (entry) => void received.push(entry.kind === 'event' ? entry.event.type : entry.kind) });
+    assert.deepEqual(received, ['channel-resumed', 'end-of-partition'], 'a restarted consumer is still served its end');
   });
 
   it('a plain pipelined subpartition is released when its consumer goes away', () => {

@@ -9,6 +9,8 @@ import { InUseWaiters } from '@weft/shuffle-api';
  */
 export class BufferPool {
   private readonly free: Uint8Array[] = [];
+  /** How many idle segments it keeps: its capacity, none once trimmed. */
+  private keep: number;
   private inUse = 0;
   private waiters: (() => void)[] = [];
   /** Waiters of `whenInUseAtMost`. */
@@ -17,7 +19,9 @@ export class BufferPool {
   constructor(
     readonly bufferSizeBytes: number,
     readonly capacity: number,
-  ) {}
+  ) {
+    this.keep = capacity;
+  }
 
   get buffersInUse(): number {
     return this.inUse;
@@ -34,14 +38,14 @@ export class BufferPool {
 
   recycle(segment: Uint8Array): void {
     this.inUse--;
-    if (this.free.length < this.capacity) this.free.push(segment);
+    if (this.free.length < this.keep) this.free.push(segment);
     if (this.inUse < this.capacity && this.waiters.length > 0) this.wakeAll();
     this.limitWaiters.changed(this.inUse);
   }
 
   /** A sent segment is back from the socket; its slot stays taken until `releaseSlots` (the consumer is done with it). */
   returnSegment(segment: Uint8Array): void {
-    if (this.free.length < this.capacity) this.free.push(segment);
+    if (this.free.length < this.keep) this.free.push(segment);
   }
 
   /** Frees `n` slots whose segments went to a consumer that is now done with them. */
@@ -73,6 +77,20 @@ export class BufferPool {
     this.waiters = [];
     for (const wake of waiters) wake();
     this.limitWaiters.wakeAll();
+  }
+
+  /** Idle segments kept for reuse. */
+  get idleBuffers(): number {
+    return this.free.length;
+  }
+
+  /**
+   * Drops the idle segments and keeps none from now on (each is made when needed): a finished partition
+   * that only waits for a restarted consumer holds no idle memory.
+   */
+  trim(): void {
+    this.free.length = 0;
+    this.keep = 0;
   }
 
   /** Drops the free segments; segments in use are recycled into nothing. */

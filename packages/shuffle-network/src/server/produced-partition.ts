@@ -26,11 +26,13 @@ export class ProducedPartition {
   readonly pool: BufferPool;
   private readonly subpartitions: ProducedSubpartition[];
   private done = 0;
+  /** Approximate: the subpartitions whose end went to a view. */
+  private ended = 0;
 
   constructor(private readonly options: ProducedPartitionOptions) {
     this.numberOfSubpartitions = options.numberOfSubpartitions;
     this.pool = new BufferPool(options.bufferSizeBytes, Math.max(options.buffers, options.numberOfSubpartitions + 1));
-    this.subpartitions = Array.from({ length: options.numberOfSubpartitions }, () => new ProducedSubpartition(this.pool, () => this.subpartitionDone(), options.approximate ?? false, options.approximateReplayBytes ?? 0));
+    this.subpartitions = Array.from({ length: options.numberOfSubpartitions }, () => new ProducedSubpartition(this.pool, () => this.subpartitionDone(), options.approximate ?? false, options.approximateReplayBytes ?? 0, () => this.subpartitionEnded()));
   }
 
   allocate(): Uint8Array {
@@ -112,6 +114,11 @@ export class ProducedPartition {
       s.release();
     }
     this.pool.destroy();
+  }
+
+  /** Approximate: every subpartition's end went to a view: the partition only waits for restarted consumers, with no idle buffers. */
+  private subpartitionEnded(): void {
+    if (++this.ended === this.numberOfSubpartitions) this.pool.trim();
   }
 
   private subpartitionDone(): void {

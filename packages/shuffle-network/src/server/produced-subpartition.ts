@@ -49,13 +49,17 @@ export class ProducedSubpartition {
   private sending = false;
   /** END_OF_PARTITION went to the attached view (approximate: the next view gets it again, after its replay). */
   private ended = false;
+  /** END_OF_PARTITION went to a view once. */
+  private endDeliveredOnce = false;
   released = false;
 
+  /** `onEnded`: approximate, the first time its end went to a view (it then only waits for restarted consumers). */
   constructor(
     private readonly pool: BufferPool,
     private readonly onDone: () => void,
     private readonly approximate = false,
     replayBytes = 0,
+    private readonly onEnded: () => void = () => {},
   ) {
     this.log = approximate && replayBytes > 0 ? new ApproximateReplayLog(replayBytes) : undefined;
     this.replay = new ReplayCopier(pool, this.cleanup, () => this.send());
@@ -163,7 +167,10 @@ export class ProducedSubpartition {
           const segment = this.replay.copy(entry.segment, entry.length);
           view.transmit({ kind: 'data', segment, length: entry.length, partialRecordLength: entry.partialRecordLength ?? 0 }, this.dataBacklog);
         } else view.transmit(entry, this.dataBacklog);
-        if (entry.kind === 'event' && entry.event.type === 'end-of-partition') this.ended = true;
+        if (entry.kind === 'event' && entry.event.type === 'end-of-partition') {
+          if (!this.endDeliveredOnce && this.approximate) this.onEnded();
+          this.ended = this.endDeliveredOnce = true;
+        }
         // an approximate subpartition stays for a consumer attempt restarted from a checkpoint (viewGone)
         if (entry.kind === 'error' || (entry.kind === 'event' && entry.event.type === 'end-of-partition' && !this.approximate)) this.release();
       }
