@@ -85,22 +85,21 @@ export class PartitionStates {
 
 /** The non-pipelined (and not approximate) result partitions execution vertex `v` produces (ExecutionTopology numbering). */
 export function blockingOutputsOf(topology: ExecutionTopology, v: number): number[] {
-  const vertex = topology.jobVertexOf(v);
-  const partitions: number[] = [];
-  for (const e of vertex.outputs) {
-    const edge = topology.edges[e] as ExecutionJobEdge;
-    if (!edge.mustBePipelined && !edge.approximate) partitions.push(edge.firstPartition + v - vertex.firstExecutionVertex);
-  }
-  return partitions;
+  return outputsOf(topology, v, (edge) => !edge.mustBePipelined && !edge.approximate);
 }
 
 /** The PIPELINED_APPROXIMATE result partitions execution vertex `v` produces (ExecutionTopology numbering). */
 export function approximateOutputsOf(topology: ExecutionTopology, v: number): number[] {
+  return outputsOf(topology, v, (edge) => edge.approximate);
+}
+
+/** The result partitions execution vertex `v` produces on the output edges `kept` keeps. */
+function outputsOf(topology: ExecutionTopology, v: number, kept: (edge: ExecutionJobEdge) => boolean): number[] {
   const vertex = topology.jobVertexOf(v);
   const partitions: number[] = [];
   for (const e of vertex.outputs) {
     const edge = topology.edges[e] as ExecutionJobEdge;
-    if (edge.approximate) partitions.push(edge.firstPartition + v - vertex.firstExecutionVertex);
+    if (kept(edge)) partitions.push(edge.firstPartition + v - vertex.firstExecutionVertex);
   }
   return partitions;
 }
