@@ -142,6 +142,12 @@ export class ExecutionTopology {
     return this.edges[this.#edgeOfPartition[partition] as number] as ExecutionJobEdge;
   }
 
+  /** The execution vertex that produces a result partition index (its edge's producer subtask). */
+  producerOfPartition(partition: number): number {
+    const edge = this.edgeOfPartition(partition);
+    return edge.source.firstExecutionVertex + partition - edge.firstPartition;
+  }
+
   /** `"<vertexId>#<subtaskIndex>"` of an execution vertex index. */
   executionVertexId(executionVertex: number): string {
     const vertex = this.jobVertexOf(executionVertex);

@@ -203,7 +203,7 @@ export class AdaptiveDecisions {
   /** What the finished producer of partition `p` reported of it, per subpartition. */
   #subpartitionBytesOf(p: number, results: readonly (TaskResult | undefined)[]): readonly number[] | undefined {
     const edge = this.#topology.edgeOfPartition(p);
-    const result = results[edge.source.firstExecutionVertex + p - edge.firstPartition];
+    const result = results[this.#topology.producerOfPartition(p)];
     const planEdge = this.#plannedEdge[edge.index]?.index;
     return result?.metrics.outputs.find((o) => o.edgeIndex === planEdge)?.subpartitionBytes;
   }

@@ -57,9 +57,7 @@ export function decideFailover(request: FailoverDecisionRequest): FailoverDecisi
   const skipped = request.isSkipped ?? (() => false);
   const producerSkipped = (partitionId: string): boolean => {
     const p = topology.indexOfResultPartition(partitionId);
-    if (p < 0) return false;
-    const edge = topology.edgeOfPartition(p);
-    return skipped(edge.source.firstExecutionVertex + p - edge.firstPartition);
+    return p >= 0 && skipped(topology.producerOfPartition(p));
   };
   const lostPartitions = [...named, ...partitions.releasedInputsOf(topology, vertices).filter((p) => !named.includes(p) && !producerSkipped(p))];
   const { atMs, ...tasks } = restartedTasks(request, vertices);

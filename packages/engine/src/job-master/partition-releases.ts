@@ -117,7 +117,7 @@ export class PartitionReleases {
   #bytesOf(p: number): number {
     const { topology, attempts } = this.#options;
     const edge = topology.edgeOfPartition(p);
-    const result = attempts.results[edge.source.firstExecutionVertex + p - edge.firstPartition];
+    const result = attempts.results[topology.producerOfPartition(p)];
     const planEdge = this.#planEdgeIndex[edge.index];
     return result?.metrics.outputs.find((o) => o.edgeIndex === planEdge)?.bytes ?? 0;
   }

@@ -100,10 +100,7 @@ export function planRecovery(request: RecoveryPlanRequest): RecoveryPlan {
     const p = topology.indexOfResultPartition(stored.descriptor.partition.partitionId);
     if (p >= 0) listed.set(p, stored);
   }
-  const producerOf = (p: number): number => {
-    const edge = topology.edgeOfPartition(p);
-    return edge.source.firstExecutionVertex + p - edge.firstPartition;
-  };
+  const producerOf = (p: number): number => topology.producerOfPartition(p);
   /** The listed copy of partition `p` when it is the one its finished producer's attempt committed. */
   const foundFor = (p: number): StoredPartition | undefined => {
     const stored = listed.get(p);
