@@ -72,6 +72,16 @@ describe('InputPositions', () => {
     assert.deepEqual(new InputPositions(channels, restored).resumeFrom(0, 2), [4, undefined]);
   });
 
+  it('resumed() tells whether the channel was unavailable: a first reader\'s channel-resumed is not a resume (the task reports input-resumed only then)', () => {
+    const positions = new InputPositions(channelsOf('a#0@0', 'b#1@0'));
+    assert.equal(positions.resumed(0, 0), false, 'a first reader');
+    assert.equal(positions.resumed(1, 0), false);
+    positions.unavailable(1);
+    assert.equal(positions.resumed(0, 0), false, 'another channel did not go away');
+    assert.equal(positions.resumed(1, 0), true, 'the channel that went away reads a new producer attempt');
+    assert.equal(positions.resumed(1, 0), false, 'once');
+  });
+
   it('a snapshot keeps each position less what the barrier handler still holds for it', () => {
     const restored = restore(snapshotOf(channelsOf('a#0@0', 'b#1@0'), [5, 9], (c) => (c === 1 ? 4 : 0)));
     assert.deepEqual([restored?.get('a#0/0')?.position, restored?.get('b#1/0')?.position], [5, 5]);

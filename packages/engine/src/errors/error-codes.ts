@@ -88,6 +88,13 @@ export const EngineErrorCode = {
    * failover path. Carries `executionVertexId`, `partitionId`, `timeoutMs`.
    */
   APPROXIMATE_RECONNECT_TIMEOUT: 'WEFT_ERR_APPROXIMATE_RECONNECT_TIMEOUT',
+  /**
+   * A running task of an approximate job lost an input partition whose producer had finished and whose
+   * outputs were lost with its process (a worker killed): no new attempt of that producer would come, so the
+   * job master fails the task over at once — the failover restarts that producer with it, from the latest
+   * checkpoint — instead of letting it wait out its reconnect timeout. Carries `executionVertexId`, `partitionId`.
+   */
+  APPROXIMATE_INPUT_LOST: 'WEFT_ERR_APPROXIMATE_INPUT_LOST',
   /** An external stream source (`ctx.readRedisStream`) cannot reach or read its stream, or no connector serves its URL. Carries `operator`, `source` (the redacted URL), `stream`. */
   SOURCE_UNAVAILABLE: 'WEFT_ERR_SOURCE_UNAVAILABLE',
 } as const;

@@ -181,6 +181,8 @@ export class RegionRunner {
       ...(this.#options.killProcess === undefined ? {} : { killProcess: this.#options.killProcess }),
       // a restarted attempt says when it reads again (where its failover ends); first attempts stay quiet
       ...(task.attempt === 0 ? {} : { onFirstRecord: (atMs: number) => onEvent({ type: 'reading', attemptId: task.attemptId, atMs }) }),
+      // the job master fails over at once a task whose lost input's producer will not come back
+      onInputAvailability: (partitionId, available) => onEvent({ type: available ? 'input-resumed' : 'input-unavailable', attemptId: task.attemptId, partitionId }),
       io: this.#taskIo(task, controller.signal),
       ...(this.#options.checkpointing === undefined ? {} : { checkpointing: () => (this.#options.checkpointing as TaskCheckpointingProvider)(task) }),
     });

@@ -204,6 +204,12 @@ export class JobMaster implements TaskExecutorListener {
       case 'outputs-lost':
         scheduler.outputsLost(v);
         return;
+      case 'input-unavailable':
+        scheduler.inputUnavailable(v, event.partitionId);
+        return;
+      case 'input-resumed':
+        scheduler.inputResumed(v, event.partitionId);
+        return;
     }
   }
 

@@ -27,6 +27,7 @@ import type { RecoveryPlan } from './recovery-plan.js';
 import { restoreRecoveryPlan } from './restore-recovery-plan.js';
 import { jobSubmittedEvent } from './job-submitted-event.js';
 import { AdaptiveDecisions } from './adaptive-decisions.js';
+import { ApproximateInputWaits } from './approximate-input-waits.js';
 import { type ApproximateRecoveries, type ApproximateRecoveryRecord, approximateRecoveriesOf } from './approximate-recoveries.js';
 import { type FailoverResume, FailoverResumes } from './failover-resumes.js';
 import { TaskAttempts } from './task-attempts.js';
@@ -78,6 +79,8 @@ export class JobScheduler {
   readonly #placedOn: (TaskExecutor | undefined)[];
   /** An approximate job's finished tasks: where each ran, whose partitions serve their restarted consumers again. */
   readonly #finishedOn = new Map<number, TaskExecutor>();
+  /** Running consumers whose approximate input channels wait for a new producer attempt (TaskEvent input-unavailable). */
+  readonly #inputWaits = new ApproximateInputWaits();
   readonly #placements = new PlacementCounts();
   /** An approximate job's single-task recoveries (any PIPELINED_APPROXIMATE edge); undefined otherwise. */
   readonly #approximate: ApproximateRecoveries | undefined;
@@ -294,19 +297,71 @@ export class JobScheduler {
   executorLost(executor: TaskExecutor, lost: EngineError): void {
     // the approximate partitions of the tasks that finished on it are gone with it: a failover that restarts
     // a consumer of one restarts its producer too (from the latest checkpoint), before its tasks fail below
-    this.#finishedOn.forEach((on, v) => on === executor && this.outputsLost(v));
+    const finished: number[] = [];
+    this.#finishedOn.forEach((on, v) => on === executor && finished.push(v));
+    for (const v of finished) this.#markOutputsLost(v);
     this.#reports.executorLost(executor, lost);
+    // then the consumers elsewhere still waiting for those partitions (the lost executor's own failed above)
+    for (const v of finished) this.#failInputWaitsOf(v);
   }
 
   /**
    * Execution vertex `v`'s finished attempt lost its pipelined outputs (the process that held them died): its
    * PIPELINED_APPROXIMATE partitions count as released, so a failover that restarts a consumer of one
-   * restarts `v` too. Nothing when `v` runs again (its new attempt's partitions are elsewhere).
+   * restarts `v` too; a consumer that waits for one of them now (`input-unavailable`) fails over at once.
+   * Nothing when `v` runs again (its new attempt's partitions are elsewhere).
    */
   outputsLost(v: number): void {
+    this.#markOutputsLost(v);
+    this.#failInputWaitsOf(v);
+  }
+
+  /**
+   * A channel of `v`'s current attempt reading approximate partition `partitionId` lost its producer attempt
+   * (TaskEvent `input-unavailable`): where that producer had finished and its outputs were lost, nothing
+   * will serve it again, so `v` fails over now (WEFT_ERR_APPROXIMATE_INPUT_LOST) and the failover restarts
+   * that producer with it; else it waits for the producer's next attempt.
+   */
+  inputUnavailable(v: number, partitionId: string): void {
+    const p = this.#options.topology.indexOfResultPartition(partitionId);
+    if (p < 0) return;
+    this.#inputWaits.unavailable(p, v, this.#attempts.attemptIdOf(v));
+    this.#failInputWaits(p);
+  }
+
+  /** That channel reads a new producer attempt (TaskEvent `input-resumed`). */
+  inputResumed(v: number, partitionId: string): void {
+    const p = this.#options.topology.indexOfResultPartition(partitionId);
+    if (p >= 0) this.#inputWaits.resumed(p, v, this.#attempts.attemptIdOf(v));
+  }
+
+  #markOutputsLost(v: number): void {
     this.#finishedOn.delete(v);
     if (!this.#attempts.isDone(v)) return;
     for (const p of approximateOutputsOf(this.#options.topology, v)) this.#partitions.markLost(p);
+  }
+
+  #failInputWaitsOf(v: number): void {
+    for (const p of approximateOutputsOf(this.#options.topology, v)) this.#failInputWaits(p);
+  }
+
+  /** Fails over the running consumers waiting for partition `p` when its finished producer's outputs were lost. */
+  #failInputWaits(p: number): void {
+    const { topology } = this.#options;
+    const producer = topology.producerOfPartition(p);
+    if (!this.isRunning || !this.#partitions.isReleased(p) || !this.#attempts.isDone(producer)) return;
+    for (const { v, attemptId } of this.#inputWaits.take(p)) {
+      const executor = this.#placedOn[v];
+      if (this.#attempts.attemptIdOf(v) !== attemptId || this.#attempts.isDone(v) || executor === undefined || !this.isRunning) continue;
+      const task = topology.executionVertexId(v);
+      const partitionId = topology.resultPartitionId(p);
+      const error = new EngineError('WEFT_ERR_APPROXIMATE_INPUT_LOST', `task ${task} lost its approximate input partition ${partitionId}: its producer ${topology.executionVertexId(producer)} had finished, and its outputs were lost with its process; the failover restarts that producer with ${task}`, {
+        context: { executionVertexId: task, partitionId },
+      });
+      // the attempt still runs: the failover cancels it (its counters: what its executor last reported)
+      this.#approximate?.lost(v, attemptId, this.#attempts.numberOf(v), executor.progress().find((t) => t.attemptId === attemptId)?.metrics, true);
+      this.#restarts.onFailure(v, error);
+    }
   }
 
   /** Fails the job from outside (the caller's AbortSignal): it ends with `job-cancelled`. */
@@ -449,7 +504,6 @@ export class JobScheduler {
 
   /** The region of the execution vertex producing result partition `p`. */
   #producerRegionOf(p: number): number {
-    const edge = this.#options.topology.edgeOfPartition(p);
-    return this.#options.regions.regionOf[edge.source.firstExecutionVertex + p - edge.firstPartition] as number;
+    return this.#options.regions.regionOf[this.#options.topology.producerOfPartition(p)] as number;
   }
 }

@@ -40,6 +40,8 @@ export class InputPositions {
   /** Per channel, the producer attempt whose records `#positions` counts; undefined: not known. */
   readonly #producers: (string | undefined)[];
   readonly #restored: RestoredPositions | undefined;
+  /** Channels whose producer attempt went away (`channel-unavailable`) that have not resumed since. */
+  readonly #unavailable = new Set<number>();
   #lost = 0;
 
   /** `channels`: this attempt's input channels (inputChannelsOf), each with the producer attempt its deployment names. */
@@ -98,16 +100,21 @@ export class InputPositions {
     this.#positions[channel] = (this.#positions[channel] ?? 0) + records;
   }
 
-  /** `channel-resumed`: the channel's next record is record `recordPosition` of its subpartition. */
-  resumed(channel: number, recordPosition: number): void {
+  /**
+   * `channel-resumed`: the channel's next record is record `recordPosition` of its subpartition. True when
+   * the channel was unavailable (it reads a new producer attempt), false for its first reader.
+   */
+  resumed(channel: number, recordPosition: number): boolean {
     this.#lost += Math.max(0, recordPosition - (this.#positions[channel] ?? 0));
     this.#positions[channel] = recordPosition;
+    return this.#unavailable.delete(channel);
   }
 
   /** `channel-unavailable`: the channel's producer attempt is gone; its next attempt (not known here) counts from 0. */
   unavailable(channel: number): void {
     this.#positions[channel] = 0;
     this.#producers[channel] = undefined;
+    this.#unavailable.add(channel);
   }
 
   /**

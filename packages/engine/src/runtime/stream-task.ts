@@ -1,4 +1,4 @@
-import type { InputGate, Logger, ResultPartitionWriter } from '@weft/shuffle-api';
+import type { InputChannelInfo, InputGate, Logger, ResultPartitionWriter } from '@weft/shuffle-api';
 import { noopLogger } from '@weft/shuffle-api';
 import { EngineError } from '../errors/engine-error.js';
 import type { JobPlan, PlannedVertex } from '../graph/job-plan.js';
@@ -56,6 +56,8 @@ export interface StreamTaskOptions {
   readonly killProcess?: () => void;
   /** Called once, with the wall clock (Date.now()), when the task reads its first record — a source, when it begins to run. @defaultValue none */
   readonly onFirstRecord?: (atMs: number) => void;
+  /** An approximate input channel of partition `partitionId` lost its producer attempt (false), or reads a new one again (true). @defaultValue none */
+  readonly onInputAvailability?: (partitionId: string, available: boolean) => void;
   /**
    * The task's link to its job's checkpoints, asked for when the task starts (a rejection fails the task);
    * absent, or resolving undefined, in jobs that take no checkpoints: barriers are then ignored.
@@ -351,11 +353,12 @@ export class StreamTask {
       if (batch === null) break;
       if (batch.kind !== 'records') {
         if (batch.event.type === 'channel-resumed') {
-          positions.resumed(base + batch.channel, batch.event.recordPosition);
+          if (positions.resumed(base + batch.channel, batch.event.recordPosition)) this.#options.onInputAvailability?.((gate.channels[batch.channel] as InputChannelInfo).partitionId, true);
           continue;
         }
         if (batch.event.type === 'channel-unavailable') {
           positions.unavailable(base + batch.channel);
+          this.#options.onInputAvailability?.((gate.channels[batch.channel] as InputChannelInfo).partitionId, false);
           if (batch.event.partialRecordBytes > 0) this.#countPartialDiscarded(input, batch.channel);
         }
         if (aligner === undefined) {

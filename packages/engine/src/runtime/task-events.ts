@@ -29,7 +29,16 @@ export type TaskEvent =
    * A finished attempt's pipelined outputs are gone: the process that held them (a cluster executor's worker
    * process) died after it finished. Its PIPELINED_APPROXIMATE partitions count as released from then on.
    */
-  | { readonly type: 'outputs-lost'; readonly attemptId: string };
+  | { readonly type: 'outputs-lost'; readonly attemptId: string }
+  /**
+   * A channel of this attempt's PIPELINED_APPROXIMATE input partition `partitionId` lost its producer attempt
+   * before its end (`channel-unavailable`): it waits for a new one. Where none will come — the producer had
+   * finished and its outputs were lost with its process (`outputs-lost`) — the job master fails the attempt
+   * over at once (WEFT_ERR_APPROXIMATE_INPUT_LOST) instead of letting it wait out its reconnect timeout.
+   */
+  | { readonly type: 'input-unavailable'; readonly attemptId: string; readonly partitionId: string }
+  /** A channel of partition `partitionId` that was `input-unavailable` reads a new producer attempt (`channel-resumed`). */
+  | { readonly type: 'input-resumed'; readonly attemptId: string; readonly partitionId: string };
 
 /** Live counters of the running tasks of an executor. */
 export interface TaskProgress {
