@@ -4,18 +4,12 @@
 // SIGKILLs the worker process of a source other than its own (the sources write their pids to --marks),
 // waits for the executor to notice, and throws: its count restarts and must read the killed source's
 // partition, which died with that process. Writes `word<TAB>count` to --output.
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineJob } from '@weft/engine';
 import { streamWord } from '../../lib/stream-words.js';
+import { markOnce, pause, pidsOf } from './process-marks.js';
 
-/** Busy-waits `ms` (a merge cannot await). */
-function pause(ms: number): void {
-  const until = Date.now() + ms;
-  while (Date.now() < until);
-}
-
-let marked = false;
 
 export default defineJob(
   (ctx) => {
@@ -24,10 +18,7 @@ export default defineJob(
     ctx
       .generate(
         (seq: number) => {
-          if (!marked) {
-            marked = true;
-            writeFileSync(join(marks, `source-${process.pid}`), '');
-          }
+          markOnce(marks, 'source');
           return streamWord(seq);
         },
         { name: 'words', count: ctx.args.integer('records', 30_000, 1), ratePerSecond: ctx.args.number('rate', 20_000) },
@@ -42,7 +33,7 @@ export default defineJob(
             if (existsSync(killed)) return a + b;
             writeFileSync(killed, String(process.pid));
             pause(500); // the sources' finish reaches the job master
-            const victim = readdirSync(marks).filter((f) => f.startsWith('source-')).map((f) => Number(f.slice('source-'.length))).find((pid) => pid !== process.pid);
+            const victim = pidsOf(marks, 'source').find((pid) => pid !== process.pid);
             if (victim === undefined) throw new Error('no source process to kill');
             process.kill(victim, 'SIGKILL');
             pause(1500); // its executor notices, and tells the job master its finished outputs are gone

@@ -6,20 +6,10 @@
 // (the sources and counts write their pids to --marks). That count does not fail: it reads on until its channel of the killed
 // source goes unavailable, and waits for a producer attempt that nothing would start. Writes
 // `key<TAB>count` to --output.
-import { readdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineJob } from '@weft/engine';
-
-/** Busy-waits `ms` (a merge cannot await). */
-function pause(ms: number): void {
-  const until = performance.now() + ms;
-  while (performance.now() < until);
-}
-
-const pidsOf = (marks: string, kind: string): number[] => readdirSync(marks).filter((f) => f.startsWith(`${kind}-`)).map((f) => Number(f.slice(kind.length + 1)));
-
-let marked = false;
-let merging = false;
+import { markOnce, pause, pidsOf } from './process-marks.js';
 
 export default defineJob(
   (ctx) => {
@@ -30,10 +20,7 @@ export default defineJob(
     ctx
       .generate(
         (seq: number) => {
-          if (!marked) {
-            marked = true;
-            writeFileSync(join(marks, `source-${process.pid}`), '');
-          }
+          markOnce(marks, 'source');
           return `k${Math.floor(seq / 2) % keys}`;
         },
         { name: 'words', count: ctx.args.integer('records', 300_000, 1), splits: 2, ratePerSecond: ctx.args.number('rate', 400_000) },
@@ -44,11 +31,7 @@ export default defineJob(
           createAccumulator: () => 0,
           add: (a: number) => a + 1,
           merge: (a: number, b: number) => {
-            if (!merging) {
-              merging = true;
-              writeFileSync(join(marks, `count-${process.pid}`), '');
-              killOnce(marks);
-            }
+            if (markOnce(marks, 'count')) killOnce(marks);
             pause(slowMs);
             return a + b;
           },
