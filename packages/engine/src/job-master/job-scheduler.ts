@@ -345,17 +345,23 @@ export class JobScheduler {
     for (const p of approximateOutputsOf(this.#options.topology, v)) this.#failInputWaits(p);
   }
 
-  /** Fails over the running consumers waiting for partition `p` when its finished producer's outputs were lost. */
+  /**
+   * Fails over the running consumers waiting for partition `p` when its finished producer's outputs were
+   * lost — those a failover does not restart already (another waiter's, or another lost partition's: its
+   * new attempt, deployed against this one too, reports it again).
+   */
   #failInputWaits(p: number): void {
-    const { topology } = this.#options;
+    const { topology, regions } = this.#options;
     const producer = topology.producerOfPartition(p);
     if (!this.isRunning || !this.#partitions.isReleased(p) || !this.#attempts.isDone(producer)) return;
     for (const { v, attemptId } of this.#inputWaits.take(p)) {
       const executor = this.#placedOn[v];
       if (this.#attempts.attemptIdOf(v) !== attemptId || this.#attempts.isDone(v) || executor === undefined || !this.isRunning) continue;
+      if (this.#restarts.isRestarting(regions.regionOf[v] as number)) continue;
       const task = topology.executionVertexId(v);
       const partitionId = topology.resultPartitionId(p);
-      const error = new EngineError('WEFT_ERR_APPROXIMATE_INPUT_LOST', `task ${task} lost its approximate input partition ${partitionId}: its producer ${topology.executionVertexId(producer)} had finished, and its outputs were lost with its process; the failover restarts that producer with ${task}`, {
+      const from = topology.executionVertexId(producer);
+      const error = new EngineError('WEFT_ERR_APPROXIMATE_INPUT_LOST', `task ${task} lost its approximate input partition ${partitionId}: its producer ${from} had finished, and its outputs were lost with its process, so nothing would serve ${task} again (a failover restarts ${from} with it)`, {
         context: { executionVertexId: task, partitionId },
       });
       // the attempt still runs: the failover cancels it (its counters: what its executor last reported)
