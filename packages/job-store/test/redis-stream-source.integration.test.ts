@@ -3,8 +3,9 @@
 // acknowledged once the final checkpoint completed (nothing left in XPENDING); a source that throws is
 // restarted from the latest completed checkpoint and re-reads exactly the entries no completed checkpoint
 // acknowledged (at-least-once: duplicates only after that checkpoint, none lost); a restore with fewer
-// subtasks claims the pending entries of the consumers that are gone; an unreachable Redis, or no
-// connector for the URL, fails the source with WEFT_ERR_SOURCE_UNAVAILABLE.
+// subtasks claims the pending entries of the consumers that are gone; a surplus end marker is acknowledged
+// only once it is back in the stream (a failure before that leaves it to the restore); an unreachable
+// Redis, or no connector for the URL, fails the source with WEFT_ERR_SOURCE_UNAVAILABLE.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
@@ -18,6 +19,8 @@ import {
   type JobResult,
   runJob,
   type StreamConnector,
+  type StreamReader,
+  type StreamReaderRequest,
 } from '@weft/engine';
 import { RedisStreamConnector } from '@weft/job-store';
 import { createMemoryShuffleServiceFactory } from '@weft/shuffle-memory';
@@ -64,6 +67,41 @@ function countsOf(result: JobResult): Map<string, number> {
 
 async function until(condition: () => boolean | Promise<boolean>): Promise<void> {
   while (!(await condition())) await new Promise((resolve) => setTimeout(resolve, 5));
+}
+
+/**
+ * The real connector, whose readers' first `append` (a surplus end marker put back) waits until a
+ * checkpoint acknowledged one of `markers` (the subtask's own), then fails: the task fails between reading
+ * the markers and putting the surplus back. `failedAt`: which markers were acknowledged at that moment.
+ */
+class FailFirstAppend implements StreamConnector {
+  readonly schemes = ['redis'];
+  readonly #inner = new RedisStreamConnector();
+  readonly #acked = new Set<string>();
+  #appends = 0;
+  failedAt: Set<string> | undefined;
+
+  constructor(private readonly markers: () => readonly string[]) {}
+
+  async open(request: StreamReaderRequest): Promise<StreamReader> {
+    const reader = await this.#inner.open(request);
+    return {
+      readPending: (count) => reader.readPending(count),
+      readNew: (count, blockMs) => reader.readNew(count, blockMs),
+      claimFrom: (isOrphan) => reader.claimFrom(isOrphan),
+      close: () => reader.close(),
+      ack: async (ids) => {
+        await reader.ack(ids);
+        for (const id of ids) this.#acked.add(id);
+      },
+      append: async (fields) => {
+        if (this.#appends++ > 0) return reader.append(fields);
+        await until(() => this.markers().some((id) => this.#acked.has(id)));
+        this.failedAt = new Set(this.markers().filter((id) => this.#acked.has(id)));
+        throw new Error('injected: the task fails before the surplus marker is back in the stream');
+      },
+    };
+  }
 }
 
 /** Broken code fails a test instead of hanging it (not a timing assertion: a healthy run takes a few seconds at most). */
@@ -227,6 +265,39 @@ describe('ctx.readRedisStream', () => {
     assert.equal(result.failures, 1);
     for (let n = 0; n < 400; n++) assert.ok((counts.get(String(n)) ?? 0) >= 1, `entry ${n} lost`);
     assert.equal(await pendingCount(stream, group), 0);
+  });
+
+  // A subtask whose read brought both end markers puts the second back for the other subtask. Before, a
+  // checkpoint completing between that read and the append acknowledged the surplus marker too; a failure
+  // then lost it: restored as ended, the subtask did not put it back, and the other waited forever.
+  it('a surplus end marker is acknowledged only once it is back in the stream: a failure before that leaves it to the restore', { timeout: GUARD_MS }, async () => {
+    const stream = 'sources:surplus-then-failed';
+    const group = 'weft-readRedisStream';
+    await add(stream, 0, 100);
+    const seen: Seen = new Map();
+    let markers: string[] = [];
+    const connector = new FailFirstAppend(() => markers);
+    const abort = new AbortController();
+    const job = streamCountJob(redis.url, stream, seen);
+    const memory = createMemoryShuffleServiceFactory({ buffersPerPartition: 8 });
+    const running = runJob({ job, parallelism: 2, shuffle: { pipelined: memory, blocking: memory }, checkpointing: { intervalMs: 20, storage: new InMemoryCheckpointStorage() }, streamConnectors: [connector], restartStrategy: { type: 'fixed-delay', attempts: 1, delayMs: 0 }, signal: abort.signal });
+    await until(() => total(seen) >= 100);
+    // both markers at once: the one read that brings them gives both to one subtask
+    const added = (await client.multi().xadd(stream, '*', 'end', '1').xadd(stream, '*', 'end', '1').exec()) ?? [];
+    markers = added.map(([, id]) => id as string);
+    await until(() => connector.failedAt !== undefined);
+    if (connector.failedAt!.size === 2) {
+      abort.abort(new Error('test over'));
+      await running;
+      assert.fail('a checkpoint acknowledged the surplus marker before it was appended again');
+    }
+    const result = await running;
+    const counts = countsOf(result);
+    assert.equal(result.failures, 1);
+    for (let n = 0; n < 100; n++) assert.ok((counts.get(String(n)) ?? 0) >= 1, `entry ${n} lost`);
+    assert.equal(await pendingCount(stream, group), 0);
+    const ends = ((await client.xrange(stream, '-', '+')) as [string, string[]][]).filter(([, fields]) => fields[0] === 'end');
+    assert.equal(ends.length, 3, 'the two markers and the surplus one put back once, by the restored subtask');
   });
 
   it('fails the source with WEFT_ERR_SOURCE_UNAVAILABLE when Redis cannot be reached, or no connector serves the URL', { timeout: GUARD_MS }, async () => {

@@ -47,12 +47,15 @@ export function sourceUnavailable(request: { readonly operator: string; readonly
  *
  * With `endField`, an entry having that field ends the subtask (it emits the rest of that read's entries,
  * not the marker); a read that brought it more than one marker appends the surplus to the stream again,
- * for the other subtasks. In a checkpointed job it then waits for the job's final checkpoint and
- * acknowledges everything before it finishes; in a job without checkpoints it acknowledges when it ends.
- * Restored from a checkpoint taken after it ended (the same parallelism, or every subtask had ended), it
- * reads nothing: it acknowledges what is still pending for it (that checkpoint covers it) and finishes as
- * above. A restore at another parallelism of a stream only some subtasks had finished reads as usual: the
- * markers the finished ones consumed are gone, so the subtasks that lack one wait for more.
+ * for the other subtasks, and only then lets a checkpoint acknowledge them: a failure between the read and
+ * the append leaves them pending, to be put back by the next attempt. In a checkpointed job it then waits
+ * for the job's final checkpoint and acknowledges everything before it finishes; in a job without
+ * checkpoints it acknowledges when it ends. Restored from a checkpoint taken after it ended (the same
+ * parallelism, or every subtask had ended), it reads nothing: it acknowledges what is still pending for it
+ * (that checkpoint covers it), putting the markers among it back first (its own one too when its
+ * acknowledgement had not landed: an extra marker in the stream), and finishes as above. A restore at
+ * another parallelism of a stream only some subtasks had finished reads as usual: the markers the
+ * finished ones consumed are gone, so the subtasks that lack one wait for more.
  */
 export class StreamSource implements SourceOperator {
   recordsEmitted = 0;
@@ -108,8 +111,16 @@ export class StreamSource implements SourceOperator {
       const reader = this.#reader;
       if (context.subtask === 0) await reader.claimFrom((name) => this.#isOrphan(name));
       if (this.#endedAtRestore) {
-        // everything still pending for this consumer came before its marker: the checkpoint covers it
-        for (let entries = await reader.readPending(spec.batchSize); entries.length > 0; entries = await reader.readPending(spec.batchSize)) this.#unacked.push(...entries.map((e) => e.id));
+        // everything still pending for this consumer came before its marker: the checkpoint covers it; the
+        // markers among it may be other subtasks' ends the attempt that read them had not put back yet
+        const markers: StreamEntry[] = [];
+        for (let entries = await reader.readPending(spec.batchSize); entries.length > 0; entries = await reader.readPending(spec.batchSize)) {
+          for (const entry of entries) {
+            if (this.#isMarker(entry)) markers.push(entry);
+            else this.#unacked.push(entry.id);
+          }
+        }
+        await this.#putBack(reader, markers);
       } else {
         await this.#readToEnd(reader);
       }
@@ -135,8 +146,16 @@ export class StreamSource implements SourceOperator {
       markers.push(...this.#emit(entries));
       await this.#pause();
     }
-    // the markers beyond the first are other subtasks' ends: put back (a restore may put one back twice; an extra marker is harmless)
-    for (const surplus of markers.slice(1)) await reader.append(surplus.fields);
+    // the markers beyond the first are other subtasks' ends (a restore may put one back twice; an extra marker is harmless)
+    await this.#putBack(reader, markers.slice(1));
+  }
+
+  /** Appends other subtasks' end markers to the stream again; each original is acknowledged (next checkpoint) only once its copy is there. */
+  async #putBack(reader: StreamReader, markers: readonly StreamEntry[]): Promise<void> {
+    for (const marker of markers) {
+      await reader.append(marker.fields);
+      this.#unacked.push(marker.id);
+    }
   }
 
   async close(): Promise<void> {
@@ -146,22 +165,31 @@ export class StreamSource implements SourceOperator {
     await reader?.close();
   }
 
-  /** Emits the entries but the end markers; the markers read (one ends the subtask, the others are for other subtasks). */
+  /**
+   * Emits the entries but the end markers; the markers read (the first one ends the subtask, the others are
+   * for other subtasks: not acknowledged until #putBack appended them again).
+   */
   #emit(entries: readonly StreamEntry[]): StreamEntry[] {
-    const endField = this.spec.endField;
     const markers: StreamEntry[] = [];
     for (const entry of entries) {
-      this.#unacked.push(entry.id);
-      if (endField !== undefined && Object.hasOwn(entry.fields, endField)) {
+      if (this.#isMarker(entry)) {
         markers.push(entry);
-        // from the next checkpoint's snapshot on, which acknowledges the marker, a restore knows this subtask ended
-        this.#ended = true;
+        if (!this.#ended) {
+          // from the next checkpoint's snapshot on, which acknowledges the marker, a restore knows this subtask ended
+          this.#ended = true;
+          this.#unacked.push(entry.id);
+        }
         continue;
       }
+      this.#unacked.push(entry.id);
       this.output.collect({ id: entry.id, fields: entry.fields });
       this.recordsEmitted++;
     }
     return markers;
+  }
+
+  #isMarker(entry: StreamEntry): boolean {
+    return this.spec.endField !== undefined && Object.hasOwn(entry.fields, this.spec.endField);
   }
 
   /** Between two reads: backpressure, cancellation, a failed acknowledgement, and a turn of the event loop (checkpoint triggers). */
