@@ -137,6 +137,14 @@ if existing then
   discard('conflicted')
   return {'conflict', existing}
 end
+-- a newer job master first: what it did since (released this partition, swept this attempt) is its doing
+if ARGV[4] ~= '' then
+  local newest = redis.call('GET', KEYS[5])
+  if newest and tonumber(newest) > tonumber(ARGV[4]) then
+    discard('conflicted')
+    return {'epoch-fenced', ARGV[4], newest}
+  end
+end
 if not state then return {'fenced', 'missing'} end
 if redis.call('EXISTS', KEYS[1]) == 0 then
   discard('released')
@@ -146,13 +154,6 @@ local producer, epoch = registrationOf(KEYS[1])
 if producer ~= ARGV[3] or epoch ~= ARGV[4] then
   discard('conflicted')
   return {'superseded', producer or ''}
-end
-if epoch ~= '' then
-  local newest = redis.call('GET', KEYS[5])
-  if newest and tonumber(newest) > tonumber(epoch) then
-    discard('conflicted')
-    return {'epoch-fenced', epoch, newest}
-  end
 end
 if state ~= 'writing' then return {'fenced', state} end
 ${NOW}

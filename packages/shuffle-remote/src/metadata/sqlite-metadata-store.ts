@@ -226,24 +226,25 @@ export class SqliteMetadataStore implements MetadataStore {
         db.prepare("UPDATE weft_attempts SET state = 'conflicted' WHERE write_id = ? AND state = 'writing'").run(c.writeId);
         return { status: 'conflict', winner: existing.write_id };
       }
+      const conflicted = (): void => {
+        db.prepare("UPDATE weft_attempts SET state = 'conflicted' WHERE write_id = ? AND state = 'writing'").run(c.writeId);
+      };
+      // a newer job master first: what it did since (released this partition, swept this attempt) is its doing
+      const epoch = descriptorEpoch(c.descriptor);
+      const newest = this.newestEpoch(db, c.jobId);
+      if (epoch !== undefined && newest !== undefined && newest > epoch) {
+        conflicted();
+        return { status: 'epoch-fenced', epoch, newestEpoch: newest };
+      }
       if (attempt === undefined) return { status: 'fenced', state: 'missing' };
       const registered = this.registeredDescriptor(db, c.jobId, c.partitionId);
       if (registered === undefined) {
         db.prepare("UPDATE weft_attempts SET state = 'released' WHERE write_id = ? AND state = 'writing'").run(c.writeId);
         return { status: 'not-registered' };
       }
-      const conflicted = (): void => {
-        db.prepare("UPDATE weft_attempts SET state = 'conflicted' WHERE write_id = ? AND state = 'writing'").run(c.writeId);
-      };
       if (!sameRegistration(registered, c.descriptor)) {
         conflicted();
         return { status: 'superseded', current: registered.producer.producerId };
-      }
-      const epoch = descriptorEpoch(registered);
-      const newest = this.newestEpoch(db, c.jobId);
-      if (epoch !== undefined && newest !== undefined && newest > epoch) {
-        conflicted();
-        return { status: 'epoch-fenced', epoch, newestEpoch: newest };
       }
       if (attempt.state !== 'writing') return { status: 'fenced', state: attempt.state };
       const now = this.clock.now();

@@ -154,6 +154,21 @@ export function metadataStoreContract(createStore: (label: string) => Promise<Me
       assert.equal((await store.lookupPartition(job, 'e#4')).registered, false);
     }));
 
+  // Before, the partition's release by the newer run was found first: an old run's task failed with
+  // SHF_ERR_PARTITION_NOT_FOUND, not a fencing refusal, so the old job master did not learn it was fenced.
+  it('refuses the commit of an older epoch as epoch-fenced, even once the newer epoch released its partition and attempt', async () =>
+    withStore(async (store, job) => {
+      const old = { ...descriptor(job, 'g#0'), details: { epoch: 1 } } as ShuffleDescriptor;
+      assert.deepEqual(await store.registerJob(job, 1), { status: 'registered' });
+      await store.registerPartition({ jobId: job, partitionId: 'g#0', persistent: false, descriptor: old, epoch: 1 });
+      await begin(store, job, 'g#0', 'w-old');
+      // epoch 2 takes over and releases what epoch 1 left unfinished
+      assert.deepEqual(await store.registerJob(job, 2), { status: 'registered' });
+      assert.equal((await store.releasePartition(job, 'g#0', 2)).status, 'released');
+      assert.deepEqual(await store.commit({ ...commit(job, 'g#0', 'w-old'), descriptor: old }), { status: 'epoch-fenced', epoch: 1, newestEpoch: 2 });
+      assert.deepEqual(await store.listCommitted(job), []);
+    }));
+
   it('refuses, atomically and deleting nothing, the releases of an epoch older than the one that registered the job since', async () =>
     withStore(async (store, job) => {
       assert.deepEqual(await store.registerJob(job, 1), { status: 'registered' });
