@@ -1,4 +1,5 @@
 import { EngineError, invalidEngineArgument } from '../errors/engine-error.js';
+import { findFencingRefusal } from '../errors/fencing-refusal.js';
 import { COUNTED_FAILURES, type CheckpointCoordinatorOptions, type CheckpointFailureReason, type ResolvedCheckpointCoordinatorOptions, resolveCheckpointCoordinatorOptions } from './checkpoint-coordinator-options.js';
 import type { CompletedCheckpoint, TaskStateHandle } from './checkpoint-store.js';
 
@@ -80,8 +81,9 @@ export class CheckpointCoordinator {
     let checkpointId: number;
     try {
       checkpointId = await this.#options.store.nextCheckpointId();
-    } catch {
+    } catch (error) {
       // the store is unreachable (or closed at the job's end): no checkpoint this time, nothing to abort
+      this.#failIfFenced(error);
       return undefined;
     }
     if (this.#stopped) return undefined;
@@ -157,6 +159,7 @@ export class CheckpointCoordinator {
     } catch (error) {
       pending.completing = false;
       this.#abort(pending, 'STORE_FAILURE', `recording it failed: ${(error as Error).message}`);
+      this.#failIfFenced(error);
       return;
     }
     this.#pending.delete(pending.checkpointId);
@@ -188,6 +191,16 @@ export class CheckpointCoordinator {
       this.#consecutiveFailures = 0;
       this.#options.onFailure(error);
     }
+  }
+
+  /**
+   * A store's refusal saying a newer job master run took the job over: no checkpoint of this run can ever
+   * be recorded again. It stops, and fails the job master with that refusal (not a failure to tolerate).
+   */
+  #failIfFenced(error: unknown): void {
+    if (this.#stopped || findFencingRefusal(error) === undefined) return;
+    this.stop();
+    this.#options.onFailure(error as Error);
   }
 
   #schedule(delayMs: number): void {

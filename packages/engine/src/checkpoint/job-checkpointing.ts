@@ -374,14 +374,12 @@ async function loadRestoreState(checkpoint: CompletedCheckpoint, vertexId: strin
 }
 
 /**
- * Picks the checkpoint a run restores from (`latest` or an id) among the store's completed ones and checks,
- * before anything runs, that the plan can start from it: every vertex has the state of all its old
- * subtasks, every snapshot is readable and intact, and keyed state has the plan's max parallelism (key
- * groups can be redistributed over another parallelism, not another max parallelism). Every failure is
- * `WEFT_ERR_STATE_RESTORE` naming the checkpoint; nothing is restored half.
+ * The checks of `resolveRestoreCheckpoint` that read no snapshot: the checkpoint (`latest` or an id) is
+ * among the store's completed ones, and holds the state of every vertex of the plan, of all its old
+ * subtasks. Cheap: a run makes them before it takes the job's lease, so a refused restore changes nothing.
  */
-export async function resolveRestoreCheckpoint(request: { readonly jobId: string; readonly plan: JobPlan; readonly store: CheckpointStore; readonly storage: CheckpointStorage; readonly from: 'latest' | number }): Promise<CompletedCheckpoint> {
-  const { jobId, plan, store, storage, from } = request;
+export async function findRestoreCheckpoint(request: { readonly jobId: string; readonly plan: JobPlan; readonly store: CheckpointStore; readonly from: 'latest' | number }): Promise<CompletedCheckpoint> {
+  const { jobId, plan, store, from } = request;
   const completed = await store.completed();
   const checkpoint = from === 'latest' ? completed.at(-1) : completed.find((c) => c.checkpointId === from);
   if (checkpoint === undefined) {
@@ -393,6 +391,21 @@ export async function resolveRestoreCheckpoint(request: { readonly jobId: string
     if (handles.length === 0) throw restoreRefused(checkpoint, jobId, `it holds no state of vertex ${vertex.id} (a checkpoint of another job?)`);
     const oldParallelism = handles[0]?.parallelism ?? 0;
     if (handles.length !== oldParallelism || handles.some((h, i) => h.subtask !== i)) throw restoreRefused(checkpoint, jobId, `vertex ${vertex.id}'s state is incomplete: ${handles.length} of its ${oldParallelism} subtasks`);
+  }
+  return checkpoint;
+}
+
+/**
+ * Picks the checkpoint a run restores from (`latest` or an id) among the store's completed ones and checks,
+ * before anything runs, that the plan can start from it: every vertex has the state of all its old
+ * subtasks, every snapshot is readable and intact, and keyed state has the plan's max parallelism (key
+ * groups can be redistributed over another parallelism, not another max parallelism). Every failure is
+ * `WEFT_ERR_STATE_RESTORE` naming the checkpoint; nothing is restored half.
+ */
+export async function resolveRestoreCheckpoint(request: { readonly jobId: string; readonly plan: JobPlan; readonly store: CheckpointStore; readonly storage: CheckpointStorage; readonly from: 'latest' | number }): Promise<CompletedCheckpoint> {
+  const { jobId, plan, storage } = request;
+  const checkpoint = await findRestoreCheckpoint(request);
+  for (const vertex of plan.vertices) {
     let state: TaskRestoreState;
     try {
       state = await loadRestoreState(checkpoint, vertex.id, storage);

@@ -42,8 +42,10 @@ const NOTHING_PUBLISHED: PublishedSinks = { collected: {}, files: [] };
 /**
  * The end of a job, once its scheduler decided it (the scheduler's last transitions call it):
  * `succeeded()` publishes the sinks from the finished attempts (all or nothing, a `sink-published` per
- * text sink; the attempts' part files are removed once those events are stored) and emits `job-finished`; `failed(error)` discards the sinks' attempt files and emits
- * `job-failed` (or `job-cancelled` when the job was aborted). Either way `outcome` resolves only once the
+ * text sink; the attempts' part files are removed once those events are stored) and emits `job-finished`;
+ * `failed(error)` emits `job-failed` (or `job-cancelled` when the job was aborted) and, once it is stored,
+ * discards the sinks' attempt files. Each first waits for the events before it to be stored: an
+ * append refused with WEFT_ERR_FENCED is how a run taken over learns it before it touches a sink. Either way `outcome` resolves only once the
  * event listener took every event; a job whose events could not all be taken is reported failed
  * (`WEFT_ERR_JOB_FAILED` caused by `WEFT_ERR_EVENT_LOG`). A fenced run (JobFence) is hands-off: it
  * neither publishes nor discards the sinks' files (the same directories the newer run writes into), and
@@ -67,6 +69,10 @@ export class JobCompletion {
   /** Every task finished: the sinks are published, then the job finishes — unless publishing, or storing an event, failed. */
   async succeeded(): Promise<void> {
     const { events, attempts, sinkTempDirs, publishedSinks, fileSystems, fence } = this.#options;
+    // the finished tasks' events stored first: a run a newer one took over learns it from their refusal
+    // before it publishes into the outputs the newer run publishes
+    await events.settled();
+    if (events.failure !== undefined) fence?.observe(events.failure);
     if (fence?.error !== undefined) {
       this.#end({ error: fence.error, aborted: false }, NOTHING_PUBLISHED);
       return;
@@ -97,22 +103,39 @@ export class JobCompletion {
     this.#end(unrecorded === undefined ? undefined : { error: this.jobFailed(unrecorded), aborted: false }, published);
   }
 
-  /** The job failed and every task stopped: the sinks' attempt files are discarded (unless the run is fenced). */
+  /**
+   * The job failed and every task stopped: its last event is stored, then the sinks' attempt files are
+   * discarded — unless that event's refusal (or an earlier one) said the run is fenced: the sinks'
+   * directories are the job's, the newer run writes into them too.
+   */
   async failed(error: EngineError, aborted: boolean): Promise<void> {
-    const twoPhase = this.#options.twoPhaseSinks;
-    if (twoPhase !== undefined && this.#options.fence?.isFenced !== true && this.#options.keepSinkFilesOnFailure !== true) {
-      await twoPhase.abort(this.#options.attempts.results.flatMap((r) => (r === undefined ? [] : r.sinks))).catch(() => {});
+    const { events, fence, twoPhaseSinks: twoPhase, keepSinkFilesOnFailure } = this.#options;
+    const failure = { error, aborted };
+    this.#emitLast(failure);
+    await events.settled();
+    if (events.failure !== undefined) fence?.observe(events.failure);
+    if (fence?.isFenced !== true && keepSinkFilesOnFailure !== true) {
+      await twoPhase?.abort(this.#options.attempts.results.flatMap((r) => (r === undefined ? [] : r.sinks))).catch(() => {});
+      await discardTempDirs(this.#options.sinkTempDirs, this.#options.fileSystems);
     }
-    if (this.#options.fence?.isFenced !== true && this.#options.keepSinkFilesOnFailure !== true) await discardTempDirs(this.#options.sinkTempDirs, this.#options.fileSystems);
-    this.#end({ error, aborted }, NOTHING_PUBLISHED);
+    this.#resolveOnceSettled(failure, NOTHING_PUBLISHED);
   }
 
   /** The job's last event, then its outcome once every event was taken. */
   #end(failure: { error: EngineError; aborted: boolean } | undefined, published: PublishedSinks): void {
-    const { events, attempts, restarts, releases } = this.#options;
+    this.#emitLast(failure);
+    this.#resolveOnceSettled(failure, published);
+  }
+
+  #emitLast(failure: { error: EngineError; aborted: boolean } | undefined): void {
+    const { events } = this.#options;
     if (failure === undefined) events.emit({ type: 'job-finished', data: {} });
     else if (failure.aborted) events.emit({ type: 'job-cancelled', data: { reason: failure.error.message } });
     else events.emit({ type: 'job-failed', data: { error: { code: failure.error.code, message: failure.error.message } } });
+  }
+
+  #resolveOnceSettled(failure: { error: EngineError; aborted: boolean } | undefined, published: PublishedSinks): void {
+    const { events, attempts, restarts, releases } = this.#options;
     void events.settled().then(() => {
       const unrecorded = events.failure;
       const error = this.#options.fence?.error ?? failure?.error ?? (unrecorded === undefined ? undefined : this.jobFailed(unrecorded));

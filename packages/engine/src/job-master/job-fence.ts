@@ -1,22 +1,6 @@
 import type { JobId, Logger } from '@weft/shuffle-api';
 import { EngineError } from '../errors/engine-error.js';
-
-const FENCED_CODES = new Set(['WEFT_ERR_FENCED', 'SHF_ERR_FENCED']);
-const MAX_CAUSE_DEPTH = 16;
-
-/** The first WEFT_ERR_FENCED / SHF_ERR_FENCED in `error`'s cause chain, if any. */
-function fencedIn(error: unknown): { readonly error: Error; readonly newestEpoch: number | undefined } | undefined {
-  let current: unknown = error;
-  for (let depth = 0; depth < MAX_CAUSE_DEPTH && current !== undefined && current !== null; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string' && FENCED_CODES.has(code)) {
-      const newest = (current as { context?: { newestEpoch?: unknown } }).context?.newestEpoch;
-      return { error: current as Error, newestEpoch: typeof newest === 'number' ? newest : undefined };
-    }
-    current = (current as { cause?: unknown }).cause;
-  }
-  return undefined;
-}
+import { findFencingRefusal } from '../errors/fencing-refusal.js';
 
 /**
  * Whether this job master run has learned that a newer one took its job over (issue 11: an old master
@@ -66,22 +50,26 @@ export class JobFence {
    */
   observe(error: unknown): boolean {
     if (this.#error === undefined) {
-      const found = fencedIn(error);
+      const found = findFencingRefusal(error);
       if (found !== undefined) this.#fence(found.error, found.newestEpoch);
     }
     return this.#error !== undefined;
   }
 
   #fence(cause: Error, newestEpoch: number | undefined): void {
-    const newer = newestEpoch === undefined ? 'a newer job master run' : `epoch ${newestEpoch}`;
     const own = this.#epoch === undefined ? 'this job master' : `this job master (epoch ${this.#epoch})`;
+    // a newest epoch not above this run's: no newer run exists, the store forgot the lease (its data was lost)
+    const lostLease = newestEpoch !== undefined && this.#epoch !== undefined && newestEpoch <= this.#epoch;
+    const why = lostLease
+      ? `the store no longer holds this run's lease (its newest epoch for the job is ${newestEpoch}: the store lost data?)`
+      : `${newestEpoch === undefined ? 'a newer job master run' : `epoch ${newestEpoch}`} took the job over`;
     const error = new EngineError(
       'WEFT_ERR_FENCED',
-      `job ${this.#jobId}: ${own} was fenced: ${newer} took the job over; this run stopped its tasks and changed nothing (no sink discarded, no partition released, the job not unregistered)`,
+      `job ${this.#jobId}: ${own} was fenced: ${why}; this run stopped its tasks and changed nothing (no sink discarded, no partition released, the job not unregistered)`,
       { cause, context: { jobId: this.#jobId, ...(this.#epoch === undefined ? {} : { epoch: this.#epoch }), ...(newestEpoch === undefined ? {} : { newestEpoch }) } },
     );
     this.#error = error;
-    this.#logger.warn({ jobId: this.#jobId, epoch: this.#epoch, newestEpoch, error: cause.message }, 'running -> fenced: a newer job master run took the job over');
+    this.#logger.warn({ jobId: this.#jobId, epoch: this.#epoch, newestEpoch, error: cause.message }, lostLease ? 'running -> fenced: the store lost the job lease' : 'running -> fenced: a newer job master run took the job over');
     for (const listener of this.#listeners.splice(0)) listener(error);
   }
 }

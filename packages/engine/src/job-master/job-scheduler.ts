@@ -383,11 +383,14 @@ export class JobScheduler {
    * tolerated): a global failover, as Flink's `failGlobal` — the restart strategy is told, and where it
    * allows a restart every task restarts from the latest completed checkpoint (a `failover` with `global:
    * true`); where it does not, the job fails with `WEFT_ERR_JOB_FAILED` caused by `reason` ("recovery is
-   * suppressed by …") and ends with `job-failed`.
+   * suppressed by …") and ends with `job-failed`. A reason that says the run is fenced (a checkpoint
+   * store refused it) fails the job with the fence's error: nothing restarts.
    */
   fail(reason: Error): void {
     if (this.#state !== 'running') return;
-    this.#restarts.onGlobalFailure(reason);
+    const fence = this.#options.fence;
+    if (fence?.observe(reason) === true) this.failJob(fence.error as EngineError);
+    else this.#restarts.onGlobalFailure(reason);
   }
 
   /** The job fails: running tasks are cancelled; it ends (`job-failed`) once every one stopped. */

@@ -28,7 +28,7 @@ import type { ExternalFileSystem } from '../io/external-file-system.js';
 import { jobLogListener, type OpenedJobLog, openJobLog, prepareResume, type ResumeDecision } from './job-resume.js';
 import { resolveCheckpointingOptions } from '../checkpoint/checkpointing-options.js';
 import { InMemoryCheckpointStore, type CheckpointStore, type CompletedCheckpoint } from '../checkpoint/checkpoint-store.js';
-import { JobCheckpointing, resolveRestoreCheckpoint } from '../checkpoint/job-checkpointing.js';
+import { JobCheckpointing, findRestoreCheckpoint, resolveRestoreCheckpoint } from '../checkpoint/job-checkpointing.js';
 import { probeCheckpointStorage } from '../checkpoint/probe-checkpoint-storage.js';
 import { checkStreamSourcesReachable } from './check-stream-sources.js';
 import { checkApproximateExecutors, checkApproximateRecovery } from './check-approximate-recovery.js';
@@ -170,6 +170,13 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
 
   // a storage that cannot take a snapshot is refused before anything starts
   if (checkpointOptions !== undefined) await probeCheckpointStorage(checkpointOptions.storage, id);
+  // so is a checkpoint to restore that is not there: before the lease, which would fence a running run of the id
+  const restoreRequest = checkpointOptions?.restoreFrom;
+  if (checkpointOptions !== undefined && restoreRequest !== undefined) {
+    // reads need no epoch: this store is only read
+    const store = checkpointOptions.store ?? eventLog?.checkpointStore?.(id, 0);
+    if (store !== undefined) await findRestoreCheckpoint({ jobId: id, plan: loaded.plan, store, from: restoreRequest });
+  }
   // the lease first: nothing is registered before this run's epoch exists
   const opened: OpenedJobLog | undefined = eventLog === undefined ? undefined : await openJobLog({ eventLog, jobId: id, submission });
   // what tasks of an earlier run of this id left when they were killed with their process (a SIGKILLed

@@ -3,7 +3,7 @@
 // failures, the tolerated-failure count, the pause after completion, and ids that keep increasing.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CheckpointCoordinator, type CheckpointCoordinatorOptions, type CheckpointStore, InMemoryCheckpointStore, isEngineError } from '@weft/engine';
+import { CheckpointCoordinator, type CheckpointCoordinatorOptions, type CheckpointStore, EngineError, InMemoryCheckpointStore, isEngineError } from '@weft/engine';
 
 class FakeTimers {
   now = 1_000;
@@ -216,6 +216,34 @@ describe('CheckpointCoordinator', () => {
     assert.equal(h.coordinator.latestCompleted?.checkpointId, 2);
     assert.equal(h.failures.length, 0);
     h.coordinator.stop();
+  });
+
+  // Before, a refusal of the next id was taken for an unreachable store: no checkpoint was ever triggered
+  // again, nothing told the job master, and a streaming job's ended sources waited forever for the final one.
+  it('a store that refuses this run (WEFT_ERR_FENCED: a newer job master took the job over) stops it and fails the job master with the refusal', async () => {
+    const store = new InMemoryCheckpointStore();
+    const fenced = new EngineError('WEFT_ERR_FENCED', 'job j: checkpoint by epoch 1 refused, epoch 2 opened the job since', { context: { jobId: 'j', epoch: 1, newestEpoch: 2 } });
+    let refuse: 'none' | 'id' | 'record' = 'none';
+    const taken: CheckpointStore = {
+      nextCheckpointId: () => (refuse === 'id' ? Promise.reject(fenced) : store.nextCheckpointId()),
+      completed: () => store.completed(),
+      remove: (id) => store.remove(id),
+      addCompleted: (c) => (refuse === 'record' ? Promise.reject(fenced) : store.addCompleted(c)),
+    };
+    for (const where of ['id', 'record'] as const) {
+      refuse = 'none';
+      const h = harness({ tolerableFailures: 5 }, taken);
+      await h.coordinator.start();
+      refuse = where;
+      await h.timers.advance(100);
+      // refused at record: the triggered checkpoint is acknowledged by every task, then not recorded
+      if (where === 'record') await h.ackAll(Number(h.events[0]?.split(' ')[1]));
+      assert.equal(h.failures.length, 1, `refused at ${where}: the job master is told at once, not after the tolerated failures`);
+      assert.equal(h.failures[0], fenced);
+      const events = h.events.length;
+      await h.timers.advance(500);
+      assert.equal(h.events.length, events, `refused at ${where}: no checkpoint is triggered any more`);
+    }
   });
 
   it('discards the state of late and repeated acknowledgements, and refuses a task it does not know', async () => {
