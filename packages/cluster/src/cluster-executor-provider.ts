@@ -57,6 +57,7 @@ export class ClusterExecutorProvider implements TaskExecutorProvider {
   readonly kind = 'cluster';
   /** Its executors relay the worker protocol's checkpoint messages between their workers and the job master. */
   readonly relaysCheckpoints = true;
+
   readonly #options: Required<Omit<ClusterExecutorProviderOptions, 'logger'>>;
   readonly #secret: Buffer;
   readonly #logger: Logger;
@@ -92,6 +93,11 @@ export class ClusterExecutorProvider implements TaskExecutorProvider {
   /** The cluster's Redis URL, password redacted. */
   get description(): string {
     return this.#registry.description;
+  }
+
+  /** Every executor lost, the job waits as long for one to register (or come back) as it waited for the first: `startupTimeoutMs`. */
+  get rejoinTimeoutMs(): number {
+    return this.#options.startupTimeoutMs;
   }
 
   /** Every executor the job ran on (joined ones included). */

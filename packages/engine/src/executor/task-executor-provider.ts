@@ -60,6 +60,12 @@ export interface TaskExecutorProvider {
   readonly kind: string;
   /** Its executors relay the worker protocol's checkpoint messages (`request.checkpointing`): a checkpointed job may run on them. @defaultValue false */
   readonly relaysCheckpoints?: boolean;
+  /**
+   * When every executor of the job is lost, how long the job waits for one to join (`onExecutorJoined`)
+   * before it fails, its regions waiting for slots meanwhile — executors that register again once restarted.
+   * @defaultValue none: the job fails once no executor is left
+   */
+  readonly rejoinTimeoutMs?: number;
   start(request: TaskExecutorProviderRequest): Promise<readonly TaskExecutor[]>;
   close(): Promise<void>;
 }

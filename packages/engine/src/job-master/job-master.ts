@@ -42,6 +42,12 @@ export interface JobMasterOptions {
    */
   readonly replaceExecutor?: (lost: TaskExecutorId) => Promise<TaskExecutor>;
   /**
+   * When every executor is lost and none is being replaced, how long the job waits for one to join
+   * (`onExecutorJoined`: a cluster's executor restarted, or another registering) before it fails; its
+   * regions wait for slots meanwhile (TaskExecutorProvider.rejoinTimeoutMs). @defaultValue none: it fails at once
+   */
+  readonly executorRejoinTimeoutMs?: number;
+  /**
    * Tasks still running this long after they were cancelled get their executor destroyed (a worker
    * process is killed), so a task that ignores cancellation cannot hold up a restart or the job's end.
    * @defaultValue 30000
@@ -97,7 +103,8 @@ const REPLACEMENT_START_WAIT_MS = 100;
  *
  * Reports from an executor already lost, and of attempts no longer current, are ignored. A lost
  * executor's tasks fail (WEFT_ERR_TASK_EXECUTOR_LOST) through the scheduler's one failure path; it is
- * replaced when `replaceExecutor` is given; without one, the job fails once no executor is left.
+ * replaced when `replaceExecutor` is given; without one, the job fails once no executor is left — or,
+ * with `executorRejoinTimeoutMs`, once none joined within it.
  */
 export class JobMaster implements TaskExecutorListener {
   readonly #options: JobMasterOptions;
@@ -107,6 +114,8 @@ export class JobMaster implements TaskExecutorListener {
   readonly #executorsLost: ExecutorLossRecord[] = [];
   readonly #started = performance.now();
   #ran = false;
+  /** Set while no executor is left and the job waits for one to join (executorRejoinTimeoutMs). */
+  #rejoinTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(options: JobMasterOptions) {
     this.#options = options;
@@ -131,6 +140,7 @@ export class JobMaster implements TaskExecutorListener {
     this.#ran = true;
     for (const executor of executors) this.#slots.add(executor);
     return this.#scheduler.start().then((outcome) => {
+      clearTimeout(this.#rejoinTimer);
       const approximateRecoveries = this.#scheduler.approximateRecoveries();
       return { ...outcome, failoverResumes: this.#scheduler.failoverResumes(), executorsLost: [...this.#executorsLost], deploymentLatency: this.#scheduler.deploymentLatency(), placement: this.#scheduler.placement(), ...(approximateRecoveries === undefined ? {} : { approximateRecoveries }) };
     });
@@ -236,14 +246,32 @@ export class JobMaster implements TaskExecutorListener {
     const replace = running && this.#options.replaceExecutor !== undefined;
     record.replaced = replace;
     if (replace) this.#replaceExecutor(executorId, lost);
-    else if (this.#slots.count === 0 && this.#slots.replacing === 0 && running) this.#scheduler.failJob(this.#noExecutorLeft(lost));
+    else if (this.#slots.count === 0 && this.#slots.replacing === 0 && running) this.#noneLeft(lost);
     this.#scheduler.schedule();
+  }
+
+  /** No executor is left (`lost` was the last): the job fails — at once, or when none joined within executorRejoinTimeoutMs. */
+  #noneLeft(lost: EngineError): void {
+    const waitMs = this.#options.executorRejoinTimeoutMs;
+    if (waitMs === undefined) {
+      this.#scheduler.failJob(this.#noExecutorLeft(lost));
+      return;
+    }
+    if (this.#rejoinTimer !== undefined) return;
+    this.#logger.warn({ waitMs }, 'no task executor is left: the job waits for one to join');
+    this.#rejoinTimer = setTimeout(() => {
+      this.#rejoinTimer = undefined;
+      if (!this.#scheduler.isRunning || this.#slots.count > 0) return;
+      this.#scheduler.failJob(this.#noExecutorLeft(new EngineError('WEFT_ERR_TASK_EXECUTOR_LOST', `${lost.message}; no task executor joined within ${waitMs} ms`, { cause: lost, context: lost.context })));
+    }, waitMs);
   }
 
   onExecutorJoined(executor: TaskExecutor): void {
     // one joining before `run` is scheduled on as the others are
     this.#logger.info({ taskExecutorId: executor.id, slots: executor.slots }, 'task executor joined');
     this.#slots.add(executor);
+    clearTimeout(this.#rejoinTimer);
+    this.#rejoinTimer = undefined;
     if (this.#ran) this.#scheduler.schedule();
   }
 

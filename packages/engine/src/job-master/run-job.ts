@@ -265,6 +265,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       ...(taskMemoryBytes === undefined ? {} : { taskMemoryBytes }),
       ...(spillDir === undefined ? {} : { spillDir }),
       ...(replaceExecutor === undefined ? {} : { replaceExecutor }),
+      ...(provider?.rejoinTimeoutMs === undefined ? {} : { executorRejoinTimeoutMs: provider.rejoinTimeoutMs }),
     });
     master = jobMaster;
     if (checkpointOptions !== undefined) {
