@@ -96,6 +96,11 @@ describe('shuffle server HTTP API', () => {
     }
     const [still] = await fetchedRecords(await t.client.fetch({ ...target, start: 0, end: 0 }), 0, 0, 'p#3');
     assert.equal(still?.length, 3, 'refused requests must not touch the partition');
+    // through the client, a token of another secret says which server refused it and what to check
+    const other = await rejectionOf(t.client.list(t.server.url, createJobToken(Buffer.from('another-secret-0123456789abcdef'), JOB), JOB));
+    assert.ok(isShuffleError(other, 'SHF_ERR_UNAUTHORIZED'), String(other));
+    assert.equal(other.retryable, false);
+    assert.ok(other.message.includes(`from ${t.server.url}`) && other.message.includes('WEFT_SHUFFLE_SECRET'), other.message);
   });
 
   it('serves /healthz, and /metrics in Prometheus format with bytes, streams, partitions, disk and latency histograms', async () => {

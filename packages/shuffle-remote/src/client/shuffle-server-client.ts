@@ -332,7 +332,7 @@ export class ShuffleServerClient {
           signal: spec.signal ?? null,
           idempotent: spec.replayable,
         });
-        if (res.statusCode >= 400) throw fromWireResponse(res.statusCode, await readErrorBody(res.body), spec.context);
+        if (res.statusCode >= 400) throw authHint(fromWireResponse(res.statusCode, await readErrorBody(res.body), spec.context), spec.url);
         return await handle(res);
       } catch (raw) {
         const error = this.normalize(raw, spec);
@@ -401,4 +401,13 @@ async function readErrorBody(body: Dispatcher.ResponseData['body']): Promise<unk
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A token the server refused (401, 403) names the server, and the secret both sides sign and check tokens
+ * with: a job master and a shuffle server started with different `WEFT_SHUFFLE_SECRET`s is the usual cause.
+ */
+function authHint(error: ShuffleError, server: string): ShuffleError {
+  if (error.code !== 'SHF_ERR_UNAUTHORIZED' && error.code !== 'SHF_ERR_FORBIDDEN') return error;
+  return new ShuffleError(error.code, `${error.message} (from ${server}: is WEFT_SHUFFLE_SECRET, or --secret-file, the same for this process and the shuffle server?)`, { retryable: false, context: { ...error.context, server } });
 }
