@@ -19,6 +19,8 @@ import { countSkippedRegions, decidedTopology, summarizeEdges, summarizeVertices
 import { resolveAdaptiveBatchOptions } from '../adaptive/adaptive-batch-options.js';
 import type { JobSubmission } from './job-scheduler-options.js';
 import { JobFence } from './job-fence.js';
+import { describeFailure } from './failure-cause.js';
+import { findFencingRefusal } from '../errors/fencing-refusal.js';
 import { JobSession } from './job-session.js';
 import { textSinkTempDirs } from './sink-publisher.js';
 import { jobModuleHash } from './job-module-hash.js';
@@ -219,6 +221,8 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
   let onAbort: (() => void) | undefined;
   let resume: ResumeDecision = { plan: undefined, fallback: undefined };
   let checkpoints: JobCheckpointing | undefined;
+  /** From here on the job master's end stores the run's last event. */
+  let jobMasterRan = false;
   try {
     let restoreFrom: CompletedCheckpoint | undefined;
     let checkpointStore: CheckpointStore | undefined;
@@ -301,6 +305,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       else signal.addEventListener('abort', onAbort, { once: true });
     }
     let outcome;
+    jobMasterRan = true;
     try {
       outcome = await jobMaster.run(executors);
     } finally {
@@ -356,6 +361,14 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       ...(checkpoints === undefined ? {} : { checkpoints: checkpoints.summary() }),
       ...(outcome.approximateRecoveries === undefined ? {} : { approximateRecoveries: outcome.approximateRecoveries }),
     };
+  } catch (error) {
+    // a run that failed before its job master ran (no executor took it, a shuffle it cannot reach) says so
+    // in its log, or `weft jobs` lists it unfinished forever — unless a newer run took the job over
+    if (opened !== undefined && !jobMasterRan && findFencingRefusal(error) === undefined) {
+      const { code, message } = describeFailure(error as Error);
+      await opened.log.append({ type: 'job-failed', data: { error: { ...(code === undefined ? {} : { code }), message } } }).catch(() => {});
+    }
+    throw error;
   } finally {
     await checkpoints?.stop().catch(() => {});
     if (progressTimer !== undefined) clearInterval(progressTimer);
