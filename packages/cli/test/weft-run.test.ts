@@ -74,6 +74,10 @@ describe('weft run', () => {
       [['--shuffle-servers', 'redis://127.0.0.1:1/0', '--shuffle-replicas', '1.5'], {}, /^weft run: --shuffle-replicas must be an integer >= 1, got "1.5"/],
       [['--shuffle-servers', 'redis://127.0.0.1:1/0', '--shuffle-replicas', '9'], {}, /^weft run: --shuffle-replicas must be at most 8, got 9/],
       [['--shuffle-replicas', '2'], {}, /^weft run: --shuffle-replicas needs --shuffle-servers/],
+      // the flag names the setting once, and an unreachable Redis says why (before: "--shuffle-servers: invalid
+      // setting redis: …", "--shuffle-servers: invalid setting --shuffle-servers: … Connection is closed.")
+      [['--shuffle-servers', 'http://127.0.0.1:1'], { WEFT_SHUFFLE_SECRET: 'a'.repeat(64) }, /^weft run: --shuffle-servers: unsupported scheme http: in http:\/\/127\.0\.0\.1:1;/],
+      [['--shuffle-servers', 'redis://127.0.0.1:1/0'], { WEFT_SHUFFLE_SECRET: 'a'.repeat(64) }, /^weft run: --shuffle-servers: cannot reach Redis at redis:\/\/127\.0\.0\.1:1\/0: .*ECONNREFUSED/],
     ];
     for (const [flags, env, pattern] of cases) {
       const run = await weft(['run', join(fixtures, 'failing-job.ts'), '--executor', 'inprocess', ...flags], dir, env);

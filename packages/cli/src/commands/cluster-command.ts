@@ -4,6 +4,7 @@ import type { LiveServer } from '@weft/shuffle-remote/client';
 import { type Command, ExitCode } from '../command.js';
 import { parseCommandArgs, usageError } from '../parse-command-args.js';
 import { type ClusterStatus, formatClusterStatus, sortClusterStatus, toClusterStatusJob, toClusterStatusServer } from './cluster-status-report.js';
+import { settingProblem } from './run-settings.js';
 
 const USAGE = `Usage: weft cluster status --cluster redis://host:port/db [--shuffle-servers URL] [--meta URL] [--json]
 
@@ -60,7 +61,7 @@ export const clusterCommand: Command = {
         await start(resource);
         return resource;
       } catch (error) {
-        throw usageError('cluster', `${source}: ${(error as Error).message}`, error);
+        throw usageError('cluster', settingProblem(source, error), error);
       }
     };
     let status: ClusterStatus;

@@ -5,7 +5,7 @@ import type { ExternalFileSystem, JobEventLog } from '@weft/engine';
 import type { ShuffleServiceFactory } from '@weft/shuffle-api';
 import type { ShuffleServerServiceFactory } from '@weft/shuffle-remote/client';
 import { usageError } from '../parse-command-args.js';
-import { isShuffleConfigError, type Setting, settingOf } from './run-settings.js';
+import { isShuffleConfigError, type Setting, settingOf, settingProblem } from './run-settings.js';
 
 // The shuffle implementations are imported when a job runs (after its workers were forked, so their
 // start-up overlaps this import), not when `weft` starts.
@@ -34,7 +34,7 @@ export async function blockingShuffle(store: Setting, meta: Setting): Promise<Sh
     return createRemoteShuffleServiceFactory({ store: store.value, meta: meta.value });
   } catch (error) {
     if (!isShuffleConfigError(error)) throw error;
-    throw usageError('run', `${settingOf(error, { meta, store }) ?? 'the blocking shuffle'}: ${(error as Error).message}`, error);
+    throw usageError('run', settingProblem(settingOf(error, { meta, store }) ?? 'the blocking shuffle', error), error);
   }
 }
 
@@ -49,7 +49,7 @@ export async function serverShuffle(registry: Setting, tier: Setting | undefined
   } catch (error) {
     if (!isShuffleConfigError(error)) throw error;
     const secret = { value: '', source: 'WEFT_SHUFFLE_SECRET' };
-    throw usageError('run', `${settingOf(error, { tier, secret, redis: registry }) ?? registry.source}: ${(error as Error).message}`, error);
+    throw usageError('run', settingProblem(settingOf(error, { tier, secret, redis: registry }) ?? registry.source, error), error);
   }
 }
 
@@ -69,6 +69,6 @@ export async function openEventLog(where: Setting): Promise<JobEventLog> {
     return await createJobEventLog(where.value, { setting: where.source });
   } catch (error) {
     if (!isShuffleConfigError(error)) throw error;
-    throw usageError('run', `${where.source}: ${(error as Error).message}`, error);
+    throw usageError('run', settingProblem(where.source, error), error);
   }
 }

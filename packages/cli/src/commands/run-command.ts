@@ -22,7 +22,7 @@ import { APPROXIMATE_FLAGS, CHECKPOINTED_DEFAULT_RESTART, parseApproximateFlags 
 import { BlobCheckpointStorage } from './blob-checkpoint-storage.js';
 import { defaultMetaUrl, defaultStoreUrl } from './default-stores.js';
 import { FAULT_RESTART_ATTEMPTS, FAULT_RESTART_DELAY_MS, MAX_SHUFFLE_REPLICAS, RUN_USAGE } from './run-usage.js';
-import { isShuffleConfigError, isShuffleFailure, type Setting, setting } from './run-settings.js';
+import { isShuffleConfigError, isShuffleFailure, type Setting, setting, settingProblem } from './run-settings.js';
 import { BLOCKING_MODULE, blockingShuffle, NETWORK_MODULE, openEventLog, PIPELINED_MODULE, pipelinedShuffle, s3FileSystem, SERVER_MODULE, serverShuffle } from './run-backends.js';
 import { cliRuntime, ensureTypeScriptLoader, workerExecArgv } from './job-module-loader.js';
 import { printPlan } from './print-plan.js';
@@ -176,7 +176,7 @@ export const runCommand: Command = {
         await prestarted?.close();
         await harness?.close();
         await eventLog.close().catch(() => {});
-        if (isShuffleConfigError(error)) throw usageError('run', `${store.source}: ${(error as Error).message}`, error);
+        if (isShuffleConfigError(error)) throw usageError('run', settingProblem(store.source, error), error);
         throw error;
       }
     }

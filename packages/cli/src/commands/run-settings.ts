@@ -34,3 +34,15 @@ export function settingOf(error: unknown, settings: Readonly<Record<string, Sett
   for (const [prefix, s] of Object.entries(settings)) if (s !== undefined && name.startsWith(prefix)) return s.source;
   return name === '' ? undefined : `the shuffle setting ${name}`;
 }
+
+/**
+ * `<source>: <problem>` for an error about the setting `source` names: a shuffle config error's own
+ * "invalid setting <name>: " dropped where <name> is the whole setting (`redis`, or the flag itself) —
+ * `source` says it in the user's words — and kept where it names a part (`store.s3.endpoint`).
+ */
+export function settingProblem(source: string, error: unknown): string {
+  const message = (error as Error).message;
+  const name = String((error as { context?: { setting?: unknown } }).context?.setting ?? '');
+  const prefix = `invalid setting ${name}: `;
+  return `${source}: ${name !== '' && !name.includes('.') && message.startsWith(prefix) ? message.slice(prefix.length) : message}`;
+}

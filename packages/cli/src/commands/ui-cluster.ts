@@ -1,5 +1,6 @@
 import type { UiClusterSnapshot } from '@weft/ui';
 import { usageError } from '../parse-command-args.js';
+import { settingProblem } from './run-settings.js';
 
 /** Something `weft ui` opens and closes when it exits. */
 export interface Closeable {
@@ -22,7 +23,7 @@ export async function openUiCluster(request: { cluster: { value: string; source:
       return resource;
     } catch (error) {
       await Promise.allSettled(opened.map((r) => r.close()));
-      throw usageError('ui', `${source}: ${(error as Error).message}`, error);
+      throw usageError('ui', settingProblem(source, error), error);
     }
   };
   const executors = await open(request.cluster.source, () => new RedisExecutorRegistry({ url: request.cluster.value, setting: request.cluster.source }), (r) => r.start());

@@ -84,6 +84,10 @@ export async function openRedisClient(endpoint: RedisEndpoint, options: Omit<Con
   const deadline = Date.now() + options.connectTimeoutMs;
   let starting = true;
   const redis = createRedisClient(endpoint, { ...options, reconnect: () => (starting ? Date.now() < deadline : true) && options.reconnect?.() !== false });
+  // why the connection went away (ECONNREFUSED, ENOTFOUND, …): the command itself only says it is closed
+  let connectionError: Error | undefined;
+  const onError = (error: Error): void => void (connectionError = error);
+  redis.on('error', onError);
   let timer: NodeJS.Timeout | undefined;
   try {
     const timedOut = new Promise<never>((_, reject) => {
@@ -92,9 +96,11 @@ export async function openRedisClient(endpoint: RedisEndpoint, options: Omit<Con
     await Promise.race([redis.connect().then(() => redis.ping()), timedOut]);
   } catch (cause) {
     redis.disconnect();
-    throw invalidConfig(options.setting, `cannot reach Redis at ${endpoint.description}: ${(cause as Error).message}`, cause);
+    const why = connectionError !== undefined && connectionError.message !== (cause as Error).message ? `${(cause as Error).message} (${connectionError.message})` : (cause as Error).message;
+    throw invalidConfig(options.setting, `cannot reach Redis at ${endpoint.description}: ${why}`, cause);
   } finally {
     clearTimeout(timer);
+    redis.off('error', onError);
     starting = false;
   }
   return redis;
