@@ -36,6 +36,8 @@ export const ShuffleErrorCode = {
   NOT_REPLICATED: 'SHF_ERR_NOT_REPLICATED',
   /** The TCP connection to a network shuffle peer could not be opened, or broke before the channel ended (a dead or unreachable producer). Carries `partitionId`. Retryable. */
   CONNECTION_LOST: 'SHF_ERR_CONNECTION_LOST',
+  /** A shuffle server's data directory is locked by another server (a live process, or one on another host). Carries `dir` and the holder's `holderPid` / `holderHostname`. */
+  DIR_LOCKED: 'SHF_ERR_DIR_LOCKED',
 } as const;
 
 export type ShuffleErrorCode = (typeof ShuffleErrorCode)[keyof typeof ShuffleErrorCode];
