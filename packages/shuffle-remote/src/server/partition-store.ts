@@ -43,6 +43,10 @@ function isErrno(error: unknown, code: string): boolean {
  * is garbage and is deleted, and so is a commit record that does not parse (a write cut off by a crash).
  *
  * Keeps the counts the metrics and the registry report: disk bytes used, committed partitions.
+ *
+ * The directory must be this store's alone: `open()` deletes every object it finds without a commit record,
+ * which on a shared directory would be another server's pushes. Its owner holds the directory's
+ * DirectoryLock before calling `open()` (ShuffleServer.start does) and until after `close()`.
  */
 export class PartitionStore {
   readonly objects: LocalBlobStore;

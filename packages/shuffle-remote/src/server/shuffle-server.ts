@@ -14,6 +14,7 @@ import { bearerToken, verifyJobToken } from '../protocol/job-token.js';
 import { type Route, parseRoute, routeJobId } from '../protocol/routes.js';
 import { WireError, wireError } from '../protocol/wire-errors.js';
 import { handleAbort, handleCommit, handleLease, handleList, handleRelease, handleReleaseJob } from './control-handlers.js';
+import { DirectoryLock } from './directory-lock.js';
 import { handleFetch } from './fetch-handler.js';
 import { sendError, sendJson } from './http-io.js';
 import { PartitionStore } from './partition-store.js';
@@ -31,6 +32,8 @@ import { type ResolvedShuffleServerOptions, type ShuffleServerOptions, resolveSh
  * Lifecycle: `startShuffleServer(options)` resolves once it accepts requests (and is registered). `close()`
  * is graceful and memoised: stop accepting, answer new requests on open connections 503, finish the
  * requests in flight (up to shutdownTimeoutMs, then cut them), deregister, close Redis, S3 and files.
+ * The server owns its directory alone from before it reads it until the end of `close()` (DirectoryLock:
+ * `<dir>/.lock`); a second server on the same directory is refused with SHF_ERR_DIR_LOCKED.
  */
 export class ShuffleServer implements AsyncDisposable {
   /** The URL clients use (also published in the registry). */
@@ -51,6 +54,7 @@ export class ShuffleServer implements AsyncDisposable {
   private constructor(
     private readonly options: ResolvedShuffleServerOptions,
     private readonly http: Server,
+    private readonly lock: DirectoryLock,
     store: PartitionStore,
     tier: ServerTier | undefined,
     private readonly redis: { connection: RedisConnection; registry: RedisServerRegistry; commitIndex: RedisCommitIndex } | undefined,
@@ -93,9 +97,14 @@ export class ShuffleServer implements AsyncDisposable {
     };
   }
 
-  /** Starts a server; every configuration problem is SHF_ERR_INVALID_CONFIG naming the option. */
+  /**
+   * Starts a server; every configuration problem is SHF_ERR_INVALID_CONFIG naming the option, and a
+   * directory another server holds is SHF_ERR_DIR_LOCKED (see DirectoryLock).
+   */
   static async start(input: ShuffleServerOptions, clock: Clock = systemClock): Promise<ShuffleServer> {
     const options = resolveShuffleServerOptions(input);
+    // the directory is this server's alone, before anything reads its server id or deletes garbage there
+    const lock = await DirectoryLock.acquire(options.dir);
     const store = new PartitionStore(options.dir, options.logger, options.syncOnPush);
     let tier: ServerTier | undefined;
     let redis: { connection: RedisConnection; registry: RedisServerRegistry; commitIndex: RedisCommitIndex } | undefined;
@@ -123,7 +132,7 @@ export class ShuffleServer implements AsyncDisposable {
         await dropPartitionsTheIndexForgot({ store, index: redis.commitIndex, tier, logger: options.logger });
       }
       http = await listen(options);
-      const server = new ShuffleServer(options, http, store, tier, redis, clock);
+      const server = new ShuffleServer(options, http, lock, store, tier, redis, clock);
       http.on('request', (req: IncomingMessage, res: ServerResponse) => server.onRequest(req, res));
       if (redis !== undefined) {
         await redis.registry.heartbeat(await server.record(), options.heartbeatTtlMs);
@@ -141,6 +150,7 @@ export class ShuffleServer implements AsyncDisposable {
     } catch (error) {
       if (http !== undefined) await new Promise((resolve) => http!.close(resolve));
       await Promise.allSettled([store.close(), tier?.close(), redis?.connection.close()]);
+      await lock.release().catch(() => undefined);
       throw error;
     }
   }
@@ -195,6 +205,8 @@ export class ShuffleServer implements AsyncDisposable {
     const tier = this.ctx.tier;
     steps.push(this.ctx.store.close().finally(() => tier?.close()));
     const results = await Promise.allSettled(steps);
+    // last: a server started on the directory from now on finds it as this one leaves it, and deregistered
+    results.push(...(await Promise.allSettled([this.lock.release()])));
     for (const r of results) if (r.status === 'rejected') logger.warn({ error: (r.reason as Error).message }, 'a shutdown step failed');
     logger.info({ url: this.url }, 'draining -> closed');
   }
