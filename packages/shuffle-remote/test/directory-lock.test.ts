@@ -97,6 +97,31 @@ describe('DirectoryLock: a shuffle server directory has one owner', () => {
     assert.equal(now.token, lock.holder.token);
   });
 
+  it('takes over a lock of a killed process its parent has not collected yet (a zombie, on Linux)', { skip: process.platform !== 'linux' }, async () => {
+    await using dir = await createTempDir('weft-dir-lock-');
+    // sh starts a child that exits at once, then becomes `sleep`, which never waits for it: a zombie
+    const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const exited = new Promise((resolve) => parent.once('exit', resolve));
+    try {
+      const pid = Number(await new Promise<string>((resolve) => createInterface({ input: parent.stdout! }).once('line', resolve)));
+      const state = async (): Promise<string> => {
+        const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+        return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+      };
+      for (let i = 0; (await state()) !== 'Z'; i++) {
+        assert.ok(i < 200, `process ${pid} never became a zombie`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      process.kill(pid, 0); // still answers, as a live process would
+      await writeLockOf(dir.path, pid);
+      await using lock = await DirectoryLock.acquire(dir.path);
+      assert.equal((await lockFileHolder(dir.path)).token, lock.holder.token);
+    } finally {
+      parent.kill('SIGKILL');
+      await exited;
+    }
+  });
+
   it("takes over a lock naming this process's own pid under a token it does not hold (a restarted container's process gets the same pid)", async () => {
     await using dir = await createTempDir('weft-dir-lock-');
     await writeLockOf(dir.path, process.pid);

@@ -40,9 +40,9 @@ function isErrno(error: unknown, code: string): boolean {
  * directory and gives it back last on a graceful close.
  *
  * Node has no flock, so a holder that dies (SIGKILL, a crash) leaves its file behind. Such a lock is stale
- * when it names this host and a pid that no longer runs (`process.kill(pid, 0)` fails with ESRCH), or this
- * process's own pid with a token it does not hold (a restarted container's process often gets the same
- * pid). A stale lock is replaced by renaming a new file over it, under `<dir>/.lock.takeover`, created
+ * when it names this host and a pid that no longer runs (`process.kill(pid, 0)` fails with ESRCH, or, on
+ * Linux, /proc shows a zombie nobody collected yet), or this process's own pid with a token it does not
+ * hold (a restarted container's process often gets the same pid). A stale lock is replaced by renaming a new file over it, under `<dir>/.lock.takeover`, created
  * exclusively, so of two starters racing for one stale lock exactly one wins and the other finds it live.
  * A lock naming another host is never taken over: its process cannot be checked from here.
  *
@@ -121,7 +121,7 @@ async function take(root: string, me: DirectoryLockHolder): Promise<void> {
       if (await linkExclusive(aside, lockPath, root)) return;
       const holder = await readHolder(lockPath);
       if (holder === 'gone') continue; // released meanwhile: create it again
-      if (holder === undefined || !isStale(holder)) throw dirLocked(root, lockPath, holder);
+      if (holder === undefined || !(await isStale(holder))) throw dirLocked(root, lockPath, holder);
       if (await takeOver(root, holder, aside)) return;
       // another starter is replacing it: the next look finds its lock, live, or the stale one again
       if (Date.now() > deadline) throw dirLocked(root, lockPath, holder);
@@ -142,7 +142,7 @@ async function takeOver(root: string, stale: DirectoryLockHolder, aside: string)
   if (!(await linkExclusive(aside, guardPath, root))) {
     const taker = await readHolder(guardPath);
     // its starter was killed in the middle of a takeover: clear the way for the next try
-    if (taker !== 'gone' && taker !== undefined && isStale(taker)) await unlink(guardPath).catch(() => undefined);
+    if (taker !== 'gone' && taker !== undefined && (await isStale(taker))) await unlink(guardPath).catch(() => undefined);
     return false;
   }
   try {
@@ -191,14 +191,29 @@ async function readHolder(path: string): Promise<DirectoryLockHolder | undefined
 }
 
 /** True when the holder is certainly gone: it ran on this host, and its pid does not (or is ours, under a token we do not hold). */
-function isStale(holder: DirectoryLockHolder): boolean {
+async function isStale(holder: DirectoryLockHolder): Promise<boolean> {
   if (holder.hostname !== hostname()) return false;
   if (holder.pid === process.pid) return !ownTokens().has(holder.token);
   try {
     process.kill(holder.pid, 0);
-    return false;
   } catch (error) {
     return isErrno(error, 'ESRCH'); // EPERM: it runs, as another user
+  }
+  return isZombie(holder.pid);
+}
+
+/**
+ * A killed process whose parent has not collected it yet (a supervisor that does not wait, a container
+ * whose pid 1 reaps nothing) still answers kill(pid, 0); on Linux /proc tells it is dead (state Z or X).
+ */
+async function isZombie(pid: number): Promise<boolean> {
+  if (process.platform !== 'linux') return false;
+  try {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3); // after "pid (comm) "
+    return state === 'Z' || state === 'X';
+  } catch {
+    return false;
   }
 }
 
