@@ -1,7 +1,7 @@
 // Spawns `weft shuffle-server` through the bin shim (no build), as an operator would run it.
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { readdir, writeFile } from 'node:fs/promises';
+import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { after, before, describe, it } from 'node:test';
@@ -15,10 +15,11 @@ import { type RedisServer, type S3Server, type TempDir, createTempDir, startRedi
 const bin = fileURLToPath(new URL('../bin/weft.js', import.meta.url));
 const SECRET = 'cli-test-secret-0123456789';
 
-function weft(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** Runs `weft <args>` to its exit; one still running after `timeoutMs` is stopped (SIGTERM) and reports code null. */
+function weft(args: string[], env: Record<string, string> = {}, timeoutMs = 120_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     // WEFT_STORE from the caller's environment would become a tier: tests give it when they mean it
-    execFile(process.execPath, [bin, ...args], { env: { ...process.env, WEFT_STORE: '', ...env } }, (error, stdout, stderr) => {
+    execFile(process.execPath, [bin, ...args], { env: { ...process.env, WEFT_STORE: '', ...env }, timeout: timeoutMs }, (error, stdout, stderr) => {
       resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr });
     });
   });
@@ -169,6 +170,44 @@ describe('weft shuffle-server (spawned through bin/weft.js)', () => {
       await Promise.allSettled([client.close(), master.close()]);
       if (child.exitCode === null) child.kill('SIGKILL');
       await exited;
+    }
+  });
+
+  it('refuses a second server on a --dir in use (exit 2, SHF_ERR_DIR_LOCKED naming the directory and the holder, no stack) while the first keeps serving, and after kill -9 of the first a new server starts on it', async () => {
+    const shared = join(dir.path, 'shared');
+    const env = { WEFT_SHUFFLE_SECRET: SECRET, WEFT_STORE: '' };
+    const first = await startCli(['--port', '0', '--host', '127.0.0.1', '--dir', shared], env);
+    let third: Awaited<ReturnType<typeof startCli>> | undefined;
+    try {
+      const firstId = ((await (await fetch(`${first.url}/healthz`)).json()) as { serverId: string }).serverId;
+      // a second server on the same directory (another address, as two servers on one machine): it must not start
+      const second = await weft(['shuffle-server', '--port', '0', '--host', '127.0.0.2', '--dir', shared], env, 30_000);
+      assert.equal(second.code, 2, second.stderr);
+      assert.equal(second.stdout, '', 'the second server never listened');
+      const lines = second.stderr.trimEnd().split('\n');
+      assert.equal(lines.length, 1, `one line, no usage and no stack:\n${second.stderr}`);
+      // the server's own process (bin/weft.js may run it as a child of the shim), as its lock file names it
+      const lock = JSON.parse(await readFile(join(shared, '.lock'), 'utf8')) as { pid: number };
+      assert.match(lines[0]!, /^weft shuffle-server: SHF_ERR_DIR_LOCKED: /);
+      assert.ok(lines[0]!.includes(`the directory ${shared} is held by another shuffle server (pid ${lock.pid} on host `), lines[0]);
+      assert.ok(lines[0]!.includes(`remove ${join(shared, '.lock')}`), lines[0]);
+      assert.doesNotMatch(second.stderr, /\n\s+at /);
+      const health = await fetch(`${first.url}/healthz`);
+      assert.equal(health.status, 200, 'the first server keeps serving');
+      assert.equal(((await health.json()) as { serverId: string }).serverId, firstId);
+
+      // a killed server leaves its lock file behind: stale on this host, the next server takes it over
+      process.kill(lock.pid, 'SIGKILL');
+      await first.exited;
+      assert.ok((await readdir(shared)).includes('.lock'));
+      third = await startCli(['--port', '0', '--dir', shared], env);
+      assert.equal(((await (await fetch(`${third.url}/healthz`)).json()) as { serverId: string }).serverId, firstId, 'the same directory, the same server id');
+      third.child.kill('SIGTERM');
+      assert.equal(await third.exited, 0);
+      assert.ok(!(await readdir(shared)).includes('.lock'), 'a graceful shutdown removes the lock file');
+    } finally {
+      for (const server of [first, third]) if (server !== undefined && server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
+      await Promise.all([first.exited, third?.exited]);
     }
   });
 

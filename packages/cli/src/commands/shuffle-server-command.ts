@@ -17,7 +17,8 @@ stops accepting, finishes the requests in flight, deregisters, exits 0. API: pac
 
 Options:
   --port N                  port to listen on (0: any free port)
-  --dir PATH                directory holding the partitions (created when missing)
+  --dir PATH                directory holding the partitions (created when missing); one server's
+                            alone: the server locks it (<dir>/.lock) and a second one on it exits 2
   --redis URL               register in Redis and publish commits there: redis://host:port/db or
                             redis+sentinel://host:port[,host:port…]/name/db
   --store URL               S3 tier: s3://bucket/prefix (default: $WEFT_STORE; endpoint and credentials
@@ -51,8 +52,15 @@ carries its pid, hostname and --dir for such tools (meaningful on its own machin
 The shared secret (at least 16 bytes) signs job tokens: HMAC-SHA256 of the job id. Give the same one to
 the job's shuffle master (WEFT_SHUFFLE_SECRET); workers only carry tokens.
 
+The directory lock: <dir>/.lock names the pid, host and start time of the server holding --dir; a
+graceful shutdown removes it. A server started on a directory whose lock names a live process, or
+another host, prints SHF_ERR_DIR_LOCKED with that holder and exits 2 (stop the other server, or, if
+that process is really gone, remove the lock file). A lock left on this host by a process that is gone
+(kill -9, a crash) is taken over by the next server.
+
 Exit codes: 0 stopped by a signal after a graceful shutdown; 1 failed while running; 2 bad usage or a
-setting that does not work (bad URL, unreachable Redis or bucket, port in use, unreadable file).
+setting that does not work (bad URL, unreachable Redis or bucket, port in use, unreadable file), or --dir
+held by another server (SHF_ERR_DIR_LOCKED).
 `;
 
 function integer(flag: string, value: string | undefined, min: number): number | undefined {
@@ -182,6 +190,11 @@ export const shuffleServerCommand: Command = {
         const tierSetting = setting === 'tier.store' || setting.startsWith('store.');
         const flag = (tierSetting && storeSetting === 'WEFT_STORE' ? FLAG_OF[setting]?.replace('--store', 'WEFT_STORE') : FLAG_OF[setting]) ?? (setting === '' ? '' : `setting ${setting}`);
         throw usageError('shuffle-server', `${flag === '' ? '' : `${flag}: `}${(error as Error).message}`, error);
+      }
+      if (code === 'SHF_ERR_DIR_LOCKED') {
+        // not a usage mistake: one line, no usage text and no stack
+        io.stderr.write(`weft shuffle-server: ${code}: ${(error as Error).message}\n`);
+        return ExitCode.USAGE;
       }
       throw error;
     }
