@@ -184,6 +184,11 @@ export class JobWorkers {
     this.#options.logger.warn({ pid, tasks: attempts.length, error: error.message }, 'a worker process was lost; starting a new one in its place');
     this.#startSlot(index, undefined).catch((failure: unknown) => {
       (this.#slots[index] as Slot).state = 'gone';
+      // the job ended while it started: close() stopped it, nothing failed
+      if (this.#closed !== undefined) {
+        this.#options.logger.debug({ error: (failure as Error).message }, 'a replacement worker process was stopped as the job ended');
+        return;
+      }
       this.#options.logger.error({ error: (failure as Error).message }, 'a replacement worker process failed to start; the slot stays empty');
       this.#failQueuedIfNoWorker();
     });
