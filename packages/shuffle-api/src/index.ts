@@ -25,6 +25,7 @@ export * from './shuffle-descriptor.js';
 export type * from './shuffle-environment.js';
 export * from './shuffle-error.js';
 export * from './shuffle-event.js';
+export type * from './partitions-lost.js';
 export type * from './shuffle-master.js';
 export type * from './shuffle-service-factory.js';
 export * from './subpartition-range.js';

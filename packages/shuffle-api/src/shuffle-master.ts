@@ -1,5 +1,6 @@
 import type { JobId } from './ids.js';
 import type { PartitionDescriptor } from './partition-descriptor.js';
+import type { PartitionsLostNotice } from './partitions-lost.js';
 import type { ProducerDescriptor } from './producer-descriptor.js';
 import type { ShuffleDescriptor } from './shuffle-descriptor.js';
 
@@ -17,6 +18,30 @@ export interface JobShuffleContext {
    * epoch for this master's releases (an engine without a job lease).
    */
   readonly epoch?: number;
+  /**
+   * Optional; the master calls it to tell the job that finished (committed) partitions of it can no longer
+   * be read: the storage holding their last copy is gone (Flink's `stopTrackingAndReleasePartitions`, as
+   * flink-remote-shuffle calls it when a shuffle worker is lost). The engine then treats them as lost —
+   * not available for re-reading (docs/DESIGN.md, region failover): a failover that restarts a reader of
+   * one, or a region that reads one and is (re)scheduled, re-runs their producers; it restarts nothing by
+   * itself at the call.
+   *
+   * For the master:
+   * - name only partitions whose every copy is gone for good (the process holding it died: connection
+   *   refused, or no longer registered), never one a replica, a tier or a server that is only slow still
+   *   holds, and never one not committed yet (its writer fails, or moves, on its own);
+   * - call it any time between `registerJob` resolving and `unregisterJob` being called, never after;
+   *   from `reportFailure` preferably before that report resolves — an engine may wait a little for the
+   *   report before it decides which tasks restart, so that one failover re-runs every producer whose output
+   *   went with the dead storage, rather than one failover per partition as each reader finds one;
+   * - it may name a partition again (idempotent), and an attempt the job already replaced (ignored).
+   *
+   * For the engine: it returns at once (it may not throw, nor call the master back synchronously); a
+   * partition whose named attempt is not its producer's current finished attempt is ignored (it is being
+   * produced again, or was released). Omitted: the master has nobody to tell; readers of a lost partition
+   * find out one by one (SHF_ERR_PARTITION_NOT_FOUND).
+   */
+  partitionsLost?(notice: PartitionsLostNotice): void;
 }
 
 /**
@@ -116,7 +141,11 @@ export interface ShuffleMaster extends AsyncDisposable {
    *
    * An implementation must resolve for any `error` (most are not its own: user code, other shuffles,
    * unknown shapes, `null`) — never throw for an error it does not understand — and must not fail the
-   * job, release partitions, or block for long (probe in the background). It is called between
+   * job, release partitions, or block for long (probe in the background; a short bounded check, a few
+   * hundred milliseconds, is fine). When it concludes from the failure that storage holding the only copy of
+   * finished partitions is gone, it tells the job (`JobShuffleContext.partitionsLost`) before it resolves:
+   * the engine waits briefly for the report of a failure that names a partition unreadable before it
+   * decides what restarts, so one failover covers them all. It is called between
    * `registerJob` and `unregisterJob`, possibly concurrently with other calls of this master.
    *
    * Not in the contract: what an implementation concludes from a failure, or how long it remembers it.
