@@ -1,4 +1,4 @@
-import { type JobId, type Logger, type ShuffleMaster, type TaskExecutorId, noopLogger } from '@weft/shuffle-api';
+import { type JobId, type Logger, type PartitionsLostNotice, type ShuffleMaster, type TaskExecutorId, noopLogger } from '@weft/shuffle-api';
 import { EngineError } from '../errors/engine-error.js';
 import type { ExecutionTopology } from '../execution/execution-topology.js';
 import type { TaskExecutor, TaskExecutorListener } from '../executor/task-executor.js';
@@ -53,6 +53,12 @@ export interface JobMasterOptions {
    * @defaultValue 30000
    */
   readonly cancelTimeoutMs?: number;
+  /**
+   * How long the decision on a task failure naming a partition unreadable waits for the blocking master to
+   * take its report (and maybe name more partitions lost: `partitionsLost`); 0 decides at once.
+   * @defaultValue DEFAULT_LOST_REPORT_WAIT_MS
+   */
+  readonly lostReportWaitMs?: number;
   /** Called at each failover, as it happens (RunJobOptions.onFailover). */
   readonly onFailover?: (failover: FailoverRecord) => void;
   /**
@@ -164,6 +170,16 @@ export class JobMaster implements TaskExecutorListener {
    */
   isPartitionAvailable(partitionId: string): boolean {
     return this.#scheduler.isPartitionAvailable(partitionId);
+  }
+
+  /**
+   * The blocking shuffle master says finished partitions of this job can no longer be read
+   * (JobShuffleContext.partitionsLost; JobSession relays it here): they count as lost (JobScheduler.partitionsLost).
+   * A notice for another job is ignored.
+   */
+  partitionsLost(notice: PartitionsLostNotice): void {
+    if (notice.jobId !== this.#options.jobId) return;
+    this.#scheduler.partitionsLost(notice);
   }
 
   /** An adaptive job's decisions so far (made or restored), in vertex order. */

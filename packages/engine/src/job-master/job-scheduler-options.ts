@@ -41,6 +41,8 @@ export interface JobSchedulerOptions {
   readonly faults?: FaultInjector | undefined;
   /** @defaultValue DEFAULT_CANCEL_TIMEOUT_MS */
   readonly cancelTimeoutMs: number;
+  /** RegionRestartsOptions.lostReportWaitMs. @defaultValue DEFAULT_LOST_REPORT_WAIT_MS */
+  readonly lostReportWaitMs?: number | undefined;
   readonly onFailover?: ((failover: FailoverRecord) => void) | undefined;
   /** @defaultValue true */
   readonly releasePartitionsDuringJob?: boolean | undefined;

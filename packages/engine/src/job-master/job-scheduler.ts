@@ -1,4 +1,4 @@
-import type { Logger, TaskExecutorId } from '@weft/shuffle-api';
+import type { Logger, PartitionsLostNotice, TaskExecutorId } from '@weft/shuffle-api';
 import { EngineError } from '../errors/engine-error.js';
 import type { TaskExecutor } from '../executor/task-executor.js';
 import type { TaskMetrics } from '../runtime/task-deployment.js';
@@ -154,6 +154,28 @@ export class JobScheduler {
   /** The execution vertex whose current attempt `attemptId` is; -1 for a stale or unknown attempt. */
   currentVertexOf(attemptId: string): number {
     return this.#attempts.currentVertexOf(attemptId);
+  }
+
+  /**
+   * The blocking shuffle says these finished partitions can no longer be read (JobShuffleContext.partitionsLost):
+   * each whose named attempt is its producer's current, finished one is lost — released in PartitionStates, so
+   * not available to a failover (which re-runs its producer once it restarts a reader of it), and a region
+   * (re)scheduled to read it runs, fails to read it and fails over. Others are ignored: their producer runs
+   * again, or has not finished. Nothing restarts here.
+   */
+  partitionsLost(notice: PartitionsLostNotice): void {
+    const { topology } = this.#options;
+    if (this.#state !== 'running' && this.#state !== 'created') return;
+    const lost: string[] = [];
+    for (const { partitionId, attempt } of notice.partitions) {
+      const p = topology.indexOfResultPartition(partitionId);
+      if (p < 0) continue;
+      const producer = topology.producerOfPartition(p);
+      if (!this.#partitions.isDone(p) || this.#attempts.numberOf(producer) !== attempt) continue;
+      this.#partitions.markLost(p);
+      lost.push(partitionId);
+    }
+    this.#logger.info({ partitions: lost, ignored: notice.partitions.length - lost.length, reason: notice.reason }, lost.length === 0 ? 'partitions lost: none is a current finished one' : 'partitions lost: readable -> lost');
   }
 
   /** @see JobMaster.isPartitionAvailable */
@@ -476,9 +498,16 @@ export class JobScheduler {
     else this.#restarts.maybeRestart();
   }
 
-  /** Reset regions wait for their inputs again (a finished input whose producer is still restarting is not done). */
+  /**
+   * Reset regions wait for their inputs again (a finished input whose producer is still restarting is not
+   * done). A lost input whose producer's attempt stays finished (no failover re-runs it) counts as done, as
+   * its finished producer makes it in Flink: its reader is deployed, fails to read it and fails over with
+   * it — rather than waiting for a partition nothing will produce.
+   */
   #rescheduled(restarted: readonly number[]): void {
-    this.#states.waitAgain(restarted, (p) => this.#partitions.isDone(p) && !this.#restarts.isRestarting(this.#producerRegionOf(p)));
+    const { topology } = this.#options;
+    const done = (p: number): boolean => this.#partitions.isDone(p) || (this.#partitions.isReleased(p) && this.#attempts.isDone(topology.producerOfPartition(p)));
+    this.#states.waitAgain(restarted, (p) => done(p) && !this.#restarts.isRestarting(this.#producerRegionOf(p)));
     this.schedule();
   }
 

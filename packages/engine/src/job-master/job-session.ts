@@ -15,6 +15,7 @@ import type { SerializerName } from '../serialization/serializers.js';
 import { streamConnectorReferences } from './check-stream-sources.js';
 import { FencedShuffleMaster } from './fenced-shuffle-master.js';
 import type { JobFence } from './job-fence.js';
+import { type PartitionsLostListener, PartitionsLostRelay } from './partitions-lost-relay.js';
 
 /** The two shuffle services a job uses; the engine never picks one itself (docs/DESIGN.md). */
 export interface JobShuffleServices {
@@ -88,6 +89,7 @@ export class JobSession {
   #poolOptions: WorkerPoolOptions | undefined;
   #replaced = 0;
   #shuffleStarted: Promise<void> | undefined;
+  readonly #partitionsLost: PartitionsLostRelay;
 
   #checkpointing: TaskCheckpointingProvider | undefined;
 
@@ -98,6 +100,7 @@ export class JobSession {
 
   constructor(options: JobSessionOptions) {
     this.#options = options;
+    this.#partitionsLost = new PartitionsLostRelay(options.logger);
     const master = options.shuffle.blocking.createShuffleMaster({ logger: options.logger });
     this.blockingMaster = options.fence === undefined ? master : new FencedShuffleMaster(master, options.fence);
     if (options.executor !== 'inprocess') {
@@ -125,8 +128,17 @@ export class JobSession {
   }
 
   /**
+   * Where the blocking master's notices of lost partitions go (JobShuffleContext.partitionsLost: the job
+   * master's `partitionsLost`); those that came before are handed over at once.
+   */
+  onPartitionsLost(listener: PartitionsLostListener): void {
+    this.#partitionsLost.attach(listener);
+  }
+
+  /**
    * Starts the blocking master and registers the job with it, once (memoized): `start` does it too; a
    * resumed run calls it first, to ask the master which partitions exist before its job master is built.
+   * The blocking master may tell the job of partitions it lost (`onPartitionsLost`).
    */
   startShuffle(): Promise<void> {
     const { jobId, epoch } = this.#options;
@@ -136,7 +148,7 @@ export class JobSession {
         (async () => {
           await this.blockingMaster.start();
           // with the epoch, the shuffle fences every older run of the job before this one lists or registers anything
-          await this.blockingMaster.registerJob(context);
+          await this.blockingMaster.registerJob({ ...context, partitionsLost: this.#partitionsLost.notify });
         })(),
         (async () => {
           await this.pipelinedMaster?.start();
@@ -178,6 +190,7 @@ export class JobSession {
     await beforeUnregister().catch((error: unknown) => logger.warn({ jobId, error: (error as Error).message }, 'awaiting partition releases failed'));
     if (this.#options.fence?.isFenced === true) logger.info({ jobId }, 'the job is not unregistered: a newer job master run owns it');
     else await this.blockingMaster.unregisterJob(jobId).catch((error: unknown) => logger.warn({ jobId, error: (error as Error).message }, 'unregistering the job failed'));
+    this.#partitionsLost.close();
     await this.blockingMaster.close().catch(() => {});
   }
 

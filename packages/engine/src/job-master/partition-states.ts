@@ -40,9 +40,9 @@ export class PartitionStates {
   }
 
   /**
-   * A PIPELINED_APPROXIMATE partition of a finished producer was lost with its task executor: released, so
-   * a failover whose walk meets it restarts its producer (from the latest checkpoint), as for a lost
-   * blocking partition, and names it lost.
+   * A finished producer's partition was lost — a PIPELINED_APPROXIMATE one with its task executor, a
+   * blocking one with the storage that held it (JobShuffleContext.partitionsLost): released, so a failover
+   * whose walk meets it restarts its producer (an approximate one from the latest checkpoint) and names it lost.
    */
   markLost(p: number): void {
     if (this.#state[p] === RELEASED) return;

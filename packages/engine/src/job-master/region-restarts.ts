@@ -7,12 +7,20 @@ import type { RestartBackoffTimeStrategy } from '../restart/restart-backoff-time
 import type { DeploymentBuilder } from './deployment-builder.js';
 import { decideFailover, decideGlobalFailover, type FailoverDecision } from './failover-decision.js';
 import type { FailoverRecord } from './failover-record.js';
+import { lostPartitionsOf } from './failure-cause.js';
 import type { PartitionStates } from './partition-states.js';
 import type { RegionStates } from './region-states.js';
 import type { TaskAttempts } from './task-attempts.js';
 
 /** How long a reset waits for the shuffle master to take a failure report (`reportFailure`) before it goes on. */
 const REPORT_FAILURE_TIMEOUT_MS = 10_000;
+
+/**
+ * How long the decision on a failure that names a partition unreadable waits for the shuffle master to take
+ * its report: time for the master to find out that the storage holding that partition is gone and to name
+ * every partition lost with it (JobShuffleContext.partitionsLost), so one failover re-runs all their producers.
+ */
+export const DEFAULT_LOST_REPORT_WAIT_MS = 1_000;
 
 /** What the restarts need of their job master. */
 export interface RegionRestartsHost {
@@ -58,6 +66,13 @@ export interface RegionRestartsOptions {
   readonly now?: () => number;
   /** Told of each failover as it happens; what it throws is logged. */
   readonly onFailover?: (failover: FailoverRecord) => void;
+  /**
+   * How long the decision on a task failure that names a partition unreadable (SHF_ERR_PARTITION_NOT_FOUND,
+   * SHF_ERR_DATA_CORRUPTED) waits for `blockingMaster.reportFailure` to take it, when the master has one —
+   * the master may name more partitions lost meanwhile (JobShuffleContext.partitionsLost). 0: decided at once.
+   * @defaultValue DEFAULT_LOST_REPORT_WAIT_MS
+   */
+  readonly lostReportWaitMs?: number | undefined;
   /** An adaptive job's skipped subtasks: left out of failover records (FailoverDecisionRequest.isSkipped). @defaultValue none */
   readonly isSkipped?: (v: number) => boolean;
   readonly host: RegionRestartsHost;
@@ -101,6 +116,9 @@ export class RegionRestarts {
   readonly #pending = new Set<PendingRestart>();
   /** The failure reports to the shuffle master so far, chained in order; a reset awaits them. */
   #reported: Promise<void> = Promise.resolve();
+  /** Decisions waiting (for a report, or behind one that waits), chained in failure order. */
+  #deciding: Promise<void> = Promise.resolve();
+  #waitingDecisions = 0;
   #failures = 0;
 
   constructor(options: RegionRestartsOptions) {
@@ -113,25 +131,55 @@ export class RegionRestarts {
     return this.#failures;
   }
 
-  /** Whether any restart is under way (waiting for its regions to stop, or for its backoff). */
+  /** Whether any restart is under way (its decision waiting, or waiting for its regions to stop, or for its backoff). */
   get anyUnderWay(): boolean {
-    return this.#restartOf.size > 0 || this.#pending.size > 0;
+    return this.#restartOf.size > 0 || this.#pending.size > 0 || this.#waitingDecisions > 0;
   }
 
   isRestarting(region: number): boolean {
     return this.#restartOf.has(region);
   }
 
-  /** The one place task failures go: restart (failover strategy + restart strategy) or fail the job. */
+  /**
+   * The one place task failures go: restart (failover strategy + restart strategy) or fail the job.
+   *
+   * Decided at once — unless the failure names a partition unreadable and the shuffle master takes failure
+   * reports: then the decision waits for this failure's report (at most `lostReportWaitMs`), as the master
+   * may learn from it that the storage holding that partition is gone and name every partition lost with
+   * it (partitionsLost), so this one failover re-runs all their producers instead of one failover per
+   * partition as each reader finds one. Later failures are decided after it, in order. A failure whose
+   * attempt was replaced, or whose region another failover restarts, by the time it is decided is part of
+   * that restart.
+   */
   onFailure(v: number, error: Error): void {
-    const { topology, regions, host, logger } = this.#options;
+    const { topology, regions, attempts, host, logger } = this.#options;
     this.#failures++;
     const failedAtMs = this.#now();
     const failedVertex = topology.executionVertexId(v);
-    logger.info({ executionVertexId: failedVertex, attempt: this.#options.attempts.numberOf(v), error: error.message }, 'task failed');
-    this.#report(error);
-    if (!host.isRunning() || this.#restartOf.has(regions.regionOf[v] as number)) return;
-    this.#decided(decideFailover({ ...this.#options, failed: v, error }), failedAtMs, `${failedVertex} failed: ${error.message}`);
+    const attempt = attempts.numberOf(v);
+    logger.info({ executionVertexId: failedVertex, attempt, error: error.message }, 'task failed');
+    const reported = this.#report(error);
+    const decide = (): void => {
+      if (!host.isRunning() || this.#restartOf.has(regions.regionOf[v] as number) || attempts.numberOf(v) !== attempt) return;
+      this.#decided(decideFailover({ ...this.#options, failed: v, error }), failedAtMs, `${failedVertex} failed: ${error.message}`);
+    };
+    const waitMs = this.#options.lostReportWaitMs ?? DEFAULT_LOST_REPORT_WAIT_MS;
+    const waitForReport = reported !== undefined && waitMs > 0 && host.isRunning() && lostPartitionsOf(error, topology).length > 0;
+    if (!waitForReport && this.#waitingDecisions === 0) {
+      decide();
+      return;
+    }
+    if (waitForReport) logger.debug({ executionVertexId: failedVertex, waitMs }, 'a failure names a partition unreadable: its decision waits for the shuffle master to take its report');
+    // the wait counts from the failure, not from the decisions before it
+    const taken = waitForReport ? settledWithin(reported, waitMs) : Promise.resolve();
+    this.#waitingDecisions++;
+    this.#deciding = this.#deciding
+      .then(() => taken)
+      .then(decide)
+      .catch((decideError: unknown) => logger.warn({ executionVertexId: failedVertex, error: (decideError as Error)?.message ?? String(decideError) }, 'deciding a failover failed'))
+      .finally(() => {
+        this.#waitingDecisions--;
+      });
   }
 
   /**
@@ -195,11 +243,12 @@ export class RegionRestarts {
   /**
    * Hands the failure to the shuffle master (it may exclude a server the task could not reach), after the
    * reports before it; what it rejects with is logged. Resets await the chain, so restarted producers are
-   * registered (placed) only once the master heard of every failure before them.
+   * registered (placed) only once the master heard of every failure before them. Returns the chain up to
+   * this report (undefined when the master takes none).
    */
-  #report(error: Error): void {
+  #report(error: Error): Promise<void> | undefined {
     const { blockingMaster, jobId, logger } = this.#options;
-    if (blockingMaster.reportFailure === undefined) return;
+    if (blockingMaster.reportFailure === undefined) return undefined;
     const report = async (): Promise<void> => {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const late = new Promise<'late'>((resolve) => {
@@ -215,6 +264,7 @@ export class RegionRestarts {
       }
     };
     this.#reported = this.#reported.then(report);
+    return this.#reported;
   }
 
   #announce(record: FailoverRecord): void {
@@ -259,5 +309,18 @@ export class RegionRestarts {
     for (const r of rescheduled) this.#restartOf.delete(r);
     logger.debug({ regions: rescheduled, dueAtMs: restart.dueAtMs, atMs: this.#now() }, 'restarted regions rescheduled');
     host.rescheduled(rescheduled);
+  }
+}
+
+/** Resolves once `promise` settled, or after `ms` (whichever is first); never rejects, leaves no timer behind. */
+async function settledWithin(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  try {
+    await Promise.race([promise.then(() => undefined, () => undefined), late]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -272,6 +272,7 @@ async function runJobOnce(options: RunJobOptions): Promise<JobResult> {
       ...(provider?.rejoinTimeoutMs === undefined ? {} : { executorRejoinTimeoutMs: provider.rejoinTimeoutMs }),
     });
     master = jobMaster;
+    session.onPartitionsLost((notice) => jobMaster.partitionsLost(notice));
     if (checkpointOptions !== undefined) {
       checkpoints = new JobCheckpointing({
         jobId: id,
