@@ -23,6 +23,7 @@ import {
 import { RedisCommitIndex } from '../coordinator/redis-commit-index.js';
 import { RedisConnection } from '../coordinator/redis-connection.js';
 import { RedisServerRegistry, type ServerDirectory } from '../coordinator/redis-server-registry.js';
+import { LostPartitionNotices, type ServerVerdict } from '../coordinator/lost-partition-notices.js';
 import { ServerExclusions } from '../coordinator/server-exclusions.js';
 import { ServerPlacement, chooseServers } from '../coordinator/server-placement.js';
 import type { CommittedPartition } from '../protocol/committed-partition.js';
@@ -35,6 +36,13 @@ import { ShuffleServerClient } from './shuffle-server-client.js';
 
 /** Spares a descriptor lists: where a writer whose server died moves its partition. */
 const SPARES = 2;
+
+/**
+ * The longest the check of a server a task could not connect to takes (`reportFailure`, before it tells the
+ * job of partitions lost with it): a killed server refuses the connection at once; one that does not answer
+ * in this time is left to the registry.
+ */
+const DEAD_CHECK_TIMEOUT_MS = 300;
 
 /** How many copies of each partition the master asked for and could place (`weft run` states it). */
 export interface ReplicationReport {
@@ -54,6 +62,7 @@ interface Cluster {
   readonly index: RedisCommitIndex;
   readonly placement: ServerPlacement;
   readonly exclusions: ServerExclusions;
+  readonly notices: LostPartitionNotices;
 }
 
 /** The servers an error's cause chain says could not be connected to (`context.unreachable`), by URL. */
@@ -139,6 +148,7 @@ export class ServerShuffleMaster implements ShuffleMaster {
           probeInitialDelayMs: this.options.probeInitialDelayMs,
           probeMaxDelayMs: this.options.probeMaxDelayMs,
           onTakenBack: (serverId) => {
+            this.cluster?.notices.revive(serverId);
             registry.clearSuspect(serverId).catch((error: unknown) => this.logger.debug({ serverId, error: (error as Error).message }, 'could not clear the reports of a shuffle server'));
           },
           logger: this.logger,
@@ -165,6 +175,15 @@ export class ServerShuffleMaster implements ShuffleMaster {
             probeExcluded: () => exclusions.probeNow(),
             registryName: connection.description,
           }),
+          notices: new LostPartitionNotices({
+            listLocations: (jobId) => this.cluster!.index.listLocations(jobId),
+            liveServerIds: async () => {
+              const placement = this.cluster!.placement;
+              return new Set(placement.liveNow(await placement.live(true)).map((server) => server.serverId));
+            },
+            check: (server) => this.checkDead(server),
+            logger: this.logger,
+          }),
         };
       }
       if (this.options.tier !== undefined) this.tier = createTierStore(this.options.tier);
@@ -185,6 +204,7 @@ export class ServerShuffleMaster implements ShuffleMaster {
     this.closed = true;
     await this.started?.catch(() => undefined);
     this.cluster?.exclusions.close();
+    this.cluster?.notices.clear();
     await Promise.allSettled([this.client?.close(), this.cluster?.connection.close(), this.tier?.close()]);
   }
 
@@ -207,6 +227,7 @@ export class ServerShuffleMaster implements ShuffleMaster {
       if (outcome.status === 'fenced') throw fencedError('registration', { jobId, epoch, newestEpoch: outcome.newestEpoch });
       this.#epochs.set(jobId, epoch);
     }
+    this.cluster.notices.register(context);
     const { placement, connection } = this.cluster;
     if (placement.liveNow(await placement.live(true)).length === 0) {
       throw new ShuffleError(
@@ -221,11 +242,19 @@ export class ServerShuffleMaster implements ShuffleMaster {
    * Excludes from placement, at once, every server the failure's cause chain says could not be connected
    * to (`context.unreachable` with `context.server`, and `context.serverId` or the server found by its
    * URL among the live ones). Resolves for any error, ours or not; without a registry it does nothing.
+   *
+   * Then, for jobs registered with `partitionsLost`, checks each such server once (`checkDead`, at most
+   * DEAD_CHECK_TIMEOUT_MS) and, when its process is gone, tells them — before it resolves — of their
+   * committed partitions no readable copy of which is left (LostPartitionNotices): the engine's failover
+   * for this failure then re-runs all their producers at once.
    */
   async reportFailure(report: ShuffleFailureReport): Promise<void> {
     if (this.cluster === undefined || this.closed) return;
     try {
-      for (const [url, serverId] of unreachableServersOf(report?.error)) await this.excludeServer(url, serverId, `a task of job ${String(report.jobId)} could not connect`);
+      for (const [url, serverId] of unreachableServersOf(report?.error)) {
+        const ids = await this.excludeServer(url, serverId, `a task of job ${String(report.jobId)} could not connect`);
+        for (const id of ids) await this.cluster.notices.suspect({ serverId: id, url });
+      }
     } catch (error) {
       this.logger.warn({ error: (error as Error)?.message ?? String(error) }, 'could not act on a failure report');
     }
@@ -246,6 +275,7 @@ export class ServerShuffleMaster implements ShuffleMaster {
     }
     await this.checkEpoch(jobId, epoch, 'unregisterJob');
     this.#epochs.delete(jobId);
+    this.cluster?.notices.unregister(jobId);
     // what vanished servers left: tier copies and index entries
     const removed = (await this.cluster?.index.removeJob(jobId, true)) ?? [];
     for (const record of removed) if (record.tiered) await this.tier?.delete(record.objectKey).catch(() => undefined);
@@ -443,10 +473,27 @@ export class ServerShuffleMaster implements ShuffleMaster {
     }
   }
 
-  /** Excludes a server by id, or by URL among the live servers when the error did not name its id. */
-  private async excludeServer(url: string, serverId: string | undefined, reason: string): Promise<void> {
+  /**
+   * One short check (DEAD_CHECK_TIMEOUT_MS) of a server a task could not connect to: `dead` when it refuses
+   * connections (its process is gone) or is no longer registered; `alive` when it answers as itself;
+   * otherwise (slow, paused, a DNS hiccup, another server at its address) `unknown` — left to the registry.
+   */
+  private async checkDead(server: { readonly serverId: string; readonly url: string }): Promise<ServerVerdict> {
+    const { client } = this.ready();
+    try {
+      const answer = await client.health(server.url, AbortSignal.timeout(DEAD_CHECK_TIMEOUT_MS));
+      if (answer.serverId === server.serverId) return 'alive';
+    } catch (error) {
+      const refused = isShuffleError(error, 'SHF_ERR_STORAGE_UNAVAILABLE') && error.context['unreachable'] === true && error.context['errno'] !== 'EAI_AGAIN';
+      if (refused) return 'dead';
+    }
+    return (await this.cluster?.registry.get(server.serverId)) === undefined ? 'dead' : 'unknown';
+  }
+
+  /** Excludes a server by id, or by URL among the live servers when the error did not name its id; returns the ids excluded (or already so). */
+  private async excludeServer(url: string, serverId: string | undefined, reason: string): Promise<string[]> {
     const cluster = this.cluster;
-    if (cluster === undefined) return;
+    if (cluster === undefined) return [];
     let ids = serverId === undefined ? [] : [serverId];
     if (ids.length === 0) {
       let live = await cluster.placement.live();
@@ -454,6 +501,7 @@ export class ServerShuffleMaster implements ShuffleMaster {
       ids = live.filter((s) => s.url === url).map((s) => s.serverId);
     }
     for (const id of ids) cluster.exclusions.exclude({ serverId: id, url }, `${reason} to ${url}`);
+    return ids;
   }
 
   private async serverUrls(): Promise<string[]> {

@@ -260,10 +260,11 @@ export class ShuffleServerClient {
   /**
    * Asks a server whether it is up (`GET /healthz`, no token), once — no retries: the caller (the
    * master's probe of an excluded server) has its own backoff. Resolves with its answer when it says
-   * `ok`; a ShuffleError as for any request otherwise (503 while it shuts down).
+   * `ok`; a ShuffleError as for any request otherwise (503 while it shuts down; SHF_ERR_CLOSED once `signal`
+   * aborted it).
    */
-  async health(url: string): Promise<ServerHealth> {
-    return this.send({ method: 'GET', url, path: '/healthz', token: '', replayable: false, context: { server: url } }, async (res) => {
+  async health(url: string, signal?: AbortSignal): Promise<ServerHealth> {
+    return this.send({ method: 'GET', url, path: '/healthz', token: '', replayable: false, context: { server: url }, ...(signal === undefined ? {} : { signal }) }, async (res) => {
       const body = (await res.body.json()) as Partial<Record<keyof ServerHealth | 'status', unknown>>;
       if (body.status !== 'ok' || typeof body.serverId !== 'string') {
         throw new ShuffleError('SHF_ERR_STORAGE_UNAVAILABLE', `${url}/healthz did not answer {"status":"ok","serverId":…}`, { retryable: false, context: { server: url } });
