@@ -317,6 +317,7 @@ async function settledWithin(promise: Promise<unknown>, ms: number): Promise<voi
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<void>((resolve) => {
     timer = setTimeout(resolve, ms);
+    timer.unref?.(); // the report, or the job's own work, keeps the process alive meanwhile
   });
   try {
     await Promise.race([promise.then(() => undefined, () => undefined), late]);
