@@ -475,19 +475,22 @@ export class ServerShuffleMaster implements ShuffleMaster {
 
   /**
    * One short check (DEAD_CHECK_TIMEOUT_MS) of a server a task could not connect to: `dead` when it refuses
-   * connections (its process is gone) or is no longer registered; `alive` when it answers as itself;
-   * otherwise (slow, paused, a DNS hiccup, another server at its address) `unknown` — left to the registry.
+   * connections (its process is gone) and is not registered at another address, or is no longer registered;
+   * `alive` when it answers as itself; otherwise (slow, paused, a DNS hiccup, moved, another server at its
+   * address) `unknown` — left to the registry and the readers.
    */
   private async checkDead(server: { readonly serverId: string; readonly url: string }): Promise<ServerVerdict> {
     const { client } = this.ready();
+    let refused = false;
     try {
       const answer = await client.health(server.url, AbortSignal.timeout(DEAD_CHECK_TIMEOUT_MS));
       if (answer.serverId === server.serverId) return 'alive';
     } catch (error) {
-      const refused = isShuffleError(error, 'SHF_ERR_STORAGE_UNAVAILABLE') && error.context['unreachable'] === true && error.context['errno'] !== 'EAI_AGAIN';
-      if (refused) return 'dead';
+      refused = isShuffleError(error, 'SHF_ERR_STORAGE_UNAVAILABLE') && error.context['unreachable'] === true && error.context['errno'] !== 'EAI_AGAIN';
     }
-    return (await this.cluster?.registry.get(server.serverId)) === undefined ? 'dead' : 'unknown';
+    const record = await this.cluster?.registry.get(server.serverId);
+    if (record === undefined) return 'dead';
+    return refused && record.url === server.url ? 'dead' : 'unknown';
   }
 
   /** Excludes a server by id, or by URL among the live servers when the error did not name its id; returns the ids excluded (or already so). */
