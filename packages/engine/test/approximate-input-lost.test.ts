@@ -10,11 +10,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { setImmediate as tick } from 'node:timers/promises';
 import { jobId, noopLogger, taskExecutorId } from '@weft/shuffle-api';
-import { createFailoverStrategy, createRestartBackoffTimeStrategy, ExecutionTopology, type FailoverRecord, type JobPlan, type JobTopology, type RegionDeployment } from '@weft/engine';
+import { createFailoverStrategy, createRestartBackoffTimeStrategy, ExecutionTopology, type FailoverRecord, type JobPlan, type JobTopology } from '@weft/engine';
 import { buildPipelinedRegions } from '../src/regions/pipelined-regions.js';
 import { JobMaster } from '../src/job-master/job-master.js';
 import { testingDescriptorOnlyMaster } from './support/descriptor-only-master.js';
-import { ScriptedExecutor } from './support/scripted-executor.js';
+import { SourcesFinishExecutor } from './support/scripted-executor.js';
 
 const TOPOLOGY: JobTopology = {
   vertices: [
@@ -25,28 +25,7 @@ const TOPOLOGY: JobTopology = {
 };
 const PLAN = { name: 'approximate-input-lost', vertices: TOPOLOGY.vertices.map((v, index) => ({ id: v.id, index })), edges: TOPOLOGY.edges.map((e, index) => ({ id: e.id, index, targetInput: 0 })), logical: { nodes: [] } } as unknown as JobPlan;
 
-class OneSlotExecutor extends ScriptedExecutor {
-  readonly ran: string[] = [];
-  readonly running = new Set<string>();
-
-  deploy(deployment: RegionDeployment): void {
-    for (const { attemptId } of deployment.tasks) {
-      this.ran.push(attemptId);
-      this.emit({ type: 'running', attemptId });
-      if (attemptId.startsWith('src')) this.finish(attemptId);
-      else this.running.add(attemptId);
-    }
-  }
-
-  cancel(attemptIds: readonly string[]): void {
-    for (const attemptId of attemptIds) if (this.running.delete(attemptId)) this.emit({ type: 'cancelled', attemptId });
-  }
-
-  finish(attemptId: string): void {
-    this.running.delete(attemptId);
-    this.emit({ type: 'finished', attemptId, result: { attemptId, durationMs: 0, metrics: { recordsIn: 0, outputs: [] }, sinks: [] } });
-  }
-
+class OneSlotExecutor extends SourcesFinishExecutor {
   /** The consumer attempt's channel of `partitionId` lost its producer attempt (or, `resumed`, reads a new one). */
   input(attemptId: string, partitionId: string, resumed = false): void {
     this.emit({ type: resumed ? 'input-resumed' : 'input-unavailable', attemptId, partitionId });

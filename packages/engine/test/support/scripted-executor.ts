@@ -30,3 +30,30 @@ export abstract class ScriptedExecutor implements TaskExecutor {
     setImmediate(() => this.listener?.onTaskEvent(this.id, event));
   }
 }
+
+/**
+ * Source attempts (`src…`) finish at once; every other attempt runs until it is cancelled or a test calls
+ * `finish`. `ran`: every attempt deployed here, in order.
+ */
+export class SourcesFinishExecutor extends ScriptedExecutor {
+  readonly ran: string[] = [];
+  readonly running = new Set<string>();
+
+  deploy(deployment: RegionDeployment): void {
+    for (const { attemptId } of deployment.tasks) {
+      this.ran.push(attemptId);
+      this.emit({ type: 'running', attemptId });
+      if (attemptId.startsWith('src')) this.finish(attemptId);
+      else this.running.add(attemptId);
+    }
+  }
+
+  cancel(attemptIds: readonly string[]): void {
+    for (const attemptId of attemptIds) if (this.running.delete(attemptId)) this.emit({ type: 'cancelled', attemptId });
+  }
+
+  finish(attemptId: string): void {
+    this.running.delete(attemptId);
+    this.emit({ type: 'finished', attemptId, result: { attemptId, durationMs: 0, metrics: { recordsIn: 0, outputs: [] }, sinks: [] } });
+  }
+}
