@@ -27,6 +27,12 @@ const PLAN = { name: 'partitions-lost', vertices: TOPOLOGY.vertices.map((v, inde
 const JOB: JobId = jobId('job-partitions-lost');
 
 class Executor extends SourcesFinishExecutor {
+  /** The attempt failed for a reason of its own (user code), naming no partition. */
+  failWith(attemptId: string, message: string): void {
+    this.running.delete(attemptId);
+    this.emit({ type: 'failed', attemptId, error: serializeTaskError(new Error(message)) });
+  }
+
   /** The attempt could not read `partitionId` (SHF_ERR_PARTITION_NOT_FOUND naming it, as a shuffle's gate throws). */
   failReading(attemptId: string, partitionId: string): void {
     this.running.delete(attemptId);
@@ -49,6 +55,8 @@ interface Script {
   readonly executor: Executor;
   /** Waits until every attempt named runs. */
   running(...attemptIds: string[]): Promise<void>;
+  /** The failovers decided so far (the record is made at the decision). */
+  failovers(): readonly FailoverRecord[];
 }
 
 /**
@@ -81,7 +89,7 @@ async function run(script: (s: Script) => Promise<void>, options: { blockingMast
   };
   const outcome = master.run([executor]);
   await running('cnt#0@0', 'cnt#1@0', 'cnt#2@0');
-  await script({ master, executor, running });
+  await script({ master, executor, running, failovers: () => failovers });
   for (let k = 0; k < 100; k++) {
     for (const id of [...executor.running]) executor.finish(id);
     await new Promise((resolve) => setTimeout(resolve, 5));
@@ -129,6 +137,44 @@ describe('partitions the blocking shuffle names lost (job master)', () => {
     );
     assert.deepEqual(failovers, [{ failed: 'cnt#0', lost: ['src->cnt#0', 'src->cnt#2'], restart: ['cnt#0', 'cnt#1', 'cnt#2', 'src#0', 'src#2'] }], 'one failover; the consumers already restarting are not failed over again');
     assert.equal(reports.length, 3, 'every failure is reported');
+  });
+
+  it('decides a failure that names no partition at once, however long the shuffle master takes over its report', async () => {
+    const slow: ShuffleMaster = { ...testingDescriptorOnlyMaster(), reportFailure: () => new Promise((resolve) => setTimeout(resolve, 500)) };
+    const { failovers } = await run(
+      async (s) => {
+        s.executor.failWith('cnt#1@0', 'user code threw');
+        await turns(200);
+        assert.deepEqual(s.failovers().map((f) => f.failedTask), ['cnt#1'], 'decided before the report was taken');
+        // the restart itself is registered once the report was taken
+        await new Promise((resolve) => setTimeout(resolve, 600));
+        await s.running('cnt#1@1');
+      },
+      { blockingMaster: slow },
+    );
+    assert.deepEqual(failovers, [{ failed: 'cnt#1', lost: [], restart: ['cnt#1'] }]);
+  });
+
+  it('decides failures in the order they came: one behind a decision that waits for its report waits too', async () => {
+    let master: JobMaster | undefined;
+    const reporting: ShuffleMaster = {
+      ...testingDescriptorOnlyMaster(),
+      reportFailure: async (report) => {
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        if (String((report.error as Error | undefined)?.message).includes('src->cnt#0')) master?.partitionsLost(lostNotice([['src->cnt#0', 0]]));
+      },
+    };
+    const { failovers } = await run(
+      async (s) => {
+        master = s.master;
+        s.executor.failReading('cnt#0@0', 'src->cnt#0');
+        // user code of another reader fails while that decision waits: decided after it, within its restart
+        s.executor.failWith('cnt#1@0', 'user code threw');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      },
+      { blockingMaster: reporting },
+    );
+    assert.deepEqual(failovers, [{ failed: 'cnt#0', lost: ['src->cnt#0'], restart: ['cnt#0', 'cnt#1', 'cnt#2', 'src#0'] }], 'one failover: cnt#1 restarts with it');
   });
 
   it('a notice after the decision: the restarted readers are deployed again (not left waiting for a partition nothing produces) and one more failover re-runs the rest', async () => {
