@@ -158,8 +158,9 @@ export class CheckpointCoordinator {
       await this.#options.store.addCompleted(completed);
     } catch (error) {
       pending.completing = false;
+      // refused as fenced: not a failure to count (and fail over for) but the end of this run's checkpoints
+      if (this.#failIfFenced(error)) return;
       this.#abort(pending, 'STORE_FAILURE', `recording it failed: ${(error as Error).message}`);
-      this.#failIfFenced(error);
       return;
     }
     this.#pending.delete(pending.checkpointId);
@@ -197,10 +198,12 @@ export class CheckpointCoordinator {
    * A store's refusal saying a newer job master run took the job over: no checkpoint of this run can ever
    * be recorded again. It stops, and fails the job master with that refusal (not a failure to tolerate).
    */
-  #failIfFenced(error: unknown): void {
-    if (this.#stopped || findFencingRefusal(error) === undefined) return;
+  #failIfFenced(error: unknown): boolean {
+    if (findFencingRefusal(error) === undefined) return false;
+    if (this.#stopped) return true;
     this.stop();
     this.#options.onFailure(error as Error);
+    return true;
   }
 
   #schedule(delayMs: number): void {
