@@ -132,18 +132,19 @@ local function discard(as)
     redis.call('SADD', KEYS[4], ARGV[1])
   end
 end
-if existing then
-  if existing == ARGV[1] then return {'committed'} end
-  discard('conflicted')
-  return {'conflict', existing}
-end
--- a newer job master first: what it did since (released this partition, swept this attempt) is its doing
+-- a newer job master first: what it did since (released this partition, swept this attempt, committed its
+-- own attempt) is its doing — the old run learns it was fenced
 if ARGV[4] ~= '' then
   local newest = redis.call('GET', KEYS[5])
   if newest and tonumber(newest) > tonumber(ARGV[4]) then
     discard('conflicted')
     return {'epoch-fenced', ARGV[4], newest}
   end
+end
+if existing then
+  if existing == ARGV[1] then return {'committed'} end
+  discard('conflicted')
+  return {'conflict', existing}
 end
 if not state then return {'fenced', 'missing'} end
 if redis.call('EXISTS', KEYS[1]) == 0 then

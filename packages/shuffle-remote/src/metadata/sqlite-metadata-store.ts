@@ -218,23 +218,24 @@ export class SqliteMetadataStore implements MetadataStore {
   async commit(c: CommitRecord): Promise<CommitOutcome> {
     return this.transaction('commit', (db): CommitOutcome => {
       const attempt = db.prepare('SELECT state FROM weft_attempts WHERE write_id = ?').get(c.writeId) as { state: AttemptState } | undefined;
-      const existing = db.prepare('SELECT write_id FROM weft_commits WHERE job_id = ? AND partition_id = ?').get(c.jobId, c.partitionId) as
-        | { write_id: string }
-        | undefined;
-      if (existing !== undefined) {
-        if (existing.write_id === c.writeId) return { status: 'committed' };
-        db.prepare("UPDATE weft_attempts SET state = 'conflicted' WHERE write_id = ? AND state = 'writing'").run(c.writeId);
-        return { status: 'conflict', winner: existing.write_id };
-      }
       const conflicted = (): void => {
         db.prepare("UPDATE weft_attempts SET state = 'conflicted' WHERE write_id = ? AND state = 'writing'").run(c.writeId);
       };
-      // a newer job master first: what it did since (released this partition, swept this attempt) is its doing
+      // a newer job master first: what it did since (released this partition, swept this attempt, committed
+      // its own attempt) is its doing — the old run learns it was fenced
       const epoch = descriptorEpoch(c.descriptor);
       const newest = this.newestEpoch(db, c.jobId);
       if (epoch !== undefined && newest !== undefined && newest > epoch) {
         conflicted();
         return { status: 'epoch-fenced', epoch, newestEpoch: newest };
+      }
+      const existing = db.prepare('SELECT write_id FROM weft_commits WHERE job_id = ? AND partition_id = ?').get(c.jobId, c.partitionId) as
+        | { write_id: string }
+        | undefined;
+      if (existing !== undefined) {
+        if (existing.write_id === c.writeId) return { status: 'committed' };
+        conflicted();
+        return { status: 'conflict', winner: existing.write_id };
       }
       if (attempt === undefined) return { status: 'fenced', state: 'missing' };
       const registered = this.registeredDescriptor(db, c.jobId, c.partitionId);

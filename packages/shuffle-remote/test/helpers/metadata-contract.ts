@@ -156,17 +156,22 @@ export function metadataStoreContract(createStore: (label: string) => Promise<Me
 
   // Before, the partition's release by the newer run was found first: an old run's task failed with
   // SHF_ERR_PARTITION_NOT_FOUND, not a fencing refusal, so the old job master did not learn it was fenced.
-  it('refuses the commit of an older epoch as epoch-fenced, even once the newer epoch released its partition and attempt', async () =>
+  it('refuses the commit of an older epoch as epoch-fenced, even once the newer epoch released its partition, or committed its own attempt', async () =>
     withStore(async (store, job) => {
-      const old = { ...descriptor(job, 'g#0'), details: { epoch: 1 } } as ShuffleDescriptor;
+      const at = (partitionId: string, epoch: number) => ({ ...descriptor(job, partitionId), details: { epoch } }) as ShuffleDescriptor;
       assert.deepEqual(await store.registerJob(job, 1), { status: 'registered' });
-      await store.registerPartition({ jobId: job, partitionId: 'g#0', persistent: false, descriptor: old, epoch: 1 });
-      await begin(store, job, 'g#0', 'w-old');
-      // epoch 2 takes over and releases what epoch 1 left unfinished
+      for (const id of ['g#0', 'g#1']) {
+        await store.registerPartition({ jobId: job, partitionId: id, persistent: false, descriptor: at(id, 1), epoch: 1 });
+        await begin(store, job, id, `w-old${id.slice(2)}`);
+      }
+      // epoch 2 takes over: it releases g#0, which epoch 1 left unfinished, and produces g#1 again, committing first
       assert.deepEqual(await store.registerJob(job, 2), { status: 'registered' });
       assert.equal((await store.releasePartition(job, 'g#0', 2)).status, 'released');
-      assert.deepEqual(await store.commit({ ...commit(job, 'g#0', 'w-old'), descriptor: old }), { status: 'epoch-fenced', epoch: 1, newestEpoch: 2 });
-      assert.deepEqual(await store.listCommitted(job), []);
+      await store.registerPartition({ jobId: job, partitionId: 'g#1', persistent: false, descriptor: at('g#1', 2), epoch: 2 });
+      await begin(store, job, 'g#1', 'w-new1');
+      assert.deepEqual(await store.commit({ ...commit(job, 'g#1', 'w-new1'), descriptor: at('g#1', 2) }), { status: 'committed' });
+      for (const id of ['g#0', 'g#1']) assert.deepEqual(await store.commit({ ...commit(job, id, `w-old${id.slice(2)}`), descriptor: at(id, 1) }), { status: 'epoch-fenced', epoch: 1, newestEpoch: 2 }, id);
+      assert.deepEqual((await store.listCommitted(job)).map((c) => c.writeId), ['w-new1'], "the newer run's commit stays");
     }));
 
   it('refuses, atomically and deleting nothing, the releases of an epoch older than the one that registered the job since', async () =>
