@@ -17,7 +17,8 @@ describe('weft task-executor start-up', () => {
       await using dir = await createTempDir('weft-task-executor-');
       const t = io(dir.path);
       assert.equal(await runCli(['task-executor', '--cluster', url, '--dir', dir.path], t), 2);
-      assert.match(t.err(), new RegExp(`cluster: cannot reach Redis at ${url.replace(/[.+/]/g, (c) => `\\${c}`)}`));
+      assert.match(t.err(), new RegExp(`--cluster: cannot reach Redis at ${url.replace(/[.+/]/g, (c) => `\\${c}`)}`));
+      assert.doesNotMatch(t.err(), /invalid setting cluster/, 'the flag, in the user\'s words');
       assert.doesNotMatch(t.err(), /\n\s+at /, 'no stack trace');
     });
   }

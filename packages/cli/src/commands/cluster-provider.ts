@@ -4,7 +4,7 @@ import type { CliIo } from '../command.js';
 import { integerFlag, usageError } from '../parse-command-args.js';
 import { readSecret } from '../read-secret.js';
 import { stderrLogger } from '../stderr-logger.js';
-import { isShuffleConfigError, type Setting } from './run-settings.js';
+import { isShuffleConfigError, type Setting, settingProblem } from './run-settings.js';
 
 /**
  * `--cluster` (or $WEFT_CLUSTER): the cluster's task executors as the job's executor provider. The
@@ -33,7 +33,7 @@ export async function clusterProvider(request: {
   try {
     return new ClusterExecutorProvider({ cluster: url, secret, ...(timeout === undefined ? {} : { startupTimeoutMs: timeout }), logger: stderrLogger(io, false) });
   } catch (error) {
-    if (isShuffleConfigError(error) || isEngineError(error, 'WEFT_ERR_INVALID_ARGUMENT')) throw usageError('run', `--cluster: ${(error as Error).message}`, error);
+    if (isShuffleConfigError(error) || isEngineError(error, 'WEFT_ERR_INVALID_ARGUMENT')) throw usageError('run', settingProblem('--cluster', error), error);
     throw error;
   }
 }

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import type { JobEventLog, JobRunRecord } from '@weft/engine';
 import { type Command, ExitCode } from '../command.js';
 import { parseCommandArgs, usageError } from '../parse-command-args.js';
+import { settingProblem } from './run-settings.js';
 import { defaultMetaUrl, defaultStoreUrl } from './default-stores.js';
 import { BlobCheckpointStorage } from './blob-checkpoint-storage.js';
 import { type CheckpointsCollected, collectCheckpoints } from './gc-checkpoints.js';
@@ -111,13 +112,13 @@ export const gcCommand: Command = {
     try {
       location = parseJobEventLogUrl(meta, metaFlag);
     } catch (error) {
-      throw usageError('gc', `${metaFlag}: ${(error as Error).message}`, error);
+      throw usageError('gc', settingProblem(metaFlag, error), error);
     }
     const { createBlobStore, createRemoteShuffleServiceFactory, parseStoreUrl } = (await import(BLOCKING_MODULE)) as typeof import('@weft/shuffle-remote');
     try {
       parseStoreUrl(store);
     } catch (error) {
-      throw usageError('gc', `${storeFlag}: ${(error as Error).message}`, error);
+      throw usageError('gc', settingProblem(storeFlag, error), error);
     }
     const removed: RemovedRun[] = [];
     const checkpoints: CheckpointsCollected[] = [];
@@ -126,7 +127,7 @@ export const gcCommand: Command = {
       try {
         log = await createJobEventLog(meta, { setting: metaFlag, retryTimeoutMs: 5_000 });
       } catch (error) {
-        throw usageError('gc', `${metaFlag}: ${(error as Error).message}`, error);
+        throw usageError('gc', settingProblem(metaFlag, error), error);
       }
       let leases: DeadRunLeases | undefined;
       try {
@@ -156,7 +157,7 @@ export const gcCommand: Command = {
             // a dry run looks only: no sweep of abandoned attempts either
             factory = createRemoteShuffleServiceFactory({ store, meta, ...(dryRun ? { sweepOnStart: false, sweepIntervalMs: 0 } : {}) });
           } catch (error) {
-            throw usageError('gc', `${storeFlag} / ${metaFlag}: ${(error as Error).message}`, error);
+            throw usageError('gc', settingProblem(`${storeFlag} / ${metaFlag}`, error), error);
           }
           const master = factory.createShuffleMaster({});
           await master.start();

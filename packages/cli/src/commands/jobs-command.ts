@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import type { JobEventLog, JobRunRecord } from '@weft/engine';
 import { type Command, ExitCode } from '../command.js';
 import { parseCommandArgs, usageError } from '../parse-command-args.js';
+import { settingProblem } from './run-settings.js';
 import { formatJobsReport, toJobsReportRun } from './jobs-report.js';
 import { defaultMetaUrl } from './default-stores.js';
 
@@ -45,7 +46,7 @@ export const jobsCommand: Command = {
     try {
       location = parseJobEventLogUrl(meta, flag);
     } catch (error) {
-      throw usageError('jobs', `${flag}: ${(error as Error).message}`, error);
+      throw usageError('jobs', settingProblem(flag, error), error);
     }
     let runs: JobRunRecord[] = [];
     let description = meta;
@@ -55,7 +56,7 @@ export const jobsCommand: Command = {
       try {
         log = await createJobEventLog(meta, { setting: flag, retryTimeoutMs: 5_000 });
       } catch (error) {
-        throw usageError('jobs', `${flag}: ${(error as Error).message}`, error);
+        throw usageError('jobs', settingProblem(flag, error), error);
       }
       try {
         description = log.description;

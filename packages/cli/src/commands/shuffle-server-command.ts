@@ -5,6 +5,7 @@ import { resolve } from 'node:path';
 import type { ShuffleServer, ShuffleServerOptions } from '@weft/shuffle-remote/server';
 import { type CliIo, type Command, ExitCode } from '../command.js';
 import { integerFlag, parseCommandArgs, usageError } from '../parse-command-args.js';
+import { settingProblem } from './run-settings.js';
 import { stderrLogger, untilSignal } from '../stderr-logger.js';
 
 const USAGE = `Usage: weft shuffle-server --port <n> --dir <path> [--redis <url>] [--store <s3 url>] [options]
@@ -189,7 +190,7 @@ export const shuffleServerCommand: Command = {
         const setting = String((error as { context?: { setting?: unknown } }).context?.setting ?? '');
         const tierSetting = setting === 'tier.store' || setting.startsWith('store.');
         const flag = (tierSetting && storeSetting === 'WEFT_STORE' ? FLAG_OF[setting]?.replace('--store', 'WEFT_STORE') : FLAG_OF[setting]) ?? (setting === '' ? '' : `setting ${setting}`);
-        throw usageError('shuffle-server', `${flag === '' ? '' : `${flag}: `}${(error as Error).message}`, error);
+        throw usageError('shuffle-server', flag === '' ? (error as Error).message : settingProblem(flag, error), error);
       }
       if (code === 'SHF_ERR_DIR_LOCKED') {
         // not a usage mistake: one line, no usage text and no stack

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { type CliIo, type Command, ExitCode } from '../command.js';
 import { integerFlag, parseCommandArgs, usageError } from '../parse-command-args.js';
+import { settingProblem } from './run-settings.js';
 import { readSecret } from '../read-secret.js';
 import { stderrLogger, untilSignal } from '../stderr-logger.js';
 
@@ -94,7 +95,7 @@ export const taskExecutorCommand: Command = {
       });
     } catch (error) {
       const code = (error as { code?: unknown }).code;
-      if (code === 'WEFT_ERR_INVALID_ARGUMENT' || code === 'SHF_ERR_INVALID_CONFIG') throw usageError('task-executor', (error as Error).message, error);
+      if (code === 'WEFT_ERR_INVALID_ARGUMENT' || code === 'SHF_ERR_INVALID_CONFIG') throw usageError('task-executor', executorSettingProblem(error), error);
       throw error;
     }
     const signal = untilSignal();
@@ -110,7 +111,7 @@ export const taskExecutorCommand: Command = {
       signal.dispose();
       await service.drain().catch(() => {});
       const code = (error as { code?: unknown }).code;
-      if (code === 'SHF_ERR_INVALID_CONFIG' || code === 'EADDRINUSE' || code === 'EADDRNOTAVAIL' || code === 'EACCES') throw usageError('task-executor', (error as Error).message, error);
+      if (code === 'SHF_ERR_INVALID_CONFIG' || code === 'EADDRINUSE' || code === 'EADDRNOTAVAIL' || code === 'EACCES') throw usageError('task-executor', executorSettingProblem(error), error);
       throw error;
     }
     io.stdout.write(values.json === true ? `${JSON.stringify({ registered: service.id, url: service.url })}\n` : `task executor ${service.id} registered\n`);
@@ -120,3 +121,9 @@ export const taskExecutorCommand: Command = {
     return ExitCode.OK;
   },
 };
+
+/** A setting error of `weft task-executor`: the flag named in the user's words (`--cluster`) where the error names its setting. */
+function executorSettingProblem(error: unknown): string {
+  const setting = (error as { context?: { setting?: unknown } }).context?.setting;
+  return setting === 'cluster' ? settingProblem('--cluster', error) : (error as Error).message;
+}

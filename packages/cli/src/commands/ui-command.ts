@@ -1,6 +1,7 @@
 import type { JobEventLog } from '@weft/engine';
 import { type Command, ExitCode } from '../command.js';
 import { integerFlag, parseCommandArgs, usageError } from '../parse-command-args.js';
+import { settingProblem } from './run-settings.js';
 import { type Closeable, openUiCluster } from './ui-cluster.js';
 import { startCliUi } from './ui-server-start.js';
 import { defaultMetaUrl } from './default-stores.js';
@@ -73,7 +74,7 @@ export const uiCommand: Command = {
     try {
       eventLog = await createJobEventLog(meta, { setting: flag, retryTimeoutMs: 5_000 });
     } catch (error) {
-      throw usageError('ui', `${flag}: ${(error as Error).message}`, error);
+      throw usageError('ui', settingProblem(flag, error), error);
     }
     const opened: Closeable[] = [eventLog];
     try {
