@@ -1,3 +1,4 @@
+import { findShuffleError } from '@weft/shuffle-api';
 import { EngineError, isEngineError } from '../errors/engine-error.js';
 import type { ExecutionTopology } from '../execution/execution-topology.js';
 import type { FailoverStrategy } from '../failover/failover-strategy.js';
@@ -34,7 +35,8 @@ export type FailoverDecision =
   | { readonly restart: false; readonly error: EngineError };
 
 /**
- * What a task failure costs, as Flink decides it: an invalid job fails at once; otherwise the restart
+ * What a task failure costs, as Flink decides it: an invalid job, or a failure no restart can cure (a
+ * shuffle server refused the job's token: UNRECOVERABLE_SHUFFLE_CODES), fails at once; otherwise the restart
  * strategy is told of the failure and decides whether a restart may follow ("recovery is suppressed by
  * <strategy>" when not), and the failover strategy which tasks restart — the failed task's region and,
  * with the partitions the failure names unreadable or that were released, their producers. The failover
@@ -43,6 +45,8 @@ export type FailoverDecision =
 export function decideFailover(request: FailoverDecisionRequest): FailoverDecision {
   const { failed, error, topology, restart, failover, partitions, attempts } = request;
   if (isEngineError(error, 'WEFT_ERR_INVALID_JOB')) return { restart: false, error: jobFailedError(request, error) };
+  const refusal = unrecoverableCause(error);
+  if (refusal !== undefined) return { restart: false, error: jobFailedError(request, error, `not recoverable by a restart (${refusal}): `) };
   restart.notifyFailure(error);
   if (!restart.canRestart()) return { restart: false, error: jobFailedError(request, error, `recovery is suppressed by ${restart.toString()}: `) };
   const failedTask = topology.executionVertexId(failed);
@@ -63,6 +67,19 @@ export function decideFailover(request: FailoverDecisionRequest): FailoverDecisi
   const { atMs, ...tasks } = restartedTasks(request, vertices);
   const record: FailoverRecord = { atMs, failedTask, attemptId: attempts.attemptIdOf(failed), error: describeFailure(error), lostPartitions, strategy: failover.name, ...tasks };
   return { restart: true, record, vertices };
+}
+
+/**
+ * Shuffle refusals no restart can cure (Flink's non-recoverable failures): the job's token refused by a
+ * shuffle server — a secret that differs between the job master and the server, or a token of another job.
+ * Every restarted attempt would be refused alike.
+ */
+const UNRECOVERABLE_SHUFFLE_CODES = ['SHF_ERR_UNAUTHORIZED', 'SHF_ERR_FORBIDDEN'] as const;
+
+/** The code of the first non-recoverable refusal in `error`'s cause chain, if any. */
+function unrecoverableCause(error: Error): string | undefined {
+  for (const code of UNRECOVERABLE_SHUFFLE_CODES) if (findShuffleError(error, code) !== undefined) return code;
+  return undefined;
 }
 
 /** What a global failover is decided from: a task failure's request without the task. */
