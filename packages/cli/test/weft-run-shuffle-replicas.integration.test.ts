@@ -1,33 +1,19 @@
 // `weft run --shuffle-replicas 2`: a job's blocking partitions on two real `weft shuffle-server` processes
 // of different "hosts" (127.0.0.2, 127.0.0.3); one server SIGKILLed while the job runs costs no task.
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile } from 'node:child_process';
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { type ShuffleServerPool, type TempDir, createTempDir, startShuffleServerPool } from '@weft/testkit';
+import { type Running, start } from './helpers/stale-master.js';
 
-const bin = fileURLToPath(new URL('../bin/weft.js', import.meta.url));
 const repo = fileURLToPath(new URL('../../..', import.meta.url));
 const SECRET = 'shuffle-replicas-run-secret-0123456789';
 const env = { ...process.env, WEFT_SHUFFLE_SECRET: SECRET };
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function weft(args: string[]): { child: ChildProcess; done: Promise<Run> } {
-  let child!: ChildProcess;
-  const done = new Promise<Run>((resolve) => {
-    child = execFile(process.execPath, [bin, ...args], { cwd: repo, env, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr });
-    });
-  });
-  return { child, done };
-}
+/** `weft <args>` from the repository, its job master the spawned process (helpers/stale-master.ts's `start`). */
+const weft = (args: readonly string[]): Running => start(args, repo, env);
 
 async function dataObjects(dir: string): Promise<number> {
   const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);

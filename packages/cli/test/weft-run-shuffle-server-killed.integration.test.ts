@@ -6,14 +6,13 @@
 // (two at most) re-runs all their producers — not one failover per partition the server held, as each
 // restarted reader found the next one.
 import assert from 'node:assert/strict';
-import { type ChildProcess, execFile } from 'node:child_process';
 import { readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { type ShuffleServerPool, type TempDir, createTempDir, startShuffleServerPool } from '@weft/testkit';
+import { type Running, start } from './helpers/stale-master.js';
 
-const bin = fileURLToPath(new URL('../bin/weft.js', import.meta.url));
 const repo = fileURLToPath(new URL('../../..', import.meta.url));
 const SECRET = 'shuffle-server-killed-secret-0123456789';
 const PARALLELISM = 4;
@@ -23,21 +22,8 @@ const ORDERS = 120_000;
 const NATIONS = ['ALGERIA', 'ARGENTINA', 'BRAZIL', 'CANADA', 'EGYPT', 'ETHIOPIA', 'FRANCE', 'GERMANY', 'INDIA', 'INDONESIA', 'IRAN', 'IRAQ', 'JAPAN', 'JORDAN', 'KENYA', 'MOROCCO', 'MOZAMBIQUE', 'PERU', 'CHINA', 'ROMANIA', 'SAUDI ARABIA', 'VIETNAM', 'RUSSIA', 'UNITED KINGDOM', 'UNITED STATES'];
 const SEGMENTS = ['AUTOMOBILE', 'BUILDING', 'FURNITURE', 'HOUSEHOLD', 'MACHINERY'];
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function weft(args: string[]): { child: ChildProcess; done: Promise<Run> } {
-  let child!: ChildProcess;
-  const done = new Promise<Run>((resolve) => {
-    child = execFile(process.execPath, [bin, ...args], { cwd: repo, env: { ...process.env, WEFT_SHUFFLE_SECRET: SECRET }, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : null, stdout, stderr });
-    });
-  });
-  return { child, done };
-}
+/** `weft <args>` from the repository, its job master the spawned process (helpers/stale-master.ts's `start`). */
+const weft = (args: readonly string[]): Running => start(args, repo, { ...process.env, WEFT_SHUFFLE_SECRET: SECRET });
 
 /** Committed partitions on a server (one commit record each, `<dir>/commits/<job>/<partition>.json`). */
 async function commits(dir: string): Promise<number> {
